@@ -1,0 +1,132 @@
+/* a2a.h — the A2A 1.0 wire model (ProtoJSON), and nothing else.
+ *
+ * Decoders take a JSON value as a binding delivered it (JSON-RPC params, or the
+ * object bind/rest.c built from path and query), validate it and return either a
+ * canonical JSON value (camelCase keys, enum names as strings) or a small C struct.
+ * Encoders build the ProtoJSON objects the server sends. Nothing here knows SQL,
+ * HTTP or the harness's rules; limits come from the caller. */
+#ifndef TH_A2A_A2A_H
+#define TH_A2A_A2A_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "util/err.h"
+
+enum th_state {
+	TH_STATE_UNSPECIFIED = 0,
+	TH_STATE_SUBMITTED = 1,
+	TH_STATE_WORKING = 2,
+	TH_STATE_COMPLETED = 3,
+	TH_STATE_FAILED = 4,
+	TH_STATE_CANCELED = 5,
+	TH_STATE_INPUT_REQUIRED = 6,
+	TH_STATE_REJECTED = 7,
+	TH_STATE_AUTH_REQUIRED = 8
+};
+
+/* "TASK_STATE_WORKING" etc.; "TASK_STATE_UNSPECIFIED" for anything unknown. */
+const char *th_state_name(enum th_state s);
+/* Accepts the name or its number (ProtoJSON); returns -1 when v is neither. */
+int th_state_from_json(json_object *v);
+/* The same for a name or decimal number in text (REST query). */
+int th_state_from_text(const char *s);
+int th_state_terminal(enum th_state s);    /* COMPLETED FAILED CANCELED REJECTED */
+int th_state_interrupted(enum th_state s); /* INPUT_REQUIRED AUTH_REQUIRED */
+
+/* ---- decoding requests ------------------------------------------------ */
+
+/* Validates a Message sent by a client and returns its canonical form in *out (new
+ * reference): messageId (required, non-empty, at most lim->max_id bytes), role
+ * (required; "ROLE_USER" or 1 — anything else is refused), parts (required, 1 to
+ * lim->max_parts), optional contextId, taskId, metadata (object, at most
+ * lim->max_metadata bytes serialised), extensions and referenceTaskIds (arrays of
+ * strings). Each part must hold exactly one of text / raw (base64) / url / data, plus
+ * optional mediaType, filename, metadata; a text part at most lim->max_text bytes.
+ * snake_case names are accepted and rewritten camelCase; empty strings for optional
+ * string fields (the JS client sends contextId:"") are dropped. Unknown keys are
+ * ignored (A2A 1.0 §5.7). Errors are TH_EINVAL whose message names the field path,
+ * e.g. "message.parts[2]: a part needs exactly one of text, raw, url, data". */
+th_err th_a2a_message_decode(json_object *in, const struct th_limits *lim, json_object **out,
+                             struct th_error *e);
+
+struct th_send_req {
+	json_object *message;   /* canonical Message; json_object_put (th_send_req_free) */
+	json_object *metadata;  /* request metadata object or NULL; json_object_put */
+	int history_length;     /* configuration.historyLength, -1 when absent */
+	int return_immediately; /* configuration.returnImmediately */
+	json_object *accepted_output_modes; /* array of strings or NULL; json_object_put */
+};
+/* params is SendMessageRequest: {message, configuration?, metadata?, tenant?}.
+ * configuration may be {} (the JS client always sends it). historyLength < 0 is
+ * refused. A configuration.taskPushNotificationConfig is accepted and ignored until
+ * push notifications land. */
+th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, struct th_send_req *out,
+                          struct th_error *e);
+void th_send_req_free(struct th_send_req *r);
+
+struct th_get_req {
+	char *id;           /* required; free (th_get_req_free) */
+	int history_length; /* -1 when absent */
+};
+th_err th_a2a_get_decode(json_object *params, struct th_get_req *out, struct th_error *e);
+void th_get_req_free(struct th_get_req *r);
+
+struct th_list_req {
+	char *context_id;          /* NULL when absent; free */
+	int status;                /* enum th_state, 0 when absent */
+	int64_t status_after_ms;   /* statusTimestampAfter, -1 when absent */
+	int page_size;             /* 1..100, default 50 */
+	char *page_token;          /* NULL when absent or ""; free */
+	int history_length;        /* -1 when absent */
+	int include_artifacts;     /* default 0 */
+};
+/* Numbers may arrive as JSON numbers or decimal strings, booleans as true/false or
+ * "true"/"false" (REST query values). pageSize outside 1..100 → TH_EINVAL naming it. */
+th_err th_a2a_list_decode(json_object *params, struct th_list_req *out, struct th_error *e);
+void th_list_req_free(struct th_list_req *r);
+
+struct th_cancel_req {
+	char *id;              /* required; free */
+	json_object *metadata; /* or NULL; json_object_put */
+};
+/* params may be NULL (REST cancel with an empty body) only if the caller put the
+ * path id in; bind always passes an object. */
+th_err th_a2a_cancel_decode(json_object *params, struct th_cancel_req *out, struct th_error *e);
+void th_cancel_req_free(struct th_cancel_req *r);
+
+/* ---- building responses ------------------------------------------------ */
+
+/* A text part {"text": text}. */
+json_object *th_a2a_text_part(const char *text);
+/* A data part {"data": value, "mediaType": media_type}; takes ownership of value. */
+json_object *th_a2a_data_part(json_object *value, const char *media_type);
+
+/* An agent Message: {messageId (new UUID), contextId, taskId, role: ROLE_AGENT, parts}.
+ * Takes ownership of parts (an array) and metadata (object or NULL). */
+json_object *th_a2a_agent_message(const char *context_id, const char *task_id, json_object *parts,
+                                  json_object *metadata);
+
+/* TaskStatus {state, message?, timestamp}; takes ownership of message (may be NULL). */
+json_object *th_a2a_status(enum th_state state, json_object *message, int64_t ts_ms);
+
+/* Task {id, contextId, status, artifacts?, history?, metadata?}; takes ownership of
+ * status, history, artifacts, metadata (each but status may be NULL = key omitted). */
+json_object *th_a2a_task(const char *id, const char *context_id, json_object *status,
+                         json_object *history, json_object *artifacts, json_object *metadata);
+
+/* StreamResponse members. Each takes ownership of its JSON arguments. */
+json_object *th_a2a_status_update(const char *task_id, const char *context_id, json_object *status,
+                                  json_object *metadata);
+json_object *th_a2a_artifact_update(const char *task_id, const char *context_id,
+                                    json_object *artifact, int append, int last_chunk);
+
+/* {"nextPageToken", "pageSize", "totalSize", "tasks"}; takes ownership of tasks. */
+json_object *th_a2a_list_response(json_object *tasks, const char *next_page_token, int page_size,
+                                  int total_size);
+
+/* Keeps only the last n entries of the array history (n < 0: all; n == 0: none). */
+void th_a2a_trim_history(json_object *history, int n);
+
+#endif

@@ -1,0 +1,25 @@
+/* bind.h — the only place that knows an A2A binding.
+ *
+ * th_bind_serve routes one request: GET /.well-known/agent-card.json (card), POST to
+ * the base path (JSON-RPC 2.0), or an HTTP+JSON route (POST /message:send, GET
+ * /tasks/{id}, GET /tasks, POST /tasks/{id}:cancel, …). It checks A2A-Version (A2A-3)
+ * and A2A-Extensions (EXT-1), reads the body under the size limit, builds the
+ * operation's params object, asks service/ to run it, and writes the result or the
+ * error in the binding's shape (bind/errors.c holds the one th_err → code table). */
+#ifndef TH_BIND_BIND_H
+#define TH_BIND_BIND_H
+
+#include "app.h"
+#include "http/http.h"
+#include "util/err.h"
+
+void th_bind_serve(struct th_app *app, struct th_http_io *io);
+
+/* The error table (A2A-4): JSON-RPC code, HTTP status, google.rpc status name and
+ * ErrorInfo reason ("" when the error has none) of a th_err. */
+int th_bind_rpc_code(th_err code);
+int th_bind_http_status(th_err code);
+const char *th_bind_grpc_status(th_err code);
+const char *th_bind_reason(th_err code);
+
+#endif

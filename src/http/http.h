@@ -1,0 +1,103 @@
+/* http.h — one request in, one response out, whatever carries it.
+ *
+ * Three carriers implement struct th_http_io: a FastCGI request (FCGX_Request from
+ * FCGX_Accept_r), plain CGI (environment, stdin, stdout), and an in-memory double for
+ * unit tests. Above this header nobody knows which one is in use.
+ * Parameter names are CGI meta-variables: REQUEST_METHOD, REQUEST_URI, QUERY_STRING,
+ * CONTENT_TYPE, CONTENT_LENGTH, REMOTE_USER, HTTP_A2A_VERSION, HTTP_A2A_EXTENSIONS,
+ * HTTP_X_PARTICIPANT_ID, HTTP_LAST_EVENT_ID, HTTP_IF_NONE_MATCH, … */
+#ifndef TH_HTTP_HTTP_H
+#define TH_HTTP_HTTP_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+struct th_http_io {
+	void *impl;
+	/* A request parameter, or NULL. The string lives until the request ends. */
+	const char *(*param)(void *impl, const char *name);
+	/* Reads up to n body bytes; returns the count, 0 at end of input, -1 on error. */
+	long (*read)(void *impl, char *buf, size_t n);
+	/* Writes n bytes; 0 on success, -1 when the client is gone. */
+	int (*write)(void *impl, const char *buf, size_t n);
+	/* Pushes buffered output to the web server now; 0 or -1 (client gone). */
+	int (*flush)(void *impl);
+};
+
+/* The decoded view of one request. Strings marked borrowed live in the carrier. */
+struct th_http_req {
+	const char *method;        /* REQUEST_METHOD; borrowed */
+	char *path;                /* request path relative to the base path, starting with '/',
+	                              not percent-decoded; free (th_http_req_free) */
+	char *query;               /* raw query string or ""; free */
+	const char *content_type;  /* borrowed, may be NULL */
+	const char *version;       /* A2A-Version header, else the A2A-Version query parameter;
+	                              NULL when neither; points into query or carrier */
+	const char *extensions;    /* A2A-Extensions; borrowed, may be NULL */
+	const char *participant;   /* X-Participant-Id; borrowed, may be NULL */
+	const char *remote_user;   /* REMOTE_USER; borrowed, may be NULL */
+	const char *last_event_id; /* Last-Event-ID; borrowed, may be NULL */
+	const char *if_none_match; /* If-None-Match; borrowed, may be NULL */
+	char *body;                /* NUL-terminated body, NULL until read; free */
+	size_t body_len;
+	char *version_buf;         /* owned copy when version came from the query; free */
+};
+
+/* Reads the request line and headers (not the body). base_path is the path part of
+ * the configured base URL ("/" or "/a2a/"): a REQUEST_URI under it is made relative
+ * ("/a2a/tasks/x" → "/tasks/x"); one outside it is kept whole. */
+th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char *base_path,
+                        struct th_error *e);
+
+/* Reads the body under a strict CONTENT_LENGTH (digits only; missing means empty):
+ * a length above max → TH_ETOOLARGE naming the limit, before anything is read; a short
+ * body → TH_EINVALREQ. */
+th_err th_http_read_body(struct th_http_req *r, struct th_http_io *io, size_t max,
+                         struct th_error *e);
+
+void th_http_req_free(struct th_http_req *r);
+
+/* The value of name in the query string, percent-decoded, into a new string the
+ * caller frees; NULL when absent. */
+char *th_http_query_get(const char *query, const char *name);
+
+/* Percent-decodes s into a new string (caller frees); NULL on a bad escape. */
+char *th_http_pct_decode(const char *s, size_t n);
+
+/* Writes a whole response: "Status: <status> <reason>", Content-Type, Content-Length,
+ * the extra header lines (each ending in "\r\n", may be NULL), a blank line and body.
+ * Returns 0 or -1 (client gone). */
+int th_http_respond(struct th_http_io *io, int status, const char *content_type,
+                    const char *extra_headers, const char *body, size_t len);
+
+/* Starts a text/event-stream response (Cache-Control: no-cache, X-Accel-Buffering: no,
+ * plus extra_headers) and flushes it. */
+int th_http_sse_start(struct th_http_io *io, const char *extra_headers);
+/* One SSE event: optional "id:" and "event:" lines, one "data:" line, blank line;
+ * flushed at once. data must not contain newlines (compact JSON never does). */
+int th_http_sse_event(struct th_http_io *io, const char *id, const char *event, const char *data);
+/* A comment line (": ping") used as a heartbeat; flushed. */
+int th_http_sse_comment(struct th_http_io *io, const char *text);
+
+/* ---- carriers ---- */
+
+/* CGI: getenv, stdin, stdout. */
+void th_http_cgi_io(struct th_http_io *io);
+
+/* FastCGI: wraps an accepted request. req is an FCGX_Request *, kept opaque here so
+ * that only http_fcgi.c includes fcgiapp.h. */
+void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request);
+
+/* In-memory double for tests: parameters from a NULL-terminated array of "NAME=value"
+ * strings, body bytes, captured output. th_http_mem_free releases everything. */
+struct th_http_mem;
+struct th_http_mem *th_http_mem_new(const char *const *params, const char *body, size_t body_len);
+void th_http_mem_io(struct th_http_mem *m, struct th_http_io *io);
+/* Everything written so far (headers and body), NUL-terminated; borrowed. */
+const char *th_http_mem_output(struct th_http_mem *m, size_t *len);
+/* Makes writes fail from now on, as when the client has gone away. */
+void th_http_mem_disconnect(struct th_http_mem *m);
+void th_http_mem_free(struct th_http_mem *m);
+
+#endif

@@ -1,0 +1,49 @@
+/* service.h — the A2A operations, each written once and used by both bindings.
+ *
+ * A binding decodes the transport (JSON-RPC envelope, or REST path/query/body) into
+ * a params object shaped like the operation's ProtoJSON request message, fills a
+ * struct th_call from the headers, and calls one function below. The result is the
+ * ProtoJSON result object (for SendMessage the wrapped {"task":…}/{"message":…}).
+ * On failure the function returns a th_err and e's message is ready for the client. */
+#ifndef TH_SERVICE_SERVICE_H
+#define TH_SERVICE_SERVICE_H
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "util/err.h"
+
+struct th_call {
+	const char *participant; /* the asserted sender (ID-1), NULL when none; borrowed */
+	unsigned extensions;     /* TH_EXT_* bits the client activated (harness/ext.h) */
+};
+
+enum th_op {
+	TH_OP_SEND_MESSAGE,
+	TH_OP_SEND_STREAMING_MESSAGE,
+	TH_OP_GET_TASK,
+	TH_OP_LIST_TASKS,
+	TH_OP_CANCEL_TASK,
+	TH_OP_SUBSCRIBE_TO_TASK,
+	TH_OP_CREATE_PUSH_CONFIG,
+	TH_OP_GET_PUSH_CONFIG,
+	TH_OP_LIST_PUSH_CONFIGS,
+	TH_OP_DELETE_PUSH_CONFIG,
+	TH_OP_GET_EXTENDED_CARD,
+	TH_OP_COUNT
+};
+
+/* The JSON-RPC method name of op ("SendMessage"), and the reverse (-1 if unknown). */
+const char *th_op_method(enum th_op op);
+int th_op_from_method(const char *method);
+
+/* Runs a non-streaming operation. params is borrowed (may be NULL for operations
+ * without parameters); *result is a new reference on TH_OK. Operations whose issue
+ * has not landed yet answer with the A2A error a client expects for them. */
+th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_op op,
+                       json_object *params, json_object **result, struct th_error *e);
+
+/* The public agent card (CARD-1). Borrowed from app; built at start-up. */
+json_object *th_service_card(struct th_app *app);
+
+#endif

@@ -1,0 +1,73 @@
+#include "util/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void th_buf_init(struct th_buf *b)
+{
+	memset(b, 0, sizeof *b);
+}
+
+void th_buf_free(struct th_buf *b)
+{
+	free(b->data);
+	th_buf_init(b);
+}
+
+static int reserve(struct th_buf *b, size_t extra)
+{
+	if (b->oom)
+		return -1;
+	if (b->len + extra + 1 <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	char *p = realloc(b->data, cap);
+	if (p == NULL) {
+		b->oom = 1;
+		return -1;
+	}
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+int th_buf_append(struct th_buf *b, const char *s, size_t n)
+{
+	if (reserve(b, n) != 0)
+		return -1;
+	memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int th_buf_puts(struct th_buf *b, const char *s)
+{
+	return th_buf_append(b, s, strlen(s));
+}
+
+int th_buf_printf(struct th_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || reserve(b, (size_t)n) != 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+char *th_buf_take(struct th_buf *b)
+{
+	char *p = b->data;
+	th_buf_init(b);
+	return p;
+}

@@ -1,0 +1,27 @@
+/* ids.h — identifiers and clocks: UUIDs for tasks and messages, wall-clock times
+ * as A2A timestamps (YYYY-MM-DDTHH:MM:SS.sssZ) and milliseconds. */
+#ifndef TH_UTIL_IDS_H
+#define TH_UTIL_IDS_H
+
+#include <stdint.h>
+
+#define TH_UUID_LEN 36
+#define TH_TS_LEN 24
+
+/* Writes a random (version 4) UUID and its NUL into out[37]. */
+void th_uuid(char out[TH_UUID_LEN + 1]);
+
+/* Milliseconds since the Unix epoch, wall clock. */
+int64_t th_now_ms(void);
+
+/* Milliseconds on a monotonic clock, for timeouts. */
+int64_t th_mono_ms(void);
+
+/* Formats ms (Unix epoch) as an A2A timestamp into out[25]. */
+void th_ts_format(int64_t ms, char out[TH_TS_LEN + 1]);
+
+/* Parses an RFC 3339 UTC timestamp ("…Z", 0–9 fractional digits) into ms.
+ * Returns 0 on success, -1 if s is not such a timestamp. */
+int th_ts_parse(const char *s, int64_t *ms);
+
+#endif

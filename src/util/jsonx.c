@@ -1,0 +1,79 @@
+#include "util/jsonx.h"
+
+#include <string.h>
+
+th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, struct th_error *e)
+{
+	*out = NULL;
+	json_tokener *tok = json_tokener_new_ex(depth);
+	if (tok == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	if (len > (size_t)INT32_MAX - 1) {
+		json_tokener_free(tok);
+		return th_error_set(e, TH_EPARSE, "Invalid JSON payload: body too large to parse");
+	}
+	json_object *v = json_tokener_parse_ex(tok, s, (int)len);
+	enum json_tokener_error jerr = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	th_err rc = TH_OK;
+	if (v == NULL || jerr != json_tokener_success) {
+		if (jerr == json_tokener_error_depth)
+			rc = th_error_set(e, TH_EINVAL,
+			                  "JSON nesting is deeper than the limit of %d levels", depth);
+		else if (jerr == json_tokener_continue)
+			rc = th_error_set(e, TH_EPARSE, "Invalid JSON payload: unexpected end of input");
+		else
+			rc = th_error_set(e, TH_EPARSE, "Invalid JSON payload: %s at offset %zu",
+			                  json_tokener_error_desc(jerr), end);
+	} else {
+		for (size_t i = end; i < len; i++) {
+			char c = s[i];
+			if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+				rc = th_error_set(e, TH_EPARSE,
+				                  "Invalid JSON payload: unexpected data after the value at offset %zu",
+				                  i);
+				break;
+			}
+		}
+	}
+	json_tokener_free(tok);
+	if (rc != TH_OK) {
+		json_object_put(v);
+		return rc;
+	}
+	*out = v;
+	return TH_OK;
+}
+
+const char *th_json_str(json_object *obj, const char *key)
+{
+	json_object *v;
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+json_object *th_json_get2(json_object *obj, const char *camel, const char *snake)
+{
+	json_object *v = NULL;
+	if (obj == NULL || !json_object_is_type(obj, json_type_object))
+		return NULL;
+	if (json_object_object_get_ex(obj, camel, &v) && v != NULL)
+		return v;
+	if (snake != NULL && json_object_object_get_ex(obj, snake, &v) && v != NULL)
+		return v;
+	return NULL;
+}
+
+const char *th_json_text(json_object *v)
+{
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+size_t th_json_size(json_object *v)
+{
+	size_t n = 0;
+	json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	return n;
+}

@@ -1,0 +1,30 @@
+/* jsonx.h — small helpers over json-c used by every layer: strict parsing with a
+ * depth limit, typed field access, and serialisation without escaped slashes. */
+#ifndef TH_UTIL_JSONX_H
+#define TH_UTIL_JSONX_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "util/err.h"
+
+/* Parses exactly len bytes of s as one JSON value (strict mode, UTF-8 checked,
+ * nesting at most depth, nothing but white space after it). On success *out is a new
+ * reference (caller puts it). On failure returns TH_EPARSE with a message that says
+ * where parsing stopped, or TH_EINVAL naming the depth limit. */
+th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, struct th_error *e);
+
+/* The string value of key in obj, or NULL when absent or not a string. Borrowed. */
+const char *th_json_str(json_object *obj, const char *key);
+
+/* Looks key up by its camelCase name or, failing that, its snake_case name
+ * (ProtoJSON accepts both on input). Borrowed; NULL when absent or JSON null. */
+json_object *th_json_get2(json_object *obj, const char *camel, const char *snake);
+
+/* Serialises v compactly without escaping '/'. The string belongs to v. */
+const char *th_json_text(json_object *v);
+
+/* Serialised size in bytes of v. */
+size_t th_json_size(json_object *v);
+
+#endif
