@@ -103,30 +103,42 @@ json_object *th_a2a_text_part(const char *text);
 /* A data part {"data": value, "mediaType": media_type}; takes ownership of value. */
 json_object *th_a2a_data_part(json_object *value, const char *media_type);
 
-/* An agent Message: {messageId (new UUID), contextId, taskId, role: ROLE_AGENT, parts}.
- * Takes ownership of parts (an array) and metadata (object or NULL). */
+/* An agent Message: {messageId (new UUID), contextId, taskId, role: ROLE_AGENT, parts,
+ * metadata?}; a NULL or "" taskId is omitted (no task yet). Takes ownership of parts (an
+ * array; NULL gives []) and metadata (object or NULL). */
 json_object *th_a2a_agent_message(const char *context_id, const char *task_id, json_object *parts,
                                   json_object *metadata);
 
-/* TaskStatus {state, message?, timestamp}; takes ownership of message (may be NULL). */
+/* TaskStatus {state, message?, timestamp}; takes ownership of message (may be NULL).
+ * ts_ms < 0 omits timestamp (a status whose time is unknown). */
 json_object *th_a2a_status(enum th_state state, json_object *message, int64_t ts_ms);
 
 /* Task {id, contextId, status, artifacts?, history?, metadata?}; takes ownership of
- * status, history, artifacts, metadata (each but status may be NULL = key omitted). */
+ * status, history, artifacts, metadata (each but status may be NULL = key omitted; an
+ * empty history or artifacts array is omitted too, as ProtoJSON omits empty lists). */
 json_object *th_a2a_task(const char *id, const char *context_id, json_object *status,
                          json_object *history, json_object *artifacts, json_object *metadata);
 
-/* StreamResponse members. Each takes ownership of its JSON arguments. */
+/* StreamResponse members: these return the event itself (TaskStatusUpdateEvent,
+ * TaskArtifactUpdateEvent); th_a2a_stream_response wraps one as {"statusUpdate": …}.
+ * Each takes ownership of its JSON arguments; metadata may be NULL (omitted); append and
+ * lastChunk appear only when true (proto3 omits default booleans). */
 json_object *th_a2a_status_update(const char *task_id, const char *context_id, json_object *status,
                                   json_object *metadata);
 json_object *th_a2a_artifact_update(const char *task_id, const char *context_id,
                                     json_object *artifact, int append, int last_chunk);
 
-/* {"nextPageToken", "pageSize", "totalSize", "tasks"}; takes ownership of tasks. */
+/* A StreamResponse {member: value}, member one of "task", "message", "statusUpdate",
+ * "artifactUpdate"; takes ownership of value. */
+json_object *th_a2a_stream_response(const char *member, json_object *value);
+
+/* {"nextPageToken", "pageSize", "totalSize", "tasks"}; takes ownership of tasks (NULL
+ * gives []); a NULL token is emitted as "" (the spec requires the key on every page). */
 json_object *th_a2a_list_response(json_object *tasks, const char *next_page_token, int page_size,
                                   int total_size);
 
-/* Keeps only the last n entries of the array history (n < 0: all; n == 0: none). */
+/* Keeps only the last n entries of the array history (n < 0: all; n == 0: none).
+ * Builders return NULL when memory runs out, having released what they owned. */
 void th_a2a_trim_history(json_object *history, int n);
 
 #endif
