@@ -42,6 +42,8 @@ struct th_http_req {
 	char *body;                /* NUL-terminated body, NULL until read; free */
 	size_t body_len;
 	char *version_buf;         /* owned copy when version came from the query; free */
+	int in_base;               /* 1 when the request path lies under the base path */
+	const char *raw_length;    /* CONTENT_LENGTH as sent; borrowed, may be NULL */
 };
 
 /* Reads the request line and headers (not the body). base_path is the path part of
@@ -61,6 +63,11 @@ void th_http_req_free(struct th_http_req *r);
 /* The value of name in the query string, percent-decoded, into a new string the
  * caller frees; NULL when absent. */
 char *th_http_query_get(const char *query, const char *name);
+
+/* Like th_http_query_get but tells the cases apart: 1 found (*value is a new string
+ * the caller frees), 0 absent, -1 a bad percent escape or an embedded NUL in the
+ * name's value, -2 out of memory. The first occurrence of name wins. */
+int th_http_query_lookup(const char *query, const char *name, char **value);
 
 /* Percent-decodes s into a new string (caller frees); NULL on a bad escape. */
 char *th_http_pct_decode(const char *s, size_t n);
@@ -98,6 +105,11 @@ void th_http_mem_io(struct th_http_mem *m, struct th_http_io *io);
 const char *th_http_mem_output(struct th_http_mem *m, size_t *len);
 /* Makes writes fail from now on, as when the client has gone away. */
 void th_http_mem_disconnect(struct th_http_mem *m);
+/* Makes every read fail, so a test can prove that the body was never read. */
+void th_http_mem_fail_reads(struct th_http_mem *m);
+/* How many times read and flush were called. */
+size_t th_http_mem_reads(const struct th_http_mem *m);
+size_t th_http_mem_flushes(const struct th_http_mem *m);
 void th_http_mem_free(struct th_http_mem *m);
 
 #endif

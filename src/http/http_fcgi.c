@@ -1,0 +1,51 @@
+/* http_fcgi.c — the FastCGI carrier over an accepted FCGX_Request. The only file
+ * that includes fcgiapp.h. */
+#include "http/http.h"
+
+#include <fcgiapp.h>
+#include <limits.h>
+
+static const char *fcgi_param(void *impl, const char *name)
+{
+	FCGX_Request *r = impl;
+	return FCGX_GetParam(name, r->envp);
+}
+
+static long fcgi_read(void *impl, char *buf, size_t n)
+{
+	FCGX_Request *r = impl;
+	int want = n > INT_MAX ? INT_MAX : (int)n;
+	int k = FCGX_GetStr(buf, want, r->in);
+	if (k < 0 || (k == 0 && FCGX_GetError(r->in) != 0))
+		return -1;
+	return k;
+}
+
+static int fcgi_write(void *impl, const char *buf, size_t n)
+{
+	FCGX_Request *r = impl;
+	while (n > 0) {
+		int chunk = n > INT_MAX ? INT_MAX : (int)n;
+		/* A short or failed write means the web server dropped the connection. */
+		if (FCGX_PutStr(buf, chunk, r->out) != chunk)
+			return -1;
+		buf += chunk;
+		n -= (size_t)chunk;
+	}
+	return 0;
+}
+
+static int fcgi_flush(void *impl)
+{
+	FCGX_Request *r = impl;
+	return FCGX_FFlush(r->out) == 0 && FCGX_GetError(r->out) == 0 ? 0 : -1;
+}
+
+void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request)
+{
+	io->impl = fcgx_request;
+	io->param = fcgi_param;
+	io->read = fcgi_read;
+	io->write = fcgi_write;
+	io->flush = fcgi_flush;
+}
