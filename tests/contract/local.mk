@@ -1,1 +1,8 @@
-# tests/contract
+# tests/contract — the agent card and the extension payloads against the committed snapshot
+# and JSON Schemas (CARD-1..CARD-4), plus the card's unit suite.
+check_PROGRAMS += tests/unit/check_card
+TESTS += tests/unit/check_card
+tests_unit_check_card_SOURCES = tests/unit/check_card.c
+tests_unit_check_card_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_card_LDADD = src/service/libth_service.la src/harness/libth_harness.la \
+	src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)

@@ -1,0 +1,222 @@
+/* card.c — the public AgentCard (CARD-1..CARD-3).
+ *
+ * The card is the contract a client discovers first, and tests/contract pins it byte for
+ * byte (after canonicalisation), so everything here is deterministic: fixed key order,
+ * no timestamps, nothing read from the environment except through cfg. */
+#include "config.h"
+
+#include "service/card.h"
+
+#include "harness/ext.h"
+
+#define A2UI_BASIC_CATALOG "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
+
+/* The media types of CARD-3. Input and output are the same five: the harness emits event
+ * envelopes of its own (TASK-8), so a client must be told it may receive them. */
+static const char *const media_types[] = {
+	"text/plain", TH_MT_TASK, TH_MT_CHANNEL, TH_MT_EVENT, TH_MT_A2UI,
+};
+
+#define N_MEDIA_TYPES (sizeof(media_types) / sizeof(media_types[0]))
+
+/* Descriptions of the five extensions, in the card order of harness/ext.c (CARD-2). */
+static const char *const ext_descriptions[TH_EXT_COUNT] = {
+	"tiny-harness tasks: name, goal, acceptance criteria, participants, plan and sub-task "
+	"links in Task.metadata; event envelopes (task, control and harness events) as "
+	"application/vnd.tiny-harness.event+json data parts",
+	"tiny-harness channels between participants: messages, help requests and help replies as "
+	"application/vnd.tiny-harness.channel+json data parts",
+	"why a task is TASK_STATE_INPUT_REQUIRED: sub_state awaiting-next-message or "
+	"awaiting-answer in Task.metadata and in the status update's metadata; needs no activation",
+	"the registered slash commands (name, description, argument hint) in this extension's "
+	"params, for clients to offer as completions; a command runs whenever its text arrives",
+	"A2UI 0.9.1 surfaces streamed as application/a2ui+json artifact parts and user actions "
+	"sent back as the same media type; basic catalog only, no inline catalogs",
+};
+
+/* Adds v under key, taking ownership of v even on failure, so callers can chain calls
+ * without leaking when an allocation fails part-way. */
+static int put(json_object *obj, const char *key, json_object *v)
+{
+	if (obj == NULL || v == NULL) {
+		json_object_put(v);
+		return -1;
+	}
+	if (json_object_object_add(obj, key, v) != 0) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
+static int push(json_object *arr, json_object *v)
+{
+	if (arr == NULL || v == NULL) {
+		json_object_put(v);
+		return -1;
+	}
+	if (json_object_array_add(arr, v) != 0) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
+static int put_str(json_object *obj, const char *key, const char *s)
+{
+	return put(obj, key, json_object_new_string(s));
+}
+
+static json_object *string_array(const char *const *items, size_t n)
+{
+	json_object *arr = json_object_new_array_ext((int)n);
+	if (arr == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (push(arr, json_object_new_string(items[i])) != 0) {
+			json_object_put(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_object *interface(const char *url, const char *binding)
+{
+	json_object *o = json_object_new_object();
+	int rc = 0;
+	rc |= put_str(o, "url", url);
+	rc |= put_str(o, "protocolBinding", binding);
+	rc |= put_str(o, "protocolVersion", "1.0");
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The commands extension carries the registry verbatim; a copy keeps the card independent
+ * of the registry's lifetime (the card is built once and served for the whole process). */
+static json_object *commands_params(json_object *commands)
+{
+	json_object *copy = NULL;
+	if (commands != NULL && json_object_is_type(commands, json_type_array)) {
+		if (json_object_deep_copy(commands, &copy, NULL) != 0)
+			return NULL;
+	} else {
+		copy = json_object_new_array();
+	}
+	json_object *params = json_object_new_object();
+	if (put(params, "commands", copy) != 0) {
+		json_object_put(params);
+		return NULL;
+	}
+	return params;
+}
+
+static json_object *a2ui_params(void)
+{
+	static const char *const catalogs[] = { A2UI_BASIC_CATALOG };
+	json_object *params = json_object_new_object();
+	int rc = 0;
+	rc |= put(params, "supportedCatalogIds", string_array(catalogs, 1));
+	rc |= put(params, "acceptsInlineCatalogs", json_object_new_boolean(0));
+	if (rc != 0) {
+		json_object_put(params);
+		return NULL;
+	}
+	return params;
+}
+
+/* `required` is left out rather than written as false: ProtoJSON omits default values,
+ * and the SDKs compare cards in that form. */
+static json_object *extension(int i, json_object *commands)
+{
+	json_object *o = json_object_new_object();
+	int rc = 0;
+	rc |= put_str(o, "uri", th_ext_uri(i));
+	rc |= put_str(o, "description", ext_descriptions[i]);
+	if ((1u << i) == TH_EXT_COMMANDS)
+		rc |= put(o, "params", commands_params(commands));
+	else if ((1u << i) == TH_EXT_A2UI)
+		rc |= put(o, "params", a2ui_params());
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_object *capabilities(json_object *commands)
+{
+	json_object *o = json_object_new_object();
+	json_object *exts = json_object_new_array_ext(TH_EXT_COUNT);
+	int rc = 0;
+	for (int i = 0; i < TH_EXT_COUNT && rc == 0; i++)
+		rc |= push(exts, extension(i, commands));
+	rc |= put(o, "streaming", json_object_new_boolean(1));
+	rc |= put(o, "pushNotifications", json_object_new_boolean(1));
+	rc |= put(o, "extensions", exts);
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* A2A requires at least one skill; the harness has one, doing whatever the task asks. */
+static json_object *skills(void)
+{
+	static const char *const tags[] = {
+		"tasks", "planning", "sub-tasks", "participants", "channels", "slash-commands", "a2ui",
+	};
+	json_object *skill = json_object_new_object();
+	int rc = 0;
+	rc |= put_str(skill, "id", "harness");
+	rc |= put_str(skill, "name", "Task harness");
+	rc |= put_str(skill, "description",
+	              "Works on a task together with its participants: keeps its goal, acceptance "
+	              "criteria, plan and sub-tasks, asks participants for help, runs slash commands "
+	              "and shows UI surfaces. The task waits for the next message after every turn "
+	              "until a participant completes it.");
+	rc |= put(skill, "tags", string_array(tags, sizeof(tags) / sizeof(tags[0])));
+	json_object *arr = json_object_new_array_ext(1);
+	if (rc != 0) {
+		json_object_put(skill);
+		json_object_put(arr);
+		return NULL;
+	}
+	if (push(arr, skill) != 0) {
+		json_object_put(arr);
+		return NULL;
+	}
+	return arr;
+}
+
+json_object *th_card_build(const struct th_config *cfg, json_object *commands)
+{
+	if (cfg == NULL || cfg->base_url == NULL)
+		return NULL;
+	json_object *card = json_object_new_object();
+	json_object *ifaces = json_object_new_array_ext(2);
+	int rc = 0;
+	/* Both bindings share one URL: JSON-RPC is a POST to it, HTTP+JSON routes hang below it. */
+	rc |= push(ifaces, interface(cfg->base_url, "JSONRPC"));
+	rc |= push(ifaces, interface(cfg->base_url, "HTTP+JSON"));
+	rc |= put_str(card, "name", "tiny-harness");
+	rc |= put_str(card, "description",
+	              "A tiny agent harness: tasks with goals, participants and roles, plans, "
+	              "sub-tasks, channels and help requests, slash commands and A2UI surfaces over "
+	              "A2A, kept in SQLite");
+	rc |= put_str(card, "version", PACKAGE_VERSION);
+	rc |= put(card, "supportedInterfaces", ifaces);
+	rc |= put(card, "capabilities", capabilities(commands));
+	rc |= put(card, "defaultInputModes", string_array(media_types, N_MEDIA_TYPES));
+	rc |= put(card, "defaultOutputModes", string_array(media_types, N_MEDIA_TYPES));
+	rc |= put(card, "skills", skills());
+	if (rc != 0) {
+		json_object_put(card);
+		return NULL;
+	}
+	return card;
+}
