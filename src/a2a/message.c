@@ -118,12 +118,13 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 		if ((rc = put_ref(out, "url", url, e)) != TH_OK)
 			return rc;
 	} else {
-		if (data == NULL)
-			rc = put(out, "data", json_object_new_null(), e);
-		else
-			rc = put_ref(out, "data", data, e);
-		if (rc != TH_OK)
+		/* json-c represents JSON null as a NULL value, so it is added as is. */
+		if (data == NULL) {
+			if (json_object_object_add(out, "data", NULL) != 0)
+				return th_error_set(e, TH_ENOMEM, "out of memory building %s", path);
+		} else if ((rc = put_ref(out, "data", data, e)) != TH_OK) {
 			return rc;
+		}
 	}
 
 	const char *s;
