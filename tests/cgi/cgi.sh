@@ -1,0 +1,370 @@
+#!/bin/sh
+# CGI black-box tests: the tiny-harness binary run as plain CGI (environment + stdin →
+# "Status:" line, headers, body on stdout), exactly as a web server's mod_cgi runs it.
+# TAP output; exit 1 on any failure, 77 (skip) when the binary or jq/sqlite3 is missing.
+#
+# Environment: TH_BIN (the program), TH_WRAP (a command to run it under, e.g.
+# "valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite -q"),
+# TH_KEEP=1 keeps the scratch directory.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+: "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
+: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
+: "${TH_WRAP:=}"
+
+if [ ! -x "$TH_BIN" ]; then
+	echo "1..0 # SKIP no program at $TH_BIN"
+	exit 77
+fi
+for tool in jq sqlite3; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "1..0 # SKIP $tool is not installed"
+		exit 77
+	fi
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/th-cgi.XXXXXX")
+cleanup() { [ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"; }
+trap cleanup EXIT
+DB=$T/tiny-harness.db
+BASE=http://127.0.0.1:8080/
+STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
+TASK_KEY='io.github.madarauchiha-314.tiny-harness/task'
+EXT_TASK='https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1'
+EVENT_MT='application/vnd.tiny-harness.event+json'
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for line in "$@"; do echo "#   $line"; done
+	echo "#   request: $REQ_DESC"
+	echo "#   status: ${STATUS:-none}  exit: ${RC:-none}"
+	sed -n '1,15p' "$T/body" 2>/dev/null | sed 's/^/#   body: /'
+	sed -n '1,20p' "$T/stderr" 2>/dev/null | sed 's/^/#   stderr: /'
+}
+
+# req [options] — runs one CGI request; sets STATUS (number), RC (exit status) and
+# leaves $T/headers (one per line, CR removed), $T/body and $T/stderr.
+#   -m METHOD (POST)  -u REQUEST_URI (/)  -t CONTENT_TYPE (application/json; "" = none)
+#   -d BODY           -f BODYFILE         -v A2A-Version (1.0; "" = header absent)
+#   -p participant (alice; "" = absent)   -x A2A-Extensions   -e NAME=VALUE (extra env)
+req() {
+	local method=POST uri=/ ctype=application/json body= bodyfile= version=1.0 part=alice ext= extra=()
+	local OPTIND opt
+	while getopts 'm:u:t:d:f:v:p:x:e:' opt; do
+		case $opt in
+		m) method=$OPTARG ;;
+		u) uri=$OPTARG ;;
+		t) ctype=$OPTARG ;;
+		d) body=$OPTARG ;;
+		f) bodyfile=$OPTARG ;;
+		v) version=$OPTARG ;;
+		p) part=$OPTARG ;;
+		x) ext=$OPTARG ;;
+		e) extra+=("$OPTARG") ;;
+		*) return 2 ;;
+		esac
+	done
+	if [ -z "$bodyfile" ]; then
+		bodyfile=$T/req
+		printf '%s' "$body" >"$bodyfile"
+	fi
+	local len path query
+	len=$(wc -c <"$bodyfile" | tr -d ' ')
+	path=${uri%%\?*}
+	query=
+	case $uri in *\?*) query=${uri#*\?} ;; esac
+	local envs=(
+		"PATH=$PATH"
+		"GATEWAY_INTERFACE=CGI/1.1"
+		"SERVER_PROTOCOL=HTTP/1.1"
+		"SERVER_NAME=127.0.0.1"
+		"SERVER_PORT=8080"
+		"REMOTE_ADDR=127.0.0.1"
+		"REQUEST_METHOD=$method"
+		"REQUEST_URI=$uri"
+		"SCRIPT_NAME="
+		"PATH_INFO=$path"
+		"QUERY_STRING=$query"
+		"TINY_HARNESS_DB=$DB"
+		"TINY_HARNESS_BASE_URL=$BASE"
+	)
+	[ "$method" = GET ] || envs+=("CONTENT_LENGTH=$len")
+	[ -n "$ctype" ] && envs+=("CONTENT_TYPE=$ctype")
+	[ -n "$version" ] && envs+=("HTTP_A2A_VERSION=$version")
+	[ -n "$part" ] && envs+=("HTTP_X_PARTICIPANT_ID=$part")
+	[ -n "$ext" ] && envs+=("HTTP_A2A_EXTENSIONS=$ext")
+	local v
+	for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS HOME; do
+		[ -n "${!v:-}" ] && envs+=("$v=${!v}")
+	done
+	REQ_DESC="$method $uri ctype=${ctype:-none} version=${version:-none} participant=${part:-none}${ext:+ ext=$ext}${extra[*]:+ ${extra[*]}} body=$(head -c 160 "$bodyfile")"
+	# Run from the scratch directory so no conf/tiny-harness.conf is picked up.
+	(cd "$T" && env -i "${envs[@]}" "${extra[@]}" $TH_WRAP "$TH_BIN" <"$bodyfile" >"$T/out" 2>"$T/stderr")
+	RC=$?
+	tr -d '\r' <"$T/out" | awk -v h="$T/headers" -v b="$T/body" '
+		!done && /^$/ { done = 1; next }
+		!done { print > h; next }
+		{ print > b }' 
+	[ -f "$T/headers" ] || : >"$T/headers"
+	[ -f "$T/body" ] || : >"$T/body"
+	STATUS=$(sed -n '1s/^Status: \([0-9][0-9]*\).*/\1/p' "$T/headers")
+}
+# Remove the files of the previous request first (awk appends otherwise).
+fresh() { rm -f "$T/out" "$T/headers" "$T/body" "$T/stderr"; }
+run() { fresh; req "$@"; }
+
+# jqb FILTER — evaluates FILTER on the response body (prints "null"/"" on bad JSON).
+jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
+header() { grep -i "^$1:" "$T/headers" | head -n1 | sed 's/^[^:]*: *//'; }
+# The worker must exit 0 (valgrind's --error-exitcode turns its findings into 1).
+clean_exit() { [ "$RC" = 0 ]; }
+# Row counts of tasks/messages/events; a unique string when they cannot be read, so
+# that a "nothing stored" comparison never passes on a missing database.
+rows() {
+	sqlite3 "$DB" "SELECT (SELECT COUNT(*) FROM tasks) || '/' || (SELECT COUNT(*) FROM messages) || '/' || (SELECT COUNT(*) FROM events)" 2>/dev/null ||
+		echo "unreadable-$RANDOM$RANDOM"
+}
+# The task created by the first SendMessage; tests that compare with it need it.
+has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
+rpc() { # rpc ID METHOD PARAMS-JSON
+	printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"
+}
+send_params() { # send_params MESSAGE-ID TEXT [TASK-ID]
+	if [ -n "${3:-}" ]; then
+		printf '{"message":{"messageId":"%s","role":"ROLE_USER","taskId":"%s","parts":[{"text":"%s"}]}}' "$1" "$3" "$2"
+	else
+		printf '{"message":{"messageId":"%s","role":"ROLE_USER","parts":[{"text":"%s"}]}}' "$1" "$2"
+	fi
+}
+# check NAME CONDITION-COMMAND... — ok when every condition (a shell snippet) holds.
+check() {
+	local name=$1 c
+	shift
+	for c in "$@"; do
+		if ! eval "$c"; then
+			not_ok "$name" "failed: $c"
+			return 1
+		fi
+	done
+	ok "$name"
+}
+
+# ---------------------------------------------------------------- card
+run -m GET -u /.well-known/agent-card.json -t "" -v "" -p "" -d ""
+check "CARD-1 card served over CGI without A2A-Version or participant" \
+	'[ "$STATUS" = 200 ]' clean_exit \
+	'header Content-Type | grep -q "^application/json"' \
+	'[ "$(jqb .name)" = tiny-harness ]' \
+	'[ "$(jqb "[.supportedInterfaces[] | select(.protocolBinding == \"JSONRPC\") | .url][0]")" = "$BASE" ]' \
+	'[ "$(jqb "[.supportedInterfaces[] | select(.protocolBinding == \"HTTP+JSON\")] | length")" = 1 ]' \
+	'[ "$(jqb "[.supportedInterfaces[].protocolVersion] | unique | join(\",\")")" = 1.0 ]'
+cp "$T/body" "$T/card.json"
+check "CARD-1 card is cacheable (Cache-Control and ETag)" \
+	'[ -n "$(header Cache-Control)" ]' '[ -n "$(header ETag)" ]'
+etag=$(header ETag)
+check "CARD-2 card lists exactly five extensions, none required" \
+	'[ "$(jq -r ".capabilities.extensions | length" "$T/card.json" 2>/dev/null)" = 5 ]' \
+	'[ "$(jq -r "[.capabilities.extensions[] | select(.required == true)] | length" "$T/card.json" 2>/dev/null)" = 0 ]' \
+	'[ "$(jq -r ".capabilities.streaming" "$T/card.json" 2>/dev/null)" = true ]'
+
+if [ -n "$etag" ]; then
+	run -m GET -u /.well-known/agent-card.json -t "" -v "" -p "" -d "" -e "HTTP_IF_NONE_MATCH=$etag"
+	check "CARD-1 If-None-Match with the card's ETag answers 304" '[ "$STATUS" = 304 ]' clean_exit
+else
+	not_ok "CARD-1 If-None-Match with the card's ETag answers 304" "the card had no ETag"
+fi
+
+fresh
+(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" TINY_HARNESS_BASE_URL="$BASE" \
+	${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+	$TH_WRAP "$TH_BIN" card >"$T/body" 2>"$T/stderr" </dev/null)
+RC=$?
+REQ_DESC="tiny-harness card"
+check "CARD-1 'tiny-harness card' prints the same card as the HTTP route" clean_exit \
+	'[ "$(jqb .name)" = tiny-harness ]' \
+	'[ "$(jq -S . "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
+
+# ---------------------------------------------------------------- SendMessage
+run -d "$(rpc 1 SendMessage "$(send_params m1 hello)")"
+TASK=$(jqb .result.task.id)
+cp "$T/body" "$T/created.json"
+check "A2A-1 TASK-2 JSON-RPC SendMessage creates a task in TASK_STATE_INPUT_REQUIRED" \
+	'[ "$STATUS" = 200 ]' clean_exit \
+	'header Content-Type | grep -q "^application/json"' \
+	'[ "$(jqb .jsonrpc)" = 2.0 ]' '[ "$(jqb .id)" = 1 ]' \
+	has_task \
+	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ -n "$(jqb .result.task.contextId | grep -v "^null$")" ]'
+check "STATUS-1 new task's metadata carries sub_state awaiting-next-message" \
+	'[ "$(jqb ".result.task.metadata[\"$STATUS_KEY\"].sub_state")" = awaiting-next-message ]'
+check "TURN-2 echo model's agent status message quotes the input" \
+	'[ "$(jqb .result.task.status.message.role)" = ROLE_AGENT ]' \
+	'jqb "[.result.task.status.message.parts[].text // empty] | join(\" \")" | grep -q hello'
+check "TASK-2 plain text task: name and goal from the text, alice reporter, tiny-harness assignee" \
+	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].name")" = hello ]' \
+	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].goal")" = hello ]' \
+	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"alice\") | .role")" = reporter ]' \
+	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"tiny-harness\") | .role")" = assignee ]'
+check "STATUS-4 sub_state is stored in its own column of tasks" \
+	has_task \
+	'[ "$(sqlite3 "$DB" "SELECT sub_state FROM tasks WHERE id = '"'"'$TASK'"'"'")" = awaiting-next-message ]' \
+	'sqlite3 "$DB" "SELECT state FROM tasks WHERE id = '"'"'$TASK'"'"'" | grep -qi input_required'
+
+# ---------------------------------------------------------------- GetTask
+run -d "$(rpc 2 GetTask "{\"id\":\"$TASK\"}")"
+check "A2A-1 JSON-RPC GetTask returns the task with its history" \
+	has_task \
+	'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .id)" = 2 ]' \
+	'[ "$(jqb .result.id)" = "$TASK" ]' \
+	'[ "$(jqb .result.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(jqb "[.result.history[] | select(.messageId == \"m1\" and .role == \"ROLE_USER\")] | length")" = 1 ]' \
+	'[ "$(jqb ".result.metadata[\"$STATUS_KEY\"].sub_state")" = awaiting-next-message ]'
+
+run -d "$(rpc 3 GetTask "{\"id\":\"$TASK\",\"historyLength\":1}")"
+check "STREAM-5 GetTask honours historyLength" '[ "$(jqb ".result.history | length")" = 1 ]'
+
+run -m GET -u "/tasks/$TASK" -t "" -d ""
+check "A2A-1 REST GET /tasks/{id} returns the task" \
+	has_task \
+	'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .id)" = "$TASK" ]' \
+	'[ "$(jqb .status.state)" = TASK_STATE_INPUT_REQUIRED ]'
+
+run -d "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")" -p bob
+cp "$T/body" "$T/stranger.json"
+run -d "$(rpc 4 GetTask '{"id":"00000000-0000-4000-8000-000000000000"}')" -p bob
+check "ID-3 a stranger gets TaskNotFound with the same text as for a missing task" \
+	has_task \
+	'[ "$(jq -r .error.code "$T/stranger.json" 2>/dev/null)" = -32001 ]' \
+	'[ "$(jqb .error.code)" = -32001 ]' \
+	'[ "$(jq -r .error.message "$T/stranger.json" 2>/dev/null | sed "s/$TASK/ID/g")" = "$(jqb .error.message | sed "s/00000000-0000-4000-8000-000000000000/ID/g")" ]'
+
+# ---------------------------------------------------------------- follow-up, REST send
+run -d "$(rpc 5 SendMessage "$(send_params m2 "second message" "$TASK")")"
+check "TASK-6 a follow-up starts a turn and parks the task again" \
+	has_task \
+	'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .result.task.id)" = "$TASK" ]' \
+	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'jqb "[.result.task.status.message.parts[].text // empty] | join(\" \")" | grep -q "second message"'
+
+run -u /message:send -t application/a2a+json -d "$(send_params r1 "over rest")"
+check "A2A-1 REST POST /message:send creates a task" \
+	'[ "$STATUS" = 200 ]' clean_exit \
+	'[ "$(jqb .task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(jqb ".task.metadata[\"$TASK_KEY\"].name")" = "over rest" ]'
+
+# ---------------------------------------------------------------- protocol errors
+before=$(rows)
+run -d '{"jsonrpc":"2.0","id":7,"method":"SendMessage","params":{'
+check "LIM-2 malformed JSON is -32700 with id null" \
+	clean_exit '[ "$(jqb .error.code)" = -32700 ]' '[ "$(jqb .id)" = null ]' \
+	'[ "$(rows)" = "$before" ]'
+
+run -d '{"jsonrpc":"1.0","id":8,"method":"GetTask","params":{}}'
+check "LIM-2 a request that is not JSON-RPC 2.0 is -32600" clean_exit '[ "$(jqb .error.code)" = -32600 ]'
+
+run -d "$(rpc 9 NoSuchMethod '{}')"
+check "LIM-2 an unknown method is -32601" clean_exit '[ "$(jqb .error.code)" = -32601 ]' '[ "$(jqb .id)" = 9 ]'
+
+run -m PUT -d "$(rpc 10 GetTask "{\"id\":\"$TASK\"}")"
+check "LIM-2 PUT to the JSON-RPC endpoint is HTTP 405" '[ "$STATUS" = 405 ]' clean_exit
+
+run -m DELETE -u /message:send -t "" -d ""
+check "LIM-2 DELETE on the REST route /message:send is HTTP 405" '[ "$STATUS" = 405 ]' clean_exit
+
+run -m GET -u /no/such/route -t "" -d ""
+check "LIM-2 an unknown REST route is HTTP 404" '[ "$STATUS" = 404 ]' clean_exit
+
+before=$(rows)
+run -t text/plain -d "$(rpc 11 SendMessage "$(send_params m11 plain)")"
+check "LIM-2 JSON-RPC with Content-Type text/plain is ContentTypeNotSupported (-32005)" \
+	clean_exit '[ "$(jqb .error.code)" = -32005 ]' '[ "$(rows)" = "$before" ]'
+
+run -u /message:send -t text/plain -d "$(send_params r11 plain)"
+check "LIM-2 A2A-4 REST with Content-Type text/plain is HTTP 415 CONTENT_TYPE_NOT_SUPPORTED" \
+	'[ "$STATUS" = 415 ]' clean_exit \
+	'[ "$(jqb .error.code)" = 415 ]' \
+	'[ "$(jqb "[.error.details[]? | select(.reason == \"CONTENT_TYPE_NOT_SUPPORTED\" and .domain == \"a2a-protocol.org\")] | length")" = 1 ]' \
+	'[ "$(rows)" = "$before" ]'
+
+# Oversized body: a 4000-byte message against a 1000-byte limit.
+big=$(head -c 3000 /dev/zero | tr '\0' x)
+printf '%s' "$(rpc 12 SendMessage "$(send_params m12 "$big")")" >"$T/big.json"
+before=$(rows)
+run -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=1000
+check "LIM-1 a JSON-RPC body over TINY_HARNESS_MAX_BODY is HTTP 413, nothing stored" \
+	'[ "$STATUS" = 413 ]' clean_exit '[ "$(rows)" = "$before" ]'
+run -u /message:send -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=1000
+check "LIM-1 a REST body over TINY_HARNESS_MAX_BODY is HTTP 413, nothing stored" \
+	'[ "$STATUS" = 413 ]' clean_exit '[ "$(rows)" = "$before" ]'
+
+# ---------------------------------------------------------------- A2A-Version
+before=$(rows)
+run -v "" -d "$(rpc 13 SendMessage "$(send_params m13 "no version")")"
+check "A2A-3 a missing A2A-Version header is VersionNotSupported (-32009), nothing stored" \
+	clean_exit '[ "$(jqb .error.code)" = -32009 ]' '[ "$(rows)" = "$before" ]'
+run -v 0.3 -d "$(rpc 14 GetTask "{\"id\":\"$TASK\"}")"
+check "A2A-3 A2A-Version 0.3 is VersionNotSupported (-32009)" clean_exit '[ "$(jqb .error.code)" = -32009 ]'
+run -m GET -v "" -u "/tasks/$TASK" -t "" -d ""
+check "A2A-3 A2A-4 REST without A2A-Version is HTTP 400 VERSION_NOT_SUPPORTED" \
+	'[ "$STATUS" = 400 ]' clean_exit \
+	'[ "$(jqb "[.error.details[]? | select(.reason == \"VERSION_NOT_SUPPORTED\")] | length")" = 1 ]'
+run -v 1.0.1 -d "$(rpc 15 GetTask "{\"id\":\"$TASK\"}")"
+check "A2A-3 A2A-Version 1.0.1 is accepted" clean_exit has_task '[ "$(jqb .result.id)" = "$TASK" ]'
+run -m GET -v "" -u "/tasks/$TASK?A2A-Version=1.0" -t "" -d ""
+check "A2A-3 the A2A-Version query parameter is accepted" '[ "$STATUS" = 200 ]' clean_exit has_task '[ "$(jqb .id)" = "$TASK" ]'
+
+# ---------------------------------------------------------------- extensions
+before=$(rows)
+unknown=https://example.com/ext/unknown/v9
+run -x "$EXT_TASK, $unknown" -d "$(rpc 16 SendMessage "$(send_params m16 "with unknown extension")")"
+check "EXT-1 an unknown URI in A2A-Extensions is -32004 naming it, nothing stored" \
+	clean_exit '[ "$(jqb .error.code)" = -32004 ]' \
+	'jqb .error.message | grep -qF "$unknown"' '[ "$(rows)" = "$before" ]'
+run -x "$EXT_TASK" -d "$(rpc 17 SendMessage "$(send_params m17 "with task extension")")"
+check "EXT-1 a listed extension in A2A-Extensions is accepted" \
+	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]'
+
+# ---------------------------------------------------------------- identity
+before=$(rows)
+run -p "" -d "$(rpc 18 SendMessage "$(send_params m18 "nobody")")"
+check "ID-3 SendMessage with no participant is -32602 \"no participant asserted\", nothing stored" \
+	clean_exit '[ "$(jqb .error.code)" = -32602 ]' \
+	'jqb .error.message | grep -qF "no participant asserted"' '[ "$(rows)" = "$before" ]'
+run -p "" -d "$(rpc 19 GetTask "{\"id\":\"$TASK\"}")"
+check "ID-3 GetTask with no participant is -32602 \"no participant asserted\"" \
+	clean_exit '[ "$(jqb .error.code)" = -32602 ]' 'jqb .error.message | grep -qF "no participant asserted"'
+
+run -p mallory -e TINY_HARNESS_IDENTITY=remote_user -e REMOTE_USER=carol \
+	-d "$(rpc 20 SendMessage "$(send_params m20 "as carol")")"
+check "ID-1 identity=remote_user takes REMOTE_USER and ignores X-Participant-Id" \
+	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"carol\") | .role")" = reporter ]' \
+	'[ "$(jqb "[.result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"mallory\")] | length")" = 0 ]'
+
+# ---------------------------------------------------------------- complete
+control='{"data":{"kind":"control","action":"complete"},"mediaType":"'$EVENT_MT'"}'
+run -d "$(rpc 21 SendMessage "{\"message\":{\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+check "CTL-5 STATUS-2 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
+	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
+	'[ "$(jqb "[.result.task.status.message.parts[].text // empty] | join(\" \")")" = "completed by alice" ]' \
+	'[ "$(jqb ".result.task.metadata[\"$STATUS_KEY\"] // \"absent\"")" = absent ]'
+before=$(rows)
+run -d "$(rpc 22 SendMessage "$(send_params m22 "too late" "$TASK")")"
+check "CTL-6 a message for a completed task is -32004 naming TASK_STATE_COMPLETED, nothing stored" \
+	clean_exit '[ "$(jqb .error.code)" = -32004 ]' \
+	'jqb .error.message | grep -qF TASK_STATE_COMPLETED' '[ "$(rows)" = "$before" ]'
+
+echo "1..$n"
+if [ $failed -gt 0 ]; then
+	echo "# $failed of $n failed"
+	exit 1
+fi
+exit 0

@@ -1,0 +1,180 @@
+#!/bin/sh
+# server.sh — start and stop lighttpd with conf/lighttpd.conf for tests and benchmarks.
+#
+#   server.sh start DIR [PROCS]   start lighttpd (PROCS workers, default 2) with its
+#                                 state in DIR; prints the base URL (http://127.0.0.1:PORT/)
+#   server.sh stop DIR            stop it (SIGTERM by pid file), wait until it is gone
+#
+# start picks a free loopback port, sets TH_PORT/TH_BIN/TH_STATE_DIR/TH_PROCS for the
+# config, TINY_HARNESS_DB=DIR/tiny-harness.db and TINY_HARNESS_BASE_URL; any other
+# TINY_HARNESS_* variable in the caller's environment reaches the workers unchanged.
+# It applies the migrations once (`tiny-harness migrate`), runs lighttpd -D in the
+# background, writes DIR/lighttpd.pid and DIR/base_url, and waits (bounded) until
+# GET /.well-known/agent-card.json answers 200. Output of lighttpd goes to
+# DIR/lighttpd.out, its error log to DIR/error.log.
+#
+# Environment: TH_BIN (default $TH_BUILDDIR/src/tiny-harness), TH_SRCDIR (default the
+# repository holding this script), TH_BUILDDIR (default $TH_SRCDIR/build), LIGHTTPD
+# (default: lighttpd on PATH or /usr/sbin/lighttpd), TH_SERVER_TIMEOUT (seconds to wait
+# for the card, default 30).
+#
+# Plain POSIX sh: callers run it as `sh server.sh …` or directly.
+
+set -u
+
+me=server.sh
+die() {
+	echo "$me: $*" >&2
+	exit 1
+}
+
+script_dir=$(cd "$(dirname "$0")" && pwd) || die "cannot find my directory"
+: "${TH_SRCDIR:=$(cd "$script_dir/../.." && pwd)}"
+: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
+: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
+: "${TH_SERVER_TIMEOUT:=30}"
+if [ -z "${LIGHTTPD:-}" ]; then
+	LIGHTTPD=$(command -v lighttpd 2>/dev/null || true)
+	[ -n "$LIGHTTPD" ] || LIGHTTPD=/usr/sbin/lighttpd
+fi
+
+# A random port in 20000–31999: below Linux's ephemeral range (32768–60999), so an
+# outgoing connection's local port never takes it while we start.
+random_port() {
+	n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+	echo $((20000 + n % 12000))
+}
+
+# Is something listening on the port? (curl exit 7 = connection refused.)
+port_busy() {
+	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/" 2>/dev/null
+	[ $? -ne 7 ]
+}
+
+# A process counts as running unless it is gone or a zombie (no init may reap it here).
+alive() {
+	[ -n "$1" ] || return 1
+	kill -0 "$1" 2>/dev/null || return 1
+	if [ -r "/proc/$1/stat" ]; then
+		state=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)
+		[ "$state" != Z ] || return 1
+	fi
+	return 0
+}
+
+start() {
+	[ $# -ge 1 ] || die "usage: server.sh start DIR [PROCS]"
+	mkdir -p "$1" || die "cannot create $1"
+	dir=$(cd "$1" && pwd)
+	procs=${2:-2}
+	case $procs in '' | *[!0-9]*) die "PROCS must be a number, not '$procs'" ;; esac
+	[ -x "$TH_BIN" ] || die "no program at TH_BIN=$TH_BIN (build first)"
+	[ -x "$LIGHTTPD" ] || die "lighttpd not found (LIGHTTPD=$LIGHTTPD)"
+	conf=$TH_SRCDIR/conf/lighttpd.conf
+	[ -r "$conf" ] || die "no $conf"
+	case $TH_BIN in /*) ;; *) TH_BIN=$(cd "$(dirname "$TH_BIN")" && pwd)/$(basename "$TH_BIN") ;; esac
+	if [ -f "$dir/lighttpd.pid" ] && alive "$(cat "$dir/lighttpd.pid")"; then
+		die "a server is already running for $dir (pid $(cat "$dir/lighttpd.pid"))"
+	fi
+	mkdir -p "$dir/www" || die "cannot create $dir/www"
+
+	TH_STATE_DIR=$dir
+	TH_PROCS=$procs
+	TINY_HARNESS_DB=$dir/tiny-harness.db
+	export TH_BIN TH_STATE_DIR TH_PROCS TINY_HARNESS_DB
+
+	# Apply the schema once, before several workers race to open a new database.
+	if ! "$TH_BIN" migrate >"$dir/migrate.out" 2>&1; then
+		cat "$dir/migrate.out" >&2
+		die "'$TH_BIN migrate' failed for $TINY_HARNESS_DB"
+	fi
+
+	tries=0
+	while [ $tries -lt 5 ]; do
+		tries=$((tries + 1))
+		port=$(random_port)
+		if port_busy "$port"; then
+			continue
+		fi
+		TH_PORT=$port
+		TINY_HARNESS_BASE_URL=http://127.0.0.1:$port/
+		export TH_PORT TINY_HARNESS_BASE_URL
+		: >"$dir/error.log"
+		"$LIGHTTPD" -D -f "$conf" </dev/null >"$dir/lighttpd.out" 2>&1 &
+		pid=$!
+		echo "$pid" >"$dir/lighttpd.pid"
+		# Poll every 0.1 s until the card answers, lighttpd dies, or time runs out.
+		i=0
+		limit=$((TH_SERVER_TIMEOUT * 10))
+		while [ $i -lt $limit ]; do
+			if ! alive "$pid"; then
+				break
+			fi
+			code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
+				"${TINY_HARNESS_BASE_URL}.well-known/agent-card.json" 2>/dev/null)
+			if [ "$code" = 200 ]; then
+				echo "$pid" >"$dir/lighttpd.pid"
+				echo "$TINY_HARNESS_BASE_URL" >"$dir/base_url"
+				echo "$TINY_HARNESS_BASE_URL"
+				return 0
+			fi
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if alive "$pid"; then
+			# Up but the card never answered 200: stop it and report.
+			stop "$dir" >/dev/null 2>&1
+			echo "$me: lighttpd on port $port never served the agent card (last HTTP status '$code') within ${TH_SERVER_TIMEOUT}s" >&2
+			tail -n 30 "$dir/error.log" "$dir/lighttpd.out" >&2 2>/dev/null
+			return 1
+		fi
+		rm -f "$dir/lighttpd.pid"
+		# lighttpd exited: retry another port only when this one was taken meanwhile.
+		if grep -q 'Address already in use' "$dir/error.log" "$dir/lighttpd.out" 2>/dev/null; then
+			continue
+		fi
+		echo "$me: lighttpd exited during start-up" >&2
+		tail -n 30 "$dir/error.log" "$dir/lighttpd.out" >&2 2>/dev/null
+		return 1
+	done
+	die "no free port after $tries tries"
+}
+
+stop() {
+	[ $# -ge 1 ] || die "usage: server.sh stop DIR"
+	[ -d "$1" ] || return 0
+	dir=$(cd "$1" && pwd)
+	[ -f "$dir/lighttpd.pid" ] || return 0
+	pid=$(cat "$dir/lighttpd.pid")
+	case $pid in '' | *[!0-9]*) rm -f "$dir/lighttpd.pid"; return 0 ;; esac
+	if alive "$pid"; then
+		# SIGTERM: lighttpd stops its FastCGI workers (kill-signal SIGTERM) and exits.
+		kill -TERM "$pid" 2>/dev/null
+		i=0
+		while alive "$pid" && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if alive "$pid"; then
+			echo "$me: lighttpd $pid ignored SIGTERM for 10 s; sending SIGKILL" >&2
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	fi
+	rm -f "$dir/lighttpd.pid"
+	return 0
+}
+
+case ${1:-} in
+start)
+	shift
+	start "$@"
+	;;
+stop)
+	shift
+	stop "$@"
+	;;
+*)
+	echo "usage: server.sh start DIR [PROCS] | server.sh stop DIR" >&2
+	exit 2
+	;;
+esac
