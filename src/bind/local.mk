@@ -1,1 +1,9 @@
-# src/bind
+# src/bind — the two A2A bindings (JSON-RPC 2.0, HTTP+JSON) and the error table.
+noinst_LTLIBRARIES += src/bind/libth_bind.la
+src_bind_libth_bind_la_SOURCES = \
+	src/bind/bind.c src/bind/bind.h src/bind/bind_int.h \
+	src/bind/jsonrpc.c \
+	src/bind/rest.c \
+	src/bind/errors.c
+src_libth_la_LIBADD += src/bind/libth_bind.la
+

@@ -1,0 +1,70 @@
+/* bind_int.h — what the binding files share: one request's context, the header
+ * checks every A2A request goes through, and the error body builders. Private to
+ * src/bind. */
+#ifndef TH_BIND_BIND_INT_H
+#define TH_BIND_BIND_INT_H
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "http/http.h"
+#include "service/service.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+struct th_bind_ctx {
+	struct th_app *app;
+	struct th_http_io *io;
+	struct th_http_req *req;
+	struct th_call call;  /* participant borrowed from req */
+	struct th_buf extra;  /* response header lines (A2A-Extensions, Allow, …);
+	                         th_buf_free (th_bind_serve) */
+};
+
+/* Copies a client-supplied string into dst for an error message: printable ASCII
+ * only (anything else becomes '?'), cut to fit with "..."; "(none)" for NULL. */
+void th_bind_quote(char *dst, size_t n, const char *src);
+
+/* 1 when ct is application/json or application/a2a+json, parameters allowed. */
+int th_bind_json_ctype(const char *ct);
+
+/* A2A-3: "1.0" or "1.0.<digits>" passes; anything else (NULL, "", "0.3", "1.1") is
+ * TH_EVERSION naming the value received, "(none)" when there was none. */
+th_err th_bind_check_version(const char *version, struct th_error *e);
+
+/* Version, then extensions (EXT-1), then the participant (ID-1): fills ctx->call and,
+ * when extensions were activated, the A2A-Extensions response header (EXT-2). */
+th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e);
+
+/* The ErrorInfo detail of e (new reference), or NULL when its code has no reason. */
+json_object *th_bind_error_info(const struct th_error *e);
+
+/* Writes body as the whole response; a failed write means the client is gone, and
+ * there is nobody left to tell. */
+void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const char *body,
+                  size_t len);
+/* Writes v (a new reference, consumed; NULL means it could not be built) as JSON. */
+void th_bind_send_json(struct th_bind_ctx *ctx, int status, const char *ctype, json_object *v);
+
+/* The last-resort answer when even the error body could not be built. */
+void th_bind_send_oom(struct th_bind_ctx *ctx);
+
+/* The client-facing message of e; for TH_EBUSY it always says to retry. */
+const char *th_bind_message(const struct th_error *e, char *buf, size_t n);
+
+/* The operation runner both bindings call: th_service_call, unless a unit test has
+ * put a recorder here to see exactly what a binding passed on. */
+typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *call,
+                                     enum th_op op, json_object *params, json_object **result,
+                                     struct th_error *e);
+extern th_bind_service_fn th_bind_service;
+
+/* The JSON-RPC endpoint (POST to the base path). */
+void th_bind_jsonrpc(struct th_bind_ctx *ctx);
+/* The HTTP+JSON routes; any other path under the base is a 404 here. */
+void th_bind_rest(struct th_bind_ctx *ctx);
+/* Writes a google.rpc.Status error response for e with the given HTTP status
+ * (0 = the table's status for e->code). */
+void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e);
+
+#endif

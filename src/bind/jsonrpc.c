@@ -1,0 +1,173 @@
+/* jsonrpc.c — the JSON-RPC 2.0 binding: POST to the base path, one request object
+ * per body, every answer a JSON-RPC envelope with HTTP 200 except the HTTP-level
+ * refusals (405 wrong method, 413 body over the limit) (A2A-1, A2A-4, LIM-2). */
+#include <string.h>
+
+#include "bind/bind.h"
+#include "bind/bind_int.h"
+#include "config/config.h"
+#include "util/jsonx.h"
+
+/* id is borrowed (NULL answers with id null). */
+static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
+                        const struct th_error *e)
+{
+	char buf[TH_ERRMSG_MAX + 64];
+	json_object *o = json_object_new_object();
+	json_object *err = json_object_new_object();
+	if (o == NULL || err == NULL) {
+		json_object_put(o);
+		json_object_put(err);
+		th_bind_send_oom(ctx);
+		return;
+	}
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(o, "id", json_object_get(id));
+	json_object_object_add(err, "code", json_object_new_int(th_bind_rpc_code(e->code)));
+	json_object_object_add(err, "message",
+	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
+	json_object *info = th_bind_error_info(e);
+	if (info != NULL) {
+		json_object *data = json_object_new_array();
+		if (data == NULL || json_object_array_add(data, info) != 0) {
+			json_object_put(info);
+			json_object_put(data);
+			data = NULL;
+		}
+		if (data != NULL)
+			json_object_object_add(err, "data", data);
+	}
+	json_object_object_add(o, "error", err);
+	if (e->code == TH_EBUSY)
+		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
+	th_bind_send_json(ctx, status, "application/json", o);
+}
+
+static const char *type_name(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double:
+	case json_type_int: return "a number";
+	case json_type_string: return "a string";
+	case json_type_array: return "an array";
+	case json_type_object: return "an object";
+	}
+	return "something else";
+}
+
+/* Checks the envelope; on success *op and *params (borrowed, NULL when absent) are
+ * set. *id is set (borrowed) as soon as it is known to be valid, so that later errors
+ * can echo it. */
+static th_err check_envelope(json_object *req, json_object **id, int *op, json_object **params,
+                             struct th_error *e)
+{
+	*id = NULL;
+	*params = NULL;
+	if (json_object_is_type(req, json_type_array))
+		return th_error_set(e, TH_EINVALREQ,
+		                    "batch requests (a JSON array) are not supported; send one "
+		                    "request object per HTTP request");
+	if (!json_object_is_type(req, json_type_object))
+		return th_error_set(e, TH_EINVALREQ,
+		                    "a JSON-RPC request must be a JSON object, not %s",
+		                    type_name(req));
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(req, "id", &v))
+		return th_error_set(e, TH_EINVALREQ,
+		                    "\"id\" is missing: notifications are not supported, every "
+		                    "request needs an id");
+	if (v != NULL && !json_object_is_type(v, json_type_string) &&
+	    !json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return th_error_set(e, TH_EINVALREQ,
+		                    "\"id\" must be a string, a number or null, not %s", type_name(v));
+	*id = v;
+	const char *ver = th_json_str(req, "jsonrpc");
+	if (ver == NULL || strcmp(ver, "2.0") != 0) {
+		if (ver == NULL)
+			return th_error_set(e, TH_EINVALREQ, "\"jsonrpc\" must be the string \"2.0\"");
+		char q[40];
+		th_bind_quote(q, sizeof q, ver);
+		return th_error_set(e, TH_EINVALREQ, "\"jsonrpc\" must be \"2.0\", not \"%s\"", q);
+	}
+	const char *method = th_json_str(req, "method");
+	if (method == NULL)
+		return th_error_set(e, TH_EINVALREQ, "\"method\" must be a string naming the operation");
+	*op = th_op_from_method(method);
+	if (*op < 0) {
+		char q[80];
+		th_bind_quote(q, sizeof q, method);
+		return th_error_set(e, TH_ENOMETHOD, "method '%s' not found", q);
+	}
+	if (json_object_object_get_ex(req, "params", &v) && v != NULL) {
+		if (!json_object_is_type(v, json_type_object))
+			return th_error_set(e, TH_EINVAL, "\"params\" must be an object, not %s",
+			                    type_name(v));
+		*params = v;
+	}
+	return TH_OK;
+}
+
+void th_bind_jsonrpc(struct th_bind_ctx *ctx)
+{
+	struct th_http_req *r = ctx->req;
+	const struct th_config *cfg = ctx->app->cfg;
+	struct th_error e;
+	th_error_clear(&e);
+
+	if (strcmp(r->method, "POST") != 0) {
+		char m[40];
+		th_bind_quote(m, sizeof m, r->method);
+		th_buf_puts(&ctx->extra, "Allow: POST\r\n");
+		th_error_set(&e, TH_EMETHOD, "JSON-RPC requests are sent with POST, not %s", m);
+		reply_error(ctx, 405, NULL, &e);
+		return;
+	}
+	if (!th_bind_json_ctype(r->content_type)) {
+		char q[80];
+		th_bind_quote(q, sizeof q, r->content_type);
+		th_error_set(&e, TH_ECONTENTTYPE,
+		             "Content-Type %s is not supported; send application/json", q);
+		reply_error(ctx, 200, NULL, &e);
+		return;
+	}
+	th_err rc = th_http_read_body(r, ctx->io, cfg->lim.max_body, &e);
+	if (rc != TH_OK) {
+		reply_error(ctx, rc == TH_ETOOLARGE ? 413 : 200, NULL, &e);
+		return;
+	}
+	json_object *req = NULL;
+	rc = th_json_parse(r->body, r->body_len, cfg->lim.json_depth, &req, &e);
+	if (rc != TH_OK) {
+		reply_error(ctx, 200, NULL, &e);
+		return;
+	}
+	json_object *id = NULL, *params = NULL;
+	int op = -1;
+	rc = check_envelope(req, &id, &op, &params, &e);
+	if (rc == TH_OK)
+		rc = th_bind_check_headers(ctx, &e);
+	json_object *result = NULL;
+	if (rc == TH_OK)
+		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);
+	if (rc != TH_OK) {
+		json_object_put(result);
+		reply_error(ctx, 200, id, &e);
+		json_object_put(req);
+		return;
+	}
+	json_object *o = json_object_new_object();
+	if (o == NULL) {
+		json_object_put(result);
+		json_object_put(req);
+		th_bind_send_oom(ctx);
+		return;
+	}
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	/* The same id, the same JSON type: json-c keeps the parsed value as it was. */
+	json_object_object_add(o, "id", json_object_get(id));
+	json_object_object_add(o, "result", result);
+	json_object_put(req);
+	th_bind_send_json(ctx, 200, "application/json", o);
+}

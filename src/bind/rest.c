@@ -1,0 +1,418 @@
+/* rest.c — the HTTP+JSON binding: the route table, path and query values turned
+ * into the operation's params object, google.rpc.Status error bodies (A2A-1, A2A-4,
+ * LIM-2). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind/bind.h"
+#include "bind/bind_int.h"
+#include "config/config.h"
+#include "util/jsonx.h"
+
+enum { M_GET, M_POST, M_DELETE, M_COUNT };
+static const char *const method_names[M_COUNT] = {"GET", "POST", "DELETE"};
+
+enum route_kind {
+	R_SEND,
+	R_STREAM,
+	R_TASKS,
+	R_TASK,
+	R_CANCEL,
+	R_SUBSCRIBE,
+	R_PUSH_LIST,
+	R_PUSH_ITEM,
+	R_EXT_CARD,
+	R_COUNT
+};
+
+#define NONE (-1)
+/* The operation each method runs on each route; NONE = 405. SubscribeToTask takes
+ * both verbs because the spec text says POST and the proto says GET. */
+static const int route_ops[R_COUNT][M_COUNT] = {
+	[R_SEND] = {NONE, TH_OP_SEND_MESSAGE, NONE},
+	[R_STREAM] = {NONE, TH_OP_SEND_STREAMING_MESSAGE, NONE},
+	[R_TASKS] = {TH_OP_LIST_TASKS, NONE, NONE},
+	[R_TASK] = {TH_OP_GET_TASK, NONE, NONE},
+	[R_CANCEL] = {NONE, TH_OP_CANCEL_TASK, NONE},
+	[R_SUBSCRIBE] = {TH_OP_SUBSCRIBE_TO_TASK, TH_OP_SUBSCRIBE_TO_TASK, NONE},
+	[R_PUSH_LIST] = {TH_OP_LIST_PUSH_CONFIGS, TH_OP_CREATE_PUSH_CONFIG, NONE},
+	[R_PUSH_ITEM] = {TH_OP_GET_PUSH_CONFIG, NONE, TH_OP_DELETE_PUSH_CONFIG},
+	[R_EXT_CARD] = {TH_OP_GET_EXTENDED_CARD, NONE, NONE},
+};
+
+/* Query parameters each operation reads, camelCase (snake_case accepted too). */
+static const char *const get_task_q[] = {"historyLength", NULL};
+static const char *const list_tasks_q[] = {"contextId",  "status",        "pageSize",
+                                           "pageToken",  "historyLength", "statusTimestampAfter",
+                                           "includeArtifacts", NULL};
+static const char *const list_push_q[] = {"pageSize", "pageToken", NULL};
+
+struct match {
+	enum route_kind kind;
+	const char *seg[4]; /* raw (still percent-encoded) path values */
+	size_t seg_len[4];
+};
+
+static int seg_is(const char *s, size_t n, const char *lit)
+{
+	return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+/* Matches the raw path. The ":cancel"/":subscribe" verbs live inside the last segment,
+ * so they are split off before the segment can be taken for a task id (a2a-go #380).
+ * A literal ':' in an id must be sent encoded (%3A). */
+static int route_match(const char *path, struct match *m)
+{
+	const char *s[5];
+	size_t n[5];
+	int count = 0;
+	if (path[0] != '/')
+		return 0;
+	const char *p = path + 1;
+	for (;;) {
+		if (count == 5)
+			return 0;
+		size_t k = strcspn(p, "/");
+		s[count] = p;
+		n[count] = k;
+		count++;
+		if (p[k] == '\0')
+			break;
+		p += k + 1;
+	}
+	for (int i = 0; i < count; i++)
+		if (n[i] == 0)
+			return 0;
+	memset(m, 0, sizeof *m);
+	if (count == 1) {
+		if (seg_is(s[0], n[0], "message:send"))
+			m->kind = R_SEND;
+		else if (seg_is(s[0], n[0], "message:stream"))
+			m->kind = R_STREAM;
+		else if (seg_is(s[0], n[0], "tasks"))
+			m->kind = R_TASKS;
+		else if (seg_is(s[0], n[0], "extendedAgentCard"))
+			m->kind = R_EXT_CARD;
+		else
+			return 0;
+		return 1;
+	}
+	if (!seg_is(s[0], n[0], "tasks"))
+		return 0;
+	m->seg[0] = s[1];
+	m->seg_len[0] = n[1];
+	if (count == 2) {
+		const char *colon = memchr(s[1], ':', n[1]);
+		if (colon == NULL) {
+			m->kind = R_TASK;
+			return 1;
+		}
+		size_t idn = (size_t)(colon - s[1]);
+		const char *verb = colon + 1;
+		size_t vn = n[1] - idn - 1;
+		if (idn == 0)
+			return 0;
+		if (seg_is(verb, vn, "cancel"))
+			m->kind = R_CANCEL;
+		else if (seg_is(verb, vn, "subscribe"))
+			m->kind = R_SUBSCRIBE;
+		else
+			return 0;
+		m->seg_len[0] = idn;
+		return 1;
+	}
+	if (!seg_is(s[2], n[2], "pushNotificationConfigs"))
+		return 0;
+	if (count == 3) {
+		m->kind = R_PUSH_LIST;
+		return 1;
+	}
+	if (count == 4) {
+		m->kind = R_PUSH_ITEM;
+		m->seg[1] = s[3];
+		m->seg_len[1] = n[3];
+		return 1;
+	}
+	return 0;
+}
+
+void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e)
+{
+	char buf[TH_ERRMSG_MAX + 64];
+	if (status == 0)
+		status = th_bind_http_status(e->code);
+	json_object *o = json_object_new_object();
+	json_object *err = json_object_new_object();
+	if (o == NULL || err == NULL) {
+		json_object_put(o);
+		json_object_put(err);
+		th_bind_send_oom(ctx);
+		return;
+	}
+	json_object_object_add(err, "code", json_object_new_int(status));
+	json_object_object_add(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
+	json_object_object_add(err, "message",
+	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
+	json_object *info = th_bind_error_info(e);
+	if (info != NULL) {
+		json_object *details = json_object_new_array();
+		if (details == NULL || json_object_array_add(details, info) != 0) {
+			json_object_put(info);
+			json_object_put(details);
+			details = NULL;
+		}
+		if (details != NULL)
+			json_object_object_add(err, "details", details);
+	}
+	json_object_object_add(o, "error", err);
+	if (e->code == TH_EBUSY)
+		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
+	th_bind_send_json(ctx, status, "application/a2a+json", o);
+}
+
+static char *camel_to_snake(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = malloc(2 * n + 1);
+	if (out == NULL)
+		return NULL;
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= 'A' && s[i] <= 'Z') {
+			out[j++] = '_';
+			out[j++] = (char)(s[i] - 'A' + 'a');
+		} else {
+			out[j++] = s[i];
+		}
+	}
+	out[j] = '\0';
+	return out;
+}
+
+static th_err add_string(json_object *params, const char *key, const char *v, size_t n,
+                         struct th_error *e)
+{
+	json_object *s = json_object_new_string_len(v, (int)n);
+	if (s == NULL || json_object_object_add(params, key, s) != 0) {
+		json_object_put(s);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	return TH_OK;
+}
+
+/* Path values are decoded and override whatever the body said (A2A §5). */
+static th_err add_path_value(json_object *params, const char *key, const char *raw, size_t n,
+                             struct th_error *e)
+{
+	char *v = th_http_pct_decode(raw, n);
+	if (v == NULL) {
+		char q[80];
+		char *tmp = strndup(raw, n);
+		th_bind_quote(q, sizeof q, tmp);
+		free(tmp);
+		return th_error_set(e, TH_EINVAL,
+		                    "path value '%s' for %s has a bad percent escape or a NUL byte", q,
+		                    key);
+	}
+	th_err rc = add_string(params, key, v, strlen(v), e);
+	free(v);
+	return rc;
+}
+
+/* The a2a decoders take query values as strings ("10", "true"). */
+static th_err add_query_values(json_object *params, const char *query, const char *const *names,
+                               struct th_error *e)
+{
+	for (; names != NULL && *names != NULL; names++) {
+		char *v = NULL;
+		int found = th_http_query_lookup(query, *names, &v);
+		if (found == 0) {
+			char *snake = camel_to_snake(*names);
+			if (snake == NULL)
+				return th_error_set(e, TH_ENOMEM, "out of memory");
+			found = th_http_query_lookup(query, snake, &v);
+			free(snake);
+		}
+		if (found == -2)
+			return th_error_set(e, TH_ENOMEM, "out of memory");
+		if (found == -1)
+			return th_error_set(e, TH_EINVAL,
+			                    "query parameter %s has a bad percent escape or a NUL byte",
+			                    *names);
+		if (found == 1) {
+			th_err rc = add_string(params, *names, v, strlen(v), e);
+			free(v);
+			if (rc != TH_OK)
+				return rc;
+		}
+	}
+	return TH_OK;
+}
+
+static int body_blank(const struct th_http_req *r)
+{
+	for (size_t i = 0; i < r->body_len; i++)
+		if (r->body[i] != ' ' && r->body[i] != '\t' && r->body[i] != '\r' &&
+		    r->body[i] != '\n')
+			return 0;
+	return 1;
+}
+
+/* The request message as the body gave it: an object, or a fresh one for an empty
+ * body or a literal null (clients send both for CancelTask). */
+static th_err body_params(struct th_bind_ctx *ctx, json_object **out, struct th_error *e)
+{
+	const struct th_config *cfg = ctx->app->cfg;
+	*out = NULL;
+	json_object *v = NULL;
+	if (ctx->req->body != NULL && !body_blank(ctx->req)) {
+		th_err rc = th_json_parse(ctx->req->body, ctx->req->body_len, cfg->lim.json_depth, &v,
+		                          e);
+		if (rc != TH_OK)
+			return rc;
+	}
+	if (v == NULL) {
+		v = json_object_new_object();
+		if (v == NULL)
+			return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	if (!json_object_is_type(v, json_type_object)) {
+		json_object_put(v);
+		return th_error_set(e, TH_EINVAL, "the request body must be a JSON object");
+	}
+	*out = v;
+	return TH_OK;
+}
+
+static th_err build_params(struct th_bind_ctx *ctx, const struct match *m, int op,
+                           json_object **out, struct th_error *e)
+{
+	th_err rc = body_params(ctx, out, e);
+	if (rc != TH_OK)
+		return rc;
+	json_object *p = *out;
+	const char *q = ctx->req->query;
+	switch (m->kind) {
+	case R_TASK:
+	case R_CANCEL:
+	case R_SUBSCRIBE:
+		rc = add_path_value(p, "id", m->seg[0], m->seg_len[0], e);
+		break;
+	case R_PUSH_LIST:
+		rc = add_path_value(p, "taskId", m->seg[0], m->seg_len[0], e);
+		break;
+	case R_PUSH_ITEM:
+		rc = add_path_value(p, "taskId", m->seg[0], m->seg_len[0], e);
+		if (rc == TH_OK)
+			rc = add_path_value(p, "id", m->seg[1], m->seg_len[1], e);
+		break;
+	default:
+		break;
+	}
+	if (rc == TH_OK && op == TH_OP_GET_TASK)
+		rc = add_query_values(p, q, get_task_q, e);
+	else if (rc == TH_OK && op == TH_OP_LIST_TASKS)
+		rc = add_query_values(p, q, list_tasks_q, e);
+	else if (rc == TH_OK && op == TH_OP_LIST_PUSH_CONFIGS)
+		rc = add_query_values(p, q, list_push_q, e);
+	if (rc != TH_OK) {
+		json_object_put(p);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static int method_index(const char *method)
+{
+	for (int i = 0; i < M_COUNT; i++)
+		if (strcmp(method, method_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static void not_found(struct th_bind_ctx *ctx)
+{
+	struct th_error e;
+	char q[160], m[40];
+	th_bind_quote(q, sizeof q, ctx->req->path);
+	th_bind_quote(m, sizeof m, ctx->req->method);
+	th_error_set(&e, TH_ENOMETHOD, "no A2A route for %s %s", m, q);
+	e.task_id[0] = '\0';
+	th_bind_rest_error(ctx, 404, &e);
+}
+
+/* An empty-body POST may come without a Content-Type (the Go client's cancel). */
+static int ctype_ok(const struct th_http_req *r)
+{
+	if (r->content_type != NULL && r->content_type[0] != '\0')
+		return th_bind_json_ctype(r->content_type);
+	return r->raw_length == NULL || strspn(r->raw_length, "0") == strlen(r->raw_length);
+}
+
+void th_bind_rest(struct th_bind_ctx *ctx)
+{
+	struct th_http_req *r = ctx->req;
+	struct th_error e;
+	th_error_clear(&e);
+	struct match m;
+	if (!r->in_base || !route_match(r->path, &m)) {
+		not_found(ctx);
+		return;
+	}
+	int mi = method_index(r->method);
+	int op = mi >= 0 ? route_ops[m.kind][mi] : NONE;
+	if (op == NONE) {
+		th_buf_puts(&ctx->extra, "Allow: ");
+		int first = 1;
+		for (int i = 0; i < M_COUNT; i++) {
+			if (route_ops[m.kind][i] == NONE)
+				continue;
+			th_buf_printf(&ctx->extra, "%s%s", first ? "" : ", ", method_names[i]);
+			first = 0;
+		}
+		th_buf_puts(&ctx->extra, "\r\n");
+		char q[160], mn[40];
+		th_bind_quote(q, sizeof q, r->path);
+		th_bind_quote(mn, sizeof mn, r->method);
+		th_error_set(&e, TH_EMETHOD, "%s is not allowed on %s", mn, q);
+		th_bind_rest_error(ctx, 405, &e);
+		return;
+	}
+	if (mi == M_POST) {
+		if (!ctype_ok(r)) {
+			char q[80];
+			th_bind_quote(q, sizeof q, r->content_type);
+			th_error_set(&e, TH_ECONTENTTYPE,
+			             "Content-Type %s is not supported; send application/json or "
+			             "application/a2a+json",
+			             q);
+			/* 415 is plain HTTP for a body we cannot read at all; the A2A table's 400
+			 * is for part media types the agent refuses. */
+			th_bind_rest_error(ctx, 415, &e);
+			return;
+		}
+		th_err rc = th_http_read_body(r, ctx->io, ctx->app->cfg->lim.max_body, &e);
+		if (rc != TH_OK) {
+			th_bind_rest_error(ctx, 0, &e);
+			return;
+		}
+	}
+	th_err rc = th_bind_check_headers(ctx, &e);
+	json_object *params = NULL, *result = NULL;
+	if (rc == TH_OK)
+		rc = build_params(ctx, &m, op, &params, &e);
+	if (rc == TH_OK)
+		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);
+	json_object_put(params);
+	if (rc != TH_OK) {
+		json_object_put(result);
+		th_bind_rest_error(ctx, 0, &e);
+		return;
+	}
+	if (result == NULL) {
+		/* DeleteTaskPushNotificationConfig answers Empty. */
+		th_bind_send(ctx, 200, "application/a2a+json", "{}", 2);
+		return;
+	}
+	th_bind_send_json(ctx, 200, "application/a2a+json", result);
+}
