@@ -1,0 +1,221 @@
+#!/bin/sh
+# Integration test: the real lighttpd with conf/lighttpd.conf (STORE-4), two FastCGI
+# workers, on loopback. A whole conversation over both bindings, completion with the
+# control envelope, SSE through the server, and proof that requests were served by
+# different worker processes (turns.worker_pid). TAP output; 77 (skip) when lighttpd,
+# curl, jq or sqlite3 is missing.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+: "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
+: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
+export TH_SRCDIR TH_BUILDDIR TH_BIN
+
+skip() { echo "1..0 # SKIP $*"; exit 77; }
+[ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
+command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
+for tool in curl jq sqlite3; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/th-lighttpd.XXXXXX")
+SERVER=$TH_SRCDIR/tests/lib/server.sh
+cleanup() {
+	sh "$SERVER" stop "$T/srv"
+	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for line in "$@"; do echo "#   $line"; done
+	echo "#   request: ${REQ_DESC:-}"
+	echo "#   HTTP status: ${STATUS:-none}"
+	sed -n '1,15p' "$T/body" 2>/dev/null | sed 's/^/#   body: /'
+}
+check() {
+	local name=$1 c
+	shift
+	for c in "$@"; do
+		if ! eval "$c"; then
+			not_ok "$name" "failed: $c"
+			return 1
+		fi
+	done
+	ok "$name"
+}
+bail() {
+	echo "Bail out! $*"
+	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
+	exit 1
+}
+
+# Every worker sleeps this long per turn, so concurrent turns overlap in time.
+export TINY_HARNESS_ECHO_DELAY_MS=300
+BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
+DB=$T/srv/tiny-harness.db
+echo "# lighttpd at $BASE, state in $T/srv"
+
+STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
+EVENT_MT='application/vnd.tiny-harness.event+json'
+
+# http METHOD PATH [BODY] [PARTICIPANT] [CONTENT-TYPE] — one request through lighttpd;
+# body in $T/body, headers in $T/headers, status in STATUS.
+http() {
+	local method=$1 path=$2 body=${3:-} part=${4-alice} ctype=${5:-application/json}
+	local args=(-s -o "$T/body" -D "$T/headers" -w '%{http_code}' --max-time 30 -X "$method"
+		-H 'A2A-Version: 1.0')
+	[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
+	[ -n "$body" ] && args+=(-H "Content-Type: $ctype" --data-binary "$body")
+	REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c 200)"
+	STATUS=$(curl "${args[@]}" "${BASE}${path#/}")
+}
+rpc() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"; }
+msg() { # msg MESSAGE-ID TEXT [TASK-ID]
+	printf '{"message":{"messageId":"%s","role":"ROLE_USER"%s,"parts":[{"text":"%s"}]}}' \
+		"$1" "${3:+,\"taskId\":\"$3\"}" "$2"
+}
+jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
+texts() { jqb "[$1.status.message.parts[]?.text // empty] | join(\" \")"; }
+has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
+
+# ------------------------------------------------------------------ card
+http GET /.well-known/agent-card.json "" ""
+check "STORE-4 CARD-1 lighttpd serves the card with the base URL it was started on" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb .name)" = tiny-harness ]' \
+	'[ "$(jqb "[.supportedInterfaces[] | select(.protocolBinding == \"JSONRPC\") | .url][0]")" = "$BASE" ]'
+
+# ------------------------------------------------------------------ a conversation
+http POST / "$(rpc 1 SendMessage "$(msg m1 "plan the release")")"
+TASK=$(jqb .result.task.id)
+check "A2A-1 TASK-2 SendMessage through lighttpd creates a task parked in INPUT_REQUIRED" \
+	'[ "$STATUS" = 200 ]' has_task \
+	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(jqb ".result.task.metadata[\"$STATUS_KEY\"].sub_state")" = awaiting-next-message ]' \
+	'texts .result.task | grep -q "plan the release"'
+
+http POST / "$(rpc 2 SendMessage "$(msg m2 "first follow-up" "$TASK")")"
+check "TASK-6 a JSON-RPC follow-up runs a turn and parks the task again" \
+	'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .result.task.id)" = "$TASK" ]' \
+	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'texts .result.task | grep -q "first follow-up"'
+
+http POST /message:send "$(msg m3 "second follow-up" "$TASK")"
+check "A2A-1 TASK-6 a REST follow-up (POST /message:send) runs a turn" \
+	'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .task.id)" = "$TASK" ]' \
+	'[ "$(jqb .task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'texts .task | grep -q "second follow-up"'
+
+http POST / "$(rpc 3 GetTask "{\"id\":\"$TASK\"}")"
+check "A2A-1 GetTask returns the three user messages in order" \
+	'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .result.id)" = "$TASK" ]' \
+	'[ "$(jqb "[.result.history[] | select(.role == \"ROLE_USER\") | .messageId] | join(\",\")")" = m1,m2,m3 ]'
+
+http POST / "$(rpc 4 ListTasks '{}')"
+check "A2A-1 ListTasks lists the task for its participant" \
+	'[ "$STATUS" = 200 ]' has_task \
+	'[ "$(jqb "[.result.tasks[] | select(.id == \"$TASK\")] | length")" = 1 ]' \
+	'[ "$(jqb .result.totalSize)" -ge 1 ]'
+http GET "/tasks?pageSize=10" "" bob
+check "ID-3 REST GET /tasks for another participant does not list it" \
+	'[ "$STATUS" = 200 ]' has_task \
+	'[ "$(jqb "[.tasks[]? | select(.id == \"$TASK\")] | length")" = 0 ]' \
+	'[ "$(jqb ".totalSize // 0")" = 0 ]'
+
+# ------------------------------------------------------------------ SSE through lighttpd
+# With server.stream-response-body = 2 the first event (the Task) reaches the client
+# before the 300 ms turn ends; with buffering the whole body would arrive at once.
+REQ_DESC="SendStreamingMessage (curl -N)"
+timing=$(curl -s -N -o "$T/body" --max-time 30 -w '%{http_code}|%{content_type}|%{time_starttransfer}|%{time_total}' \
+	-H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+	--data-binary "$(rpc 5 SendStreamingMessage "$(msg m4 "stream this" "$TASK")")" "$BASE")
+IFS='|' read -r STATUS sse_type first total <<EOF2
+$timing
+EOF2
+gap=$(awk -v a="${first:-0}" -v b="${total:-0}" 'BEGIN { printf "%d", (b - a) * 1000 }')
+check "STORE-4 A2A-5 SSE events stream through lighttpd as written (first event ${first}s, end ${total}s)" \
+	'[ "$STATUS" = 200 ]' 'case "$sse_type" in text/event-stream*) true ;; *) false ;; esac' \
+	'[ "$(grep -c "^data:" "$T/body")" -ge 2 ]' \
+	'[ "$gap" -ge 150 ]' \
+	'[ "$(grep "^data:" "$T/body" | tail -n1 | sed "s/^data: *//" | jq -r ".result.statusUpdate.status.state // .result.task.status.state")" = TASK_STATE_INPUT_REQUIRED ]'
+
+# ------------------------------------------------------------------ completion
+control='{"data":{"kind":"control","action":"complete"},"mediaType":"'$EVENT_MT'"}'
+http POST / "$(rpc 6 SendMessage "{\"message\":{\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
+	'[ "$STATUS" = 200 ]' has_task \
+	'[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
+	'[ "$(texts .result.task)" = "completed by alice" ]'
+http GET "/tasks/$TASK" ""
+check "CTL-5 GetTask (REST) after completion shows TASK_STATE_COMPLETED" \
+	'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .status.state)" = TASK_STATE_COMPLETED ]'
+http POST / "$(rpc 7 SendMessage "{\"message\":{\"messageId\":\"c2\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+check "CTL-6 completing a completed task is -32004 naming TASK_STATE_COMPLETED" \
+	'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -qF TASK_STATE_COMPLETED'
+
+# The CLI helper (CTL-9) sends the same completion to a server URL.
+http POST / "$(rpc 8 SendMessage "$(msg m5 "finish me from the command line")")"
+TASK2=$(jqb .result.task.id)
+REQ_DESC="$TH_BIN complete $TASK2 --as alice --url $BASE"
+if "$TH_BIN" complete "$TASK2" --as alice --url "$BASE" >"$T/cli.out" 2>&1; then cli=0; else cli=$?; fi
+http POST / "$(rpc 9 GetTask "{\"id\":\"$TASK2\"}")"
+check "CTL-9 'tiny-harness complete TASK --as alice --url URL' completes the task" \
+	'[ -n "$TASK2" ] && [ "$TASK2" != null ]' '[ "$cli" = 0 ]' \
+	'[ "$(jqb .result.status.state)" = TASK_STATE_COMPLETED ]' \
+	'[ "$(texts .result)" = "completed by alice" ]'
+
+# ------------------------------------------------------------------ several workers
+before=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
+CONC=6
+for i in $(seq 1 $CONC); do
+	curl -s -o "$T/conc.$i" --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+		-H "X-Participant-Id: user$i" \
+		--data-binary "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")" "$BASE" &
+done
+wait
+parked=0
+for i in $(seq 1 $CONC); do
+	[ "$(jq -r .result.task.status.state "$T/conc.$i" 2>/dev/null)" = TASK_STATE_INPUT_REQUIRED ] && parked=$((parked + 1))
+done
+after=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
+REQ_DESC="$CONC concurrent SendMessage; body of the first:"
+cp "$T/conc.1" "$T/body"
+check "LIM-3 $CONC concurrent SendMessage requests all answer INPUT_REQUIRED and store $CONC tasks" \
+	'[ "$parked" = $CONC ]' '[ "$before" != unreadable ] && [ "$after" = $((before + CONC)) ]'
+pids=$(sqlite3 "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid IS NOT NULL AND worker_pid > 0' 2>/dev/null | sort -n)
+distinct=$(printf '%s\n' $pids | grep -c .)
+REQ_DESC="SELECT DISTINCT worker_pid FROM turns → $(echo $pids)"
+check "STORE-4 turns ran in at least two worker processes (distinct worker_pid: $distinct)" \
+	'[ "$distinct" -ge 2 ]'
+
+# ------------------------------------------------------------------ shutdown
+lpid=$(cat "$T/srv/lighttpd.pid" 2>/dev/null)
+# The worker processes are lighttpd's children (procps' --ppid reads /proc).
+children=$(ps -o pid= --ppid "$lpid" 2>/dev/null | tr -d ' ')
+sh "$SERVER" stop "$T/srv"
+running() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+left=
+for i in $(seq 1 50); do
+	left=
+	for p in $lpid $children $pids; do running "$p" && left="$left $p"; done
+	[ -z "$left" ] && break
+	sleep 0.1
+done
+REQ_DESC="server.sh stop; lighttpd $lpid, its children $(echo $children), turn workers $(echo $pids); still running:$left"
+check "STORE-4 stopping lighttpd stops its two workers" '[ -n "$lpid" ]' \
+	'[ "$(printf "%s\n" $children | grep -c .)" = 2 ]' '[ -z "$left" ]'
+
+echo "1..$n"
+if [ $failed -gt 0 ]; then
+	echo "# $failed of $n failed"
+	exit 1
+fi
+exit 0
