@@ -74,13 +74,13 @@ th_err th_a2a_get_decode(json_object *params, struct th_get_req *out, struct th_
 void th_get_req_free(struct th_get_req *r);
 
 struct th_list_req {
-	char *context_id;          /* NULL when absent; free */
-	int status;                /* enum th_state, 0 when absent */
-	int64_t status_after_ms;   /* statusTimestampAfter, -1 when absent */
-	int page_size;             /* 1..100, default 50 */
-	char *page_token;          /* NULL when absent or ""; free */
-	int history_length;        /* -1 when absent */
-	int include_artifacts;     /* default 0 */
+	char *context_id;        /* NULL when absent; th_list_req_free */
+	int status;              /* enum th_state, 0 when absent */
+	int64_t status_after_ms; /* statusTimestampAfter, -1 when absent */
+	int page_size;           /* 1..100, default 50 */
+	char *page_token;        /* NULL when absent or ""; th_list_req_free */
+	int history_length;      /* -1 when absent */
+	int include_artifacts;   /* default 0 */
 };
 /* Numbers may arrive as JSON numbers or decimal strings, booleans as true/false or
  * "true"/"false" (REST query values). pageSize outside 1..100 → TH_EINVAL naming it. */
@@ -88,8 +88,8 @@ th_err th_a2a_list_decode(json_object *params, struct th_list_req *out, struct t
 void th_list_req_free(struct th_list_req *r);
 
 struct th_cancel_req {
-	char *id;              /* required; free */
-	json_object *metadata; /* or NULL; json_object_put */
+	char *id;              /* required; th_cancel_req_free */
+	json_object *metadata; /* or NULL; th_cancel_req_free */
 };
 /* params may be NULL (REST cancel with an empty body) only if the caller put the
  * path id in; bind always passes an object. */

@@ -162,7 +162,8 @@ json_object *th_a2a_status_update(const char *task_id, const char *context_id, j
                                   json_object *metadata)
 {
 	json_object *u = json_object_new_object();
-	if (u == NULL || add(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
+	if (u == NULL ||
+	    add(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
 	    add(u, "contextId", json_object_new_string(context_id != NULL ? context_id : "")) != 0)
 		goto fail;
 	json_object *v;
@@ -184,7 +185,8 @@ json_object *th_a2a_artifact_update(const char *task_id, const char *context_id,
                                     json_object *artifact, int append, int last_chunk)
 {
 	json_object *u = json_object_new_object();
-	if (u == NULL || add(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
+	if (u == NULL ||
+	    add(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
 	    add(u, "contextId", json_object_new_string(context_id != NULL ? context_id : "")) != 0)
 		goto fail;
 	json_object *v = artifact;

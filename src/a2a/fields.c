@@ -29,8 +29,8 @@ th_err th_a2a_get_str(json_object *obj, const char *camel, const char *snake, co
 		return th_error_set(e, TH_EINVAL, "%s%s must be a string", prefix, camel);
 	size_t len = (size_t)json_object_get_string_len(v);
 	if (max > 0 && len > max)
-		return th_error_set(e, TH_EINVAL, "%s%s is %zu bytes; the limit is %zu", prefix, camel,
-		                    len, max);
+		return th_error_set(e, TH_EINVAL, "%s%s is %zu bytes; the limit is %zu", prefix,
+		                    camel, len, max);
 	if (drop_empty && len == 0)
 		return TH_OK;
 	*out = json_object_get_string(v);
@@ -126,19 +126,19 @@ th_err th_a2a_get_obj(json_object *obj, const char *camel, const char *snake, co
 	if (max > 0) {
 		size_t n = 0;
 		if (json_object_to_json_string_length(
-		            v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n) == NULL)
+		        v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n) == NULL)
 			return th_error_set(e, TH_ENOMEM, "out of memory serialising %s%s", prefix,
 			                    camel);
 		if (n > max)
-			return th_error_set(e, TH_EINVAL, "%s%s is %zu bytes serialised; the limit is %zu",
+			return th_error_set(e, TH_EINVAL,
+			                    "%s%s is %zu bytes serialised; the limit is %zu",
 			                    prefix, camel, n, max);
 	}
 	*out = v;
 	return TH_OK;
 }
 
-th_err th_a2a_get_history_length(json_object *obj, const char *prefix, int *out,
-                                 struct th_error *e)
+th_err th_a2a_get_history_length(json_object *obj, const char *prefix, int *out, struct th_error *e)
 {
 	int present;
 	int64_t v;

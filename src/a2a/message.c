@@ -9,10 +9,10 @@
 
 /* Used when a caller passes no limits, so a NULL never turns into "unlimited". */
 static const struct th_limits fallback_limits = {
-	.max_parts = 100,
-	.max_text = 65536,
-	.max_metadata = 16384,
-	.max_id = TH_A2A_ID_CAP,
+    .max_parts = 100,
+    .max_text = 65536,
+    .max_metadata = 16384,
+    .max_id = TH_A2A_ID_CAP,
 };
 
 /* json_object_object_add fails only on allocation; it does not take the reference then. */
@@ -56,13 +56,14 @@ static th_err copy_str_array(json_object *msg, json_object *dst, const char *cam
 	if (v == NULL)
 		return TH_OK;
 	if (!json_object_is_type(v, json_type_array))
-		return th_error_set(e, TH_EINVAL, "%s%s must be an array of strings", prefix, camel);
+		return th_error_set(e, TH_EINVAL, "%s%s must be an array of strings", prefix,
+		                    camel);
 	size_t n = json_object_array_length(v);
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(v, i);
 		if (!json_object_is_type(s, json_type_string))
-			return th_error_set(e, TH_EINVAL, "%s%s[%zu] must be a string", prefix, camel,
-			                    i);
+			return th_error_set(e, TH_EINVAL, "%s%s[%zu] must be a string", prefix,
+			                    camel, i);
 	}
 	if (n == 0)
 		return TH_OK;
@@ -93,8 +94,8 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 			return th_error_set(e, TH_EINVAL, "%s.text must be a string", path);
 		size_t len = (size_t)json_object_get_string_len(text);
 		if (len > lim->max_text)
-			return th_error_set(e, TH_EINVAL, "%s.text is %zu bytes; the limit is %zu", path,
-			                    len, lim->max_text);
+			return th_error_set(e, TH_EINVAL, "%s.text is %zu bytes; the limit is %zu",
+			                    path, len, lim->max_text);
 		if ((rc = put_ref(out, "text", text, e)) != TH_OK)
 			return rc;
 	} else if (raw != NULL) {
@@ -104,7 +105,8 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 		size_t len = (size_t)json_object_get_string_len(raw);
 		if (!th_a2a_base64_valid(s, len))
 			return th_error_set(e, TH_EINVAL,
-			                    "%s.raw must be base64 (standard or URL-safe alphabet)", path);
+			                    "%s.raw must be base64 (standard or URL-safe alphabet)",
+			                    path);
 		char *canon = th_a2a_base64_canon(s, len);
 		if (canon == NULL)
 			return th_error_set(e, TH_ENOMEM, "out of memory copying %s.raw", path);
@@ -113,15 +115,18 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 		if (rc != TH_OK)
 			return rc;
 	} else if (url != NULL) {
-		if (!json_object_is_type(url, json_type_string) || json_object_get_string_len(url) == 0)
-			return th_error_set(e, TH_EINVAL, "%s.url must be a non-empty string", path);
+		if (!json_object_is_type(url, json_type_string) ||
+		    json_object_get_string_len(url) == 0)
+			return th_error_set(e, TH_EINVAL, "%s.url must be a non-empty string",
+			                    path);
 		if ((rc = put_ref(out, "url", url, e)) != TH_OK)
 			return rc;
 	} else {
 		/* json-c represents JSON null as a NULL value, so it is added as is. */
 		if (data == NULL) {
 			if (json_object_object_add(out, "data", NULL) != 0)
-				return th_error_set(e, TH_ENOMEM, "out of memory building %s", path);
+				return th_error_set(e, TH_ENOMEM, "out of memory building %s",
+				                    path);
 		} else if ((rc = put_ref(out, "data", data, e)) != TH_OK) {
 			return rc;
 		}
@@ -135,7 +140,8 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 	    (rc = put_str(out, "filename", s, e)) != TH_OK)
 		return rc;
 	json_object *md;
-	if ((rc = th_a2a_get_obj(p, "metadata", NULL, prefix, lim->max_metadata, &md, e)) != TH_OK ||
+	if ((rc = th_a2a_get_obj(p, "metadata", NULL, prefix, lim->max_metadata, &md, e)) !=
+	        TH_OK ||
 	    (rc = put_ref(out, "metadata", md, e)) != TH_OK)
 		return rc;
 	return TH_OK;
@@ -153,8 +159,8 @@ static th_err decode_parts(json_object *msg, const struct th_limits *lim, json_o
 	if (n == 0)
 		return th_error_set(e, TH_EINVAL, "message.parts must hold at least one part");
 	if (n > lim->max_parts)
-		return th_error_set(e, TH_EINVAL, "message.parts has %zu parts; the limit is %zu", n,
-		                    lim->max_parts);
+		return th_error_set(e, TH_EINVAL, "message.parts has %zu parts; the limit is %zu",
+		                    n, lim->max_parts);
 	json_object *arr = json_object_new_array_ext((int)n);
 	if (arr == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory building message.parts");
@@ -171,7 +177,8 @@ static th_err decode_parts(json_object *msg, const struct th_limits *lim, json_o
 			json_object_put(cp);
 			return th_error_set(e, TH_ENOMEM, "out of memory building %s", path);
 		}
-		if ((rc = decode_part(json_object_array_get_idx(parts, i), path, lim, cp, e)) != TH_OK)
+		if ((rc = decode_part(json_object_array_get_idx(parts, i), path, lim, cp, e)) !=
+		    TH_OK)
 			return rc;
 	}
 	return TH_OK;
@@ -204,13 +211,15 @@ static th_err decode_message(json_object *in, const struct th_limits *lim, json_
 	json_object *idv = th_a2a_field(in, "messageId", "message_id");
 	if (idv == NULL)
 		return th_error_set(e, TH_EINVAL, "message.messageId is required");
-	if ((rc = th_a2a_get_str(in, "messageId", "message_id", pre, lim->max_id, 0, &s, e)) != TH_OK)
+	if ((rc = th_a2a_get_str(in, "messageId", "message_id", pre, lim->max_id, 0, &s, e)) !=
+	    TH_OK)
 		return rc;
 	if (*s == '\0')
 		return th_error_set(e, TH_EINVAL, "message.messageId must not be empty");
 	if ((rc = put_str(out, "messageId", s, e)) != TH_OK)
 		return rc;
-	if ((rc = th_a2a_get_str(in, "contextId", "context_id", pre, lim->max_id, 1, &s, e)) != TH_OK ||
+	if ((rc = th_a2a_get_str(in, "contextId", "context_id", pre, lim->max_id, 1, &s, e)) !=
+	        TH_OK ||
 	    (rc = put_str(out, "contextId", s, e)) != TH_OK)
 		return rc;
 	if ((rc = th_a2a_get_str(in, "taskId", "task_id", pre, lim->max_id, 1, &s, e)) != TH_OK ||

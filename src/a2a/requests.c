@@ -61,14 +61,16 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 	json_object *modes = th_a2a_field(cfg, "acceptedOutputModes", "accepted_output_modes");
 	if (modes != NULL) {
 		if (!json_object_is_type(modes, json_type_array))
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration.acceptedOutputModes must be an array of strings");
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "configuration.acceptedOutputModes must be an array of strings");
 		size_t n = json_object_array_length(modes);
 		for (size_t i = 0; i < n; i++)
-			if (!json_object_is_type(json_object_array_get_idx(modes, i), json_type_string))
-				return th_error_set(e, TH_EINVAL,
-				                    "configuration.acceptedOutputModes[%zu] must be a string",
-				                    i);
+			if (!json_object_is_type(json_object_array_get_idx(modes, i),
+			                         json_type_string))
+				return th_error_set(
+				    e, TH_EINVAL,
+				    "configuration.acceptedOutputModes[%zu] must be a string", i);
 		if (n > 0)
 			out->accepted_output_modes = json_object_get(modes);
 	}
@@ -144,7 +146,8 @@ static th_err list_status(json_object *params, struct th_list_req *out, struct t
 		return TH_OK;
 	int s = th_state_from_json(v);
 	if (s < 0) {
-		if (json_object_is_type(v, json_type_string) || json_object_is_type(v, json_type_int))
+		if (json_object_is_type(v, json_type_string) ||
+		    json_object_is_type(v, json_type_int))
 			/* %.64s: the value is client text and the message buffer is finite. */
 			return th_error_set(e, TH_EINVAL, "status: unknown task state '%.64s'",
 			                    json_object_get_string(v));
@@ -157,14 +160,15 @@ static th_err list_status(json_object *params, struct th_list_req *out, struct t
 static th_err list_timestamp(json_object *params, struct th_list_req *out, struct th_error *e)
 {
 	const char *s;
-	th_err rc = th_a2a_get_str(params, "statusTimestampAfter", "status_timestamp_after", "", 0, 1,
-	                           &s, e);
+	th_err rc = th_a2a_get_str(params, "statusTimestampAfter", "status_timestamp_after", "", 0,
+	                           1, &s, e);
 	if (rc != TH_OK || s == NULL)
 		return rc;
 	if (th_ts_parse(s, &out->status_after_ms) != 0)
-		return th_error_set(e, TH_EINVAL,
-		                    "statusTimestampAfter must be an RFC 3339 UTC timestamp such as "
-		                    "2026-01-01T00:00:00.000Z");
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "statusTimestampAfter must be an RFC 3339 UTC timestamp such as "
+		    "2026-01-01T00:00:00.000Z");
 	return TH_OK;
 }
 

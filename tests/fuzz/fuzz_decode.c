@@ -10,10 +10,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct th_limits lim = {
-	.max_parts = 16,
-	.max_text = 4096,
-	.max_metadata = 1024,
-	.max_id = 256,
+    .max_parts = 16,
+    .max_text = 4096,
+    .max_metadata = 1024,
+    .max_id = 256,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,8 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (hist != NULL && json_object_array_add(hist, json_object_get(s.message)) != 0)
 			json_object_put(s.message);
 		th_a2a_trim_history(hist, s.history_length);
-		json_object *t = th_a2a_task("t", "c", th_a2a_status(TH_STATE_WORKING, NULL, 0), hist,
-		                             NULL, NULL);
+		json_object *t = th_a2a_task("t", "c", th_a2a_status(TH_STATE_WORKING, NULL, 0),
+		                             hist, NULL, NULL);
 		if (t != NULL)
 			(void)th_json_text(t);
 		json_object_put(t);

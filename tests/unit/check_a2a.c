@@ -11,10 +11,10 @@
 
 /* Small limits so each one is easy to cross in a test. */
 static const struct th_limits lim = {
-	.max_parts = 4,
-	.max_text = 16,
-	.max_metadata = 64,
-	.max_id = 32,
+    .max_parts = 4,
+    .max_text = 16,
+    .max_metadata = 64,
+    .max_id = 32,
 };
 
 static json_object *J(const char *s)
@@ -72,23 +72,26 @@ static void msg_bad(const char *in, const char *want_msg)
 
 START_TEST(test_a2a2_message_canonical_form)
 {
-	msg_ok("{\"messageId\":\"m1\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_USER\","
-	       "\"parts\":[{\"text\":\"hi\"}],\"metadata\":{\"k\":1},\"extensions\":[\"urn:x\"],"
-	       "\"referenceTaskIds\":[\"t0\"]}",
-	       "{\"messageId\":\"m1\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_USER\","
-	       "\"parts\":[{\"text\":\"hi\"}],\"metadata\":{\"k\":1},\"extensions\":[\"urn:x\"],"
-	       "\"referenceTaskIds\":[\"t0\"]}");
+	msg_ok(
+	    "{\"messageId\":\"m1\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"text\":\"hi\"}],\"metadata\":{\"k\":1},\"extensions\":[\"urn:x\"],"
+	    "\"referenceTaskIds\":[\"t0\"]}",
+	    "{\"messageId\":\"m1\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"text\":\"hi\"}],\"metadata\":{\"k\":1},\"extensions\":[\"urn:x\"],"
+	    "\"referenceTaskIds\":[\"t0\"]}");
 }
 END_TEST
 
 START_TEST(test_a2a2_snake_case_fields_accepted)
 {
-	msg_ok("{\"message_id\":\"m1\",\"context_id\":\"c1\",\"task_id\":\"t1\",\"role\":\"ROLE_USER\","
-	       "\"parts\":[{\"text\":\"hi\",\"media_type\":\"text/plain\"}],"
-	       "\"reference_task_ids\":[\"t0\"]}",
-	       "{\"messageId\":\"m1\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_USER\","
-	       "\"parts\":[{\"text\":\"hi\",\"mediaType\":\"text/plain\"}],"
-	       "\"referenceTaskIds\":[\"t0\"]}");
+	msg_ok(
+	    "{\"message_id\":\"m1\",\"context_id\":\"c1\",\"task_id\":\"t1\",\"role\":\"ROLE_"
+	    "USER\","
+	    "\"parts\":[{\"text\":\"hi\",\"media_type\":\"text/plain\"}],"
+	    "\"reference_task_ids\":[\"t0\"]}",
+	    "{\"messageId\":\"m1\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"text\":\"hi\",\"mediaType\":\"text/plain\"}],"
+	    "\"referenceTaskIds\":[\"t0\"]}");
 }
 END_TEST
 
@@ -231,8 +234,9 @@ START_TEST(test_a2a2_part_raw_base64_accepted_and_canonical)
 {
 	msg_ok(MSG_HEAD "\"parts\":[{\"raw\":\"aGVsbG8=\"},{\"raw\":\"aGVsbG8\"},{\"raw\":\"-_8\"},"
 	                "{\"raw\":\"+/8=\"}]}",
-	       OUT_HEAD "\"parts\":[{\"raw\":\"aGVsbG8=\"},{\"raw\":\"aGVsbG8=\"},{\"raw\":\"+/8=\"},"
-	                "{\"raw\":\"+/8=\"}]}");
+	       OUT_HEAD
+	       "\"parts\":[{\"raw\":\"aGVsbG8=\"},{\"raw\":\"aGVsbG8=\"},{\"raw\":\"+/8=\"},"
+	       "{\"raw\":\"+/8=\"}]}");
 	msg_ok(MSG_HEAD "\"parts\":[{\"raw\":\"\"},{\"raw\":\"YWI\"},{\"raw\":\"YQ\"}]}",
 	       OUT_HEAD "\"parts\":[{\"raw\":\"\"},{\"raw\":\"YWI=\"},{\"raw\":\"YQ==\"}]}");
 }
@@ -240,14 +244,15 @@ END_TEST
 
 START_TEST(test_a2a2_part_raw_base64_invalid_refused)
 {
-	static const char *bad[] = {"abc!", "a", "ab=c", "a+b_", "abc==", "ab==c", "a b=",
-	                            "=", "abcde"};
+	static const char *bad[] = {
+	    "abc!", "a", "ab=c", "a+b_", "abc==", "ab==c", "a b=", "=", "abcde"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char in[256];
 		snprintf(in, sizeof in, MSG_HEAD "\"parts\":[{\"raw\":\"%s\"}]}", bad[i]);
 		msg_bad(in, "message.parts[0].raw must be base64 (standard or URL-safe alphabet)");
 	}
-	msg_bad(MSG_HEAD "\"parts\":[{\"raw\":12}]}", "message.parts[0].raw must be a base64 string");
+	msg_bad(MSG_HEAD "\"parts\":[{\"raw\":12}]}",
+	        "message.parts[0].raw must be a base64 string");
 }
 END_TEST
 
@@ -291,14 +296,14 @@ START_TEST(test_lim1_message_metadata_limit_names_field)
 	char in[512], want[512], x[64];
 	memset(x, 'x', 58);
 	x[58] = '\0';
-	snprintf(in, sizeof in, MSG_HEAD "\"metadata\":{\"k\":\"%s\"},\"parts\":[{\"text\":\"a\"}]}",
-	         x);
+	snprintf(in, sizeof in,
+	         MSG_HEAD "\"metadata\":{\"k\":\"%s\"},\"parts\":[{\"text\":\"a\"}]}", x);
 	msg_bad(in, "message.metadata is 66 bytes serialised; the limit is 64");
 	x[56] = '\0';
-	snprintf(in, sizeof in, MSG_HEAD "\"metadata\":{\"k\":\"%s\"},\"parts\":[{\"text\":\"a\"}]}",
-	         x);
-	snprintf(want, sizeof want, OUT_HEAD "\"parts\":[{\"text\":\"a\"}],\"metadata\":{\"k\":\"%s\"}}",
-	         x);
+	snprintf(in, sizeof in,
+	         MSG_HEAD "\"metadata\":{\"k\":\"%s\"},\"parts\":[{\"text\":\"a\"}]}", x);
+	snprintf(want, sizeof want,
+	         OUT_HEAD "\"parts\":[{\"text\":\"a\"}],\"metadata\":{\"k\":\"%s\"}}", x);
 	msg_ok(in, want);
 }
 END_TEST
@@ -308,8 +313,8 @@ START_TEST(test_lim1_part_metadata_limit_names_field)
 	char in[512], x[64];
 	memset(x, 'x', 58);
 	x[58] = '\0';
-	snprintf(in, sizeof in, MSG_HEAD "\"parts\":[{\"text\":\"a\",\"metadata\":{\"k\":\"%s\"}}]}",
-	         x);
+	snprintf(in, sizeof in,
+	         MSG_HEAD "\"parts\":[{\"text\":\"a\",\"metadata\":{\"k\":\"%s\"}}]}", x);
 	msg_bad(in, "message.parts[0].metadata is 66 bytes serialised; the limit is 64");
 }
 END_TEST
@@ -335,7 +340,8 @@ END_TEST
 
 /* ---- SendMessageRequest -------------------------------------------------- */
 
-#define GOOD_MSG "\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"a\"}]}"
+#define GOOD_MSG                                                                                   \
+	"\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"a\"}]}"
 
 static th_err send_dec(const char *in, struct th_send_req *r, struct th_error *e)
 {
@@ -363,8 +369,7 @@ START_TEST(test_a2a2_send_minimal_and_empty_configuration)
 	struct th_send_req r;
 	struct th_error e;
 	ck_assert_int_eq(send_dec("{" GOOD_MSG "}", &r, &e), TH_OK);
-	ck_assert_str_eq(th_json_text(r.message),
-	                 OUT_HEAD "\"parts\":[{\"text\":\"a\"}]}");
+	ck_assert_str_eq(th_json_text(r.message), OUT_HEAD "\"parts\":[{\"text\":\"a\"}]}");
 	ck_assert_int_eq(r.history_length, -1);
 	ck_assert_int_eq(r.return_immediately, 0);
 	ck_assert_ptr_null(r.metadata);
@@ -505,7 +510,8 @@ START_TEST(test_a2a2_get_request_refusals)
 	memset(in + 7, 'a', 257);
 	strcpy(in + 7 + 257, "\"}");
 	get_bad(in, "id is 257 bytes; the limit is 256");
-	get_bad("{\"id\":\"t\",\"history_length\":-3}", "historyLength must not be negative (got -3)");
+	get_bad("{\"id\":\"t\",\"history_length\":-3}",
+	        "historyLength must not be negative (got -3)");
 }
 END_TEST
 
@@ -578,12 +584,13 @@ START_TEST(test_a2a2_list_all_fields_json_and_snake)
 {
 	struct th_list_req r;
 	struct th_error e;
-	ck_assert_int_eq(list_dec("{\"contextId\":\"c\",\"status\":\"TASK_STATE_WORKING\",\"pageSize\":"
-	                          "10,\"pageToken\":\"tok\",\"historyLength\":0,"
-	                          "\"statusTimestampAfter\":\"2026-01-01T00:00:00.000Z\","
-	                          "\"includeArtifacts\":true}",
-	                          &r, &e),
-	                 TH_OK);
+	ck_assert_int_eq(
+	    list_dec("{\"contextId\":\"c\",\"status\":\"TASK_STATE_WORKING\",\"pageSize\":"
+	             "10,\"pageToken\":\"tok\",\"historyLength\":0,"
+	             "\"statusTimestampAfter\":\"2026-01-01T00:00:00.000Z\","
+	             "\"includeArtifacts\":true}",
+	             &r, &e),
+	    TH_OK);
 	ck_assert_str_eq(r.context_id, "c");
 	ck_assert_int_eq(r.status, TH_STATE_WORKING);
 	ck_assert_int_eq(r.page_size, 10);
@@ -641,7 +648,8 @@ START_TEST(test_a2a2_list_page_size_bounds)
 	list_bad("{\"pageSize\":101}", "pageSize must be between 1 and 100");
 	list_bad("{\"pageSize\":-5}", "pageSize must be between 1 and 100");
 	list_bad("{\"pageSize\":99999999999999999999999}", "pageSize must be between 1 and 100");
-	list_bad("{\"pageSize\":\"99999999999999999999999\"}", "pageSize must be between 1 and 100");
+	list_bad("{\"pageSize\":\"99999999999999999999999\"}",
+	         "pageSize must be between 1 and 100");
 	list_bad("{\"pageSize\":4294967297}", "pageSize must be between 1 and 100");
 	list_bad("{\"pageSize\":true}", "pageSize must be an integer");
 	ck_assert_int_eq(list_dec("{\"pageSize\":1}", &r, &e), TH_OK);
@@ -680,10 +688,10 @@ START_TEST(test_a2a2_list_timestamp_fraction_digits)
 		const char *ts;
 		long long ms;
 	} ok[] = {
-		{"2026-01-01T00:00:00Z", 1767225600000LL},
-		{"2026-01-01T00:00:00.123Z", 1767225600123LL},
-		{"2026-01-01T00:00:00.123456Z", 1767225600123LL},
-		{"2026-01-01T00:00:00.123456789Z", 1767225600123LL},
+	    {"2026-01-01T00:00:00Z", 1767225600000LL},
+	    {"2026-01-01T00:00:00.123Z", 1767225600123LL},
+	    {"2026-01-01T00:00:00.123456Z", 1767225600123LL},
+	    {"2026-01-01T00:00:00.123456789Z", 1767225600123LL},
 	};
 	struct th_list_req r;
 	struct th_error e;
@@ -694,8 +702,8 @@ START_TEST(test_a2a2_list_timestamp_fraction_digits)
 		ck_assert_int_eq(r.status_after_ms, ok[i].ms);
 	}
 	static const char *bad[] = {
-		"2026-01-01T00:00:00+01:00", "2026-01-01T00:00:00.000", "2026-01-01",
-		"2026-01-01T00:00:00.1234567890Z", "2026-13-01T00:00:00Z", "yesterday",
+	    "2026-01-01T00:00:00+01:00",       "2026-01-01T00:00:00.000", "2026-01-01",
+	    "2026-01-01T00:00:00.1234567890Z", "2026-13-01T00:00:00Z",    "yesterday",
 	};
 	const char *want = "statusTimestampAfter must be an RFC 3339 UTC timestamp such as "
 	                   "2026-01-01T00:00:00.000Z";
@@ -715,7 +723,7 @@ START_TEST(test_a2a2_state_names_and_classes)
 	ck_assert_str_eq(th_state_name(TH_STATE_INPUT_REQUIRED), "TASK_STATE_INPUT_REQUIRED");
 	ck_assert_str_eq(th_state_name(TH_STATE_CANCELED), "TASK_STATE_CANCELED");
 	ck_assert_str_eq(th_state_name((enum th_state)42), "TASK_STATE_UNSPECIFIED");
-	ck_assert_str_eq(th_state_name((enum th_state)-1), "TASK_STATE_UNSPECIFIED");
+	ck_assert_str_eq(th_state_name((enum th_state) - 1), "TASK_STATE_UNSPECIFIED");
 	for (int s = 0; s <= 8; s++)
 		ck_assert_int_eq(th_state_from_text(th_state_name((enum th_state)s)), s);
 	ck_assert_int_eq(th_state_from_text("2"), 2);
@@ -773,10 +781,11 @@ START_TEST(test_a2a2_agent_message_built_protojson)
 	ck_assert_ptr_nonnull(id);
 	ck_assert_uint_eq(strlen(id), TH_UUID_LEN);
 	char want[256];
-	snprintf(want, sizeof want,
-	         "{\"messageId\":\"%s\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_AGENT\","
-	         "\"parts\":[{\"text\":\"HELLO\"}],\"metadata\":{\"x\":true}}",
-	         id);
+	snprintf(
+	    want, sizeof want,
+	    "{\"messageId\":\"%s\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_AGENT\","
+	    "\"parts\":[{\"text\":\"HELLO\"}],\"metadata\":{\"x\":true}}",
+	    id);
 	ck_assert_str_eq(th_json_text(m), want);
 	/* Two messages never share an id. */
 	json_object *m2 = th_a2a_agent_message("c1", NULL, NULL, NULL);
@@ -797,17 +806,20 @@ START_TEST(test_a2a2_status_built_protojson)
 	text_is(th_a2a_status(TH_STATE_INPUT_REQUIRED, J("{\"messageId\":\"m\"}"), 0),
 	        "{\"state\":\"TASK_STATE_INPUT_REQUIRED\",\"message\":{\"messageId\":\"m\"},"
 	        "\"timestamp\":\"1970-01-01T00:00:00.000Z\"}");
-	text_is(th_a2a_status(TH_STATE_SUBMITTED, NULL, -1), "{\"state\":\"TASK_STATE_SUBMITTED\"}");
+	text_is(th_a2a_status(TH_STATE_SUBMITTED, NULL, -1),
+	        "{\"state\":\"TASK_STATE_SUBMITTED\"}");
 }
 END_TEST
 
 START_TEST(test_a2a2_task_built_omits_absent_keys)
 {
-	text_is(th_a2a_task("t", "c", th_a2a_status(TH_STATE_SUBMITTED, NULL, -1), NULL, NULL, NULL),
-	        "{\"id\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_SUBMITTED\"}}");
-	text_is(th_a2a_task("t", "c", th_a2a_status(TH_STATE_COMPLETED, NULL, -1), J("[]"), J("[]"),
-	                    NULL),
-	        "{\"id\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_COMPLETED\"}}");
+	text_is(
+	    th_a2a_task("t", "c", th_a2a_status(TH_STATE_SUBMITTED, NULL, -1), NULL, NULL, NULL),
+	    "{\"id\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_SUBMITTED\"}}");
+	text_is(
+	    th_a2a_task("t", "c", th_a2a_status(TH_STATE_COMPLETED, NULL, -1), J("[]"), J("[]"),
+	                NULL),
+	    "{\"id\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_COMPLETED\"}}");
 	text_is(th_a2a_task("t", "c", th_a2a_status(TH_STATE_COMPLETED, NULL, -1),
 	                    J("[{\"messageId\":\"m\"}]"),
 	                    J("[{\"artifactId\":\"a1\",\"parts\":[{\"text\":\"HELLO\"}]}]"),
@@ -822,12 +834,14 @@ END_TEST
 
 START_TEST(test_a2a2_stream_events_built_protojson)
 {
-	text_is(th_a2a_status_update("t", "c", th_a2a_status(TH_STATE_WORKING, NULL, -1), NULL),
-	        "{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}");
-	text_is(th_a2a_status_update("t", "c", th_a2a_status(TH_STATE_WORKING, NULL, -1),
-	                             J("{\"m\":1}")),
-	        "{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"},"
-	        "\"metadata\":{\"m\":1}}");
+	text_is(
+	    th_a2a_status_update("t", "c", th_a2a_status(TH_STATE_WORKING, NULL, -1), NULL),
+	    "{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"}}");
+	text_is(
+	    th_a2a_status_update("t", "c", th_a2a_status(TH_STATE_WORKING, NULL, -1),
+	                         J("{\"m\":1}")),
+	    "{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":{\"state\":\"TASK_STATE_WORKING\"},"
+	    "\"metadata\":{\"m\":1}}");
 	text_is(th_a2a_artifact_update("t", "c", J("{\"artifactId\":\"a1\",\"parts\":[]}"), 0, 1),
 	        "{\"taskId\":\"t\",\"contextId\":\"c\",\"artifact\":{\"artifactId\":\"a1\","
 	        "\"parts\":[]},\"lastChunk\":true}");
@@ -836,12 +850,12 @@ START_TEST(test_a2a2_stream_events_built_protojson)
 	        "\"append\":true}");
 	text_is(th_a2a_artifact_update("t", "c", J("{\"artifactId\":\"a1\"}"), 0, 0),
 	        "{\"taskId\":\"t\",\"contextId\":\"c\",\"artifact\":{\"artifactId\":\"a1\"}}");
-	text_is(th_a2a_stream_response("statusUpdate",
-	                               th_a2a_status_update("t", "c",
-	                                                    th_a2a_status(TH_STATE_COMPLETED, NULL, -1),
-	                                                    NULL)),
-	        "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":"
-	        "{\"state\":\"TASK_STATE_COMPLETED\"}}}");
+	text_is(
+	    th_a2a_stream_response(
+	        "statusUpdate",
+	        th_a2a_status_update("t", "c", th_a2a_status(TH_STATE_COMPLETED, NULL, -1), NULL)),
+	    "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"c\",\"status\":"
+	    "{\"state\":\"TASK_STATE_COMPLETED\"}}}");
 	ck_assert_ptr_null(th_a2a_stream_response(NULL, J("{}")));
 }
 END_TEST
@@ -851,7 +865,8 @@ START_TEST(test_a2a2_list_response_always_has_token_and_sizes)
 	text_is(th_a2a_list_response(NULL, NULL, 50, 0),
 	        "{\"nextPageToken\":\"\",\"pageSize\":50,\"totalSize\":0,\"tasks\":[]}");
 	text_is(th_a2a_list_response(J("[{\"id\":\"t\"}]"), "abc", 1, 2),
-	        "{\"nextPageToken\":\"abc\",\"pageSize\":1,\"totalSize\":2,\"tasks\":[{\"id\":\"t\"}]}");
+	        "{\"nextPageToken\":\"abc\",\"pageSize\":1,\"totalSize\":2,\"tasks\":[{\"id\":"
+	        "\"t\"}]}");
 }
 END_TEST
 
@@ -880,18 +895,28 @@ END_TEST
 START_TEST(test_lim3_decoders_survive_odd_inputs)
 {
 	static const char *inputs[] = {
-		"null", "0", "-1", "1e308", "\"\"", "[]", "[[]]", "{}", "{\"\":null}",
-		"{\"message\":{}}", "{\"message\":[]}", "{\"message\":{\"parts\":null}}",
-		"{\"message\":{\"messageId\":\"m\",\"role\":1,\"parts\":[null,1,\"x\",[],{}]}}",
-		"{\"message\":{\"messageId\":\"m\",\"role\":1,\"parts\":[{\"raw\":\"====\"}]}}",
-		"{\"message\":{\"messageId\":\"m\",\"role\":1,\"parts\":[{\"raw\":\"\\u0000\"}]}}",
-		"{\"id\":\"a\\u0000b\",\"historyLength\":-9223372036854775808}",
-		"{\"id\":{},\"status\":{},\"pageSize\":[],\"pageToken\":1,\"contextId\":false}",
-		"{\"pageSize\":-1e400,\"historyLength\":1e400}",
-		"{\"pageSize\":\"-\",\"historyLength\":\"+\",\"status\":\"+2\"}",
-		"{\"configuration\":null,\"metadata\":null,\"message\":null}",
-		"{\"statusTimestampAfter\":\"9999-12-31T23:59:60.999999999Z\"}",
-		"{\"statusTimestampAfter\":\"0000-01-01T00:00:00Z\"}",
+	    "null",
+	    "0",
+	    "-1",
+	    "1e308",
+	    "\"\"",
+	    "[]",
+	    "[[]]",
+	    "{}",
+	    "{\"\":null}",
+	    "{\"message\":{}}",
+	    "{\"message\":[]}",
+	    "{\"message\":{\"parts\":null}}",
+	    "{\"message\":{\"messageId\":\"m\",\"role\":1,\"parts\":[null,1,\"x\",[],{}]}}",
+	    "{\"message\":{\"messageId\":\"m\",\"role\":1,\"parts\":[{\"raw\":\"====\"}]}}",
+	    "{\"message\":{\"messageId\":\"m\",\"role\":1,\"parts\":[{\"raw\":\"\\u0000\"}]}}",
+	    "{\"id\":\"a\\u0000b\",\"historyLength\":-9223372036854775808}",
+	    "{\"id\":{},\"status\":{},\"pageSize\":[],\"pageToken\":1,\"contextId\":false}",
+	    "{\"pageSize\":-1e400,\"historyLength\":1e400}",
+	    "{\"pageSize\":\"-\",\"historyLength\":\"+\",\"status\":\"+2\"}",
+	    "{\"configuration\":null,\"metadata\":null,\"message\":null}",
+	    "{\"statusTimestampAfter\":\"9999-12-31T23:59:60.999999999Z\"}",
+	    "{\"statusTimestampAfter\":\"0000-01-01T00:00:00Z\"}",
 	};
 	for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
 		json_object *v = NULL;
@@ -905,13 +930,13 @@ START_TEST(test_lim3_decoders_survive_odd_inputs)
 		struct th_cancel_req c;
 		json_object *m = NULL;
 		th_err rc[5] = {
-			th_a2a_send_decode(v, &lim, &s, &e), th_a2a_get_decode(v, &g, &e),
-			th_a2a_list_decode(v, &l, &e), th_a2a_cancel_decode(v, &c, &e),
-			th_a2a_message_decode(v, NULL, &m, &e),
+		    th_a2a_send_decode(v, &lim, &s, &e),    th_a2a_get_decode(v, &g, &e),
+		    th_a2a_list_decode(v, &l, &e),          th_a2a_cancel_decode(v, &c, &e),
+		    th_a2a_message_decode(v, NULL, &m, &e),
 		};
 		for (int k = 0; k < 5; k++)
-			ck_assert_msg(rc[k] == TH_OK || rc[k] == TH_EINVAL, "input %s decoder %d: %s",
-			              inputs[i], k, th_err_name(rc[k]));
+			ck_assert_msg(rc[k] == TH_OK || rc[k] == TH_EINVAL,
+			              "input %s decoder %d: %s", inputs[i], k, th_err_name(rc[k]));
 		th_send_req_free(&s);
 		th_get_req_free(&g);
 		th_list_req_free(&l);
