@@ -1,1 +1,33 @@
-# src/store
+# src/store — every SQL statement of the project (STORE-1).
+#
+# The migrations under sql/ are compiled into the binary: gen-migrations.sh turns the
+# files listed in TH_SQL_MIGRATIONS (in order) into src/store/migrations.c in the build
+# directory. Add a new migration file here when you add it to sql/.
+TH_SQL_MIGRATIONS = \
+	$(top_srcdir)/sql/001_init.sql
+
+noinst_LTLIBRARIES += src/store/libth_store.la
+src_store_libth_store_la_SOURCES = \
+	src/store/store.h src/store/store_int.h src/store/migrations.h \
+	src/store/store.c \
+	src/store/tasks.c \
+	src/store/history.c \
+	src/store/turns.c
+nodist_src_store_libth_store_la_SOURCES = src/store/migrations.c
+src_libth_la_LIBADD += src/store/libth_store.la
+
+BUILT_SOURCES += src/store/migrations.c
+CLEANFILES += src/store/migrations.c
+EXTRA_DIST += src/store/gen-migrations.sh
+
+src/store/migrations.c: $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRATIONS)
+	$(AM_V_GEN)$(MKDIR_P) src/store && \
+	$(SHELL) $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRATIONS) > $@.tmp && \
+	mv $@.tmp $@
+
+check_PROGRAMS += tests/unit/check_store
+TESTS += tests/unit/check_store
+tests_unit_check_store_SOURCES = tests/unit/check_store.c
+tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_store_LDADD = src/store/libth_store.la src/util/libth_util.la \
+	$(CHECK_LIBS) $(TH_LIBS)

@@ -1,0 +1,465 @@
+/* store.c — opening the database, migrations, transactions and the statement cache
+ * (STORE-1, LIM-3). */
+#include "store/store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/migrations.h"
+#include "store/store_int.h"
+#include "util/ids.h"
+
+/* PRAGMA application_id of a tiny-harness database: "tHar" in ASCII. A file with any
+ * other non-zero value belongs to another program and is never migrated. */
+#define TH_APP_ID 0x74486172
+
+/* BEGIN IMMEDIATE attempts after the busy timeout ran out, and the jittered pause
+ * between them; random so that workers that collided do not collide again. */
+#define TH_BEGIN_ATTEMPTS 10
+#define TH_BACKOFF_MIN_MS 5
+#define TH_BACKOFF_MAX_MS 50
+
+#define TH_DEFAULT_BUSY_MS 5000
+
+static const char *const state_names[] = {
+	"TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+	"TASK_STATE_COMPLETED",   "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
+	"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED",
+};
+#define N_STATES ((int)(sizeof state_names / sizeof state_names[0]))
+
+const char *th_store_state_name(int state)
+{
+	if (state < 0 || state >= N_STATES)
+		return "";
+	return state_names[state];
+}
+
+int th_store_state_from_name(const char *name)
+{
+	if (name == NULL)
+		return 0;
+	for (int i = 0; i < N_STATES; i++)
+		if (strcmp(state_names[i], name) == 0)
+			return i;
+	return 0;
+}
+
+int th_store_schema_version(void)
+{
+	return th_store_migrations_n > 0 ? th_store_migrations[th_store_migrations_n - 1].version
+	                                 : 0;
+}
+
+sqlite3 *th_store_db(struct th_store *st)
+{
+	return st != NULL ? st->db : NULL;
+}
+
+th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e)
+{
+	const char *msg = st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return th_error_set(e, TH_EBUSY, "database busy (%s): %s", what, msg);
+	case SQLITE_NOMEM:
+		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+	case SQLITE_CONSTRAINT:
+		/* Writes check their inputs first; a constraint still failing means a caller
+		 * broke the schema's rules, which is bad input rather than a broken store. */
+		if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+			return th_error_set(e, TH_ENOTFOUND, "%s: no such task", what);
+		return th_error_set(e, TH_EINVAL, "%s: %s", what, msg);
+	default:
+		return th_error_set(e, TH_EINTERNAL, "database error (%s): %s", what, msg);
+	}
+}
+
+th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     sqlite3_stmt **out, struct th_error *e)
+{
+	*out = st->stmt[id];
+	if (*out != NULL)
+		return TH_OK;
+	int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
+	if (rc != SQLITE_OK) {
+		th_err err = th_store_fail(st, rc, "prepare", e);
+		sqlite3_finalize(st->stmt[id]);
+		st->stmt[id] = NULL;
+		return err;
+	}
+	*out = st->stmt[id];
+	return TH_OK;
+}
+
+void th_store_stmt_done(sqlite3_stmt *s)
+{
+	if (s == NULL)
+		return;
+	/* The step's error was already reported; reset repeats it, so its code is moot. */
+	(void)sqlite3_reset(s);
+	(void)sqlite3_clear_bindings(s);
+}
+
+int th_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	if (v == NULL)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+}
+
+int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	return sqlite3_bind_int64(s, i, v);
+}
+
+int th_col_dup(sqlite3_stmt *s, int i, char **out)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	if (t == NULL) {
+		*out = NULL;
+		/* NULL text is either SQL NULL or an allocation failure while converting. */
+		return sqlite3_column_type(s, i) == SQLITE_NULL ? 0 : -1;
+	}
+	*out = strdup((const char *)t);
+	return *out == NULL ? -1 : 0;
+}
+
+/* ---- opening ------------------------------------------------------------------ */
+
+/* mkdir -p of the directory part of path: WAL needs the directory writable for its
+ * -wal and -shm files, so the database gets a directory of its own. */
+static th_err make_parent_dir(const char *path, struct th_error *e)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash == NULL || slash == path)
+		return TH_OK;
+	size_t len = (size_t)(slash - path);
+	char *dir = malloc(len + 1);
+	if (dir == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory creating the database directory");
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	for (size_t i = 1; i <= len; i++) {
+		if (dir[i] != '/' && dir[i] != '\0')
+			continue;
+		char saved = dir[i];
+		dir[i] = '\0';
+		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+			int err = errno;
+			dir[i] = saved;
+			th_error_set(e, TH_EINTERNAL, "cannot create directory %.*s for database %s: %s",
+			             (int)i, dir, path, strerror(err));
+			free(dir);
+			return TH_EINTERNAL;
+		}
+		dir[i] = saved;
+	}
+	free(dir);
+	return TH_OK;
+}
+
+/* One integer-valued query run once (pragmas at open time; not worth caching). */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(s, 0);
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE) {
+		*out = 0;
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Runs a pragma that answers with text and compares the answer (case-insensitively). */
+static int query_text_is(sqlite3 *db, const char *sql, const char *want, int *is)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(s);
+	*is = 0;
+	if (rc == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 0);
+		*is = t != NULL && strcasecmp(t, want) == 0;
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE) {
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static void backoff(struct th_store *st)
+{
+	/* xorshift64: enough to spread retries; no need for cryptographic quality. */
+	st->rng ^= st->rng << 13;
+	st->rng ^= st->rng >> 7;
+	st->rng ^= st->rng << 17;
+	int ms = TH_BACKOFF_MIN_MS + (int)(st->rng % (TH_BACKOFF_MAX_MS - TH_BACKOFF_MIN_MS + 1));
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Refuses files that are not ours, and files written by a newer binary. */
+static th_err check_identity(struct th_store *st, struct th_error *e)
+{
+	int64_t app = 0, uv = 0, objects = 0;
+	int rc = query_int(st->db, "PRAGMA application_id", &app);
+	if (rc == SQLITE_OK)
+		rc = query_int(st->db, "PRAGMA user_version", &uv);
+	if (rc == SQLITE_OK)
+		rc = query_int(st->db, "SELECT count(*) FROM sqlite_schema", &objects);
+	if ((rc & 0xff) == SQLITE_NOTADB)
+		return th_error_set(e, TH_EINTERNAL, "%s is not an SQLite database", st->path);
+	if (rc != SQLITE_OK)
+		return th_store_fail(st, rc, st->path, e);
+	if (app != TH_APP_ID && (app != 0 || uv != 0 || objects != 0))
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s is not a tiny-harness database (application_id %lld, expected "
+		                    "%d); refusing to use it",
+		                    st->path, (long long)app, TH_APP_ID);
+	if (uv > th_store_schema_version())
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s has schema version %lld, newer than this binary knows (%d); "
+		                    "upgrade tiny-harness",
+		                    st->path, (long long)uv, th_store_schema_version());
+	return TH_OK;
+}
+
+/* WAL persists in the file, so this only writes the first time; later opens just read
+ * the mode. Switching needs every other connection gone, hence the retry. */
+static th_err ensure_wal(struct th_store *st, struct th_error *e)
+{
+	for (int attempt = 0;; attempt++) {
+		int is_wal = 0;
+		int rc = query_text_is(st->db, "PRAGMA journal_mode", "wal", &is_wal);
+		if (rc == SQLITE_OK && is_wal)
+			return TH_OK;
+		if (rc == SQLITE_OK)
+			rc = query_text_is(st->db, "PRAGMA journal_mode=WAL", "wal", &is_wal);
+		if (rc == SQLITE_OK && is_wal)
+			return TH_OK;
+		if (rc == SQLITE_OK)
+			return th_error_set(e, TH_EINTERNAL, "%s: cannot switch to WAL journal mode",
+			                    st->path);
+		if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
+		    attempt + 1 >= TH_BEGIN_ATTEMPTS)
+			return th_store_fail(st, rc, "journal_mode=WAL", e);
+		backoff(st);
+	}
+}
+
+static th_err exec(struct th_store *st, const char *sql, const char *what, struct th_error *e)
+{
+	char *msg = NULL;
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
+	if (rc == SQLITE_OK)
+		return TH_OK;
+	th_err code = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? TH_EBUSY
+	              : (rc & 0xff) == SQLITE_NOMEM                            ? TH_ENOMEM
+	                                                                       : TH_EINTERNAL;
+	th_error_set(e, code, "%s: %s: %s", st->path, what,
+	             msg != NULL ? msg : sqlite3_errmsg(st->db));
+	sqlite3_free(msg);
+	return code;
+}
+
+/* Applies every migration newer than user_version inside one BEGIN IMMEDIATE, so two
+ * workers starting together serialise and the second finds nothing left to do. */
+static th_err migrate(struct th_store *st, struct th_error *e)
+{
+	int64_t uv = 0;
+	int rc = query_int(st->db, "PRAGMA user_version", &uv);
+	if (rc != SQLITE_OK)
+		return th_store_fail(st, rc, "user_version", e);
+	if (uv == th_store_schema_version())
+		return TH_OK;
+
+	th_err err = th_store_begin(st, e);
+	if (err != TH_OK)
+		return err;
+	/* Re-read under the write lock: another worker may have migrated meanwhile. */
+	err = check_identity(st, e);
+	if (err == TH_OK) {
+		rc = query_int(st->db, "PRAGMA user_version", &uv);
+		if (rc != SQLITE_OK)
+			err = th_store_fail(st, rc, "user_version", e);
+	}
+	for (int i = 0; err == TH_OK && i < th_store_migrations_n; i++) {
+		const struct th_migration *m = &th_store_migrations[i];
+		if (m->version <= uv)
+			continue;
+		err = exec(st, m->sql, m->name, e);
+	}
+	if (err == TH_OK && uv < th_store_schema_version()) {
+		char sql[96];
+		snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+		         TH_APP_ID, th_store_schema_version());
+		err = exec(st, sql, "setting schema version", e);
+	}
+	if (err != TH_OK) {
+		th_store_rollback(st);
+		return err;
+	}
+	return th_store_commit(st, e);
+}
+
+th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e)
+{
+	*out = NULL;
+	if (o == NULL || o->path == NULL || o->path[0] == '\0')
+		return th_error_set(e, TH_EINVAL, "no database path configured");
+	struct th_store *st = calloc(1, sizeof *st);
+	if (st == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path);
+	st->path = strdup(o->path);
+	if (st->path == NULL) {
+		free(st);
+		return th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path);
+	}
+	st->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)th_mono_ms() ^ (uint64_t)(uintptr_t)st;
+	if (st->rng == 0)
+		st->rng = 0x9e3779b97f4a7c15ULL;
+
+	th_err err = make_parent_dir(st->path, e);
+	if (err != TH_OK)
+		goto fail;
+	int rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	                         NULL);
+	if (rc != SQLITE_OK) {
+		if (st->db == NULL) {
+			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
+		} else {
+			err = th_error_set(e, TH_EINTERNAL, "cannot open database %s: %s", st->path,
+			                   sqlite3_errmsg(st->db));
+		}
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db,
+	                     o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS);
+
+	err = check_identity(st, e);
+	if (err == TH_OK)
+		err = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", e);
+	if (err == TH_OK)
+		err = exec(st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		           "synchronous", e);
+	if (err == TH_OK)
+		err = ensure_wal(st, e);
+	if (err == TH_OK)
+		err = migrate(st, e);
+	if (err != TH_OK)
+		goto fail;
+	*out = st;
+	return TH_OK;
+fail:
+	th_store_close(st);
+	return err;
+}
+
+void th_store_close(struct th_store *st)
+{
+	if (st == NULL)
+		return;
+	for (int i = 0; i < TH_STMT_COUNT_; i++)
+		sqlite3_finalize(st->stmt[i]);
+	if (st->db != NULL) {
+		if (!sqlite3_get_autocommit(st->db))
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close_v2(st->db);
+	}
+	free(st->path);
+	free(st);
+}
+
+/* ---- transactions ---------------------------------------------------------------- */
+
+th_err th_store_begin(struct th_store *st, struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_BEGIN, "BEGIN IMMEDIATE", &s, e);
+	if (err != TH_OK)
+		return err;
+	for (int attempt = 1;; attempt++) {
+		int rc = sqlite3_step(s);
+		th_store_stmt_done(s);
+		if (rc == SQLITE_DONE)
+			return TH_OK;
+		int prim = rc & 0xff;
+		if (prim != SQLITE_BUSY && prim != SQLITE_LOCKED)
+			return th_store_fail(st, rc, "BEGIN IMMEDIATE", e);
+		if (attempt >= TH_BEGIN_ATTEMPTS)
+			return th_error_set(e, TH_EBUSY,
+			                    "database %s stayed busy after %d attempts to start a "
+			                    "transaction",
+			                    st->path, attempt);
+		backoff(st);
+	}
+}
+
+th_err th_store_commit(struct th_store *st, struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_COMMIT, "COMMIT", &s, e);
+	if (err != TH_OK) {
+		th_store_rollback(st);
+		return err;
+	}
+	int rc = sqlite3_step(s);
+	th_store_stmt_done(s);
+	if (rc == SQLITE_DONE)
+		return TH_OK;
+	err = th_store_fail(st, rc, "COMMIT", e);
+	/* A failed COMMIT leaves the transaction open; end it so the worker stays usable. */
+	th_store_rollback(st);
+	return err;
+}
+
+void th_store_rollback(struct th_store *st)
+{
+	if (st == NULL || st->db == NULL || sqlite3_get_autocommit(st->db))
+		return;
+	sqlite3_stmt *s;
+	if (th_store_stmt(st, TH_STMT_ROLLBACK, "ROLLBACK", &s, NULL) == TH_OK) {
+		(void)sqlite3_step(s);
+		th_store_stmt_done(s);
+	}
+	/* Last resort when the cached statement could not run (e.g. no memory). */
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int64_t th_store_data_version(struct th_store *st)
+{
+	sqlite3_stmt *s;
+	if (th_store_stmt(st, TH_STMT_DATA_VERSION, "PRAGMA data_version", &s, NULL) != TH_OK)
+		return -1;
+	int64_t v = -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	th_store_stmt_done(s);
+	return v;
+}

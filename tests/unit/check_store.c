@@ -1,0 +1,995 @@
+/* check_store.c — the store against temp-file databases (STORE-1, STREAM-3, STREAM-5,
+ * STATUS-4, CTL-3, CTL-4, LIM-3). */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "util/ids.h"
+
+static char tmpdir[256];
+static char dbpath[320];
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "%s/th-store-XXXXXX",
+	         getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	/* A sub-directory that does not exist yet: open must create it. */
+	snprintf(dbpath, sizeof dbpath, "%s/db/th.db", tmpdir);
+}
+
+static void teardown(void)
+{
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+static struct th_store *open_store(void)
+{
+	struct th_store_opts o = { .path = dbpath, .sync_full = 0, .busy_timeout_ms = 5000 };
+	struct th_store *st = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	th_err err = th_store_open(&o, &st, &e);
+	ck_assert_msg(err == TH_OK, "open: %s %s", th_err_name(err), e.msg);
+	ck_assert_ptr_nonnull(st);
+	return st;
+}
+
+static th_err try_open(struct th_error *e)
+{
+	struct th_store_opts o = { .path = dbpath, .busy_timeout_ms = 1000 };
+	struct th_store *st = NULL;
+	th_error_clear(e);
+	th_err err = th_store_open(&o, &st, e);
+	th_store_close(st);
+	return err;
+}
+
+static int64_t q_int(struct th_store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* First column of the first row as a new string ("" for no row, "(null)" for NULL). */
+static char *q_text(struct th_store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+	char *r;
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(s, 0);
+		r = strdup(t != NULL ? (const char *)t : "(null)");
+	} else {
+		r = strdup("");
+	}
+	sqlite3_finalize(s);
+	return r;
+}
+
+static void begin(struct th_store *st)
+{
+	struct th_error e;
+	th_err err = th_store_begin(st, &e);
+	ck_assert_msg(err == TH_OK, "begin: %s", e.msg);
+}
+
+static void commit(struct th_store *st)
+{
+	struct th_error e;
+	th_err err = th_store_commit(st, &e);
+	ck_assert_msg(err == TH_OK, "commit: %s", e.msg);
+}
+
+static void add_task_at(struct th_store *st, const char *id, const char *ctx, int state,
+                        int64_t status_ms, const char *participant)
+{
+	struct th_task_row r = { 0 };
+	r.id = (char *)(uintptr_t)id;
+	r.context_id = (char *)(uintptr_t)ctx;
+	r.state = state;
+	r.status_ms = status_ms;
+	r.name = (char *)(uintptr_t)"name of task";
+	r.goal = (char *)(uintptr_t)"goal";
+	r.ext_json = (char *)(uintptr_t)"{}";
+	r.created_by = (char *)(uintptr_t)participant;
+	struct th_error e;
+	th_err err = th_store_task_insert(st, &r, &e);
+	ck_assert_msg(err == TH_OK, "insert %s: %s", id, e.msg);
+	struct th_participant p = { .id = (char *)(uintptr_t)participant,
+		                    .kind = (char *)(uintptr_t)"human",
+		                    .role = (char *)(uintptr_t)"assignee",
+		                    .display_name = NULL };
+	err = th_store_participant_put(st, id, &p, &e);
+	ck_assert_msg(err == TH_OK, "participant %s: %s", id, e.msg);
+}
+
+static void add_task(struct th_store *st, const char *id)
+{
+	add_task_at(st, id, "ctx-1", 2, 1000, "alice");
+}
+
+/* ---- open and migrate ------------------------------------------------------------ */
+
+START_TEST(test_store1_open_creates_and_migrates)
+{
+	struct th_store *st = open_store();
+	ck_assert_int_ge(th_store_schema_version(), 1);
+	ck_assert_int_eq(q_int(st, "PRAGMA user_version"), th_store_schema_version());
+	ck_assert_int_eq(q_int(st, "PRAGMA application_id"), 0x74486172);
+	ck_assert_int_eq(q_int(st, "PRAGMA foreign_keys"), 1);
+	ck_assert_int_eq(q_int(st, "PRAGMA synchronous"), 1); /* NORMAL */
+	char *mode = q_text(st, "PRAGMA journal_mode");
+	ck_assert_str_eq(mode, "wal");
+	free(mode);
+	const char *tables[] = { "tasks", "participants", "messages", "events",
+		                 "artifacts", "subtask_links", "turns" };
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		char sql[160];
+		snprintf(sql, sizeof sql,
+		         "SELECT strict FROM pragma_table_list WHERE name = '%s'", tables[i]);
+		ck_assert_msg(q_int(st, sql) == 1, "table %s missing or not STRICT", tables[i]);
+	}
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
+	                           "AND name = 'waiting_tasks'"),
+	                 1);
+	/* Tables of later migrations are not created by 001. */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE name = 'channels'"),
+	                 0);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_store1_sync_full_option)
+{
+	struct th_store_opts o = { .path = dbpath, .sync_full = 1, .busy_timeout_ms = 100 };
+	struct th_store *st = NULL;
+	struct th_error e;
+	ck_assert_int_eq(th_store_open(&o, &st, &e), TH_OK);
+	ck_assert_int_eq(q_int(st, "PRAGMA synchronous"), 2); /* FULL */
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_store1_reopen_is_idempotent)
+{
+	struct th_store *st = open_store();
+	begin(st);
+	add_task(st, "t1");
+	commit(st);
+	th_store_close(st);
+
+	st = open_store();
+	ck_assert_int_eq(q_int(st, "PRAGMA user_version"), th_store_schema_version());
+	struct th_task_row r;
+	struct th_error e;
+	ck_assert_int_eq(th_store_task_get(st, "t1", &r, &e), TH_OK);
+	ck_assert_str_eq(r.id, "t1");
+	th_task_row_free(&r);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_store1_newer_schema_is_refused)
+{
+	struct th_store *st = open_store();
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", th_store_schema_version() + 1);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(st), sql, NULL, NULL, NULL), SQLITE_OK);
+	th_store_close(st);
+
+	struct th_error e;
+	ck_assert_int_ne(try_open(&e), TH_OK);
+	ck_assert_ptr_nonnull(strstr(e.msg, dbpath));
+	char v[16];
+	snprintf(v, sizeof v, "%d", th_store_schema_version() + 1);
+	ck_assert_msg(strstr(e.msg, v) != NULL, "message lacks db version: %s", e.msg);
+	snprintf(v, sizeof v, "(%d)", th_store_schema_version());
+	ck_assert_msg(strstr(e.msg, v) != NULL, "message lacks binary version: %s", e.msg);
+}
+END_TEST
+
+static void make_foreign_db(const char *sql)
+{
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/db", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+START_TEST(test_store1_foreign_application_id_is_refused)
+{
+	make_foreign_db("PRAGMA application_id = 42; CREATE TABLE x(a)");
+	struct th_error e;
+	ck_assert_int_ne(try_open(&e), TH_OK);
+	ck_assert_msg(strstr(e.msg, dbpath) != NULL, "message lacks path: %s", e.msg);
+	ck_assert_ptr_nonnull(strstr(e.msg, "42"));
+	/* Nothing of ours was written into it. */
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	sqlite3_stmt *s = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema", -1, &s, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+}
+END_TEST
+
+START_TEST(test_store1_unmarked_foreign_db_is_refused)
+{
+	/* application_id 0 but a schema already there: some other program's file. */
+	make_foreign_db("CREATE TABLE tasks(a)");
+	struct th_error e;
+	ck_assert_int_ne(try_open(&e), TH_OK);
+	ck_assert_ptr_nonnull(strstr(e.msg, dbpath));
+}
+END_TEST
+
+START_TEST(test_lim3_non_sqlite_file_is_refused_without_crash)
+{
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/db", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	FILE *f = fopen(dbpath, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 200; i++)
+		fputs("this is not a database at all\n", f);
+	fclose(f);
+	struct th_error e;
+	ck_assert_int_ne(try_open(&e), TH_OK);
+	ck_assert_ptr_nonnull(strstr(e.msg, dbpath));
+}
+END_TEST
+
+START_TEST(test_store1_open_without_path_is_einval)
+{
+	struct th_store_opts o = { .path = NULL };
+	struct th_store *st = (struct th_store *)1;
+	struct th_error e;
+	ck_assert_int_eq(th_store_open(&o, &st, &e), TH_EINVAL);
+	ck_assert_ptr_null(st);
+}
+END_TEST
+
+/* ---- transactions ------------------------------------------------------------------- */
+
+START_TEST(test_store1_rollback_leaves_nothing_commit_keeps)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	th_store_rollback(st); /* no transaction: harmless */
+	begin(st);
+	add_task(st, "gone");
+	int64_t seq = 0;
+	ck_assert_int_eq(th_store_event_append(st, "gone", "task", "{}", &seq, &e), TH_OK);
+	th_store_rollback(st);
+	struct th_task_row r;
+	ck_assert_int_eq(th_store_task_get(st, "gone", &r, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM participants"), 0);
+
+	begin(st);
+	add_task(st, "kept");
+	commit(st);
+	ck_assert_int_eq(th_store_task_get(st, "kept", &r, &e), TH_OK);
+	th_task_row_free(&r);
+	/* After commit no transaction stays open. */
+	ck_assert_int_ne(sqlite3_get_autocommit(th_store_db(st)), 0);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_store1_nested_begin_is_an_error_not_a_crash)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	ck_assert_int_eq(th_store_begin(st, &e), TH_EINTERNAL);
+	th_store_rollback(st);
+	ck_assert_int_ne(sqlite3_get_autocommit(th_store_db(st)), 0);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+START_TEST(test_stream3_event_seq_gap_free_per_task)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "a");
+	add_task(st, "b");
+	int64_t seq;
+	const char *order[] = { "a", "b", "a", "a", "b" };
+	const int64_t want[] = { 1, 1, 2, 3, 2 };
+	for (int i = 0; i < 5; i++) {
+		char json[32];
+		snprintf(json, sizeof json, "{\"n\":%d}", i);
+		ck_assert_int_eq(th_store_event_append(st, order[i], "status", json, &seq, &e), TH_OK);
+		ck_assert_int_eq(seq, want[i]);
+	}
+	ck_assert_int_eq(th_store_event_append(st, "nope", "status", "{}", &seq, &e), TH_ENOTFOUND);
+	commit(st);
+
+	struct th_task_row r;
+	ck_assert_int_eq(th_store_task_get(st, "a", &r, &e), TH_OK);
+	ck_assert_int_eq(r.last_seq, 3);
+	th_task_row_free(&r);
+
+	struct th_event *ev;
+	size_t n;
+	ck_assert_int_eq(th_store_events_since(st, "a", 1, 0, &ev, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(ev[0].seq, 2);
+	ck_assert_str_eq(ev[0].json, "{\"n\":2}");
+	ck_assert_str_eq(ev[0].kind, "status");
+	ck_assert_int_eq(ev[1].seq, 3);
+	ck_assert_str_eq(ev[1].json, "{\"n\":3}");
+	th_events_free(ev, n);
+
+	ck_assert_int_eq(th_store_events_since(st, "a", 0, 1, &ev, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(ev[0].seq, 1);
+	th_events_free(ev, n);
+
+	ck_assert_int_eq(th_store_events_since(st, "a", 3, 0, &ev, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	th_events_free(ev, n);
+
+	ck_assert_int_eq(th_store_events_since(st, "b", 0, 0, &ev, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(ev[0].seq, 1);
+	ck_assert_int_eq(ev[1].seq, 2);
+	ck_assert_str_eq(ev[1].json, "{\"n\":4}");
+	th_events_free(ev, n);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_stream3_event_append_outside_transaction_is_refused)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "a");
+	commit(st);
+	ck_assert_int_ne(th_store_event_append(st, "a", "status", "{}", NULL, &e), TH_OK);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 0);
+	th_store_close(st);
+}
+END_TEST
+
+#define PER_PROC 200
+
+/* One worker: its own connection, opened after the fork (never carried across it). */
+static int worker_append(void)
+{
+	struct th_store_opts o = { .path = dbpath, .busy_timeout_ms = 5000 };
+	struct th_store *st = NULL;
+	struct th_error e;
+	if (th_store_open(&o, &st, &e) != TH_OK) {
+		fprintf(stderr, "worker open: %s\n", e.msg);
+		return 2;
+	}
+	/* Whichever worker comes first creates the task. */
+	if (th_store_begin(st, &e) != TH_OK)
+		return 3;
+	struct th_task_row r;
+	if (th_store_task_get(st, "shared", &r, &e) == TH_OK) {
+		th_task_row_free(&r);
+	} else {
+		struct th_task_row t = { 0 };
+		t.id = (char *)(uintptr_t)"shared";
+		t.context_id = (char *)(uintptr_t)"c";
+		t.state = 2;
+		t.created_by = (char *)(uintptr_t)"w";
+		if (th_store_task_insert(st, &t, &e) != TH_OK)
+			return 4;
+	}
+	if (th_store_commit(st, &e) != TH_OK)
+		return 5;
+	for (int i = 0; i < PER_PROC; i++) {
+		char json[64];
+		snprintf(json, sizeof json, "{\"pid\":%d,\"i\":%d}", (int)getpid(), i);
+		if (th_store_begin(st, &e) != TH_OK) {
+			fprintf(stderr, "worker begin: %s %s\n", th_err_name(e.code), e.msg);
+			return 6;
+		}
+		if (th_store_event_append(st, "shared", "status", json, NULL, &e) != TH_OK) {
+			fprintf(stderr, "worker append: %s\n", e.msg);
+			return 7;
+		}
+		if (th_store_commit(st, &e) != TH_OK) {
+			fprintf(stderr, "worker commit: %s %s\n", th_err_name(e.code), e.msg);
+			return 8;
+		}
+	}
+	th_store_close(st);
+	return 0;
+}
+
+START_TEST(test_store1_lim3_two_processes_gap_free_seq_no_busy)
+{
+	pid_t kids[2];
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		ck_assert_int_ge(kids[k], 0);
+		if (kids[k] == 0)
+			_exit(worker_append());
+	}
+	for (int k = 0; k < 2; k++) {
+		int status = 0;
+		ck_assert_int_eq(waitpid(kids[k], &status, 0), kids[k]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		              "worker %d failed (status %d)", k, status);
+	}
+	struct th_store *st = open_store();
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events WHERE task_id = 'shared'"),
+	                 2 * PER_PROC);
+	ck_assert_int_eq(q_int(st, "SELECT count(DISTINCT seq) FROM events"), 2 * PER_PROC);
+	ck_assert_int_eq(q_int(st, "SELECT min(seq) FROM events"), 1);
+	ck_assert_int_eq(q_int(st, "SELECT max(seq) FROM events"), 2 * PER_PROC);
+	ck_assert_int_eq(q_int(st, "SELECT last_seq FROM tasks WHERE id = 'shared'"), 2 * PER_PROC);
+	/* Both workers really interleaved on one task. */
+	ck_assert_int_eq(q_int(st, "SELECT count(DISTINCT json_extract(json, '$.pid')) FROM events"),
+	                 2);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_stream2_data_version_moves_on_other_commit)
+{
+	struct th_store *a = open_store();
+	struct th_store *b = open_store();
+	int64_t v0 = th_store_data_version(a);
+	ck_assert_int_ge(v0, 0);
+	ck_assert_int_eq(th_store_data_version(a), v0);
+	begin(b);
+	add_task(b, "x");
+	commit(b);
+	ck_assert_int_ne(th_store_data_version(a), v0);
+	th_store_close(b);
+	th_store_close(a);
+}
+END_TEST
+
+/* ---- tasks ---------------------------------------------------------------------------- */
+
+START_TEST(test_status4_task_roundtrip_with_sub_state_column)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "p");
+	struct th_task_row r = { 0 };
+	r.id = (char *)(uintptr_t)"t1";
+	r.context_id = (char *)(uintptr_t)"ctx";
+	r.state = 1;
+	r.status_ms = 1700000000123;
+	r.status_message_json = (char *)(uintptr_t)"{\"role\":\"ROLE_AGENT\"}";
+	r.name = (char *)(uintptr_t)"Write report";
+	r.goal = (char *)(uintptr_t)"a report";
+	r.ext_json = (char *)(uintptr_t)"{\"k\":1}";
+	r.created_by = (char *)(uintptr_t)"alice";
+	r.parent_id = (char *)(uintptr_t)"p";
+	r.created_ms = 1700000000000;
+	r.updated_ms = 1700000000001;
+	ck_assert_int_eq(th_store_task_insert(st, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_task_insert(st, &r, &e), TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
+
+	struct th_task_row g;
+	ck_assert_int_eq(th_store_task_get(st, "t1", &g, &e), TH_OK);
+	ck_assert_str_eq(g.context_id, "ctx");
+	ck_assert_int_eq(g.state, 1);
+	ck_assert_ptr_null(g.sub_state);
+	ck_assert_ptr_null(g.status_meta_json);
+	ck_assert_str_eq(g.status_message_json, "{\"role\":\"ROLE_AGENT\"}");
+	ck_assert_int_eq(g.status_ms, 1700000000123);
+	ck_assert_str_eq(g.name, "Write report");
+	ck_assert_str_eq(g.goal, "a report");
+	ck_assert_str_eq(g.ext_json, "{\"k\":1}");
+	ck_assert_str_eq(g.created_by, "alice");
+	ck_assert_str_eq(g.parent_id, "p");
+	ck_assert_int_eq(g.created_ms, 1700000000000);
+	ck_assert_int_eq(g.updated_ms, 1700000000001);
+	ck_assert_int_eq(g.last_seq, 0);
+	th_task_row_free(&g);
+
+	struct th_task_row s = { 0 };
+	s.id = (char *)(uintptr_t)"t1";
+	s.state = 6;
+	s.sub_state = (char *)(uintptr_t)"awaiting-answer";
+	s.status_meta_json = (char *)(uintptr_t)"{\"sub_state\":\"awaiting-answer\","
+	                                        "\"participant_id\":\"bob\",\"request_id\":\"r1\"}";
+	s.status_ms = 1700000001000;
+	ck_assert_int_eq(th_store_task_set_status(st, &s, &e), TH_OK);
+	struct th_task_row x = { 0 };
+	x.id = (char *)(uintptr_t)"t2";
+	x.context_id = (char *)(uintptr_t)"ctx";
+	x.state = 2;
+	x.created_by = (char *)(uintptr_t)"alice";
+	ck_assert_int_eq(th_store_task_insert(st, &x, &e), TH_OK);
+	x.state = 6;
+	x.sub_state = (char *)(uintptr_t)"awaiting-next-message";
+	x.status_meta_json = (char *)(uintptr_t)"{\"sub_state\":\"awaiting-next-message\"}";
+	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_OK);
+	commit(st);
+
+	ck_assert_int_eq(th_store_task_get(st, "t1", &g, &e), TH_OK);
+	ck_assert_int_eq(g.state, 6);
+	ck_assert_str_eq(g.sub_state, "awaiting-answer");
+	ck_assert_ptr_nonnull(strstr(g.status_meta_json, "\"bob\""));
+	ck_assert_int_eq(g.status_ms, 1700000001000);
+	ck_assert_str_eq(g.name, "Write report"); /* untouched by set_status */
+	th_task_row_free(&g);
+
+	/* What an operator sees with sqlite3. */
+	char *t = q_text(st, "SELECT state || '|' || sub_state FROM tasks WHERE id = 't1'");
+	ck_assert_str_eq(t, "TASK_STATE_INPUT_REQUIRED|awaiting-answer");
+	free(t);
+	t = q_text(st, "SELECT waiting_for || '|' || since FROM waiting_tasks WHERE id = 't1'");
+	ck_assert_str_eq(t, "bob|2023-11-14T22:13:21.000Z");
+	free(t);
+	t = q_text(st, "SELECT waiting_for || '|' || sub_state FROM waiting_tasks WHERE id = 't2'");
+	ck_assert_str_eq(t, "next message from any participant|awaiting-next-message");
+	free(t);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM waiting_tasks"), 2);
+
+	/* Leaving INPUT_REQUIRED clears the sub-state; a sub-state outside it is refused. */
+	begin(st);
+	x.state = 2;
+	x.sub_state = NULL;
+	x.status_meta_json = NULL;
+	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_OK);
+	x.sub_state = (char *)(uintptr_t)"awaiting-answer";
+	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_EINVAL);
+	x.state = 6;
+	x.sub_state = (char *)(uintptr_t)"thinking";
+	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_EINVAL);
+	x.state = 99;
+	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_EINVAL);
+	x.id = (char *)(uintptr_t)"missing";
+	x.state = 2;
+	x.sub_state = NULL;
+	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_ENOTFOUND);
+
+	struct th_task_row ext = { 0 };
+	ext.id = (char *)(uintptr_t)"t1";
+	ext.name = (char *)(uintptr_t)"Renamed";
+	ext.goal = (char *)(uintptr_t)"new goal";
+	ext.ext_json = (char *)(uintptr_t)"{\"k\":2}";
+	ck_assert_int_eq(th_store_task_set_ext(st, &ext, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM waiting_tasks"), 1);
+	ck_assert_int_eq(th_store_task_get(st, "t1", &g, &e), TH_OK);
+	ck_assert_str_eq(g.name, "Renamed");
+	ck_assert_str_eq(g.goal, "new goal");
+	ck_assert_str_eq(g.ext_json, "{\"k\":2}");
+	ck_assert_str_eq(g.sub_state, "awaiting-answer"); /* untouched by set_ext */
+	th_task_row_free(&g);
+	ck_assert_int_eq(th_store_task_get(st, "nope", &g, &e), TH_ENOTFOUND);
+	th_store_close(st);
+}
+END_TEST
+
+static void list(struct th_store *st, const struct th_list_query *q, struct th_task_row **rows,
+                 size_t *n, int64_t *total)
+{
+	struct th_error e;
+	th_err err = th_store_task_list(st, q, rows, n, total, &e);
+	ck_assert_msg(err == TH_OK, "list: %s", e.msg);
+}
+
+START_TEST(test_stream5_list_filters_order_cursor_total)
+{
+	struct th_store *st = open_store();
+	begin(st);
+	/* status_ms ties (300) so the id breaks them. */
+	add_task_at(st, "t1", "c1", 2, 100, "alice");
+	add_task_at(st, "t2", "c1", 6, 300, "alice");
+	add_task_at(st, "t3", "c2", 2, 300, "alice");
+	add_task_at(st, "t4", "c1", 3, 200, "alice");
+	add_task_at(st, "t5", "c2", 2, 500, "alice");
+	add_task_at(st, "t6", "c1", 2, 400, "alice");
+	add_task_at(st, "t7", "c1", 2, 300, "alice");
+	add_task_at(st, "b1", "c1", 2, 999, "bob");
+	commit(st);
+	const char *order[] = { "t5", "t6", "t7", "t3", "t2", "t4", "t1" };
+
+	struct th_list_query q = { .participant = "alice", .status_after_ms = -1, .limit = 3 };
+	struct th_task_row *rows;
+	size_t n, seen = 0;
+	int64_t total;
+	for (int page = 0; page < 5; page++) {
+		list(st, &q, &rows, &n, &total);
+		ck_assert_int_eq(total, 7);
+		for (size_t i = 0; i < n; i++) {
+			ck_assert_uint_lt(seen, 7);
+			ck_assert_str_eq(rows[i].id, order[seen]);
+			seen++;
+		}
+		if (n == 0) {
+			th_task_rows_free(rows, n);
+			break;
+		}
+		static char cursor[16];
+		snprintf(cursor, sizeof cursor, "%s", rows[n - 1].id);
+		q.cursor_id = cursor;
+		q.cursor_ms = rows[n - 1].status_ms;
+		th_task_rows_free(rows, n);
+	}
+	ck_assert_uint_eq(seen, 7);
+
+	struct th_list_query c2 = { .participant = "alice", .context_id = "c2",
+		                    .status_after_ms = -1, .limit = 50 };
+	list(st, &c2, &rows, &n, &total);
+	ck_assert_int_eq(total, 2);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(rows[0].id, "t5");
+	ck_assert_str_eq(rows[1].id, "t3");
+	th_task_rows_free(rows, n);
+
+	struct th_list_query working = { .participant = "alice", .state = 2, .status_after_ms = -1,
+		                         .limit = 2 };
+	list(st, &working, &rows, &n, &total);
+	ck_assert_int_eq(total, 5); /* t1 t3 t5 t6 t7, though only 2 returned */
+	ck_assert_uint_eq(n, 2);
+	th_task_rows_free(rows, n);
+
+	struct th_list_query after = { .participant = "alice", .status_after_ms = 300, .limit = 50 };
+	list(st, &after, &rows, &n, &total);
+	ck_assert_int_eq(total, 5); /* >= 300: t5 t6 t7 t3 t2 */
+	ck_assert_uint_eq(n, 5);
+	th_task_rows_free(rows, n);
+
+	struct th_list_query bob = { .participant = "bob", .status_after_ms = -1, .limit = 50 };
+	list(st, &bob, &rows, &n, &total);
+	ck_assert_int_eq(total, 1);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(rows[0].id, "b1");
+	th_task_rows_free(rows, n);
+
+	struct th_list_query nobody = { .participant = "mallory", .status_after_ms = -1,
+		                        .limit = 50 };
+	list(st, &nobody, &rows, &n, &total);
+	ck_assert_int_eq(total, 0);
+	ck_assert_uint_eq(n, 0);
+	th_task_rows_free(rows, n);
+
+	struct th_error e;
+	struct th_list_query none = { .participant = NULL, .limit = 5 };
+	ck_assert_int_eq(th_store_task_list(st, &none, &rows, &n, &total, &e), TH_EINVAL);
+
+	/* The hot path starts from an index, never a scan of a whole table. */
+	sqlite3_stmt *s = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st),
+	                                    "EXPLAIN QUERY PLAN SELECT t.id FROM participants p "
+	                                    "JOIN tasks t ON t.id = p.task_id "
+	                                    "WHERE p.participant_id = 'alice' "
+	                                    "ORDER BY t.status_ms DESC, t.id DESC",
+	                                    -1, &s, NULL),
+	                 SQLITE_OK);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *detail = (const char *)sqlite3_column_text(s, 3);
+		ck_assert_msg(strncmp(detail, "SCAN", 4) != 0, "unindexed: %s", detail);
+	}
+	sqlite3_finalize(s);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- participants -------------------------------------------------------------------- */
+
+START_TEST(test_id_participants_put_role_order_and_strangers)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t"); /* alice, assignee */
+	struct th_participant bob = { .id = (char *)(uintptr_t)"bob",
+		                      .kind = (char *)(uintptr_t)"agent",
+		                      .role = (char *)(uintptr_t)"watcher",
+		                      .display_name = (char *)(uintptr_t)"Bob" };
+	struct th_participant carol = { .id = (char *)(uintptr_t)"carol",
+		                        .kind = (char *)(uintptr_t)"human",
+		                        .role = (char *)(uintptr_t)"reporter" };
+	ck_assert_int_eq(th_store_participant_put(st, "t", &bob, &e), TH_OK);
+	ck_assert_int_eq(th_store_participant_put(st, "t", &carol, &e), TH_OK);
+	bob.role = (char *)(uintptr_t)"admin";
+	ck_assert_int_eq(th_store_participant_put(st, "t", &bob, &e), TH_OK);
+	carol.role = (char *)(uintptr_t)"boss";
+	ck_assert_int_eq(th_store_participant_put(st, "t", &carol, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_participant_put(st, "no-task", &bob, &e), TH_ENOTFOUND);
+	commit(st);
+
+	char *role = NULL;
+	ck_assert_int_eq(th_store_participant_role(st, "t", "bob", &role, &e), TH_OK);
+	ck_assert_str_eq(role, "admin");
+	free(role);
+	ck_assert_int_eq(th_store_participant_role(st, "t", "carol", &role, &e), TH_OK);
+	ck_assert_str_eq(role, "reporter");
+	free(role);
+	ck_assert_int_eq(th_store_participant_role(st, "t", "mallory", &role, &e), TH_ENOTFOUND);
+	ck_assert_ptr_null(role);
+
+	struct th_participant *ps;
+	size_t n;
+	ck_assert_int_eq(th_store_participants(st, "t", &ps, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(ps[0].id, "alice");
+	ck_assert_str_eq(ps[0].display_name, "");
+	ck_assert_str_eq(ps[1].id, "bob");
+	ck_assert_str_eq(ps[1].kind, "agent");
+	ck_assert_str_eq(ps[1].role, "admin");
+	ck_assert_str_eq(ps[1].display_name, "Bob");
+	ck_assert_str_eq(ps[2].id, "carol");
+	th_participants_free(ps, n);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- messages and artifacts ---------------------------------------------------------- */
+
+START_TEST(test_stream5_message_append_duplicate_and_history_limit)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	for (int i = 1; i <= 5; i++) {
+		char id[16], json[64];
+		snprintf(id, sizeof id, "m%d", i);
+		snprintf(json, sizeof json, "{\"messageId\":\"m%d\"}", i);
+		ck_assert_int_eq(th_store_message_append(st, "t", id, "ROLE_USER", "alice", json, &e),
+		                 TH_OK);
+	}
+	ck_assert_int_eq(
+		th_store_message_append(st, "t", "m3", "ROLE_USER", "alice", "{\"dup\":1}", &e),
+		TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
+	ck_assert_int_eq(
+		th_store_message_append(st, "missing", "m1", "ROLE_USER", "alice", "{}", &e),
+		TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(th_store_message_count(st, "t"), 5);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages WHERE json = '{\"dup\":1}'"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT max(pos) FROM messages WHERE task_id = 't'"), 5);
+	ck_assert_int_eq(th_store_message_exists(st, "t", "m4"), 1);
+	ck_assert_int_eq(th_store_message_exists(st, "t", "m9"), 0);
+
+	json_object *h = NULL;
+	ck_assert_int_eq(th_store_history(st, "t", -1, &h, &e), TH_OK);
+	ck_assert_uint_eq(json_object_array_length(h), 5);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(
+				 json_object_array_get_idx(h, 0), "messageId")),
+	                 "m1");
+	json_object_put(h);
+	ck_assert_int_eq(th_store_history(st, "t", 2, &h, &e), TH_OK);
+	ck_assert_uint_eq(json_object_array_length(h), 2);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(
+				 json_object_array_get_idx(h, 0), "messageId")),
+	                 "m4");
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(
+				 json_object_array_get_idx(h, 1), "messageId")),
+	                 "m5");
+	json_object_put(h);
+	ck_assert_int_eq(th_store_history(st, "t", 0, &h, &e), TH_OK);
+	ck_assert_uint_eq(json_object_array_length(h), 0);
+	json_object_put(h);
+
+	char *tid = NULL;
+	ck_assert_int_eq(th_store_task_by_first_message(st, "alice", "m1", &tid, &e), TH_OK);
+	ck_assert_str_eq(tid, "t");
+	free(tid);
+	ck_assert_int_eq(th_store_task_by_first_message(st, "alice", "m2", &tid, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_task_by_first_message(st, "bob", "m1", &tid, &e), TH_ENOTFOUND);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_artifact_put_replaces_and_keeps_order)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	ck_assert_int_eq(th_store_artifact_put(st, "t", "a1", "{\"v\":1}", &e), TH_OK);
+	ck_assert_int_eq(th_store_artifact_put(st, "t", "a2", "{\"v\":2}", &e), TH_OK);
+	ck_assert_int_eq(th_store_artifact_put(st, "t", "a1", "{\"v\":3}", &e), TH_OK);
+	ck_assert_int_eq(th_store_artifact_put(st, "none", "a1", "{}", &e), TH_ENOTFOUND);
+	commit(st);
+	json_object *a = NULL;
+	ck_assert_int_eq(th_store_artifacts(st, "t", &a, &e), TH_OK);
+	ck_assert_uint_eq(json_object_array_length(a), 2);
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(json_object_array_get_idx(a, 0),
+	                                                            "v")),
+	                 3);
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(json_object_array_get_idx(a, 1),
+	                                                            "v")),
+	                 2);
+	json_object_put(a);
+	ck_assert_int_eq(th_store_artifacts(st, "none", &a, &e), TH_OK);
+	ck_assert_uint_eq(json_object_array_length(a), 0);
+	json_object_put(a);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- sub-tasks and turns ---------------------------------------------------------------- */
+
+START_TEST(test_ctl4_unresolved_subtasks_follow_child_state)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "parent");
+	add_task(st, "c1");
+	add_task(st, "c2");
+	ck_assert_int_eq(th_store_subtask_link(st, "parent", "c1", &e), TH_OK);
+	ck_assert_int_eq(th_store_subtask_link(st, "parent", "c2", &e), TH_OK);
+	ck_assert_int_eq(th_store_subtask_link(st, "parent", "c2", &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_subtask_link(st, "parent", "ghost", &e), TH_ENOTFOUND);
+	commit(st);
+
+	struct th_subtask_ref *r;
+	size_t n;
+	ck_assert_int_eq(th_store_subtasks(st, "parent", 1, &r, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(r[0].id, "c1");
+	ck_assert_str_eq(r[0].name, "name of task");
+	ck_assert_int_eq(r[0].state, 2);
+	ck_assert_str_eq(r[1].id, "c2");
+	th_subtask_refs_free(r, n);
+
+	begin(st);
+	struct th_task_row done = { .id = (char *)(uintptr_t)"c1", .state = 3 };
+	ck_assert_int_eq(th_store_task_set_status(st, &done, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(th_store_subtasks(st, "parent", 1, &r, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(r[0].id, "c2");
+	th_subtask_refs_free(r, n);
+	ck_assert_int_eq(th_store_subtasks(st, "parent", 0, &r, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(r[0].state, 3);
+	th_subtask_refs_free(r, n);
+
+	begin(st);
+	ck_assert_int_eq(th_store_subtask_resolve(st, "c2", &e), TH_OK);
+	ck_assert_int_eq(th_store_subtask_resolve(st, "parent", &e), TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(th_store_subtasks(st, "parent", 1, &r, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	th_subtask_refs_free(r, n);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_ctl3_turn_claim_cut_is_cut_finish)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	add_task(st, "other");
+	int64_t t1, t2, t3;
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m1", &t1, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m2", &t2, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "other", "m3", &t3, &e), TH_OK);
+	ck_assert_int_ne(t1, t2);
+	int64_t ghost = -1;
+	ck_assert_int_eq(th_store_turn_create(st, "ghost", "m", &ghost, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(ghost, 0);
+	int64_t before = th_now_ms();
+	ck_assert_int_eq(th_store_turn_claim(st, t1, 4242, 30000, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_finish(st, t2, TH_TURN_DONE, NULL, &e), TH_OK);
+	commit(st);
+
+	struct th_turn_row r;
+	ck_assert_int_eq(th_store_turn_get(st, t1, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_RUNNING);
+	ck_assert_int_eq(r.worker_pid, 4242);
+	ck_assert_int_eq(r.attempts, 1);
+	ck_assert_int_ge(r.lease_until_ms, before + 30000);
+	ck_assert_str_eq(r.task_id, "t");
+	ck_assert_str_eq(r.message_id, "m1");
+	ck_assert_int_eq(r.cut, 0);
+	ck_assert_ptr_null(r.error);
+	th_turn_row_free(&r);
+	ck_assert_int_eq(th_store_turn_is_cut(st, t1), 0);
+
+	/* Another connection (another worker) cuts; the first sees it. */
+	struct th_store *other = open_store();
+	begin(other);
+	int n = -1;
+	ck_assert_int_eq(th_store_turns_cut(other, "t", &n, &e), TH_OK);
+	commit(other);
+	ck_assert_int_eq(n, 1); /* t2 was done already */
+	th_store_close(other);
+	ck_assert_int_eq(th_store_turn_is_cut(st, t1), 1);
+	ck_assert_int_eq(th_store_turn_is_cut(st, t2), 0);
+	ck_assert_int_eq(th_store_turn_is_cut(st, t3), 0);
+	ck_assert_int_eq(th_store_turn_get(st, t1, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_CUT);
+	ck_assert_int_eq(r.cut, 1);
+	th_turn_row_free(&r);
+
+	begin(st);
+	ck_assert_int_eq(th_store_turn_claim(st, t3, 1, 1000, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_claim(st, t3, 2, 1000, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_finish(st, t3, TH_TURN_FAILED, "model timed out", &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_finish(st, t3, 17, NULL, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_finish(st, 999999, TH_TURN_DONE, NULL, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_turn_claim(st, 999999, 1, 1000, &e), TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(th_store_turn_get(st, t3, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_FAILED);
+	ck_assert_int_eq(r.attempts, 2);
+	ck_assert_int_eq(r.worker_pid, 2);
+	ck_assert_str_eq(r.error, "model timed out");
+	th_turn_row_free(&r);
+	ck_assert_int_eq(th_store_turn_get(st, 999999, &r, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_turn_is_cut(st, 999999), 0);
+	th_store_close(st);
+}
+END_TEST
+
+static Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc = tcase_create("store");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_store1_open_creates_and_migrates);
+	tcase_add_test(tc, test_store1_sync_full_option);
+	tcase_add_test(tc, test_store1_reopen_is_idempotent);
+	tcase_add_test(tc, test_store1_newer_schema_is_refused);
+	tcase_add_test(tc, test_store1_foreign_application_id_is_refused);
+	tcase_add_test(tc, test_store1_unmarked_foreign_db_is_refused);
+	tcase_add_test(tc, test_lim3_non_sqlite_file_is_refused_without_crash);
+	tcase_add_test(tc, test_store1_open_without_path_is_einval);
+	tcase_add_test(tc, test_store1_rollback_leaves_nothing_commit_keeps);
+	tcase_add_test(tc, test_store1_nested_begin_is_an_error_not_a_crash);
+	tcase_add_test(tc, test_stream3_event_seq_gap_free_per_task);
+	tcase_add_test(tc, test_stream3_event_append_outside_transaction_is_refused);
+	tcase_add_test(tc, test_store1_lim3_two_processes_gap_free_seq_no_busy);
+	tcase_add_test(tc, test_stream2_data_version_moves_on_other_commit);
+	tcase_add_test(tc, test_status4_task_roundtrip_with_sub_state_column);
+	tcase_add_test(tc, test_stream5_list_filters_order_cursor_total);
+	tcase_add_test(tc, test_id_participants_put_role_order_and_strangers);
+	tcase_add_test(tc, test_stream5_message_append_duplicate_and_history_limit);
+	tcase_add_test(tc, test_artifact_put_replaces_and_keeps_order);
+	tcase_add_test(tc, test_ctl4_unresolved_subtasks_follow_child_state);
+	tcase_add_test(tc, test_ctl3_turn_claim_cut_is_cut_finish);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(store_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
