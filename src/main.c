@@ -1,4 +1,99 @@
-int main(void)
+/* main.c — wiring only: a web server starts tiny-harness as a FastCGI worker (a
+ * listening socket on fd 0) or runs it as a CGI program (one request from the
+ * environment and stdin); a person runs it with a sub-command. */
+#include <fcgiapp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "bind/bind.h"
+#include "cli/cli.h"
+#include "config/config.h"
+#include "http/http.h"
+#include "util/jsonx.h"
+
+/* Start-up failed before the app existed: answer the one CGI request with 500 and
+ * the reason, so the operator sees it in the browser as well as in the error log. */
+static void cgi_fail(const char *why)
 {
+	json_object *body = json_object_new_object();
+	json_object *err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(500));
+	json_object_object_add(err, "status", json_object_new_string("INTERNAL"));
+	json_object_object_add(err, "message", json_object_new_string(why));
+	json_object_object_add(body, "error", err);
+	struct th_http_io io;
+	th_http_cgi_io(&io);
+	const char *text = th_json_text(body);
+	th_http_respond(&io, 500, "application/json", NULL, text, strlen(text));
+	json_object_put(body);
+}
+
+static int open_app(struct th_app *app, int cgi)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	struct th_config *cfg = malloc(sizeof *cfg);
+	if (cfg == NULL) {
+		th_error_set(&e, TH_ENOMEM, "out of memory");
+	} else if (th_config_load(cfg, &e) != TH_OK) {
+		free(cfg);
+	} else if (th_app_open(app, cfg, &e) == TH_OK) {
+		return 0;
+	}
+	fprintf(stderr, "tiny-harness: %s\n", e.msg);
+	if (cgi)
+		cgi_fail(e.msg);
+	return 1;
+}
+
+static int serve_cgi(void)
+{
+	struct th_app app;
+	if (open_app(&app, 1) != 0)
+		return 1;
+	struct th_http_io io;
+	th_http_cgi_io(&io);
+	th_bind_serve(&app, &io);
+	fflush(stdout);
+	th_app_run_pending(&app);
+	th_app_close(&app);
 	return 0;
+}
+
+static int serve_fcgi(void)
+{
+	if (FCGX_Init() != 0) {
+		fprintf(stderr, "tiny-harness: FCGX_Init failed\n");
+		return 1;
+	}
+	struct th_app app;
+	if (open_app(&app, 0) != 0)
+		return 1;
+	FCGX_Request req;
+	FCGX_InitRequest(&req, 0, 0);
+	while (FCGX_Accept_r(&req) >= 0) {
+		struct th_http_io io;
+		th_http_fcgi_io(&io, &req);
+		th_bind_serve(&app, &io);
+		/* The response is complete for the client before any deferred turn runs
+		 * (TURN-5: returnImmediately). */
+		FCGX_Finish_r(&req);
+		th_app_run_pending(&app);
+	}
+	th_app_close(&app);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		return th_cli_main(argc, argv);
+	if (!FCGX_IsCGI())
+		return serve_fcgi();
+	if (getenv("REQUEST_METHOD") != NULL)
+		return serve_cgi();
+	th_cli_usage();
+	return 2;
 }

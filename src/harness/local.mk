@@ -1,4 +1,14 @@
 noinst_LTLIBRARIES += src/harness/libth_harness.la
 src_harness_libth_harness_la_SOURCES = \
-	src/harness/ext.c src/harness/ext.h
+	src/harness/harness.h \
+	src/harness/ext.c src/harness/ext.h \
+	src/harness/access.c src/harness/access.h \
+	src/harness/status.c src/harness/status.h \
+	src/harness/view.c src/harness/view.h \
+	src/harness/commands.c src/harness/commands.h \
+	src/harness/builtins.c src/harness/builtins.h \
+	src/harness/turn.c src/harness/turn.h \
+	src/harness/control.c src/harness/control.h \
+	src/harness/intake.c \
+	src/harness/query.c
 src_libth_la_LIBADD += src/harness/libth_harness.la

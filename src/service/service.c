@@ -2,6 +2,10 @@
 
 #include <string.h>
 
+#include "a2a/a2a.h"
+#include "config/config.h"
+#include "harness/harness.h"
+
 static const char *const methods[TH_OP_COUNT] = {
 	[TH_OP_SEND_MESSAGE] = "SendMessage",
 	[TH_OP_SEND_STREAMING_MESSAGE] = "SendStreamingMessage",
@@ -36,12 +40,104 @@ json_object *th_service_card(struct th_app *app)
 	return app->card;
 }
 
+static th_err send_message(struct th_app *app, const struct th_call *call, json_object *params,
+                           json_object **result, struct th_error *e)
+{
+	struct th_send_req req = {0};
+	json_object *task = NULL;
+	th_err rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
+	if (rc == TH_OK)
+		rc = th_harness_send(app, call->participant, call->extensions, &req, &task, e);
+	th_send_req_free(&req);
+	if (rc != TH_OK)
+		return rc;
+	*result = json_object_new_object();
+	if (*result == NULL) {
+		json_object_put(task);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	json_object_object_add(*result, "task", task);
+	return TH_OK;
+}
+
+static th_err get_task(struct th_app *app, const struct th_call *call, json_object *params,
+                       json_object **result, struct th_error *e)
+{
+	struct th_get_req req = {0};
+	th_err rc = th_a2a_get_decode(params, &req, e);
+	if (rc == TH_OK)
+		rc = th_harness_get(app, call->participant, &req, result, e);
+	th_get_req_free(&req);
+	return rc;
+}
+
+static th_err list_tasks(struct th_app *app, const struct th_call *call, json_object *params,
+                         json_object **result, struct th_error *e)
+{
+	struct th_list_req req = {0};
+	th_err rc = th_a2a_list_decode(params, &req, e);
+	if (rc == TH_OK)
+		rc = th_harness_list(app, call->participant, &req, result, e);
+	th_list_req_free(&req);
+	return rc;
+}
+
+static th_err cancel_task(struct th_app *app, const struct th_call *call, json_object *params,
+                          json_object **result, struct th_error *e)
+{
+	struct th_cancel_req req = {0};
+	th_err rc = th_a2a_cancel_decode(params, &req, e);
+	if (rc == TH_OK)
+		rc = th_harness_cancel(app, call->participant, &req, result, e);
+	th_cancel_req_free(&req);
+	return rc;
+}
+
 th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_op op,
                        json_object *params, json_object **result, struct th_error *e)
 {
-	(void)app;
-	(void)call;
-	(void)params;
 	*result = NULL;
-	return th_error_set(e, TH_EUNSUPPORTED, "%s is not implemented yet", th_op_method(op));
+	json_object *empty = NULL;
+	if (params == NULL)
+		params = empty = json_object_new_object();
+	th_err rc;
+	switch (op) {
+	case TH_OP_SEND_MESSAGE:
+		rc = send_message(app, call, params, result, e);
+		break;
+	case TH_OP_GET_TASK:
+		rc = get_task(app, call, params, result, e);
+		break;
+	case TH_OP_LIST_TASKS:
+		rc = list_tasks(app, call, params, result, e);
+		break;
+	case TH_OP_CANCEL_TASK:
+		rc = cancel_task(app, call, params, result, e);
+		break;
+	case TH_OP_GET_EXTENDED_CARD:
+		/* The card does not declare capabilities.extendedAgentCard (A2A §3.8). */
+		rc = th_error_set(e, TH_EUNSUPPORTED,
+		                  "GetExtendedAgentCard: this agent has no extended agent card");
+		break;
+	case TH_OP_SEND_STREAMING_MESSAGE:
+	case TH_OP_SUBSCRIBE_TO_TASK:
+		rc = th_error_set(e, TH_EUNSUPPORTED,
+		                  "%s: streaming is not available on this server yet; use SendMessage "
+		                  "and GetTask",
+		                  th_op_method(op));
+		break;
+	case TH_OP_CREATE_PUSH_CONFIG:
+	case TH_OP_GET_PUSH_CONFIG:
+	case TH_OP_LIST_PUSH_CONFIGS:
+	case TH_OP_DELETE_PUSH_CONFIG:
+		rc = th_error_set(e, TH_EPUSHUNSUPPORTED,
+		                  "%s: push notifications are not available on this server yet",
+		                  th_op_method(op));
+		break;
+	default:
+		rc = th_error_set(e, TH_ENOMETHOD, "unknown operation");
+		break;
+	}
+	json_object_put(empty);
+	return rc;
 }

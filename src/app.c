@@ -1,0 +1,64 @@
+#include "app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "harness/commands.h"
+#include "harness/turn.h"
+#include "service/card.h"
+#include "store/store.h"
+
+th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e)
+{
+	memset(app, 0, sizeof *app);
+	app->cfg = cfg;
+	struct th_store_opts o = {
+		.path = cfg->db_path,
+		.sync_full = cfg->sync_full,
+		.busy_timeout_ms = cfg->busy_timeout_ms,
+	};
+	th_err rc = th_store_open(&o, &app->store, e);
+	if (rc == TH_OK)
+		rc = th_registry_load(cfg->commands_dir, &app->commands, e);
+	if (rc == TH_OK) {
+		json_object *cmds = th_registry_card_params(app->commands);
+		app->card = cmds ? th_card_build(cfg, cmds) : NULL;
+		json_object_put(cmds);
+		if (app->card == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	if (rc != TH_OK)
+		th_app_close(app);
+	return rc;
+}
+
+void th_app_close(struct th_app *app)
+{
+	for (int i = 0; i < app->npending; i++)
+		free(app->pending[i].task_id);
+	app->npending = 0;
+	json_object_put(app->card);
+	th_registry_free(app->commands);
+	if (app->store != NULL)
+		th_store_close(app->store);
+	if (app->cfg != NULL) {
+		th_config_free(app->cfg);
+		free(app->cfg);
+	}
+	memset(app, 0, sizeof *app);
+}
+
+void th_app_run_pending(struct th_app *app)
+{
+	for (int i = 0; i < app->npending; i++) {
+		struct th_error e;
+		th_error_clear(&e);
+		if (th_turn_run(app, app->pending[i].task_id, app->pending[i].turn_id, &e) != TH_OK)
+			fprintf(stderr, "tiny-harness: turn %lld on task %s: %s\n",
+			        (long long)app->pending[i].turn_id, app->pending[i].task_id, e.msg);
+		free(app->pending[i].task_id);
+	}
+	app->npending = 0;
+}

@@ -1,0 +1,289 @@
+#include "cli/cli.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "config/config.h"
+#include "harness/commands.h"
+#include "harness/harness.h"
+#include "service/card.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/jsonx.h"
+
+void th_cli_usage(void)
+{
+	fputs("usage: tiny-harness                       (as a FastCGI or CGI program under a web server)\n"
+	      "       tiny-harness card                  print the agent card\n"
+	      "       tiny-harness migrate               create or upgrade the database\n"
+	      "       tiny-harness complete TASK --as ID [--url URL]\n"
+	      "                                          complete a task with the control envelope\n"
+	      "       tiny-harness serve [--port N] [--procs N]\n"
+	      "                                          run lighttpd with conf/lighttpd.conf in the foreground\n"
+	      "Configuration: conf/tiny-harness.conf or $TINY_HARNESS_CONF, overridden by TINY_HARNESS_* variables.\n",
+	      stderr);
+}
+
+static struct th_config *load_config(void)
+{
+	struct th_config *cfg = malloc(sizeof *cfg);
+	struct th_error e;
+	th_error_clear(&e);
+	if (cfg == NULL || th_config_load(cfg, &e) != TH_OK) {
+		fprintf(stderr, "tiny-harness: %s\n", cfg ? e.msg : "out of memory");
+		free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+static int cmd_card(void)
+{
+	struct th_config *cfg = load_config();
+	if (cfg == NULL)
+		return 1;
+	struct th_registry *reg = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	int status = 1;
+	if (th_registry_load(cfg->commands_dir, &reg, &e) != TH_OK) {
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+	} else {
+		json_object *cmds = th_registry_card_params(reg);
+		json_object *card = cmds ? th_card_build(cfg, cmds) : NULL;
+		if (card != NULL) {
+			puts(json_object_to_json_string_ext(card, JSON_C_TO_STRING_PRETTY |
+			                                                 JSON_C_TO_STRING_SPACED |
+			                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+			status = 0;
+		}
+		json_object_put(card);
+		json_object_put(cmds);
+	}
+	th_registry_free(reg);
+	th_config_free(cfg);
+	free(cfg);
+	return status;
+}
+
+static int cmd_migrate(void)
+{
+	struct th_config *cfg = load_config();
+	if (cfg == NULL)
+		return 1;
+	struct th_app app;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_app_open(&app, cfg, &e) != TH_OK) {
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+		return 1;
+	}
+	printf("%s: schema version %d\n", app.cfg->db_path, th_store_schema_version());
+	th_app_close(&app);
+	return 0;
+}
+
+static size_t collect(char *data, size_t size, size_t n, void *arg)
+{
+	struct th_buf *b = arg;
+	return th_buf_append(b, data, size * n) == 0 ? size * n : 0;
+}
+
+/* CTL-9: builds th_complete_message and sends it as a JSON-RPC SendMessage. */
+static int cmd_complete(int argc, char **argv)
+{
+	const char *task = NULL, *as = NULL, *url = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--as") == 0 && i + 1 < argc)
+			as = argv[++i];
+		else if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
+			url = argv[++i];
+		else if (task == NULL && argv[i][0] != '-')
+			task = argv[i];
+		else {
+			th_cli_usage();
+			return 2;
+		}
+	}
+	if (task == NULL || as == NULL) {
+		th_cli_usage();
+		return 2;
+	}
+	struct th_config *cfg = NULL;
+	if (url == NULL) {
+		if ((cfg = load_config()) == NULL)
+			return 1;
+		url = cfg->base_url;
+	}
+	json_object *req = json_object_new_object();
+	json_object *params = json_object_new_object();
+	json_object *msg = th_complete_message(task, as);
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "id", json_object_new_int(1));
+	json_object_object_add(req, "method", json_object_new_string("SendMessage"));
+	json_object_object_add(params, "message", msg);
+	json_object_object_add(req, "params", params);
+
+	struct th_buf body;
+	th_buf_init(&body);
+	struct th_buf hdr;
+	th_buf_init(&hdr);
+	th_buf_printf(&hdr, "X-Participant-Id: %s", as);
+	int status = 1;
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "A2A-Version: 1.0");
+	h = curl_slist_append(h, hdr.data);
+	if (c != NULL && h != NULL && !hdr.oom) {
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, th_json_text(req));
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+		CURLcode cc = curl_easy_perform(c);
+		if (cc != CURLE_OK) {
+			fprintf(stderr, "tiny-harness: %s: %s\n", url, curl_easy_strerror(cc));
+		} else {
+			json_object *resp = body.data ? json_tokener_parse(body.data) : NULL;
+			json_object *err = NULL, *result = NULL;
+			if (resp != NULL && json_object_object_get_ex(resp, "error", &err)) {
+				fprintf(stderr, "tiny-harness: refused: %s\n",
+				        th_json_str(err, "message") ? th_json_str(err, "message") : "?");
+			} else if (resp != NULL && json_object_object_get_ex(resp, "result", &result)) {
+				puts(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY |
+				                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+				status = 0;
+			} else {
+				fprintf(stderr, "tiny-harness: %s answered something that is not JSON-RPC\n", url);
+			}
+			json_object_put(resp);
+		}
+	}
+	curl_slist_free_all(h);
+	if (c != NULL)
+		curl_easy_cleanup(c);
+	th_buf_free(&body);
+	th_buf_free(&hdr);
+	json_object_put(req);
+	if (cfg != NULL) {
+		th_config_free(cfg);
+		free(cfg);
+	}
+	return status;
+}
+
+/* Finds conf/lighttpd.conf: $TH_SRCDIR, then the source tree this binary was built
+ * from, then the working directory. */
+static int find_conf(char *out, size_t n)
+{
+	const char *roots[] = {getenv("TH_SRCDIR"), TH_SOURCE_DIR, "."};
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+		if (roots[i] == NULL || *roots[i] == '\0')
+			continue;
+		snprintf(out, n, "%s/conf/lighttpd.conf", roots[i]);
+		if (access(out, R_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int mkdir_p(const char *dir)
+{
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST) {
+		fprintf(stderr, "tiny-harness serve: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int setenv_default(const char *name, const char *value)
+{
+	const char *cur = getenv(name);
+	return cur != NULL && *cur != '\0' ? 0 : setenv(name, value, 1);
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	long port = 8080, procs = 2;
+	for (int i = 2; i < argc; i++) {
+		char *end;
+		if ((strcmp(argv[i], "--port") == 0 || strcmp(argv[i], "--procs") == 0) && i + 1 < argc) {
+			long v = strtol(argv[i + 1], &end, 10);
+			if (*end != '\0' || v < 1 || v > 65535) {
+				fprintf(stderr, "tiny-harness serve: %s needs a number, got '%s'\n", argv[i],
+				        argv[i + 1]);
+				return 2;
+			}
+			if (strcmp(argv[i], "--port") == 0)
+				port = v;
+			else
+				procs = v;
+			i++;
+		} else {
+			th_cli_usage();
+			return 2;
+		}
+	}
+	char conf[PATH_MAX], self[PATH_MAX], cwd[PATH_MAX], state[PATH_MAX + 8], db[PATH_MAX + 32];
+	char buf[64];
+	if (find_conf(conf, sizeof conf) != 0) {
+		fprintf(stderr, "tiny-harness serve: conf/lighttpd.conf not found (set TH_SRCDIR)\n");
+		return 1;
+	}
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len <= 0 || getcwd(cwd, sizeof cwd) == NULL) {
+		fprintf(stderr, "tiny-harness serve: %s\n", strerror(errno));
+		return 1;
+	}
+	self[len] = '\0';
+	/* A libtool wrapper runs the real binary from .libs/; lighttpd must start the
+	 * wrapper's target, which is what /proc/self/exe names. */
+	snprintf(state, sizeof state, "%s/var", cwd);
+	snprintf(db, sizeof db, "%s/tiny-harness.db", state);
+	if (mkdir_p(state) != 0)
+		return 1;
+	snprintf(buf, sizeof buf, "%ld", port);
+	setenv("TH_PORT", buf, 1);
+	snprintf(buf, sizeof buf, "%ld", procs);
+	setenv("TH_PROCS", buf, 1);
+	setenv("TH_BIN", self, 1);
+	setenv("TH_STATE_DIR", state, 1);
+	setenv_default("TINY_HARNESS_DB", db);
+	snprintf(buf, sizeof buf, "http://127.0.0.1:%ld/", port);
+	setenv_default("TINY_HARNESS_BASE_URL", buf);
+	printf("tiny-harness: serving %s with %ld workers (lighttpd, %s); database %s\n"
+	       "Try: curl -s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' "
+	       "-H 'X-Participant-Id: alice' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\","
+	       "\"params\":{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}}' %s\n",
+	       getenv("TINY_HARNESS_BASE_URL"), procs, conf, getenv("TINY_HARNESS_DB"),
+	       getenv("TINY_HARNESS_BASE_URL"));
+	fflush(stdout);
+	execlp("lighttpd", "lighttpd", "-D", "-f", conf, (char *)NULL);
+	execl("/usr/sbin/lighttpd", "lighttpd", "-D", "-f", conf, (char *)NULL);
+	fprintf(stderr, "tiny-harness serve: cannot run lighttpd: %s\n", strerror(errno));
+	return 1;
+}
+
+int th_cli_main(int argc, char **argv)
+{
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "card") == 0 && argc == 2)
+		return cmd_card();
+	if (strcmp(cmd, "migrate") == 0 && argc == 2)
+		return cmd_migrate();
+	if (strcmp(cmd, "complete") == 0)
+		return cmd_complete(argc, argv);
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc, argv);
+	th_cli_usage();
+	return 2;
+}

@@ -1,0 +1,12 @@
+/* cli.h — the command-line sub-commands of tiny-harness (STORE-2): card, migrate,
+ * complete, serve. Each returns the process exit status. */
+#ifndef TH_CLI_CLI_H
+#define TH_CLI_CLI_H
+
+/* Runs argv[1] with its arguments; 2 for a usage error. */
+int th_cli_main(int argc, char **argv);
+
+/* Prints the usage text to stderr. */
+void th_cli_usage(void);
+
+#endif

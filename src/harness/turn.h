@@ -1,0 +1,22 @@
+/* turn.h — one pass of the harness over a task (TURN-1): claim the queued turn,
+ * hand the new input to a slash command or the model outside any transaction, then
+ * write the reply and park the task (CTL-7) in one transaction that first checks the
+ * cut flag (CTL-3), so a cut turn can never overwrite a completed or canceled task. */
+#ifndef TH_HARNESS_TURN_H
+#define TH_HARNESS_TURN_H
+
+#include <stdint.h>
+
+#include "app.h"
+#include "store/store.h"
+#include "util/err.h"
+
+/* Queues a turn for message_id inside the caller's transaction. */
+th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
+                     int64_t *turn_id, struct th_error *e);
+
+/* Runs a queued turn to its end. A turn another worker already claimed, or one cut
+ * before it started, is left alone (TH_OK). */
+th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
+
+#endif

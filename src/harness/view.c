@@ -1,0 +1,138 @@
+#include "harness/view.h"
+
+#include "a2a/a2a.h"
+#include "harness/access.h"
+#include "harness/ext.h"
+
+static json_object *parse_or_null(const char *text)
+{
+	return text != NULL ? json_tokener_parse(text) : NULL;
+}
+
+json_object *th_view_status(const struct th_task_row *row)
+{
+	return th_a2a_status((enum th_state)row->state, parse_or_null(row->status_message_json),
+	                     row->status_ms);
+}
+
+json_object *th_view_status_metadata(const struct th_task_row *row)
+{
+	if (row->state != TH_STATE_INPUT_REQUIRED || row->status_meta_json == NULL)
+		return NULL;
+	json_object *meta = json_object_new_object();
+	json_object *ext = json_tokener_parse(row->status_meta_json);
+	if (meta == NULL || ext == NULL) {
+		json_object_put(meta);
+		json_object_put(ext);
+		return NULL;
+	}
+	json_object_object_add(meta, TH_META_STATUS, ext);
+	return meta;
+}
+
+static json_object *task_refs(const char *const *ids, size_t n)
+{
+	json_object *arr = json_object_new_array();
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		json_object *ref = json_object_new_object();
+		json_object_object_add(ref, "task_id", json_object_new_string(ids[i]));
+		json_object_array_add(arr, ref);
+	}
+	return arr;
+}
+
+th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json_object **out,
+                        struct th_error *e)
+{
+	*out = NULL;
+	struct th_participant *ps = NULL;
+	size_t np = 0;
+	struct th_subtask_ref *subs = NULL;
+	size_t ns = 0;
+	th_err rc = th_store_participants(st, row->id, &ps, &np, e);
+	if (rc == TH_OK)
+		rc = th_store_subtasks(st, row->id, 0, &subs, &ns, e);
+	if (rc != TH_OK) {
+		th_participants_free(ps, np);
+		return rc;
+	}
+	json_object *stored = parse_or_null(row->ext_json);
+	json_object *ext = json_object_new_object();
+	json_object_object_add(ext, "name", json_object_new_string(row->name));
+	json_object_object_add(ext, "goal", json_object_new_string(row->goal));
+	/* Stored attributes (type, description, acceptance_criteria, plan) keep their
+	 * order; the derived lists come from their own tables. */
+	static const char *const stored_keys[] = {"type", "description", "acceptance_criteria"};
+	for (size_t i = 0; i < sizeof stored_keys / sizeof stored_keys[0]; i++) {
+		json_object *v = NULL;
+		if (stored != NULL && json_object_object_get_ex(stored, stored_keys[i], &v))
+			json_object_object_add(ext, stored_keys[i], json_object_get(v));
+	}
+	json_object *parr = json_object_new_array();
+	for (size_t i = 0; i < np; i++) {
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "id", json_object_new_string(ps[i].id));
+		json_object_object_add(p, "kind", json_object_new_string(ps[i].kind));
+		json_object_object_add(p, "role", json_object_new_string(ps[i].role));
+		json_object_object_add(p, "display_name", json_object_new_string(ps[i].display_name));
+		json_object_array_add(parr, p);
+	}
+	json_object_object_add(ext, "participants", parr);
+	const char *parent = row->parent_id;
+	json_object_object_add(ext, "parent_tasks", task_refs(parent ? &parent : NULL, parent ? 1 : 0));
+	json_object *sarr = json_object_new_array();
+	for (size_t i = 0; i < ns; i++) {
+		json_object *ref = json_object_new_object();
+		json_object_object_add(ref, "task_id", json_object_new_string(subs[i].id));
+		json_object_array_add(sarr, ref);
+	}
+	json_object_object_add(ext, "sub_tasks", sarr);
+	json_object *plan = NULL;
+	if (stored != NULL)
+		json_object_object_get_ex(stored, "plan", &plan);
+	json_object_object_add(ext, "plan", json_object_get(plan));
+	json_object_put(stored);
+	th_participants_free(ps, np);
+	th_subtask_refs_free(subs, ns);
+	*out = ext;
+	return TH_OK;
+}
+
+th_err th_view_task(struct th_store *st, const struct th_task_row *row, int history_length,
+                    int include_artifacts, json_object **out, struct th_error *e)
+{
+	*out = NULL;
+	json_object *ext = NULL, *history = NULL, *artifacts = NULL;
+	th_err rc = th_view_task_ext(st, row, &ext, e);
+	if (rc == TH_OK && history_length != 0)
+		rc = th_store_history(st, row->id, history_length, &history, e);
+	if (rc == TH_OK && include_artifacts)
+		rc = th_store_artifacts(st, row->id, &artifacts, e);
+	if (rc != TH_OK) {
+		json_object_put(ext);
+		json_object_put(history);
+		json_object_put(artifacts);
+		return rc;
+	}
+	json_object *meta = th_view_status_metadata(row);
+	if (meta == NULL)
+		meta = json_object_new_object();
+	json_object_object_add(meta, TH_META_TASK, ext);
+	*out = th_a2a_task(row->id, row->context_id, th_view_status(row), history, artifacts, meta);
+	if (*out == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	return TH_OK;
+}
+
+th_err th_view_task_by_id(struct th_store *st, const char *id, int history_length,
+                          int include_artifacts, json_object **out, struct th_error *e)
+{
+	struct th_task_row row = {0};
+	th_err rc = th_store_task_get(st, id, &row, e);
+	if (rc == TH_ENOTFOUND)
+		return th_access_not_found(id, e);
+	if (rc == TH_OK)
+		rc = th_view_task(st, &row, history_length, include_artifacts, out, e);
+	th_task_row_free(&row);
+	return rc;
+}
