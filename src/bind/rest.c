@@ -249,13 +249,21 @@ static th_err add_query_values(json_object *params, const char *query, const cha
 	return TH_OK;
 }
 
+static int is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Empty, white space, or a literal null (what the Go client has sent for CancelTask).
+ * null is matched here because th_json_parse cannot end a bare top-level literal. */
 static int body_blank(const struct th_http_req *r)
 {
-	for (size_t i = 0; i < r->body_len; i++)
-		if (r->body[i] != ' ' && r->body[i] != '\t' && r->body[i] != '\r' &&
-		    r->body[i] != '\n')
-			return 0;
-	return 1;
+	size_t a = 0, b = r->body_len;
+	while (a < b && is_ws(r->body[a]))
+		a++;
+	while (b > a && is_ws(r->body[b - 1]))
+		b--;
+	return a == b || (b - a == 4 && memcmp(r->body + a, "null", 4) == 0);
 }
 
 /* The request message as the body gave it: an object, or a fresh one for an empty

@@ -1,0 +1,1159 @@
+/* check_bind.c — th_bind_serve driven through the in-memory carrier: routing, the
+ * header checks (A2A-3, EXT-1, EXT-2, ID-1), bad input (LIM-1, LIM-2, LIM-3), error
+ * shapes (A2A-4), the agent card (CARD-1), and what each binding hands the service
+ * (A2A-1), seen through a recorder put in th_bind_service. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "bind/bind.h"
+#include "bind/bind_int.h"
+#include "config/config.h"
+#include "harness/ext.h"
+#include "http/http.h"
+#include "util/jsonx.h"
+
+/* ---- fixture -------------------------------------------------------------- */
+
+static struct th_config cfg;
+static struct th_app app;
+
+/* The recorder: what the binding passed, and what to answer. */
+static struct {
+	int calls;
+	int op;
+	char params[2048];
+	char participant[128];
+	int has_participant;
+	unsigned extensions;
+	const char *answer;  /* JSON text of the result; NULL = no result (Empty) */
+	th_err fail;         /* TH_OK = succeed */
+	const char *fail_msg;
+	const char *fail_task;
+} rec;
+
+static th_err recorder(struct th_app *a, const struct th_call *call, enum th_op op,
+                       json_object *params, json_object **result, struct th_error *e)
+{
+	(void)a;
+	rec.calls++;
+	rec.op = (int)op;
+	snprintf(rec.params, sizeof rec.params, "%s", params != NULL ? th_json_text(params) : "");
+	rec.has_participant = call->participant != NULL;
+	snprintf(rec.participant, sizeof rec.participant, "%s",
+	         call->participant != NULL ? call->participant : "");
+	rec.extensions = call->extensions;
+	*result = NULL;
+	if (rec.fail != TH_OK) {
+		th_error_set(e, rec.fail, "%s", rec.fail_msg != NULL ? rec.fail_msg : "failed");
+		if (rec.fail_task != NULL)
+			snprintf(e->task_id, sizeof e->task_id, "%s", rec.fail_task);
+		return rec.fail;
+	}
+	if (rec.answer != NULL)
+		*result = json_tokener_parse(rec.answer);
+	return TH_OK;
+}
+
+static void setup(void)
+{
+	ck_assert_int_eq(th_config_defaults(&cfg), TH_OK);
+	memset(&app, 0, sizeof app);
+	app.cfg = &cfg;
+	app.card = json_tokener_parse("{\"name\":\"tiny-harness\",\"url\":\"http://x/a/b\"}");
+	ck_assert_ptr_nonnull(app.card);
+	memset(&rec, 0, sizeof rec);
+	rec.answer = "{\"ok\":true}";
+	th_bind_service = recorder;
+}
+
+static void teardown(void)
+{
+	json_object_put(app.card);
+	app.card = NULL;
+	th_config_free(&cfg);
+	th_bind_service = th_service_call;
+}
+
+/* Sets the configuration's base path (the loader derives it from base_url). */
+static void set_base(const char *base_url)
+{
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(&cfg, "base_url", base_url, &e), TH_OK);
+}
+
+struct resp {
+	int status;
+	char *head;    /* header lines after Status; free */
+	char *body;    /* free */
+	json_object *json; /* parsed body or NULL; json_object_put */
+	size_t reads;
+};
+
+static void resp_free(struct resp *r)
+{
+	free(r->head);
+	free(r->body);
+	json_object_put(r->json);
+	memset(r, 0, sizeof *r);
+}
+
+/* Runs one request: params are "NAME=value" strings; body may be NULL. A body gets a
+ * matching CONTENT_LENGTH unless the params already carry one. */
+static struct resp run_ex(const char *const *params, const char *body, int fail_reads)
+{
+	const char *all[32];
+	char cl[40];
+	size_t n = 0, blen = body != NULL ? strlen(body) : 0;
+	int has_cl = 0;
+	for (; params[n] != NULL; n++) {
+		ck_assert_uint_lt(n, 30);
+		all[n] = params[n];
+		if (strncmp(params[n], "CONTENT_LENGTH=", 15) == 0)
+			has_cl = 1;
+	}
+	if (body != NULL && !has_cl) {
+		snprintf(cl, sizeof cl, "CONTENT_LENGTH=%zu", blen);
+		all[n++] = cl;
+	}
+	all[n] = NULL;
+	struct th_http_mem *m = th_http_mem_new(all, body, blen);
+	ck_assert_ptr_nonnull(m);
+	if (fail_reads)
+		th_http_mem_fail_reads(m);
+	struct th_http_io io;
+	th_http_mem_io(m, &io);
+	th_bind_serve(&app, &io);
+
+	struct resp r;
+	memset(&r, 0, sizeof r);
+	r.reads = th_http_mem_reads(m);
+	size_t len;
+	const char *out = th_http_mem_output(m, &len);
+	ck_assert_msg(strncmp(out, "Status: ", 8) == 0, "no Status line in: %s", out);
+	r.status = atoi(out + 8);
+	const char *eol = strstr(out, "\r\n");
+	const char *sep = strstr(out, "\r\n\r\n");
+	ck_assert_ptr_nonnull(eol);
+	ck_assert_ptr_nonnull(sep);
+	r.head = strndup(eol + 2, (size_t)(sep + 2 - (eol + 2)));
+	r.body = strdup(sep + 4);
+	if (r.body[0] != '\0')
+		r.json = json_tokener_parse(r.body);
+	th_http_mem_free(m);
+	return r;
+}
+
+static struct resp run(const char *const *params, const char *body)
+{
+	return run_ex(params, body, 0);
+}
+
+/* A header's value (without CRLF) into a static buffer, or NULL. */
+static const char *header(const struct resp *r, const char *name)
+{
+	static char v[512];
+	size_t n = strlen(name);
+	for (const char *p = r->head; p != NULL && *p != '\0';) {
+		const char *e = strstr(p, "\r\n");
+		if (e == NULL)
+			break;
+		if (strncmp(p, name, n) == 0 && p[n] == ':') {
+			const char *s = p + n + 1;
+			while (*s == ' ')
+				s++;
+			snprintf(v, sizeof v, "%.*s", (int)(e - s), s);
+			return v;
+		}
+		p = e + 2;
+	}
+	return NULL;
+}
+
+/* A value by a dotted path ("error.data.0.reason"); numbers index arrays. */
+static json_object *jget(json_object *o, const char *path)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", path);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ".", &save); t != NULL; t = strtok_r(NULL, ".", &save)) {
+		if (o == NULL)
+			return NULL;
+		if (json_object_is_type(o, json_type_array)) {
+			size_t i = (size_t)atoi(t);
+			if (i >= json_object_array_length(o))
+				return NULL;
+			o = json_object_array_get_idx(o, i);
+		} else if (!json_object_object_get_ex(o, t, &o)) {
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static const char *jstr(const struct resp *r, const char *path)
+{
+	json_object *v = jget(r->json, path);
+	return v != NULL && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+	                                                             : NULL;
+}
+
+static int jint(const struct resp *r, const char *path)
+{
+	json_object *v = jget(r->json, path);
+	ck_assert_msg(v != NULL, "no %s in %s", path, r->body);
+	return json_object_get_int(v);
+}
+
+static void assert_contains(const char *s, const char *part)
+{
+	ck_assert_msg(s != NULL && strstr(s, part) != NULL, "'%s' does not contain '%s'",
+	              s != NULL ? s : "(null)", part);
+}
+
+#define RPC_BODY(method, params) \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" method "\",\"params\":" params "}"
+
+static const char *const RPC_V[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/",
+                                    "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+                                    NULL};
+
+/* A JSON-RPC error envelope with code and (when reason != NULL) one ErrorInfo. */
+static void assert_rpc_error(const struct resp *r, int code, const char *reason)
+{
+	ck_assert_msg(r->json != NULL, "not JSON: %s", r->body);
+	ck_assert_str_eq(jstr(r, "jsonrpc"), "2.0");
+	ck_assert_int_eq(jint(r, "error.code"), code);
+	ck_assert_ptr_nonnull(jstr(r, "error.message"));
+	ck_assert_ptr_null(jget(r->json, "result"));
+	if (reason != NULL) {
+		ck_assert_str_eq(jstr(r, "error.data.0.@type"),
+		                 "type.googleapis.com/google.rpc.ErrorInfo");
+		ck_assert_str_eq(jstr(r, "error.data.0.reason"), reason);
+		ck_assert_str_eq(jstr(r, "error.data.0.domain"), "a2a-protocol.org");
+	} else {
+		ck_assert_ptr_null(jget(r->json, "error.data"));
+	}
+	/* Only code, message and data (the TCK checks for extra keys). */
+	json_object_object_foreach(jget(r->json, "error"), k, v)
+	{
+		(void)v;
+		ck_assert_msg(strcmp(k, "code") == 0 || strcmp(k, "message") == 0 ||
+		                      strcmp(k, "data") == 0,
+		              "unexpected key %s", k);
+	}
+}
+
+/* A google.rpc.Status body whose code matches the HTTP status. */
+static void assert_rest_error(const struct resp *r, int status, const char *grpc,
+                              const char *reason)
+{
+	ck_assert_int_eq(r->status, status);
+	ck_assert_msg(r->json != NULL, "not JSON: %s", r->body);
+	ck_assert_int_eq(jint(r, "error.code"), status);
+	ck_assert_str_eq(jstr(r, "error.status"), grpc);
+	ck_assert_ptr_nonnull(jstr(r, "error.message"));
+	if (reason != NULL) {
+		ck_assert_str_eq(jstr(r, "error.details.0.@type"),
+		                 "type.googleapis.com/google.rpc.ErrorInfo");
+		ck_assert_str_eq(jstr(r, "error.details.0.reason"), reason);
+		ck_assert_str_eq(jstr(r, "error.details.0.domain"), "a2a-protocol.org");
+	}
+	ck_assert_str_eq(header(r, "Content-Type"), "application/a2a+json");
+}
+
+static int is_null_id(const struct resp *r)
+{
+	json_object *v = NULL;
+	return json_object_object_get_ex(r->json, "id", &v) && v == NULL;
+}
+
+/* ---- A2A-3: version ------------------------------------------------------ */
+
+static struct resp rpc_with_version(const char *version_param)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   version_param, NULL};
+	return run(p, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+}
+
+START_TEST(test_a2a3_missing_version_refused)
+{
+	struct resp r = rpc_with_version(NULL);
+	ck_assert_int_eq(r.status, 200);
+	assert_rpc_error(&r, -32009, "VERSION_NOT_SUPPORTED");
+	assert_contains(jstr(&r, "error.message"), "(none)");
+	assert_contains(jstr(&r, "error.message"), "supported: 1.0");
+	ck_assert_int_eq(jint(&r, "id"), 1);
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a3_empty_version_refused)
+{
+	struct resp r = rpc_with_version("HTTP_A2A_VERSION=");
+	assert_rpc_error(&r, -32009, "VERSION_NOT_SUPPORTED");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a3_other_versions_refused_naming_value)
+{
+	const char *bad[] = {"0.3", "2.0", "1.1", "1.0.", "1.0.x", "1.01", "1"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char p[64];
+		snprintf(p, sizeof p, "HTTP_A2A_VERSION=%s", bad[i]);
+		struct resp r = rpc_with_version(p);
+		assert_rpc_error(&r, -32009, "VERSION_NOT_SUPPORTED");
+		char want[32];
+		snprintf(want, sizeof want, "'%s'", bad[i]);
+		assert_contains(jstr(&r, "error.message"), want);
+		assert_contains(jstr(&r, "error.message"), "supported: 1.0");
+		resp_free(&r);
+	}
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_a2a3_version_1_0_and_patch_accepted)
+{
+	const char *good[] = {"HTTP_A2A_VERSION=1.0", "HTTP_A2A_VERSION=1.0.1",
+	                      "HTTP_A2A_VERSION=1.0.17"};
+	for (size_t i = 0; i < 3; i++) {
+		struct resp r = rpc_with_version(good[i]);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_ptr_nonnull(jget(r.json, "result"));
+		resp_free(&r);
+	}
+	ck_assert_int_eq(rec.calls, 3);
+}
+END_TEST
+
+START_TEST(test_a2a3_version_query_parameter_accepted)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/?A2A-Version=1.0",
+	                   "CONTENT_TYPE=application/json", NULL};
+	struct resp r = run(p, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_ptr_nonnull(jget(r.json, "result"));
+	resp_free(&r);
+
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1?A2A-Version=1.0", NULL};
+	r = run(q, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(rec.op, TH_OP_GET_TASK);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a3_rest_missing_version_is_400_failed_precondition)
+{
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", NULL};
+	struct resp r = run(p, NULL);
+	assert_rest_error(&r, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED");
+	assert_contains(jstr(&r, "error.message"), "(none)");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+/* ---- LIM-2: malformed requests ------------------------------------------ */
+
+START_TEST(test_lim2_malformed_json_is_parse_error_with_null_id)
+{
+	struct resp r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":1,");
+	ck_assert_int_eq(r.status, 200);
+	assert_rpc_error(&r, -32700, NULL);
+	ck_assert(is_null_id(&r));
+	resp_free(&r);
+
+	r = run(RPC_V, "");
+	assert_rpc_error(&r, -32700, NULL);
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_lim2_not_jsonrpc_2_0_is_invalid_request)
+{
+	struct resp r = run(RPC_V, "{\"jsonrpc\":\"1.0\",\"id\":\"x\",\"method\":\"GetTask\"}");
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "\"jsonrpc\"");
+	ck_assert_str_eq(jstr(&r, "id"), "x");
+	resp_free(&r);
+
+	r = run(RPC_V, "{\"id\":2,\"method\":\"GetTask\"}");
+	assert_rpc_error(&r, -32600, NULL);
+	resp_free(&r);
+
+	r = run(RPC_V, "\"just a string\"");
+	assert_rpc_error(&r, -32600, NULL);
+	ck_assert(is_null_id(&r));
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_lim2_batch_array_refused)
+{
+	struct resp r = run(RPC_V, "[" RPC_BODY("GetTask", "{}") "]");
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "batch");
+	ck_assert(is_null_id(&r));
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim2_bad_or_missing_id_refused)
+{
+	struct resp r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"method\":\"GetTask\"}");
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "\"id\"");
+	resp_free(&r);
+
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"GetTask\"}");
+	assert_rpc_error(&r, -32600, NULL);
+	ck_assert(is_null_id(&r));
+	resp_free(&r);
+
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"GetTask\"}");
+	assert_rpc_error(&r, -32600, NULL);
+	resp_free(&r);
+
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}");
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "\"method\"");
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_lim2_unknown_method_named)
+{
+	struct resp r = run(RPC_V, RPC_BODY("message/send", "{}"));
+	assert_rpc_error(&r, -32601, NULL);
+	assert_contains(jstr(&r, "error.message"), "message/send");
+	ck_assert_int_eq(jint(&r, "id"), 1);
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim2_params_not_object_invalid_params)
+{
+	struct resp r = run(RPC_V, RPC_BODY("GetTask", "[1]"));
+	assert_rpc_error(&r, -32602, "INVALID_PARAMS");
+	assert_contains(jstr(&r, "error.message"), "\"params\"");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	/* params may be absent (GetExtendedAgentCard) or null. */
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetExtendedAgentCard\"}");
+	ck_assert_ptr_nonnull(jget(r.json, "result"));
+	ck_assert_str_eq(rec.params, "");
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim2_jsonrpc_wrong_content_type)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=text/plain",
+	                   "HTTP_A2A_VERSION=1.0", NULL};
+	struct resp r = run(p, RPC_BODY("GetTask", "{}"));
+	ck_assert_int_eq(r.status, 200);
+	assert_rpc_error(&r, -32005, "CONTENT_TYPE_NOT_SUPPORTED");
+	assert_contains(jstr(&r, "error.message"), "text/plain");
+	resp_free(&r);
+
+	const char *q[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "HTTP_A2A_VERSION=1.0", NULL};
+	r = run(q, RPC_BODY("GetTask", "{}"));
+	assert_rpc_error(&r, -32005, "CONTENT_TYPE_NOT_SUPPORTED");
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_lim2_jsonrpc_content_type_variants_accepted)
+{
+	const char *cts[] = {"CONTENT_TYPE=application/json; charset=utf-8",
+	                     "CONTENT_TYPE=application/a2a+json", "CONTENT_TYPE=Application/JSON"};
+	for (size_t i = 0; i < 3; i++) {
+		const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", cts[i],
+		                   "HTTP_A2A_VERSION=1.0", NULL};
+		struct resp r = run(p, RPC_BODY("GetTask", "{}"));
+		ck_assert_msg(jget(r.json, "result") != NULL, "%s refused: %s", cts[i], r.body);
+		resp_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_lim2_rest_wrong_content_type_is_415)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	                   "CONTENT_TYPE=text/plain", "HTTP_A2A_VERSION=1.0", NULL};
+	struct resp r = run(p, "{\"message\":{}}");
+	assert_rest_error(&r, 415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	/* A body without any Content-Type is refused too. */
+	const char *q[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	                   "HTTP_A2A_VERSION=1.0", NULL};
+	r = run(q, "{\"message\":{}}");
+	assert_rest_error(&r, 415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED");
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim2_rest_empty_post_needs_no_content_type)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/tasks/t1:cancel",
+	                   "HTTP_A2A_VERSION=1.0", NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(rec.op, TH_OP_CANCEL_TASK);
+	ck_assert_str_eq(rec.params, "{\"id\":\"t1\"}");
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim2_unknown_rest_route_404)
+{
+	const char *paths[] = {"REQUEST_URI=/nope", "REQUEST_URI=/tasks/t1:frobnicate",
+	                       "REQUEST_URI=/tasks/t1/other", "REQUEST_URI=/tasks/",
+	                       "REQUEST_URI=/tasks/:cancel", "REQUEST_URI=/v1/message:send",
+	                       "REQUEST_URI=/tasks/a/pushNotificationConfigs/b/c"};
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET", paths[i], "HTTP_A2A_VERSION=1.0", NULL};
+		struct resp r = run(p, NULL);
+		assert_rest_error(&r, 404, "NOT_FOUND", NULL);
+		assert_contains(jstr(&r, "error.message"), paths[i] + strlen("REQUEST_URI="));
+		resp_free(&r);
+	}
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+static void assert_405(const char *method, const char *uri, const char *allow)
+{
+	char m[64], u[128];
+	snprintf(m, sizeof m, "REQUEST_METHOD=%s", method);
+	snprintf(u, sizeof u, "REQUEST_URI=%s", uri);
+	const char *p[] = {m, u, "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=application/json", NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_msg(r.status == 405, "%s %s gave %d", method, uri, r.status);
+	ck_assert_str_eq(header(&r, "Allow"), allow);
+	ck_assert_ptr_nonnull(r.json);
+	resp_free(&r);
+}
+
+START_TEST(test_lim2_wrong_http_method_405_with_allow)
+{
+	assert_405("GET", "/", "POST");
+	assert_405("PUT", "/message:send", "POST");
+	assert_405("GET", "/message:stream", "POST");
+	assert_405("DELETE", "/tasks/t1", "GET");
+	assert_405("POST", "/tasks", "GET");
+	assert_405("GET", "/tasks/t1:cancel", "POST");
+	assert_405("DELETE", "/tasks/t1:subscribe", "GET, POST");
+	assert_405("DELETE", "/tasks/t1/pushNotificationConfigs", "GET, POST");
+	assert_405("POST", "/tasks/t1/pushNotificationConfigs/c1", "GET, DELETE");
+	assert_405("POST", "/extendedAgentCard", "GET");
+	assert_405("POST", "/.well-known/agent-card.json", "GET");
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+/* ---- LIM-1: body limit ---------------------------------------------------- */
+
+START_TEST(test_lim1_oversized_jsonrpc_body_413_before_reading)
+{
+	cfg.lim.max_body = 16;
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=17", NULL};
+	/* The carrier fails every read: had the body been read, this would not be 413. */
+	struct resp r = run_ex(p, "{\"aaaaaaaaaaaaa\":1}", 1);
+	ck_assert_int_eq(r.status, 413);
+	ck_assert_uint_eq(r.reads, 0);
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "the limit is 16 bytes");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim1_oversized_rest_body_413_before_reading)
+{
+	cfg.lim.max_body = 16;
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "CONTENT_LENGTH=1000000", NULL};
+	struct resp r = run_ex(p, "{}", 1);
+	assert_rest_error(&r, 413, "INVALID_ARGUMENT", NULL);
+	ck_assert_uint_eq(r.reads, 0);
+	assert_contains(jstr(&r, "error.message"), "the limit is 16 bytes");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim1_json_depth_limit_named)
+{
+	cfg.lim.json_depth = 4;
+	struct resp r = run(RPC_V, RPC_BODY("GetTask", "{\"a\":{\"b\":{\"c\":{\"d\":1}}}}"));
+	assert_rpc_error(&r, -32602, "INVALID_PARAMS");
+	assert_contains(jstr(&r, "error.message"), "4 levels");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_lim1_short_body_refused)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=100", NULL};
+	struct resp r = run(p, "{}");
+	assert_rpc_error(&r, -32600, NULL);
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+/* ---- EXT-1 / EXT-2 ------------------------------------------------------ */
+
+START_TEST(test_ext1_unknown_extension_refused_naming_it)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_A2A_EXTENSIONS=" TH_EXT_URI_TASK ", https://example.com/ext/x/v1",
+	                   NULL};
+	struct resp r = run(p, RPC_BODY("SendMessage", "{}"));
+	assert_rpc_error(&r, -32004, "UNSUPPORTED_OPERATION");
+	assert_contains(jstr(&r, "error.message"), "https://example.com/ext/x/v1");
+	ck_assert_int_eq(rec.calls, 0);
+	ck_assert_ptr_null(header(&r, "A2A-Extensions"));
+	resp_free(&r);
+
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_A2A_EXTENSIONS=urn:nope", NULL};
+	r = run(q, NULL);
+	assert_rest_error(&r, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION");
+	assert_contains(jstr(&r, "error.message"), "urn:nope");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_ext2_activated_extensions_echoed)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_A2A_EXTENSIONS=" TH_EXT_URI_STATUS " , " TH_EXT_URI_TASK
+	                   "," TH_EXT_URI_TASK,
+	                   NULL};
+	struct resp r = run(p, RPC_BODY("SendMessage", "{}"));
+	ck_assert_ptr_nonnull(jget(r.json, "result"));
+	ck_assert_str_eq(header(&r, "A2A-Extensions"), TH_EXT_URI_TASK "," TH_EXT_URI_STATUS);
+	ck_assert_uint_eq(rec.extensions, TH_EXT_TASK | TH_EXT_STATUS);
+	resp_free(&r);
+
+	/* Echoed on errors from the service too, and on REST. */
+	rec.fail = TH_ENOTFOUND;
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_A2A_EXTENSIONS=" TH_EXT_URI_A2UI, NULL};
+	r = run(q, NULL);
+	ck_assert_int_eq(r.status, 404);
+	ck_assert_str_eq(header(&r, "A2A-Extensions"), TH_EXT_URI_A2UI);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_ext2_no_header_when_none_activated)
+{
+	struct resp r = run(RPC_V, RPC_BODY("SendMessage", "{}"));
+	ck_assert_ptr_null(header(&r, "A2A-Extensions"));
+	ck_assert_uint_eq(rec.extensions, 0);
+	resp_free(&r);
+}
+END_TEST
+
+/* ---- CARD-1 --------------------------------------------------------------- */
+
+START_TEST(test_card1_served_without_version_or_participant)
+{
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(header(&r, "Content-Type"), "application/json");
+	ck_assert_str_eq(header(&r, "Cache-Control"), "public, max-age=300");
+	ck_assert_str_eq(r.body, th_json_text(app.card));
+	const char *etag = header(&r, "ETag");
+	ck_assert_ptr_nonnull(etag);
+	ck_assert_uint_eq(strlen(etag), 18);
+	ck_assert_int_eq(etag[0], '"');
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_card1_etag_if_none_match_304)
+{
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", NULL};
+	struct resp r = run(p, NULL);
+	char etag[64], inm[128], weak[128], list[160];
+	snprintf(etag, sizeof etag, "%s", header(&r, "ETag"));
+	resp_free(&r);
+	snprintf(inm, sizeof inm, "HTTP_IF_NONE_MATCH=%s", etag);
+	snprintf(weak, sizeof weak, "HTTP_IF_NONE_MATCH=W/%s", etag);
+	snprintf(list, sizeof list, "HTTP_IF_NONE_MATCH=\"other\", %s", etag);
+	const char *variants[] = {inm, weak, list, "HTTP_IF_NONE_MATCH=*"};
+	for (size_t i = 0; i < 4; i++) {
+		const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json",
+		                   variants[i], NULL};
+		r = run(q, NULL);
+		ck_assert_msg(r.status == 304, "%s gave %d", variants[i], r.status);
+		ck_assert_str_eq(r.body, "");
+		ck_assert_str_eq(header(&r, "ETag"), etag);
+		resp_free(&r);
+	}
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json",
+	                   "HTTP_IF_NONE_MATCH=\"stale\"", NULL};
+	r = run(q, NULL);
+	ck_assert_int_eq(r.status, 200);
+	resp_free(&r);
+
+	/* A different card gives a different tag. */
+	json_object_object_add(app.card, "name", json_object_new_string("changed"));
+	r = run(p, NULL);
+	ck_assert_str_ne(header(&r, "ETag"), etag);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_card1_at_origin_root_and_under_base_path)
+{
+	set_base("http://h/a2a/");
+	const char *uris[] = {"REQUEST_URI=/.well-known/agent-card.json",
+	                      "REQUEST_URI=/a2a/.well-known/agent-card.json"};
+	for (size_t i = 0; i < 2; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET", uris[i], NULL};
+		struct resp r = run(p, NULL);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_str_eq(r.body, th_json_text(app.card));
+		resp_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_a2a1_routes_relative_to_base_path)
+{
+	set_base("http://h/a2a/");
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/a2a/tasks/t9", "HTTP_A2A_VERSION=1.0",
+	                   NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(rec.params, "{\"id\":\"t9\"}");
+	resp_free(&r);
+
+	const char *q[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/a2a",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0", NULL};
+	r = run(q, RPC_BODY("GetTask", "{\"id\":\"t2\"}"));
+	ck_assert_ptr_nonnull(jget(r.json, "result"));
+	resp_free(&r);
+
+	/* Outside the base path nothing but the card is served. */
+	const char *o[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t9", "HTTP_A2A_VERSION=1.0",
+	                   NULL};
+	r = run(o, NULL);
+	assert_rest_error(&r, 404, "NOT_FOUND", NULL);
+	resp_free(&r);
+	const char *root[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/",
+	                      "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0", NULL};
+	r = run(root, RPC_BODY("GetTask", "{}"));
+	ck_assert_int_eq(r.status, 404);
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 2);
+}
+END_TEST
+
+/* ---- A2A-1: what each route hands the service ---------------------------- */
+
+static void assert_rest_call(const char *method, const char *uri, const char *body, int op,
+                             const char *params)
+{
+	char m[64], u[256];
+	snprintf(m, sizeof m, "REQUEST_METHOD=%s", method);
+	snprintf(u, sizeof u, "REQUEST_URI=%s", uri);
+	const char *p[] = {m, u, "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=application/json", NULL};
+	rec.calls = 0;
+	struct resp r = run(p, body);
+	ck_assert_msg(r.status == 200, "%s %s gave %d: %s", method, uri, r.status, r.body);
+	ck_assert_int_eq(rec.calls, 1);
+	ck_assert_msg(rec.op == op, "%s %s ran op %d", method, uri, rec.op);
+	ck_assert_str_eq(rec.params, params);
+	resp_free(&r);
+}
+
+START_TEST(test_a2a1_rest_routes_build_params)
+{
+	assert_rest_call("POST", "/message:send", "{\"message\":{\"messageId\":\"m\"}}",
+	                 TH_OP_SEND_MESSAGE, "{\"message\":{\"messageId\":\"m\"}}");
+	assert_rest_call("POST", "/message:stream", "{\"message\":{}}",
+	                 TH_OP_SEND_STREAMING_MESSAGE, "{\"message\":{}}");
+	assert_rest_call("GET", "/tasks/a%2Fb%3Ac?historyLength=3", NULL, TH_OP_GET_TASK,
+	                 "{\"id\":\"a/b:c\",\"historyLength\":\"3\"}");
+	assert_rest_call("GET",
+	                 "/tasks?contextId=c%201&status=TASK_STATE_WORKING&page_size=5"
+	                 "&pageToken=x&historyLength=0&statusTimestampAfter=2026-01-01T00:00:00Z"
+	                 "&includeArtifacts=true&other=1",
+	                 NULL, TH_OP_LIST_TASKS,
+	                 "{\"contextId\":\"c 1\",\"status\":\"TASK_STATE_WORKING\",\"pageSize\":\"5\","
+	                 "\"pageToken\":\"x\",\"historyLength\":\"0\","
+	                 "\"statusTimestampAfter\":\"2026-01-01T00:00:00Z\","
+	                 "\"includeArtifacts\":\"true\"}");
+	assert_rest_call("GET", "/tasks", NULL, TH_OP_LIST_TASKS, "{}");
+	assert_rest_call("POST", "/tasks/t1:cancel", "{\"id\":\"other\",\"metadata\":{\"k\":1}}",
+	                 TH_OP_CANCEL_TASK, "{\"id\":\"t1\",\"metadata\":{\"k\":1}}");
+	assert_rest_call("POST", "/tasks/t1:cancel", "null", TH_OP_CANCEL_TASK, "{\"id\":\"t1\"}");
+	assert_rest_call("POST", "/tasks/t1:cancel", "{}", TH_OP_CANCEL_TASK, "{\"id\":\"t1\"}");
+	assert_rest_call("GET", "/tasks/t1:subscribe", NULL, TH_OP_SUBSCRIBE_TO_TASK,
+	                 "{\"id\":\"t1\"}");
+	assert_rest_call("POST", "/tasks/t1:subscribe", NULL, TH_OP_SUBSCRIBE_TO_TASK,
+	                 "{\"id\":\"t1\"}");
+	assert_rest_call("POST", "/tasks/t1/pushNotificationConfigs",
+	                 "{\"taskId\":\"x\",\"url\":\"https://cb\"}", TH_OP_CREATE_PUSH_CONFIG,
+	                 "{\"taskId\":\"t1\",\"url\":\"https://cb\"}");
+	assert_rest_call("GET", "/tasks/t1/pushNotificationConfigs?pageSize=2", NULL,
+	                 TH_OP_LIST_PUSH_CONFIGS, "{\"taskId\":\"t1\",\"pageSize\":\"2\"}");
+	assert_rest_call("GET", "/tasks/t1/pushNotificationConfigs/c%201", NULL,
+	                 TH_OP_GET_PUSH_CONFIG, "{\"taskId\":\"t1\",\"id\":\"c 1\"}");
+	assert_rest_call("DELETE", "/tasks/t1/pushNotificationConfigs/c1", NULL,
+	                 TH_OP_DELETE_PUSH_CONFIG, "{\"taskId\":\"t1\",\"id\":\"c1\"}");
+	assert_rest_call("GET", "/extendedAgentCard", NULL, TH_OP_GET_EXTENDED_CARD, "{}");
+}
+END_TEST
+
+START_TEST(test_a2a1_rest_bad_values_are_invalid_params)
+{
+	const char *bad[][3] = {
+		{"GET", "/tasks/a%zz", NULL},
+		{"GET", "/tasks/a%00b", NULL},
+		{"GET", "/tasks?pageSize=%G0", NULL},
+		{"POST", "/tasks/t1:cancel", "[1]"},
+		{"POST", "/message:send", "\"text\""},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char m[64], u[128];
+		snprintf(m, sizeof m, "REQUEST_METHOD=%s", bad[i][0]);
+		snprintf(u, sizeof u, "REQUEST_URI=%s", bad[i][1]);
+		const char *p[] = {m, u, "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=application/json",
+		                   NULL};
+		struct resp r = run(p, bad[i][2]);
+		assert_rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+		resp_free(&r);
+	}
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	                   "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=application/json", NULL};
+	struct resp r = run(p, "{\"message\":");
+	assert_rest_error(&r, 400, "INVALID_ARGUMENT", NULL);
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_a2a1_rest_success_shape)
+{
+	rec.answer = "{\"task\":{\"id\":\"t1\"}}";
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	                   "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=application/a2a+json", NULL};
+	struct resp r = run(p, "{\"message\":{}}");
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(header(&r, "Content-Type"), "application/a2a+json");
+	ck_assert_str_eq(r.body, "{\"task\":{\"id\":\"t1\"}}");
+	resp_free(&r);
+
+	rec.answer = NULL;
+	const char *q[] = {"REQUEST_METHOD=DELETE", "REQUEST_URI=/tasks/t1/pushNotificationConfigs/c",
+	                   "HTTP_A2A_VERSION=1.0", NULL};
+	r = run(q, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{}");
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a1_jsonrpc_success_echoes_id_and_type)
+{
+	rec.answer = "{\"task\":{\"id\":\"t1\"}}";
+	struct resp r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"SendMessage\","
+	                           "\"params\":{\"message\":{}}}");
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(header(&r, "Content-Type"), "application/json");
+	ck_assert_str_eq(r.body, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"result\":{\"task\":{\"id\":\"t1\"}}}");
+	ck_assert_int_eq(rec.op, TH_OP_SEND_MESSAGE);
+	ck_assert_str_eq(rec.params, "{\"message\":{}}");
+	resp_free(&r);
+
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"GetTask\",\"params\":{}}");
+	assert_contains(r.body, "\"id\":42,");
+	resp_free(&r);
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"GetTask\"}");
+	assert_contains(r.body, "\"id\":null,");
+	resp_free(&r);
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"GetTask\"}");
+	assert_contains(r.body, "\"id\":1.5,");
+	resp_free(&r);
+
+	/* Delete answers Empty: result null. */
+	rec.answer = NULL;
+	r = run(RPC_V, RPC_BODY("DeleteTaskPushNotificationConfig", "{\"taskId\":\"t\",\"id\":\"c\"}"));
+	ck_assert_str_eq(r.body, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}");
+	resp_free(&r);
+}
+END_TEST
+
+/* ---- A2A-4: error shapes ---------------------------------------------------- */
+
+START_TEST(test_a2a4_service_errors_both_bindings)
+{
+	rec.fail = TH_ENOTFOUND;
+	rec.fail_msg = "task t1 not found";
+	rec.fail_task = "t1";
+	struct resp r = run(RPC_V, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 200);
+	assert_rpc_error(&r, -32001, "TASK_NOT_FOUND");
+	ck_assert_str_eq(jstr(&r, "error.message"), "task t1 not found");
+	ck_assert_str_eq(jstr(&r, "error.data.0.metadata.taskId"), "t1");
+	ck_assert_int_eq(jint(&r, "id"), 1);
+	resp_free(&r);
+
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   NULL};
+	r = run(p, NULL);
+	assert_rest_error(&r, 404, "NOT_FOUND", "TASK_NOT_FOUND");
+	ck_assert_str_eq(jstr(&r, "error.message"), "task t1 not found");
+	ck_assert_str_eq(jstr(&r, "error.details.0.metadata.taskId"), "t1");
+	resp_free(&r);
+
+	/* No task id, no metadata. */
+	rec.fail = TH_ENOTCANCELABLE;
+	rec.fail_task = NULL;
+	r = run(p, NULL);
+	assert_rest_error(&r, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE");
+	ck_assert_ptr_null(jget(r.json, "error.details.0.metadata"));
+	resp_free(&r);
+
+	rec.fail = TH_EINTERNAL;
+	r = run(p, NULL);
+	assert_rest_error(&r, 500, "INTERNAL", NULL);
+	ck_assert_ptr_null(jget(r.json, "error.details"));
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a4_busy_says_retry)
+{
+	rec.fail = TH_EBUSY;
+	rec.fail_msg = "database is locked";
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   NULL};
+	struct resp r = run(p, NULL);
+	assert_rest_error(&r, 503, "UNAVAILABLE", NULL);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	assert_contains(jstr(&r, "error.message"), "retry");
+	resp_free(&r);
+
+	r = run(RPC_V, RPC_BODY("GetTask", "{}"));
+	assert_rpc_error(&r, -32603, NULL);
+	assert_contains(jstr(&r, "error.message"), "retry");
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a4_error_table)
+{
+	static const struct {
+		th_err code;
+		int rpc, http;
+		const char *grpc, *reason;
+	} t[] = {
+		{TH_EPARSE, -32700, 400, "INVALID_ARGUMENT", ""},
+		{TH_EINVALREQ, -32600, 400, "INVALID_ARGUMENT", ""},
+		{TH_ENOMETHOD, -32601, 404, "NOT_FOUND", ""},
+		{TH_EINVAL, -32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"},
+		{TH_EINTERNAL, -32603, 500, "INTERNAL", ""},
+		{TH_ENOMEM, -32603, 500, "INTERNAL", ""},
+		{TH_ENOTFOUND, -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND"},
+		{TH_ENOTCANCELABLE, -32002, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"},
+		{TH_EPUSHUNSUPPORTED, -32003, 400, "FAILED_PRECONDITION",
+		 "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+		{TH_EUNSUPPORTED, -32004, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
+		{TH_ECONTENTTYPE, -32005, 400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
+		{TH_EEXTCARD, -32007, 400, "FAILED_PRECONDITION",
+		 "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+		{TH_EEXTREQUIRED, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
+		{TH_EVERSION, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
+		{TH_EBUSY, -32603, 503, "UNAVAILABLE", ""},
+		{TH_ETOOLARGE, -32600, 413, "INVALID_ARGUMENT", ""},
+		{TH_EMETHOD, -32600, 405, "UNIMPLEMENTED", ""},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		ck_assert_msg(th_bind_rpc_code(t[i].code) == t[i].rpc, "%s", th_err_name(t[i].code));
+		ck_assert_msg(th_bind_http_status(t[i].code) == t[i].http, "%s",
+		              th_err_name(t[i].code));
+		ck_assert_str_eq(th_bind_grpc_status(t[i].code), t[i].grpc);
+		ck_assert_str_eq(th_bind_reason(t[i].code), t[i].reason);
+	}
+	/* Out of range never crashes and reads as internal. */
+	ck_assert_int_eq(th_bind_rpc_code((th_err)999), -32603);
+}
+END_TEST
+
+/* ---- ID-1 --------------------------------------------------------------------- */
+
+START_TEST(test_id1_participant_from_header)
+{
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice", "REMOTE_USER=bob", NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_int_eq(rec.has_participant, 1);
+	ck_assert_str_eq(rec.participant, "alice");
+	resp_free(&r);
+
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=", NULL};
+	r = run(q, NULL);
+	ck_assert_int_eq(rec.calls, 2);
+	ck_assert_int_eq(rec.has_participant, 0);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_id1_remote_user_mode_ignores_header)
+{
+	cfg.identity = TH_IDENTITY_REMOTE_USER;
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=mallory",
+	                   "REMOTE_USER=bob", NULL};
+	struct resp r = run(p, RPC_BODY("GetTask", "{}"));
+	ck_assert_str_eq(rec.participant, "bob");
+	resp_free(&r);
+
+	const char *q[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=mallory", NULL};
+	r = run(q, RPC_BODY("GetTask", "{}"));
+	ck_assert_int_eq(rec.calls, 2);
+	ck_assert_int_eq(rec.has_participant, 0);
+	resp_free(&r);
+}
+END_TEST
+
+/* ---- LIM-3: nothing crashes, everything is answered -------------------------- */
+
+START_TEST(test_lim3_garbage_always_answered)
+{
+	static const char *const methods[] = {"GET", "POST", "DELETE", "PUT", "", "\x01"};
+	static const char *const uris[] = {"/", "/tasks/%", "/tasks/%%%", "//", "/message:send",
+	                                   "/tasks/x:cancel", "/tasks/\xff\xfe", "", "?", "/?&&=",
+	                                   "http://host", "http://host/tasks/x", "/.well-known/",
+	                                   "/tasks/a/pushNotificationConfigs/"};
+	static const char *const bodies[] = {NULL, "", "{", "[]", "null", "\"\\ud800\"", "{\"a\":\xff}",
+	                                     RPC_BODY("SendMessage", "null"), "{}{}", "1e999999"};
+	unsigned seed = 7;
+	for (int i = 0; i < 400; i++) {
+		seed = seed * 1103515245u + 12345u;
+		char m[32], u[64], v[64];
+		snprintf(m, sizeof m, "REQUEST_METHOD=%s", methods[seed % 6]);
+		snprintf(u, sizeof u, "REQUEST_URI=%s", uris[(seed >> 8) % 14]);
+		snprintf(v, sizeof v, "HTTP_A2A_VERSION=%s", (seed >> 4) % 3 ? "1.0" : "9");
+		const char *p[] = {m, u, v, (seed >> 12) % 2 ? "CONTENT_TYPE=application/json" : "X=1",
+		                   (seed >> 13) % 4 == 0 ? "HTTP_A2A_EXTENSIONS=,, ," : "Y=1", NULL};
+		rec.fail = (seed >> 16) % 5 == 0 ? TH_EBUSY : TH_OK;
+		struct resp r = run(p, bodies[(seed >> 20) % 10]);
+		ck_assert_int_ge(r.status, 200);
+		ck_assert_int_lt(r.status, 600);
+		if (r.status != 304)
+			ck_assert_msg(r.json != NULL, "not JSON: %s", r.body);
+		resp_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_lim3_client_gone_is_harmless)
+{
+	const char *all[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                     "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=2", NULL};
+	struct th_http_mem *m = th_http_mem_new(all, "{}", 2);
+	ck_assert_ptr_nonnull(m);
+	th_http_mem_disconnect(m);
+	struct th_http_io io;
+	th_http_mem_io(m, &io);
+	th_bind_serve(&app, &io);
+	size_t len;
+	th_http_mem_output(m, &len);
+	ck_assert_uint_eq(len, 0);
+	th_http_mem_free(m);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("bind");
+	TCase *tc = tcase_create("serve");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_a2a3_missing_version_refused);
+	tcase_add_test(tc, test_a2a3_empty_version_refused);
+	tcase_add_test(tc, test_a2a3_other_versions_refused_naming_value);
+	tcase_add_test(tc, test_a2a3_version_1_0_and_patch_accepted);
+	tcase_add_test(tc, test_a2a3_version_query_parameter_accepted);
+	tcase_add_test(tc, test_a2a3_rest_missing_version_is_400_failed_precondition);
+	tcase_add_test(tc, test_lim2_malformed_json_is_parse_error_with_null_id);
+	tcase_add_test(tc, test_lim2_not_jsonrpc_2_0_is_invalid_request);
+	tcase_add_test(tc, test_lim2_batch_array_refused);
+	tcase_add_test(tc, test_lim2_bad_or_missing_id_refused);
+	tcase_add_test(tc, test_lim2_unknown_method_named);
+	tcase_add_test(tc, test_lim2_params_not_object_invalid_params);
+	tcase_add_test(tc, test_lim2_jsonrpc_wrong_content_type);
+	tcase_add_test(tc, test_lim2_jsonrpc_content_type_variants_accepted);
+	tcase_add_test(tc, test_lim2_rest_wrong_content_type_is_415);
+	tcase_add_test(tc, test_lim2_rest_empty_post_needs_no_content_type);
+	tcase_add_test(tc, test_lim2_unknown_rest_route_404);
+	tcase_add_test(tc, test_lim2_wrong_http_method_405_with_allow);
+	tcase_add_test(tc, test_lim1_oversized_jsonrpc_body_413_before_reading);
+	tcase_add_test(tc, test_lim1_oversized_rest_body_413_before_reading);
+	tcase_add_test(tc, test_lim1_json_depth_limit_named);
+	tcase_add_test(tc, test_lim1_short_body_refused);
+	tcase_add_test(tc, test_ext1_unknown_extension_refused_naming_it);
+	tcase_add_test(tc, test_ext2_activated_extensions_echoed);
+	tcase_add_test(tc, test_ext2_no_header_when_none_activated);
+	tcase_add_test(tc, test_card1_served_without_version_or_participant);
+	tcase_add_test(tc, test_card1_etag_if_none_match_304);
+	tcase_add_test(tc, test_card1_at_origin_root_and_under_base_path);
+	tcase_add_test(tc, test_a2a1_routes_relative_to_base_path);
+	tcase_add_test(tc, test_a2a1_rest_routes_build_params);
+	tcase_add_test(tc, test_a2a1_rest_bad_values_are_invalid_params);
+	tcase_add_test(tc, test_a2a1_rest_success_shape);
+	tcase_add_test(tc, test_a2a1_jsonrpc_success_echoes_id_and_type);
+	tcase_add_test(tc, test_a2a4_service_errors_both_bindings);
+	tcase_add_test(tc, test_a2a4_busy_says_retry);
+	tcase_add_test(tc, test_a2a4_error_table);
+	tcase_add_test(tc, test_id1_participant_from_header);
+	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
+	tcase_add_test(tc, test_lim3_garbage_always_answered);
+	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
