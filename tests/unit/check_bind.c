@@ -3,6 +3,7 @@
  * shapes (A2A-4), the agent card (CARD-1), and what each binding hands the service
  * (A2A-1), seen through a recorder put in th_bind_service. */
 #include <check.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1100,6 +1101,116 @@ START_TEST(test_lim3_client_gone_is_harmless)
 }
 END_TEST
 
+/* ---- A2A-1 end to end: the real service behind both bindings -------------- */
+
+static struct th_app real;
+static char tmpdir[64];
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void real_setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/th-check-bind-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	struct th_config *c = malloc(sizeof *c);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(th_config_defaults(c), TH_OK);
+	char db[128];
+	snprintf(db, sizeof db, "%s/t.db", tmpdir);
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_config_set(c, "db", db, &e), TH_OK);
+	ck_assert_int_eq(th_config_set(c, "commands_dir", tmpdir, &e), TH_OK);
+	ck_assert_msg(th_app_open(&real, c, &e) == TH_OK, "%s", e.msg);
+	th_bind_service = th_service_call;
+}
+
+static void real_teardown(void)
+{
+	th_app_close(&real);
+	nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static struct resp run_real(const char *const *params, const char *body)
+{
+	struct th_app saved = app;
+	app = real;
+	struct resp r = run(params, body);
+	real = app;
+	app = saved;
+	return r;
+}
+
+#define SEND_PARAMS(mid) \
+	"{\"message\":{\"messageId\":\"" mid "\",\"role\":\"ROLE_USER\"," \
+	"\"parts\":[{\"text\":\"hello\"}]}}"
+
+START_TEST(test_a2a1_send_message_round_trip_jsonrpc)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	struct resp r = run_real(p, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"SendMessage\","
+	                            "\"params\":" SEND_PARAMS("m-rpc-1") "}");
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(jget(r.json, "result.task.id") != NULL, "no task: %s", r.body);
+	ck_assert_str_eq(jstr(&r, "id"), "r1");
+	const char *state = jstr(&r, "result.task.status.state");
+	ck_assert_ptr_nonnull(state);
+	char id[128];
+	snprintf(id, sizeof id, "%s", jstr(&r, "result.task.id"));
+	resp_free(&r);
+
+	/* The task is there for GetTask over the other binding. */
+	char uri[200];
+	snprintf(uri, sizeof uri, "REQUEST_URI=/tasks/%s", id);
+	const char *q[] = {"REQUEST_METHOD=GET", uri, "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	r = run_real(q, NULL);
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_str_eq(jstr(&r, "id"), id);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_a2a1_send_message_round_trip_rest)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=bob", NULL};
+	struct resp r = run_real(p, SEND_PARAMS("m-rest-1"));
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_str_eq(header(&r, "Content-Type"), "application/a2a+json");
+	ck_assert_msg(jget(r.json, "result") == NULL && jget(r.json, "task.id") != NULL,
+	              "not a bare SendMessageResponse: %s", r.body);
+	char id[128];
+	snprintf(id, sizeof id, "%s", jstr(&r, "task.id"));
+	resp_free(&r);
+
+	/* A stranger does not see it: TaskNotFound (ID-3) in the REST error shape. */
+	char uri[200];
+	snprintf(uri, sizeof uri, "REQUEST_URI=/tasks/%s", id);
+	const char *q[] = {"REQUEST_METHOD=GET", uri, "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=mallory", NULL};
+	r = run_real(q, NULL);
+	assert_rest_error(&r, 404, "NOT_FOUND", "TASK_NOT_FOUND");
+	resp_free(&r);
+
+	/* The list over JSON-RPC has it for bob. */
+	const char *l[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=bob", NULL};
+	r = run_real(l, RPC_BODY("ListTasks", "{}"));
+	ck_assert_msg(jget(r.json, "result.tasks.0.id") != NULL, "%s", r.body);
+	ck_assert_str_eq(jstr(&r, "result.tasks.0.id"), id);
+	resp_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bind");
@@ -1146,6 +1257,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
 	suite_add_tcase(s, tc);
+
+	TCase *svc = tcase_create("service");
+	tcase_add_checked_fixture(svc, setup, teardown);
+	tcase_add_checked_fixture(svc, real_setup, real_teardown);
+	tcase_add_test(svc, test_a2a1_send_message_round_trip_jsonrpc);
+	tcase_add_test(svc, test_a2a1_send_message_round_trip_rest);
+	suite_add_tcase(s, svc);
 	return s;
 }
 
