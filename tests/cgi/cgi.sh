@@ -46,8 +46,9 @@ not_ok() {
 	for line in "$@"; do echo "#   $line"; done
 	echo "#   request: $REQ_DESC"
 	echo "#   status: ${STATUS:-none}  exit: ${RC:-none}"
-	sed -n '1,15p' "$T/body" 2>/dev/null | sed 's/^/#   body: /'
-	sed -n '1,20p' "$T/stderr" 2>/dev/null | sed 's/^/#   stderr: /'
+	# awk, not sed: a body without a final newline must not swallow the next TAP line.
+	awk 'NR <= 15 { print "#   body: " $0 }' "$T/body" 2>/dev/null
+	awk 'NR <= 20 { print "#   stderr: " $0 }' "$T/stderr" 2>/dev/null
 }
 
 # req [options] — runs one CGI request; sets STATUS (number), RC (exit status) and
@@ -294,14 +295,14 @@ check "LIM-2 A2A-4 REST with Content-Type text/plain is HTTP 415 CONTENT_TYPE_NO
 	'[ "$(jqb "[.error.details[]? | select(.reason == \"CONTENT_TYPE_NOT_SUPPORTED\" and .domain == \"a2a-protocol.org\")] | length")" = 1 ]' \
 	'[ "$(rows)" = "$before" ]'
 
-# Oversized body: a 4000-byte message against a 1000-byte limit.
-big=$(head -c 3000 /dev/zero | tr '\0' x)
+# Oversized body: a 5000-byte message against a 2048-byte limit (the smallest allowed is 1024).
+big=$(head -c 5000 /dev/zero | tr '\0' x)
 printf '%s' "$(rpc 12 SendMessage "$(send_params m12 "$big")")" >"$T/big.json"
 before=$(rows)
-run -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=1000
+run -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=2048
 check "LIM-1 a JSON-RPC body over TINY_HARNESS_MAX_BODY is HTTP 413, nothing stored" \
 	'[ "$STATUS" = 413 ]' clean_exit '[ "$(rows)" = "$before" ]'
-run -u /message:send -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=1000
+run -u /message:send -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=2048
 check "LIM-1 a REST body over TINY_HARNESS_MAX_BODY is HTTP 413, nothing stored" \
 	'[ "$STATUS" = 413 ]' clean_exit '[ "$(rows)" = "$before" ]'
 

@@ -1,0 +1,207 @@
+#!/bin/bash
+# test.sh — every test of tiny-harness, the one command CI runs.
+#
+#  1. scripts/deps.sh (Debian packages, npm ci)
+#  2. autoreconf -fi when configure is missing or older than its sources
+#  3. build/       out-of-tree build with --enable-werror, `make -j2 check`
+#                  (unit, contract, CGI, integration and interop layers: every test
+#                  registered in TESTS by the local.mk files)
+#  4. build-asan/  the same with --enable-sanitizers (ASan + UBSan, halting on the
+#                  first error; reports of workers started by lighttpd land in
+#                  build-asan/sanitizer-logs/ and fail the run)
+#  5. valgrind over the CGI black-box tests (tests/cgi/cgi.sh with TH_WRAP)
+#  6. per-layer counts and a last line "N passed, N failed"
+#
+# Exits non-zero on any failure and prints the tail of each failing log.
+#   TH_TEST_QUICK=1   only step 3 (no sanitizer build, no valgrind)
+#   TH_CONFIGURE_FLAGS="…"  extra flags for both configure runs
+#   JOBS=N            make -jN (default 2)
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+JOBS=${JOBS:-2}
+stage_failures=0
+failed_stages=()
+
+say() { printf '\n==> %s\n' "$*"; }
+stage_failed() {
+	stage_failures=$((stage_failures + 1))
+	failed_stages+=("$1")
+	echo "!!! $1 failed" >&2
+}
+
+say "dependencies"
+./scripts/deps.sh || { echo "test.sh: scripts/deps.sh failed" >&2; exit 1; }
+
+say "autotools"
+regen=
+if [ ! -x configure ]; then
+	regen=1
+else
+	for f in configure.ac Makefile.am $(find . -name local.mk -not -path './node_modules/*' -not -path './build*'); do
+		[ "$f" -nt configure ] && regen=1 && break
+	done
+fi
+if [ -n "$regen" ]; then
+	autoreconf -fi || { echo "test.sh: autoreconf failed" >&2; exit 1; }
+else
+	echo "configure is up to date"
+fi
+
+# build DIR LABEL CONFIGURE-FLAGS… — configure (once) and `make check` in DIR.
+build_and_check() {
+	local dir=$1 label=$2
+	shift 2
+	mkdir -p "$dir"
+	if [ ! -f "$dir/Makefile" ]; then
+		(cd "$dir" && "$root/configure" "$@" ${TH_CONFIGURE_FLAGS:-} >configure.out 2>&1) || {
+			tail -n 30 "$dir/configure.out"
+			stage_failed "$label: configure"
+			return 1
+		}
+	fi
+	# Old results would be counted again; make check rewrites the ones it runs.
+	find "$dir" \( -name '*.log' -o -name '*.trs' \) -path '*/tests/*' -delete 2>/dev/null
+	rm -f "$dir/test-suite.log"
+	if ! make -C "$dir" -j"$JOBS" >"$dir/build.out" 2>&1; then
+		grep -E 'error|Error' "$dir/build.out" | head -n 40
+		tail -n 20 "$dir/build.out"
+		stage_failed "$label: build"
+		return 1
+	fi
+	if ! make -C "$dir" -j"$JOBS" check >"$dir/check.out" 2>&1; then
+		grep -E '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL|# )' "$dir/check.out" | tail -n 40
+		stage_failed "$label: make check"
+		return 1
+	fi
+	grep -E '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL|# )' "$dir/check.out" | tail -n 40
+	return 0
+}
+
+say "build/ (--enable-werror): make -j$JOBS check"
+build_and_check "$root/build" "build" --enable-werror
+
+if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
+	say "build-asan/ (--enable-sanitizers): make -j$JOBS check"
+	sanlogs=$root/build-asan/sanitizer-logs
+	rm -rf "$sanlogs"
+	mkdir -p "$sanlogs"
+	# Halt at the first error; reports go to files as well, because workers started by
+	# lighttpd have no terminal (conf/lighttpd.conf passes these variables on).
+	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:log_path=$sanlogs/asan"
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$sanlogs/ubsan"
+	export LSAN_OPTIONS="log_path=$sanlogs/lsan"
+	build_and_check "$root/build-asan" "build-asan" --enable-werror --enable-sanitizers
+	unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+	if [ -n "$(ls -A "$sanlogs" 2>/dev/null)" ]; then
+		for f in "$sanlogs"/*; do
+			echo "--- $f"
+			head -n 40 "$f"
+		done
+		stage_failed "build-asan: sanitizer reports in $sanlogs"
+	fi
+
+	say "valgrind over the CGI black-box tests"
+	vlog=$root/build/tests/cgi/cgi-valgrind.log
+	mkdir -p "$(dirname "$vlog")"
+	if [ -x "$root/build/src/tiny-harness" ]; then
+		if command -v valgrind >/dev/null 2>&1; then
+			TH_SRCDIR=$root TH_BUILDDIR=$root/build TH_BIN=$root/build/src/tiny-harness \
+				TH_WRAP="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no -q" \
+				bash "$root/tests/cgi/cgi.sh" >"$vlog" 2>&1
+			rc=$?
+			grep -E '^(ok|not ok|1\.\.)' "$vlog" | tail -n 3
+			if [ $rc = 77 ]; then
+				echo "skipped: $(head -n1 "$vlog")"
+			elif [ $rc != 0 ]; then
+				echo "--- $vlog (failures)"
+				grep -A 25 '^not ok' "$vlog" | head -n 80
+				stage_failed "valgrind: tests/cgi/cgi.sh"
+			fi
+		else
+			echo "valgrind is not installed" >&2
+			stage_failed "valgrind: not installed"
+		fi
+	else
+		stage_failed "valgrind: no build/src/tiny-harness"
+	fi
+fi
+
+# ---------------------------------------------------------------- counting
+# For each test log: Check's "Checks: N, Failures: F, Errors: E" lines and TAP
+# "ok"/"not ok" lines. A test whose .trs says FAIL/ERROR but whose log has no failing
+# line counts as one failure (a crash, a missing binary); PASS with no counted line as
+# one pass; SKIP as one skip.
+declare -A P F S
+layers=(unit contract cgi integration interop other)
+for l in "${layers[@]}"; do P[$l]=0; F[$l]=0; S[$l]=0; done
+failing_logs=()
+
+count_log() { # count_log LOG TRS-RESULT LAYER
+	local log=$1 result=$2 layer=$3 p f s
+	read -r p f s < <(awk '
+		match($0, /Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/) {
+			split(substr($0, RSTART, RLENGTH), a, /[^0-9]+/)
+			p += a[2] - a[3] - a[4]; f += a[3] + a[4]; next
+		}
+		/^not ok / { if ($0 ~ /# (TODO|todo)/) next; f++; next }
+		/^ok / { if ($0 ~ /# (SKIP|skip)/) s++; else p++; next }
+		END { printf "%d %d %d\n", p, f, s }' "$log")
+	case $result in
+	FAIL | ERROR | XPASS) [ "$f" -gt 0 ] || f=1 ;;
+	PASS | XFAIL) [ $((p + f)) -gt 0 ] || p=1 ;;
+	SKIP) [ $((p + f + s)) -gt 0 ] || s=1 ;;
+	esac
+	P[$layer]=$((P[$layer] + p))
+	F[$layer]=$((F[$layer] + f))
+	S[$layer]=$((S[$layer] + s))
+	[ "$f" -gt 0 ] && failing_logs+=("$log")
+	return 0
+}
+
+for dir in "$root/build" "$root/build-asan"; do
+	[ -d "$dir/tests" ] || continue
+	while IFS= read -r trs; do
+		log=${trs%.trs}.log
+		[ -f "$log" ] || continue
+		result=$(sed -n 's/^:test-result: *//p' "$trs" | head -n1)
+		rel=${trs#"$dir"/tests/}
+		layer=${rel%%/*}
+		case " ${layers[*]} " in *" $layer "*) ;; *) layer=other ;; esac
+		count_log "$log" "$result" "$layer"
+	done < <(find "$dir/tests" -name '*.trs' | sort)
+done
+if [ -f "${vlog:-/nonexistent}" ]; then
+	vr=PASS
+	grep -q '^not ok' "$vlog" && vr=FAIL
+	grep -q '^1\.\.0 # SKIP' "$vlog" && vr=SKIP
+	count_log "$vlog" "$vr" cgi
+fi
+
+say "failing logs"
+if [ ${#failing_logs[@]} -eq 0 ]; then
+	echo "none"
+else
+	for log in "${failing_logs[@]}"; do
+		echo "--- ${log#"$root"/} (tail)"
+		tail -n 40 "$log"
+	done
+fi
+
+say "results (build/ + build-asan/ + valgrind CGI run)"
+tp=0 tf=0 ts=0
+printf '%-12s %8s %8s %8s\n' layer passed failed skipped
+for l in "${layers[@]}"; do
+	[ $((P[$l] + F[$l] + S[$l])) -gt 0 ] || [ "$l" != other ] || continue
+	printf '%-12s %8d %8d %8d\n' "$l" "${P[$l]}" "${F[$l]}" "${S[$l]}"
+	tp=$((tp + P[$l])); tf=$((tf + F[$l])); ts=$((ts + S[$l]))
+done
+if [ $stage_failures -gt 0 ]; then
+	echo "failed stages: ${failed_stages[*]}"
+	# A stage that failed without a failing test (build error, sanitizer report)
+	# still counts, so the summary never reads "0 failed" on a failed run.
+	[ "$tf" -gt 0 ] || tf=$stage_failures
+fi
+echo "skipped: $ts"
+echo "$tp passed, $tf failed"
+[ "$tf" -eq 0 ] && [ $stage_failures -eq 0 ]
