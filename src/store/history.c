@@ -11,15 +11,17 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
                                struct th_error *e)
 {
 	if (task_id == NULL || message_id == NULL || role == NULL || sender == NULL || json == NULL)
-		return th_error_set(e, TH_EINVAL, "message needs task, messageId, role, sender, json");
+		return th_error_set(e, TH_EINVAL,
+		                    "message needs task, messageId, role, sender, json");
 	sqlite3_stmt *s;
 	/* pos = max + 1 is race-free because writers run inside BEGIN IMMEDIATE; the max
 	 * comes from the primary-key index, not a scan. */
-	th_err err = th_store_stmt(st, TH_STMT_MSG_APPEND,
-	                           "INSERT INTO messages (task_id, pos, message_id, role, sender, "
-	                           "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
-	                           "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
-	                           &s, e);
+	th_err err =
+	    th_store_stmt(st, TH_STMT_MSG_APPEND,
+	                  "INSERT INTO messages (task_id, pos, message_id, role, sender, "
+	                  "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
+	                  "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
+	                  &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
@@ -74,7 +76,7 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 		rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		err = th_col_dup(s, 0, task_id) == 0 ? TH_OK
-		                                      : th_error_set(e, TH_ENOMEM, "out of memory");
+		                                     : th_error_set(e, TH_ENOMEM, "out of memory");
 	else if (rc == SQLITE_DONE)
 		err = th_error_set(e, TH_ENOTFOUND, "no task started by message %s", message_id);
 	else
@@ -137,8 +139,8 @@ th_err th_store_history(struct th_store *st, const char *task_id, int limit, jso
 int64_t th_store_message_count(struct th_store *st, const char *task_id)
 {
 	sqlite3_stmt *s;
-	if (th_store_stmt(st, TH_STMT_MSG_COUNT,
-	                  "SELECT count(*) FROM messages WHERE task_id = ?1", &s, NULL) != TH_OK)
+	if (th_store_stmt(st, TH_STMT_MSG_COUNT, "SELECT count(*) FROM messages WHERE task_id = ?1",
+	                  &s, NULL) != TH_OK)
 		return -1;
 	int64_t n = -1;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
@@ -300,8 +302,9 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
 		rc = SQLITE_OK;
 	}
 	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM ? th_error_set(e, TH_ENOMEM, "out of memory reading events")
-		                         : th_store_fail(st, rc, "events since", e);
+		err = rc == SQLITE_NOMEM
+		          ? th_error_set(e, TH_ENOMEM, "out of memory reading events")
+		          : th_store_fail(st, rc, "events since", e);
 	th_store_stmt_done(s);
 	if (err != TH_OK) {
 		th_events_free(ev, cnt);

@@ -29,9 +29,9 @@
 #define TH_DEFAULT_BUSY_MS 5000
 
 static const char *const state_names[] = {
-	"TASK_STATE_UNSPECIFIED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
-	"TASK_STATE_COMPLETED",   "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
-	"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED", "TASK_STATE_AUTH_REQUIRED",
+    "TASK_STATE_UNSPECIFIED",    "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+    "TASK_STATE_COMPLETED",      "TASK_STATE_FAILED",    "TASK_STATE_CANCELED",
+    "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_REJECTED",  "TASK_STATE_AUTH_REQUIRED",
 };
 #define N_STATES ((int)(sizeof state_names / sizeof state_names[0]))
 
@@ -65,7 +65,8 @@ sqlite3 *th_store_db(struct th_store *st)
 
 th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e)
 {
-	const char *msg = st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+	const char *msg =
+	    st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
@@ -83,13 +84,14 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 	}
 }
 
-th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql,
-                     sqlite3_stmt **out, struct th_error *e)
+th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
+                     struct th_error *e)
 {
 	*out = st->stmt[id];
 	if (*out != NULL)
 		return TH_OK;
-	int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
+	int rc =
+	    sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
 	if (rc != SQLITE_OK) {
 		th_err err = th_store_fail(st, rc, "prepare", e);
 		sqlite3_finalize(st->stmt[id]);
@@ -160,8 +162,9 @@ static th_err make_parent_dir(const char *path, struct th_error *e)
 		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 			int err = errno;
 			dir[i] = saved;
-			th_error_set(e, TH_EINTERNAL, "cannot create directory %.*s for database %s: %s",
-			             (int)i, dir, path, strerror(err));
+			th_error_set(e, TH_EINTERNAL,
+			             "cannot create directory %.*s for database %s: %s", (int)i,
+			             dir, path, strerror(err));
 			free(dir);
 			return TH_EINTERNAL;
 		}
@@ -184,6 +187,31 @@ static int query_int(sqlite3 *db, const char *sql, int64_t *out)
 		rc = SQLITE_OK;
 	} else if (rc == SQLITE_DONE) {
 		*out = 0;
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* application_id, user_version and the number of schema objects, read in one
+ * statement so that all three come from the same snapshot: read one by one, a
+ * migration committed by another worker in between would make our own fresh file
+ * look foreign (schema present, application_id still 0). */
+static int read_identity(sqlite3 *db, int64_t *app, int64_t *uv, int64_t *objects)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(db,
+	                            "SELECT (SELECT application_id FROM pragma_application_id), "
+	                            "(SELECT user_version FROM pragma_user_version), "
+	                            "(SELECT count(*) FROM sqlite_schema)",
+	                            -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*app = sqlite3_column_int64(s, 0);
+		*uv = sqlite3_column_int64(s, 1);
+		*objects = sqlite3_column_int64(s, 2);
 		rc = SQLITE_OK;
 	}
 	sqlite3_finalize(s);
@@ -217,7 +245,7 @@ static void backoff(struct th_store *st)
 	st->rng ^= st->rng >> 7;
 	st->rng ^= st->rng << 17;
 	int ms = TH_BACKOFF_MIN_MS + (int)(st->rng % (TH_BACKOFF_MAX_MS - TH_BACKOFF_MIN_MS + 1));
-	struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)ms * 1000000L };
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 }
@@ -226,25 +254,23 @@ static void backoff(struct th_store *st)
 static th_err check_identity(struct th_store *st, struct th_error *e)
 {
 	int64_t app = 0, uv = 0, objects = 0;
-	int rc = query_int(st->db, "PRAGMA application_id", &app);
-	if (rc == SQLITE_OK)
-		rc = query_int(st->db, "PRAGMA user_version", &uv);
-	if (rc == SQLITE_OK)
-		rc = query_int(st->db, "SELECT count(*) FROM sqlite_schema", &objects);
+	int rc = read_identity(st->db, &app, &uv, &objects);
 	if ((rc & 0xff) == SQLITE_NOTADB)
 		return th_error_set(e, TH_EINTERNAL, "%s is not an SQLite database", st->path);
 	if (rc != SQLITE_OK)
 		return th_store_fail(st, rc, st->path, e);
 	if (app != TH_APP_ID && (app != 0 || uv != 0 || objects != 0))
-		return th_error_set(e, TH_EINTERNAL,
-		                    "%s is not a tiny-harness database (application_id %lld, expected "
-		                    "%d); refusing to use it",
-		                    st->path, (long long)app, TH_APP_ID);
+		return th_error_set(
+		    e, TH_EINTERNAL,
+		    "%s is not a tiny-harness database (application_id %lld, expected "
+		    "%d); refusing to use it",
+		    st->path, (long long)app, TH_APP_ID);
 	if (uv > th_store_schema_version())
-		return th_error_set(e, TH_EINTERNAL,
-		                    "%s has schema version %lld, newer than this binary knows (%d); "
-		                    "upgrade tiny-harness",
-		                    st->path, (long long)uv, th_store_schema_version());
+		return th_error_set(
+		    e, TH_EINTERNAL,
+		    "%s has schema version %lld, newer than this binary knows (%d); "
+		    "upgrade tiny-harness",
+		    st->path, (long long)uv, th_store_schema_version());
 	return TH_OK;
 }
 
@@ -262,8 +288,8 @@ static th_err ensure_wal(struct th_store *st, struct th_error *e)
 		if (rc == SQLITE_OK && is_wal)
 			return TH_OK;
 		if (rc == SQLITE_OK)
-			return th_error_set(e, TH_EINTERNAL, "%s: cannot switch to WAL journal mode",
-			                    st->path);
+			return th_error_set(e, TH_EINTERNAL,
+			                    "%s: cannot switch to WAL journal mode", st->path);
 		if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) ||
 		    attempt + 1 >= TH_BEGIN_ATTEMPTS)
 			return th_store_fail(st, rc, "journal_mode=WAL", e);
@@ -278,8 +304,8 @@ static th_err exec(struct th_store *st, const char *sql, const char *what, struc
 	if (rc == SQLITE_OK)
 		return TH_OK;
 	th_err code = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? TH_EBUSY
-	              : (rc & 0xff) == SQLITE_NOMEM                            ? TH_ENOMEM
-	                                                                       : TH_EINTERNAL;
+	              : (rc & 0xff) == SQLITE_NOMEM                              ? TH_ENOMEM
+	                                                                         : TH_EINTERNAL;
 	th_error_set(e, code, "%s: %s: %s", st->path, what,
 	             msg != NULL ? msg : sqlite3_errmsg(st->db));
 	sqlite3_free(msg);
@@ -346,8 +372,8 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	th_err err = make_parent_dir(st->path, e);
 	if (err != TH_OK)
 		goto fail;
-	int rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-	                         NULL);
+	int rc =
+	    sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		if (st->db == NULL) {
 			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
@@ -365,8 +391,9 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	if (err == TH_OK)
 		err = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", e);
 	if (err == TH_OK)
-		err = exec(st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-		           "synchronous", e);
+		err = exec(
+		    st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		    "synchronous", e);
 	if (err == TH_OK)
 		err = ensure_wal(st, e);
 	if (err == TH_OK)

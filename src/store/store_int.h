@@ -56,8 +56,8 @@ struct th_store {
 /* The cached statement id into *out, prepared from sql on first use (each call site
  * passes the same text for an id, so the SQL stays next to the code that reads its
  * columns). */
-th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql,
-                     sqlite3_stmt **out, struct th_error *e);
+th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
+                     struct th_error *e);
 /* Resets s and clears its bindings so it holds no read transaction open. */
 void th_store_stmt_done(sqlite3_stmt *s);
 /* Maps an SQLite result code to th_err and writes a message with sqlite3_errmsg:

@@ -7,9 +7,9 @@
 #include "util/ids.h"
 
 /* Column list shared by every query that fills a struct th_task_row (see read_task). */
-#define TASK_COLS                                                                               \
-	"t.id, t.context_id, t.state, t.sub_state, t.status_meta_json, t.status_message_json, " \
-	"t.status_ms, t.name, t.goal, t.ext_json, t.created_by, t.parent_id, t.created_ms, "    \
+#define TASK_COLS                                                                                  \
+	"t.id, t.context_id, t.state, t.sub_state, t.status_meta_json, t.status_message_json, "    \
+	"t.status_ms, t.name, t.goal, t.ext_json, t.created_by, t.parent_id, t.created_ms, "       \
 	"t.updated_ms, t.last_seq"
 
 void th_task_row_free(struct th_task_row *r)
@@ -74,17 +74,19 @@ static const char *state_or_null(int state)
 th_err th_store_task_insert(struct th_store *st, const struct th_task_row *r, struct th_error *e)
 {
 	if (r == NULL || r->id == NULL || r->context_id == NULL || r->created_by == NULL)
-		return th_error_set(e, TH_EINVAL, "task insert needs id, context_id and created_by");
+		return th_error_set(e, TH_EINVAL,
+		                    "task insert needs id, context_id and created_by");
 	const char *state = state_or_null(r->state);
 	if (state == NULL)
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
 	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TASK_INSERT,
-	                           "INSERT INTO tasks (id, context_id, state, sub_state, "
-	                           "status_meta_json, status_message_json, status_ms, name, goal, "
-	                           "ext_json, created_by, parent_id, created_ms, updated_ms) "
-	                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-	                           &s, e);
+	th_err err =
+	    th_store_stmt(st, TH_STMT_TASK_INSERT,
+	                  "INSERT INTO tasks (id, context_id, state, sub_state, "
+	                  "status_meta_json, status_message_json, status_ms, name, goal, "
+	                  "ext_json, created_by, parent_id, created_ms, updated_ms) "
+	                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	                  &s, e);
 	if (err != TH_OK)
 		return err;
 	int64_t now = th_now_ms();
@@ -131,8 +133,9 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
-		err = read_task(s, out) == 0 ? TH_OK
-		                              : th_error_set(e, TH_ENOMEM, "out of memory reading task");
+		err = read_task(s, out) == 0
+		          ? TH_OK
+		          : th_error_set(e, TH_ENOMEM, "out of memory reading task");
 	else if (rc == SQLITE_DONE)
 		err = th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
 	else
@@ -204,9 +207,9 @@ th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, s
 /* Both list statements share these filters, bound at the same positions:
  * ?1 participant, ?2 context_id or NULL, ?3 state name or NULL, ?4 status_ms lower bound.
  * The participant index finds the caller's tasks; each is then fetched by primary key. */
-#define LIST_FROM                                                                      \
-	" FROM participants p JOIN tasks t ON t.id = p.task_id"                          \
-	" WHERE p.participant_id = ?1 AND (?2 IS NULL OR t.context_id = ?2)"             \
+#define LIST_FROM                                                                                  \
+	" FROM participants p JOIN tasks t ON t.id = p.task_id"                                    \
+	" WHERE p.participant_id = ?1 AND (?2 IS NULL OR t.context_id = ?2)"                       \
 	" AND (?3 IS NULL OR t.state = ?3) AND t.status_ms >= ?4"
 
 static int bind_list_filters(sqlite3_stmt *s, const struct th_list_query *q, const char *state)
@@ -247,8 +250,7 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 
 	sqlite3_stmt *s;
 	err = th_store_stmt(st, TH_STMT_TASK_LIST,
-	                    "SELECT " TASK_COLS LIST_FROM
-	                    " AND (?5 IS NULL OR t.status_ms < ?6"
+	                    "SELECT " TASK_COLS LIST_FROM " AND (?5 IS NULL OR t.status_ms < ?6"
 	                    " OR (t.status_ms = ?6 AND t.id < ?5))"
 	                    " ORDER BY t.status_ms DESC, t.id DESC LIMIT ?7",
 	                    &s, e);
@@ -350,8 +352,8 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	return th_store_fail(st, rc, "participant put", e);
 }
 
-th_err th_store_participant_role(struct th_store *st, const char *task_id, const char *participant_id,
-                                 char **role, struct th_error *e)
+th_err th_store_participant_role(struct th_store *st, const char *task_id,
+                                 const char *participant_id, char **role, struct th_error *e)
 {
 	*role = NULL;
 	if (task_id == NULL || participant_id == NULL)
@@ -369,7 +371,7 @@ th_err th_store_participant_role(struct th_store *st, const char *task_id, const
 		rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		err = th_col_dup(s, 0, role) == 0 ? TH_OK
-		                                   : th_error_set(e, TH_ENOMEM, "out of memory");
+		                                  : th_error_set(e, TH_ENOMEM, "out of memory");
 	else if (rc == SQLITE_DONE)
 		err = th_error_set(e, TH_ENOTFOUND, "%s is not a participant of task %s",
 		                   participant_id, task_id);
@@ -418,8 +420,9 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 		rc = SQLITE_OK;
 	}
 	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM ? th_error_set(e, TH_ENOMEM, "out of memory listing participants")
-		                         : th_store_fail(st, rc, "participants", e);
+		err = rc == SQLITE_NOMEM
+		          ? th_error_set(e, TH_ENOMEM, "out of memory listing participants")
+		          : th_store_fail(st, rc, "participants", e);
 	th_store_stmt_done(s);
 	if (err != TH_OK) {
 		th_participants_free(ps, cnt);

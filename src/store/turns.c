@@ -34,7 +34,8 @@ th_err th_store_subtask_link(struct th_store *st, const char *parent_id, const c
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "task %s is already a sub-task", child_id);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-		return th_error_set(e, TH_ENOTFOUND, "task %s or %s not found", parent_id, child_id);
+		return th_error_set(e, TH_ENOTFOUND, "task %s or %s not found", parent_id,
+		                    child_id);
 	return th_store_fail(st, rc, "sub-task link", e);
 }
 
@@ -58,12 +59,12 @@ th_err th_store_subtasks(struct th_store *st, const char *parent_id, int unresol
 	/* Unresolved: the link is open and the child is not terminal, so a child that ended
 	 * counts as resolved even before anyone called th_store_subtask_resolve. */
 	th_err err = th_store_stmt(
-		st, TH_STMT_SUB_LIST,
-		"SELECT t.id, t.name, t.state FROM subtask_links l JOIN tasks t ON t.id = l.child_id "
-		"WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("
-		"'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "
-		"'TASK_STATE_REJECTED'))) ORDER BY l.created_ms, l.rowid",
-		&s, e);
+	    st, TH_STMT_SUB_LIST,
+	    "SELECT t.id, t.name, t.state FROM subtask_links l JOIN tasks t ON t.id = l.child_id "
+	    "WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("
+	    "'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "
+	    "'TASK_STATE_REJECTED'))) ORDER BY l.created_ms, l.rowid",
+	    &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, parent_id, SQLITE_OK);
@@ -92,8 +93,9 @@ th_err th_store_subtasks(struct th_store *st, const char *parent_id, int unresol
 		rc = SQLITE_OK;
 	}
 	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM ? th_error_set(e, TH_ENOMEM, "out of memory listing sub-tasks")
-		                         : th_store_fail(st, rc, "sub-tasks", e);
+		err = rc == SQLITE_NOMEM
+		          ? th_error_set(e, TH_ENOMEM, "out of memory listing sub-tasks")
+		          : th_store_fail(st, rc, "sub-tasks", e);
 	th_store_stmt_done(s);
 	if (err != TH_OK) {
 		th_subtask_refs_free(refs, cnt);
@@ -108,10 +110,11 @@ th_err th_store_subtask_resolve(struct th_store *st, const char *child_id, struc
 {
 	sqlite3_stmt *s;
 	/* Resolving twice keeps the first time. */
-	th_err err = th_store_stmt(st, TH_STMT_SUB_RESOLVE,
-	                           "UPDATE subtask_links SET resolved_ms = coalesce(resolved_ms, ?2) "
-	                           "WHERE child_id = ?1",
-	                           &s, e);
+	th_err err =
+	    th_store_stmt(st, TH_STMT_SUB_RESOLVE,
+	                  "UPDATE subtask_links SET resolved_ms = coalesce(resolved_ms, ?2) "
+	                  "WHERE child_id = ?1",
+	                  &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, child_id, SQLITE_OK);
@@ -130,8 +133,8 @@ th_err th_store_subtask_resolve(struct th_store *st, const char *child_id, struc
 /* ---- turns ------------------------------------------------------------------------------ */
 
 static const char *const turn_states[] = {
-	[TH_TURN_QUEUED] = "queued", [TH_TURN_RUNNING] = "running", [TH_TURN_DONE] = "done",
-	[TH_TURN_CUT] = "cut",       [TH_TURN_FAILED] = "failed",
+    [TH_TURN_QUEUED] = "queued", [TH_TURN_RUNNING] = "running", [TH_TURN_DONE] = "done",
+    [TH_TURN_CUT] = "cut",       [TH_TURN_FAILED] = "failed",
 };
 #define N_TURN_STATES ((int)(sizeof turn_states / sizeof turn_states[0]))
 
@@ -224,11 +227,12 @@ th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_ro
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_GET,
-	                           "SELECT id, task_id, message_id, state, attempts, "
-	                           "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
-	                           "FROM turns WHERE id = ?1",
-	                           &s, e);
+	th_err err =
+	    th_store_stmt(st, TH_STMT_TURN_GET,
+	                  "SELECT id, task_id, message_id, state, attempts, "
+	                  "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
+	                  "FROM turns WHERE id = ?1",
+	                  &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);

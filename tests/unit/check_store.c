@@ -34,7 +34,7 @@ static void teardown(void)
 
 static struct th_store *open_store(void)
 {
-	struct th_store_opts o = { .path = dbpath, .sync_full = 0, .busy_timeout_ms = 5000 };
+	struct th_store_opts o = {.path = dbpath, .sync_full = 0, .busy_timeout_ms = 5000};
 	struct th_store *st = NULL;
 	struct th_error e;
 	th_error_clear(&e);
@@ -46,7 +46,7 @@ static struct th_store *open_store(void)
 
 static th_err try_open(struct th_error *e)
 {
-	struct th_store_opts o = { .path = dbpath, .busy_timeout_ms = 1000 };
+	struct th_store_opts o = {.path = dbpath, .busy_timeout_ms = 1000};
 	struct th_store *st = NULL;
 	th_error_clear(e);
 	th_err err = th_store_open(&o, &st, e);
@@ -97,22 +97,22 @@ static void commit(struct th_store *st)
 static void add_task_at(struct th_store *st, const char *id, const char *ctx, int state,
                         int64_t status_ms, const char *participant)
 {
-	struct th_task_row r = { 0 };
+	struct th_task_row r = {0};
 	r.id = (char *)(uintptr_t)id;
 	r.context_id = (char *)(uintptr_t)ctx;
 	r.state = state;
 	r.status_ms = status_ms;
-	r.name = (char *)(uintptr_t)"name of task";
-	r.goal = (char *)(uintptr_t)"goal";
-	r.ext_json = (char *)(uintptr_t)"{}";
+	r.name = (char *)(uintptr_t) "name of task";
+	r.goal = (char *)(uintptr_t) "goal";
+	r.ext_json = (char *)(uintptr_t) "{}";
 	r.created_by = (char *)(uintptr_t)participant;
 	struct th_error e;
 	th_err err = th_store_task_insert(st, &r, &e);
 	ck_assert_msg(err == TH_OK, "insert %s: %s", id, e.msg);
-	struct th_participant p = { .id = (char *)(uintptr_t)participant,
-		                    .kind = (char *)(uintptr_t)"human",
-		                    .role = (char *)(uintptr_t)"assignee",
-		                    .display_name = NULL };
+	struct th_participant p = {.id = (char *)(uintptr_t)participant,
+	                           .kind = (char *)(uintptr_t) "human",
+	                           .role = (char *)(uintptr_t) "assignee",
+	                           .display_name = NULL};
 	err = th_store_participant_put(st, id, &p, &e);
 	ck_assert_msg(err == TH_OK, "participant %s: %s", id, e.msg);
 }
@@ -135,12 +135,12 @@ START_TEST(test_store1_open_creates_and_migrates)
 	char *mode = q_text(st, "PRAGMA journal_mode");
 	ck_assert_str_eq(mode, "wal");
 	free(mode);
-	const char *tables[] = { "tasks", "participants", "messages", "events",
-		                 "artifacts", "subtask_links", "turns" };
+	const char *tables[] = {"tasks",     "participants",  "messages", "events",
+	                        "artifacts", "subtask_links", "turns"};
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
 		char sql[160];
-		snprintf(sql, sizeof sql,
-		         "SELECT strict FROM pragma_table_list WHERE name = '%s'", tables[i]);
+		snprintf(sql, sizeof sql, "SELECT strict FROM pragma_table_list WHERE name = '%s'",
+		         tables[i]);
 		ck_assert_msg(q_int(st, sql) == 1, "table %s missing or not STRICT", tables[i]);
 	}
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
@@ -155,7 +155,7 @@ END_TEST
 
 START_TEST(test_store1_sync_full_option)
 {
-	struct th_store_opts o = { .path = dbpath, .sync_full = 1, .busy_timeout_ms = 100 };
+	struct th_store_opts o = {.path = dbpath, .sync_full = 1, .busy_timeout_ms = 100};
 	struct th_store *st = NULL;
 	struct th_error e;
 	ck_assert_int_eq(th_store_open(&o, &st, &e), TH_OK);
@@ -261,7 +261,7 @@ END_TEST
 
 START_TEST(test_store1_open_without_path_is_einval)
 {
-	struct th_store_opts o = { .path = NULL };
+	struct th_store_opts o = {.path = NULL};
 	struct th_store *st = (struct th_store *)1;
 	struct th_error e;
 	ck_assert_int_eq(th_store_open(&o, &st, &e), TH_EINVAL);
@@ -319,12 +319,13 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 	add_task(st, "a");
 	add_task(st, "b");
 	int64_t seq;
-	const char *order[] = { "a", "b", "a", "a", "b" };
-	const int64_t want[] = { 1, 1, 2, 3, 2 };
+	const char *order[] = {"a", "b", "a", "a", "b"};
+	const int64_t want[] = {1, 1, 2, 3, 2};
 	for (int i = 0; i < 5; i++) {
 		char json[32];
 		snprintf(json, sizeof json, "{\"n\":%d}", i);
-		ck_assert_int_eq(th_store_event_append(st, order[i], "status", json, &seq, &e), TH_OK);
+		ck_assert_int_eq(th_store_event_append(st, order[i], "status", json, &seq, &e),
+		                 TH_OK);
 		ck_assert_int_eq(seq, want[i]);
 	}
 	ck_assert_int_eq(th_store_event_append(st, "nope", "status", "{}", &seq, &e), TH_ENOTFOUND);
@@ -383,7 +384,7 @@ END_TEST
 /* One worker: its own connection, opened after the fork (never carried across it). */
 static int worker_append(void)
 {
-	struct th_store_opts o = { .path = dbpath, .busy_timeout_ms = 5000 };
+	struct th_store_opts o = {.path = dbpath, .busy_timeout_ms = 5000};
 	struct th_store *st = NULL;
 	struct th_error e;
 	if (th_store_open(&o, &st, &e) != TH_OK) {
@@ -397,11 +398,11 @@ static int worker_append(void)
 	if (th_store_task_get(st, "shared", &r, &e) == TH_OK) {
 		th_task_row_free(&r);
 	} else {
-		struct th_task_row t = { 0 };
-		t.id = (char *)(uintptr_t)"shared";
-		t.context_id = (char *)(uintptr_t)"c";
+		struct th_task_row t = {0};
+		t.id = (char *)(uintptr_t) "shared";
+		t.context_id = (char *)(uintptr_t) "c";
 		t.state = 2;
-		t.created_by = (char *)(uintptr_t)"w";
+		t.created_by = (char *)(uintptr_t) "w";
 		if (th_store_task_insert(st, &t, &e) != TH_OK)
 			return 4;
 	}
@@ -450,8 +451,40 @@ START_TEST(test_store1_lim3_two_processes_gap_free_seq_no_busy)
 	ck_assert_int_eq(q_int(st, "SELECT max(seq) FROM events"), 2 * PER_PROC);
 	ck_assert_int_eq(q_int(st, "SELECT last_seq FROM tasks WHERE id = 'shared'"), 2 * PER_PROC);
 	/* Both workers really interleaved on one task. */
-	ck_assert_int_eq(q_int(st, "SELECT count(DISTINCT json_extract(json, '$.pid')) FROM events"),
-	                 2);
+	ck_assert_int_eq(
+	    q_int(st, "SELECT count(DISTINCT json_extract(json, '$.pid')) FROM events"), 2);
+	th_store_close(st);
+}
+END_TEST
+
+/* Workers started together on a fresh file: one migrates, the others wait and skip. */
+START_TEST(test_store1_concurrent_first_open_migrates_once)
+{
+	enum { N = 6 };
+	pid_t kids[N];
+	for (int k = 0; k < N; k++) {
+		kids[k] = fork();
+		ck_assert_int_ge(kids[k], 0);
+		if (kids[k] == 0) {
+			struct th_store_opts o = {.path = dbpath, .busy_timeout_ms = 5000};
+			struct th_store *st = NULL;
+			struct th_error e;
+			if (th_store_open(&o, &st, &e) != TH_OK) {
+				fprintf(stderr, "open: %s\n", e.msg);
+				_exit(1);
+			}
+			th_store_close(st);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < N; k++) {
+		int status = 0;
+		ck_assert_int_eq(waitpid(kids[k], &status, 0), kids[k]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "worker %d failed", k);
+	}
+	struct th_store *st = open_store();
+	ck_assert_int_eq(q_int(st, "PRAGMA user_version"), th_store_schema_version());
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE name = 'tasks'"), 1);
 	th_store_close(st);
 }
 END_TEST
@@ -480,17 +513,17 @@ START_TEST(test_status4_task_roundtrip_with_sub_state_column)
 	struct th_error e;
 	begin(st);
 	add_task(st, "p");
-	struct th_task_row r = { 0 };
-	r.id = (char *)(uintptr_t)"t1";
-	r.context_id = (char *)(uintptr_t)"ctx";
+	struct th_task_row r = {0};
+	r.id = (char *)(uintptr_t) "t1";
+	r.context_id = (char *)(uintptr_t) "ctx";
 	r.state = 1;
 	r.status_ms = 1700000000123;
-	r.status_message_json = (char *)(uintptr_t)"{\"role\":\"ROLE_AGENT\"}";
-	r.name = (char *)(uintptr_t)"Write report";
-	r.goal = (char *)(uintptr_t)"a report";
-	r.ext_json = (char *)(uintptr_t)"{\"k\":1}";
-	r.created_by = (char *)(uintptr_t)"alice";
-	r.parent_id = (char *)(uintptr_t)"p";
+	r.status_message_json = (char *)(uintptr_t) "{\"role\":\"ROLE_AGENT\"}";
+	r.name = (char *)(uintptr_t) "Write report";
+	r.goal = (char *)(uintptr_t) "a report";
+	r.ext_json = (char *)(uintptr_t) "{\"k\":1}";
+	r.created_by = (char *)(uintptr_t) "alice";
+	r.parent_id = (char *)(uintptr_t) "p";
 	r.created_ms = 1700000000000;
 	r.updated_ms = 1700000000001;
 	ck_assert_int_eq(th_store_task_insert(st, &r, &e), TH_OK);
@@ -515,23 +548,24 @@ START_TEST(test_status4_task_roundtrip_with_sub_state_column)
 	ck_assert_int_eq(g.last_seq, 0);
 	th_task_row_free(&g);
 
-	struct th_task_row s = { 0 };
-	s.id = (char *)(uintptr_t)"t1";
+	struct th_task_row s = {0};
+	s.id = (char *)(uintptr_t) "t1";
 	s.state = 6;
-	s.sub_state = (char *)(uintptr_t)"awaiting-answer";
-	s.status_meta_json = (char *)(uintptr_t)"{\"sub_state\":\"awaiting-answer\","
-	                                        "\"participant_id\":\"bob\",\"request_id\":\"r1\"}";
+	s.sub_state = (char *)(uintptr_t) "awaiting-answer";
+	s.status_meta_json =
+	    (char *)(uintptr_t) "{\"sub_state\":\"awaiting-answer\","
+	                        "\"participant_id\":\"bob\",\"request_id\":\"r1\"}";
 	s.status_ms = 1700000001000;
 	ck_assert_int_eq(th_store_task_set_status(st, &s, &e), TH_OK);
-	struct th_task_row x = { 0 };
-	x.id = (char *)(uintptr_t)"t2";
-	x.context_id = (char *)(uintptr_t)"ctx";
+	struct th_task_row x = {0};
+	x.id = (char *)(uintptr_t) "t2";
+	x.context_id = (char *)(uintptr_t) "ctx";
 	x.state = 2;
-	x.created_by = (char *)(uintptr_t)"alice";
+	x.created_by = (char *)(uintptr_t) "alice";
 	ck_assert_int_eq(th_store_task_insert(st, &x, &e), TH_OK);
 	x.state = 6;
-	x.sub_state = (char *)(uintptr_t)"awaiting-next-message";
-	x.status_meta_json = (char *)(uintptr_t)"{\"sub_state\":\"awaiting-next-message\"}";
+	x.sub_state = (char *)(uintptr_t) "awaiting-next-message";
+	x.status_meta_json = (char *)(uintptr_t) "{\"sub_state\":\"awaiting-next-message\"}";
 	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_OK);
 	commit(st);
 
@@ -561,23 +595,23 @@ START_TEST(test_status4_task_roundtrip_with_sub_state_column)
 	x.sub_state = NULL;
 	x.status_meta_json = NULL;
 	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_OK);
-	x.sub_state = (char *)(uintptr_t)"awaiting-answer";
+	x.sub_state = (char *)(uintptr_t) "awaiting-answer";
 	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_EINVAL);
 	x.state = 6;
-	x.sub_state = (char *)(uintptr_t)"thinking";
+	x.sub_state = (char *)(uintptr_t) "thinking";
 	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_EINVAL);
 	x.state = 99;
 	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_EINVAL);
-	x.id = (char *)(uintptr_t)"missing";
+	x.id = (char *)(uintptr_t) "missing";
 	x.state = 2;
 	x.sub_state = NULL;
 	ck_assert_int_eq(th_store_task_set_status(st, &x, &e), TH_ENOTFOUND);
 
-	struct th_task_row ext = { 0 };
-	ext.id = (char *)(uintptr_t)"t1";
-	ext.name = (char *)(uintptr_t)"Renamed";
-	ext.goal = (char *)(uintptr_t)"new goal";
-	ext.ext_json = (char *)(uintptr_t)"{\"k\":2}";
+	struct th_task_row ext = {0};
+	ext.id = (char *)(uintptr_t) "t1";
+	ext.name = (char *)(uintptr_t) "Renamed";
+	ext.goal = (char *)(uintptr_t) "new goal";
+	ext.ext_json = (char *)(uintptr_t) "{\"k\":2}";
 	ck_assert_int_eq(th_store_task_set_ext(st, &ext, &e), TH_OK);
 	commit(st);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM waiting_tasks"), 1);
@@ -614,9 +648,9 @@ START_TEST(test_stream5_list_filters_order_cursor_total)
 	add_task_at(st, "t7", "c1", 2, 300, "alice");
 	add_task_at(st, "b1", "c1", 2, 999, "bob");
 	commit(st);
-	const char *order[] = { "t5", "t6", "t7", "t3", "t2", "t4", "t1" };
+	const char *order[] = {"t5", "t6", "t7", "t3", "t2", "t4", "t1"};
 
-	struct th_list_query q = { .participant = "alice", .status_after_ms = -1, .limit = 3 };
+	struct th_list_query q = {.participant = "alice", .status_after_ms = -1, .limit = 3};
 	struct th_task_row *rows;
 	size_t n, seen = 0;
 	int64_t total;
@@ -640,8 +674,8 @@ START_TEST(test_stream5_list_filters_order_cursor_total)
 	}
 	ck_assert_uint_eq(seen, 7);
 
-	struct th_list_query c2 = { .participant = "alice", .context_id = "c2",
-		                    .status_after_ms = -1, .limit = 50 };
+	struct th_list_query c2 = {
+	    .participant = "alice", .context_id = "c2", .status_after_ms = -1, .limit = 50};
 	list(st, &c2, &rows, &n, &total);
 	ck_assert_int_eq(total, 2);
 	ck_assert_uint_eq(n, 2);
@@ -649,35 +683,35 @@ START_TEST(test_stream5_list_filters_order_cursor_total)
 	ck_assert_str_eq(rows[1].id, "t3");
 	th_task_rows_free(rows, n);
 
-	struct th_list_query working = { .participant = "alice", .state = 2, .status_after_ms = -1,
-		                         .limit = 2 };
+	struct th_list_query working = {
+	    .participant = "alice", .state = 2, .status_after_ms = -1, .limit = 2};
 	list(st, &working, &rows, &n, &total);
 	ck_assert_int_eq(total, 5); /* t1 t3 t5 t6 t7, though only 2 returned */
 	ck_assert_uint_eq(n, 2);
 	th_task_rows_free(rows, n);
 
-	struct th_list_query after = { .participant = "alice", .status_after_ms = 300, .limit = 50 };
+	struct th_list_query after = {.participant = "alice", .status_after_ms = 300, .limit = 50};
 	list(st, &after, &rows, &n, &total);
 	ck_assert_int_eq(total, 5); /* >= 300: t5 t6 t7 t3 t2 */
 	ck_assert_uint_eq(n, 5);
 	th_task_rows_free(rows, n);
 
-	struct th_list_query bob = { .participant = "bob", .status_after_ms = -1, .limit = 50 };
+	struct th_list_query bob = {.participant = "bob", .status_after_ms = -1, .limit = 50};
 	list(st, &bob, &rows, &n, &total);
 	ck_assert_int_eq(total, 1);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(rows[0].id, "b1");
 	th_task_rows_free(rows, n);
 
-	struct th_list_query nobody = { .participant = "mallory", .status_after_ms = -1,
-		                        .limit = 50 };
+	struct th_list_query nobody = {
+	    .participant = "mallory", .status_after_ms = -1, .limit = 50};
 	list(st, &nobody, &rows, &n, &total);
 	ck_assert_int_eq(total, 0);
 	ck_assert_uint_eq(n, 0);
 	th_task_rows_free(rows, n);
 
 	struct th_error e;
-	struct th_list_query none = { .participant = NULL, .limit = 5 };
+	struct th_list_query none = {.participant = NULL, .limit = 5};
 	ck_assert_int_eq(th_store_task_list(st, &none, &rows, &n, &total, &e), TH_EINVAL);
 
 	/* The hot path starts from an index, never a scan of a whole table. */
@@ -706,18 +740,18 @@ START_TEST(test_id_participants_put_role_order_and_strangers)
 	struct th_error e;
 	begin(st);
 	add_task(st, "t"); /* alice, assignee */
-	struct th_participant bob = { .id = (char *)(uintptr_t)"bob",
-		                      .kind = (char *)(uintptr_t)"agent",
-		                      .role = (char *)(uintptr_t)"watcher",
-		                      .display_name = (char *)(uintptr_t)"Bob" };
-	struct th_participant carol = { .id = (char *)(uintptr_t)"carol",
-		                        .kind = (char *)(uintptr_t)"human",
-		                        .role = (char *)(uintptr_t)"reporter" };
+	struct th_participant bob = {.id = (char *)(uintptr_t) "bob",
+	                             .kind = (char *)(uintptr_t) "agent",
+	                             .role = (char *)(uintptr_t) "watcher",
+	                             .display_name = (char *)(uintptr_t) "Bob"};
+	struct th_participant carol = {.id = (char *)(uintptr_t) "carol",
+	                               .kind = (char *)(uintptr_t) "human",
+	                               .role = (char *)(uintptr_t) "reporter"};
 	ck_assert_int_eq(th_store_participant_put(st, "t", &bob, &e), TH_OK);
 	ck_assert_int_eq(th_store_participant_put(st, "t", &carol, &e), TH_OK);
-	bob.role = (char *)(uintptr_t)"admin";
+	bob.role = (char *)(uintptr_t) "admin";
 	ck_assert_int_eq(th_store_participant_put(st, "t", &bob, &e), TH_OK);
-	carol.role = (char *)(uintptr_t)"boss";
+	carol.role = (char *)(uintptr_t) "boss";
 	ck_assert_int_eq(th_store_participant_put(st, "t", &carol, &e), TH_EINVAL);
 	ck_assert_int_eq(th_store_participant_put(st, "no-task", &bob, &e), TH_ENOTFOUND);
 	commit(st);
@@ -760,16 +794,16 @@ START_TEST(test_stream5_message_append_duplicate_and_history_limit)
 		char id[16], json[64];
 		snprintf(id, sizeof id, "m%d", i);
 		snprintf(json, sizeof json, "{\"messageId\":\"m%d\"}", i);
-		ck_assert_int_eq(th_store_message_append(st, "t", id, "ROLE_USER", "alice", json, &e),
-		                 TH_OK);
+		ck_assert_int_eq(
+		    th_store_message_append(st, "t", id, "ROLE_USER", "alice", json, &e), TH_OK);
 	}
 	ck_assert_int_eq(
-		th_store_message_append(st, "t", "m3", "ROLE_USER", "alice", "{\"dup\":1}", &e),
-		TH_EINVAL);
+	    th_store_message_append(st, "t", "m3", "ROLE_USER", "alice", "{\"dup\":1}", &e),
+	    TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
 	ck_assert_int_eq(
-		th_store_message_append(st, "missing", "m1", "ROLE_USER", "alice", "{}", &e),
-		TH_ENOTFOUND);
+	    th_store_message_append(st, "missing", "m1", "ROLE_USER", "alice", "{}", &e),
+	    TH_ENOTFOUND);
 	commit(st);
 	ck_assert_int_eq(th_store_message_count(st, "t"), 5);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages WHERE json = '{\"dup\":1}'"), 0);
@@ -780,17 +814,17 @@ START_TEST(test_stream5_message_append_duplicate_and_history_limit)
 	json_object *h = NULL;
 	ck_assert_int_eq(th_store_history(st, "t", -1, &h, &e), TH_OK);
 	ck_assert_uint_eq(json_object_array_length(h), 5);
-	ck_assert_str_eq(json_object_get_string(json_object_object_get(
-				 json_object_array_get_idx(h, 0), "messageId")),
+	ck_assert_str_eq(json_object_get_string(
+	                     json_object_object_get(json_object_array_get_idx(h, 0), "messageId")),
 	                 "m1");
 	json_object_put(h);
 	ck_assert_int_eq(th_store_history(st, "t", 2, &h, &e), TH_OK);
 	ck_assert_uint_eq(json_object_array_length(h), 2);
-	ck_assert_str_eq(json_object_get_string(json_object_object_get(
-				 json_object_array_get_idx(h, 0), "messageId")),
+	ck_assert_str_eq(json_object_get_string(
+	                     json_object_object_get(json_object_array_get_idx(h, 0), "messageId")),
 	                 "m4");
-	ck_assert_str_eq(json_object_get_string(json_object_object_get(
-				 json_object_array_get_idx(h, 1), "messageId")),
+	ck_assert_str_eq(json_object_get_string(
+	                     json_object_object_get(json_object_array_get_idx(h, 1), "messageId")),
 	                 "m5");
 	json_object_put(h);
 	ck_assert_int_eq(th_store_history(st, "t", 0, &h, &e), TH_OK);
@@ -821,12 +855,10 @@ START_TEST(test_artifact_put_replaces_and_keeps_order)
 	json_object *a = NULL;
 	ck_assert_int_eq(th_store_artifacts(st, "t", &a, &e), TH_OK);
 	ck_assert_uint_eq(json_object_array_length(a), 2);
-	ck_assert_int_eq(json_object_get_int(json_object_object_get(json_object_array_get_idx(a, 0),
-	                                                            "v")),
-	                 3);
-	ck_assert_int_eq(json_object_get_int(json_object_object_get(json_object_array_get_idx(a, 1),
-	                                                            "v")),
-	                 2);
+	ck_assert_int_eq(
+	    json_object_get_int(json_object_object_get(json_object_array_get_idx(a, 0), "v")), 3);
+	ck_assert_int_eq(
+	    json_object_get_int(json_object_object_get(json_object_array_get_idx(a, 1), "v")), 2);
 	json_object_put(a);
 	ck_assert_int_eq(th_store_artifacts(st, "none", &a, &e), TH_OK);
 	ck_assert_uint_eq(json_object_array_length(a), 0);
@@ -862,7 +894,7 @@ START_TEST(test_ctl4_unresolved_subtasks_follow_child_state)
 	th_subtask_refs_free(r, n);
 
 	begin(st);
-	struct th_task_row done = { .id = (char *)(uintptr_t)"c1", .state = 3 };
+	struct th_task_row done = {.id = (char *)(uintptr_t) "c1", .state = 3};
 	ck_assert_int_eq(th_store_task_set_status(st, &done, &e), TH_OK);
 	commit(st);
 	ck_assert_int_eq(th_store_subtasks(st, "parent", 1, &r, &n, &e), TH_OK);
@@ -937,7 +969,8 @@ START_TEST(test_ctl3_turn_claim_cut_is_cut_finish)
 	begin(st);
 	ck_assert_int_eq(th_store_turn_claim(st, t3, 1, 1000, &e), TH_OK);
 	ck_assert_int_eq(th_store_turn_claim(st, t3, 2, 1000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_finish(st, t3, TH_TURN_FAILED, "model timed out", &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_finish(st, t3, TH_TURN_FAILED, "model timed out", &e),
+	                 TH_OK);
 	ck_assert_int_eq(th_store_turn_finish(st, t3, 17, NULL, &e), TH_EINVAL);
 	ck_assert_int_eq(th_store_turn_finish(st, 999999, TH_TURN_DONE, NULL, &e), TH_ENOTFOUND);
 	ck_assert_int_eq(th_store_turn_claim(st, 999999, 1, 1000, &e), TH_ENOTFOUND);
@@ -973,6 +1006,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_stream3_event_seq_gap_free_per_task);
 	tcase_add_test(tc, test_stream3_event_append_outside_transaction_is_refused);
 	tcase_add_test(tc, test_store1_lim3_two_processes_gap_free_seq_no_busy);
+	tcase_add_test(tc, test_store1_concurrent_first_open_migrates_once);
 	tcase_add_test(tc, test_stream2_data_version_moves_on_other_commit);
 	tcase_add_test(tc, test_status4_task_roundtrip_with_sub_state_column);
 	tcase_add_test(tc, test_stream5_list_filters_order_cursor_total);
