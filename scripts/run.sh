@@ -1,0 +1,59 @@
+#!/bin/bash
+# run.sh — build tiny-harness and serve it: lighttpd on http://127.0.0.1:8080/ in the
+# foreground with two FastCGI workers, the echo model and the database
+# var/tiny-harness.db under the repository. Ctrl-C stops it.
+#
+#   PORT=8081 ./scripts/run.sh     another port
+#   PROCS=4 ./scripts/run.sh       more workers
+# Any TINY_HARNESS_* variable (README, "Configuration") reaches the workers.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+PORT=${PORT:-8080}
+PROCS=${PROCS:-2}
+
+./scripts/deps.sh
+
+regen=
+if [ ! -x configure ]; then
+	regen=1
+else
+	for f in configure.ac Makefile.am $(find . -name local.mk -not -path './node_modules/*' -not -path './build*'); do
+		[ "$f" -nt configure ] && regen=1 && break
+	done
+fi
+[ -z "$regen" ] || autoreconf -fi
+
+mkdir -p build
+if [ ! -f build/Makefile ]; then
+	echo "run.sh: configuring build/"
+	(cd build && ../configure >configure.out 2>&1) || { tail -n 30 build/configure.out; exit 1; }
+fi
+echo "run.sh: building build/src/tiny-harness"
+if ! make -C build -j2 >build/build.out 2>&1; then
+	grep -E 'error' build/build.out | head -n 30
+	tail -n 20 build/build.out
+	exit 1
+fi
+
+if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$PORT/"; then
+	echo "run.sh: something already answers on 127.0.0.1:$PORT; try PORT=$((PORT + 1)) ./scripts/run.sh" >&2
+	exit 1
+fi
+
+url=http://127.0.0.1:$PORT/
+cat <<MSG
+
+tiny-harness: $url  (lighttpd, $PROCS workers, echo model, database var/tiny-harness.db)
+  agent card:  curl -s ${url}.well-known/agent-card.json
+  send:        curl -s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \\
+                 -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}' \\
+                 $url
+  tasks:       build/src/tiny-harness tasks list     (TINY_HARNESS_DB=var/tiny-harness.db)
+  stop:        Ctrl-C
+
+MSG
+# serve sets TH_PORT/TH_BIN/TH_STATE_DIR (=./var)/TH_PROCS and the database and base URL
+# defaults, then becomes lighttpd -D -f conf/lighttpd.conf.
+export TH_SRCDIR=$root
+exec build/src/tiny-harness serve --port "$PORT" --procs "$PROCS"
