@@ -16,8 +16,15 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 	json_object *v = json_tokener_parse_ex(tok, s, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
+	if (v == NULL && jerr == json_tokener_continue && end == len) {
+		/* A bare number, true, false or null at the very end is only complete
+		 * once the tokener sees the end of input: a NUL says so. */
+		v = json_tokener_parse_ex(tok, "", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
 	th_err rc = TH_OK;
-	if (v == NULL || jerr != json_tokener_success) {
+	if (jerr != json_tokener_success) {
 		if (jerr == json_tokener_error_depth)
 			rc = th_error_set(e, TH_EINVAL,
 			                  "JSON nesting is deeper than the limit of %d levels", depth);

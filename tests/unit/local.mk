@@ -1,1 +1,22 @@
-# tests/unit
+# tests/unit — Check suites of the lead's layers (config, harness). Each area's own
+# suite is registered in that area's local.mk.
+check_PROGRAMS += tests/unit/check_harness tests/unit/check_config
+TESTS += tests/unit/check_harness tests/unit/check_config
+
+tests_unit_check_harness_SOURCES = tests/unit/check_harness.c \
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_harness_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_harness_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_harness_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
+tests_unit_check_config_SOURCES = tests/unit/check_config.c
+tests_unit_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_config_LDADD = src/config/libth_config.la src/harness/libth_harness.la \
+	src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)
+
+check_PROGRAMS += tests/unit/check_util
+TESTS += tests/unit/check_util
+tests_unit_check_util_SOURCES = tests/unit/check_util.c
+tests_unit_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_util_LDADD = src/harness/libth_harness.la src/util/libth_util.la \
+	$(CHECK_LIBS) $(TH_LIBS)

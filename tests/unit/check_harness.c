@@ -1,0 +1,703 @@
+/* check_harness.c — the harness's rules through the service layer, on a real
+ * temp-file store: tasks (TASK-2, TASK-6, TASK-7), identity (ID-1..ID-4), the status
+ * extension (STATUS-1..STATUS-4), completion and cancel (CTL-1..CTL-9), commands
+ * (CMD-1..CMD-3), turns (CTL-3, CTL-7, TURN-5). */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2a/a2a.h"
+#include "config/config.h"
+#include "harness/ext.h"
+#include "harness/harness.h"
+#include "harness_fixture.h"
+#include "store/store.h"
+#include "util/jsonx.h"
+
+static struct th_app app;
+static struct th_error err;
+
+static void setup(void)
+{
+	fx_open(&app, NULL);
+}
+
+static void teardown(void)
+{
+	fx_close(&app);
+}
+
+/* A new task from alice; returns its id in a static buffer. */
+static const char *new_task(const char *text)
+{
+	static char id[128];
+	static int n;
+	char mid[32];
+	snprintf(mid, sizeof mid, "new-%d", ++n);
+	json_object *t = fx_send_text(&app, "alice", NULL, mid, text, &err);
+	ck_assert_msg(t != NULL, "SendMessage failed: %s", err.msg);
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	return id;
+}
+
+static json_object *task_ext(json_object *task)
+{
+	return json_object_object_get(json_object_object_get(task, "metadata"), TH_META_TASK);
+}
+
+/* ---- tasks ---------------------------------------------------------------- */
+
+START_TEST(test_task2_plain_text_creates_task_with_reporter_and_agent)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "Fix the build\nIt fails on CI", &err);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(strlen(fx_task_id(t)), 36);
+	ck_assert_ptr_nonnull(th_json_str(t, "contextId"));
+	json_object *ext = task_ext(t);
+	ck_assert_str_eq(th_json_str(ext, "name"), "Fix the build");
+	ck_assert_str_eq(th_json_str(ext, "goal"), "Fix the build\nIt fails on CI");
+	json_object *ps = json_object_object_get(ext, "participants");
+	ck_assert_uint_eq(json_object_array_length(ps), 2);
+	json_object *p0 = json_object_array_get_idx(ps, 0), *p1 = json_object_array_get_idx(ps, 1);
+	ck_assert_str_eq(th_json_str(p0, "id"), "alice");
+	ck_assert_str_eq(th_json_str(p0, "kind"), "human");
+	ck_assert_str_eq(th_json_str(p0, "role"), "reporter");
+	ck_assert_str_eq(th_json_str(p1, "id"), "tiny-harness");
+	ck_assert_str_eq(th_json_str(p1, "kind"), "agent");
+	ck_assert_str_eq(th_json_str(p1, "role"), "assignee");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_task2_name_is_first_line_cut_to_60_characters)
+{
+	/* 70 two-byte characters: the cut counts characters and never splits one. */
+	char text[200] = "";
+	for (int i = 0; i < 70; i++)
+		strcat(text, "é");
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", text, &err);
+	ck_assert_ptr_nonnull(t);
+	const char *name = th_json_str(task_ext(t), "name");
+	ck_assert_uint_eq(strlen(name), 120);
+	ck_assert_str_eq(th_json_str(task_ext(t), "goal"), text);
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_task2_client_context_id_is_kept)
+{
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"messageId\":\"m1\",\"contextId\":\"ctx-1\","
+	                         "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hi\"}]}}");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(th_json_str(json_object_object_get(r, "task"), "contextId"), "ctx-1");
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(test_task6_follow_up_starts_a_turn)
+{
+	const char *id = new_task("hello");
+	long turns = fx_count(&app, "turns");
+	json_object *t = fx_send_text(&app, "alice", id, "m2", "and more", &err);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(fx_count(&app, "turns"), turns + 1);
+	ck_assert_str_eq(fx_status_text(t), "echo: and more");
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(t, "history")), 4);
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_task6_message_to_terminal_task_names_the_state)
+{
+	const char *id = new_task("hello");
+	json_object *t = fx_complete(&app, "alice", id, &err);
+	ck_assert_ptr_nonnull(t);
+	json_object_put(t);
+	long msgs = fx_count(&app, "messages"), events = fx_count(&app, "events");
+	ck_assert_ptr_null(fx_send_text(&app, "alice", id, "late", "one more", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_COMPLETED"));
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	ck_assert_int_eq(fx_count(&app, "events"), events);
+}
+END_TEST
+
+START_TEST(test_task7_resent_message_id_is_not_processed_twice)
+{
+	const char *id = new_task("hello");
+	json_object *t = fx_send_text(&app, "alice", id, "m2", "again", &err);
+	json_object_put(t);
+	long msgs = fx_count(&app, "messages"), turns = fx_count(&app, "turns");
+	t = fx_send_text(&app, "alice", id, "m2", "again", &err);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(fx_task_id(t), id);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	ck_assert_int_eq(fx_count(&app, "turns"), turns);
+	json_object_put(t);
+	/* A resent first message is the same task too, not a second one. */
+	long tasks = fx_count(&app, "tasks");
+	t = fx_send_text(&app, "alice", NULL, "new-1", "hello", &err);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(fx_task_id(t), id);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_task6_context_id_mismatch_is_refused)
+{
+	const char *id = new_task("hello");
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"contextId\":\"other\","
+	                           "\"messageId\":\"m2\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"x\"}]}}",
+	                           id));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "contextId"));
+}
+END_TEST
+
+/* ---- identity ---------------------------------------------------------------- */
+
+START_TEST(test_id3_no_participant_is_invalid_params)
+{
+	ck_assert_ptr_null(fx_send_text(&app, NULL, NULL, "m1", "hello", &err));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no participant asserted"));
+	ck_assert_int_eq(fx_count(&app, "tasks"), 0);
+	ck_assert_ptr_null(fx_call(&app, NULL, TH_OP_LIST_TASKS, &err, "{}"));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+}
+END_TEST
+
+START_TEST(test_id3_stranger_sees_the_same_not_found_as_for_a_missing_task)
+{
+	const char *id = new_task("hello");
+	ck_assert_ptr_null(fx_call(&app, "mallory", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	char foreign[TH_ERRMSG_MAX];
+	snprintf(foreign, sizeof foreign, "%s", err.msg);
+	/* The same id, deleted from view: a task that does not exist at all. */
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}",
+	                           "00000000-0000-4000-8000-000000000000"));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	char missing[TH_ERRMSG_MAX];
+	snprintf(missing, sizeof missing, "%s", err.msg);
+	/* Same wording with the id swapped. */
+	char *p = strstr(foreign, id);
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, "00000000-0000-4000-8000-000000000000", 36);
+	ck_assert_str_eq(foreign, missing);
+	/* And a stranger's follow-up and cancel are not found either, storing nothing. */
+	long msgs = fx_count(&app, "messages");
+	ck_assert_ptr_null(fx_send_text(&app, "mallory", id, "x1", "hi", &err));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_ptr_null(fx_call(&app, "mallory", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+}
+END_TEST
+
+START_TEST(test_id3_list_tasks_returns_only_the_senders_tasks)
+{
+	new_task("one");
+	new_task("two");
+	json_object *t = fx_send_text(&app, "bob", NULL, "b1", "bob's", &err);
+	json_object_put(t);
+	json_object *r = fx_call(&app, "alice", TH_OP_LIST_TASKS, &err, "{}");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(r, "totalSize")), 2);
+	json_object_put(r);
+	r = fx_call(&app, "mallory", TH_OP_LIST_TASKS, &err, "{}");
+	ck_assert_int_eq(json_object_get_int(json_object_object_get(r, "totalSize")), 0);
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(r, "tasks")), 0);
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(test_id1_metadata_participant_must_equal_the_sender)
+{
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
+	                           "\"metadata\":{\"participant_id\":\"bob\"},\"parts\":[{\"text\":\"x\"}]}}"));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "participant_id"));
+	ck_assert_int_eq(fx_count(&app, "tasks"), 0);
+	/* When it matches, the stored message records the sender. */
+	json_object *t = fx_send_text(&app, "alice", NULL, "m2", "x", &err);
+	json_object *first = json_object_array_get_idx(json_object_object_get(t, "history"), 0);
+	ck_assert_str_eq(th_json_str(json_object_object_get(first, "metadata"), "participant_id"),
+	                 "alice");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_id4_watcher_may_read_but_not_send_complete_or_cancel)
+{
+	const char *id = new_task("hello");
+	fx_add_participant(&app, id, "wendy", "watcher");
+	json_object *r = fx_call(&app, "wendy", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_ptr_nonnull(r);
+	json_object_put(r);
+	long msgs = fx_count(&app, "messages"), events = fx_count(&app, "events");
+	ck_assert_ptr_null(fx_send_text(&app, "wendy", id, "w1", "hi", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "watcher"));
+	ck_assert_ptr_null(fx_complete(&app, "wendy", id, &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "watcher"));
+	ck_assert_ptr_null(fx_call(&app, "wendy", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "watcher"));
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	ck_assert_int_eq(fx_count(&app, "events"), events);
+	r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
+	json_object_put(r);
+}
+END_TEST
+
+/* ---- status extension ----------------------------------------------------------- */
+
+START_TEST(test_status1_turn_end_parks_awaiting_next_message_in_both_places)
+{
+	const char *id = new_task("hello");
+	json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_sub_state(r), "awaiting-next-message");
+	json_object_put(r);
+	/* The statusUpdate event that entered the state carries it in its metadata. */
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_uint_ge(n, 3);
+	json_object *last = json_tokener_parse(ev[n - 1].json);
+	json_object *upd = json_object_object_get(last, "statusUpdate");
+	ck_assert_str_eq(th_json_str(json_object_object_get(upd, "status"), "state"),
+	                 "TASK_STATE_INPUT_REQUIRED");
+	json_object *meta = json_object_object_get(upd, "metadata");
+	ck_assert_str_eq(th_json_str(json_object_object_get(meta, TH_META_STATUS), "sub_state"),
+	                 "awaiting-next-message");
+	json_object_put(last);
+	th_events_free(ev, n);
+}
+END_TEST
+
+START_TEST(test_status2_key_absent_outside_input_required)
+{
+	const char *id = new_task("hello");
+	json_object *t = fx_complete(&app, "alice", id, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	ck_assert_ptr_null(json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS));
+	ck_assert_ptr_nonnull(task_ext(t));
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_status4_sub_state_has_its_own_column)
+{
+	const char *id = new_task("hello");
+	sqlite3_stmt *s = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(app.store),
+	                                    "SELECT state, sub_state FROM tasks WHERE id = ?", -1, &s,
+	                                    NULL),
+	                 SQLITE_OK);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 1), "awaiting-next-message");
+	sqlite3_finalize(s);
+}
+END_TEST
+
+/* ---- completion ---------------------------------------------------------------------- */
+
+START_TEST(test_ctl5_completion_ends_the_task_completed_by_sender)
+{
+	const char *id = new_task("hello");
+	fx_add_participant(&app, id, "bob", "assignee");
+	json_object *t = fx_complete(&app, "bob", id, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	ck_assert_str_eq(fx_status_text(t), "completed by bob");
+	json_object_put(t);
+	/* Every subscriber sees it: the last event is the final status update. */
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_ptr_nonnull(strstr(ev[n - 1].json, "TASK_STATE_COMPLETED"));
+	ck_assert_ptr_nonnull(strstr(ev[n - 1].json, "completed by bob"));
+	th_events_free(ev, n);
+}
+END_TEST
+
+START_TEST(test_ctl1_control_envelope_with_other_parts_is_refused)
+{
+	const char *id = new_task("hello");
+	long msgs = fx_count(&app, "messages");
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	                           "\"parts\":[{\"text\":\"bye\"},{\"data\":{\"kind\":\"control\",\"action\":"
+	                           "\"complete\"},\"mediaType\":\"%s\"}]}}",
+	                           id, TH_MT_EVENT));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "only part"));
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+}
+END_TEST
+
+START_TEST(test_ctl1_unknown_action_or_extra_field_is_refused)
+{
+	const char *id = new_task("hello");
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	                           "\"parts\":[{\"data\":{\"kind\":\"control\",\"action\":\"finish\"},"
+	                           "\"mediaType\":\"%s\"}]}}",
+	                           id, TH_MT_EVENT));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "finish"));
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	                           "\"parts\":[{\"data\":{\"kind\":\"control\",\"action\":\"complete\","
+	                           "\"reason\":\"done\"},\"mediaType\":\"%s\"}]}}",
+	                           id, TH_MT_EVENT));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "reason"));
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	                           "\"parts\":[{\"data\":{\"kind\":\"shutdown\"},\"mediaType\":\"%s\"}]}}",
+	                           id, TH_MT_EVENT));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "shutdown"));
+	json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(test_ctl2_refused_senders_store_and_interrupt_nothing)
+{
+	const char *id = new_task("hello");
+	fx_add_participant(&app, id, "wendy", "watcher");
+	long msgs = fx_count(&app, "messages"), events = fx_count(&app, "events");
+	ck_assert_ptr_null(fx_complete(&app, NULL, id, &err));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no participant asserted"));
+	ck_assert_ptr_null(fx_complete(&app, "mallory", id, &err));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_ptr_null(fx_complete(&app, "wendy", id, &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	ck_assert_int_eq(fx_count(&app, "events"), events);
+}
+END_TEST
+
+START_TEST(test_ctl3_completion_cuts_a_queued_turn_that_then_changes_nothing)
+{
+	const char *id = new_task("hello");
+	/* returnImmediately: the turn is queued, not yet run. */
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"m2\",\"role\":\"ROLE_USER\","
+	                         "\"parts\":[{\"text\":\"slow\"}]},\"configuration\":{\"returnImmediately\":true}}",
+	                         id);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(fx_state(json_object_object_get(r, "task")), "TASK_STATE_WORKING");
+	json_object_put(r);
+	ck_assert_int_eq(app.npending, 1);
+	json_object *t = fx_complete(&app, "alice", id, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+	long events = fx_count(&app, "events"), msgs = fx_count(&app, "messages");
+	th_app_run_pending(&app);
+	r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_COMPLETED");
+	ck_assert_str_eq(fx_status_text(r), "completed by alice");
+	json_object_put(r);
+	ck_assert_int_eq(fx_count(&app, "events"), events);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT state, cut FROM turns WHERE message_id = 'm2'", -1, &s, NULL);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "cut");
+	ck_assert_int_eq(sqlite3_column_int(s, 1), 1);
+	sqlite3_finalize(s);
+}
+END_TEST
+
+static void link_child(const char *parent, const char *child)
+{
+	ck_assert_int_eq(th_store_begin(app.store, &err), TH_OK);
+	ck_assert_int_eq(th_store_subtask_link(app.store, parent, child, &err), TH_OK);
+	ck_assert_int_eq(th_store_commit(app.store, &err), TH_OK);
+}
+
+START_TEST(test_ctl4_unresolved_subtask_refuses_completion)
+{
+	char parent[64], child[64];
+	snprintf(parent, sizeof parent, "%s", new_task("parent work"));
+	snprintf(child, sizeof child, "%s", new_task("Write the tests"));
+	link_child(parent, child);
+	long msgs = fx_count(&app, "messages");
+	json_object *t = fx_complete(&app, "alice", parent, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	const char *why = fx_status_text(t);
+	ck_assert_ptr_nonnull(strstr(why, child));
+	ck_assert_ptr_nonnull(strstr(why, "Write the tests"));
+	json_object *status_msg = json_object_object_get(json_object_object_get(t, "status"), "message");
+	ck_assert_str_eq(th_json_str(status_msg, "role"), "ROLE_AGENT");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	/* Once the child is resolved, the same completion succeeds. */
+	t = fx_complete(&app, "alice", child, &err);
+	json_object_put(t);
+	t = fx_complete(&app, "alice", parent, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_ctl6_completion_or_cancel_of_a_terminal_task_names_the_state)
+{
+	const char *id = new_task("hello");
+	json_object *t = fx_call(&app, "alice", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_CANCELED");
+	ck_assert_str_eq(fx_status_text(t), "canceled by alice");
+	json_object_put(t);
+	long events = fx_count(&app, "events");
+	ck_assert_ptr_null(fx_complete(&app, "alice", id, &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_CANCELED"));
+	/* Cancelling a canceled task is refused too (the brief's rule). */
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_ENOTCANCELABLE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_CANCELED"));
+	ck_assert_int_eq(fx_count(&app, "events"), events);
+}
+END_TEST
+
+START_TEST(test_ctl8_cancel_cancels_unresolved_subtasks)
+{
+	char parent[64], child[64], grandchild[64], done[64];
+	snprintf(parent, sizeof parent, "%s", new_task("parent"));
+	snprintf(child, sizeof child, "%s", new_task("child"));
+	snprintf(grandchild, sizeof grandchild, "%s", new_task("grandchild"));
+	snprintf(done, sizeof done, "%s", new_task("finished child"));
+	link_child(parent, child);
+	link_child(child, grandchild);
+	link_child(parent, done);
+	json_object *t = fx_complete(&app, "alice", done, &err);
+	json_object_put(t);
+	t = fx_call(&app, "alice", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", parent);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_CANCELED");
+	json_object_put(t);
+	const char *expect[][2] = {{child, "TASK_STATE_CANCELED"},
+	                           {grandchild, "TASK_STATE_CANCELED"},
+	                           {done, "TASK_STATE_COMPLETED"}};
+	for (size_t i = 0; i < 3; i++) {
+		t = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", expect[i][0]);
+		ck_assert_str_eq(fx_state(t), expect[i][1]);
+		json_object_put(t);
+	}
+}
+END_TEST
+
+START_TEST(test_ctl9_complete_message_is_a_lone_control_envelope)
+{
+	json_object *m = th_complete_message("t-1", "alice");
+	ck_assert_str_eq(th_json_str(m, "taskId"), "t-1");
+	ck_assert_str_eq(th_json_str(m, "role"), "ROLE_USER");
+	ck_assert_ptr_nonnull(th_json_str(m, "messageId"));
+	json_object *parts = json_object_object_get(m, "parts");
+	ck_assert_uint_eq(json_object_array_length(parts), 1);
+	json_object *p = json_object_array_get_idx(parts, 0);
+	ck_assert_str_eq(th_json_str(p, "mediaType"), TH_MT_EVENT);
+	ck_assert_str_eq(th_json_text(json_object_object_get(p, "data")),
+	                 "{\"kind\":\"control\",\"action\":\"complete\"}");
+	ck_assert_str_eq(th_json_str(json_object_object_get(m, "metadata"), "participant_id"), "alice");
+	/* It really completes a task through the service. */
+	const char *id = new_task("hello");
+	json_object *req = json_object_new_object();
+	json_object_object_add(req, "message", th_complete_message(id, "alice"));
+	struct th_call call = {.participant = "alice"};
+	json_object *res = NULL;
+	ck_assert_int_eq(th_service_call(&app, &call, TH_OP_SEND_MESSAGE, req, &res, &err), TH_OK);
+	ck_assert_str_eq(fx_state(json_object_object_get(res, "task")), "TASK_STATE_COMPLETED");
+	json_object_put(res);
+	json_object_put(req);
+	json_object_put(m);
+}
+END_TEST
+
+START_TEST(test_ctl7_turns_never_complete_a_participants_task)
+{
+	const char *id = new_task("hello");
+	for (int i = 0; i < 5; i++) {
+		char mid[16];
+		snprintf(mid, sizeof mid, "f%d", i);
+		json_object *t = fx_send_text(&app, "alice", id, mid, "please finish", &err);
+		ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+		json_object_put(t);
+	}
+}
+END_TEST
+
+/* ---- commands, events, returnImmediately ------------------------------------------- */
+
+START_TEST(test_cmd2_help_lists_registered_commands_without_a_model)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "/help", &err);
+	ck_assert_ptr_nonnull(t);
+	const char *text = fx_status_text(t);
+	ck_assert_ptr_nonnull(strstr(text, "/help"));
+	ck_assert_ptr_nonnull(strstr(text, "/status"));
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_cmd3_status_reports_state_and_participants)
+{
+	const char *id = new_task("hello");
+	json_object *t = fx_send_text(&app, "alice", id, "m2", "/status", &err);
+	const char *text = fx_status_text(t);
+	ck_assert_ptr_nonnull(strstr(text, id));
+	ck_assert_ptr_nonnull(strstr(text, "alice (reporter)"));
+	ck_assert_ptr_nonnull(strstr(text, "Sub-tasks: none"));
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_cmd2_unregistered_slash_text_is_an_ordinary_message)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "/nosuch thing", &err);
+	ck_assert_str_eq(fx_status_text(t), "echo: /nosuch thing");
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", NULL, "m2", "/helpme", &err);
+	ck_assert_str_eq(fx_status_text(t), "echo: /helpme");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_stream3_task_events_are_numbered_in_order)
+{
+	const char *id = new_task("hello");
+	json_object *t = fx_send_text(&app, "alice", id, "m2", "more", &err);
+	json_object_put(t);
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	/* task, WORKING, INPUT_REQUIRED, WORKING, INPUT_REQUIRED */
+	ck_assert_uint_eq(n, 5);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(ev[i].seq, (int64_t)i + 1);
+	ck_assert_ptr_nonnull(strstr(ev[0].json, "\"task\""));
+	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_WORKING"));
+	ck_assert_ptr_nonnull(strstr(ev[2].json, "TASK_STATE_INPUT_REQUIRED"));
+	th_events_free(ev, n);
+}
+END_TEST
+
+START_TEST(test_turn5_return_immediately_answers_before_the_turn)
+{
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":"
+	                         "[{\"text\":\"later\"}]},\"configuration\":{\"returnImmediately\":true}}");
+	json_object *t = json_object_object_get(r, "task");
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_WORKING");
+	char id[64];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(r);
+	th_app_run_pending(&app);
+	r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_status_text(r), "echo: later");
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(test_stream5_history_length_and_pagination)
+{
+	const char *id = new_task("hello");
+	json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err,
+	                         "{\"id\":\"%s\",\"historyLength\":1}", id);
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(r, "history")), 1);
+	json_object_put(r);
+	r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\",\"historyLength\":0}", id);
+	ck_assert_ptr_null(json_object_object_get(r, "history"));
+	json_object_put(r);
+	for (int i = 0; i < 4; i++)
+		new_task("more");
+	/* 5 tasks, pages of 2: 2 + 2 + 1, every id once, newest first. */
+	char token[512] = "";
+	int seen = 0;
+	for (int page = 0; page < 3; page++) {
+		r = fx_call(&app, "alice", TH_OP_LIST_TASKS, &err, "{\"pageSize\":2%s%s%s}",
+		            token[0] ? ",\"pageToken\":\"" : "", token, token[0] ? "\"" : "");
+		ck_assert_msg(r != NULL, "%s", err.msg);
+		ck_assert_int_eq(json_object_get_int(json_object_object_get(r, "totalSize")), 5);
+		seen += (int)json_object_array_length(json_object_object_get(r, "tasks"));
+		snprintf(token, sizeof token, "%s", th_json_str(r, "nextPageToken"));
+		json_object_put(r);
+	}
+	ck_assert_int_eq(seen, 5);
+	ck_assert_str_eq(token, "");
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_LIST_TASKS, &err, "{\"pageToken\":\"zz\"}"));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "pageToken"));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("harness");
+	TCase *tc = tcase_create("rules");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_task2_plain_text_creates_task_with_reporter_and_agent);
+	tcase_add_test(tc, test_task2_name_is_first_line_cut_to_60_characters);
+	tcase_add_test(tc, test_task2_client_context_id_is_kept);
+	tcase_add_test(tc, test_task6_follow_up_starts_a_turn);
+	tcase_add_test(tc, test_task6_message_to_terminal_task_names_the_state);
+	tcase_add_test(tc, test_task6_context_id_mismatch_is_refused);
+	tcase_add_test(tc, test_task7_resent_message_id_is_not_processed_twice);
+	tcase_add_test(tc, test_id3_no_participant_is_invalid_params);
+	tcase_add_test(tc, test_id3_stranger_sees_the_same_not_found_as_for_a_missing_task);
+	tcase_add_test(tc, test_id3_list_tasks_returns_only_the_senders_tasks);
+	tcase_add_test(tc, test_id1_metadata_participant_must_equal_the_sender);
+	tcase_add_test(tc, test_id4_watcher_may_read_but_not_send_complete_or_cancel);
+	tcase_add_test(tc, test_status1_turn_end_parks_awaiting_next_message_in_both_places);
+	tcase_add_test(tc, test_status2_key_absent_outside_input_required);
+	tcase_add_test(tc, test_status4_sub_state_has_its_own_column);
+	tcase_add_test(tc, test_ctl1_control_envelope_with_other_parts_is_refused);
+	tcase_add_test(tc, test_ctl1_unknown_action_or_extra_field_is_refused);
+	tcase_add_test(tc, test_ctl2_refused_senders_store_and_interrupt_nothing);
+	tcase_add_test(tc, test_ctl3_completion_cuts_a_queued_turn_that_then_changes_nothing);
+	tcase_add_test(tc, test_ctl4_unresolved_subtask_refuses_completion);
+	tcase_add_test(tc, test_ctl5_completion_ends_the_task_completed_by_sender);
+	tcase_add_test(tc, test_ctl6_completion_or_cancel_of_a_terminal_task_names_the_state);
+	tcase_add_test(tc, test_ctl7_turns_never_complete_a_participants_task);
+	tcase_add_test(tc, test_ctl8_cancel_cancels_unresolved_subtasks);
+	tcase_add_test(tc, test_ctl9_complete_message_is_a_lone_control_envelope);
+	tcase_add_test(tc, test_cmd2_help_lists_registered_commands_without_a_model);
+	tcase_add_test(tc, test_cmd3_status_reports_state_and_participants);
+	tcase_add_test(tc, test_cmd2_unregistered_slash_text_is_an_ordinary_message);
+	tcase_add_test(tc, test_stream3_task_events_are_numbered_in_order);
+	tcase_add_test(tc, test_turn5_return_immediately_answers_before_the_turn);
+	tcase_add_test(tc, test_stream5_history_length_and_pagination);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,127 @@
+/* check_util.c — the small shared pieces: strict JSON parsing (LIM-1, LIM-2),
+ * timestamps (A2A-2), UUIDs, and extension activation (EXT-1). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/ext.h"
+#include "util/buf.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+
+START_TEST(test_lim2_parse_refuses_trailing_data_and_bad_utf8)
+{
+	json_object *v = NULL;
+	struct th_error e;
+	ck_assert_int_eq(th_json_parse("{\"a\":1} x", 9, 32, &v, &e), TH_EPARSE);
+	ck_assert_ptr_nonnull(strstr(e.msg, "offset"));
+	ck_assert_int_eq(th_json_parse("{\"a\":\"\xff\"}", 9, 32, &v, &e), TH_EPARSE);
+	ck_assert_int_eq(th_json_parse("{\"a\":1", 6, 32, &v, &e), TH_EPARSE);
+	ck_assert_ptr_nonnull(strstr(e.msg, "end of input"));
+	ck_assert_int_eq(th_json_parse("{'a':1}", 7, 32, &v, &e), TH_EPARSE);
+	ck_assert_int_eq(th_json_parse(" {\"a\":[1,2]}\n", 13, 32, &v, &e), TH_OK);
+	json_object_put(v);
+}
+END_TEST
+
+START_TEST(test_lim2_parse_accepts_bare_values)
+{
+	json_object *v = NULL;
+	struct th_error e;
+	ck_assert_int_eq(th_json_parse("1", 1, 32, &v, &e), TH_OK);
+	ck_assert_int_eq(json_object_get_int(v), 1);
+	json_object_put(v);
+	ck_assert_int_eq(th_json_parse("null", 4, 32, &v, &e), TH_OK);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(th_json_parse("true ", 5, 32, &v, &e), TH_OK);
+	json_object_put(v);
+}
+END_TEST
+
+START_TEST(test_lim1_parse_depth_limit_is_named)
+{
+	char deep[200];
+	memset(deep, '[', 100);
+	memset(deep + 100, ']', 100);
+	json_object *v = NULL;
+	struct th_error e;
+	ck_assert_int_eq(th_json_parse(deep, 200, 32, &v, &e), TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "32"));
+	ck_assert_int_eq(th_json_parse(deep + 80, 40, 32, &v, &e), TH_OK);
+	json_object_put(v);
+}
+END_TEST
+
+START_TEST(test_a2a2_timestamps_round_trip_with_milliseconds)
+{
+	char ts[TH_TS_LEN + 1];
+	th_ts_format(1767225600123LL, ts);
+	ck_assert_str_eq(ts, "2026-01-01T00:00:00.123Z");
+	int64_t ms;
+	ck_assert_int_eq(th_ts_parse(ts, &ms), 0);
+	ck_assert_int_eq(ms, 1767225600123LL);
+	ck_assert_int_eq(th_ts_parse("2026-01-01T00:00:00Z", &ms), 0);
+	ck_assert_int_eq(ms, 1767225600000LL);
+	ck_assert_int_eq(th_ts_parse("2026-01-01T00:00:00.123456789Z", &ms), 0);
+	ck_assert_int_eq(ms, 1767225600123LL);
+	ck_assert_int_eq(th_ts_parse("2026-01-01T00:00:00+01:00", &ms), -1);
+	ck_assert_int_eq(th_ts_parse("2026-13-01T00:00:00Z", &ms), -1);
+	ck_assert_int_eq(th_ts_parse("yesterday", &ms), -1);
+}
+END_TEST
+
+START_TEST(test_task2_uuids_are_version_4_and_distinct)
+{
+	char a[TH_UUID_LEN + 1], b[TH_UUID_LEN + 1];
+	th_uuid(a);
+	th_uuid(b);
+	ck_assert_uint_eq(strlen(a), 36);
+	ck_assert_int_eq(a[14], '4');
+	ck_assert(strchr("89ab", a[19]) != NULL);
+	ck_assert_str_ne(a, b);
+}
+END_TEST
+
+START_TEST(test_ext1_known_extensions_activate_and_unknown_are_named)
+{
+	unsigned bits;
+	struct th_error e;
+	ck_assert_int_eq(th_ext_parse(NULL, &bits, &e), TH_OK);
+	ck_assert_uint_eq(bits, 0);
+	ck_assert_int_eq(th_ext_parse(" " TH_EXT_URI_TASK " ,," TH_EXT_URI_A2UI "," TH_EXT_URI_TASK,
+	                              &bits, &e),
+	                 TH_OK);
+	ck_assert_uint_eq(bits, TH_EXT_TASK | TH_EXT_A2UI);
+	struct th_buf b;
+	th_buf_init(&b);
+	th_ext_format(bits, &b);
+	ck_assert_str_eq(b.data, TH_EXT_URI_TASK "," TH_EXT_URI_A2UI);
+	th_buf_free(&b);
+	ck_assert_int_eq(th_ext_parse(TH_EXT_URI_STATUS ", https://x.example/ext/v1, urn:y, "
+	                              "https://x.example/ext/v1",
+	                              &bits, &e),
+	                 TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(e.msg, "https://x.example/ext/v1, urn:y;"));
+	ck_assert_uint_eq(bits, 0);
+	/* A prefix of a supported URI is not that URI. */
+	ck_assert_int_eq(th_ext_parse(TH_EXT_ROOT "/a2a/ext/task", &bits, &e), TH_EUNSUPPORTED);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("util");
+	tcase_add_test(tc, test_lim2_parse_refuses_trailing_data_and_bad_utf8);
+	tcase_add_test(tc, test_lim2_parse_accepts_bare_values);
+	tcase_add_test(tc, test_lim1_parse_depth_limit_is_named);
+	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
+	tcase_add_test(tc, test_task2_uuids_are_version_4_and_distinct);
+	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
