@@ -22,6 +22,8 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 		v = json_tokener_parse_ex(tok, "", 1);
 		jerr = json_tokener_get_error(tok);
 		end = len;
+		if (jerr != json_tokener_success)
+			jerr = json_tokener_continue; /* still incomplete: the input ended early */
 	}
 	th_err rc = TH_OK;
 	if (jerr != json_tokener_success) {
