@@ -1,0 +1,4 @@
+// Interop over HTTP+JSON: the A2A JS SDK with preferredTransports ['HTTP+JSON'].
+import { run } from './scenario.mjs';
+
+await run('HTTP+JSON');
