@@ -6,7 +6,8 @@
 #   server.sh stop DIR            stop it (SIGTERM by pid file), wait until it is gone
 #
 # start picks a free loopback port, sets TH_PORT/TH_BIN/TH_STATE_DIR/TH_PROCS for the
-# config, TINY_HARNESS_DB=DIR/tiny-harness.db and TINY_HARNESS_BASE_URL; any other
+# config, TINY_HARNESS_DB=DIR/tiny-harness.db and TINY_HARNESS_BASE_URL (and
+# TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands when unset and present); any other
 # TINY_HARNESS_* variable in the caller's environment reaches the workers unchanged.
 # It applies the migrations once (`tiny-harness migrate`), runs lighttpd -D in the
 # background, writes DIR/lighttpd.pid and DIR/base_url, and waits (bounded) until
@@ -82,6 +83,12 @@ start() {
 	TH_PROCS=$procs
 	TINY_HARNESS_DB=$dir/tiny-harness.db
 	export TH_BIN TH_STATE_DIR TH_PROCS TINY_HARNESS_DB
+	# lighttpd runs the workers in TH_BIN's directory, so the relative default
+	# conf/commands would not be found: name the project's one, as `serve` does.
+	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
+		TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands
+		export TINY_HARNESS_COMMANDS_DIR
+	fi
 
 	# Apply the schema once, before several workers race to open a new database.
 	if ! "$TH_BIN" migrate >"$dir/migrate.out" 2>&1; then
