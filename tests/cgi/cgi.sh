@@ -193,6 +193,39 @@ check "CARD-1 'tiny-harness card' prints the same card as the HTTP route" clean_
 	'[ "$(jqb .name)" = tiny-harness ]' \
 	'[ "$(jq -S . "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
 
+# ---------------------------------------------------------------- configuration
+# cli NAME ENV… — runs `tiny-harness card` with a clean environment plus ENV.
+cli_card() {
+	fresh
+	(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" TINY_HARNESS_BASE_URL="$BASE" "$@" \
+		${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+		$TH_WRAP "$TH_BIN" card >"$T/body" 2>"$T/stderr" </dev/null)
+	RC=$?
+	REQ_DESC="tiny-harness card with $*"
+}
+example=$TH_SRCDIR/conf/tiny-harness.conf
+cli_card TINY_HARNESS_CONF="$example"
+check "STORE-3 the example conf/tiny-harness.conf changes nothing (every line commented out)" \
+	clean_exit '[ -f "$example" ]' '[ -z "$(grep -v "^[[:space:]]*#" "$example" | grep -v "^[[:space:]]*$")" ]' \
+	'[ "$(jq -S . "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
+sed 's/^# \([a-z_][a-z_]* = \)/\1/' "$example" >"$T/all-keys.conf" 2>/dev/null
+nkeys=$(grep -c '^[a-z_]* = ' "$T/all-keys.conf")
+# The keys the program accepts, from the keys[] table in src/config/config.c.
+src_keys=$(sed -n '/^static const char \*const keys\[\] = {/,/^};/p' "$TH_SRCDIR/src/config/config.c" 2>/dev/null |
+	grep -o '"[a-z_]*"' | tr -d '"' | sort)
+conf_keys=$(grep -o '^[a-z_]* = ' "$T/all-keys.conf" | sed 's/ = $//' | sort)
+cli_card TINY_HARNESS_CONF="$T/all-keys.conf"
+check "STORE-3 the example lists every key of src/config/config.c ($nkeys keys); uncommented, it gives the default card" \
+	clean_exit '[ -n "$src_keys" ]' '[ "$conf_keys" = "$src_keys" ]' \
+	'[ "$(jq -S . "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
+printf 'no_such_key = 1\n' >"$T/bad.conf"
+cli_card TINY_HARNESS_CONF="$T/bad.conf"
+check "STORE-3 an unknown key stops start-up with a message naming it" \
+	'[ "$RC" != 0 ]' 'grep -q no_such_key "$T/stderr"'
+cli_card TINY_HARNESS_IDENTITY=nobody
+check "STORE-3 a bad value in the environment stops start-up naming the variable" \
+	'[ "$RC" != 0 ]' 'grep -q TINY_HARNESS_IDENTITY "$T/stderr"'
+
 # ---------------------------------------------------------------- SendMessage
 run -d "$(rpc 1 SendMessage "$(send_params m1 hello)")"
 TASK=$(jqb .result.task.id)

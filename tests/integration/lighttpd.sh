@@ -88,6 +88,20 @@ jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
 texts() { jqb "[$1.status.message.parts[]?.text // empty] | join(\" \")"; }
 has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
 
+# ------------------------------------------------------------------ the recipe itself
+# Workers get only the variables bin-copy-environment names: every configuration key
+# of src/config/config.c must be there as TINY_HARNESS_<KEY>, or an override set for
+# lighttpd silently never reaches the workers.
+missing_env=
+for key in $(sed -n '/^static const char \*const keys\[\] = {/,/^};/p' "$TH_SRCDIR/src/config/config.c" |
+	grep -o '"[a-z_]*"' | tr -d '"'); do
+	var=TINY_HARNESS_$(echo "$key" | tr a-z A-Z)
+	grep -q "\"$var\"" "$TH_SRCDIR/conf/lighttpd.conf" || missing_env="$missing_env $var"
+done
+REQ_DESC="conf/lighttpd.conf bin-copy-environment; missing:${missing_env:- none}"
+check "STORE-3 STORE-4 conf/lighttpd.conf passes every TINY_HARNESS_<KEY> and TINY_HARNESS_CONF to the workers" \
+	'[ -n "${key:-}" ]' '[ -z "$missing_env" ]' 'grep -q "\"TINY_HARNESS_CONF\"" "$TH_SRCDIR/conf/lighttpd.conf"'
+
 # ------------------------------------------------------------------ card
 http GET /.well-known/agent-card.json "" ""
 check "STORE-4 CARD-1 lighttpd serves the card with the base URL it was started on" \
