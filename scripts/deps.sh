@@ -39,6 +39,8 @@ as_root() {
 want=$TH_DEPS_PACKAGES
 # Node.js only when there is none: a newer one installed another way is kept.
 command -v node >/dev/null 2>&1 || want="$want nodejs npm"
+# python3 runs the card contract test (tests/contract/test_agent_card.py).
+command -v python3 >/dev/null 2>&1 || want="$want python3"
 
 missing=
 for p in $want; do

@@ -49,7 +49,7 @@ tiny-harness: $url  (lighttpd, $PROCS workers, echo model, database var/tiny-har
   send:        curl -s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \\
                  -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}' \\
                  $url
-  tasks:       build/src/tiny-harness tasks list     (TINY_HARNESS_DB=var/tiny-harness.db)
+  database:    sqlite3 var/tiny-harness.db 'SELECT id, state, sub_state, name FROM tasks'
   stop:        Ctrl-C
 
 MSG
