@@ -67,4 +67,20 @@ void th_bind_rest(struct th_bind_ctx *ctx);
  * (0 = the table's status for e->code). */
 void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e);
 
+/* The error bodies of each binding as JSON (new references; NULL when out of memory):
+ * a JSON-RPC error response carrying id (borrowed), and a google.rpc.Status body. */
+json_object *th_bind_rpc_error(json_object *id, const struct th_error *e);
+json_object *th_bind_rest_error_body(int status, const struct th_error *e);
+
+/* 1 for the operations that answer with a stream (A2A-5). */
+int th_bind_is_stream_op(int op);
+
+/* Runs a streaming operation as text/event-stream (A2A-5): JSON-RPC events are whole
+ * responses carrying rpc_id (borrowed; NULL selects the REST framing, bare
+ * StreamResponse objects); every event has "id: <seq>"; an error after the stream
+ * began is one "event: error". An error before the stream began is returned for the
+ * caller to answer normally; TH_OK means the response was written. */
+th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *params,
+                      json_object *rpc_id, struct th_error *e);
+
 #endif

@@ -8,9 +8,7 @@
 #include "config/config.h"
 #include "util/jsonx.h"
 
-/* id is borrowed (NULL answers with id null). */
-static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
-                        const struct th_error *e)
+json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
 {
 	char buf[TH_ERRMSG_MAX + 64];
 	json_object *o = json_object_new_object();
@@ -18,8 +16,7 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 	if (o == NULL || err == NULL) {
 		json_object_put(o);
 		json_object_put(err);
-		th_bind_send_oom(ctx);
-		return;
+		return NULL;
 	}
 	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
 	json_object_object_add(o, "id", json_object_get(id));
@@ -38,6 +35,18 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 			json_object_object_add(err, "data", data);
 	}
 	json_object_object_add(o, "error", err);
+	return o;
+}
+
+/* id is borrowed (NULL answers with id null). */
+static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
+                        const struct th_error *e)
+{
+	json_object *o = th_bind_rpc_error(id, e);
+	if (o == NULL) {
+		th_bind_send_oom(ctx);
+		return;
+	}
 	if (e->code == TH_EBUSY)
 		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
 	th_bind_send_json(ctx, status, "application/json", o);
@@ -148,6 +157,14 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	rc = check_envelope(req, &id, &op, &params, &e);
 	if (rc == TH_OK)
 		rc = th_bind_check_headers(ctx, &e);
+	if (rc == TH_OK && th_bind_is_stream_op(op)) {
+		/* SSE from here on; errors before the first event still come back here. */
+		rc = th_bind_stream(ctx, (enum th_op)op, params, id, &e);
+		if (rc == TH_OK) {
+			json_object_put(req);
+			return;
+		}
+	}
 	json_object *result = NULL;
 	if (rc == TH_OK)
 		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);

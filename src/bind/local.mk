@@ -4,7 +4,7 @@ src_bind_libth_bind_la_SOURCES = \
 	src/bind/bind.c src/bind/bind.h src/bind/bind_int.h \
 	src/bind/jsonrpc.c \
 	src/bind/rest.c \
-	src/bind/errors.c
+	src/bind/errors.c src/bind/stream.c
 src_libth_la_LIBADD += src/bind/libth_bind.la
 
 check_PROGRAMS += tests/unit/check_bind

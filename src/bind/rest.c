@@ -136,18 +136,15 @@ static int route_match(const char *path, struct match *m)
 	return 0;
 }
 
-void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e)
+json_object *th_bind_rest_error_body(int status, const struct th_error *e)
 {
 	char buf[TH_ERRMSG_MAX + 64];
-	if (status == 0)
-		status = th_bind_http_status(e->code);
 	json_object *o = json_object_new_object();
 	json_object *err = json_object_new_object();
 	if (o == NULL || err == NULL) {
 		json_object_put(o);
 		json_object_put(err);
-		th_bind_send_oom(ctx);
-		return;
+		return NULL;
 	}
 	json_object_object_add(err, "code", json_object_new_int(status));
 	json_object_object_add(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
@@ -165,6 +162,18 @@ void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_err
 			json_object_object_add(err, "details", details);
 	}
 	json_object_object_add(o, "error", err);
+	return o;
+}
+
+void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e)
+{
+	if (status == 0)
+		status = th_bind_http_status(e->code);
+	json_object *o = th_bind_rest_error_body(status, e);
+	if (o == NULL) {
+		th_bind_send_oom(ctx);
+		return;
+	}
 	if (e->code == TH_EBUSY)
 		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
 	th_bind_send_json(ctx, status, "application/a2a+json", o);
@@ -409,6 +418,14 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	json_object *params = NULL, *result = NULL;
 	if (rc == TH_OK)
 		rc = build_params(ctx, &m, op, &params, &e);
+	if (rc == TH_OK && th_bind_is_stream_op(op)) {
+		/* SSE from here on; errors before the first event still come back here. */
+		rc = th_bind_stream(ctx, (enum th_op)op, params, NULL, &e);
+		if (rc == TH_OK) {
+			json_object_put(params);
+			return;
+		}
+	}
 	if (rc == TH_OK)
 		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);
 	json_object_put(params);

@@ -12,6 +12,7 @@
 static const char *const keys[] = {
 	"db", "base_url", "model", "commands_dir", "identity", "synchronous", "busy_timeout_ms",
 	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
+	"heartbeat_ms", "stream_max_ms", "stream_poll_ms",
 	"max_body", "json_depth", "max_parts", "max_text", "max_metadata", "max_participants",
 	"max_plan_steps", "max_subtasks", "max_id",
 };
@@ -143,6 +144,9 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
 	NUM("echo_delay_ms", 0, 600000, cfg->echo_delay_ms)
 	NUM("turn_lease_ms", 100, 86400000, cfg->lease_ms)
 	NUM("turn_max_attempts", 1, 100, cfg->max_attempts)
+	NUM("heartbeat_ms", 100, 3600000, cfg->heartbeat_ms)
+	NUM("stream_max_ms", 100, 86400000, cfg->stream_max_ms)
+	NUM("stream_poll_ms", 5, 10000, cfg->stream_poll_ms)
 	if (strcmp(key, "history_length_default") == 0) {
 		if (strcmp(value, "-1") == 0) {
 			cfg->history_default = -1;
@@ -177,6 +181,9 @@ th_err th_config_defaults(struct th_config *cfg)
 	cfg->lease_ms = 30000;
 	cfg->max_attempts = 3;
 	cfg->history_default = -1;
+	cfg->heartbeat_ms = 15000;
+	cfg->stream_max_ms = 300000;
+	cfg->stream_poll_ms = 50;
 	cfg->lim.max_body = 1048576;
 	cfg->lim.json_depth = 32;
 	cfg->lim.max_parts = 64;

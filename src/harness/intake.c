@@ -11,6 +11,7 @@
 #include "harness/control.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
+#include "harness/intake.h"
 #include "harness/status.h"
 #include "harness/turn.h"
 #include "harness/view.h"
@@ -97,7 +98,7 @@ static const char *str_or(const char *s, const char *dflt)
 }
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          char *task_id_out, int64_t *turn_id, struct th_error *e)
+                          char task_id_out[TH_INTAKE_ID_MAX], int64_t *turn_id, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	const char *mid = th_json_str(msg, "messageId");
@@ -105,7 +106,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	th_err rc = th_store_task_by_first_message(st, participant, mid, &existing, e);
 	if (rc == TH_OK) {
 		/* TASK-7: the same sender resent the message that created a task. */
-		snprintf(task_id_out, TH_UUID_LEN + 1, "%s", existing);
+		snprintf(task_id_out, TH_INTAKE_ID_MAX, "%s", existing);
 		free(existing);
 		*turn_id = 0;
 		return TH_OK;
@@ -166,7 +167,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		rc = th_turn_queue(st, id, mid, turn_id, e);
 	th_task_row_free(&live);
 	if (rc == TH_OK)
-		snprintf(task_id_out, TH_UUID_LEN + 1, "%s", id);
+		snprintf(task_id_out, TH_INTAKE_ID_MAX, "%s", id);
 out:
 	free(text);
 	free(name);
@@ -218,66 +219,73 @@ out:
 	return rc;
 }
 
-th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
-                       const struct th_send_req *req, json_object **task, struct th_error *e)
+th_err th_intake_accept(struct th_app *app, const char *participant,
+                        const struct th_send_req *req, char task_id[TH_INTAKE_ID_MAX],
+                        int64_t *turn_id, json_object **final_task, struct th_error *e)
 {
-	(void)extensions;
-	*task = NULL;
+	*turn_id = 0;
+	*final_task = NULL;
+	task_id[0] = '\0';
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
 	json_object *msg = NULL;
 	th_err rc = stamp_sender(req->message, participant, &msg, e);
 	if (rc != TH_OK)
 		return rc;
-	const char *task_id = th_json_str(msg, "taskId");
+	const char *given = th_json_str(msg, "taskId");
+	if (given != NULL)
+		snprintf(task_id, TH_INTAKE_ID_MAX, "%s", given);
 	int ctl = th_control_detect(msg, e);
 	if (ctl < 0) {
-		json_object_put(msg);
-		return TH_EINVAL;
-	}
-	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
-	if (ctl == 1) {
-		rc = task_id != NULL
-		             ? th_control_complete(app, participant, task_id, msg, task, e)
-		             : th_error_set(e, TH_EINVAL,
-		                            "a control envelope completes an existing task: "
-		                            "message.taskId is required");
-		if (rc == TH_OK && req->history_length >= 0)
-			th_a2a_trim_history(json_object_object_get(*task, "history"), history);
-		json_object_put(msg);
-		return rc;
-	}
-
-	char id[TH_UUID_LEN + 1] = "";
-	int64_t turn_id = 0;
-	char *tid = task_id ? strdup(task_id) : NULL;
-	if ((rc = th_store_begin(app->store, e)) == TH_OK) {
-		if (task_id == NULL)
-			rc = create_task(app, participant, msg, id, &turn_id, e);
+		rc = TH_EINVAL;
+	} else if (ctl == 1) {
+		rc = given != NULL ? th_control_complete(app, participant, task_id, msg, final_task, e)
+		                   : th_error_set(e, TH_EINVAL,
+		                                  "a control envelope completes an existing task: "
+		                                  "message.taskId is required");
+	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
+		if (given == NULL)
+			rc = create_task(app, participant, msg, task_id, turn_id, e);
 		else
-			rc = follow_up(app, participant, msg, tid, &turn_id, e);
+			rc = follow_up(app, participant, msg, task_id, turn_id, e);
 		if (rc == TH_OK)
 			rc = th_store_commit(app->store, e);
 		if (rc != TH_OK)
 			th_store_rollback(app->store);
 	}
 	json_object_put(msg);
-	const char *target = tid != NULL ? tid : id;
-	if (rc == TH_OK && turn_id > 0) {
+	return rc;
+}
+
+th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
+                       const struct th_send_req *req, json_object **task, struct th_error *e)
+{
+	(void)extensions;
+	*task = NULL;
+	char id[TH_INTAKE_ID_MAX];
+	int64_t turn_id = 0;
+	json_object *final_task = NULL;
+	th_err rc = th_intake_accept(app, participant, req, id, &turn_id, &final_task, e);
+	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	if (rc != TH_OK)
+		return rc;
+	if (final_task != NULL) {
+		th_a2a_trim_history(json_object_object_get(final_task, "history"), history);
+		*task = final_task;
+		return TH_OK;
+	}
+	if (turn_id > 0) {
 		if (req->return_immediately && app->npending < TH_APP_MAX_PENDING &&
-		    (app->pending[app->npending].task_id = strdup(target)) != NULL) {
+		    (app->pending[app->npending].task_id = strdup(id)) != NULL) {
 			app->pending[app->npending++].turn_id = turn_id;
 		} else {
 			/* A turn that fails leaves its lease to recovery; the message is safe. */
 			struct th_error te;
 			th_error_clear(&te);
-			if (th_turn_run(app, target, turn_id, &te) != TH_OK)
+			if (th_turn_run(app, id, turn_id, &te) != TH_OK)
 				fprintf(stderr, "tiny-harness: turn %lld on task %s: %s\n",
-				        (long long)turn_id, target, te.msg);
+				        (long long)turn_id, id, te.msg);
 		}
 	}
-	if (rc == TH_OK)
-		rc = th_view_task_by_id(app->store, target, history, 0, task, e);
-	free(tid);
-	return rc;
+	return th_view_task_by_id(app->store, id, history, 0, task, e);
 }

@@ -1,10 +1,12 @@
 #include "service/service.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "a2a/a2a.h"
 #include "config/config.h"
 #include "harness/harness.h"
+#include "harness/stream.h"
 
 static const char *const methods[TH_OP_COUNT] = {
 	[TH_OP_SEND_MESSAGE] = "SendMessage",
@@ -121,9 +123,7 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 		break;
 	case TH_OP_SEND_STREAMING_MESSAGE:
 	case TH_OP_SUBSCRIBE_TO_TASK:
-		rc = th_error_set(e, TH_EUNSUPPORTED,
-		                  "%s: streaming is not available on this server yet; use SendMessage "
-		                  "and GetTask",
+		rc = th_error_set(e, TH_EINVALREQ, "%s answers with a stream (text/event-stream)",
 		                  th_op_method(op));
 		break;
 	case TH_OP_CREATE_PUSH_CONFIG:
@@ -137,6 +137,54 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 	default:
 		rc = th_error_set(e, TH_ENOMETHOD, "unknown operation");
 		break;
+	}
+	json_object_put(empty);
+	return rc;
+}
+
+/* Last-Event-ID is a decimal event sequence number (STREAM-4). */
+static th_err parse_last_event_id(const char *s, int64_t *out, struct th_error *e)
+{
+	*out = -1;
+	if (s == NULL || *s == '\0')
+		return TH_OK;
+	int64_t v = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
+			return th_error_set(e, TH_EINVAL,
+			                    "Last-Event-ID '%.40s' is not an event number this server sent",
+			                    s);
+		v = v * 10 + (*p - '0');
+	}
+	*out = v;
+	return TH_OK;
+}
+
+th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th_op op,
+                         json_object *params, const char *last_event_id, struct th_sink *sink,
+                         struct th_error *e)
+{
+	json_object *empty = NULL;
+	if (params == NULL)
+		params = empty = json_object_new_object();
+	th_err rc;
+	if (op == TH_OP_SEND_STREAMING_MESSAGE) {
+		struct th_send_req req = {0};
+		rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
+		if (rc == TH_OK)
+			rc = th_harness_stream_send(app, call->participant, call->extensions, &req, sink, e);
+		th_send_req_free(&req);
+	} else if (op == TH_OP_SUBSCRIBE_TO_TASK) {
+		struct th_get_req req = {0};
+		int64_t after = -1;
+		rc = th_a2a_get_decode(params, &req, e);
+		if (rc == TH_OK)
+			rc = parse_last_event_id(last_event_id, &after, e);
+		if (rc == TH_OK)
+			rc = th_harness_subscribe(app, call->participant, req.id, after, sink, e);
+		th_get_req_free(&req);
+	} else {
+		rc = th_error_set(e, TH_EINTERNAL, "%s is not a streaming operation", th_op_method(op));
 	}
 	json_object_put(empty);
 	return rc;

@@ -43,6 +43,17 @@ int th_op_from_method(const char *method);
 th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_op op,
                        json_object *params, json_object **result, struct th_error *e);
 
+struct th_sink;
+
+/* Runs a streaming operation (SendStreamingMessage, SubscribeToTask), writing its
+ * events to sink (harness/stream.h). last_event_id is the client's Last-Event-ID (or
+ * NULL) for resuming a subscription (STREAM-4). An error returned before sink->open
+ * was called is an ordinary error response; after it, the binding reports it inside
+ * the stream. */
+th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th_op op,
+                         json_object *params, const char *last_event_id, struct th_sink *sink,
+                         struct th_error *e);
+
 /* The public agent card (CARD-1). Borrowed from app; built at start-up. */
 json_object *th_service_card(struct th_app *app);
 

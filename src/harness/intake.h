@@ -1,0 +1,24 @@
+/* intake.h — accepting a SendMessage (TASK-2, TASK-6, TASK-7, CTL-1): the message is
+ * committed with its turn queued, and nothing has run yet. th_harness_send and the
+ * streaming send build on it. */
+#ifndef TH_HARNESS_INTAKE_H
+#define TH_HARNESS_INTAKE_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "a2a/a2a.h"
+#include "app.h"
+#include "util/err.h"
+
+#define TH_INTAKE_ID_MAX 300
+
+/* On TH_OK: task_id names the task; *turn_id is the queued turn (0 when none: a
+ * resend, TASK-7); *final_task is set (a new reference) when the message was a
+ * completion that already produced the task's final view (CTL-5) or its CTL-4
+ * refusal. */
+th_err th_intake_accept(struct th_app *app, const char *participant,
+                        const struct th_send_req *req, char task_id[TH_INTAKE_ID_MAX],
+                        int64_t *turn_id, json_object **final_task, struct th_error *e);
+
+#endif
