@@ -20,3 +20,11 @@ tests_unit_check_util_SOURCES = tests/unit/check_util.c
 tests_unit_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_util_LDADD = src/harness/libth_harness.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)
+
+check_PROGRAMS += tests/unit/check_stream
+TESTS += tests/unit/check_stream
+tests_unit_check_stream_SOURCES = tests/unit/check_stream.c \
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_stream_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_stream_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_stream_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
