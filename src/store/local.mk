@@ -4,7 +4,8 @@
 # files listed in TH_SQL_MIGRATIONS (in order) into src/store/migrations.c in the build
 # directory. Add a new migration file here when you add it to sql/.
 TH_SQL_MIGRATIONS = \
-	$(top_srcdir)/sql/001_init.sql
+	$(top_srcdir)/sql/001_init.sql \
+	$(top_srcdir)/sql/002_collaboration.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -12,7 +13,8 @@ src_store_libth_store_la_SOURCES = \
 	src/store/store.c \
 	src/store/tasks.c \
 	src/store/history.c \
-	src/store/turns.c
+	src/store/turns.c \
+	src/store/collab.c
 nodist_src_store_libth_store_la_SOURCES = src/store/migrations.c
 src_libth_la_LIBADD += src/store/libth_store.la
 

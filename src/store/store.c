@@ -139,6 +139,70 @@ int th_col_dup(sqlite3_stmt *s, int i, char **out)
 	return *out == NULL ? -1 : 0;
 }
 
+int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	if (v == NULL)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_blob64(s, i, v, (sqlite3_uint64)len, SQLITE_TRANSIENT);
+}
+
+int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		return 0;
+	const void *b = sqlite3_column_blob(s, i);
+	int n = sqlite3_column_bytes(s, i);
+	if (b == NULL && n > 0)
+		return -1;
+	/* One byte more so an empty blob is a non-NULL pointer, told apart from SQL NULL. */
+	*out = malloc((size_t)n + 1);
+	if (*out == NULL)
+		return -1;
+	if (n > 0)
+		memcpy(*out, b, (size_t)n);
+	*len = (size_t)n;
+	return 0;
+}
+
+int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem)
+{
+	if (cnt < *cap)
+		return 0;
+	size_t ncap = *cap == 0 ? 8 : *cap * 2;
+	if (ncap > SIZE_MAX / elem)
+		return -1;
+	void *grown = realloc(*arr, ncap * elem);
+	if (grown == NULL)
+		return -1;
+	*arr = grown;
+	*cap = ncap;
+	return 0;
+}
+
+th_err th_store_task_exists(struct th_store *st, const char *task_id, int *exists,
+                            struct th_error *e)
+{
+	*exists = 0;
+	sqlite3_stmt *s;
+	th_err err =
+	    th_store_stmt(st, TH_STMT_TASK_EXISTS, "SELECT 1 FROM tasks WHERE id = ?1", &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*exists = 1;
+	else if (rc != SQLITE_DONE)
+		err = th_store_fail(st, rc, "task exists", e);
+	th_store_stmt_done(s);
+	return err;
+}
+
 /* ---- opening ------------------------------------------------------------------ */
 
 /* mkdir -p of the directory part of path: WAL needs the directory writable for its

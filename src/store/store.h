@@ -208,4 +208,266 @@ th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, stru
 /* 1 when the turn's cut flag is set (read outside or inside a transaction). */
 int th_store_turn_is_cut(struct th_store *st, int64_t turn_id);
 
+/* ---- channels (CH-1..CH-3) ------------------------------------------------------------ */
+
+/* Every task has a channel whose id is the task id and whose members are the task's
+ * participants; it has no row of its own. Side channels among some participants are rows
+ * of `channels` with their members in `channel_members`. */
+
+/* Opens side channel channel_id on the task with the given members (each must be a
+ * participant of the task; created_by is added when not listed). TH_EINVAL when
+ * channel_id is empty, equals the task id or is already a channel of the task, or a
+ * member is not a participant; TH_ENOTFOUND when the task does not exist. */
+th_err th_store_channel_create(struct th_store *st, const char *task_id, const char *channel_id,
+                               const char *created_by, const char *const *members, size_t n_members,
+                               struct th_error *e);
+/* *is_member = 1 when participant_id may use channel_id of the task (task channel: any
+ * participant of the task; side channel: a member), else 0. *exists (may be NULL) = 1
+ * when the channel exists (the task channel exists when the task does). The caller words
+ * one refusal for "no such channel" and "not a member" (CH-2). */
+th_err th_store_channel_is_member(struct th_store *st, const char *task_id, const char *channel_id,
+                                  const char *participant_id, int *exists, int *is_member,
+                                  struct th_error *e);
+/* Member ids of a channel (task channel: the participants, in the order added), as an
+ * array of *n strings freed by th_strings_free. */
+th_err th_store_channel_members(struct th_store *st, const char *task_id, const char *channel_id,
+                                char ***ids, size_t *n, struct th_error *e);
+void th_strings_free(char **v, size_t n);
+
+enum th_chan_kind { TH_CHAN_MESSAGE, TH_CHAN_HELP_REQUEST, TH_CHAN_HELP_REPLY };
+
+struct th_channel_msg {
+	char *channel_id;  /* free (th_channel_msgs_free) */
+	int64_t seq;       /* 1, 2, 3, ... per channel */
+	char *message_id;  /* the A2A messageId that carried it; free */
+	char *sender;      /* free */
+	int kind;          /* enum th_chan_kind */
+	char *text;        /* never NULL on output (may be ""); free */
+	char *json;        /* the channel part's value (CH-1 object) as text; free */
+	char *in_reply_to; /* help request id or NULL; free */
+	int64_t created_ms;
+};
+void th_channel_msgs_free(struct th_channel_msg *m, size_t n);
+/* Appends m (channel_id, message_id, sender, kind, text, json, in_reply_to; seq and
+ * created_ms are assigned) to the channel; *seq receives it (may be NULL). Does not
+ * check membership (th_store_channel_is_member) nor that a side channel exists. A
+ * help_reply needs in_reply_to (TH_EINVAL). */
+th_err th_store_channel_append(struct th_store *st, const char *task_id,
+                               const struct th_channel_msg *m, int64_t *seq, struct th_error *e);
+/* Messages of a channel with seq > after, oldest first, at most limit (<= 0: all). */
+th_err th_store_channel_messages(struct th_store *st, const char *task_id, const char *channel_id,
+                                 int64_t after, int limit, struct th_channel_msg **out, size_t *n,
+                                 struct th_error *e);
+
+/* ---- help requests (CH-4, CH-5, STATUS-1) ----------------------------------------------- */
+
+enum th_help_state { TH_HELP_PENDING, TH_HELP_ANSWERED, TH_HELP_CANCELED };
+
+struct th_help_request {
+	char *id;         /* free (th_help_request_free) */
+	char *task_id;    /* free */
+	char *channel_id; /* free */
+	char *asked_by;   /* free */
+	char *asked;      /* the participant asked; free */
+	char *question;   /* free */
+	int state;        /* enum th_help_state */
+	int64_t created_ms;
+	int64_t answered_ms;     /* 0 unless answered */
+	char *answer_message_id; /* NULL unless answered; free */
+};
+void th_help_request_free(struct th_help_request *h);
+
+/* Stores a pending request from r (id, task_id, channel_id, asked_by, asked, question;
+ * the rest is ignored). TH_EINVAL for a duplicate id or a missing field. */
+th_err th_store_help_create(struct th_store *st, const struct th_help_request *r,
+                            struct th_error *e);
+/* TH_ENOTFOUND when there is no request id on task_id (a request of another task is not
+ * found either). */
+th_err th_store_help_get(struct th_store *st, const char *task_id, const char *id,
+                         struct th_help_request *out, struct th_error *e);
+/* The task's latest pending request, or TH_ENOTFOUND when none is pending. */
+th_err th_store_help_pending(struct th_store *st, const char *task_id, struct th_help_request *out,
+                             struct th_error *e);
+/* pending -> answered (answered_ms = now, answer_message_id). Only from pending:
+ * TH_ENOTFOUND for an unknown request (or one of another task); TH_EINVAL with
+ * "already answered" when it was answered before (*prev = TH_HELP_ANSWERED) or
+ * "was canceled" (*prev = TH_HELP_CANCELED). prev may be NULL; on TH_OK it is
+ * TH_HELP_PENDING. */
+th_err th_store_help_answer(struct th_store *st, const char *task_id, const char *id,
+                            const char *answer_message_id, int *prev, struct th_error *e);
+/* Every pending request of the task -> canceled; *n (may be NULL) gets how many. */
+th_err th_store_help_cancel_pending(struct th_store *st, const char *task_id, int *n,
+                                    struct th_error *e);
+
+/* ---- plans (TASK-1, CMD-3) ------------------------------------------------------------ */
+
+enum th_step_state { TH_STEP_PENDING, TH_STEP_ACTIVE, TH_STEP_DONE, TH_STEP_FAILED };
+
+struct th_plan_step {
+	char *step_id;           /* free (th_plan_steps_free) */
+	char *name;              /* free */
+	char *description;       /* never NULL on output; free */
+	char *depends_on_json;   /* JSON array of step ids; free */
+	int state;               /* enum th_step_state */
+	char *output;            /* NULL until set; free */
+	char *linked_tasks_json; /* JSON array of task ids; free */
+	int64_t updated_ms;
+};
+void th_plan_steps_free(struct th_plan_step *s, size_t n);
+
+/* Replaces the task's plan by steps[0..n) in that order (n = 0: no plan). NULL
+ * description, depends_on_json and linked_tasks_json default to "", "[]" and "[]".
+ * TH_EINVAL for a duplicate or empty step id, an unknown state or a JSON field that is
+ * not an array (the caller rolls back); TH_ENOTFOUND when the task does not exist. */
+th_err th_store_plan_replace(struct th_store *st, const char *task_id,
+                             const struct th_plan_step *steps, size_t n, struct th_error *e);
+/* Sets one step's state; output and linked_tasks_json are changed only when not NULL.
+ * TH_ENOTFOUND when the task has no such step. */
+th_err th_store_plan_step_update(struct th_store *st, const char *task_id, const char *step_id,
+                                 int state, const char *output, const char *linked_tasks_json,
+                                 struct th_error *e);
+/* The plan's steps in order (*n = 0: the task has no plan). */
+th_err th_store_plan(struct th_store *st, const char *task_id, struct th_plan_step **out, size_t *n,
+                     struct th_error *e);
+
+/* ---- sub-task numbering and parents (TASK-4, CTL-4) ------------------------------------- */
+
+/* The next child number of parent_id (1, 2, 3, ...), for the child id "<parent>.<n>".
+ * Atomic within the caller's transaction (a rollback gives the number back together with
+ * the child it did not create); a committed number is never handed out again, even when
+ * the link or the child is deleted later. TH_ENOTFOUND when the parent does not exist. */
+th_err th_store_subtask_next_number(struct th_store *st, const char *parent_id, int64_t *n,
+                                    struct th_error *e);
+/* The parent of a linked sub-task into *parent_id (caller frees), or TH_ENOTFOUND. */
+th_err th_store_subtask_parent(struct th_store *st, const char *child_id, char **parent_id,
+                               struct th_error *e);
+
+/* ---- A2UI surfaces (UI-1..UI-3) --------------------------------------------------------- */
+
+/* The task's surface registry (JSON text, caller frees) into *json; *json = NULL and
+ * TH_OK when the task has none yet. */
+th_err th_store_a2ui_get(struct th_store *st, const char *task_id, char **json, struct th_error *e);
+/* Stores the registry (valid JSON, else TH_EINVAL); keeps the artifact numbering. */
+th_err th_store_a2ui_put(struct th_store *st, const char *task_id, const char *json,
+                         struct th_error *e);
+/* The next n (1, 2, 3, ...) of artifact id "a2ui:<n>" for the task, never reused. */
+th_err th_store_a2ui_next_artifact(struct th_store *st, const char *task_id, int64_t *n,
+                                   struct th_error *e);
+
+/* ---- turn recovery (TURN-4) ------------------------------------------------------------- */
+
+void th_turn_rows_free(struct th_turn_row *t, size_t n);
+/* Turns to recover, oldest id first, at most limit (<= 0: all): running turns whose
+ * lease_until_ms < now_ms, and queued turns not touched since queued_before_ms (their
+ * worker died before claiming them; pass 0 to leave queued turns out). */
+th_err th_store_turns_expired(struct th_store *st, int64_t now_ms, int64_t queued_before_ms,
+                              int limit, struct th_turn_row **out, size_t *n, struct th_error *e);
+/* running -> queued (worker_pid and lease cleared, attempts kept), only while the lease
+ * is expired at now_ms (pass INT64_MAX to release a turn one holds). TH_EINVAL when the
+ * turn is not running or its lease was renewed meanwhile; TH_ENOTFOUND when unknown. */
+th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
+                             struct th_error *e);
+/* Claims a turn that is queued, or running with a lease expired at now_ms, for pid (as
+ * th_store_turn_claim: attempts + 1). TH_EINVAL when another worker holds it or it ended
+ * (so two recoverers never both run it); TH_ENOTFOUND when unknown. */
+th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
+                              int64_t now_ms, struct th_error *e);
+/* lease_until = now + lease_ms while the turn is running and held by pid (0: any).
+ * TH_EINVAL when it is no longer (cut, finished or taken over): stop working on it. */
+th_err th_store_turn_renew(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
+                           struct th_error *e);
+
+/* ---- push notifications (PUSH-1, PUSH-2) ------------------------------------------------ */
+
+struct th_push_config {
+	char *task_id;            /* free (th_push_config_free) */
+	char *config_id;          /* free */
+	char *participant_id;     /* the owner; free */
+	char *url;                /* free */
+	unsigned char *token_enc; /* opaque (encrypted) bytes or NULL; free */
+	size_t token_len;
+	char *auth_scheme;       /* e.g. "Bearer" or NULL; free */
+	unsigned char *auth_enc; /* opaque (encrypted) credentials or NULL; free */
+	size_t auth_len;
+	int64_t created_ms;
+};
+void th_push_config_free(struct th_push_config *c);
+void th_push_configs_free(struct th_push_config *c, size_t n);
+
+/* Creates the config, or replaces url/token/auth of the participant's own config with the
+ * same id. TH_EINVAL when the id is taken by another participant; TH_ENOTFOUND when the
+ * task does not exist. Blobs are stored as given. */
+th_err th_store_push_config_put(struct th_store *st, const struct th_push_config *c,
+                                struct th_error *e);
+/* participant_id NULL: any owner. TH_ENOTFOUND when missing or owned by someone else. */
+th_err th_store_push_config_get(struct th_store *st, const char *task_id, const char *config_id,
+                                const char *participant_id, struct th_push_config *out,
+                                struct th_error *e);
+/* Configs of the task (participant_id NULL: all of them) in creation order. */
+th_err th_store_push_configs(struct th_store *st, const char *task_id, const char *participant_id,
+                             struct th_push_config **out, size_t *n, struct th_error *e);
+/* Deletes the config (and its pending deliveries). TH_ENOTFOUND as for get. */
+th_err th_store_push_config_delete(struct th_store *st, const char *task_id, const char *config_id,
+                                   const char *participant_id, struct th_error *e);
+
+/* Queues body (the StreamResponse of event seq) for every config of the task; with
+ * channel_id naming a side channel, only for configs whose owner is a member (CH-3).
+ * An event already queued for a config is not queued twice. *n (may be NULL) = rows
+ * queued. Call it in the transaction that appends the event. */
+th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,
+                             const char *body, const char *channel_id, int *n, struct th_error *e);
+
+enum th_push_state { TH_PUSH_PENDING, TH_PUSH_SENDING, TH_PUSH_DELIVERED, TH_PUSH_DEAD };
+
+struct th_push_delivery {
+	int64_t id;
+	char *task_id;   /* free (th_push_deliveries_free) */
+	char *config_id; /* free */
+	int64_t seq;
+	char *body;   /* free */
+	int attempts; /* including the one just claimed */
+};
+void th_push_deliveries_free(struct th_push_delivery *d, size_t n);
+/* Claims up to limit deliveries due at now_ms (pending, or sending with an expired
+ * claim) for lease_ms: state sending, attempts + 1. Ordered by id (enqueue order). POST
+ * them outside the transaction, then report each with delivered / retry / dead. */
+th_err th_store_push_claim_due(struct th_store *st, int64_t now_ms, int lease_ms, int limit,
+                               struct th_push_delivery **out, size_t *n, struct th_error *e);
+th_err th_store_push_delivered(struct th_store *st, int64_t id, struct th_error *e);
+
+struct th_push_backoff {
+	int base_ms;      /* delay after the first failed attempt; doubles each time */
+	int max_ms;       /* delay cap */
+	int max_attempts; /* after this many attempts the delivery is dead */
+};
+/* A failed attempt: back to pending at now_ms + min(max, base * 2^(attempts-1)), or dead
+ * once attempts reached max_attempts; *dead (may be NULL) says which. */
+th_err th_store_push_retry(struct th_store *st, int64_t id, int64_t now_ms, const char *error,
+                           const struct th_push_backoff *b, int *dead, struct th_error *e);
+/* A permanent failure (e.g. HTTP 4xx): dead at once. */
+th_err th_store_push_dead(struct th_store *st, int64_t id, const char *error, struct th_error *e);
+/* Deletes delivered and dead deliveries last changed before before_ms; *n (may be NULL). */
+th_err th_store_push_prune(struct th_store *st, int64_t before_ms, int64_t *n, struct th_error *e);
+
+/* ---- operator queries (STORE-2) --------------------------------------------------------- */
+
+struct th_task_brief {
+	char *id;        /* free (th_task_briefs_free) */
+	int state;       /* enum th_state */
+	char *sub_state; /* or NULL; free */
+	char *name;      /* free */
+	char *parent_id; /* or NULL; free */
+	int64_t updated_ms;
+};
+void th_task_briefs_free(struct th_task_brief *b, size_t n);
+/* Every task (no participant filter; for `tiny-harness tasks list`), newest updated_ms
+ * first; state 0 = any; at most limit rows (<= 0: all). */
+th_err th_store_tasks_overview(struct th_store *st, int state, int limit,
+                               struct th_task_brief **out, size_t *n, struct th_error *e);
+/* Deletes up to limit (<= 0: all) tasks in a terminal state (COMPLETED, FAILED, CANCELED,
+ * REJECTED) whose updated_ms < before_ms, with every row that references them; *n gets
+ * how many tasks. Call repeatedly with a limit to keep transactions short. */
+th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t *n,
+                      struct th_error *e);
+
 #endif

@@ -4,6 +4,7 @@
 #define TH_STORE_STORE_INT_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -43,6 +44,46 @@ enum th_stmt_id {
 	TH_STMT_TURN_FINISH,
 	TH_STMT_TURNS_CUT,
 	TH_STMT_TURN_IS_CUT,
+	/* 002: collaboration, recovery, push, operator queries */
+	TH_STMT_CHAN_CREATE,
+	TH_STMT_CHAN_ADD_MEMBER,
+	TH_STMT_CHAN_IS_MEMBER,
+	TH_STMT_CHAN_MEMBERS,
+	TH_STMT_CHAN_APPEND,
+	TH_STMT_CHAN_LIST,
+	TH_STMT_HELP_CREATE,
+	TH_STMT_HELP_GET,
+	TH_STMT_HELP_PENDING,
+	TH_STMT_HELP_ANSWER,
+	TH_STMT_HELP_STATE,
+	TH_STMT_HELP_CANCEL,
+	TH_STMT_PLAN_DELETE,
+	TH_STMT_PLAN_INSERT,
+	TH_STMT_PLAN_UPDATE,
+	TH_STMT_PLAN_LIST,
+	TH_STMT_SUB_NEXT,
+	TH_STMT_SUB_PARENT,
+	TH_STMT_A2UI_GET,
+	TH_STMT_A2UI_PUT,
+	TH_STMT_A2UI_NEXT,
+	TH_STMT_TURNS_EXPIRED,
+	TH_STMT_TURN_RELEASE,
+	TH_STMT_TURN_TAKEOVER,
+	TH_STMT_TURN_RENEW,
+	TH_STMT_TURN_STATE,
+	TH_STMT_PUSH_PUT,
+	TH_STMT_PUSH_GET,
+	TH_STMT_PUSH_LIST,
+	TH_STMT_PUSH_DELETE,
+	TH_STMT_PUSH_ENQUEUE,
+	TH_STMT_PUSH_CLAIM,
+	TH_STMT_PUSH_DELIVERED,
+	TH_STMT_PUSH_RETRY,
+	TH_STMT_PUSH_DEAD,
+	TH_STMT_PUSH_PRUNE,
+	TH_STMT_TASK_EXISTS,
+	TH_STMT_OVERVIEW,
+	TH_STMT_PURGE,
 	TH_STMT_COUNT_
 };
 
@@ -68,10 +109,23 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
  * a run of binds can be chained and checked once. A NULL string binds SQL NULL. */
 int th_bind_text(sqlite3_stmt *s, int i, const char *v, int rc);
 int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
+/* Binds len bytes (SQL NULL when v is NULL). */
+int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
 
 /* Copies column i as a new string into *out (NULL for SQL NULL); returns -1 when the
  * copy could not be allocated. */
 int th_col_dup(sqlite3_stmt *s, int i, char **out);
+/* Copies blob column i into *out (malloc, NULL for SQL NULL) and its size into *len;
+ * -1 when the copy could not be allocated. */
+int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len);
+
+/* Makes room for one more element of size elem in *arr (capacity *cap, cnt used):
+ * doubles the array when full. -1 (and *arr untouched) when out of memory. */
+int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem);
+
+/* *exists = 1 when the task row exists, else 0. */
+th_err th_store_task_exists(struct th_store *st, const char *task_id, int *exists,
+                            struct th_error *e);
 
 /* TaskState names as stored in tasks.state; "" for a value out of range. */
 const char *th_store_state_name(int state);

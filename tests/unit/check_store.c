@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "store/migrations.h"
 #include "store/store.h"
 #include "util/ids.h"
 
@@ -135,8 +136,10 @@ START_TEST(test_store1_open_creates_and_migrates)
 	char *mode = q_text(st, "PRAGMA journal_mode");
 	ck_assert_str_eq(mode, "wal");
 	free(mode);
-	const char *tables[] = {"tasks",     "participants",  "messages", "events",
-	                        "artifacts", "subtask_links", "turns"};
+	const char *tables[] = {
+	    "tasks",         "participants", "messages",      "events",          "artifacts",
+	    "subtask_links", "turns",        "channels",      "channel_members", "channel_messages",
+	    "help_requests", "plan_steps",   "a2ui_registry", "push_configs",    "push_outbox"};
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
 		char sql[160];
 		snprintf(sql, sizeof sql, "SELECT strict FROM pragma_table_list WHERE name = '%s'",
@@ -146,9 +149,14 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	/* Tables of later migrations are not created by 001. */
-	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE name = 'channels'"),
-	                 0);
+	ck_assert_int_eq(th_store_schema_version(), 2);
+	/* Every table of 002 cascades from tasks (directly or through another table). */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_list t, "
+	                           "pragma_foreign_key_list(t.name) f WHERE t.name IN "
+	                           "('channels', 'channel_messages', 'help_requests', "
+	                           "'plan_steps', 'a2ui_registry', 'push_configs', 'push_outbox') "
+	                           "AND f.\"table\" = 'tasks' AND f.on_delete = 'CASCADE'"),
+	                 7);
 	th_store_close(st);
 }
 END_TEST
@@ -987,6 +995,536 @@ START_TEST(test_ctl3_turn_claim_cut_is_cut_finish)
 }
 END_TEST
 
+/* ---- 002: migration from version 1 ------------------------------------------------------ */
+
+START_TEST(test_store1_migrating_v1_to_v2_keeps_data)
+{
+	/* A database exactly as a version-1 binary left it, with a task, a child and a
+	 * waiting task. */
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/db", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(th_store_migrations[0].version, 1);
+	ck_assert_int_eq(sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, th_store_migrations[0].sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_exec(
+	        db,
+	        "PRAGMA application_id = 1950900594; PRAGMA user_version = 1;"
+	        "INSERT INTO tasks (id, context_id, state, sub_state, status_meta_json, "
+	        "status_ms, name, goal, ext_json, created_by, created_ms, updated_ms) "
+	        "VALUES ('p', 'c', 'TASK_STATE_INPUT_REQUIRED', 'awaiting-answer', "
+	        "'{\"sub_state\":\"awaiting-answer\",\"participant_id\":\"bob\"}', "
+	        "5000, 'parent', 'g', '{}', 'alice', 1, 2),"
+	        "('p.1', 'c', 'TASK_STATE_WORKING', NULL, NULL, 1, 'child', 'g', '{}', "
+	        "'alice', 1, 1);"
+	        "INSERT INTO participants VALUES ('p', 'alice', 'human', 'reporter', '', 1);"
+	        "INSERT INTO messages VALUES ('p', 1, 'm1', 'ROLE_USER', 'alice', '{}', 1);"
+	        "INSERT INTO events VALUES ('p', 1, 'task', '{}', 1);"
+	        "INSERT INTO subtask_links VALUES ('p', 'p.1', 1, NULL);"
+	        "INSERT INTO turns (task_id, message_id, created_ms, updated_ms) "
+	        "VALUES ('p', 'm1', 1, 1);",
+	        NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(db);
+
+	struct th_store *st = open_store();
+	ck_assert_int_eq(q_int(st, "PRAGMA user_version"), 2);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks"), 2);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM participants"), 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages"), 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM turns"), 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	struct th_task_row r;
+	struct th_error e;
+	ck_assert_int_eq(th_store_task_get(st, "p", &r, &e), TH_OK);
+	ck_assert_str_eq(r.sub_state, "awaiting-answer");
+	ck_assert_str_eq(r.name, "parent");
+	th_task_row_free(&r);
+	/* The existing child keeps its number: the next one is 2 (TASK-4). */
+	int64_t n = 0;
+	begin(st);
+	ck_assert_int_eq(th_store_subtask_next_number(st, "p", &n, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(n, 2);
+	/* The rebuilt view still reads the participant from the status metadata. */
+	char *w = q_text(st, "SELECT waiting_for FROM waiting_tasks WHERE id = 'p'");
+	ck_assert_str_eq(w, "bob");
+	free(w);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 002: channels ---------------------------------------------------------------------- */
+
+static void add_participant(struct th_store *st, const char *task, const char *id, const char *role)
+{
+	struct th_participant p = {.id = (char *)(uintptr_t)id,
+	                           .kind = (char *)(uintptr_t) "human",
+	                           .role = (char *)(uintptr_t)role};
+	struct th_error e;
+	th_err err = th_store_participant_put(st, task, &p, &e);
+	ck_assert_msg(err == TH_OK, "participant %s: %s", id, e.msg);
+}
+
+static int member(struct th_store *st, const char *task, const char *chan, const char *who,
+                  int *exists)
+{
+	int m = -1;
+	struct th_error e;
+	th_err err = th_store_channel_is_member(st, task, chan, who, exists, &m, &e);
+	ck_assert_msg(err == TH_OK, "is_member: %s", e.msg);
+	return m;
+}
+
+START_TEST(test_ch2_membership_task_channel_and_side_channel)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t"); /* alice */
+	add_participant(st, "t", "bob", "watcher");
+	add_participant(st, "t", "carol", "assignee");
+	add_task(st, "u");
+	const char *bob[] = {"bob"};
+	ck_assert_int_eq(th_store_channel_create(st, "t", "side", "alice", bob, 1, &e), TH_OK);
+	/* A second channel with the same id, the task id as channel id, a stranger. */
+	ck_assert_int_eq(th_store_channel_create(st, "t", "side", "alice", bob, 1, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_channel_create(st, "t", "t", "alice", bob, 1, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_channel_create(st, "ghost", "x", "alice", NULL, 0, &e),
+	                 TH_ENOTFOUND);
+	commit(st);
+	begin(st);
+	const char *stranger[] = {"mallory"};
+	ck_assert_int_eq(th_store_channel_create(st, "t", "side2", "alice", stranger, 1, &e),
+	                 TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "not a participant"));
+	th_store_rollback(st);
+
+	int ex = -1;
+	/* Task channel: every participant of the task (CH-1), nobody else. */
+	ck_assert_int_eq(member(st, "t", "t", "alice", &ex), 1);
+	ck_assert_int_eq(ex, 1);
+	ck_assert_int_eq(member(st, "t", "t", "bob", NULL), 1);
+	ck_assert_int_eq(member(st, "t", "t", "mallory", &ex), 0);
+	ck_assert_int_eq(ex, 1);
+	/* Side channel: its members only (creator included). */
+	ck_assert_int_eq(member(st, "t", "side", "alice", &ex), 1);
+	ck_assert_int_eq(ex, 1);
+	ck_assert_int_eq(member(st, "t", "side", "bob", NULL), 1);
+	ck_assert_int_eq(member(st, "t", "side", "carol", &ex), 0);
+	ck_assert_int_eq(ex, 1);
+	/* Unknown channel, or the channel of another task: not a member, does not exist. */
+	ck_assert_int_eq(member(st, "t", "nope", "alice", &ex), 0);
+	ck_assert_int_eq(ex, 0);
+	ck_assert_int_eq(member(st, "u", "side", "alice", &ex), 0);
+	ck_assert_int_eq(ex, 0);
+	ck_assert_int_eq(member(st, "ghost", "ghost", "alice", &ex), 0);
+	ck_assert_int_eq(ex, 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM channels WHERE channel_id = 't'"), 0);
+
+	char **ids;
+	size_t n;
+	ck_assert_int_eq(th_store_channel_members(st, "t", "side", &ids, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(ids[0], "alice");
+	ck_assert_str_eq(ids[1], "bob");
+	th_strings_free(ids, n);
+	ck_assert_int_eq(th_store_channel_members(st, "t", "t", &ids, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(ids[2], "carol");
+	th_strings_free(ids, n);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_ch3_channel_messages_append_in_order_per_channel)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	add_participant(st, "t", "bob", "assignee");
+	const char *bob[] = {"bob"};
+	ck_assert_int_eq(th_store_channel_create(st, "t", "side", "alice", bob, 1, &e), TH_OK);
+	struct th_channel_msg m = {.channel_id = (char *)(uintptr_t) "t",
+	                           .message_id = (char *)(uintptr_t) "m1",
+	                           .sender = (char *)(uintptr_t) "alice",
+	                           .kind = TH_CHAN_MESSAGE,
+	                           .text = (char *)(uintptr_t) "hello",
+	                           .json = (char *)(uintptr_t) "{\"channel_id\":\"t\"}"};
+	int64_t seq = 0;
+	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
+	ck_assert_int_eq(seq, 1);
+	m.message_id = (char *)(uintptr_t) "m2";
+	m.text = NULL;
+	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
+	ck_assert_int_eq(seq, 2);
+	m.channel_id = (char *)(uintptr_t) "side";
+	m.kind = TH_CHAN_HELP_REQUEST;
+	m.text = (char *)(uintptr_t) "which?";
+	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
+	ck_assert_int_eq(seq, 1);
+	m.kind = TH_CHAN_HELP_REPLY; /* without in_reply_to */
+	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_EINVAL);
+	m.in_reply_to = (char *)(uintptr_t) "req-1";
+	m.sender = (char *)(uintptr_t) "bob";
+	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
+	ck_assert_int_eq(seq, 2);
+	m.kind = 9;
+	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_EINVAL);
+	m.kind = TH_CHAN_MESSAGE;
+	ck_assert_int_eq(th_store_channel_append(st, "ghost", &m, &seq, &e), TH_ENOTFOUND);
+	commit(st);
+
+	struct th_channel_msg *v;
+	size_t n;
+	ck_assert_int_eq(th_store_channel_messages(st, "t", "t", 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].text, "hello");
+	ck_assert_str_eq(v[0].message_id, "m1");
+	ck_assert_str_eq(v[1].text, "");
+	ck_assert_int_eq(v[1].seq, 2);
+	ck_assert_str_eq(v[0].json, "{\"channel_id\":\"t\"}");
+	th_channel_msgs_free(v, n);
+	ck_assert_int_eq(th_store_channel_messages(st, "t", "side", 1, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(v[0].kind, TH_CHAN_HELP_REPLY);
+	ck_assert_str_eq(v[0].sender, "bob");
+	ck_assert_str_eq(v[0].in_reply_to, "req-1");
+	ck_assert_str_eq(v[0].channel_id, "side");
+	th_channel_msgs_free(v, n);
+	ck_assert_int_eq(th_store_channel_messages(st, "t", "side", 0, 1, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(v[0].kind, TH_CHAN_HELP_REQUEST);
+	ck_assert_ptr_null(v[0].in_reply_to);
+	th_channel_msgs_free(v, n);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 002: help requests and the waiting_tasks view ---------------------------------------- */
+
+static void ask(struct th_store *st, const char *task, const char *id, const char *asked,
+                const char *question)
+{
+	struct th_help_request r = {.id = (char *)(uintptr_t)id,
+	                            .task_id = (char *)(uintptr_t)task,
+	                            .channel_id = (char *)(uintptr_t)task,
+	                            .asked_by = (char *)(uintptr_t) "tiny-harness",
+	                            .asked = (char *)(uintptr_t)asked,
+	                            .question = (char *)(uintptr_t)question};
+	struct th_error e;
+	th_err err = th_store_help_create(st, &r, &e);
+	ck_assert_msg(err == TH_OK, "help create %s: %s", id, e.msg);
+}
+
+START_TEST(test_ch4_help_request_create_get_pending_cancel)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	add_task(st, "u");
+	ask(st, "t", "r1", "bob", "first?");
+	ask(st, "t", "r2", "carol", "second?");
+	struct th_help_request dup = {.id = (char *)(uintptr_t) "r1",
+	                              .task_id = (char *)(uintptr_t) "t",
+	                              .channel_id = (char *)(uintptr_t) "t",
+	                              .asked_by = (char *)(uintptr_t) "x",
+	                              .asked = (char *)(uintptr_t) "y",
+	                              .question = (char *)(uintptr_t) "z"};
+	ck_assert_int_eq(th_store_help_create(st, &dup, &e), TH_EINVAL);
+	dup.id = (char *)(uintptr_t) "r9";
+	dup.task_id = (char *)(uintptr_t) "ghost";
+	ck_assert_int_eq(th_store_help_create(st, &dup, &e), TH_ENOTFOUND);
+	commit(st);
+
+	struct th_help_request h;
+	ck_assert_int_eq(th_store_help_get(st, "t", "r1", &h, &e), TH_OK);
+	ck_assert_str_eq(h.asked, "bob");
+	ck_assert_str_eq(h.asked_by, "tiny-harness");
+	ck_assert_str_eq(h.question, "first?");
+	ck_assert_str_eq(h.channel_id, "t");
+	ck_assert_int_eq(h.state, TH_HELP_PENDING);
+	ck_assert_int_eq(h.answered_ms, 0);
+	ck_assert_ptr_null(h.answer_message_id);
+	th_help_request_free(&h);
+	/* A request is found only through its own task. */
+	ck_assert_int_eq(th_store_help_get(st, "u", "r1", &h, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_help_pending(st, "t", &h, &e), TH_OK);
+	ck_assert_str_eq(h.id, "r2"); /* the latest */
+	th_help_request_free(&h);
+	ck_assert_int_eq(th_store_help_pending(st, "u", &h, &e), TH_ENOTFOUND);
+
+	begin(st);
+	int n = -1;
+	ck_assert_int_eq(th_store_help_cancel_pending(st, "t", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 2);
+	commit(st);
+	ck_assert_int_eq(th_store_help_pending(st, "t", &h, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_help_get(st, "t", "r1", &h, &e), TH_OK);
+	ck_assert_int_eq(h.state, TH_HELP_CANCELED);
+	th_help_request_free(&h);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_ch5_second_answer_refused)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	add_task(st, "u");
+	ask(st, "t", "r1", "bob", "which one?");
+	ask(st, "t", "r2", "bob", "and this?");
+	commit(st);
+
+	begin(st);
+	int prev = -1;
+	int64_t before = th_now_ms();
+	ck_assert_int_eq(th_store_help_answer(st, "t", "r1", "ans-1", &prev, &e), TH_OK);
+	ck_assert_int_eq(prev, TH_HELP_PENDING);
+	commit(st);
+	struct th_help_request h;
+	ck_assert_int_eq(th_store_help_get(st, "t", "r1", &h, &e), TH_OK);
+	ck_assert_int_eq(h.state, TH_HELP_ANSWERED);
+	ck_assert_int_ge(h.answered_ms, before);
+	ck_assert_str_eq(h.answer_message_id, "ans-1");
+	th_help_request_free(&h);
+
+	begin(st);
+	/* A second answer: refused, distinctly, and the first answer stays. */
+	ck_assert_int_eq(th_store_help_answer(st, "t", "r1", "ans-2", &prev, &e), TH_EINVAL);
+	ck_assert_int_eq(prev, TH_HELP_ANSWERED);
+	ck_assert_ptr_nonnull(strstr(e.msg, "already answered"));
+	/* Unknown, or another task's request: not found. */
+	ck_assert_int_eq(th_store_help_answer(st, "t", "nope", "a", &prev, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_help_answer(st, "u", "r2", "a", &prev, &e), TH_ENOTFOUND);
+	int n;
+	ck_assert_int_eq(th_store_help_cancel_pending(st, "t", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(th_store_help_answer(st, "t", "r2", "a", &prev, &e), TH_EINVAL);
+	ck_assert_int_eq(prev, TH_HELP_CANCELED);
+	ck_assert_ptr_nonnull(strstr(e.msg, "canceled"));
+	commit(st);
+	ck_assert_int_eq(th_store_help_get(st, "t", "r1", &h, &e), TH_OK);
+	ck_assert_str_eq(h.answer_message_id, "ans-1");
+	th_help_request_free(&h);
+	th_store_close(st);
+}
+END_TEST
+
+static void park(struct th_store *st, const char *id, const char *sub_state, const char *meta,
+                 int64_t status_ms)
+{
+	struct th_task_row r = {.id = (char *)(uintptr_t)id,
+	                        .state = 6,
+	                        .sub_state = (char *)(uintptr_t)sub_state,
+	                        .status_meta_json = (char *)(uintptr_t)meta,
+	                        .status_ms = status_ms};
+	struct th_error e;
+	th_err err = th_store_task_set_status(st, &r, &e);
+	ck_assert_msg(err == TH_OK, "park %s: %s", id, e.msg);
+}
+
+START_TEST(test_store1_waiting_tasks_shows_awaiting_answer)
+{
+	struct th_store *st = open_store();
+	begin(st);
+	add_task(st, "asked");
+	add_task(st, "open");
+	add_task(st, "meta-only");
+	add_task(st, "working");
+	ask(st, "asked", "req-old", "carol", "old question");
+	ask(st, "asked", "req-7", "bob", "Which database?");
+	park(st, "asked", "awaiting-answer",
+	     "{\"sub_state\":\"awaiting-answer\",\"participant_id\":\"bob\","
+	     "\"request_id\":\"req-7\"}",
+	     1700000000000);
+	park(st, "open", "awaiting-next-message", "{\"sub_state\":\"awaiting-next-message\"}",
+	     1700000001000);
+	park(st, "meta-only", "awaiting-answer",
+	     "{\"io.github.madarauchiha-314.tiny-harness/status\":{\"sub_state\":"
+	     "\"awaiting-answer\",\"participant_id\":\"dave\"}}",
+	     1700000002000);
+	commit(st);
+
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM waiting_tasks"), 3);
+	const char *q = "SELECT waiting_for || '|' || question || '|' || request_id || '|' || "
+	                "asked_by || '|' || since FROM waiting_tasks WHERE id = 'asked'";
+	char *row = q_text(st, q);
+	ck_assert_str_eq(row, "bob|Which database?|req-7|tiny-harness|2023-11-14T22:13:20.000Z");
+	free(row);
+	row = q_text(st, "SELECT waiting_for || '|' || coalesce(question, '-') || '|' || "
+	                 "coalesce(request_id, '-') FROM waiting_tasks WHERE id = 'open'");
+	ck_assert_str_eq(row, "next message from any participant|-|-");
+	free(row);
+	row = q_text(st, "SELECT waiting_for FROM waiting_tasks WHERE id = 'meta-only'");
+	ck_assert_str_eq(row, "dave");
+	free(row);
+	ck_assert_int_eq(q_int(st, "SELECT since_ms FROM waiting_tasks WHERE id = 'open'"),
+	                 1700000001000);
+
+	/* Without a request id in the metadata, the latest pending request is the one. */
+	begin(st);
+	park(st, "asked", "awaiting-answer", "{\"sub_state\":\"awaiting-answer\"}", 1700000000000);
+	commit(st);
+	row = q_text(st, "SELECT waiting_for || '|' || request_id FROM waiting_tasks "
+	                 "WHERE id = 'asked'");
+	ck_assert_str_eq(row, "bob|req-7");
+	free(row);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 002: plans and sub-task numbering ------------------------------------------------------ */
+
+START_TEST(test_task1_plan_replace_update_list)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	struct th_plan_step steps[] = {
+	    {.step_id = (char *)(uintptr_t) "s1", .name = (char *)(uintptr_t) "design"},
+	    {.step_id = (char *)(uintptr_t) "s2",
+	     .name = (char *)(uintptr_t) "build",
+	     .description = (char *)(uintptr_t) "write it",
+	     .depends_on_json = (char *)(uintptr_t) "[\"s1\"]",
+	     .state = TH_STEP_ACTIVE},
+	    {.step_id = (char *)(uintptr_t) "s3", .name = (char *)(uintptr_t) "ship"},
+	};
+	ck_assert_int_eq(th_store_plan_replace(st, "t", steps, 3, &e), TH_OK);
+	commit(st);
+
+	struct th_plan_step *p;
+	size_t n;
+	ck_assert_int_eq(th_store_plan(st, "t", &p, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(p[0].step_id, "s1");
+	ck_assert_str_eq(p[0].description, "");
+	ck_assert_str_eq(p[0].depends_on_json, "[]");
+	ck_assert_str_eq(p[0].linked_tasks_json, "[]");
+	ck_assert_int_eq(p[0].state, TH_STEP_PENDING);
+	ck_assert_ptr_null(p[0].output);
+	ck_assert_str_eq(p[1].name, "build");
+	ck_assert_str_eq(p[1].depends_on_json, "[\"s1\"]");
+	ck_assert_int_eq(p[1].state, TH_STEP_ACTIVE);
+	ck_assert_str_eq(p[2].step_id, "s3");
+	th_plan_steps_free(p, n);
+
+	begin(st);
+	ck_assert_int_eq(th_store_plan_step_update(st, "t", "s2", TH_STEP_DONE, "built", NULL, &e),
+	                 TH_OK);
+	ck_assert_int_eq(
+	    th_store_plan_step_update(st, "t", "s2", TH_STEP_DONE, NULL, "[\"t.1\"]", &e), TH_OK);
+	ck_assert_int_eq(th_store_plan_step_update(st, "t", "zz", TH_STEP_DONE, NULL, NULL, &e),
+	                 TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_plan_step_update(st, "t", "s1", 7, NULL, NULL, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_plan_step_update(st, "t", "s1", TH_STEP_DONE, NULL, "{}", &e),
+	                 TH_EINVAL);
+	commit(st);
+	ck_assert_int_eq(th_store_plan(st, "t", &p, &n, &e), TH_OK);
+	ck_assert_str_eq(p[1].output, "built"); /* kept when NULL is passed */
+	ck_assert_str_eq(p[1].linked_tasks_json, "[\"t.1\"]");
+	ck_assert_int_eq(p[1].state, TH_STEP_DONE);
+	ck_assert_int_eq(p[0].state, TH_STEP_PENDING);
+	th_plan_steps_free(p, n);
+
+	/* Replacing drops the old steps; new order wins. */
+	begin(st);
+	struct th_plan_step two[] = {
+	    {.step_id = (char *)(uintptr_t) "b", .name = (char *)(uintptr_t) "B"},
+	    {.step_id = (char *)(uintptr_t) "a", .name = (char *)(uintptr_t) "A"},
+	};
+	ck_assert_int_eq(th_store_plan_replace(st, "t", two, 2, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(th_store_plan(st, "t", &p, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(p[0].step_id, "b");
+	ck_assert_str_eq(p[1].step_id, "a");
+	th_plan_steps_free(p, n);
+
+	begin(st);
+	struct th_plan_step dup[] = {
+	    {.step_id = (char *)(uintptr_t) "x", .name = (char *)(uintptr_t) "X"},
+	    {.step_id = (char *)(uintptr_t) "x", .name = (char *)(uintptr_t) "Y"},
+	};
+	ck_assert_int_eq(th_store_plan_replace(st, "t", dup, 2, &e), TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
+	th_store_rollback(st);
+	begin(st);
+	struct th_plan_step bad[] = {{.step_id = (char *)(uintptr_t) "x",
+	                              .name = (char *)(uintptr_t) "X",
+	                              .depends_on_json = (char *)(uintptr_t) "not json"}};
+	ck_assert_int_eq(th_store_plan_replace(st, "t", bad, 1, &e), TH_EINVAL);
+	th_store_rollback(st);
+	begin(st);
+	ck_assert_int_eq(th_store_plan_replace(st, "ghost", two, 2, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_plan_replace(st, "t", NULL, 0, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(th_store_plan(st, "t", &p, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	th_plan_steps_free(p, n);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_task4_subtask_numbers_never_reused_and_parent)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	int64_t n = -1;
+	begin(st);
+	add_task(st, "p");
+	add_task(st, "q");
+	ck_assert_int_eq(th_store_subtask_next_number(st, "p", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	add_task(st, "p.1");
+	ck_assert_int_eq(th_store_subtask_link(st, "p", "p.1", &e), TH_OK);
+	ck_assert_int_eq(th_store_subtask_next_number(st, "p", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 2);
+	add_task(st, "p.2");
+	ck_assert_int_eq(th_store_subtask_link(st, "p", "p.2", &e), TH_OK);
+	ck_assert_int_eq(th_store_subtask_next_number(st, "q", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1); /* per parent */
+	ck_assert_int_eq(th_store_subtask_next_number(st, "ghost", &n, &e), TH_ENOTFOUND);
+	commit(st);
+
+	char *parent = NULL;
+	ck_assert_int_eq(th_store_subtask_parent(st, "p.2", &parent, &e), TH_OK);
+	ck_assert_str_eq(parent, "p");
+	free(parent);
+	ck_assert_int_eq(th_store_subtask_parent(st, "p", &parent, &e), TH_ENOTFOUND);
+	ck_assert_ptr_null(parent);
+
+	/* Removing the last child and its link does not give its number back. */
+	ck_assert_int_eq(
+	    sqlite3_exec(th_store_db(st), "DELETE FROM tasks WHERE id = 'p.2'", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM subtask_links WHERE parent_id = 'p'"), 1);
+	begin(st);
+	ck_assert_int_eq(th_store_subtask_next_number(st, "p", &n, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(n, 3);
+	/* A rolled-back allocation gives nothing away either (the child was not made). */
+	begin(st);
+	ck_assert_int_eq(th_store_subtask_next_number(st, "p", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 4);
+	th_store_rollback(st);
+	begin(st);
+	ck_assert_int_eq(th_store_subtask_next_number(st, "p", &n, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(n, 4);
+	th_store_close(st);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -1015,6 +1553,14 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_artifact_put_replaces_and_keeps_order);
 	tcase_add_test(tc, test_ctl4_unresolved_subtasks_follow_child_state);
 	tcase_add_test(tc, test_ctl3_turn_claim_cut_is_cut_finish);
+	tcase_add_test(tc, test_store1_migrating_v1_to_v2_keeps_data);
+	tcase_add_test(tc, test_ch2_membership_task_channel_and_side_channel);
+	tcase_add_test(tc, test_ch3_channel_messages_append_in_order_per_channel);
+	tcase_add_test(tc, test_ch4_help_request_create_get_pending_cancel);
+	tcase_add_test(tc, test_ch5_second_answer_refused);
+	tcase_add_test(tc, test_store1_waiting_tasks_shows_awaiting_answer);
+	tcase_add_test(tc, test_task1_plan_replace_update_list);
+	tcase_add_test(tc, test_task4_subtask_numbers_never_reused_and_parent);
 	suite_add_tcase(s, tc);
 	return s;
 }
