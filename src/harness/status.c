@@ -1,8 +1,10 @@
 #include "harness/status.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/envelope.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "harness/view.h"
@@ -40,6 +42,43 @@ static th_err replace(char **slot, const char *value, struct th_error *e)
 	free(*slot);
 	*slot = p;
 	return TH_OK;
+}
+
+/* A task that ended leaves nothing waiting: its pending questions are canceled, and
+ * if it is a sub-task its link to the parent is resolved, noted in the parent's
+ * history and announced to the parent's subscribers (TASK-8, CTL-4). */
+static th_err settle_ended(struct th_store *st, const struct th_task_row *row, struct th_error *e)
+{
+	th_err rc = th_store_help_cancel_pending(st, row->id, NULL, e);
+	if (rc != TH_OK || row->parent_id == NULL)
+		return rc;
+	if ((rc = th_store_subtask_resolve(st, row->id, e)) != TH_OK)
+		return rc;
+	struct th_task_row parent = {0};
+	json_object *note = NULL;
+	rc = th_store_task_get(st, row->parent_id, &parent, e);
+	if (rc == TH_OK) {
+		char text[512];
+		snprintf(text, sizeof text, "sub-task %s (%s) is %s", row->id, row->name,
+		         th_state_name((enum th_state)row->state));
+		note = th_status_agent_text(&parent, text);
+		const char *mid = note ? th_json_str(note, "messageId") : NULL;
+		rc = mid ? th_store_message_append(st, parent.id, mid, "ROLE_AGENT", TH_AGENT_ID,
+		                                   th_json_text(note), e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	if (rc == TH_OK) {
+		json_object *payload = json_object_new_object();
+		json_object_object_add(payload, "event", json_object_new_string("resolved"));
+		json_object_object_add(payload, "task_id", json_object_new_string(row->id));
+		json_object_object_add(payload, "name", json_object_new_string(row->name));
+		json_object_object_add(payload, "state",
+		                       json_object_new_string(th_state_name((enum th_state)row->state)));
+		rc = th_status_announce(st, &parent, "subtask", payload, e);
+	}
+	json_object_put(note);
+	th_task_row_free(&parent);
+	return rc;
 }
 
 th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum th_state state,
@@ -81,6 +120,36 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 	}
 	json_object_object_add(ev, "statusUpdate", upd);
 	rc = th_store_event_append(st, row->id, "status", th_json_text(ev), NULL, e);
+	json_object_put(ev);
+	if (rc == TH_OK && th_state_terminal(state))
+		rc = settle_ended(st, row, e);
+	return rc;
+}
+
+th_err th_status_announce(struct th_store *st, const struct th_task_row *row, const char *kind,
+                          json_object *payload, struct th_error *e)
+{
+	json_object *parts = json_object_new_array();
+	json_object *part = th_envelope_part(kind, payload);
+	if (parts == NULL || part == NULL) {
+		json_object_put(parts);
+		json_object_put(part);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	json_object_array_add(parts, part);
+	json_object *msg = th_a2a_agent_message(row->context_id, row->id, parts, NULL);
+	json_object *upd = th_a2a_status_update(
+		row->id, row->context_id,
+		th_a2a_status((enum th_state)row->state, msg, th_now_ms()),
+		th_view_status_metadata(row));
+	json_object *ev = json_object_new_object();
+	if (upd == NULL || ev == NULL) {
+		json_object_put(upd);
+		json_object_put(ev);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	json_object_object_add(ev, "statusUpdate", upd);
+	th_err rc = th_store_event_append(st, row->id, "status", th_json_text(ev), NULL, e);
 	json_object_put(ev);
 	return rc;
 }

@@ -28,6 +28,13 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
                             json_object *sub_state_ext, json_object *message, int append_history,
                             struct th_error *e);
 
+/* Announces a harness-side event that A2A has no object for (TASK-8): a statusUpdate
+ * event whose status keeps the task's state and whose message is an agent message
+ * carrying the envelope {"kind": kind, "payload": payload} as a data part. The stored
+ * status is not changed. Takes ownership of payload. */
+th_err th_status_announce(struct th_store *st, const struct th_task_row *row, const char *kind,
+                          json_object *payload, struct th_error *e);
+
 /* An agent message with one text part for row's task (a new reference). */
 json_object *th_status_agent_text(const struct th_task_row *row, const char *text);
 
