@@ -151,7 +151,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	    (rc = th_store_participant_put(st, id, &agent, e)) != TH_OK ||
 	    (rc = th_store_message_append(st, id, mid, "ROLE_USER", participant, th_json_text(msg),
 	                                  e)) != TH_OK ||
-	    (rc = th_view_task(st, &row, -1, 0, &snapshot, e)) != TH_OK)
+	    (rc = th_view_task(st, &row, NULL, -1, 0, &snapshot, e)) != TH_OK)
 		goto out;
 	/* The first event of every task is the Task itself (STREAM-1). */
 	ev = json_object_new_object();
@@ -287,5 +287,5 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 				        (long long)turn_id, id, te.msg);
 		}
 	}
-	return th_view_task_by_id(app->store, id, history, 0, task, e);
+	return th_view_task_by_id(app->store, id, participant, history, 0, task, e);
 }

@@ -19,7 +19,7 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 	if (rc != TH_OK)
 		return rc;
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
-	return th_view_task_by_id(app->store, req->id, history, 1, task, e);
+	return th_view_task_by_id(app->store, req->id, participant, history, 1, task, e);
 }
 
 /* Page tokens are opaque to clients: "<status_ms>.<task id>" in hex, so that a
@@ -101,7 +101,7 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	json_object *tasks = json_object_new_array();
 	for (size_t i = 0; rc == TH_OK && i < shown; i++) {
 		json_object *t = NULL;
-		rc = th_view_task(app->store, &rows[i], history, req->include_artifacts, &t, e);
+		rc = th_view_task(app->store, &rows[i], participant, history, req->include_artifacts, &t, e);
 		if (rc == TH_OK)
 			json_object_array_add(tasks, t);
 	}

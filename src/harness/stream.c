@@ -45,7 +45,7 @@ static void sleep_ms(int ms)
 
 /* Sends a snapshot Task event numbered with the task's current last seq. *cursor
  * gets that number; *closed is set when the snapshot alone ends the stream. */
-static th_err send_snapshot(struct th_app *app, const char *task_id, int history,
+static th_err send_snapshot(struct th_app *app, const char *task_id, const char *viewer, int history,
                             enum close_on when, struct th_sink *sink, int64_t *cursor,
                             int *closed, struct th_error *e)
 {
@@ -55,7 +55,7 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, int history
 	if (rc == TH_ENOTFOUND)
 		rc = th_access_not_found(task_id, e);
 	if (rc == TH_OK)
-		rc = th_view_task(app->store, &row, history, 1, &task, e);
+		rc = th_view_task(app->store, &row, viewer, history, 1, &task, e);
 	if (rc == TH_OK) {
 		json_object *ev = json_object_new_object();
 		json_object_object_add(ev, "task", task);
@@ -72,8 +72,24 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, int history
 /* Streams events with seq > *cursor until one closes the stream, the client goes
  * away or the deadline passes. own_turn (0 = none) is a turn this request queued: it
  * runs here, in this worker, before the log is read further. */
-static th_err follow(struct th_app *app, const char *task_id, int64_t cursor, int64_t own_turn,
-                     enum close_on when, struct th_sink *sink, struct th_error *e)
+/* Events of a side channel ("channel:<id>") reach only its members (CH-2, CH-3). */
+static int visible(struct th_app *app, const char *task_id, const char *viewer,
+                   const struct th_event *ev)
+{
+	if (strncmp(ev->kind, "channel:", 8) != 0)
+		return 1;
+	int member = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_channel_is_member(app->store, task_id, ev->kind + 8, viewer, NULL, &member, &e) !=
+	    TH_OK)
+		return 0;
+	return member;
+}
+
+static th_err follow(struct th_app *app, const char *task_id, const char *viewer, int64_t cursor,
+                     int64_t own_turn, enum close_on when, struct th_sink *sink,
+                     struct th_error *e)
 {
 	const struct th_config *cfg = app->cfg;
 	int64_t deadline = th_mono_ms() + cfg->stream_max_ms;
@@ -100,8 +116,10 @@ static th_err follow(struct th_app *app, const char *task_id, int64_t cursor, in
 				return rc;
 			int done = 0;
 			for (size_t i = 0; i < n && !done; i++) {
-				json_object *obj = json_tokener_parse(ev[i].json);
 				cursor = ev[i].seq;
+				if (!visible(app, task_id, viewer, &ev[i]))
+					continue;
+				json_object *obj = json_tokener_parse(ev[i].json);
 				if (obj == NULL)
 					continue;
 				done = sink->event(sink->impl, ev[i].seq, obj) != 0 || closes(obj, when);
@@ -143,10 +161,11 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	int64_t cursor = 0;
 	int closed = 0;
-	rc = send_snapshot(app, id, history, CLOSE_TERMINAL_OR_INTERRUPTED, sink, &cursor, &closed, e);
+	rc = send_snapshot(app, id, participant, history, CLOSE_TERMINAL_OR_INTERRUPTED, sink, &cursor,
+	                   &closed, e);
 	if (rc != TH_OK || closed)
 		return rc;
-	return follow(app, id, cursor, turn_id, CLOSE_TERMINAL_OR_INTERRUPTED, sink, e);
+	return follow(app, id, participant, cursor, turn_id, CLOSE_TERMINAL_OR_INTERRUPTED, sink, e);
 }
 
 th_err th_harness_subscribe(struct th_app *app, const char *participant, const char *task_id,
@@ -176,10 +195,10 @@ th_err th_harness_subscribe(struct th_app *app, const char *participant, const c
 	int64_t cursor = last_event_id;
 	if (last_event_id < 0) {
 		int closed = 0;
-		rc = send_snapshot(app, task_id, app->cfg->history_default, CLOSE_TERMINAL, sink,
-		                   &cursor, &closed, e);
+		rc = send_snapshot(app, task_id, participant, app->cfg->history_default, CLOSE_TERMINAL,
+		                   sink, &cursor, &closed, e);
 		if (rc != TH_OK || closed)
 			return rc;
 	}
-	return follow(app, task_id, cursor, 0, CLOSE_TERMINAL, sink, e);
+	return follow(app, task_id, participant, cursor, 0, CLOSE_TERMINAL, sink, e);
 }
