@@ -2,3 +2,8 @@
 # through tests/lib/server.sh (lighttpd with conf/lighttpd.conf).
 TESTS += tests/integration/lighttpd.sh
 EXTRA_DIST += tests/integration/lighttpd.sh tests/lib/server.sh
+# Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
+# tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
+TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
+EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh \
+	tests/lib/apache.sh conf/apache-fcgid.conf conf/apache-proxy-fcgi.conf
