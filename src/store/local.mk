@@ -14,7 +14,9 @@ src_store_libth_store_la_SOURCES = \
 	src/store/tasks.c \
 	src/store/history.c \
 	src/store/turns.c \
-	src/store/collab.c
+	src/store/collab.c \
+	src/store/push.c \
+	src/store/ops.c
 nodist_src_store_libth_store_la_SOURCES = src/store/migrations.c
 src_libth_la_LIBADD += src/store/libth_store.la
 

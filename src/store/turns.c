@@ -314,3 +314,171 @@ int th_store_turn_is_cut(struct th_store *st, int64_t turn_id)
 	th_store_stmt_done(s);
 	return cut;
 }
+
+/* ---- turn recovery (TURN-4) ------------------------------------------------------------ */
+
+void th_turn_rows_free(struct th_turn_row *t, size_t n)
+{
+	if (t == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		th_turn_row_free(&t[i]);
+	free(t);
+}
+
+th_err th_store_turns_expired(struct th_store *st, int64_t now_ms, int64_t queued_before_ms,
+                              int limit, struct th_turn_row **out, size_t *n, struct th_error *e)
+{
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *s;
+	/* Each half is a range on its own index: (state, lease_until_ms) for running turns,
+	 * (state, updated_ms) for queued ones. */
+	th_err err = th_store_stmt(
+	    st, TH_STMT_TURNS_EXPIRED,
+	    "SELECT id, task_id, message_id, state, attempts, coalesce(lease_until_ms, 0), "
+	    "coalesce(worker_pid, 0), cut, error FROM ("
+	    "SELECT * FROM turns WHERE state = 'running' AND lease_until_ms < ?1 "
+	    "UNION ALL SELECT * FROM turns WHERE state = 'queued' AND updated_ms < ?2"
+	    ") ORDER BY id LIMIT ?3",
+	    &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_i64(s, 1, now_ms, SQLITE_OK);
+	rc = th_bind_i64(s, 2, queued_before_ms, rc);
+	rc = th_bind_i64(s, 3, limit > 0 ? limit : -1, rc);
+	struct th_turn_row *v = NULL;
+	size_t cnt = 0, cap = 0;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (th_grow((void **)&v, &cap, cnt, sizeof *v) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		struct th_turn_row *t = &v[cnt++];
+		memset(t, 0, sizeof *t);
+		t->id = sqlite3_column_int64(s, 0);
+		t->state = turn_state_from_name((const char *)sqlite3_column_text(s, 3));
+		t->attempts = sqlite3_column_int(s, 4);
+		t->lease_until_ms = sqlite3_column_int64(s, 5);
+		t->worker_pid = sqlite3_column_int(s, 6);
+		t->cut = sqlite3_column_int(s, 7);
+		if ((th_col_dup(s, 1, &t->task_id) | th_col_dup(s, 2, &t->message_id) |
+		     th_col_dup(s, 8, &t->error)) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		rc = SQLITE_OK;
+	}
+	if (rc != SQLITE_DONE)
+		err = rc == SQLITE_NOMEM
+		          ? th_error_set(e, TH_ENOMEM, "out of memory listing expired turns")
+		          : th_store_fail(st, rc, "expired turns", e);
+	th_store_stmt_done(s);
+	if (err != TH_OK) {
+		th_turn_rows_free(v, cnt);
+		return err;
+	}
+	*out = v;
+	*n = cnt;
+	return TH_OK;
+}
+
+/* After a conditional UPDATE changed nothing: TH_ENOTFOUND for an unknown turn, else
+ * TH_EINVAL naming its state and why (what). */
+static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *what,
+                           struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err =
+	    th_store_stmt(st, TH_STMT_TURN_STATE,
+	                  "SELECT state, coalesce(worker_pid, 0) FROM turns WHERE id = ?1", &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *state = (const char *)sqlite3_column_text(s, 0);
+		err =
+		    th_error_set(e, TH_EINVAL, "turn %lld (%s, worker %d): %s", (long long)turn_id,
+		                 state != NULL ? state : "?", sqlite3_column_int(s, 1), what);
+	} else if (rc == SQLITE_DONE) {
+		err = th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
+	} else {
+		err = th_store_fail(st, rc, "turn state", e);
+	}
+	th_store_stmt_done(s);
+	return err;
+}
+
+/* Steps a conditional UPDATE on one turn; nothing changed -> turn_refused(what). */
+static th_err turn_cond_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
+                               const char *what, struct th_error *e)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	th_store_stmt_done(s);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, what, e);
+	if (sqlite3_changes(st->db) == 0)
+		return turn_refused(st, turn_id, what, e);
+	return TH_OK;
+}
+
+th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
+                             struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_TURN_RELEASE,
+	                           "UPDATE turns SET state = 'queued', worker_pid = NULL, "
+	                           "lease_until_ms = NULL, updated_ms = ?3 WHERE id = ?1 "
+	                           "AND state = 'running' AND coalesce(lease_until_ms, 0) < ?2",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
+	rc = th_bind_i64(s, 2, now_ms, rc);
+	rc = th_bind_i64(s, 3, th_now_ms(), rc);
+	return turn_cond_update(st, s, rc, turn_id,
+	                        "only a running turn whose lease expired can be released", e);
+}
+
+th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
+                              int64_t now_ms, struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_TURN_TAKEOVER,
+	                           "UPDATE turns SET state = 'running', worker_pid = ?2, "
+	                           "lease_until_ms = ?3, attempts = attempts + 1, updated_ms = ?4 "
+	                           "WHERE id = ?1 AND cut = 0 AND (state = 'queued' OR "
+	                           "(state = 'running' AND coalesce(lease_until_ms, 0) < ?5))",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int64_t now = th_now_ms();
+	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
+	rc = th_bind_i64(s, 2, pid, rc);
+	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
+	rc = th_bind_i64(s, 4, now, rc);
+	rc = th_bind_i64(s, 5, now_ms, rc);
+	return turn_cond_update(st, s, rc, turn_id, "held by a worker or ended; not taken over", e);
+}
+
+th_err th_store_turn_renew(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
+                           struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_TURN_RENEW,
+	                           "UPDATE turns SET lease_until_ms = ?3, updated_ms = ?4 "
+	                           "WHERE id = ?1 AND state = 'running' AND cut = 0 "
+	                           "AND (?2 = 0 OR worker_pid = ?2)",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int64_t now = th_now_ms();
+	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
+	rc = th_bind_i64(s, 2, pid, rc);
+	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
+	rc = th_bind_i64(s, 4, now, rc);
+	return turn_cond_update(st, s, rc, turn_id, "no longer held by this worker; stop", e);
+}

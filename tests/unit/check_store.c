@@ -1525,6 +1525,520 @@ START_TEST(test_task4_subtask_numbers_never_reused_and_parent)
 }
 END_TEST
 
+/* ---- 002: A2UI registry ------------------------------------------------------------------ */
+
+START_TEST(test_ui1_a2ui_registry_and_artifact_numbers)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	char *json = (char *)(uintptr_t) "x";
+	ck_assert_int_eq(th_store_a2ui_get(st, "t", &json, &e), TH_OK);
+	ck_assert_ptr_null(json);
+	begin(st);
+	add_task(st, "t");
+	add_task(st, "u");
+	int64_t n = 0;
+	ck_assert_int_eq(th_store_a2ui_next_artifact(st, "t", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(th_store_a2ui_get(st, "t", &json, &e), TH_OK);
+	ck_assert_str_eq(json, "{}");
+	free(json);
+	ck_assert_int_eq(th_store_a2ui_put(st, "t", "{\"surfaces\":{\"s1\":{}}}", &e), TH_OK);
+	ck_assert_int_eq(th_store_a2ui_next_artifact(st, "t", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(th_store_a2ui_put(st, "u", "{\"surfaces\":{}}", &e), TH_OK);
+	ck_assert_int_eq(th_store_a2ui_next_artifact(st, "u", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1); /* per task, starting at 1 after a put */
+	ck_assert_int_eq(th_store_a2ui_put(st, "t", "{not json", &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_a2ui_put(st, "ghost", "{}", &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_a2ui_next_artifact(st, "ghost", &n, &e), TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(th_store_a2ui_get(st, "t", &json, &e), TH_OK);
+	ck_assert_str_eq(json, "{\"surfaces\":{\"s1\":{}}}"); /* numbering kept the registry */
+	free(json);
+	begin(st);
+	ck_assert_int_eq(th_store_a2ui_put(st, "t", "{}", &e), TH_OK);
+	ck_assert_int_eq(th_store_a2ui_next_artifact(st, "t", &n, &e), TH_OK);
+	ck_assert_int_eq(n, 3); /* a put keeps the numbering */
+	commit(st);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 002: turn recovery --------------------------------------------------------------------- */
+
+START_TEST(test_turn4_expired_leases_listed)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	int64_t live, dead, queued, done;
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m1", &live, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m2", &dead, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m3", &queued, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m4", &done, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_claim(st, live, 100, 60000, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_claim(st, dead, 200, 60000, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_claim(st, done, 300, 1, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_finish(st, done, TH_TURN_DONE, NULL, &e), TH_OK);
+	commit(st);
+	/* The worker of `dead` died: its lease ran out a minute ago. */
+	char sql[160];
+	snprintf(sql, sizeof sql, "UPDATE turns SET lease_until_ms = %lld WHERE id = %lld",
+	         (long long)(th_now_ms() - 60000), (long long)dead);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(st), sql, NULL, NULL, NULL), SQLITE_OK);
+
+	int64_t now = th_now_ms();
+	struct th_turn_row *v;
+	size_t n;
+	/* Queued turns left out (queued_before 0): only the expired running one. */
+	ck_assert_int_eq(th_store_turns_expired(st, now, 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(v[0].id, dead);
+	ck_assert_int_eq(v[0].state, TH_TURN_RUNNING);
+	ck_assert_int_eq(v[0].worker_pid, 200);
+	ck_assert_int_eq(v[0].attempts, 1);
+	ck_assert_str_eq(v[0].task_id, "t");
+	ck_assert_str_eq(v[0].message_id, "m2");
+	th_turn_rows_free(v, n);
+	/* Queued turns older than the threshold are listed too, in id order. */
+	ck_assert_int_eq(th_store_turns_expired(st, now, now + 1, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0].id, dead);
+	ck_assert_int_eq(v[1].id, queued);
+	ck_assert_int_eq(v[1].state, TH_TURN_QUEUED);
+	th_turn_rows_free(v, n);
+	ck_assert_int_eq(th_store_turns_expired(st, now, now + 1, 1, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	th_turn_rows_free(v, n);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_turn4_release_takeover_renew)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	int64_t a, b;
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m1", &a, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "t", "m2", &b, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_claim(st, a, 100, 60000, &e), TH_OK);
+	commit(st);
+	int64_t now = th_now_ms();
+
+	begin(st);
+	/* A held lease is neither released nor taken over. */
+	ck_assert_int_eq(th_store_turn_release(st, a, now, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_takeover(st, a, 200, 1000, now, &e), TH_EINVAL);
+	/* Renewal by the holder works; by another worker it is refused. */
+	ck_assert_int_eq(th_store_turn_renew(st, a, 100, 120000, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_renew(st, a, 999, 120000, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_renew(st, 424242, 0, 1000, &e), TH_ENOTFOUND);
+	commit(st);
+	struct th_turn_row r;
+	ck_assert_int_eq(th_store_turn_get(st, a, &r, &e), TH_OK);
+	ck_assert_int_ge(r.lease_until_ms, now + 120000);
+	th_turn_row_free(&r);
+
+	/* Once the lease is expired (seen from the future), release requeues it and keeps
+	 * the attempts; a second release finds nothing to do. */
+	int64_t later = now + 10 * 60 * 1000;
+	begin(st);
+	ck_assert_int_eq(th_store_turn_release(st, a, later, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_release(st, a, later, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_release(st, 424242, later, &e), TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(th_store_turn_get(st, a, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_QUEUED);
+	ck_assert_int_eq(r.attempts, 1);
+	ck_assert_int_eq(r.worker_pid, 0);
+	ck_assert_int_eq(r.lease_until_ms, 0);
+	th_turn_row_free(&r);
+	/* The holder that lost it can no longer renew. */
+	begin(st);
+	ck_assert_int_eq(th_store_turn_renew(st, a, 100, 1000, &e), TH_EINVAL);
+	commit(st);
+
+	/* Takeover: a queued turn, then an expired running one; only one taker wins. */
+	begin(st);
+	ck_assert_int_eq(th_store_turn_takeover(st, a, 200, 60000, now, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_takeover(st, a, 300, 60000, now, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_takeover(st, a, 300, 60000, later, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(th_store_turn_get(st, a, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_RUNNING);
+	ck_assert_int_eq(r.worker_pid, 300);
+	ck_assert_int_eq(r.attempts, 3);
+	th_turn_row_free(&r);
+
+	/* A cut turn is never taken over nor renewed (CTL-3). */
+	begin(st);
+	ck_assert_int_eq(th_store_turns_cut(st, "t", NULL, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_takeover(st, b, 400, 1000, later, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_renew(st, a, 300, 1000, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_takeover(st, 424242, 1, 1000, later, &e), TH_ENOTFOUND);
+	commit(st);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 002: push notifications -------------------------------------------------------------- */
+
+static void put_config(struct th_store *st, const char *task, const char *id, const char *who,
+                       const char *url)
+{
+	struct th_push_config c = {.task_id = (char *)(uintptr_t)task,
+	                           .config_id = (char *)(uintptr_t)id,
+	                           .participant_id = (char *)(uintptr_t)who,
+	                           .url = (char *)(uintptr_t)url};
+	struct th_error e;
+	th_err err = th_store_push_config_put(st, &c, &e);
+	ck_assert_msg(err == TH_OK, "push config %s: %s", id, e.msg);
+}
+
+START_TEST(test_push1_configs_per_task_and_participant)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	add_participant(st, "t", "bob", "watcher");
+	unsigned char tok[] = {0x00, 0x01, 0xfe, 0xff}; /* blobs kept byte for byte */
+	struct th_push_config c = {.task_id = (char *)(uintptr_t) "t",
+	                           .config_id = (char *)(uintptr_t) "c1",
+	                           .participant_id = (char *)(uintptr_t) "alice",
+	                           .url = (char *)(uintptr_t) "https://a.example/hook",
+	                           .token_enc = tok,
+	                           .token_len = sizeof tok,
+	                           .auth_scheme = (char *)(uintptr_t) "Bearer",
+	                           .auth_enc = (unsigned char *)(uintptr_t) "",
+	                           .auth_len = 0};
+	ck_assert_int_eq(th_store_push_config_put(st, &c, &e), TH_OK);
+	put_config(st, "t", "c2", "bob", "https://b.example/hook");
+	/* bob cannot take over alice's id. */
+	c.participant_id = (char *)(uintptr_t) "bob";
+	ck_assert_int_eq(th_store_push_config_put(st, &c, &e), TH_EINVAL);
+	c.participant_id = (char *)(uintptr_t) "alice";
+	c.task_id = (char *)(uintptr_t) "ghost";
+	ck_assert_int_eq(th_store_push_config_put(st, &c, &e), TH_ENOTFOUND);
+	/* alice replaces her own. */
+	c.task_id = (char *)(uintptr_t) "t";
+	c.url = (char *)(uintptr_t) "https://a.example/v2";
+	ck_assert_int_eq(th_store_push_config_put(st, &c, &e), TH_OK);
+	commit(st);
+
+	struct th_push_config g;
+	ck_assert_int_eq(th_store_push_config_get(st, "t", "c1", "alice", &g, &e), TH_OK);
+	ck_assert_str_eq(g.url, "https://a.example/v2");
+	ck_assert_str_eq(g.participant_id, "alice");
+	ck_assert_uint_eq(g.token_len, sizeof tok);
+	ck_assert_int_eq(memcmp(g.token_enc, tok, sizeof tok), 0);
+	ck_assert_str_eq(g.auth_scheme, "Bearer");
+	ck_assert_ptr_nonnull(g.auth_enc); /* empty, not NULL */
+	ck_assert_uint_eq(g.auth_len, 0);
+	th_push_config_free(&g);
+	ck_assert_int_eq(th_store_push_config_get(st, "t", "c1", "bob", &g, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_push_config_get(st, "t", "c2", NULL, &g, &e), TH_OK);
+	ck_assert_ptr_null(g.token_enc);
+	ck_assert_ptr_null(g.auth_scheme);
+	th_push_config_free(&g);
+
+	struct th_push_config *v;
+	size_t n;
+	ck_assert_int_eq(th_store_push_configs(st, "t", "bob", &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].config_id, "c2");
+	th_push_configs_free(v, n);
+	ck_assert_int_eq(th_store_push_configs(st, "t", NULL, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	th_push_configs_free(v, n);
+
+	begin(st);
+	ck_assert_int_eq(th_store_push_config_delete(st, "t", "c1", "bob", &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_push_config_delete(st, "t", "c1", "alice", &e), TH_OK);
+	ck_assert_int_eq(th_store_push_config_delete(st, "t", "c1", "alice", &e), TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(th_store_push_configs(st, "t", "alice", &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	th_push_configs_free(v, n);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_push2_outbox_enqueue_claim_deliver_retry_dead)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	add_participant(st, "t", "bob", "assignee");
+	add_participant(st, "t", "carol", "assignee");
+	put_config(st, "t", "ca", "alice", "https://a.example/");
+	put_config(st, "t", "cb", "bob", "https://b.example/");
+	put_config(st, "t", "cc", "carol", "https://c.example/");
+	const char *bob[] = {"bob"};
+	ck_assert_int_eq(th_store_channel_create(st, "t", "side", "alice", bob, 1, &e), TH_OK);
+	int q = -1;
+	ck_assert_int_eq(th_store_push_enqueue(st, "t", 1, "{\"task\":{}}", NULL, &q, &e), TH_OK);
+	ck_assert_int_eq(q, 3);
+	ck_assert_int_eq(th_store_push_enqueue(st, "t", 1, "{\"task\":{}}", NULL, &q, &e), TH_OK);
+	ck_assert_int_eq(q, 0); /* not twice */
+	/* A side-channel event goes to its members' configs only (CH-3). */
+	ck_assert_int_eq(th_store_push_enqueue(st, "t", 2, "{\"message\":{}}", "side", &q, &e),
+	                 TH_OK);
+	ck_assert_int_eq(q, 2);
+	ck_assert_int_eq(th_store_push_enqueue(st, "t", 3, "{\"status\":{}}", "t", &q, &e), TH_OK);
+	ck_assert_int_eq(q, 3);
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox WHERE seq = 2 AND "
+	                           "config_id = 'cc'"),
+	                 0);
+
+	int64_t now = th_now_ms();
+	struct th_push_delivery *d;
+	size_t n;
+	begin(st);
+	ck_assert_int_eq(th_store_push_claim_due(st, now, 30000, 2, &d, &n, &e), TH_OK);
+	commit(st);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_lt(d[0].id, d[1].id);
+	ck_assert_int_eq(d[0].seq, 1);
+	ck_assert_str_eq(d[0].task_id, "t");
+	ck_assert_str_eq(d[0].config_id, "ca");
+	ck_assert_str_eq(d[0].body, "{\"task\":{}}");
+	ck_assert_int_eq(d[0].attempts, 1);
+	int64_t first = d[0].id, second = d[1].id;
+	th_push_deliveries_free(d, n);
+
+	/* Claimed rows are not claimed again until their claim expires. */
+	begin(st);
+	ck_assert_int_eq(th_store_push_claim_due(st, now, 30000, 0, &d, &n, &e), TH_OK);
+	commit(st);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_ne(d[i].id, first);
+	th_push_deliveries_free(d, n);
+	begin(st);
+	ck_assert_int_eq(th_store_push_claim_due(st, now, 30000, 0, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	th_push_deliveries_free(d, n);
+	commit(st);
+
+	begin(st);
+	ck_assert_int_eq(th_store_push_delivered(st, first, &e), TH_OK);
+	struct th_push_backoff b = {.base_ms = 1000, .max_ms = 60000, .max_attempts = 3};
+	int dead = -1;
+	ck_assert_int_eq(th_store_push_retry(st, second, now, "HTTP 503", &b, &dead, &e), TH_OK);
+	ck_assert_int_eq(dead, 0);
+	commit(st);
+	char sql[200];
+	snprintf(sql, sizeof sql,
+	         "SELECT next_attempt_ms - %lld FROM push_outbox WHERE id = %lld AND "
+	         "state = 'pending' AND last_error = 'HTTP 503'",
+	         (long long)now, (long long)second);
+	ck_assert_int_eq(q_int(st, sql), 1000); /* first retry: base */
+	/* Second failed attempt: doubled; third: dead. */
+	begin(st);
+	ck_assert_int_eq(th_store_push_claim_due(st, now + 1000, 30000, 0, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(d[0].attempts, 2);
+	th_push_deliveries_free(d, n);
+	ck_assert_int_eq(th_store_push_retry(st, second, now, "timeout", &b, &dead, &e), TH_OK);
+	ck_assert_int_eq(dead, 0);
+	commit(st);
+	snprintf(sql, sizeof sql, "SELECT next_attempt_ms - %lld FROM push_outbox WHERE id = %lld",
+	         (long long)now, (long long)second);
+	ck_assert_int_eq(q_int(st, sql), 2000);
+	begin(st);
+	ck_assert_int_eq(th_store_push_claim_due(st, now + 2000, 30000, 1, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(d[0].id, second);
+	ck_assert_int_eq(d[0].attempts, 3);
+	th_push_deliveries_free(d, n);
+	ck_assert_int_eq(th_store_push_retry(st, second, now, "timeout", &b, &dead, &e), TH_OK);
+	ck_assert_int_eq(dead, 1);
+	/* Finished rows are not retried, nor claimed. */
+	ck_assert_int_eq(th_store_push_retry(st, first, now, "x", &b, &dead, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_push_dead(st, 999999, "x", &e), TH_ENOTFOUND);
+	commit(st);
+	snprintf(sql, sizeof sql, "SELECT state = 'dead' FROM push_outbox WHERE id = %lld",
+	         (long long)second);
+	ck_assert_int_eq(q_int(st, sql), 1);
+
+	/* A sender that died: its claim expires and the rows come back. */
+	begin(st);
+	ck_assert_int_eq(th_store_push_claim_due(st, now + 31000, 30000, 0, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 6);
+	ck_assert_int_eq(d[0].attempts, 2);
+	ck_assert_int_eq(th_store_push_dead(st, d[0].id, "HTTP 404", &e), TH_OK);
+	th_push_deliveries_free(d, n);
+	commit(st);
+
+	/* Deleting a config drops its deliveries; pruning drops finished rows. */
+	begin(st);
+	ck_assert_int_eq(th_store_push_config_delete(st, "t", "cc", NULL, &e), TH_OK);
+	int64_t pruned = -1;
+	ck_assert_int_eq(th_store_push_prune(st, th_now_ms() + 1, &pruned, &e), TH_OK);
+	ck_assert_int_eq(pruned, 2); /* delivered and dead; cc's dead row went with cc */
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox WHERE config_id = 'cc'"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox"), 4);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 002: operator queries ------------------------------------------------------------------ */
+
+START_TEST(test_store2_tasks_overview_without_participant_filter)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task_at(st, "a", "c", 2, 1000, "alice");
+	add_task_at(st, "b", "c", 3, 2000, "bob");
+	add_task_at(st, "c", "c", 2, 3000, "carol");
+	commit(st);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(st),
+	                              "UPDATE tasks SET updated_ms = 10 WHERE id = 'a';"
+	                              "UPDATE tasks SET updated_ms = 30 WHERE id = 'b';"
+	                              "UPDATE tasks SET updated_ms = 20 WHERE id = 'c';",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	struct th_task_brief *v;
+	size_t n;
+	ck_assert_int_eq(th_store_tasks_overview(st, 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(v[0].id, "b");
+	ck_assert_int_eq(v[0].state, 3);
+	ck_assert_int_eq(v[0].updated_ms, 30);
+	ck_assert_str_eq(v[0].name, "name of task");
+	ck_assert_ptr_null(v[0].sub_state);
+	ck_assert_str_eq(v[1].id, "c");
+	ck_assert_str_eq(v[2].id, "a");
+	th_task_briefs_free(v, n);
+	ck_assert_int_eq(th_store_tasks_overview(st, 2, 1, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].id, "c");
+	th_task_briefs_free(v, n);
+	ck_assert_int_eq(th_store_tasks_overview(st, 99, 0, &v, &n, &e), TH_EINVAL);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_store2_purge_cascades_terminal_old_tasks)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task_at(st, "old-done", "c", 3, 1000, "alice");
+	add_task_at(st, "old-working", "c", 2, 1000, "alice");
+	add_task_at(st, "new-done", "c", 3, 1000, "alice");
+	add_task_at(st, "old-canceled", "c", 5, 1000, "alice");
+	add_task_at(st, "old-done.1", "c", 2, 1000, "alice");
+	ck_assert_int_eq(th_store_subtask_link(st, "old-done", "old-done.1", &e), TH_OK);
+	/* Something in every table that references the task. */
+	ck_assert_int_eq(
+	    th_store_message_append(st, "old-done", "m1", "ROLE_USER", "alice", "{}", &e), TH_OK);
+	ck_assert_int_eq(th_store_event_append(st, "old-done", "task", "{}", NULL, &e), TH_OK);
+	ck_assert_int_eq(th_store_artifact_put(st, "old-done", "a1", "{}", &e), TH_OK);
+	int64_t turn;
+	ck_assert_int_eq(th_store_turn_create(st, "old-done", "m1", &turn, &e), TH_OK);
+	add_participant(st, "old-done", "bob", "assignee");
+	const char *bob[] = {"bob"};
+	ck_assert_int_eq(th_store_channel_create(st, "old-done", "side", "alice", bob, 1, &e),
+	                 TH_OK);
+	struct th_channel_msg m = {.channel_id = (char *)(uintptr_t) "side",
+	                           .message_id = (char *)(uintptr_t) "m1",
+	                           .sender = (char *)(uintptr_t) "alice",
+	                           .json = (char *)(uintptr_t) "{}"};
+	ck_assert_int_eq(th_store_channel_append(st, "old-done", &m, NULL, &e), TH_OK);
+	ask(st, "old-done", "r1", "bob", "?");
+	struct th_plan_step step = {.step_id = (char *)(uintptr_t) "s",
+	                            .name = (char *)(uintptr_t) "S"};
+	ck_assert_int_eq(th_store_plan_replace(st, "old-done", &step, 1, &e), TH_OK);
+	ck_assert_int_eq(th_store_a2ui_put(st, "old-done", "{}", &e), TH_OK);
+	put_config(st, "old-done", "c1", "alice", "https://a.example/");
+	ck_assert_int_eq(th_store_push_enqueue(st, "old-done", 1, "{}", NULL, NULL, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(st),
+	                              "UPDATE tasks SET updated_ms = 100 WHERE id LIKE 'old-%';"
+	                              "UPDATE tasks SET updated_ms = 900 WHERE id = 'new-done';",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+
+	int64_t n = -1;
+	begin(st);
+	ck_assert_int_eq(th_store_purge(st, 500, 1, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1); /* the limit holds */
+	ck_assert_int_eq(th_store_purge(st, 500, 0, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(th_store_purge(st, 500, 0, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 0);
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id IN ('old-done', "
+	                           "'old-canceled')"),
+	                 0);
+	/* Not terminal, or not old: kept. The child survives its purged parent, unlinked. */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks"), 3);
+	ck_assert_int_eq(q_int(st, "SELECT parent_id IS NULL FROM tasks WHERE id = 'old-done.1'"),
+	                 1);
+	const char *tables[] = {
+	    "participants", "messages",      "events",          "artifacts",        "subtask_links",
+	    "turns",        "channels",      "channel_members", "channel_messages", "help_requests",
+	    "plan_steps",   "a2ui_registry", "push_configs",    "push_outbox"};
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		char sql[200];
+		const char *col = strcmp(tables[i], "subtask_links") == 0 ? "parent_id" : "task_id";
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE %s = 'old-done'",
+		         tables[i], col);
+		ck_assert_msg(q_int(st, sql) == 0, "%s keeps rows of a purged task", tables[i]);
+	}
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	th_store_close(st);
+}
+END_TEST
+
+/* Hot-path statements of 002 use an index (no full SCAN of a table). */
+START_TEST(test_store1_002_queries_use_indexes)
+{
+	struct th_store *st = open_store();
+	const char *queries[] = {
+	    "SELECT * FROM help_requests WHERE task_id = 'x' AND state = 'pending' "
+	    "ORDER BY created_ms DESC LIMIT 1",
+	    "SELECT * FROM push_outbox WHERE state IN ('pending', 'sending') AND "
+	    "next_attempt_ms <= 5 ORDER BY id LIMIT 10",
+	    "SELECT * FROM turns WHERE state = 'queued' AND updated_ms < 5",
+	    "SELECT * FROM turns WHERE state = 'running' AND lease_until_ms < 5",
+	    "SELECT * FROM channel_messages WHERE task_id = 'x' AND channel_id = 'y' AND seq > 0 "
+	    "ORDER BY seq",
+	    "SELECT * FROM plan_steps WHERE task_id = 'x' ORDER BY pos",
+	    "SELECT * FROM push_configs WHERE task_id = 'x' AND participant_id = 'p'",
+	    "SELECT id FROM tasks WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED') "
+	    "AND updated_ms < 5",
+	    "SELECT * FROM waiting_tasks",
+	    "SELECT 1 FROM channel_members WHERE task_id = 'x' AND channel_id = 'y' "
+	    "AND participant_id = 'p'",
+	};
+	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
+		char sql[600];
+		/* EXPLAIN QUERY PLAN cannot be a subquery: run it and read its detail text. */
+		snprintf(sql, sizeof sql, "EXPLAIN QUERY PLAN %s", queries[i]);
+		sqlite3_stmt *s = NULL;
+		ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st), sql, -1, &s, NULL), SQLITE_OK);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			const char *d = (const char *)sqlite3_column_text(s, 3);
+			ck_assert_msg(d == NULL || strncmp(d, "SCAN ", 5) != 0,
+			              "query %zu scans: %s", i, d);
+		}
+		sqlite3_finalize(s);
+	}
+	th_store_close(st);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -1561,6 +2075,14 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_store1_waiting_tasks_shows_awaiting_answer);
 	tcase_add_test(tc, test_task1_plan_replace_update_list);
 	tcase_add_test(tc, test_task4_subtask_numbers_never_reused_and_parent);
+	tcase_add_test(tc, test_ui1_a2ui_registry_and_artifact_numbers);
+	tcase_add_test(tc, test_turn4_expired_leases_listed);
+	tcase_add_test(tc, test_turn4_release_takeover_renew);
+	tcase_add_test(tc, test_push1_configs_per_task_and_participant);
+	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
+	tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);
+	tcase_add_test(tc, test_store2_purge_cascades_terminal_old_tasks);
+	tcase_add_test(tc, test_store1_002_queries_use_indexes);
 	suite_add_tcase(s, tc);
 	return s;
 }
