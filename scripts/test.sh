@@ -2,7 +2,7 @@
 # test.sh — every test of tiny-harness, the one command CI runs.
 #
 #  1. scripts/deps.sh (Debian packages, npm ci)
-#  2. autoreconf -fi when configure is missing or older than its sources
+#  2. autoreconf -fi when configure is missing (a fresh checkout)
 #  3. build/       out-of-tree build with --enable-werror, `make -j2 check`
 #                  (unit, contract, CGI, integration and interop layers: every test
 #                  registered in TESTS by the local.mk files)
@@ -16,10 +16,14 @@
 #   TH_TEST_QUICK=1   only step 3 (no sanitizer build, no valgrind)
 #   TH_CONFIGURE_FLAGS="…"  extra flags for both configure runs
 #   JOBS=N            make -jN (default 2)
+#   TH_BUILD_DIR, TH_ASAN_BUILD_DIR   other build directories (default build/, build-asan/)
+#   TH_AUTORECONF=1   run autoreconf -fi even when configure exists
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 JOBS=${JOBS:-2}
+BUILD_DIR=${TH_BUILD_DIR:-$root/build}
+ASAN_DIR=${TH_ASAN_BUILD_DIR:-$root/build-asan}
 stage_failures=0
 failed_stages=()
 
@@ -34,18 +38,12 @@ say "dependencies"
 ./scripts/deps.sh || { echo "test.sh: scripts/deps.sh failed" >&2; exit 1; }
 
 say "autotools"
-regen=
-if [ ! -x configure ]; then
-	regen=1
-else
-	for f in configure.ac Makefile.am $(find . -name local.mk -not -path './node_modules/*' -not -path './build*'); do
-		[ "$f" -nt configure ] && regen=1 && break
-	done
-fi
-if [ -n "$regen" ]; then
+# The generated Makefiles re-run automake/autoconf themselves when Makefile.am, a
+# local.mk or configure.ac changes; autoreconf is needed only for a fresh checkout.
+if [ ! -x configure ] || [ "${TH_AUTORECONF:-0}" = 1 ]; then
 	autoreconf -fi || { echo "test.sh: autoreconf failed" >&2; exit 1; }
 else
-	echo "configure is up to date"
+	echo "configure exists (TH_AUTORECONF=1 to regenerate)"
 fi
 
 # build DIR LABEL CONFIGURE-FLAGS… — configure (once) and `make check` in DIR.
@@ -70,7 +68,13 @@ build_and_check() {
 		return 1
 	fi
 	if ! make -C "$dir" -j"$JOBS" check >"$dir/check.out" 2>&1; then
-		grep -E '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL|# )' "$dir/check.out" | tail -n 40
+		if grep -qE '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL):' "$dir/check.out"; then
+			grep -E '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL|# )' "$dir/check.out" | tail -n 40
+		else
+			# No test ran: building a test program failed.
+			grep -E 'error:|Error [0-9]' "$dir/check.out" | head -n 30
+			tail -n 10 "$dir/check.out"
+		fi
 		stage_failed "$label: make check"
 		return 1
 	fi
@@ -79,11 +83,11 @@ build_and_check() {
 }
 
 say "build/ (--enable-werror): make -j$JOBS check"
-build_and_check "$root/build" "build" --enable-werror
+build_and_check "$BUILD_DIR" "build" --enable-werror
 
 if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 	say "build-asan/ (--enable-sanitizers): make -j$JOBS check"
-	sanlogs=$root/build-asan/sanitizer-logs
+	sanlogs=$ASAN_DIR/sanitizer-logs
 	rm -rf "$sanlogs"
 	mkdir -p "$sanlogs"
 	# Halt at the first error; reports go to files as well, because workers started by
@@ -91,7 +95,7 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:log_path=$sanlogs/asan"
 	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$sanlogs/ubsan"
 	export LSAN_OPTIONS="log_path=$sanlogs/lsan"
-	build_and_check "$root/build-asan" "build-asan" --enable-werror --enable-sanitizers
+	build_and_check "$ASAN_DIR" "build-asan" --enable-werror --enable-sanitizers
 	unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 	if [ -n "$(ls -A "$sanlogs" 2>/dev/null)" ]; then
 		for f in "$sanlogs"/*; do
@@ -102,11 +106,11 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 	fi
 
 	say "valgrind over the CGI black-box tests"
-	vlog=$root/build/tests/cgi/cgi-valgrind.log
+	vlog=$BUILD_DIR/tests/cgi/cgi-valgrind.log
 	mkdir -p "$(dirname "$vlog")"
-	if [ -x "$root/build/src/tiny-harness" ]; then
+	if [ -x "$BUILD_DIR/src/tiny-harness" ]; then
 		if command -v valgrind >/dev/null 2>&1; then
-			TH_SRCDIR=$root TH_BUILDDIR=$root/build TH_BIN=$root/build/src/tiny-harness \
+			TH_SRCDIR=$root TH_BUILDDIR=$BUILD_DIR TH_BIN=$BUILD_DIR/src/tiny-harness \
 				TH_WRAP="valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no -q" \
 				bash "$root/tests/cgi/cgi.sh" >"$vlog" 2>&1
 			rc=$?
@@ -123,7 +127,7 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 			stage_failed "valgrind: not installed"
 		fi
 	else
-		stage_failed "valgrind: no build/src/tiny-harness"
+		stage_failed "valgrind: no $BUILD_DIR/src/tiny-harness"
 	fi
 fi
 
@@ -159,7 +163,7 @@ count_log() { # count_log LOG TRS-RESULT LAYER
 	return 0
 }
 
-for dir in "$root/build" "$root/build-asan"; do
+for dir in "$BUILD_DIR" "$ASAN_DIR"; do
 	[ -d "$dir/tests" ] || continue
 	while IFS= read -r trs; do
 		log=${trs%.trs}.log

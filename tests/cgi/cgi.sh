@@ -119,7 +119,7 @@ req() {
 	STATUS=$(sed -n '1s/^Status: \([0-9][0-9]*\).*/\1/p' "$T/headers")
 }
 # Remove the files of the previous request first (awk appends otherwise).
-fresh() { rm -f "$T/out" "$T/headers" "$T/body" "$T/stderr"; }
+fresh() { rm -f "$T/out" "$T/headers" "$T/body" "$T/stderr"; STATUS=; RC=; }
 run() { fresh; req "$@"; }
 
 # jqb FILTER — evaluates FILTER on the response body (prints "null"/"" on bad JSON).
@@ -197,6 +197,7 @@ check "CARD-1 'tiny-harness card' prints the same card as the HTTP route" clean_
 # cli NAME ENV… — runs `tiny-harness card` with a clean environment plus ENV.
 cli_card() {
 	fresh
+	STATUS=
 	(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" TINY_HARNESS_BASE_URL="$BASE" "$@" \
 		${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
 		$TH_WRAP "$TH_BIN" card >"$T/body" 2>"$T/stderr" </dev/null)
