@@ -1,15 +1,37 @@
-/* builtins.h — the built-in slash commands (CMD-3). Each works without a model and
- * answers with text, like a turn. */
+/* builtins.h — the built-in slash commands (CMD-3). Each works without a model. A
+ * built-in runs inside the turn's final transaction, after the cut check, so its
+ * changes and its reply are written together or not at all. */
 #ifndef TH_HARNESS_BUILTINS_H
 #define TH_HARNESS_BUILTINS_H
+
+#include <json-c/json.h>
+#include <stdint.h>
 
 #include "app.h"
 #include "harness/commands.h"
 #include "store/store.h"
+#include "util/buf.h"
 #include "util/err.h"
 
-/* Runs built-in c for the task in row with args; *reply gets the text (caller frees). */
-th_err th_builtin_run(struct th_app *app, const struct th_command *c, const struct th_task_row *row,
-                      const char *args, char **reply, struct th_error *e);
+struct th_cmd_result {
+	struct th_buf text;     /* the reply; th_cmd_result_free */
+	json_object *parts;     /* further parts of the reply message (array) or NULL; owned */
+	json_object *sub_ext;   /* status sub-state to park in; NULL = awaiting-next-message */
+	char *child_task;       /* a sub-task whose first turn runs after commit; free */
+	int64_t child_turn;
+};
+void th_cmd_result_free(struct th_cmd_result *r);
+
+/* Runs built-in c for the task in row (loaded in the current transaction) on behalf of
+ * sender with args. Bad arguments are not an error: the reply explains the usage and
+ * nothing changes (CMD-5). */
+th_err th_builtin_run(struct th_app *app, const struct th_command *c, struct th_task_row *row,
+                      const char *sender, const char *args, struct th_cmd_result *res,
+                      struct th_error *e);
+
+/* ID-5: /invite and /role change participants; only admin and reporter may. Returns
+ * TH_EUNSUPPORTED naming the role when text is such a command and role may not. */
+th_err th_builtin_permitted(const struct th_registry *r, const char *text, const char *sender,
+                            const char *role, struct th_error *e);
 
 #endif

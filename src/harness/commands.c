@@ -9,13 +9,19 @@
 
 #include "util/buf.h"
 
-/* The built-ins this build has. Later issues add /plan, /step, /ask, /subtask,
- * /invite, /role and /confirm here. */
+/* The built-ins (CMD-3); harness/builtins.c runs them. */
 static const struct {
 	const char *name, *description, *hint;
 } builtins[] = {
 	{"help", "List the slash commands this agent understands", ""},
 	{"status", "Show the task's state, sub-state, participants, plan and sub-tasks", ""},
+	{"plan", "Replace the task's plan with these steps", "STEP; STEP; ..."},
+	{"step", "Mark a plan step done or failed", "STEP done|failed [OUTPUT]"},
+	{"ask", "Ask a participant a question; the task waits for the answer", "PARTICIPANT QUESTION"},
+	{"subtask", "Spawn a linked sub-task", "NAME: GOAL"},
+	{"invite", "Add a participant (default role watcher; admin or reporter only)",
+	 "PARTICIPANT [ROLE]"},
+	{"role", "Change a participant's role (admin or reporter only)", "PARTICIPANT ROLE"},
 };
 
 static int valid_name(const char *s, size_t n)

@@ -9,9 +9,12 @@
 #include "config/config.h"
 #include "harness/builtins.h"
 #include "harness/commands.h"
+#include "harness/ext.h"
+#include "harness/harness.h"
 #include "harness/status.h"
 #include "model/model.h"
 #include "util/buf.h"
+#include "util/ids.h"
 #include "util/jsonx.h"
 
 th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
@@ -20,18 +23,21 @@ th_err th_turn_queue(struct th_store *st, const char *task_id, const char *messa
 	return th_store_turn_create(st, task_id, message_id, turn_id, e);
 }
 
-/* The text of a message: its text parts joined by new lines; other parts are named
- * so the model (and the echo) can see that something non-textual arrived. */
+/* The text of a message: its text parts (and a channel part's text) joined by new
+ * lines; other parts are named so the model can see that something arrived. */
 static char *message_text(json_object *msg)
 {
 	struct th_buf b;
 	th_buf_init(&b);
+	th_buf_puts(&b, "");
 	json_object *parts = NULL;
 	if (msg != NULL && json_object_object_get_ex(msg, "parts", &parts)) {
 		for (size_t i = 0; i < json_object_array_length(parts); i++) {
 			json_object *p = json_object_array_get_idx(parts, i);
 			const char *t = th_json_str(p, "text");
 			const char *mt = th_json_str(p, "mediaType");
+			if (t == NULL && mt != NULL && strcmp(mt, TH_MT_CHANNEL) == 0)
+				t = th_json_str(json_object_object_get(p, "data"), "text");
 			if (b.len > 0)
 				th_buf_puts(&b, "\n");
 			if (t != NULL)
@@ -40,8 +46,6 @@ static char *message_text(json_object *msg)
 				th_buf_printf(&b, "[%s part]", mt ? mt : "non-text");
 		}
 	}
-	if (b.data == NULL)
-		th_buf_puts(&b, "");
 	if (b.oom) {
 		th_buf_free(&b);
 		return NULL;
@@ -63,16 +67,31 @@ static json_object *find_message(json_object *history, const char *message_id)
 struct cut_arg {
 	struct th_store *st;
 	int64_t turn_id;
+	int lease_ms;
+	int64_t renewed_ms; /* monotonic time of the last lease renewal */
 };
 
+/* Asked by the model between steps: has complete/cancel cut this turn? It also keeps
+ * the lease alive while the model works, renewing it every third of its length; a
+ * lease that can no longer be renewed (taken over after all) counts as a cut. */
 static int is_cut(void *arg)
 {
 	struct cut_arg *c = arg;
-	return th_store_turn_is_cut(c->st, c->turn_id);
+	if (th_store_turn_is_cut(c->st, c->turn_id))
+		return 1;
+	int64_t now = th_mono_ms();
+	if (now - c->renewed_ms >= c->lease_ms / 3) {
+		struct th_error e;
+		th_error_clear(&e);
+		if (th_store_turn_renew(c->st, c->turn_id, (int)getpid(), c->lease_ms, &e) == TH_EINVAL)
+			return 1;
+		c->renewed_ms = now;
+	}
+	return 0;
 }
 
-/* Claims the turn: TH_OK with *claimed = 1, or *claimed = 0 when the turn is not
- * queued any more (another worker has it, or it was cut before it started). */
+/* Claims a queued turn: *claimed = 0 when it is not queued any more (another worker
+ * has it, or it was cut before it started). */
 static th_err claim(struct th_app *app, int64_t turn_id, int *claimed, struct th_error *e)
 {
 	*claimed = 0;
@@ -93,17 +112,36 @@ static th_err claim(struct th_app *app, int64_t turn_id, int *claimed, struct th
 	return rc;
 }
 
-/* Produces the reply: a built-in command answers itself; a file command expands to
- * a prompt for the model (CMD-4); anything else goes to the model as it is. */
+/* What the turn decided outside any transaction. */
+struct plan {
+	const struct th_command *builtin; /* runs inside settle's transaction */
+	char *args;                       /* its argument text; free */
+	char *sender;                     /* who sent the input; free */
+	struct th_model_output out;       /* the model's reply (no built-in) */
+};
+
+static void plan_free(struct plan *p)
+{
+	free(p->args);
+	free(p->sender);
+	th_model_output_free(&p->out);
+}
+
+/* A built-in command answers inside settle; a file command expands into a prompt for
+ * the model (CMD-4); anything else goes to the model as it is. */
 static th_err think(struct th_app *app, const struct th_task_row *row, int64_t turn_id,
-                    const char *message_id, struct th_model_output *out, struct th_error *e)
+                    const char *message_id, struct plan *p, struct th_error *e)
 {
 	json_object *history = NULL;
 	th_err rc = th_store_history(app->store, row->id, -1, &history, e);
 	if (rc != TH_OK)
 		return rc;
-	char *text = message_text(find_message(history, message_id));
-	if (text == NULL) {
+	json_object *input = find_message(history, message_id);
+	const char *sender = th_json_str(json_object_object_get(input, "metadata"), "participant_id");
+	char *text = message_text(input);
+	p->sender = strdup(sender ? sender : "");
+	if (text == NULL || p->sender == NULL) {
+		free(text);
 		json_object_put(history);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
@@ -111,7 +149,9 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 	const struct th_command *c = th_registry_match(app->commands, text, &args);
 	char *prompt = NULL;
 	if (c != NULL && c->kind == TH_CMD_BUILTIN) {
-		rc = th_builtin_run(app, c, row, args, &out->text, e);
+		p->builtin = c;
+		if ((p->args = strdup(args)) == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	} else {
 		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
@@ -119,9 +159,9 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 			.task_id = row->id, .goal = row->goal, .history = history,
 			.prompt = prompt ? prompt : text,
 		};
-		struct cut_arg ca = {app->store, turn_id};
+		struct cut_arg ca = {app->store, turn_id, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
-			rc = th_model_run(app->cfg, &in, is_cut, &ca, out, e);
+			rc = th_model_run(app->cfg, &in, is_cut, &ca, &p->out, e);
 	}
 	free(prompt);
 	free(text);
@@ -129,20 +169,36 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 	return rc;
 }
 
+/* The reply message: text, plus the parts a built-in added. */
+static json_object *reply_message(const struct th_task_row *row, const char *text,
+                                  json_object *extra_parts)
+{
+	json_object *parts = json_object_new_array();
+	if (parts == NULL)
+		return NULL;
+	json_object_array_add(parts, th_a2a_text_part(text));
+	for (size_t i = 0; extra_parts != NULL && i < json_object_array_length(extra_parts); i++)
+		json_object_array_add(parts, json_object_get(json_object_array_get_idx(extra_parts, i)));
+	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
+}
+
 /* The turn's last write. Inside one transaction it re-reads the cut flag and the
- * task: a turn cut by complete/cancel in any process, or a task that ended while
- * the model ran, discards its result (CTL-3). Otherwise the reply is appended and
- * the participant's task parks awaiting the next message (CTL-7). */
-static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id,
-                     const struct th_model_output *out, const char *failure, struct th_error *e)
+ * task: a turn cut by complete/cancel in any process, or a task that ended while the
+ * model ran, discards its result (CTL-3). Otherwise a built-in runs here, the reply is
+ * appended and the participant's task parks — awaiting the next message (CTL-7), or
+ * an answer when the command asked a question (CH-4). */
+static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, struct plan *p,
+                     const char *failure, struct th_error *e)
 {
 	struct th_task_row row = {0};
+	struct th_cmd_result res = {0};
 	json_object *msg = NULL, *sub = NULL;
+	th_buf_init(&res.text);
 	th_err rc = th_store_begin(app->store, e);
 	if (rc != TH_OK)
 		return rc;
 	rc = th_store_task_get(app->store, task_id, &row, e);
-	int cut = rc == TH_OK && (out->cut || th_store_turn_is_cut(app->store, turn_id) ||
+	int cut = rc == TH_OK && (p->out.cut || th_store_turn_is_cut(app->store, turn_id) ||
 	                          th_state_terminal((enum th_state)row.state));
 	if (rc == TH_OK && cut) {
 		rc = th_store_turn_finish(app->store, turn_id, TH_TURN_CUT, NULL, e);
@@ -153,11 +209,17 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id,
 		if (rc == TH_OK)
 			rc = th_store_turn_finish(app->store, turn_id, TH_TURN_FAILED, failure, e);
 	} else if (rc == TH_OK) {
-		msg = th_status_agent_text(&row, out->text);
-		sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
-		rc = msg && sub ? th_status_transition(app->store, &row, TH_STATE_INPUT_REQUIRED, sub,
-		                                       msg, 1, e)
-		                : th_error_set(e, TH_ENOMEM, "out of memory");
+		if (p->builtin != NULL)
+			rc = th_builtin_run(app, p->builtin, &row, p->sender, p->args, &res, e);
+		const char *text = p->builtin != NULL ? (res.text.data ? res.text.data : "")
+		                                      : p->out.text;
+		msg = rc == TH_OK ? reply_message(&row, text, res.parts) : NULL;
+		sub = res.sub_ext ? json_object_get(res.sub_ext)
+		                  : th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+		if (rc == TH_OK)
+			rc = msg && sub ? th_status_transition(app->store, &row, TH_STATE_INPUT_REQUIRED,
+			                                       sub, msg, 1, e)
+			                : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
 			rc = th_store_turn_finish(app->store, turn_id, TH_TURN_DONE, NULL, e);
 	}
@@ -165,8 +227,40 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id,
 		rc = th_store_commit(app->store, e);
 	if (rc != TH_OK)
 		th_store_rollback(app->store);
+	/* A sub-task's first turn runs once the parent's reply is safe. */
+	if (rc == TH_OK && res.child_task != NULL && app->npending < TH_APP_MAX_PENDING) {
+		app->pending[app->npending].task_id = res.child_task;
+		app->pending[app->npending++].turn_id = res.child_turn;
+		res.child_task = NULL;
+	}
+	th_cmd_result_free(&res);
 	json_object_put(msg);
 	json_object_put(sub);
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* Runs a turn this worker holds (claimed or taken over) to its end. */
+static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
+                       struct th_error *e)
+{
+	struct th_turn_row t = {0};
+	struct th_task_row row = {0};
+	struct plan p = {0};
+	th_err rc = th_store_turn_get(app->store, turn_id, &t, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_OK) {
+		struct th_error why;
+		th_error_clear(&why);
+		th_err mrc = think(app, &row, turn_id, t.message_id, &p, &why);
+		char failure[TH_ERRMSG_MAX + 32];
+		if (mrc != TH_OK)
+			snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
+		rc = settle(app, task_id, turn_id, &p, mrc != TH_OK ? failure : NULL, e);
+	}
+	plan_free(&p);
+	th_turn_row_free(&t);
 	th_task_row_free(&row);
 	return rc;
 }
@@ -177,24 +271,73 @@ th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, str
 	th_err rc = claim(app, turn_id, &claimed, e);
 	if (rc != TH_OK || !claimed)
 		return rc;
-	struct th_turn_row t = {0};
+	return run_held(app, task_id, turn_id, e);
+}
+
+/* The last attempt is spent: the turn fails and so does its task, saying why
+ * (TURN-4: no task stays WORKING forever). */
+static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th_error *e)
+{
 	struct th_task_row row = {0};
-	struct th_model_output out = {0};
-	rc = th_store_turn_get(app->store, turn_id, &t, e);
-	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
+	json_object *msg = NULL;
+	char why[256];
+	snprintf(why, sizeof why,
+	         "turn failed: its worker stopped %d time%s before finishing (lease expired)",
+	         t->attempts, t->attempts == 1 ? "" : "s");
+	th_err rc = th_store_begin(app->store, e);
 	if (rc != TH_OK)
-		goto done;
-	struct th_error why;
-	th_error_clear(&why);
-	th_err mrc = think(app, &row, turn_id, t.message_id, &out, &why);
-	char failure[TH_ERRMSG_MAX + 32];
-	if (mrc != TH_OK)
-		snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
-	rc = settle(app, task_id, turn_id, &out, mrc != TH_OK ? failure : NULL, e);
-done:
-	th_model_output_free(&out);
-	th_turn_row_free(&t);
+		return rc;
+	rc = th_store_turn_finish(app->store, t->id, TH_TURN_FAILED, why, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, t->task_id, &row, e);
+	if (rc == TH_OK && !th_state_terminal((enum th_state)row.state)) {
+		msg = th_status_agent_text(&row, why);
+		rc = msg ? th_status_transition(app->store, &row, TH_STATE_FAILED, NULL, msg, 1, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	if (rc == TH_OK)
+		rc = th_store_commit(app->store, e);
+	if (rc != TH_OK)
+		th_store_rollback(app->store);
+	json_object_put(msg);
 	th_task_row_free(&row);
+	return rc;
+}
+
+th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
+                       struct th_error *e)
+{
+	if (recovered != NULL)
+		*recovered = 0;
+	int64_t now = th_now_ms();
+	struct th_turn_row *rows = NULL;
+	size_t n = 0;
+	th_err rc = th_store_turns_expired(app->store, now, now - app->cfg->lease_ms, 100, &rows, &n,
+	                                   e);
+	for (size_t i = 0; rc == TH_OK && i < n; i++) {
+		struct th_turn_row *t = &rows[i];
+		if (task_id != NULL && strcmp(t->task_id, task_id) != 0)
+			continue;
+		if (t->attempts >= app->cfg->max_attempts) {
+			rc = give_up(app, t, e);
+		} else {
+			/* Two recoverers may race: the takeover inside a transaction lets one win. */
+			struct th_error lost;
+			th_error_clear(&lost);
+			int held = 0;
+			if ((rc = th_store_begin(app->store, e)) == TH_OK) {
+				held = th_store_turn_takeover(app->store, t->id, (int)getpid(),
+				                              app->cfg->lease_ms, th_now_ms(), &lost) == TH_OK;
+				rc = th_store_commit(app->store, e);
+				if (rc != TH_OK)
+					th_store_rollback(app->store);
+			}
+			if (rc == TH_OK && held)
+				rc = run_held(app, t->task_id, t->id, e);
+		}
+		if (rc == TH_OK && recovered != NULL)
+			(*recovered)++;
+	}
+	th_turn_rows_free(rows, n);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /* turn.h — one pass of the harness over a task (TURN-1): claim the queued turn,
- * hand the new input to a slash command or the model outside any transaction, then
- * write the reply and park the task (CTL-7) in one transaction that first checks the
- * cut flag (CTL-3), so a cut turn can never overwrite a completed or canceled task. */
+ * hand the new input to the model outside any transaction, then write the reply and
+ * park the task (CTL-7) in one transaction that first checks the cut flag (CTL-3), so
+ * a cut turn can never overwrite a completed or canceled task. Built-in commands run
+ * inside that last transaction. Turns hold leases (TURN-4). */
 #ifndef TH_HARNESS_TURN_H
 #define TH_HARNESS_TURN_H
 
@@ -18,5 +19,12 @@ th_err th_turn_queue(struct th_store *st, const char *task_id, const char *messa
 /* Runs a queued turn to its end. A turn another worker already claimed, or one cut
  * before it started, is left alone (TH_OK). */
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
+
+/* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
+ * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
+ * A turn past the configured number of attempts fails its task with the reason;
+ * the others run here to their end. *recovered (may be NULL) counts the turns handled. */
+th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
+                       struct th_error *e);
 
 #endif
