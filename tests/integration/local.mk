@@ -7,3 +7,7 @@ EXTRA_DIST += tests/integration/lighttpd.sh tests/lib/server.sh
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
 EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh \
 	tests/lib/apache.sh conf/apache-fcgid.conf conf/apache-proxy-fcgi.conf
+# Streaming across worker processes through lighttpd, Apache+mod_fcgid and
+# Apache+mod_proxy_fcgi (skips a server whose prerequisites are missing).
+TESTS += tests/integration/streaming.mjs
+EXTRA_DIST += tests/integration/streaming.mjs
