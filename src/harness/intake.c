@@ -10,8 +10,13 @@
 #include "harness/access.h"
 #include "harness/control.h"
 #include "harness/ext.h"
+#include "harness/builtins.h"
+#include "harness/channel.h"
+#include "harness/envelope.h"
 #include "harness/harness.h"
 #include "harness/intake.h"
+#include "harness/subtask.h"
+#include "harness/task.h"
 #include "harness/status.h"
 #include "harness/turn.h"
 #include "harness/view.h"
@@ -92,13 +97,38 @@ static char *task_name(const char *text)
 	return n > 0 ? strndup(text, n) : strdup("task");
 }
 
-static const char *str_or(const char *s, const char *dflt)
+/* TASK-4: the payload's participants, the sender as reporter unless listed, and the
+ * harness as assignee unless an assignee is named. *ps is freed with free() only
+ * (the strings stay borrowed from the payload and literals). */
+static th_err envelope_participants(const struct th_task_payload *pl, const char *sender,
+                                    const struct th_limits *lim, struct th_participant **ps,
+                                    size_t *n, struct th_error *e)
 {
-	return s != NULL ? s : dflt;
+	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
+	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
+	*ps = calloc(pl->nps + 2, sizeof **ps);
+	if (*ps == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	int has_sender = 0, has_assignee = 0;
+	for (size_t i = 0; i < pl->nps; i++) {
+		(*ps)[i] = pl->ps[i];
+		has_sender |= strcmp(pl->ps[i].id, sender) == 0;
+		has_assignee |= strcmp(pl->ps[i].role, "assignee") == 0;
+	}
+	*n = pl->nps;
+	if (!has_sender)
+		(*ps)[(*n)++] = (struct th_participant){(char *)(uintptr_t)sender, human, reporter, empty};
+	if (!has_assignee)
+		(*ps)[(*n)++] = (struct th_participant){agent_id, agent, assignee, empty};
+	if (*n > lim->max_participants)
+		return th_error_set(e, TH_EINVAL, "a task has at most %zu participants; this one would have %zu",
+		                    lim->max_participants, *n);
+	return TH_OK;
 }
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          char task_id_out[TH_INTAKE_ID_MAX], int64_t *turn_id, struct th_error *e)
+                          json_object *payload, char task_id_out[TH_INTAKE_ID_MAX],
+                          int64_t *turn_id, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	const char *mid = th_json_str(msg, "messageId");
@@ -115,82 +145,212 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		return rc;
 	th_error_clear(e);
 
-	char id[TH_UUID_LEN + 1], ctx[TH_UUID_LEN + 1];
-	th_uuid(id);
-	th_uuid(ctx);
+	char uuid[TH_UUID_LEN + 1], ctx[TH_INTAKE_ID_MAX], id[TH_SUBTASK_ID_MAX];
+	th_uuid(uuid);
+	snprintf(id, sizeof id, "%s", uuid);
+	/* A copy: the message's own contextId is replaced when the task is written. */
+	const char *given_ctx = th_json_str(msg, "contextId");
+	if (given_ctx != NULL)
+		snprintf(ctx, sizeof ctx, "%s", given_ctx);
+	else
+		th_uuid(ctx);
+	struct th_task_payload pl = {0};
+	struct th_participant *ps = NULL;
+	size_t nps = 0;
 	char *text = joined_text(msg);
 	char *name = text ? task_name(text) : NULL;
-	/* The row and participant structs hold mutable pointers; give them copies. */
-	char *sender = strdup(participant);
-	char *context = strdup(str_or(th_json_str(msg, "contextId"), ctx));
-	int64_t now = th_now_ms();
-	struct th_task_row row = {
-		.id = id,
-		.context_id = context,
-		.state = TH_STATE_SUBMITTED,
-		.status_ms = now,
-		.name = name,
-		.goal = text,
-		.ext_json = "{\"type\":null,\"description\":\"\",\"acceptance_criteria\":[],\"plan\":null}",
-		.created_by = sender,
-		.created_ms = now,
-		.updated_ms = now,
-	};
-	if (text == NULL || name == NULL || sender == NULL || context == NULL) {
+	if (text == NULL || name == NULL) {
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		goto out;
 	}
-	char agent_id[] = TH_AGENT_ID;
-	struct th_participant reporter = {sender, "human", "reporter", ""};
-	struct th_participant agent = {agent_id, "agent", "assignee", ""};
-	json_object_object_add(msg, "taskId", json_object_new_string(id));
-	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
-	json_object *snapshot = NULL, *ev = NULL;
-	if ((rc = th_store_task_insert(st, &row, e)) != TH_OK ||
-	    (rc = th_store_participant_put(st, id, &reporter, e)) != TH_OK ||
-	    (rc = th_store_participant_put(st, id, &agent, e)) != TH_OK ||
-	    (rc = th_store_message_append(st, id, mid, "ROLE_USER", participant, th_json_text(msg),
-	                                  e)) != TH_OK ||
-	    (rc = th_view_task(st, &row, NULL, -1, 0, &snapshot, e)) != TH_OK)
+	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
+	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
+	struct th_participant plain[2] = {
+		{(char *)(uintptr_t)participant, human, reporter, empty},
+		{agent_id, agent, assignee, empty},
+	};
+	struct th_new_task nt = {
+		.id = id,
+		.context_id = ctx,
+		.name = name,
+		.goal = text,
+		.ps = plain,
+		.nps = 2,
+		.created_by = participant,
+		.first = msg,
+		.first_sender = participant,
+	};
+	if (payload != NULL) {
+		if ((rc = th_task_payload_parse(payload, 1, &app->cfg->lim, &pl, e)) != TH_OK ||
+		    (rc = envelope_participants(&pl, participant, &app->cfg->lim, &ps, &nps, e)) != TH_OK)
+			goto out;
+		if (pl.parent != NULL) {
+			/* TASK-4: the sender links a sub-task only under a task they may write to. */
+			if ((rc = th_access_check(st, pl.parent, participant, TH_ACCESS_WRITE,
+			                          "add sub-tasks to", NULL, e)) != TH_OK ||
+			    (rc = th_subtask_next_id(st, pl.parent, id, e)) != TH_OK)
+				goto out;
+			/* A sub-task lives in its parent's context unless the client chose one. */
+			struct th_task_row parent = {0};
+			if ((rc = th_store_task_get(st, pl.parent, &parent, e)) == TH_OK && given_ctx == NULL)
+				snprintf(ctx, sizeof ctx, "%s", parent.context_id);
+			th_task_row_free(&parent);
+			if (rc != TH_OK)
+				goto out;
+		}
+		nt.name = pl.name;
+		nt.goal = pl.goal;
+		nt.type = pl.type;
+		nt.description = pl.description;
+		nt.criteria = pl.criteria;
+		nt.ps = ps;
+		nt.nps = nps;
+		nt.parent = pl.parent;
+		nt.plan = pl.plan;
+	}
+	if ((rc = th_task_create(st, &nt, turn_id, e)) != TH_OK)
 		goto out;
-	/* The first event of every task is the Task itself (STREAM-1). */
-	ev = json_object_new_object();
-	json_object_object_add(ev, "task", snapshot);
-	rc = th_store_event_append(st, id, "task", th_json_text(ev), NULL, e);
-	json_object_put(ev);
-	if (rc != TH_OK)
+	if (nt.parent != NULL && (rc = th_subtask_announce(st, nt.parent, id, nt.name, e)) != TH_OK)
 		goto out;
-	/* th_status_transition rewrites the status strings; give it owned ones. */
-	struct th_task_row live = {0};
-	if ((rc = th_store_task_get(st, id, &live, e)) == TH_OK &&
-	    (rc = th_status_transition(st, &live, TH_STATE_WORKING, NULL, NULL, 0, e)) == TH_OK)
-		rc = th_turn_queue(st, id, mid, turn_id, e);
-	th_task_row_free(&live);
-	if (rc == TH_OK)
-		snprintf(task_id_out, TH_INTAKE_ID_MAX, "%s", id);
+	snprintf(task_id_out, TH_INTAKE_ID_MAX, "%s", id);
 out:
+	free(ps);
+	th_task_payload_free(&pl);
 	free(text);
 	free(name);
-	free(sender);
-	free(context);
 	return rc;
 }
 
+/* TASK-5: a task envelope on an existing task changes name, description,
+ * acceptance_criteria (any non-watcher) and participants (admin or reporter, ID-5). */
+static th_err update_task(struct th_app *app, struct th_task_row *row, const char *participant,
+                          const char *role, json_object *payload, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	struct th_task_payload pl = {0};
+	th_err rc = th_task_payload_parse(payload, 0, &app->cfg->lim, &pl, e);
+	if (rc != TH_OK)
+		return rc;
+	if (pl.has_participants && strcmp(role, "admin") != 0 && strcmp(role, "reporter") != 0) {
+		rc = th_error_set(e, TH_EUNSUPPORTED,
+		                  "changing participants takes an admin or the reporter; %.100s is %s",
+		                  participant, role);
+		goto out;
+	}
+	if (pl.name != NULL || pl.description != NULL || pl.criteria != NULL) {
+		json_object *ext = row->ext_json ? json_tokener_parse(row->ext_json) : NULL;
+		if (ext == NULL)
+			ext = json_object_new_object();
+		if (pl.description != NULL)
+			json_object_object_add(ext, "description", json_object_new_string(pl.description));
+		if (pl.criteria != NULL)
+			json_object_object_add(ext, "acceptance_criteria", json_object_get(pl.criteria));
+		char *name = strdup(pl.name ? pl.name : row->name);
+		char *ext_text = strdup(th_json_text(ext));
+		json_object_put(ext);
+		if (name == NULL || ext_text == NULL) {
+			free(name);
+			free(ext_text);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+			goto out;
+		}
+		free(row->name);
+		free(row->ext_json);
+		row->name = name;
+		row->ext_json = ext_text;
+		if ((rc = th_store_task_set_ext(st, row, e)) != TH_OK)
+			goto out;
+	}
+	if (pl.has_participants) {
+		if (pl.nps > app->cfg->lim.max_participants) {
+			rc = th_error_set(e, TH_EINVAL, "a task has at most %zu participants",
+			                  app->cfg->lim.max_participants);
+			goto out;
+		}
+		for (size_t i = 0; rc == TH_OK && i < pl.nps; i++)
+			rc = th_store_participant_put(st, row->id, &pl.ps[i], e);
+		json_object *ext = NULL;
+		if (rc == TH_OK && (rc = th_view_task_ext(st, row, &ext, e)) == TH_OK) {
+			json_object *payload_out = json_object_new_object();
+			json_object_object_add(payload_out, "participants",
+			                       json_object_get(json_object_object_get(ext, "participants")));
+			json_object_put(ext);
+			rc = th_status_announce(st, row, "participants_updated", payload_out, e);
+		}
+	}
+out:
+	th_task_payload_free(&pl);
+	return rc;
+}
+
+/* 1 when msg has a text part (a task envelope alone starts no turn). */
+static int has_text(json_object *msg)
+{
+	json_object *parts = json_object_object_get(msg, "parts");
+	for (size_t i = 0; i < json_object_array_length(parts); i++)
+		if (th_json_str(json_object_array_get_idx(parts, i), "text") != NULL)
+			return 1;
+	return 0;
+}
+
+/* The first text part, where a slash command would be (CMD-2). */
+static const char *first_text(json_object *msg)
+{
+	json_object *parts = json_object_object_get(msg, "parts");
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		const char *t = th_json_str(json_object_array_get_idx(parts, i), "text");
+		if (t != NULL)
+			return t;
+	}
+	return NULL;
+}
+
+/* ID-4: a watcher may only answer a question addressed to them — an explicit help
+ * reply, or plain text while the task waits for that watcher's answer. */
+static int watcher_answers(struct th_store *st, const struct th_task_row *row,
+                           const char *participant, const struct th_chan_part *cp, int has_cp)
+{
+	if (has_cp)
+		return strcmp(cp->kind, "help_reply") == 0;
+	if (row->sub_state == NULL || strcmp(row->sub_state, TH_SUB_ANSWER) != 0)
+		return 0;
+	struct th_help_request h = {0};
+	struct th_error e;
+	th_error_clear(&e);
+	int yes = th_store_help_pending(st, row->id, &h, &e) == TH_OK && strcmp(h.asked, participant) == 0;
+	th_help_request_free(&h);
+	return yes;
+}
+
 static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
-                        const char *task_id, int64_t *turn_id, struct th_error *e)
+                        json_object *payload, const char *task_id, int64_t *turn_id,
+                        struct th_error *e)
 {
 	struct th_store *st = app->store;
 	struct th_task_row row = {0};
+	struct th_chan_part cp;
+	char *role = NULL;
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
-	th_err rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "send messages to",
-	                            NULL, e);
+	th_err rc = th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to",
+	                            &role, e);
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, task_id, &row, e);
 	if (rc != TH_OK)
 		goto out;
 	if (th_store_message_exists(st, task_id, mid))
 		goto out; /* TASK-7: already processed; the response is the current task */
+	int has_cp = th_channel_part(msg, participant, &cp, e);
+	if (has_cp < 0) {
+		rc = TH_EINVAL;
+		goto out;
+	}
+	if (strcmp(role, "watcher") == 0 && (payload != NULL || !watcher_answers(st, &row, participant, &cp, has_cp))) {
+		/* ID-4: the same refusal as th_access_check gives watchers. */
+		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "send messages to",
+		                     NULL, e);
+		goto out;
+	}
 	if (th_state_terminal((enum th_state)row.state)) {
 		rc = th_error_set(e, TH_EUNSUPPORTED,
 		                  "task %.200s is %s; it accepts no more messages (start a new task in "
@@ -206,15 +366,41 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		                  ctx, task_id, row.context_id);
 		goto out;
 	}
+	const char *cmd = first_text(msg);
+	if (cmd != NULL && (rc = th_builtin_permitted(app->commands, cmd, participant, role, e)) != TH_OK)
+		goto out;
 	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
-	if ((rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
-	                                  th_json_text(msg), e)) != TH_OK)
+	if (payload != NULL && (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
+		goto out;
+
+	int resume = 0;
+	if (has_cp) {
+		/* CH-3: stored and delivered; only a reply to the harness's question resumes. */
+		struct th_chan_outcome oc = {0};
+		if ((rc = th_channel_accept(st, &row, participant, msg, &cp, &oc, e)) != TH_OK)
+			goto out;
+		resume = oc.resume;
+	} else {
+		int answered = 0;
+		if ((rc = th_channel_answer_pending(st, &row, participant, msg, &answered, e)) != TH_OK)
+			goto out;
+		int awaiting_other = !answered && row.sub_state != NULL &&
+		                     strcmp(row.sub_state, TH_SUB_ANSWER) == 0;
+		if ((rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
+		                                  th_json_text(msg), e)) != TH_OK)
+			goto out;
+		/* CH-5: while the task waits for someone's answer, others' messages are kept
+		 * but start no turn; an envelope alone starts none either. */
+		resume = !awaiting_other && (answered || has_text(msg) || payload == NULL);
+	}
+	if (!resume)
 		goto out;
 	if (row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
 	rc = th_turn_queue(st, task_id, mid, turn_id, e);
 out:
+	free(role);
 	th_task_row_free(&row);
 	return rc;
 }
@@ -236,6 +422,25 @@ th_err th_intake_accept(struct th_app *app, const char *participant,
 	if (given != NULL)
 		snprintf(task_id, TH_INTAKE_ID_MAX, "%s", given);
 	int ctl = th_control_detect(msg, e);
+	json_object *payload = NULL;
+	if (ctl == 0 && th_envelope_task(msg, &payload, e) < 0)
+		ctl = -1;
+	if (ctl == 0 && given == NULL) {
+		struct th_chan_part cp;
+		int has_cp = th_channel_part(msg, participant, &cp, e);
+		if (has_cp != 0) {
+			if (has_cp > 0)
+				th_error_set(e, TH_EINVAL,
+				             "a channel message belongs to a task: message.taskId is required");
+			ctl = -1;
+		}
+	}
+	if (given != NULL && ctl >= 0) {
+		/* TURN-4: a task whose turn's worker died is taken over by whoever touches it. */
+		struct th_error re;
+		th_error_clear(&re);
+		th_turn_recover(app, given, NULL, &re);
+	}
 	if (ctl < 0) {
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
@@ -245,9 +450,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant,
 		                                  "message.taskId is required");
 	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 		if (given == NULL)
-			rc = create_task(app, participant, msg, task_id, turn_id, e);
+			rc = create_task(app, participant, msg, payload, task_id, turn_id, e);
 		else
-			rc = follow_up(app, participant, msg, task_id, turn_id, e);
+			rc = follow_up(app, participant, msg, payload, task_id, turn_id, e);
 		if (rc == TH_OK)
 			rc = th_store_commit(app->store, e);
 		if (rc != TH_OK)

@@ -11,7 +11,7 @@
 #include "app.h"
 #include "util/err.h"
 
-#define TH_INTAKE_ID_MAX 300
+#define TH_INTAKE_ID_MAX 320
 
 /* On TH_OK: task_id names the task; *turn_id is the queued turn (0 when none: a
  * resend, TASK-7); *final_task is set (a new reference) when the message was a
