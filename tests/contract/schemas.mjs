@@ -21,6 +21,7 @@ if (schemas == null)
 const V = {
 	task: schemas.validator('task.json'),
 	patch: schemas.validator('task.json#/$defs/attributes'),
+	plan: schemas.validator('task.json#/$defs/plan'),
 	status: schemas.validator('status.json'),
 	channel: schemas.validator('channel.json'),
 	commands: schemas.validator('commands.json'),
@@ -63,17 +64,6 @@ async function getTask(id, participant = 'alice') {
 function need(v, what) {
 	assert.ok(v, `skipped: ${what} did not succeed earlier`);
 	return v;
-}
-
-// Every data part of every message of the task (history and status message).
-function dataParts(task, mediaType) {
-	const msgs = [...(task.history ?? []), ...(task.status?.message ? [task.status.message] : [])];
-	const parts = [];
-	for (const m of msgs)
-		for (const p of m.parts ?? [])
-			if (p.mediaType === mediaType && p.data !== undefined)
-				parts.push({ message: m, data: p.data });
-	return parts;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,20 +227,37 @@ await t.test('TASK-1 TASK-4 a task envelope creates a task whose metadata matche
 	assert.equal(byId['tiny-harness']?.role, 'assignee', 'TASK-4 tiny-harness added as assignee');
 });
 
-await t.test('TASK-1 TASK-8 /plan: plan in task.json shape and a plan_updated envelope matching event.json', async () => {
+await t.test('TASK-1 TASK-8 /plan: a plan_updated status-update envelope matching event.json, the plan in task.json shape', async () => {
 	const created = need(task2, 'task envelope creation');
-	await send(textMessage('/plan build the tarball; write the notes; announce', { taskId: created.id }));
+	seq += 1;
+	const http = await cgi({
+		...opts,
+		body: {
+			jsonrpc: '2.0', id: 'plan-1', method: 'SendStreamingMessage',
+			params: { message: { messageId: `schemas-${process.pid}-${seq}`, role: 'ROLE_USER', taskId: created.id, parts: [{ text: '/plan build the tarball; write the notes; announce' }] } },
+		},
+	});
+	const events = sseEvents(http.body);
+	const envs = [];
+	for (const ev of events) {
+		const msg = ev.result?.statusUpdate?.status?.message;
+		for (const p of msg?.parts ?? [])
+			if (p.mediaType === MT_EVENT && p.data?.kind === 'plan_updated')
+				envs.push({ msg, data: p.data });
+	}
+	assert.ok(envs.length > 0, `no status update carries a plan_updated envelope: ${show(events)}`);
+	for (const e of envs) {
+		assertValid(V.event, e.data, 'the plan_updated envelope');
+		assert.equal(e.msg.role, 'ROLE_AGENT');
+		if (e.data.payload.plan !== undefined)
+			assertValid(V.plan, e.data.payload.plan, 'the plan in the plan_updated payload');
+	}
 	const task = await getTask(created.id);
 	const attrs = task.metadata?.[META_TASK];
 	assertValid(V.task, attrs, 'Task.metadata task object with a plan');
 	assert.ok(attrs.plan && attrs.plan.steps.length === 3, `plan: ${show(attrs.plan)}`);
+	assert.deepEqual(attrs.plan.steps.map((s) => s.name), ['build the tarball', 'write the notes', 'announce']);
 	assert.deepEqual(attrs.plan.steps.map((s) => s.state), ['pending', 'pending', 'pending']);
-	const envs = dataParts(task, MT_EVENT).filter((p) => p.data?.kind === 'plan_updated');
-	assert.ok(envs.length > 0, `no plan_updated envelope in history: ${show(task.history)}`);
-	for (const e of envs) {
-		assertValid(V.event, e.data, 'the plan_updated envelope');
-		assert.equal(e.message.role, 'ROLE_AGENT');
-	}
 });
 
 await t.test('STATUS-1 CH-1 CH-4 /ask: awaiting-answer status object and help_request part match their schemas', async () => {
