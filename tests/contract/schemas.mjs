@@ -22,6 +22,7 @@ const V = {
 	task: schemas.validator('task.json'),
 	patch: schemas.validator('task.json#/$defs/attributes'),
 	plan: schemas.validator('task.json#/$defs/plan'),
+	participant: schemas.validator('task.json#/$defs/participant'),
 	status: schemas.validator('status.json'),
 	channel: schemas.validator('channel.json'),
 	commands: schemas.validator('commands.json'),
@@ -258,6 +259,78 @@ await t.test('TASK-1 TASK-8 /plan: a plan_updated status-update envelope matchin
 	assert.ok(attrs.plan && attrs.plan.steps.length === 3, `plan: ${show(attrs.plan)}`);
 	assert.deepEqual(attrs.plan.steps.map((s) => s.name), ['build the tarball', 'write the notes', 'announce']);
 	assert.deepEqual(attrs.plan.steps.map((s) => s.state), ['pending', 'pending', 'pending']);
+});
+
+// The harness's own envelopes (TASK-8), collected from the status updates of a streamed command.
+async function streamedEnvelopes(taskId, text) {
+	seq += 1;
+	const http = await cgi({
+		...opts,
+		body: {
+			jsonrpc: '2.0', id: `cmd-${seq}`, method: 'SendStreamingMessage',
+			params: { message: { messageId: `schemas-${process.pid}-${seq}`, role: 'ROLE_USER', taskId, parts: [{ text }] } },
+		},
+	});
+	const events = sseEvents(http.body);
+	const errs = events.filter((e) => e.error);
+	assert.equal(errs.length, 0, `${text}: ${show(errs)}`);
+	const envs = [];
+	for (const ev of events)
+		for (const p of ev.result?.statusUpdate?.status?.message?.parts ?? [])
+			if (p.mediaType === MT_EVENT)
+				envs.push(p.data);
+	return { envs, events };
+}
+
+await t.test('TASK-1 TASK-8 /step, /subtask, /invite: step_updated, subtask, participants_updated match event.json; links match task.json', async () => {
+	const created = need(task2, 'task envelope creation');
+	const kinds = {};
+	for (const [text, kind] of [
+		['/step build the tarball done tarball built', 'step_updated'],
+		['/subtask Changelog: collect the changes since 0.1', 'subtask'],
+		['/invite carol watcher', 'participants_updated'],
+	]) {
+		const { envs, events } = await streamedEnvelopes(created.id, text);
+		const mine = envs.filter((d) => d?.kind === kind);
+		assert.ok(mine.length > 0, `${text}: no ${kind} envelope among ${show(events)}`);
+		for (const d of envs)
+			assertValid(V.event, d, `the ${d?.kind} envelope of ${text}`);
+		kinds[kind] = mine[0];
+	}
+	if (kinds.step_updated.payload.plan !== undefined)
+		assertValid(V.plan, kinds.step_updated.payload.plan, 'the plan in the step_updated payload');
+	if (kinds.participants_updated.payload.participants !== undefined)
+		for (const p of kinds.participants_updated.payload.participants)
+			assertValid(V.participant, p, 'a participant in the participants_updated payload');
+	const parent = await getTask(created.id);
+	const attrs = parent.metadata?.[META_TASK];
+	assertValid(V.task, attrs, 'the parent\'s task object');
+	const step = attrs.plan?.steps?.find((x) => x.name === 'build the tarball');
+	assert.equal(step?.state, 'done', `step: ${show(step)}`);
+	assert.equal(step?.output, 'tarball built');
+	assert.equal(attrs.sub_tasks.length, 1, `sub_tasks: ${show(attrs.sub_tasks)}`);
+	assert.ok(attrs.participants.some((x) => x.id === 'carol' && x.role === 'watcher'), 'carol is a watcher');
+	const child = await getTask(attrs.sub_tasks[0].task_id);
+	const cattrs = child.metadata?.[META_TASK];
+	assertValid(V.task, cattrs, 'the sub-task\'s task object');
+	assert.deepEqual(cattrs.parent_tasks, [{ task_id: created.id }]);
+	assert.equal(cattrs.name, 'Changelog');
+	assert.equal(cattrs.goal, 'collect the changes since 0.1');
+});
+
+await t.test('CTL-4 STATUS-1 completion with an unresolved sub-task is refused: parked awaiting-next-message, naming it', async () => {
+	const created = need(task2, 'task envelope creation');
+	const before = await getTask(created.id);
+	const child = before.metadata?.[META_TASK]?.sub_tasks?.[0]?.task_id;
+	assert.ok(child, `no sub-task: ${show(before.metadata)}`);
+	const task = await send(dataMessage({ kind: 'control', action: 'complete' }, { taskId: created.id }));
+	assert.equal(task.status?.state, 'TASK_STATE_INPUT_REQUIRED', show(task.status));
+	assertValid(V.status, task.metadata?.[META_STATUS], 'Task.metadata status object');
+	assert.equal(task.metadata[META_STATUS].sub_state, 'awaiting-next-message');
+	assert.equal(task.status.message?.role, 'ROLE_AGENT');
+	const text = (task.status.message?.parts ?? []).map((p) => p.text ?? '').join('');
+	assert.ok(text.includes(child) && text.includes('Changelog'), `the status message names the sub-task: ${text}`);
+	assertValid(V.task, task.metadata?.[META_TASK], 'Task.metadata task object');
 });
 
 await t.test('STATUS-1 CH-1 CH-4 /ask: awaiting-answer status object and help_request part match their schemas', async () => {
