@@ -28,3 +28,11 @@ tests_unit_check_stream_SOURCES = tests/unit/check_stream.c \
 tests_unit_check_stream_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_stream_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_stream_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
+check_PROGRAMS += tests/unit/check_collab
+TESTS += tests/unit/check_collab
+tests_unit_check_collab_SOURCES = tests/unit/check_collab.c \
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_collab_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_collab_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_collab_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)

@@ -1,0 +1,588 @@
+/* check_collab.c — collaboration through the service layer on a real store: task
+ * envelopes (TASK-3..TASK-5, TASK-8), sub-tasks (TASK-4, CTL-4, CTL-8), channels and
+ * help requests (CH-1..CH-5, STATUS-1), commands (CMD-3, CMD-5), roles (ID-4, ID-5),
+ * the waiting_tasks view (STORE-1) and turn recovery (TURN-4). Every refusal checks
+ * the code, a key word, and that nothing was stored. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2a/a2a.h"
+#include "config/config.h"
+#include "harness/ext.h"
+#include "harness/turn.h"
+#include "harness_fixture.h"
+#include "store/store.h"
+#include "util/jsonx.h"
+
+static struct th_app app;
+static struct th_error err;
+static char task[128];
+
+#define ENV(kind_payload)                                                                          \
+	"{\"data\":" kind_payload ",\"mediaType\":\"application/vnd.tiny-harness.event+json\"}"
+
+static void setup(void)
+{
+	fx_open(&app, NULL);
+}
+
+static void teardown(void)
+{
+	fx_close(&app);
+}
+
+/* alice (reporter), bob (admin), wendy (watcher), made by a task envelope. */
+static void team_task(void)
+{
+	json_object *r = fx_call(
+		&app, "alice", TH_OP_SEND_MESSAGE, &err,
+		"{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+			"{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":\"Release 1.0\","
+			"\"participants\":[{\"id\":\"bob\",\"role\":\"admin\"},{\"id\":\"wendy\","
+			"\"role\":\"watcher\"}]}}") "]}}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	snprintf(task, sizeof task, "%s", fx_task_id(json_object_object_get(r, "task")));
+	json_object_put(r);
+}
+
+static json_object *get(const char *who, const char *id)
+{
+	json_object *t = fx_call(&app, who, TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_msg(t != NULL, "GetTask: %s", err.msg);
+	return t;
+}
+
+static json_object *ext_of(json_object *t)
+{
+	return json_object_object_get(json_object_object_get(t, "metadata"), TH_META_TASK);
+}
+
+static const char *role_of(json_object *t, const char *who)
+{
+	json_object *ps = json_object_object_get(ext_of(t), "participants");
+	for (size_t i = 0; i < json_object_array_length(ps); i++) {
+		json_object *p = json_object_array_get_idx(ps, i);
+		if (strcmp(th_json_str(p, "id"), who) == 0)
+			return th_json_str(p, "role");
+	}
+	return NULL;
+}
+
+static int history_has(json_object *t, const char *needle)
+{
+	return strstr(th_json_text(json_object_object_get(t, "history")), needle) != NULL;
+}
+
+/* ---- task envelopes --------------------------------------------------------------- */
+
+START_TEST(test_task4_envelope_creates_task_with_its_attributes)
+{
+	json_object *r = fx_call(
+		&app, "alice", TH_OP_SEND_MESSAGE, &err,
+		"{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+			"{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":\"Release 1.0\","
+			"\"type\":\"release\",\"description\":\"d\",\"acceptance_criteria\":[{\"text\":"
+			"\"tests pass\"}],\"participants\":[{\"id\":\"bob\",\"role\":\"assignee\"}]}}") ","
+			"{\"text\":\"let us start\"}]}}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object *t = json_object_object_get(r, "task"), *ext = ext_of(t);
+	ck_assert_str_eq(th_json_str(ext, "name"), "Ship");
+	ck_assert_str_eq(th_json_str(ext, "goal"), "Release 1.0");
+	ck_assert_str_eq(th_json_str(ext, "type"), "release");
+	ck_assert_str_eq(th_json_text(json_object_object_get(ext, "acceptance_criteria")),
+	                 "[{\"text\":\"tests pass\",\"met\":false}]");
+	/* The sender joins as reporter; bob is the named assignee, so no harness assignee. */
+	ck_assert_str_eq(role_of(t, "alice"), "reporter");
+	ck_assert_str_eq(role_of(t, "bob"), "assignee");
+	ck_assert_ptr_null(role_of(t, "tiny-harness"));
+	/* The text is the first message, and its turn ran. */
+	ck_assert_str_eq(fx_status_text(t), "echo: [application/vnd.tiny-harness.event+json part]\nlet us start");
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(test_task3_bad_envelopes_are_refused_naming_the_field)
+{
+	static const char *const bad[][2] = {
+		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"colour\":1}}", "colour"},
+		{"{\"kind\":\"task\",\"payload\":{\"goal\":\"y\"}}", "name"},
+		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\"}}", "goal"},
+		{"{\"kind\":\"task\"}", "payload"},
+		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\"},\"extra\":1}", "extra"},
+		{"{\"kind\":\"plan_updated\",\"payload\":{}}", "plan_updated"},
+		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"participants\":[{\"id\":\"b\",\"role\":\"boss\"}]}}",
+		 "role"},
+		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"sub_tasks\":[]}}", "sub_tasks"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+		                           "{\"message\":{\"messageId\":\"b%zu\",\"role\":\"ROLE_USER\","
+		                           "\"parts\":[{\"data\":%s,\"mediaType\":\"%s\"}]}}",
+		                           i, bad[i][0], TH_MT_EVENT));
+		ck_assert_int_eq(err.code, TH_EINVAL);
+		ck_assert_msg(strstr(err.msg, bad[i][1]) != NULL, "case %zu: %s", i, err.msg);
+	}
+	ck_assert_int_eq(fx_count(&app, "tasks"), 0);
+	ck_assert_int_eq(fx_count(&app, "messages"), 0);
+}
+END_TEST
+
+START_TEST(test_task5_envelope_updates_name_description_and_criteria)
+{
+	team_task();
+	json_object *r = fx_call(
+		&app, "bob", TH_OP_SEND_MESSAGE, &err,
+		"{\"message\":{\"taskId\":\"%s\",\"messageId\":\"u1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+			"{\"kind\":\"task\",\"payload\":{\"name\":\"Ship it\",\"description\":\"now\","
+			"\"acceptance_criteria\":[{\"text\":\"green\",\"met\":true}]}}") "]}}",
+		task);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object *ext = ext_of(json_object_object_get(r, "task"));
+	ck_assert_str_eq(th_json_str(ext, "name"), "Ship it");
+	ck_assert_str_eq(th_json_str(ext, "description"), "now");
+	ck_assert_str_eq(th_json_str(ext, "goal"), "Release 1.0");
+	json_object_put(r);
+	/* goal, plan, sub_tasks, parent_tasks cannot change; the key is named. */
+	long msgs = fx_count(&app, "messages");
+	ck_assert_ptr_null(fx_call(&app, "bob", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"u2\",\"role\":"
+	                           "\"ROLE_USER\",\"parts\":[" ENV("{\"kind\":\"task\",\"payload\":{\"goal\":\"other\"}}") "]}}",
+	                           task));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "goal"));
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+}
+END_TEST
+
+START_TEST(test_id5_participants_change_only_by_admin_or_reporter)
+{
+	team_task();
+	fx_add_participant(&app, task, "carol", "assignee");
+	long parts = fx_count(&app, "participants"), msgs = fx_count(&app, "messages");
+	ck_assert_ptr_null(fx_call(&app, "carol", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"p1\",\"role\":"
+	                           "\"ROLE_USER\",\"parts\":[" ENV("{\"kind\":\"task\",\"payload\":{"
+	                           "\"participants\":[{\"id\":\"dave\",\"role\":\"admin\"}]}}") "]}}",
+	                           task));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "admin"));
+	ck_assert_ptr_null(fx_send_text(&app, "carol", task, "p2", "/invite dave admin", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_null(fx_send_text(&app, "carol", task, "p3", "/role bob watcher", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_int_eq(fx_count(&app, "participants"), parts);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	/* The reporter may; the change is announced (TASK-8) and shown in metadata. */
+	long events = fx_count(&app, "events");
+	json_object *t = fx_send_text(&app, "alice", task, "p4", "/invite dave assignee", &err);
+	ck_assert_str_eq(fx_status_text(t), "dave joined as assignee.");
+	ck_assert_str_eq(role_of(t, "dave"), "assignee");
+	json_object_put(t);
+	ck_assert_int_gt(fx_count(&app, "events"), events);
+	t = fx_send_text(&app, "bob", task, "p5", "/role dave watcher", &err);
+	ck_assert_str_eq(role_of(t, "dave"), "watcher");
+	json_object_put(t);
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%participants_updated%'", -1,
+	                   &s, NULL);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 2);
+	sqlite3_finalize(s);
+}
+END_TEST
+
+/* ---- commands ------------------------------------------------------------------------ */
+
+START_TEST(test_cmd3_plan_and_step_update_the_plan_in_metadata)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "c1", "/plan write code; test it; ship", &err);
+	json_object *steps = json_object_object_get(json_object_object_get(ext_of(t), "plan"), "steps");
+	ck_assert_uint_eq(json_object_array_length(steps), 3);
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(steps, 1), "name"), "test it");
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", task, "c2", "/step test it done 12 passing", &err);
+	steps = json_object_object_get(json_object_object_get(ext_of(t), "plan"), "steps");
+	json_object *s1 = json_object_array_get_idx(steps, 1);
+	ck_assert_str_eq(th_json_str(s1, "state"), "done");
+	ck_assert_str_eq(th_json_str(s1, "output"), "12 passing");
+	json_object_put(t);
+	long with_plan_events = 0;
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
+	                   "'%step_updated%'",
+	                   -1, &s, NULL);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	with_plan_events = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	ck_assert_int_eq(with_plan_events, 2);
+}
+END_TEST
+
+START_TEST(test_cmd5_bad_arguments_reply_with_usage_and_change_nothing)
+{
+	team_task();
+	static const char *const cmds[] = {"/ask bob", "/ask nobody why?", "/subtask no colon here",
+	                                   "/step nothing", "/role bob boss", "/invite",
+	                                   "/plan ;;"};
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+		char mid[16];
+		snprintf(mid, sizeof mid, "u%zu", i);
+		long parts = fx_count(&app, "participants"), subs = fx_count(&app, "subtask_links");
+		long steps = fx_count(&app, "plan_steps"), helps = fx_count(&app, "help_requests");
+		json_object *t = fx_send_text(&app, "alice", task, mid, cmds[i], &err);
+		ck_assert_msg(t != NULL, "%s: %s", cmds[i], err.msg);
+		ck_assert_msg(strstr(fx_status_text(t), "Usage: /") != NULL, "%s: %s", cmds[i],
+		              fx_status_text(t));
+		ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+		json_object_put(t);
+		ck_assert_int_eq(fx_count(&app, "participants"), parts);
+		ck_assert_int_eq(fx_count(&app, "subtask_links"), subs);
+		ck_assert_int_eq(fx_count(&app, "plan_steps"), steps);
+		ck_assert_int_eq(fx_count(&app, "help_requests"), helps);
+	}
+}
+END_TEST
+
+START_TEST(test_cmd1_card_lists_every_builtin)
+{
+	json_object *cmds = json_object_new_array();
+	const char *names = th_json_text(app.card);
+	static const char *const builtins[] = {"help", "status", "plan", "step", "ask",
+	                                       "subtask", "invite", "role"};
+	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+		char needle[64];
+		snprintf(needle, sizeof needle, "\"name\":\"%s\"", builtins[i]);
+		ck_assert_msg(strstr(names, needle) != NULL, "card lacks /%s", builtins[i]);
+	}
+	json_object_put(cmds);
+}
+END_TEST
+
+/* ---- sub-tasks ----------------------------------------------------------------------- */
+
+START_TEST(test_task4_subtask_inherits_participants_with_a_dotted_id)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
+	char child[160];
+	snprintf(child, sizeof child, "%s.1", task);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), child));
+	json_object *subs = json_object_object_get(ext_of(t), "sub_tasks");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(subs, 0), "task_id"), child);
+	json_object_put(t);
+	th_app_run_pending(&app);
+	t = get("wendy", child);
+	ck_assert_str_eq(role_of(t, "bob"), "admin");
+	ck_assert_str_eq(role_of(t, "wendy"), "watcher");
+	ck_assert_str_eq(role_of(t, "tiny-harness"), "assignee");
+	ck_assert_str_eq(th_json_str(ext_of(t), "goal"), "write the docs");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(json_object_object_get(ext_of(t), "parent_tasks"), 0), "task_id"), task);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	json_object_put(t);
+	/* A second one is .2, a grandchild .1.1 (two levels). */
+	t = fx_send_text(&app, "alice", task, "s2", "/subtask Tests: write tests", &err);
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", child, "s3", "/subtask Intro: the intro", &err);
+	json_object_put(t);
+	char grandchild[200], second[160];
+	snprintf(second, sizeof second, "%s.2", task);
+	snprintf(grandchild, sizeof grandchild, "%s.1", child);
+	json_object_put(get("alice", second));
+	json_object_put(get("alice", grandchild));
+}
+END_TEST
+
+START_TEST(test_task4_envelope_parent_links_under_a_writable_parent_only)
+{
+	team_task();
+	char body[1024];
+	snprintf(body, sizeof body,
+	         "{\"message\":{\"messageId\":\"k%%d\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":"
+	         "{\"kind\":\"task\",\"payload\":{\"name\":\"Child\",\"goal\":\"g\",\"parent_tasks\":"
+	         "[{\"task_id\":\"%s\"}]}},\"mediaType\":\"%s\"}]}}",
+	         task, TH_MT_EVENT);
+	long tasks = fx_count(&app, "tasks");
+	ck_assert_ptr_null(fx_call(&app, "wendy", TH_OP_SEND_MESSAGE, &err, body, 1));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_null(fx_call(&app, "mallory", TH_OP_SEND_MESSAGE, &err, body, 2));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	json_object *r = fx_call(&app, "bob", TH_OP_SEND_MESSAGE, &err, body, 3);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	char child[160];
+	snprintf(child, sizeof child, "%s.1", task);
+	ck_assert_str_eq(fx_task_id(json_object_object_get(r, "task")), child);
+	json_object_put(r);
+	/* CTL-4 then CTL-8: completion refused naming the child; cancel takes it along. */
+	json_object *t = fx_complete(&app, "alice", task, &err);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), child));
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "Child"));
+	json_object_put(t);
+	t = fx_call(&app, "alice", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", task);
+	json_object_put(t);
+	t = get("bob", child);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_CANCELED");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_ctl4_resolved_child_is_noted_in_the_parent)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
+	json_object_put(t);
+	char child[160];
+	snprintf(child, sizeof child, "%s.1", task);
+	t = fx_complete(&app, "bob", child, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+	t = get("alice", task);
+	char note[256];
+	snprintf(note, sizeof note, "sub-task %s (Docs) is TASK_STATE_COMPLETED", child);
+	ck_assert(history_has(t, note));
+	json_object_put(t);
+	t = fx_complete(&app, "alice", task, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+}
+END_TEST
+
+/* ---- channels and help requests --------------------------------------------------------- */
+
+static json_object *channel_msg(const char *who, const char *mid, const char *channel,
+                                const char *kind, const char *extra)
+{
+	return fx_call(&app, who, TH_OP_SEND_MESSAGE, &err,
+	               "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
+	               "\"parts\":[{\"data\":{\"channel_id\":\"%s\",\"sender\":\"%s\",\"kind\":\"%s\","
+	               "\"text\":\"hi from %s\"%s},\"mediaType\":\"%s\"}]}}",
+	               task, mid, channel, who, kind, who, extra, TH_MT_CHANNEL);
+}
+
+START_TEST(test_ch3_channel_message_is_kept_and_starts_no_turn)
+{
+	team_task();
+	long turns = fx_count(&app, "turns");
+	json_object *r = channel_msg("alice", "ch1", task, "message", "");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	ck_assert_int_eq(fx_count(&app, "turns"), turns);
+	ck_assert_int_eq(fx_count(&app, "channel_messages"), 1);
+	json_object *t = get("wendy", task);
+	ck_assert(history_has(t, "hi from alice"));
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	json_object_put(t);
+	/* Delivered as a message event. */
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT COUNT(*) FROM events WHERE kind = 'message' AND json LIKE "
+	                   "'%hi from alice%'",
+	                   -1, &s, NULL);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
+	sqlite3_finalize(s);
+}
+END_TEST
+
+START_TEST(test_ch2_side_channel_is_for_its_members_only)
+{
+	team_task();
+	json_object *r = channel_msg("alice", "sc1", "side", "message", ",\"to\":[\"bob\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	r = channel_msg("bob", "sc2", "side", "message", "");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	/* wendy is not in it: the history she sees leaves it out. */
+	json_object *t = get("wendy", task);
+	ck_assert(!history_has(t, "hi from alice"));
+	json_object_put(t);
+	t = get("bob", task);
+	ck_assert(history_has(t, "hi from alice"));
+	json_object_put(t);
+	/* carol (a participant, not a member) gets the same refusal for a channel that
+	 * exists and one that does not. */
+	fx_add_participant(&app, task, "carol", "assignee");
+	long msgs = fx_count(&app, "messages");
+	ck_assert_ptr_null(channel_msg("carol", "x1", "side", "message", ""));
+	char first[TH_ERRMSG_MAX];
+	snprintf(first, sizeof first, "%s", err.msg);
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_null(channel_msg("carol", "x2", "nowhere", "message", ""));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	char *p = strstr(first, "side");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_str_eq(p + 4, strstr(err.msg, "nowhere") + 7);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+}
+END_TEST
+
+START_TEST(test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "a1", "/ask bob Which branch?", &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	json_object *st = json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS);
+	ck_assert_str_eq(th_json_str(st, "sub_state"), "awaiting-answer");
+	ck_assert_str_eq(th_json_str(st, "participant_id"), "bob");
+	char req[64];
+	snprintf(req, sizeof req, "%s", th_json_str(st, "request_id"));
+	ck_assert(strstr(th_json_text(json_object_object_get(t, "status")), "\"kind\":\"help_request\"") != NULL);
+	json_object_put(t);
+	/* STORE-1: an operator sees who the task waits for. */
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT waiting_for, question FROM waiting_tasks WHERE id = ?", -1, &s, NULL);
+	sqlite3_bind_text(s, 1, task, -1, SQLITE_TRANSIENT);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "bob");
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 1), "Which branch?");
+	sqlite3_finalize(s);
+	/* A reply from wendy (not asked) is refused; nothing stored. */
+	char extra[128];
+	snprintf(extra, sizeof extra, ",\"in_reply_to\":\"%s\"", req);
+	long msgs = fx_count(&app, "messages");
+	ck_assert_ptr_null(channel_msg("wendy", "w1", task, "help_reply", extra));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "bob"));
+	ck_assert_ptr_null(channel_msg("bob", "b0", task, "help_reply", ",\"in_reply_to\":\"nope\""));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "no help request"));
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	/* alice's ordinary message is kept but the task still waits for bob. */
+	long turns = fx_count(&app, "turns");
+	t = fx_send_text(&app, "alice", task, "a2", "any news?", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-answer");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns"), turns);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs + 1);
+	/* bob's reply resumes the task, which parks awaiting the next message. */
+	t = channel_msg("bob", "b1", task, "help_reply", extra);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object *task_obj = json_object_object_get(t, "task");
+	ck_assert_str_eq(fx_sub_state(task_obj), "awaiting-next-message");
+	ck_assert_str_eq(fx_status_text(task_obj), "echo: hi from bob");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns"), turns + 1);
+	/* The request is answered: a second answer is refused. */
+	ck_assert_ptr_null(channel_msg("bob", "b2", task, "help_reply", extra));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "already answered"));
+}
+END_TEST
+
+START_TEST(test_id4_watcher_may_answer_a_question_addressed_to_them)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "a1", "/ask wendy Looks good?", &err);
+	json_object_put(t);
+	t = fx_send_text(&app, "wendy", task, "w1", "yes", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	ck_assert_str_eq(fx_status_text(t), "echo: yes");
+	json_object_put(t);
+	/* …and nothing else. */
+	ck_assert_ptr_null(fx_send_text(&app, "wendy", task, "w2", "and another thing", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+}
+END_TEST
+
+/* ---- recovery ------------------------------------------------------------------------------- */
+
+/* Makes the task's last turn look like its worker died mid-turn. */
+static void kill_turn(int attempts)
+{
+	char sql[256];
+	snprintf(sql, sizeof sql,
+	         "UPDATE turns SET state = 'running', worker_pid = 999999, attempts = %d, "
+	         "lease_until_ms = 1 WHERE id = (SELECT MAX(id) FROM turns)",
+	         attempts);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
+{
+	team_task();
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
+	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"survive\"}]},\"configuration\":"
+	                         "{\"returnImmediately\":true}}",
+	                         task);
+	json_object_put(r);
+	free(app.pending[0].task_id);
+	app.npending = 0; /* the worker "dies" before running it */
+	kill_turn(1);
+	int n = 0;
+	ck_assert_int_eq(th_turn_recover(&app, NULL, &n, &err), TH_OK);
+	ck_assert_int_eq(n, 1);
+	json_object *t = get("alice", task);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_status_text(t), "echo: survive");
+	json_object_put(t);
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store), "SELECT COUNT(*) FROM messages WHERE message_id = 'r1'",
+	                   -1, &s, NULL);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
+	sqlite3_finalize(s);
+}
+END_TEST
+
+START_TEST(test_turn4_last_attempt_fails_the_task_with_a_reason)
+{
+	team_task();
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
+	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"doomed\"}]},\"configuration\":"
+	                         "{\"returnImmediately\":true}}",
+	                         task);
+	json_object_put(r);
+	free(app.pending[0].task_id);
+	app.npending = 0;
+	kill_turn(app.cfg->max_attempts);
+	/* Touching the task (a GetTask does not; a follow-up does) recovers it. */
+	ck_assert_ptr_null(fx_send_text(&app, "alice", task, "r2", "hello?", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_FAILED"));
+	json_object *t = get("alice", task);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_FAILED");
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "lease expired"));
+	json_object_put(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("collab");
+	TCase *tc = tcase_create("collab");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_task4_envelope_creates_task_with_its_attributes);
+	tcase_add_test(tc, test_task3_bad_envelopes_are_refused_naming_the_field);
+	tcase_add_test(tc, test_task5_envelope_updates_name_description_and_criteria);
+	tcase_add_test(tc, test_id5_participants_change_only_by_admin_or_reporter);
+	tcase_add_test(tc, test_cmd3_plan_and_step_update_the_plan_in_metadata);
+	tcase_add_test(tc, test_cmd5_bad_arguments_reply_with_usage_and_change_nothing);
+	tcase_add_test(tc, test_cmd1_card_lists_every_builtin);
+	tcase_add_test(tc, test_task4_subtask_inherits_participants_with_a_dotted_id);
+	tcase_add_test(tc, test_task4_envelope_parent_links_under_a_writable_parent_only);
+	tcase_add_test(tc, test_ctl4_resolved_child_is_noted_in_the_parent);
+	tcase_add_test(tc, test_ch3_channel_message_is_kept_and_starts_no_turn);
+	tcase_add_test(tc, test_ch2_side_channel_is_for_its_members_only);
+	tcase_add_test(tc, test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers);
+	tcase_add_test(tc, test_id4_watcher_may_answer_a_question_addressed_to_them);
+	tcase_add_test(tc, test_turn4_expired_lease_is_taken_over_and_the_message_kept_once);
+	tcase_add_test(tc, test_turn4_last_attempt_fails_the_task_with_a_reason);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
