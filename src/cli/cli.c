@@ -13,6 +13,10 @@
 #include "config/config.h"
 #include "harness/commands.h"
 #include "harness/harness.h"
+#include "harness/turn.h"
+#include "harness/view.h"
+#include "a2a/a2a.h"
+#include "util/ids.h"
 #include "service/card.h"
 #include "store/store.h"
 #include "util/buf.h"
@@ -23,6 +27,11 @@ void th_cli_usage(void)
 	fputs("usage: tiny-harness                       (as a FastCGI or CGI program under a web server)\n"
 	      "       tiny-harness card                  print the agent card\n"
 	      "       tiny-harness migrate               create or upgrade the database\n"
+	      "       tiny-harness tasks [list [--state STATE] | show TASK]\n"
+	      "                                          what the database holds\n"
+	      "       tiny-harness recover               finish or fail turns whose worker died\n"
+	      "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
+	      "                                          delete ended tasks older than AGE\n"
 	      "       tiny-harness complete TASK --as ID [--url URL]\n"
 	      "                                          complete a task with the control envelope\n"
 	      "       tiny-harness serve [--port N] [--procs N]\n"
@@ -273,6 +282,148 @@ static int cmd_serve(int argc, char **argv)
 	return 1;
 }
 
+/* Opens the app for an operator command; NULL (with the reason printed) on failure. */
+static int open_app(struct th_app *app)
+{
+	struct th_config *cfg = load_config();
+	if (cfg == NULL)
+		return -1;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_app_open(app, cfg, &e) != TH_OK) {
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_tasks(int argc, char **argv)
+{
+	const char *sub = argc > 2 ? argv[2] : "list";
+	int state = 0;
+	const char *show = NULL;
+	if (strcmp(sub, "list") == 0) {
+		for (int i = 3; i < argc; i++) {
+			if (strcmp(argv[i], "--state") == 0 && i + 1 < argc &&
+			    (state = th_state_from_text(argv[i + 1])) > 0) {
+				i++;
+				continue;
+			}
+			th_cli_usage();
+			return 2;
+		}
+	} else if (strcmp(sub, "show") == 0 && argc == 4) {
+		show = argv[3];
+	} else {
+		th_cli_usage();
+		return 2;
+	}
+	struct th_app app;
+	if (open_app(&app) != 0)
+		return 1;
+	struct th_error e;
+	th_error_clear(&e);
+	int status = 0;
+	if (show != NULL) {
+		json_object *task = NULL;
+		if (th_view_task_by_id(app.store, show, NULL, -1, 1, &task, &e) != TH_OK) {
+			fprintf(stderr, "tiny-harness: %s\n", e.msg);
+			status = 1;
+		} else {
+			puts(json_object_to_json_string_ext(task, JSON_C_TO_STRING_PRETTY |
+			                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+		}
+		json_object_put(task);
+	} else {
+		struct th_task_brief *rows = NULL;
+		size_t n = 0;
+		if (th_store_tasks_overview(app.store, state, 0, &rows, &n, &e) != TH_OK) {
+			fprintf(stderr, "tiny-harness: %s\n", e.msg);
+			status = 1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			char ts[TH_TS_LEN + 1];
+			th_ts_format(rows[i].updated_ms, ts);
+			printf("%s\t%s\t%s\t%s\t%s\n", rows[i].id,
+			       th_state_name((enum th_state)rows[i].state),
+			       rows[i].sub_state ? rows[i].sub_state : "-", ts, rows[i].name);
+		}
+		th_task_briefs_free(rows, n);
+	}
+	th_app_close(&app);
+	return status;
+}
+
+static int cmd_recover(void)
+{
+	struct th_app app;
+	if (open_app(&app) != 0)
+		return 1;
+	struct th_error e;
+	th_error_clear(&e);
+	int n = 0;
+	th_err rc = th_turn_recover(&app, NULL, &n, &e);
+	th_app_run_pending(&app);
+	if (rc != TH_OK)
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+	else
+		printf("recovered %d turn%s\n", n, n == 1 ? "" : "s");
+	th_app_close(&app);
+	return rc == TH_OK ? 0 : 1;
+}
+
+/* "30d", "12h", "90m", "45s" → milliseconds; -1 when it is none of those. */
+static int64_t parse_age(const char *s)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || v < 0 || end[0] == '\0' || end[1] != '\0')
+		return -1;
+	switch (*end) {
+	case 'd': return v * 86400000LL;
+	case 'h': return v * 3600000LL;
+	case 'm': return v * 60000LL;
+	case 's': return v * 1000LL;
+	default: return -1;
+	}
+}
+
+static int cmd_purge(int argc, char **argv)
+{
+	int64_t age = -1;
+	if (argc == 4 && strcmp(argv[2], "--older-than") == 0)
+		age = parse_age(argv[3]);
+	if (age < 0) {
+		th_cli_usage();
+		return 2;
+	}
+	struct th_app app;
+	if (open_app(&app) != 0)
+		return 1;
+	struct th_error e;
+	th_error_clear(&e);
+	int64_t total = 0, n = 0;
+	th_err rc;
+	/* Batches keep each write transaction short next to live workers. */
+	do {
+		n = 0;
+		rc = th_store_begin(app.store, &e);
+		if (rc == TH_OK)
+			rc = th_store_purge(app.store, th_now_ms() - age, 200, &n, &e);
+		if (rc == TH_OK)
+			rc = th_store_commit(app.store, &e);
+		if (rc != TH_OK)
+			th_store_rollback(app.store);
+		total += n;
+	} while (rc == TH_OK && n == 200);
+	if (rc != TH_OK)
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+	else
+		printf("purged %lld task%s\n", (long long)total, total == 1 ? "" : "s");
+	th_app_close(&app);
+	return rc == TH_OK ? 0 : 1;
+}
+
 int th_cli_main(int argc, char **argv)
 {
 	const char *cmd = argv[1];
@@ -282,6 +433,12 @@ int th_cli_main(int argc, char **argv)
 		return cmd_migrate();
 	if (strcmp(cmd, "complete") == 0)
 		return cmd_complete(argc, argv);
+	if (strcmp(cmd, "tasks") == 0)
+		return cmd_tasks(argc, argv);
+	if (strcmp(cmd, "recover") == 0 && argc == 2)
+		return cmd_recover();
+	if (strcmp(cmd, "purge") == 0)
+		return cmd_purge(argc, argv);
 	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc, argv);
 	th_cli_usage();
