@@ -11,3 +11,7 @@ EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_f
 # Apache+mod_proxy_fcgi (skips a server whose prerequisites are missing).
 TESTS += tests/integration/streaming.mjs
 EXTRA_DIST += tests/integration/streaming.mjs
+# Durability across worker processes (SIGKILL mid-turn, recovery, cut) and concurrency
+# through lighttpd.
+TESTS += tests/integration/crash.sh
+EXTRA_DIST += tests/integration/crash.sh
