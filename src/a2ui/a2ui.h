@@ -45,28 +45,29 @@
 #define TH_A2UI_VERSION_091 "v0.9.1"
 
 /* Caps (the A2UI spec sets none; these are the server's policy, see docs/a2ui.md). */
-#define TH_A2UI_MAX_MESSAGES 64            /* messages per th_a2ui_apply call */
-#define TH_A2UI_MAX_MESSAGE_BYTES 262144   /* serialised bytes per outbound message */
-#define TH_A2UI_MAX_COMPONENTS 1000        /* components per surface */
-#define TH_A2UI_MAX_SURFACES 64            /* live surfaces per registry (task) */
-#define TH_A2UI_MAX_SURFACE_RECORDS 256    /* live + deleted surfaces per registry */
-#define TH_A2UI_MAX_DEPTH 50               /* components on the longest reference chain */
-#define TH_A2UI_MAX_CALL_DEPTH 5           /* FunctionCall nesting */
-#define TH_A2UI_MAX_ID_BYTES 256           /* surfaceId, component id */
-#define TH_A2UI_MAX_NAME_BYTES 128         /* action event name */
-#define TH_A2UI_MAX_CLIENT_MESSAGES 16     /* messages per inbound part */
-#define TH_A2UI_MAX_CONTEXT_BYTES 16384    /* serialised inbound action context */
-#define TH_A2UI_MAX_CONTEXT_KEYS 64        /* keys of an action context (declared or sent) */
-#define TH_A2UI_MAX_CLIENT_TEXT 4096       /* bytes of an inbound error message's strings */
+#define TH_A2UI_MAX_MESSAGES 64          /* messages per th_a2ui_apply call */
+#define TH_A2UI_MAX_MESSAGE_BYTES 262144 /* serialised bytes per outbound message */
+#define TH_A2UI_MAX_COMPONENTS 1000      /* components per surface */
+#define TH_A2UI_MAX_SURFACES 64          /* live surfaces per registry (task) */
+#define TH_A2UI_MAX_SURFACE_RECORDS 256  /* live + deleted surfaces per registry */
+#define TH_A2UI_MAX_DEPTH 50             /* components on the longest reference chain */
+#define TH_A2UI_MAX_CALL_DEPTH 5         /* FunctionCall nesting */
+#define TH_A2UI_MAX_ID_BYTES 256         /* surfaceId, component id */
+#define TH_A2UI_MAX_NAME_BYTES 128       /* action event name */
+#define TH_A2UI_MAX_CLIENT_MESSAGES 16   /* messages per inbound part */
+#define TH_A2UI_MAX_CONTEXT_BYTES 16384  /* serialised inbound action context */
+#define TH_A2UI_MAX_CONTEXT_KEYS 64      /* keys of an action context (declared or sent) */
+#define TH_A2UI_MAX_CLIENT_TEXT 4096     /* bytes of an inbound error message's strings */
 
 /* Action names of the confirm surface (UI-4); their context is always {}. */
 #define TH_A2UI_CONFIRM_APPROVE "approve"
 #define TH_A2UI_CONFIRM_REJECT "reject"
 
 struct th_a2ui_opts {
-	const char *version; /* "v0.9" (also when NULL) or "v0.9.1": what every message must carry */
-	int fill_version;    /* when set, a message without `version` is accepted and, on
-	                        success, gets the configured one added (emit_ui input) */
+	const char
+	    *version;     /* "v0.9" (also when NULL) or "v0.9.1": what every message must carry */
+	int fill_version; /* when set, a message without `version` is accepted and, on
+	                     success, gets the configured one added (emit_ui input) */
 };
 
 /* UI-1 outbound. Validates messages (a JSON array of server-to-client A2UI messages) against the

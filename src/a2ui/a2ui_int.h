@@ -17,7 +17,7 @@ struct th_a2ui_where {
 
 /* Records TH_EINVAL "<prefix>: <path>: <rule>" (path may be NULL or ""). */
 th_err th_a2ui_fail(const struct th_a2ui_where *w, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Validates one component of an updateComponents message against the basic catalog. On success
  * *type is the component's type name (static storage) and each component id it references has

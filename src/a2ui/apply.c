@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const message_keys[] = { "createSurface", "updateComponents", "updateDataModel",
-	                                    "deleteSurface", NULL };
+static const char *const message_keys[] = {"createSurface", "updateComponents", "updateDataModel",
+                                           "deleteSurface", NULL};
 
 struct batch {
 	struct th_error *e;
 	json_object *surfaces; /* staging copy of registry.surfaces; json_object_put */
-	json_object *touched;  /* surfaceId -> index of its last updateComponents; json_object_put */
+	json_object *touched; /* surfaceId -> index of its last updateComponents; json_object_put */
 	const char *version;
 	int fill;
 };
@@ -22,7 +22,8 @@ struct batch {
 static json_object *get(json_object *o, const char *k)
 {
 	json_object *v = NULL;
-	if (o != NULL && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
+	if (o != NULL && json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, k, &v))
 		return v;
 	return NULL;
 }
@@ -61,14 +62,15 @@ static th_err check_registry(json_object *surfaces, struct th_error *e)
 		json_object *comps = get(s, "components");
 		if (comps == NULL || !json_object_is_type(comps, json_type_object))
 			return th_error_set(e, TH_EINTERNAL,
-			                    "A2UI surface registry is malformed at surface \"%s\"", sid);
+			                    "A2UI surface registry is malformed at surface \"%s\"",
+			                    sid);
 		json_object_object_foreach(comps, cid, c)
 		{
 			json_object *refs = get(c, "refs");
 			if (refs == NULL || !json_object_is_type(refs, json_type_array))
-				return th_error_set(e, TH_EINTERNAL,
-				                    "A2UI surface registry is malformed at component \"%s\"",
-				                    cid);
+				return th_error_set(
+				    e, TH_EINTERNAL,
+				    "A2UI surface registry is malformed at component \"%s\"", cid);
 		}
 	}
 	return TH_OK;
@@ -111,8 +113,8 @@ static th_err live_surface(struct batch *b, const struct th_a2ui_where *w, json_
 	const char *id = json_object_get_string(sid);
 	json_object *s = get(b->surfaces, id);
 	if (s == NULL)
-		return th_a2ui_fail(w, NULL, "unknown surface \"%s\": createSurface must come first",
-		                    id);
+		return th_a2ui_fail(w, NULL,
+		                    "unknown surface \"%s\": createSurface must come first", id);
 	if (is_deleted(s))
 		return th_a2ui_fail(w, NULL, "surface \"%s\" was deleted; nothing may follow", id);
 	*sid_out = id;
@@ -131,8 +133,8 @@ static th_err only_keys(const struct th_a2ui_where *w, json_object *inner,
 
 static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner)
 {
-	static const char *const keys[] = { "surfaceId", "catalogId", "theme", "sendDataModel",
-		                            NULL };
+	static const char *const keys[] = {"surfaceId", "catalogId", "theme", "sendDataModel",
+	                                   NULL};
 	if (get(inner, "catalog") != NULL || get(inner, "inlineCatalog") != NULL ||
 	    get(inner, "inlineCatalogs") != NULL)
 		return th_a2ui_fail(w, NULL, "inline catalog refused: only the basic catalog %s",
@@ -150,7 +152,8 @@ static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, jso
 	if (cat == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"catalogId\"");
 	if (json_object_is_type(cat, json_type_object))
-		return th_a2ui_fail(w, "catalogId", "inline catalog refused: only the basic catalog %s",
+		return th_a2ui_fail(w, "catalogId",
+		                    "inline catalog refused: only the basic catalog %s",
 		                    TH_A2UI_BASIC_CATALOG);
 	if (!json_object_is_type(cat, json_type_string) ||
 	    strcmp(json_object_get_string(cat), TH_A2UI_BASIC_CATALOG) != 0)
@@ -165,8 +168,8 @@ static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, jso
 	const char *id = json_object_get_string(sid);
 	json_object *old = get(b->surfaces, id);
 	if (old != NULL && is_deleted(old))
-		return th_a2ui_fail(w, NULL, "surface \"%s\" was deleted; a surface id is not reused",
-		                    id);
+		return th_a2ui_fail(w, NULL,
+		                    "surface \"%s\" was deleted; a surface id is not reused", id);
 	if (old != NULL)
 		return th_a2ui_fail(w, NULL,
 		                    "surface \"%s\" already exists (no second createSurface)", id);
@@ -225,7 +228,7 @@ static th_err component_record(struct th_error *e, json_object *comp, const char
 static th_err update_components(struct batch *b, const struct th_a2ui_where *w, size_t idx,
                                 json_object *inner)
 {
-	static const char *const keys[] = { "surfaceId", "components", NULL };
+	static const char *const keys[] = {"surfaceId", "components", NULL};
 	th_err rc = only_keys(w, inner, keys);
 	if (rc != TH_OK)
 		return rc;
@@ -251,12 +254,13 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
 		json_object *id = get(comp, "id");
 		char prefix[TH_ERRMSG_MAX];
 		if (th_a2ui_id_ok(id))
-			snprintf(prefix, sizeof prefix, "message %zu (updateComponents), component \"%s\"",
-			         idx, json_object_get_string(id));
+			snprintf(prefix, sizeof prefix,
+			         "message %zu (updateComponents), component \"%s\"", idx,
+			         json_object_get_string(id));
 		else
-			snprintf(prefix, sizeof prefix, "message %zu (updateComponents), components[%zu]",
-			         idx, i);
-		struct th_a2ui_where cw = { b->e, prefix };
+			snprintf(prefix, sizeof prefix,
+			         "message %zu (updateComponents), components[%zu]", idx, i);
+		struct th_a2ui_where cw = {b->e, prefix};
 		if (!json_object_is_type(comp, json_type_object)) {
 			rc = th_a2ui_fail(&cw, NULL, "a component must be an object");
 			break;
@@ -295,15 +299,14 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
 	if (rc != TH_OK)
 		return rc;
 	if (json_object_object_length(comps) > TH_A2UI_MAX_COMPONENTS)
-		return th_a2ui_fail(w, NULL, "surface \"%s\" would hold more than %d components", sid,
-		                    TH_A2UI_MAX_COMPONENTS);
+		return th_a2ui_fail(w, NULL, "surface \"%s\" would hold more than %d components",
+		                    sid, TH_A2UI_MAX_COMPONENTS);
 	return put(b->e, b->touched, sid, json_object_new_int64((int64_t)idx));
 }
 
-static th_err update_data_model(struct batch *b, const struct th_a2ui_where *w,
-                                json_object *inner)
+static th_err update_data_model(struct batch *b, const struct th_a2ui_where *w, json_object *inner)
 {
-	static const char *const keys[] = { "surfaceId", "path", "value", NULL };
+	static const char *const keys[] = {"surfaceId", "path", "value", NULL};
 	th_err rc = only_keys(w, inner, keys);
 	if (rc != TH_OK)
 		return rc;
@@ -320,7 +323,7 @@ static th_err update_data_model(struct batch *b, const struct th_a2ui_where *w,
 
 static th_err delete_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner)
 {
-	static const char *const keys[] = { "surfaceId", NULL };
+	static const char *const keys[] = {"surfaceId", NULL};
 	th_err rc = only_keys(w, inner, keys);
 	if (rc != TH_OK)
 		return rc;
@@ -339,7 +342,7 @@ static th_err check_message(struct batch *b, size_t idx, json_object *msg)
 {
 	char prefix[64];
 	snprintf(prefix, sizeof prefix, "message %zu", idx);
-	struct th_a2ui_where w = { b->e, prefix };
+	struct th_a2ui_where w = {b->e, prefix};
 	if (!json_object_is_type(msg, json_type_object))
 		return th_a2ui_fail(&w, NULL, "must be an object");
 	const char *key = NULL;
@@ -447,13 +450,13 @@ static th_err check_surface(struct batch *b, const char *sid, size_t idx)
 	json_object *comps = get(get(b->surfaces, sid), "components");
 	char prefix[TH_ERRMSG_MAX];
 	snprintf(prefix, sizeof prefix, "message %zu (updateComponents), surface \"%s\"", idx, sid);
-	struct th_a2ui_where w = { b->e, prefix };
+	struct th_a2ui_where w = {b->e, prefix};
 	size_t n = (size_t)json_object_object_length(comps);
 	if (n == 0)
 		return TH_OK;
 	if (get(comps, "root") == NULL)
 		return th_a2ui_fail(&w, NULL, "no component has id \"root\"");
-	struct graph g = { calloc(n, sizeof(struct node)), json_object_new_object(), &w };
+	struct graph g = {calloc(n, sizeof(struct node)), json_object_new_object(), &w};
 	th_err rc = TH_OK;
 	if (g.nodes == NULL || g.index == NULL)
 		rc = nomem(b->e);
@@ -473,9 +476,10 @@ static th_err check_surface(struct batch *b, const char *sid, size_t idx)
 			json_object *r = json_object_array_get_idx(refs, k);
 			const char *rs = json_object_get_string(r);
 			if (!json_object_is_type(r, json_type_string) || get(g.index, rs) == NULL) {
-				rc = th_a2ui_fail(&w, NULL,
-				                  "component \"%s\" references unknown component \"%s\"",
-				                  g.nodes[i].id, rs != NULL ? rs : "");
+				rc = th_a2ui_fail(
+				    &w, NULL,
+				    "component \"%s\" references unknown component \"%s\"",
+				    g.nodes[i].id, rs != NULL ? rs : "");
 				break;
 			}
 		}
@@ -494,8 +498,8 @@ th_err th_a2ui_apply(json_object *registry, json_object *messages, const struct 
 	th_err rc = th_a2ui_registry_check(registry, &surfaces, e);
 	if (rc != TH_OK)
 		return rc;
-	const char *version = opts != NULL && opts->version != NULL ? opts->version
-	                                                            : TH_A2UI_VERSION;
+	const char *version =
+	    opts != NULL && opts->version != NULL ? opts->version : TH_A2UI_VERSION;
 	if (strcmp(version, TH_A2UI_VERSION) != 0 && strcmp(version, TH_A2UI_VERSION_091) != 0)
 		return th_error_set(e, TH_EINTERNAL, "A2UI version option \"%s\" is not supported",
 		                    version);
@@ -507,8 +511,8 @@ th_err th_a2ui_apply(json_object *registry, json_object *messages, const struct 
 	if (n > TH_A2UI_MAX_MESSAGES)
 		return th_error_set(e, TH_EINVAL, "more than %d A2UI messages in one batch",
 		                    TH_A2UI_MAX_MESSAGES);
-	struct batch b = { e, NULL, json_object_new_object(), version,
-		           opts != NULL && opts->fill_version };
+	struct batch b = {e, NULL, json_object_new_object(), version,
+	                  opts != NULL && opts->fill_version};
 	if (surfaces == NULL)
 		b.surfaces = json_object_new_object();
 	else if (json_object_deep_copy(surfaces, &b.surfaces, NULL) != 0)

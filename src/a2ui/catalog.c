@@ -30,24 +30,35 @@ enum kind {
 	K_ACTION,
 	K_CHECKS,
 	K_ICON,
-	K_ACCESS,   /* AccessibilityAttributes */
-	K_DTBOUND,  /* DynamicString; a literal is a date, time or date-time */
-	K_DBOOLS2   /* array of at least two DynamicBoolean */
+	K_ACCESS,  /* AccessibilityAttributes */
+	K_DTBOUND, /* DynamicString; a literal is a date, time or date-time */
+	K_DBOOLS2  /* array of at least two DynamicBoolean */
 };
 
 /* The name the contract test derives from the official schema for each kind. */
 static const char *const kind_names[] = {
-	[K_DSTR] = "DynamicString",   [K_DNUM] = "DynamicNumber",
-	[K_DBOOL] = "DynamicBoolean", [K_DSTRLIST] = "DynamicStringList",
-	[K_DVALUE] = "DynamicValue",  [K_ANY] = "any",
-	[K_STR] = "string",           [K_NUM] = "number",
-	[K_UINT] = "integer",         [K_BOOL] = "boolean",
-	[K_ENUM] = "enum",            [K_URI] = "uri",
-	[K_CID] = "ComponentId",      [K_CHILDLIST] = "ChildList",
-	[K_TABS] = "array",           [K_OPTIONS] = "array",
-	[K_ACTION] = "Action",        [K_CHECKS] = "array",
-	[K_ICON] = "oneOf",           [K_ACCESS] = "AccessibilityAttributes",
-	[K_DTBOUND] = "allOf",        [K_DBOOLS2] = "array",
+    [K_DSTR] = "DynamicString",
+    [K_DNUM] = "DynamicNumber",
+    [K_DBOOL] = "DynamicBoolean",
+    [K_DSTRLIST] = "DynamicStringList",
+    [K_DVALUE] = "DynamicValue",
+    [K_ANY] = "any",
+    [K_STR] = "string",
+    [K_NUM] = "number",
+    [K_UINT] = "integer",
+    [K_BOOL] = "boolean",
+    [K_ENUM] = "enum",
+    [K_URI] = "uri",
+    [K_CID] = "ComponentId",
+    [K_CHILDLIST] = "ChildList",
+    [K_TABS] = "array",
+    [K_OPTIONS] = "array",
+    [K_ACTION] = "Action",
+    [K_CHECKS] = "array",
+    [K_ICON] = "oneOf",
+    [K_ACCESS] = "AccessibilityAttributes",
+    [K_DTBOUND] = "allOf",
+    [K_DBOOLS2] = "array",
 };
 
 struct prop {
@@ -65,109 +76,107 @@ struct comp {
 	struct prop props[MAX_PROPS]; /* ends at the first NULL name */
 };
 
-static const char *const text_variants[] = { "h1", "h2", "h3", "h4", "h5", "caption", "body", NULL };
-static const char *const image_fits[] = { "contain", "cover", "fill", "none", "scaleDown", NULL };
-static const char *const image_variants[] = { "icon",          "avatar",        "smallFeature",
-	                                      "mediumFeature", "largeFeature", "header",
-	                                      NULL };
-static const char *const justifies[] = { "center",      "end",   "spaceAround", "spaceBetween",
-	                                 "spaceEvenly", "start", "stretch",     NULL };
-static const char *const aligns[] = { "start", "center", "end", "stretch", NULL };
-static const char *const directions[] = { "vertical", "horizontal", NULL };
-static const char *const axes[] = { "horizontal", "vertical", NULL };
-static const char *const button_variants[] = { "default", "primary", "borderless", NULL };
-static const char *const field_variants[] = { "longText", "number", "shortText", "obscured", NULL };
-static const char *const picker_variants[] = { "multipleSelection", "mutuallyExclusive", NULL };
-static const char *const display_styles[] = { "checkbox", "chips", NULL };
-static const char *const return_types[] = { "string", "number", "boolean", "array",
-	                                    "object", "any",    "void",    NULL };
+static const char *const text_variants[] = {"h1", "h2", "h3", "h4", "h5", "caption", "body", NULL};
+static const char *const image_fits[] = {"contain", "cover", "fill", "none", "scaleDown", NULL};
+static const char *const image_variants[] = {
+    "icon", "avatar", "smallFeature", "mediumFeature", "largeFeature", "header", NULL};
+static const char *const justifies[] = {"center",      "end",   "spaceAround", "spaceBetween",
+                                        "spaceEvenly", "start", "stretch",     NULL};
+static const char *const aligns[] = {"start", "center", "end", "stretch", NULL};
+static const char *const directions[] = {"vertical", "horizontal", NULL};
+static const char *const axes[] = {"horizontal", "vertical", NULL};
+static const char *const button_variants[] = {"default", "primary", "borderless", NULL};
+static const char *const field_variants[] = {"longText", "number", "shortText", "obscured", NULL};
+static const char *const picker_variants[] = {"multipleSelection", "mutuallyExclusive", NULL};
+static const char *const display_styles[] = {"checkbox", "chips", NULL};
+static const char *const return_types[] = {"string", "number", "boolean", "array",
+                                           "object", "any",    "void",    NULL};
 static const char *const icon_names[] = {
-	"accountCircle", "add",           "arrowBack",    "arrowForward",  "attachFile",
-	"calendarToday", "call",          "camera",       "check",         "close",
-	"delete",        "download",      "edit",         "event",         "error",
-	"fastForward",   "favorite",      "favoriteOff",  "folder",        "help",
-	"home",          "info",          "locationOn",   "lock",          "lockOpen",
-	"mail",          "menu",          "moreVert",     "moreHoriz",     "notificationsOff",
-	"notifications", "pause",         "payment",      "person",        "phone",
-	"photo",         "play",          "print",        "refresh",       "rewind",
-	"search",        "send",          "settings",     "share",         "shoppingCart",
-	"skipNext",      "skipPrevious",  "star",         "starHalf",      "starOff",
-	"stop",          "upload",        "visibility",   "visibilityOff", "volumeDown",
-	"volumeMute",    "volumeOff",     "volumeUp",     "warning",       NULL
-};
+    "accountCircle", "add",          "arrowBack",   "arrowForward",  "attachFile",
+    "calendarToday", "call",         "camera",      "check",         "close",
+    "delete",        "download",     "edit",        "event",         "error",
+    "fastForward",   "favorite",     "favoriteOff", "folder",        "help",
+    "home",          "info",         "locationOn",  "lock",          "lockOpen",
+    "mail",          "menu",         "moreVert",    "moreHoriz",     "notificationsOff",
+    "notifications", "pause",        "payment",     "person",        "phone",
+    "photo",         "play",         "print",       "refresh",       "rewind",
+    "search",        "send",         "settings",    "share",         "shoppingCart",
+    "skipNext",      "skipPrevious", "star",        "starHalf",      "starOff",
+    "stop",          "upload",       "visibility",  "visibilityOff", "volumeDown",
+    "volumeMute",    "volumeOff",    "volumeUp",    "warning",       NULL};
 
 /* Properties every component takes besides id and component. */
 static const struct prop common_props[] = {
-	{ "accessibility", K_ACCESS, 0, NULL },
-	{ "weight", K_NUM, 0, NULL },
-	{ NULL, K_ANY, 0, NULL },
+    {"accessibility", K_ACCESS, 0, NULL},
+    {"weight", K_NUM, 0, NULL},
+    {NULL, K_ANY, 0, NULL},
 };
-static const struct prop checkable_prop = { "checks", K_CHECKS, 0, NULL };
+static const struct prop checkable_prop = {"checks", K_CHECKS, 0, NULL};
 
 static const struct comp comps[] = {
-	{ "Text", 0, { { "text", K_DSTR, 1, NULL }, { "variant", K_ENUM, 0, text_variants } } },
-	{ "Image",
-	  0,
-	  { { "url", K_DSTR, 1, NULL },
-	    { "description", K_DSTR, 0, NULL },
-	    { "fit", K_ENUM, 0, image_fits },
-	    { "variant", K_ENUM, 0, image_variants } } },
-	{ "Icon", 0, { { "name", K_ICON, 1, NULL } } },
-	{ "Video", 0, { { "url", K_DSTR, 1, NULL } } },
-	{ "AudioPlayer", 0, { { "url", K_DSTR, 1, NULL }, { "description", K_DSTR, 0, NULL } } },
-	{ "Row",
-	  0,
-	  { { "children", K_CHILDLIST, 1, NULL },
-	    { "justify", K_ENUM, 0, justifies },
-	    { "align", K_ENUM, 0, aligns } } },
-	{ "Column",
-	  0,
-	  { { "children", K_CHILDLIST, 1, NULL },
-	    { "justify", K_ENUM, 0, justifies },
-	    { "align", K_ENUM, 0, aligns } } },
-	{ "List",
-	  0,
-	  { { "children", K_CHILDLIST, 1, NULL },
-	    { "direction", K_ENUM, 0, directions },
-	    { "align", K_ENUM, 0, aligns } } },
-	{ "Card", 0, { { "child", K_CID, 1, NULL } } },
-	{ "Tabs", 0, { { "tabs", K_TABS, 1, NULL } } },
-	{ "Modal", 0, { { "trigger", K_CID, 1, NULL }, { "content", K_CID, 1, NULL } } },
-	{ "Divider", 0, { { "axis", K_ENUM, 0, axes } } },
-	{ "Button",
-	  1,
-	  { { "child", K_CID, 1, NULL },
-	    { "variant", K_ENUM, 0, button_variants },
-	    { "action", K_ACTION, 1, NULL } } },
-	{ "TextField",
-	  1,
-	  { { "label", K_DSTR, 1, NULL },
-	    { "value", K_DSTR, 0, NULL },
-	    { "variant", K_ENUM, 0, field_variants },
-	    { "validationRegexp", K_STR, 0, NULL } } },
-	{ "CheckBox", 1, { { "label", K_DSTR, 1, NULL }, { "value", K_DBOOL, 1, NULL } } },
-	{ "ChoicePicker",
-	  1,
-	  { { "label", K_DSTR, 0, NULL },
-	    { "variant", K_ENUM, 0, picker_variants },
-	    { "options", K_OPTIONS, 1, NULL },
-	    { "value", K_DSTRLIST, 1, NULL },
-	    { "displayStyle", K_ENUM, 0, display_styles },
-	    { "filterable", K_BOOL, 0, NULL } } },
-	{ "Slider",
-	  1,
-	  { { "label", K_DSTR, 0, NULL },
-	    { "min", K_NUM, 0, NULL },
-	    { "max", K_NUM, 1, NULL },
-	    { "value", K_DNUM, 1, NULL } } },
-	{ "DateTimeInput",
-	  1,
-	  { { "value", K_DSTR, 1, NULL },
-	    { "enableDate", K_BOOL, 0, NULL },
-	    { "enableTime", K_BOOL, 0, NULL },
-	    { "min", K_DTBOUND, 0, NULL },
-	    { "max", K_DTBOUND, 0, NULL },
-	    { "label", K_DSTR, 0, NULL } } },
+    {"Text", 0, {{"text", K_DSTR, 1, NULL}, {"variant", K_ENUM, 0, text_variants}}},
+    {"Image",
+     0,
+     {{"url", K_DSTR, 1, NULL},
+      {"description", K_DSTR, 0, NULL},
+      {"fit", K_ENUM, 0, image_fits},
+      {"variant", K_ENUM, 0, image_variants}}},
+    {"Icon", 0, {{"name", K_ICON, 1, NULL}}},
+    {"Video", 0, {{"url", K_DSTR, 1, NULL}}},
+    {"AudioPlayer", 0, {{"url", K_DSTR, 1, NULL}, {"description", K_DSTR, 0, NULL}}},
+    {"Row",
+     0,
+     {{"children", K_CHILDLIST, 1, NULL},
+      {"justify", K_ENUM, 0, justifies},
+      {"align", K_ENUM, 0, aligns}}},
+    {"Column",
+     0,
+     {{"children", K_CHILDLIST, 1, NULL},
+      {"justify", K_ENUM, 0, justifies},
+      {"align", K_ENUM, 0, aligns}}},
+    {"List",
+     0,
+     {{"children", K_CHILDLIST, 1, NULL},
+      {"direction", K_ENUM, 0, directions},
+      {"align", K_ENUM, 0, aligns}}},
+    {"Card", 0, {{"child", K_CID, 1, NULL}}},
+    {"Tabs", 0, {{"tabs", K_TABS, 1, NULL}}},
+    {"Modal", 0, {{"trigger", K_CID, 1, NULL}, {"content", K_CID, 1, NULL}}},
+    {"Divider", 0, {{"axis", K_ENUM, 0, axes}}},
+    {"Button",
+     1,
+     {{"child", K_CID, 1, NULL},
+      {"variant", K_ENUM, 0, button_variants},
+      {"action", K_ACTION, 1, NULL}}},
+    {"TextField",
+     1,
+     {{"label", K_DSTR, 1, NULL},
+      {"value", K_DSTR, 0, NULL},
+      {"variant", K_ENUM, 0, field_variants},
+      {"validationRegexp", K_STR, 0, NULL}}},
+    {"CheckBox", 1, {{"label", K_DSTR, 1, NULL}, {"value", K_DBOOL, 1, NULL}}},
+    {"ChoicePicker",
+     1,
+     {{"label", K_DSTR, 0, NULL},
+      {"variant", K_ENUM, 0, picker_variants},
+      {"options", K_OPTIONS, 1, NULL},
+      {"value", K_DSTRLIST, 1, NULL},
+      {"displayStyle", K_ENUM, 0, display_styles},
+      {"filterable", K_BOOL, 0, NULL}}},
+    {"Slider",
+     1,
+     {{"label", K_DSTR, 0, NULL},
+      {"min", K_NUM, 0, NULL},
+      {"max", K_NUM, 1, NULL},
+      {"value", K_DNUM, 1, NULL}}},
+    {"DateTimeInput",
+     1,
+     {{"value", K_DSTR, 1, NULL},
+      {"enableDate", K_BOOL, 0, NULL},
+      {"enableTime", K_BOOL, 0, NULL},
+      {"min", K_DTBOUND, 0, NULL},
+      {"max", K_DTBOUND, 0, NULL},
+      {"label", K_DSTR, 0, NULL}}},
 };
 
 #define NCOMPS (sizeof comps / sizeof comps[0])
@@ -180,49 +189,44 @@ struct fn {
 };
 
 static const struct fn fns[] = {
-	{ "required", "boolean", 0, { { "value", K_ANY, 1, NULL } } },
-	{ "regex", "boolean", 0, { { "value", K_DSTR, 1, NULL }, { "pattern", K_STR, 1, NULL } } },
-	{ "length",
-	  "boolean",
-	  1,
-	  { { "value", K_DSTR, 1, NULL }, { "min", K_UINT, 0, NULL }, { "max", K_UINT, 0, NULL } } },
-	{ "numeric",
-	  "boolean",
-	  1,
-	  { { "value", K_DNUM, 1, NULL }, { "min", K_NUM, 0, NULL }, { "max", K_NUM, 0, NULL } } },
-	{ "email", "boolean", 0, { { "value", K_DSTR, 1, NULL } } },
-	{ "formatString", "string", 0, { { "value", K_DSTR, 1, NULL } } },
-	{ "formatNumber",
-	  "string",
-	  0,
-	  { { "value", K_DNUM, 1, NULL },
-	    { "decimals", K_DNUM, 0, NULL },
-	    { "grouping", K_DBOOL, 0, NULL } } },
-	{ "formatCurrency",
-	  "string",
-	  0,
-	  { { "value", K_DNUM, 1, NULL },
-	    { "currency", K_DSTR, 1, NULL },
-	    { "decimals", K_DNUM, 0, NULL },
-	    { "grouping", K_DBOOL, 0, NULL } } },
-	{ "formatDate",
-	  "string",
-	  0,
-	  { { "value", K_DVALUE, 1, NULL }, { "format", K_DSTR, 1, NULL } } },
-	{ "pluralize",
-	  "string",
-	  0,
-	  { { "value", K_DNUM, 1, NULL },
-	    { "zero", K_DSTR, 0, NULL },
-	    { "one", K_DSTR, 0, NULL },
-	    { "two", K_DSTR, 0, NULL },
-	    { "few", K_DSTR, 0, NULL },
-	    { "many", K_DSTR, 0, NULL },
-	    { "other", K_DSTR, 1, NULL } } },
-	{ "openUrl", "void", 0, { { "url", K_URI, 1, NULL } } },
-	{ "and", "boolean", 0, { { "values", K_DBOOLS2, 1, NULL } } },
-	{ "or", "boolean", 0, { { "values", K_DBOOLS2, 1, NULL } } },
-	{ "not", "boolean", 0, { { "value", K_DBOOL, 1, NULL } } },
+    {"required", "boolean", 0, {{"value", K_ANY, 1, NULL}}},
+    {"regex", "boolean", 0, {{"value", K_DSTR, 1, NULL}, {"pattern", K_STR, 1, NULL}}},
+    {"length",
+     "boolean",
+     1,
+     {{"value", K_DSTR, 1, NULL}, {"min", K_UINT, 0, NULL}, {"max", K_UINT, 0, NULL}}},
+    {"numeric",
+     "boolean",
+     1,
+     {{"value", K_DNUM, 1, NULL}, {"min", K_NUM, 0, NULL}, {"max", K_NUM, 0, NULL}}},
+    {"email", "boolean", 0, {{"value", K_DSTR, 1, NULL}}},
+    {"formatString", "string", 0, {{"value", K_DSTR, 1, NULL}}},
+    {"formatNumber",
+     "string",
+     0,
+     {{"value", K_DNUM, 1, NULL}, {"decimals", K_DNUM, 0, NULL}, {"grouping", K_DBOOL, 0, NULL}}},
+    {"formatCurrency",
+     "string",
+     0,
+     {{"value", K_DNUM, 1, NULL},
+      {"currency", K_DSTR, 1, NULL},
+      {"decimals", K_DNUM, 0, NULL},
+      {"grouping", K_DBOOL, 0, NULL}}},
+    {"formatDate", "string", 0, {{"value", K_DVALUE, 1, NULL}, {"format", K_DSTR, 1, NULL}}},
+    {"pluralize",
+     "string",
+     0,
+     {{"value", K_DNUM, 1, NULL},
+      {"zero", K_DSTR, 0, NULL},
+      {"one", K_DSTR, 0, NULL},
+      {"two", K_DSTR, 0, NULL},
+      {"few", K_DSTR, 0, NULL},
+      {"many", K_DSTR, 0, NULL},
+      {"other", K_DSTR, 1, NULL}}},
+    {"openUrl", "void", 0, {{"url", K_URI, 1, NULL}}},
+    {"and", "boolean", 0, {{"values", K_DBOOLS2, 1, NULL}}},
+    {"or", "boolean", 0, {{"values", K_DBOOLS2, 1, NULL}}},
+    {"not", "boolean", 0, {{"value", K_DBOOL, 1, NULL}}},
 };
 
 #define NFNS (sizeof fns / sizeof fns[0])
@@ -331,7 +335,7 @@ static int parse_date(const char *s)
 	if (!digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' || !digits(s + 8, 2))
 		return 0;
 	int y = num(s, 4), m = num(s + 5, 2), d = num(s + 8, 2);
-	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	if (m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
 		return 0;
 	if (m == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
@@ -436,7 +440,7 @@ static th_err check_props(struct vctx *c, const char *path, const struct prop *p
 /* A FunctionCall whose result is used where `expected` is wanted ("any": no constraint). */
 static th_err check_call(struct vctx *c, const char *path, json_object *v, const char *expected)
 {
-	static const char *const keys[] = { "call", "args", "returnType", NULL };
+	static const char *const keys[] = {"call", "args", "returnType", NULL};
 	const char *bad = NULL;
 	if (th_a2ui_extra_key(v, keys, &bad))
 		return th_a2ui_fail(c->w, path, "unknown property \"%s\" in a function call", bad);
@@ -448,12 +452,12 @@ static th_err check_call(struct vctx *c, const char *path, json_object *v, const
 		return th_a2ui_fail(c->w, path, "function call needs \"call\" as a string");
 	const struct fn *f = find_fn(name);
 	if (f == NULL)
-		return th_a2ui_fail(c->w, path, "unknown function \"%s\" (not in the basic catalog)",
-		                    name);
+		return th_a2ui_fail(c->w, path,
+		                    "unknown function \"%s\" (not in the basic catalog)", name);
 	json_object *rt = NULL;
 	if (json_object_object_get_ex(v, "returnType", &rt)) {
-		const char *r = json_object_is_type(rt, json_type_string) ? json_object_get_string(rt)
-		                                                          : NULL;
+		const char *r =
+		    json_object_is_type(rt, json_type_string) ? json_object_get_string(rt) : NULL;
 		if (r == NULL || !in_list(r, return_types))
 			return th_a2ui_fail(c->w, path, "returnType is not one of the enum values");
 		if (strcmp(r, f->returns) != 0)
@@ -461,13 +465,13 @@ static th_err check_call(struct vctx *c, const char *path, json_object *v, const
 			                    f->returns, r);
 	}
 	if (strcmp(expected, "any") != 0 && strcmp(expected, f->returns) != 0)
-		return th_a2ui_fail(c->w, path,
-		                    "function \"%s\" returns %s where %s is expected", name,
-		                    f->returns, expected);
+		return th_a2ui_fail(c->w, path, "function \"%s\" returns %s where %s is expected",
+		                    name, f->returns, expected);
 	json_object *args = NULL;
 	if (!json_object_object_get_ex(v, "args", &args) ||
 	    !json_object_is_type(args, json_type_object))
-		return th_a2ui_fail(c->w, path, "function \"%s\" needs \"args\" as an object", name);
+		return th_a2ui_fail(c->w, path, "function \"%s\" needs \"args\" as an object",
+		                    name);
 	char sub[256];
 	join(sub, sizeof sub, path, "args");
 	if (f->min_or_max && !json_object_object_get_ex(args, "min", NULL) &&
@@ -540,29 +544,29 @@ static th_err check_object_list(struct vctx *c, const char *path, json_object *v
 }
 
 static const struct prop tab_props[] = {
-	{ "title", K_DSTR, 1, NULL },
-	{ "child", K_CID, 1, NULL },
-	{ NULL, K_ANY, 0, NULL },
+    {"title", K_DSTR, 1, NULL},
+    {"child", K_CID, 1, NULL},
+    {NULL, K_ANY, 0, NULL},
 };
 static const struct prop option_props[] = {
-	{ "label", K_DSTR, 1, NULL },
-	{ "value", K_STR, 1, NULL },
-	{ NULL, K_ANY, 0, NULL },
+    {"label", K_DSTR, 1, NULL},
+    {"value", K_STR, 1, NULL},
+    {NULL, K_ANY, 0, NULL},
 };
 static const struct prop check_rule_props[] = {
-	{ "condition", K_DBOOL, 1, NULL },
-	{ "message", K_STR, 1, NULL },
-	{ NULL, K_ANY, 0, NULL },
+    {"condition", K_DBOOL, 1, NULL},
+    {"message", K_STR, 1, NULL},
+    {NULL, K_ANY, 0, NULL},
 };
 static const struct prop access_props[] = {
-	{ "label", K_DSTR, 0, NULL },
-	{ "description", K_DSTR, 0, NULL },
-	{ NULL, K_ANY, 0, NULL },
+    {"label", K_DSTR, 0, NULL},
+    {"description", K_DSTR, 0, NULL},
+    {NULL, K_ANY, 0, NULL},
 };
 static const struct prop template_props[] = {
-	{ "componentId", K_CID, 1, NULL },
-	{ "path", K_STR, 1, NULL },
-	{ NULL, K_ANY, 0, NULL },
+    {"componentId", K_CID, 1, NULL},
+    {"path", K_STR, 1, NULL},
+    {NULL, K_ANY, 0, NULL},
 };
 
 static th_err check_action(struct vctx *c, const char *path, json_object *v)
@@ -573,8 +577,8 @@ static th_err check_action(struct vctx *c, const char *path, json_object *v)
 	int has_fc = json_object_object_get_ex(v, "functionCall", &fc);
 	int has_ev = json_object_object_get_ex(v, "event", &ev);
 	if (has_fc + has_ev != 1 || json_object_object_length(v) != 1)
-		return th_a2ui_fail(c->w, path,
-		                    "an action is exactly one of {\"event\"} or {\"functionCall\"}");
+		return th_a2ui_fail(
+		    c->w, path, "an action is exactly one of {\"event\"} or {\"functionCall\"}");
 	char sub[256];
 	if (has_fc) {
 		join(sub, sizeof sub, path, "functionCall");
@@ -585,7 +589,7 @@ static th_err check_action(struct vctx *c, const char *path, json_object *v)
 	join(sub, sizeof sub, path, "event");
 	if (!json_object_is_type(ev, json_type_object))
 		return th_a2ui_fail(c->w, sub, "must be an object");
-	static const char *const keys[] = { "name", "context", NULL };
+	static const char *const keys[] = {"name", "context", NULL};
 	const char *bad = NULL;
 	if (th_a2ui_extra_key(ev, keys, &bad))
 		return th_a2ui_fail(c->w, sub, "unknown property \"%s\"", bad);
@@ -605,7 +609,7 @@ static th_err check_action(struct vctx *c, const char *path, json_object *v)
 		return th_a2ui_fail(c->w, csub, "must be an object, not %s", type_name(ctx));
 	if (json_object_object_length(ctx) > TH_A2UI_MAX_CONTEXT_KEYS)
 		return th_a2ui_fail(c->w, csub, "more than %d keys", TH_A2UI_MAX_CONTEXT_KEYS);
-	static const struct prop dv = { "", K_DVALUE, 0, NULL };
+	static const struct prop dv = {"", K_DVALUE, 0, NULL};
 	json_object_object_foreach(ctx, key, val)
 	{
 		char ksub[256];
@@ -626,9 +630,9 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 			const char *s = json_object_get_string(v);
 			if (p->kind == K_DTBOUND && !date_ok(s) && !parse_time(s, 0) &&
 			    !th_a2ui_datetime_ok(s))
-				return th_a2ui_fail(c->w, path,
-				                    "\"%s\" is not an ISO 8601 date, time or date-time",
-				                    s);
+				return th_a2ui_fail(
+				    c->w, path, "\"%s\" is not an ISO 8601 date, time or date-time",
+				    s);
 			return TH_OK;
 		}
 		if (json_object_is_type(v, json_type_object))
@@ -654,7 +658,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 			for (size_t i = 0; i < json_object_array_length(v); i++)
 				if (!json_object_is_type(json_object_array_get_idx(v, i),
 				                         json_type_string))
-					return th_a2ui_fail(c->w, path, "item %zu is not a string", i);
+					return th_a2ui_fail(c->w, path, "item %zu is not a string",
+					                    i);
 			return TH_OK;
 		}
 		if (json_object_is_type(v, json_type_object))
@@ -663,7 +668,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		                    type_name(v));
 	case K_DVALUE:
 		if (json_object_is_type(v, json_type_string) || is_number(v) ||
-		    json_object_is_type(v, json_type_boolean) || json_object_is_type(v, json_type_array))
+		    json_object_is_type(v, json_type_boolean) ||
+		    json_object_is_type(v, json_type_array))
 			return TH_OK;
 		if (json_object_is_type(v, json_type_object))
 			return check_dynamic_object(c, path, v, "any");
@@ -682,7 +688,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		return TH_OK;
 	case K_UINT: {
 		if (!is_number(v))
-			return th_a2ui_fail(c->w, path, "expected an integer, not %s", type_name(v));
+			return th_a2ui_fail(c->w, path, "expected an integer, not %s",
+			                    type_name(v));
 		double d = json_object_get_double(v);
 		if (json_object_is_type(v, json_type_int) ? json_object_get_int64(v) < 0
 		                                          : (d < 0 || floor(d) != d))
@@ -698,8 +705,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		    !in_list(json_object_get_string(v), p->values))
 			return th_a2ui_fail(c->w, path, "%s is not one of the enum values",
 			                    json_object_is_type(v, json_type_string)
-			                            ? json_object_get_string(v)
-			                            : type_name(v));
+			                        ? json_object_get_string(v)
+			                        : type_name(v));
 		return TH_OK;
 	case K_URI:
 		if (!json_object_is_type(v, json_type_string) || !uri_ok(json_object_get_string(v)))
@@ -743,8 +750,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 			json_object *s = NULL;
 			if (json_object_object_get_ex(v, "svgPath", &s))
 				return json_object_is_type(s, json_type_string)
-				               ? TH_OK
-				               : th_a2ui_fail(c->w, path, "svgPath must be a string");
+				           ? TH_OK
+				           : th_a2ui_fail(c->w, path, "svgPath must be a string");
 			if (json_object_object_get_ex(v, "path", NULL))
 				return check_dynamic_object(c, path, v, "string");
 		}
@@ -756,7 +763,7 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 	case K_DBOOLS2: {
 		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) < 2)
 			return th_a2ui_fail(c->w, path, "expected an array of at least 2 booleans");
-		static const struct prop b = { "", K_DBOOL, 0, NULL };
+		static const struct prop b = {"", K_DBOOL, 0, NULL};
 		for (size_t i = 0; i < json_object_array_length(v); i++) {
 			char sub[256];
 			join_index(sub, sizeof sub, path, i);
@@ -803,10 +810,11 @@ static th_err check_props(struct vctx *c, const char *path, const struct prop *p
 th_err th_a2ui_check_component(const struct th_a2ui_where *w, json_object *comp, json_object *refs,
                                const char **type)
 {
-	struct vctx c = { w, refs, 0 };
+	struct vctx c = {w, refs, 0};
 	*type = NULL;
 	if (!json_object_is_type(comp, json_type_object))
-		return th_a2ui_fail(w, NULL, "a component must be an object, not %s", type_name(comp));
+		return th_a2ui_fail(w, NULL, "a component must be an object, not %s",
+		                    type_name(comp));
 	json_object *name = NULL;
 	if (!json_object_object_get_ex(comp, "component", &name))
 		return th_a2ui_fail(w, NULL, "missing required property \"component\"");
@@ -817,7 +825,8 @@ th_err th_a2ui_check_component(const struct th_a2ui_where *w, json_object *comp,
 		if (strcmp(comps[i].name, json_object_get_string(name)) == 0)
 			def = &comps[i];
 	if (def == NULL)
-		return th_a2ui_fail(w, NULL, "unknown component type \"%s\" (not in the basic catalog)",
+		return th_a2ui_fail(w, NULL,
+		                    "unknown component type \"%s\" (not in the basic catalog)",
 		                    json_object_get_string(name));
 	json_object_object_foreach(comp, key, val)
 	{
@@ -829,13 +838,15 @@ th_err th_a2ui_check_component(const struct th_a2ui_where *w, json_object *comp,
 		if (p == NULL && def->checkable && strcmp(key, checkable_prop.name) == 0)
 			p = &checkable_prop;
 		if (p == NULL)
-			return th_a2ui_fail(w, NULL, "unknown property \"%s\" for %s", key, def->name);
+			return th_a2ui_fail(w, NULL, "unknown property \"%s\" for %s", key,
+			                    def->name);
 		th_err rc = check_value(&c, key, p, val);
 		if (rc != TH_OK)
 			return rc;
 	}
 	for (size_t i = 0; i < MAX_PROPS && def->props[i].name != NULL; i++)
-		if (def->props[i].required && !json_object_object_get_ex(comp, def->props[i].name, NULL))
+		if (def->props[i].required &&
+		    !json_object_object_get_ex(comp, def->props[i].name, NULL))
 			return th_a2ui_fail(w, NULL, "%s requires property \"%s\"", def->name,
 			                    def->props[i].name);
 	*type = def->name;
@@ -848,8 +859,8 @@ th_err th_a2ui_check_theme(const struct th_a2ui_where *w, json_object *theme)
 		return th_a2ui_fail(w, "theme", "must be an object");
 	json_object *v = NULL;
 	if (json_object_object_get_ex(theme, "primaryColor", &v)) {
-		const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-		                                                         : "";
+		const char *s =
+		    json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
 		int ok = strlen(s) == 7 && s[0] == '#';
 		for (int i = 1; ok && i < 7; i++)
 			ok = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
@@ -928,8 +939,8 @@ json_object *th_a2ui_catalog_json(void)
 		json_object_put(root);
 		return NULL;
 	}
-	static const struct prop id_prop = { "id", K_CID, 1, NULL };
-	static const struct prop component_prop = { "component", K_STR, 1, NULL };
+	static const struct prop id_prop = {"id", K_CID, 1, NULL};
+	static const struct prop component_prop = {"component", K_STR, 1, NULL};
 	for (size_t i = 0; i < NCOMPS; i++) {
 		json_object *c = json_object_new_object();
 		json_object *ps = json_object_new_object();

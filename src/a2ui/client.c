@@ -9,7 +9,8 @@
 static json_object *get(json_object *o, const char *k)
 {
 	json_object *v = NULL;
-	if (o != NULL && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v))
+	if (o != NULL && json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, k, &v))
 		return v;
 	return NULL;
 }
@@ -17,8 +18,8 @@ static json_object *get(json_object *o, const char *k)
 static int is_a2ui_type(json_object *v)
 {
 	const char *s = v != NULL && json_object_is_type(v, json_type_string)
-	                        ? json_object_get_string(v)
-	                        : NULL;
+	                    ? json_object_get_string(v)
+	                    : NULL;
 	return s != NULL &&
 	       (strcmp(s, TH_A2UI_MEDIA_TYPE) == 0 || strcmp(s, TH_A2UI_MEDIA_TYPE_LEGACY) == 0);
 }
@@ -53,10 +54,11 @@ th_err th_a2ui_check_capabilities(json_object *message_metadata, struct th_error
 		return th_error_set(e, TH_EINVAL, "a2uiClientCapabilities must be an object");
 	if (has_inline_catalog(caps) || has_inline_catalog(get(caps, TH_A2UI_VERSION)) ||
 	    has_inline_catalog(get(caps, TH_A2UI_VERSION_091)))
-		return th_error_set(e, TH_EINVAL,
-		                    "inline catalog: a2uiClientCapabilities.inlineCatalogs is refused; "
-		                    "only the basic catalog %s is supported",
-		                    TH_A2UI_BASIC_CATALOG);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "inline catalog: a2uiClientCapabilities.inlineCatalogs is refused; "
+		    "only the basic catalog %s is supported",
+		    TH_A2UI_BASIC_CATALOG);
 	return TH_OK;
 }
 
@@ -78,7 +80,7 @@ int th_a2ui_client_supports(json_object *message_metadata, int activated)
 {
 	json_object *caps = get(message_metadata, "a2uiClientCapabilities");
 	int found = -1;
-	json_object *forms[] = { caps, get(caps, TH_A2UI_VERSION), get(caps, TH_A2UI_VERSION_091) };
+	json_object *forms[] = {caps, get(caps, TH_A2UI_VERSION), get(caps, TH_A2UI_VERSION_091)};
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		int r = names_basic(get(forms[i], "supportedCatalogIds"));
 		if (r > found)
@@ -98,8 +100,8 @@ static th_err bad(struct th_error *e, size_t idx, const char *fmt, const char *a
 
 static th_err check_action_fields(json_object *act, size_t idx, struct th_error *e)
 {
-	static const char *const fields[] = { "name", "surfaceId", "sourceComponentId", "timestamp",
-		                              "context", NULL };
+	static const char *const fields[] = {"name",      "surfaceId", "sourceComponentId",
+	                                     "timestamp", "context",   NULL};
 	if (!json_object_is_type(act, json_type_object))
 		return bad(e, idx, "action must be an object", NULL, NULL);
 	const char *extra = NULL;
@@ -115,8 +117,8 @@ static th_err check_action_fields(json_object *act, size_t idx, struct th_error 
 	if (!th_a2ui_id_ok(get(act, "surfaceId")))
 		return bad(e, idx, "action.surfaceId must be a string of 1..256 bytes", NULL, NULL);
 	if (!th_a2ui_id_ok(get(act, "sourceComponentId")))
-		return bad(e, idx, "action.sourceComponentId must be a string of 1..256 bytes", NULL,
-		           NULL);
+		return bad(e, idx, "action.sourceComponentId must be a string of 1..256 bytes",
+		           NULL, NULL);
 	json_object *ts = get(act, "timestamp");
 	if (!json_object_is_type(ts, json_type_string) ||
 	    !th_a2ui_datetime_ok(json_object_get_string(ts)))
@@ -126,9 +128,10 @@ static th_err check_action_fields(json_object *act, size_t idx, struct th_error 
 		return bad(e, idx, "action.context must be an object", NULL, NULL);
 	if (json_object_object_length(ctx) > TH_A2UI_MAX_CONTEXT_KEYS ||
 	    th_json_size(ctx) > TH_A2UI_MAX_CONTEXT_BYTES)
-		return th_error_set(e, TH_EINVAL,
-		                    "A2UI message %zu: context too large (at most %d keys and %d bytes)",
-		                    idx, TH_A2UI_MAX_CONTEXT_KEYS, TH_A2UI_MAX_CONTEXT_BYTES);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "A2UI message %zu: context too large (at most %d keys and %d bytes)", idx,
+		    TH_A2UI_MAX_CONTEXT_KEYS, TH_A2UI_MAX_CONTEXT_BYTES);
 	return TH_OK;
 }
 
@@ -136,24 +139,25 @@ static th_err check_error_fields(json_object *err, size_t idx, struct th_error *
 {
 	if (!json_object_is_type(err, json_type_object))
 		return bad(e, idx, "error must be an object", NULL, NULL);
-	static const char *const req[] = { "code", "surfaceId", "message", NULL };
+	static const char *const req[] = {"code", "surfaceId", "message", NULL};
 	for (size_t i = 0; req[i] != NULL; i++) {
 		json_object *v = get(err, req[i]);
 		if (v == NULL)
 			return bad(e, idx, "missing field error.%s", req[i], NULL);
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string_len(v) > TH_A2UI_MAX_CLIENT_TEXT)
-			return bad(e, idx, "error.%s must be a string of at most 4096 bytes", req[i],
-			           NULL);
+			return bad(e, idx, "error.%s must be a string of at most 4096 bytes",
+			           req[i], NULL);
 	}
 	if (strcmp(th_json_str(err, "code"), "VALIDATION_FAILED") == 0) {
-		static const char *const keys[] = { "code", "surfaceId", "message", "path", NULL };
+		static const char *const keys[] = {"code", "surfaceId", "message", "path", NULL};
 		const char *extra = NULL;
 		if (th_a2ui_extra_key(err, keys, &extra))
 			return bad(e, idx, "unknown field error.%s", extra, NULL);
 		json_object *path = get(err, "path");
 		if (path == NULL)
-			return bad(e, idx, "missing field error.path (VALIDATION_FAILED)", NULL, NULL);
+			return bad(e, idx, "missing field error.path (VALIDATION_FAILED)", NULL,
+			           NULL);
 		if (!json_object_is_type(path, json_type_string) ||
 		    json_object_get_string_len(path) > TH_A2UI_MAX_CLIENT_TEXT)
 			return bad(e, idx, "error.path must be a string", NULL, NULL);
@@ -179,11 +183,11 @@ static th_err check_client_message(json_object *msg, size_t idx, struct th_error
 	json_object *ver = get(msg, "version");
 	if (ver == NULL)
 		return bad(e, idx, "missing field version", NULL, NULL);
-	const char *v = json_object_is_type(ver, json_type_string) ? json_object_get_string(ver)
-	                                                           : "";
+	const char *v =
+	    json_object_is_type(ver, json_type_string) ? json_object_get_string(ver) : "";
 	if (strcmp(v, TH_A2UI_VERSION) != 0 && strcmp(v, TH_A2UI_VERSION_091) != 0)
 		return bad(e, idx, "bad version \"%s\" (accepted: v0.9, v0.9.1)", v, NULL);
-	static const char *const keys[] = { "version", "action", "error", NULL };
+	static const char *const keys[] = {"version", "action", "error", NULL};
 	const char *extra = NULL;
 	if (th_a2ui_extra_key(msg, keys, &extra))
 		return bad(e, idx, "unknown key \"%s\" (a message is version plus action or error)",
@@ -217,8 +221,9 @@ th_err th_a2ui_parse_client(json_object *part, json_object **messages, struct th
 	    get(data, "version") == NULL) {
 		if (json_object_object_length(data) != 1 ||
 		    !json_object_is_type(wrapped, json_type_array))
-			return th_error_set(e, TH_EINVAL,
-			                    "A2UI part data {\"messages\": [...]} takes only an array");
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "A2UI part data {\"messages\": [...]} takes only an array");
 		list = wrapped;
 	}
 	size_t n = 1;
@@ -238,8 +243,8 @@ th_err th_a2ui_parse_client(json_object *part, json_object **messages, struct th
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		json_object *m = json_object_is_type(list, json_type_array)
-		                         ? json_object_array_get_idx(list, i)
-		                         : list;
+		                     ? json_object_array_get_idx(list, i)
+		                     : list;
 		rc = check_client_message(m, i, e);
 		if (rc == TH_OK && json_object_array_add(out, json_object_get(m)) != 0) {
 			json_object_put(m);
@@ -276,7 +281,8 @@ th_err th_a2ui_check_action(json_object *registry, json_object *action_msg, stru
 		                    sid);
 	json_object *del = get(surface, "deleted");
 	if (del != NULL && json_object_get_boolean(del))
-		return th_error_set(e, TH_EINVAL, "A2UI action refused: deleted surface \"%s\"", sid);
+		return th_error_set(e, TH_EINVAL, "A2UI action refused: deleted surface \"%s\"",
+		                    sid);
 	const char *cat = th_json_str(surface, "catalogId");
 	if (cat == NULL || strcmp(cat, TH_A2UI_BASIC_CATALOG) != 0)
 		return th_error_set(e, TH_EINVAL,
@@ -285,19 +291,20 @@ th_err th_a2ui_check_action(json_object *registry, json_object *action_msg, stru
 		                    sid);
 	json_object *comp = get(get(surface, "components"), cid);
 	if (comp == NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "A2UI action refused: unknown component \"%s\" on surface \"%s\"",
-		                    cid, sid);
+		return th_error_set(
+		    e, TH_EINVAL, "A2UI action refused: unknown component \"%s\" on surface \"%s\"",
+		    cid, sid);
 	json_object *ev = get(comp, "event");
 	const char *declared = th_json_str(ev, "name");
 	if (declared == NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "A2UI action refused: no action event on component \"%s\"", cid);
+		return th_error_set(
+		    e, TH_EINVAL, "A2UI action refused: no action event on component \"%s\"", cid);
 	if (strcmp(declared, name) != 0)
-		return th_error_set(e, TH_EINVAL,
-		                    "A2UI action refused: action name mismatch (\"%s\" sent, component "
-		                    "\"%s\" declares \"%s\")",
-		                    name, cid, declared);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "A2UI action refused: action name mismatch (\"%s\" sent, component "
+		    "\"%s\" declares \"%s\")",
+		    name, cid, declared);
 	json_object *ctx = get(act, "context");
 	json_object *decl = get(ev, "context");
 	json_object_object_foreach(ctx, key, val)
@@ -305,14 +312,16 @@ th_err th_a2ui_check_action(json_object *registry, json_object *action_msg, stru
 		json_object *d = NULL;
 		if (decl == NULL || !json_object_object_get_ex(decl, key, &d))
 			return th_error_set(e, TH_EINVAL,
-			                    "A2UI action refused: undeclared context key \"%s\"", key);
+			                    "A2UI action refused: undeclared context key \"%s\"",
+			                    key);
 		/* A literal the server declared comes back as it was sent; bindings ({path},
 		 * {call}) carry user input, which the harness treats as untrusted data. */
 		if (!json_object_is_type(d, json_type_object) && !json_object_equal(d, val))
-			return th_error_set(e, TH_EINVAL,
-			                    "A2UI action refused: context value mismatch for \"%s\" "
-			                    "(a declared literal changed)",
-			                    key);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "A2UI action refused: context value mismatch for \"%s\" "
+			    "(a declared literal changed)",
+			    key);
 	}
 	return TH_OK;
 }
