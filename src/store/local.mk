@@ -5,7 +5,8 @@
 # directory. Add a new migration file here when you add it to sql/.
 TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/001_init.sql \
-	$(top_srcdir)/sql/002_collaboration.sql
+	$(top_srcdir)/sql/002_collaboration.sql \
+	$(top_srcdir)/sql/003_confirm.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -14,6 +15,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/tasks.c \
 	src/store/history.c \
 	src/store/turns.c \
+	src/store/confirm.c \
 	src/store/collab.c \
 	src/store/push.c \
 	src/store/ops.c

@@ -470,4 +470,26 @@ th_err th_store_tasks_overview(struct th_store *st, int state, int limit,
 th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t *n,
                       struct th_error *e);
 
+/* ---- approvals (UI-4) -------------------------------------------------------------------- */
+
+struct th_confirm {
+	char *id;         /* free (th_confirm_free) */
+	char *surface_id; /* the A2UI Card, or NULL for a question asked in text; free */
+	char *question;   /* free */
+	char *asked_by;   /* free */
+};
+void th_confirm_free(struct th_confirm *c);
+
+/* Records a pending approval question (surface_id NULL: asked in text). */
+th_err th_store_confirm_create(struct th_store *st, const char *task_id, const char *id,
+                               const char *surface_id, const char *question,
+                               const char *asked_by, struct th_error *e);
+/* The pending approval of the task on surface_id, or (surface_id NULL) its latest
+ * pending one asked in text; TH_ENOTFOUND when there is none. */
+th_err th_store_confirm_pending(struct th_store *st, const char *task_id, const char *surface_id,
+                                struct th_confirm *out, struct th_error *e);
+/* pending -> approved / rejected by decided_by; TH_EINVAL when it was decided already. */
+th_err th_store_confirm_decide(struct th_store *st, const char *task_id, const char *id,
+                               int approved, const char *decided_by, struct th_error *e);
+
 #endif
