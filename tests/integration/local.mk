@@ -15,3 +15,5 @@ EXTRA_DIST += tests/integration/streaming.mjs
 # through lighttpd.
 TESTS += tests/integration/crash.sh
 EXTRA_DIST += tests/integration/crash.sh
+TESTS += tests/integration/concurrency.sh
+EXTRA_DIST += tests/integration/concurrency.sh

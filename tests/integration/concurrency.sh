@@ -1,0 +1,214 @@
+#!/bin/sh
+# Integration test: concurrency through lighttpd (tests/lib/server.sh) with 4 FastCGI
+# workers sharing one SQLite database (STORE-4, STREAM-3, TASK-7, LIM-3).
+#
+# 20 clients run at once, each sending 20 follow-up messages one after another, spread
+# over 10 tasks (400 messages; every task gets messages from many clients at the same
+# time). Then:
+#  - every request answered 200 with a result: no 5xx, no JSON-RPC error, and no
+#    "busy"/"locked"/SQLITE_BUSY text reaching a client (LIM-3);
+#  - every message is stored exactly once, in its task (counted by message id);
+#  - each task's event sequence is gap-free, 1..last_seq (STREAM-3);
+#  - every message got its turn and exactly one answer, and no turn is left unfinished;
+#  - the turns ran in several worker processes.
+# Prints the figures (requests, status codes, wall time, rate, latency percentiles).
+# Bounded: 400 requests, 30 s each at most, 120 s for the whole load.
+# TAP output; 77 (skip) when lighttpd, curl, jq or sqlite3 is missing.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+: "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
+: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
+export TH_SRCDIR TH_BUILDDIR TH_BIN
+
+skip() {
+	echo "1..0 # SKIP $*"
+	exit 77
+}
+[ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
+command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
+for tool in curl jq sqlite3; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
+done
+
+CLIENTS=${TH_CONC_CLIENTS:-20}
+PER_CLIENT=${TH_CONC_MESSAGES:-20}
+TASKS=${TH_CONC_TASKS:-10}
+PROCS=4
+TOTAL=$((CLIENTS * PER_CLIENT))
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/th-conc.XXXXXX")
+SERVER=$TH_SRCDIR/tests/lib/server.sh
+CLIENT_PIDS=
+cleanup() {
+	for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done
+	sh "$SERVER" stop "$T/srv"
+	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for line in "$@"; do echo "#   $line"; done
+	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
+}
+check() {
+	local name=$1 c
+	shift
+	for c in "$@"; do
+		if ! eval "$c"; then
+			not_ok "$name" "failed: $c"
+			return 1
+		fi
+	done
+	ok "$name"
+}
+bail() {
+	echo "Bail out! $*"
+	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
+	exit 1
+}
+sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
+now_ms() { date +%s%3N; }
+
+BASE=$(sh "$SERVER" start "$T/srv" "$PROCS") || bail "lighttpd did not start"
+DB=$T/srv/tiny-harness.db
+echo "# lighttpd at $BASE ($PROCS workers); $CLIENTS clients x $PER_CLIENT messages on $TASKS tasks"
+
+post() { # post BODY OUTFILE — prints "status time"
+	curl -s -o "$2" -w '%{http_code} %{time_total}\n' --max-time 30 -H 'Content-Type: application/json' \
+		-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' --data-binary "$1" "$BASE"
+}
+
+# ------------------------------------------------------------------ the tasks
+: >"$T/tasks"
+for i in $(seq 1 "$TASKS"); do
+	body=$(printf '{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"task-%d","role":"ROLE_USER","parts":[{"text":"task %d"}]}}}' "$i" "$i" "$i")
+	post "$body" "$T/create" >/dev/null
+	id=$(jq -r .result.task.id "$T/create" 2>/dev/null)
+	[ -n "$id" ] && [ "$id" != null ] || bail "could not create task $i: $(head -c 300 "$T/create")"
+	echo "$id" >>"$T/tasks"
+done
+mapfile -t TASK_IDS <"$T/tasks"
+
+# ------------------------------------------------------------------ the load
+# Client c's message j goes to task (c * 7 + j) mod TASKS: every task gets messages from
+# many clients at once. Each response line: "status time", then the body on one line.
+client() {
+	local c=$1 j t body start
+	start=$(date +%s)
+	for j in $(seq 1 "$PER_CLIENT"); do
+		[ $(($(date +%s) - start)) -lt 120 ] || break
+		t=${TASK_IDS[$(((c * 7 + j) % TASKS))]}
+		body=$(printf '{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"cc-%d-%d","role":"ROLE_USER","taskId":"%s","parts":[{"text":"msg[%d-%d]"}]}}}' \
+			"$j" "$c" "$j" "$t" "$c" "$j")
+		post "$body" "$T/resp.$c" >>"$T/codes.$c"
+		{
+			tr -d '\n' <"$T/resp.$c"
+			echo
+		} >>"$T/bodies.$c"
+	done
+}
+t0=$(now_ms)
+for c in $(seq 1 "$CLIENTS"); do
+	: >"$T/codes.$c"
+	: >"$T/bodies.$c"
+	client "$c" &
+	CLIENT_PIDS="$CLIENT_PIDS $!"
+done
+wait
+CLIENT_PIDS=
+t1=$(now_ms)
+
+# Turns answered before their response returned; wait (bounded) for any still running.
+i=0
+while [ "$(sq "SELECT COUNT(*) FROM turns WHERE state IN ('queued', 'running')")" != 0 ] && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+
+cat "$T"/codes.* >"$T/codes"
+cat "$T"/bodies.* >"$T/bodies"
+sent=$(grep -c . "$T/codes")
+wall=$((t1 - t0))
+codes=$(cut -d' ' -f1 "$T/codes" | sort | uniq -c | awk '{ printf "%s%s x %s", sep, $2, $1; sep = ", " }')
+lat=$(awk '{ printf "%d\n", $2 * 1000 }' "$T/codes" | sort -n | awk '{ a[NR] = $1 } END {
+	if (NR == 0) { print "none"; exit }
+	p50 = a[int(NR * 0.50 + 0.5) > 0 ? int(NR * 0.50 + 0.5) : 1]
+	p99 = a[int(NR * 0.99 + 0.5) > 0 ? int(NR * 0.99 + 0.5) : 1]
+	printf "median %d ms, p99 %d ms, max %d ms", p50, p99, a[NR] }')
+echo "# $sent requests in $wall ms ($(awk -v s="$sent" -v w="$wall" 'BEGIN { printf "%.0f", (w > 0) ? s * 1000 / w : 0 }') req/s); HTTP: $codes; latency $lat"
+
+# ------------------------------------------------------------------ the checks
+fivexx=$(grep -c '^5' "$T/codes")
+non200=$(grep -vc '^200 ' "$T/codes")
+DETAIL=$(grep -v '^200 ' "$T/codes" | head -n 5)
+check "LIM-3 STORE-4 all $TOTAL requests were sent and answered 200 (5xx: $fivexx, other non-200: $((non200 - fivexx)))" \
+	'[ "$sent" = "$TOTAL" ]' '[ "$non200" = 0 ]'
+
+errors=$(jq -c 'select(.error != null) | .error' "$T/bodies" 2>/dev/null | grep -c .)
+noresult=$(jq -c 'select(.result.task.id == null)' "$T/bodies" 2>/dev/null | grep -c .)
+busy=$(grep -Eic 'busy|locked' "$T/bodies")
+DETAIL=$(jq -c 'select(.error != null) | .error' "$T/bodies" 2>/dev/null | sort | uniq -c | sort -rn | head -n 5; grep -Ei 'busy|locked' "$T/bodies" | head -n 3 | cut -c1-300)
+check "LIM-3 no JSON-RPC error ($errors), every response a task ($noresult without), no busy/locked text reaching a client ($busy)" \
+	'[ "$errors" = 0 ]' '[ "$noresult" = 0 ]' '[ "$busy" = 0 ]'
+
+stored=$(sq "SELECT COUNT(*) FROM messages WHERE message_id LIKE 'cc-%'")
+distinct=$(sq "SELECT COUNT(DISTINCT message_id) FROM messages WHERE message_id LIKE 'cc-%'")
+dupes=$(sq "SELECT COUNT(*) FROM (SELECT message_id FROM messages WHERE message_id LIKE 'cc-%' GROUP BY message_id HAVING COUNT(*) > 1)")
+# Each in the task it was sent to (the text names client and message; the task follows).
+misplaced=0
+for c in $(seq 1 "$CLIENTS"); do
+	for j in $(seq 1 "$PER_CLIENT"); do
+		echo "cc-$c-$j|${TASK_IDS[$(((c * 7 + j) % TASKS))]}"
+	done
+done >"$T/expected"
+sq "SELECT message_id || '|' || task_id FROM messages WHERE message_id LIKE 'cc-%'" | sort >"$T/actual"
+sort "$T/expected" >"$T/expected.sorted"
+misplaced=$(comm -3 "$T/expected.sorted" "$T/actual" | grep -c .)
+DETAIL=$(comm -3 "$T/expected.sorted" "$T/actual" | head -n 5)
+check "TASK-7 LIM-3 every message stored exactly once, in its task ($stored rows, $distinct ids, $dupes duplicated, $misplaced missing or misplaced)" \
+	'[ "$stored" = "$TOTAL" ]' '[ "$distinct" = "$TOTAL" ]' '[ "$dupes" = 0 ]' '[ "$misplaced" = 0 ]'
+
+gaps=$(sq "SELECT COUNT(*) FROM tasks t WHERE t.last_seq <> (SELECT COUNT(*) FROM events e WHERE e.task_id = t.id)
+	OR t.last_seq <> (SELECT coalesce(MAX(seq), 0) FROM events e WHERE e.task_id = t.id)
+	OR (SELECT MIN(seq) FROM events e WHERE e.task_id = t.id) <> 1")
+events=$(sq "SELECT COUNT(*) FROM events")
+seqs=$(sq "SELECT group_concat(last_seq, ' ') FROM tasks")
+DETAIL=$(sq "SELECT id || ' last_seq ' || last_seq || ' events ' || (SELECT COUNT(*) FROM events e WHERE e.task_id = t.id) FROM tasks t")
+check "STREAM-3 each task's events run 1..last_seq without a gap ($TASKS tasks, $events events; last_seq: $seqs)" \
+	'[ "$gaps" = 0 ]' '[ "$(sq "SELECT COUNT(*) FROM tasks")" = "$TASKS" ]'
+
+turns=$(sq "SELECT group_concat(state || ' ' || c, ', ') FROM (SELECT state, COUNT(*) AS c FROM turns GROUP BY state)")
+unturned=$(sq "SELECT COUNT(*) FROM messages m WHERE m.message_id LIKE 'cc-%' AND
+	(SELECT COUNT(*) FROM turns u WHERE u.task_id = m.task_id AND u.message_id = m.message_id) <> 1")
+unanswered=$(sq "SELECT COUNT(*) FROM messages m WHERE m.message_id LIKE 'cc-%' AND
+	(SELECT COUNT(*) FROM messages a WHERE a.task_id = m.task_id AND a.role = 'ROLE_AGENT'
+	 AND instr(a.json, json_extract(m.json, '\$.parts[0].text')) > 0) <> 1")
+open=$(sq "SELECT COUNT(*) FROM turns WHERE state <> 'done'")
+DETAIL=$(sq "SELECT m.message_id FROM messages m WHERE m.message_id LIKE 'cc-%' AND
+	(SELECT COUNT(*) FROM messages a WHERE a.task_id = m.task_id AND a.role = 'ROLE_AGENT'
+	 AND instr(a.json, json_extract(m.json, '\$.parts[0].text')) > 0) <> 1 LIMIT 5")
+check "TURN-1 every message had one turn and exactly one answer; no turn left unfinished (turns: $turns)" \
+	'[ "$unturned" = 0 ]' '[ "$unanswered" = 0 ]' '[ "$open" = 0 ]'
+
+pids=$(sq "SELECT COUNT(DISTINCT worker_pid) FROM turns WHERE worker_pid > 0")
+check "STORE-4 the turns ran in $pids worker processes (of $PROCS)" '[ "$pids" -ge 2 ]'
+
+echo "1..$n"
+if [ $failed -gt 0 ]; then
+	echo "# $failed of $n failed"
+	exit 1
+fi
+exit 0
