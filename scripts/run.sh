@@ -14,15 +14,9 @@ PROCS=${PROCS:-2}
 
 ./scripts/deps.sh
 
-regen=
-if [ ! -x configure ]; then
-	regen=1
-else
-	for f in configure.ac Makefile.am $(find . -name local.mk -not -path './node_modules/*' -not -path './build*'); do
-		[ "$f" -nt configure ] && regen=1 && break
-	done
-fi
-[ -z "$regen" ] || autoreconf -fi
+# The generated Makefiles re-run automake/autoconf themselves when a source of theirs
+# changes; autoreconf is needed only for a fresh checkout.
+[ -x configure ] || autoreconf -fi
 
 mkdir -p build
 if [ ! -f build/Makefile ]; then
