@@ -6,6 +6,7 @@
  * unknown keys. */
 #include "a2ui/a2ui_int.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -343,12 +344,13 @@ static int parse_date(const char *s)
 	return 10;
 }
 
-/* "HH:MM:SS[.frac][Z|±HH:MM]"; need_zone demands the zone. Returns 1 when s is exactly that. */
-static int parse_time(const char *s, int need_zone)
+/* "HH:MM:SS[.frac](Z|±HH:MM)", the zone required as in RFC 3339 (and ajv-formats). Seconds
+ * stop at 59: a leap second is refused rather than checked. 1 when s is exactly that. */
+static int parse_time(const char *s)
 {
 	if (!digits(s, 2) || s[2] != ':' || !digits(s + 3, 2) || s[5] != ':' || !digits(s + 6, 2))
 		return 0;
-	if (num(s, 2) > 23 || num(s + 3, 2) > 59 || num(s + 6, 2) > 60)
+	if (num(s, 2) > 23 || num(s + 3, 2) > 59 || num(s + 6, 2) > 59)
 		return 0;
 	const char *p = s + 8;
 	if (*p == '.') {
@@ -365,7 +367,7 @@ static int parse_time(const char *s, int need_zone)
 			return 0;
 		return num(p + 1, 2) <= 23 && num(p + 4, 2) <= 59 && p[6] == '\0';
 	}
-	return *p == '\0' && !need_zone;
+	return 0;
 }
 
 int th_a2ui_datetime_ok(const char *s)
@@ -374,7 +376,7 @@ int th_a2ui_datetime_ok(const char *s)
 		return 0;
 	if (s[10] != 'T' && s[10] != 't' && s[10] != ' ')
 		return 0;
-	return parse_time(s + 11, 1);
+	return parse_time(s + 11);
 }
 
 static int date_ok(const char *s)
@@ -382,7 +384,8 @@ static int date_ok(const char *s)
 	return strlen(s) == 10 && parse_date(s) == 10;
 }
 
-/* An absolute URI: a scheme, ':', then no white space or control characters. */
+/* An absolute URI: a scheme, ':', then only RFC 3986 characters (unreserved, reserved, and
+ * '%' with two hex digits), which keeps it within what ajv-formats' "uri" accepts. */
 static int uri_ok(const char *s)
 {
 	const char *p = s;
@@ -391,11 +394,19 @@ static int uri_ok(const char *s)
 	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 	       *p == '+' || *p == '-' || *p == '.')
 		p++;
-	if (*p != ':')
+	if (*p != ':' || p[1] == '\0')
 		return 0;
-	for (p++; *p != '\0'; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f)
-			return 0;
+	for (p++; *p != '\0'; p++) {
+		unsigned char c = (unsigned char)*p;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~:/?#[]@!$&'()*+,;=", c) != NULL)
+			continue;
+		if (c == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+			p += 2;
+			continue;
+		}
+		return 0;
+	}
 	return 1;
 }
 
@@ -628,7 +639,7 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 	case K_DTBOUND:
 		if (json_object_is_type(v, json_type_string)) {
 			const char *s = json_object_get_string(v);
-			if (p->kind == K_DTBOUND && !date_ok(s) && !parse_time(s, 0) &&
+			if (p->kind == K_DTBOUND && !date_ok(s) && !parse_time(s) &&
 			    !th_a2ui_datetime_ok(s))
 				return th_a2ui_fail(
 				    c->w, path, "\"%s\" is not an ISO 8601 date, time or date-time",

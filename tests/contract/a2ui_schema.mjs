@@ -283,6 +283,30 @@ await t.test('test_ui1_broken_components_refused_by_schema_and_c', async () => {
 	assert.deepEqual(cMisses, [], 'the C validator accepted a broken copy');
 });
 
+// Strings checked by a format (date, time, date-time, uri): whatever C accepts, the schema
+// must accept too.
+await t.test('test_ui1_formats_no_looser_than_schema', async () => {
+	const bounds = ['2026-01-01', '2026-02-29', '2024-02-29', '2026-13-01', '12:00:00', '12:00:00Z',
+		'23:59:60Z', '12:00:00.5+01:00', '12:00:00+0100', '2026-01-01T12:00:00Z',
+		'2026-01-01t12:00:00z', '2026-01-01 12:00:00Z', '2026-01-01T12:00:00', 'tomorrow', ''];
+	const urls = ['https://example.org/a?b=c#d', 'mailto:a@b.org', 'https://x.org/{a}', 'https://x.org/a b',
+		'https://x.org/%zz', 'https://x.org/%41', 'urn:isbn:0451450523', 'x:', '/relative', 'https://bücher.de/'];
+	const surfaces = [
+		...bounds.map((min) => [{ id: 'root', component: 'DateTimeInput', value: '', min }]),
+		...urls.map((url) => [{ id: 'root', component: 'Button', child: 'l',
+			action: { functionCall: { call: 'openUrl', args: { url } } } },
+		{ id: 'l', component: 'Text', text: 'l' }]),
+	];
+	const batches = surfaces.map((components) => [
+		{ version: 'v0.9', createSurface: { surfaceId: 's', catalogId: BASIC } },
+		{ version: 'v0.9', updateComponents: { surfaceId: 's', components } }]);
+	const res = cRun('apply', batches);
+	const looser = batches.filter((b, i) => res[i].ok && !s2c(b[1]))
+		.map((b) => JSON.stringify(b[1].updateComponents.components[0]));
+	assert.deepEqual(looser, [], 'the C validator accepted what the schema refuses');
+	assert.ok(res.some((r) => r.ok) && res.some((r) => !r.ok));
+});
+
 await t.test('test_ui2_renderer_action_accepted_by_c', async () => {
 	const wc = await importDep('@a2ui/web_core/v0_9');
 	const bc = await importDep('@a2ui/web_core/v0_9/basic_catalog');

@@ -410,6 +410,19 @@ START_TEST(test_ui1_dynamic_values_checked)
 	           "[" UPDATE("s", "{'id':'d','component':'DateTimeInput','value':'',"
 	                           "'min':'yesterday'}") "]",
 	           "not an ISO 8601 date");
+	/* a time needs its zone, as RFC 3339 and the schema's "time" format say */
+	apply_fail(reg,
+	           "[" UPDATE("s", "{'id':'d','component':'DateTimeInput','value':'',"
+	                           "'max':'12:00:00'}") "]",
+	           "not an ISO 8601 date");
+	apply_ok(reg,
+	         "[" UPDATE("s", "{'id':'d','component':'DateTimeInput','value':'',"
+	                         "'min':'12:00:00Z','max':'2026-12-31T23:59:59.5+01:00'}") "]");
+	apply_fail(reg,
+	           "[" UPDATE("s", "{'id':'b','component':'Button','child':'a','action':"
+	                           "{'functionCall':{'call':'openUrl','args':{'url':"
+	                           "'https://x.org/{a}'}}}}") "]",
+	           "expected an absolute URI");
 	json_object_put(reg);
 }
 END_TEST
