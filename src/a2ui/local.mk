@@ -18,4 +18,4 @@ tests_unit_a2ui_dump_SOURCES = tests/unit/a2ui_dump.c
 tests_unit_a2ui_dump_LDADD = src/a2ui/libth_a2ui.la src/util/libth_util.la $(TH_LIBS)
 
 TESTS += tests/contract/a2ui_schema.mjs
-EXTRA_DIST += tests/contract/a2ui_schema.mjs docs/a2ui.md
+EXTRA_DIST += tests/contract/a2ui_schema.mjs
