@@ -12,7 +12,7 @@
 static const char *const keys[] = {
 	"db", "base_url", "model", "commands_dir", "identity", "synchronous", "busy_timeout_ms",
 	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
-	"heartbeat_ms", "stream_max_ms", "stream_poll_ms",
+	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "a2ui_version",
 	"max_body", "json_depth", "max_parts", "max_text", "max_metadata", "max_participants",
 	"max_plan_steps", "max_subtasks", "max_id",
 };
@@ -138,6 +138,17 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
 		else
 			return th_error_set(e, TH_EINVAL,
 			                    "configuration key synchronous: '%s' is not normal or full", value);
+		return TH_OK;
+	}
+	if (strcmp(key, "a2ui_version") == 0) {
+		if (strcmp(value, "v0.9") == 0)
+			cfg->a2ui_v091 = 0;
+		else if (strcmp(value, "v0.9.1") == 0)
+			cfg->a2ui_v091 = 1;
+		else
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key a2ui_version: '%s' is not v0.9 or v0.9.1",
+			                    value);
 		return TH_OK;
 	}
 	NUM("busy_timeout_ms", 0, 600000, cfg->busy_timeout_ms)

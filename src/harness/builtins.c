@@ -11,6 +11,7 @@
 #include "harness/harness.h"
 #include "harness/status.h"
 #include "harness/subtask.h"
+#include "harness/ui.h"
 #include "harness/view.h"
 #include "util/jsonx.h"
 
@@ -430,6 +431,10 @@ th_err th_builtin_run(struct th_app *app, const struct th_command *c, struct th_
 		rc = invite_or_role(app, c, row, args, 0, res, e);
 	else if (strcmp(c->name, "subtask") == 0)
 		rc = subtask(app, c, row, sender, args, res, e);
+	else if (strcmp(c->name, "confirm") == 0 && *args == '\0')
+		usage(res, c, "Say what needs approving.");
+	else if (strcmp(c->name, "confirm") == 0)
+		rc = th_ui_confirm(app, row, sender, args, res, e);
 	else
 		rc = th_error_set(e, TH_EINTERNAL, "built-in /%s has no handler", c->name);
 	if (rc == TH_OK && res->text.oom)

@@ -131,10 +131,10 @@ th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, co
 	return rc;
 }
 
-static th_err record(struct th_store *st, const struct th_task_row *row, const char *sender,
-                     const char *channel_id, const char *kind, const char *text,
-                     const char *in_reply_to, json_object *value, const char *message_id,
-                     struct th_error *e)
+th_err th_channel_record(struct th_store *st, const struct th_task_row *row, const char *sender,
+                         const char *channel_id, const char *kind, const char *text,
+                         const char *in_reply_to, json_object *value, const char *message_id,
+                         struct th_error *e)
 {
 	static const struct {
 		const char *name;
@@ -232,7 +232,7 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 		if (rc != TH_OK)
 			return rc;
 	}
-	rc = record(st, row, sender, cp->channel_id, cp->kind, cp->text, cp->in_reply_to, cp->value,
+	rc = th_channel_record(st, row, sender, cp->channel_id, cp->kind, cp->text, cp->in_reply_to, cp->value,
 	            mid, e);
 	if (rc == TH_OK)
 		rc = th_channel_deliver(st, row, sender, cp->channel_id, msg, e);
@@ -258,7 +258,7 @@ th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, c
 		json_object *value = json_object_new_object();
 		json_object_object_add(value, "in_reply_to", json_object_new_string(h.id));
 		if (rc == TH_OK)
-			rc = record(st, row, sender, h.channel_id, "help_reply", "", h.id, value, mid, e);
+			rc = th_channel_record(st, row, sender, h.channel_id, "help_reply", "", h.id, value, mid, e);
 		json_object_put(value);
 		*answered = rc == TH_OK;
 	}
@@ -296,7 +296,7 @@ th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const 
 	json_object_object_add(value, "text", json_object_new_string(question));
 	json_object_object_add(value, "to", to);
 	if (rc == TH_OK)
-		rc = record(st, row, TH_AGENT_ID, row->id, "help_request", question, NULL, value, mid, e);
+		rc = th_channel_record(st, row, TH_AGENT_ID, row->id, "help_request", question, NULL, value, mid, e);
 	if (rc != TH_OK) {
 		json_object_put(value);
 		return rc;

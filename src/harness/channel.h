@@ -52,6 +52,13 @@ th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, c
 th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, const char *sender,
                           const char *channel_id, json_object *msg, struct th_error *e);
 
+/* Appends one row to channel_messages (no history, no event): kind is "message",
+ * "help_request" or "help_reply"; value is the channel part's object. */
+th_err th_channel_record(struct th_store *st, const struct th_task_row *row, const char *sender,
+                         const char *channel_id, const char *kind, const char *text,
+                         const char *in_reply_to, json_object *value, const char *message_id,
+                         struct th_error *e);
+
 /* The harness asks a participant (CH-4, /ask): stores the help request and its channel
  * message. *request_id (caller frees) names it; *part is the help_request channel part
  * for the status message (new reference). */

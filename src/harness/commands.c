@@ -22,6 +22,8 @@ static const struct {
 	{"invite", "Add a participant (default role watcher; admin or reporter only)",
 	 "PARTICIPANT [ROLE]"},
 	{"role", "Change a participant's role (admin or reporter only)", "PARTICIPANT ROLE"},
+	{"confirm", "Ask for an approval: an A2UI card with Approve / Reject, or in text",
+	 "QUESTION"},
 };
 
 static int valid_name(const char *s, size_t n)

@@ -17,6 +17,7 @@
 #include "harness/intake.h"
 #include "harness/subtask.h"
 #include "harness/task.h"
+#include "harness/ui.h"
 #include "harness/status.h"
 #include "harness/turn.h"
 #include "harness/view.h"
@@ -144,6 +145,9 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	if (rc != TH_ENOTFOUND)
 		return rc;
 	th_error_clear(e);
+	int actions = 0, reports = 0;
+	if ((rc = th_ui_check_inbound(st, NULL, msg, &actions, &reports, e)) != TH_OK)
+		return rc; /* a new task has no surfaces: any action is refused (UI-2) */
 
 	char uuid[TH_UUID_LEN + 1], ctx[TH_INTAKE_ID_MAX], id[TH_SUBTASK_ID_MAX];
 	th_uuid(uuid);
@@ -373,6 +377,11 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if (payload != NULL && (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
 		goto out;
 
+	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
+	 * resumes the task (UI-3), client error reports are kept only. */
+	int actions = 0, reports = 0;
+	if ((rc = th_ui_check_inbound(st, task_id, msg, &actions, &reports, e)) != TH_OK)
+		goto out;
 	int resume = 0;
 	if (has_cp) {
 		/* CH-3: stored and delivered; only a reply to the harness's question resumes. */
@@ -391,7 +400,9 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 			goto out;
 		/* CH-5: while the task waits for someone's answer, others' messages are kept
 		 * but start no turn; an envelope alone starts none either. */
-		resume = !awaiting_other && (answered || has_text(msg) || payload == NULL);
+		int reports_only = reports > 0 && actions == 0 && !has_text(msg);
+		resume = !awaiting_other && !reports_only &&
+		         (answered || has_text(msg) || payload == NULL);
 	}
 	if (!resume)
 		goto out;
@@ -405,7 +416,7 @@ out:
 	return rc;
 }
 
-th_err th_intake_accept(struct th_app *app, const char *participant,
+th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
                         const struct th_send_req *req, char task_id[TH_INTAKE_ID_MAX],
                         int64_t *turn_id, json_object **final_task, struct th_error *e)
 {
@@ -453,6 +464,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant,
 			rc = create_task(app, participant, msg, payload, task_id, turn_id, e);
 		else
 			rc = follow_up(app, participant, msg, payload, task_id, turn_id, e);
+		/* EXT-4: remember that this task's client renders A2UI. */
+		if (rc == TH_OK)
+			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
 		if (rc == TH_OK)
 			rc = th_store_commit(app->store, e);
 		if (rc != TH_OK)
@@ -465,12 +479,11 @@ th_err th_intake_accept(struct th_app *app, const char *participant,
 th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
                        const struct th_send_req *req, json_object **task, struct th_error *e)
 {
-	(void)extensions;
 	*task = NULL;
 	char id[TH_INTAKE_ID_MAX];
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
-	th_err rc = th_intake_accept(app, participant, req, id, &turn_id, &final_task, e);
+	th_err rc = th_intake_accept(app, participant, extensions, req, id, &turn_id, &final_task, e);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	if (rc != TH_OK)
 		return rc;

@@ -17,7 +17,7 @@
  * resend, TASK-7); *final_task is set (a new reference) when the message was a
  * completion that already produced the task's final view (CTL-5) or its CTL-4
  * refusal. */
-th_err th_intake_accept(struct th_app *app, const char *participant,
+th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
                         const struct th_send_req *req, char task_id[TH_INTAKE_ID_MAX],
                         int64_t *turn_id, json_object **final_task, struct th_error *e);
 

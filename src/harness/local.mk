@@ -7,6 +7,7 @@ src_harness_libth_harness_la_SOURCES = \
 	src/harness/channel.c src/harness/channel.h \
 	src/harness/task.c src/harness/task.h \
 	src/harness/subtask.c src/harness/subtask.h \
+	src/harness/ui.c src/harness/ui.h \
 	src/harness/status.c src/harness/status.h \
 	src/harness/view.c src/harness/view.h \
 	src/harness/commands.c src/harness/commands.h \

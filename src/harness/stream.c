@@ -148,11 +148,10 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
                               const struct th_send_req *req, struct th_sink *sink,
                               struct th_error *e)
 {
-	(void)extensions;
 	char id[TH_INTAKE_ID_MAX];
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
-	th_err rc = th_intake_accept(app, participant, req, id, &turn_id, &final_task, e);
+	th_err rc = th_intake_accept(app, participant, extensions, req, id, &turn_id, &final_task, e);
 	if (rc != TH_OK)
 		return rc;
 	json_object_put(final_task); /* the snapshot below reads the same state */

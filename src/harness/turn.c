@@ -12,6 +12,7 @@
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "harness/status.h"
+#include "harness/ui.h"
 #include "model/model.h"
 #include "util/buf.h"
 #include "util/ids.h"
@@ -115,6 +116,7 @@ static th_err claim(struct th_app *app, int64_t turn_id, int *claimed, struct th
 /* What the turn decided outside any transaction. */
 struct plan {
 	const struct th_command *builtin; /* runs inside settle's transaction */
+	json_object *decision;            /* the input, when it answers a /confirm (UI-4) */
 	char *args;                       /* its argument text; free */
 	char *sender;                     /* who sent the input; free */
 	struct th_model_output out;       /* the model's reply (no built-in) */
@@ -124,6 +126,7 @@ static void plan_free(struct plan *p)
 {
 	free(p->args);
 	free(p->sender);
+	json_object_put(p->decision);
 	th_model_output_free(&p->out);
 }
 
@@ -148,7 +151,9 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 	const char *args = NULL;
 	const struct th_command *c = th_registry_match(app->commands, text, &args);
 	char *prompt = NULL;
-	if (c != NULL && c->kind == TH_CMD_BUILTIN) {
+	if (input != NULL && th_ui_is_decision(app->store, row->id, input)) {
+		p->decision = json_object_get(input);
+	} else if (c != NULL && c->kind == TH_CMD_BUILTIN) {
 		p->builtin = c;
 		if ((p->args = strdup(args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
@@ -209,10 +214,13 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 		if (rc == TH_OK)
 			rc = th_store_turn_finish(app->store, turn_id, TH_TURN_FAILED, failure, e);
 	} else if (rc == TH_OK) {
-		if (p->builtin != NULL)
+		if (p->decision != NULL)
+			rc = th_ui_decide(app, &row, p->sender, p->decision, &res, e);
+		else if (p->builtin != NULL)
 			rc = th_builtin_run(app, p->builtin, &row, p->sender, p->args, &res, e);
-		const char *text = p->builtin != NULL ? (res.text.data ? res.text.data : "")
-		                                      : p->out.text;
+		const char *text = p->builtin != NULL || p->decision != NULL
+		                           ? (res.text.data ? res.text.data : "")
+		                           : p->out.text;
 		msg = rc == TH_OK ? reply_message(&row, text, res.parts) : NULL;
 		sub = res.sub_ext ? json_object_get(res.sub_ext)
 		                  : th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
