@@ -99,6 +99,7 @@ report=$state/report.txt
 {
 	echo "tiny-harness benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "commit:    $(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet 2>/dev/null || echo ' (work tree modified)')"
+	echo "binary:    ${TH_BIN#"$root"/}, built $(date -u -r "$TH_BIN" '+%Y-%m-%d %H:%M UTC')"
 	echo "machine:   $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 	echo "software:  $(ver lighttpd -v | sed 's/ - a light.*//'), $(ver wrk -v | awk '{ print "wrk", $2 }'), SQLite $(sqlite3 --version | awk '{ print $1 }')"
 	echo "setup:     lighttpd on loopback, $PROCS FastCGI workers (conf/lighttpd.conf), echo model, synchronous=NORMAL default"
