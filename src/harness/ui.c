@@ -95,7 +95,7 @@ th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object
 	json_object *reg = NULL;
 	int exists = 0;
 	th_err rc = load_registry(app->store, row->id, &reg, &exists, e);
-	struct th_a2ui_opts opts = {.version = version_of(app)};
+	struct th_a2ui_opts opts = {.version = version_of(app), .fill_version = 1};
 	int64_t n = 0;
 	json_object *artifact = NULL, *ev = NULL;
 	if (rc == TH_OK)

@@ -13,6 +13,7 @@
 #include "util/jsonx.h"
 
 static char fx_dir[256];
+unsigned fx_extensions;
 
 void fx_open(struct th_app *app, void (*cfg_tweak)(struct th_config *))
 {
@@ -35,6 +36,7 @@ void fx_open(struct th_app *app, void (*cfg_tweak)(struct th_config *))
 
 void fx_close(struct th_app *app)
 {
+	fx_extensions = 0;
 	th_app_close(app);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx_dir);
@@ -44,14 +46,15 @@ void fx_close(struct th_app *app)
 json_object *fx_call(struct th_app *app, const char *participant, enum th_op op,
                      struct th_error *err, const char *json_fmt, ...)
 {
-	char buf[8192];
+	char *buf = NULL;
 	va_list ap;
 	va_start(ap, json_fmt);
-	vsnprintf(buf, sizeof buf, json_fmt, ap);
+	ck_assert_int_ge(vasprintf(&buf, json_fmt, ap), 0);
 	va_end(ap);
 	json_object *params = json_tokener_parse(buf);
-	ck_assert_msg(params != NULL, "bad test JSON: %s", buf);
-	struct th_call call = {.participant = participant, .extensions = 0};
+	ck_assert_msg(params != NULL, "bad test JSON: %.200s", buf);
+	free(buf);
+	struct th_call call = {.participant = participant, .extensions = fx_extensions};
 	json_object *result = NULL;
 	th_error_clear(err);
 	th_err rc = th_service_call(app, &call, op, params, &result, err);

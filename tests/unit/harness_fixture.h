@@ -14,6 +14,9 @@
 void fx_open(struct th_app *app, void (*cfg_tweak)(struct th_config *));
 void fx_close(struct th_app *app);
 
+/* Extension bits fx_call sends as activated (A2A-Extensions); 0 by default. */
+extern unsigned fx_extensions;
+
 /* Calls op with params parsed from json_text (printf-style) as participant
  * (NULL = none). Returns the result (caller puts) or NULL with *err filled. */
 json_object *fx_call(struct th_app *app, const char *participant, enum th_op op,

@@ -36,3 +36,11 @@ tests_unit_check_collab_SOURCES = tests/unit/check_collab.c \
 tests_unit_check_collab_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_collab_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_collab_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
+check_PROGRAMS += tests/unit/check_ui
+TESTS += tests/unit/check_ui
+tests_unit_check_ui_SOURCES = tests/unit/check_ui.c \
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_ui_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_ui_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_ui_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
