@@ -51,12 +51,21 @@ build_and_check() {
 	local dir=$1 label=$2
 	shift 2
 	mkdir -p "$dir"
-	if [ ! -f "$dir/Makefile" ]; then
+	# Configure when the directory is new or was configured with other flags (run.sh
+	# configures build/ without --enable-werror).
+	local want have
+	want=$(echo "$@" ${TH_CONFIGURE_FLAGS:-})
+	have=$( [ -x "$dir/config.status" ] && "$dir/config.status" --config 2>/dev/null)
+	if [ ! -f "$dir/Makefile" ] || [ "$(echo $have | tr -d "'")" != "$want" ]; then
+		local old=
+		[ -f "$dir/Makefile" ] && old=1
 		(cd "$dir" && "$root/configure" "$@" ${TH_CONFIGURE_FLAGS:-} >configure.out 2>&1) || {
 			tail -n 30 "$dir/configure.out"
 			stage_failed "$label: configure"
 			return 1
 		}
+		# Objects built with the old flags would not be rebuilt by make.
+		[ -z "$old" ] || make -C "$dir" clean >/dev/null 2>&1
 	fi
 	# Old results would be counted again; make check rewrites the ones it runs.
 	find "$dir" \( -name '*.log' -o -name '*.trs' \) -path '*/tests/*' -delete 2>/dev/null
