@@ -17,3 +17,7 @@ TESTS += tests/integration/crash.sh
 EXTRA_DIST += tests/integration/crash.sh
 TESTS += tests/integration/concurrency.sh
 EXTRA_DIST += tests/integration/concurrency.sh
+# Collaboration through lighttpd: envelopes, sub-task tree, channels, /ask, commands,
+# completion refused then accepted, two workers (TASK-3..TASK-8, CH-1..CH-5, CMD-1..CMD-5).
+TESTS += tests/integration/collab.sh
+EXTRA_DIST += tests/integration/collab.sh
