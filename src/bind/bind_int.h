@@ -59,6 +59,14 @@ typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *c
                                      struct th_error *e);
 extern th_bind_service_fn th_bind_service;
 
+/* The streaming runner, th_service_stream unless a unit test put a recorder here. */
+struct th_sink;
+typedef th_err (*th_bind_stream_fn)(struct th_app *app, const struct th_call *call,
+                                    enum th_op op, json_object *params,
+                                    const char *last_event_id, struct th_sink *sink,
+                                    struct th_error *e);
+extern th_bind_stream_fn th_bind_stream_service;
+
 /* The JSON-RPC endpoint (POST to the base path). */
 void th_bind_jsonrpc(struct th_bind_ctx *ctx);
 /* The HTTP+JSON routes; any other path under the base is a 404 here. */

@@ -19,6 +19,8 @@ struct sse {
 	int gone;
 };
 
+th_bind_stream_fn th_bind_stream_service = th_service_stream;
+
 int th_bind_is_stream_op(int op)
 {
 	return op == TH_OP_SEND_STREAMING_MESSAGE || op == TH_OP_SUBSCRIBE_TO_TASK;
@@ -78,8 +80,11 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 	char *from_query = NULL;
 	if (last == NULL || *last == '\0')
 		last = from_query = th_http_query_get(ctx->req->query, "lastEventId");
-	th_err rc = th_service_stream(ctx->app, &ctx->call, op, params, last, &sink, e);
+	th_err rc = th_bind_stream_service(ctx->app, &ctx->call, op, params, last, &sink, e);
 	free(from_query);
+	/* A stream that ends before its first event still answers with an (empty) one. */
+	if (!s.opened && rc == TH_OK)
+		sse_open(&s);
 	if (!s.opened)
 		return rc;
 	if (rc != TH_OK && !s.gone) {

@@ -58,6 +58,19 @@ static th_err recorder(struct th_app *a, const struct th_call *call, enum th_op 
 	return TH_OK;
 }
 
+/* Streams are recorded the same way: the op and params, then an empty stream. */
+static th_err stream_recorder(struct th_app *a, const struct th_call *call, enum th_op op,
+                              json_object *params, const char *last_event_id,
+                              struct th_sink *sink, struct th_error *e)
+{
+	(void)last_event_id;
+	(void)sink;
+	json_object *result = NULL;
+	th_err rc = recorder(a, call, op, params, &result, e);
+	json_object_put(result);
+	return rc;
+}
+
 static void setup(void)
 {
 	ck_assert_int_eq(th_config_defaults(&cfg), TH_OK);
@@ -68,6 +81,7 @@ static void setup(void)
 	memset(&rec, 0, sizeof rec);
 	rec.answer = "{\"ok\":true}";
 	th_bind_service = recorder;
+	th_bind_stream_service = stream_recorder;
 }
 
 static void teardown(void)
@@ -76,6 +90,7 @@ static void teardown(void)
 	app.card = NULL;
 	th_config_free(&cfg);
 	th_bind_service = th_service_call;
+	th_bind_stream_service = th_service_stream;
 }
 
 /* Sets the configuration's base path (the loader derives it from base_url). */
@@ -1129,6 +1144,7 @@ static void real_setup(void)
 	ck_assert_int_eq(th_config_set(c, "commands_dir", tmpdir, &e), TH_OK);
 	ck_assert_msg(th_app_open(&real, c, &e) == TH_OK, "%s", e.msg);
 	th_bind_service = th_service_call;
+	th_bind_stream_service = th_service_stream;
 }
 
 static void real_teardown(void)
