@@ -3,3 +3,8 @@
 # lighttpd is missing.
 TESTS += tests/interop/sdk_jsonrpc.mjs tests/interop/sdk_rest.mjs
 EXTRA_DIST += tests/interop/sdk_jsonrpc.mjs tests/interop/sdk_rest.mjs tests/interop/scenario.mjs
+# Collaboration through the SDK over both bindings: envelope with participants, /ask and the
+# asked participant's reply, completion refused while a /subtask child is open (TASK-4, CH-4,
+# CH-5, STATUS-1, ID-4, CTL-4, CTL-5). Also exits 77 without sqlite3.
+TESTS += tests/interop/collab.mjs
+EXTRA_DIST += tests/interop/collab.mjs
