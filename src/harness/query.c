@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "harness/access.h"
 #include "harness/harness.h"
+#include "harness/turn.h"
 #include "harness/view.h"
 #include "store/store.h"
 #include "util/buf.h"
@@ -18,6 +19,12 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 	th_err rc = th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL, e);
 	if (rc != TH_OK)
 		return rc;
+	/* TURN-4: reading a task whose turn's worker died takes the turn over first, so
+	 * the reader sees it finished (or failed) rather than WORKING forever. */
+	struct th_error re;
+	th_error_clear(&re);
+	if (th_turn_recover(app, req->id, NULL, &re) != TH_OK)
+		fprintf(stderr, "tiny-harness: recovering task %s: %s\n", req->id, re.msg);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	return th_view_task_by_id(app->store, req->id, participant, history, 1, task, e);
 }

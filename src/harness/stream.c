@@ -95,6 +95,7 @@ static th_err follow(struct th_app *app, const char *task_id, const char *viewer
 	int64_t deadline = th_mono_ms() + cfg->stream_max_ms;
 	int64_t last_beat = th_mono_ms();
 	int64_t seen_version = -1;
+	int64_t last_recover = th_mono_ms();
 	for (;;) {
 		if (own_turn > 0) {
 			struct th_error te;
@@ -135,6 +136,15 @@ static th_err follow(struct th_app *app, const char *task_id, const char *viewer
 		int64_t now = th_mono_ms();
 		if (now >= deadline)
 			return TH_OK;
+		/* TURN-4: a follower is a worker touching the task; once a second it takes
+		 * over a turn whose worker died, so the stream does not wait forever. */
+		if (now - last_recover >= 1000) {
+			struct th_error re;
+			th_error_clear(&re);
+			th_turn_recover(app, task_id, NULL, &re);
+			last_recover = now;
+			seen_version = -1;
+		}
 		if (now - last_beat >= cfg->heartbeat_ms) {
 			if (sink->heartbeat(sink->impl) != 0)
 				return TH_OK;

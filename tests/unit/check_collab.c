@@ -546,7 +546,7 @@ START_TEST(test_turn4_last_attempt_fails_the_task_with_a_reason)
 	free(app.pending[0].task_id);
 	app.npending = 0;
 	kill_turn(app.cfg->max_attempts);
-	/* Touching the task (a GetTask does not; a follow-up does) recovers it. */
+	/* Touching the task with a follow-up recovers it (so would a GetTask). */
 	ck_assert_ptr_null(fx_send_text(&app, "alice", task, "r2", "hello?", &err));
 	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
 	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_FAILED"));
