@@ -21,3 +21,4 @@ EXTRA_DIST += tests/integration/concurrency.sh
 # completion refused then accepted, two workers (TASK-3..TASK-8, CH-1..CH-5, CMD-1..CMD-5).
 TESTS += tests/integration/collab.sh
 EXTRA_DIST += tests/integration/collab.sh
+EXTRA_DIST += conf/htaccess.example

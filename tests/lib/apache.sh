@@ -2,12 +2,18 @@
 # apache.sh — start and stop Apache httpd with conf/apache-fcgid.conf or
 # conf/apache-proxy-fcgi.conf for tests and benchmarks (STORE-4).
 #
-#   apache.sh check fcgid|proxy          exit 0 when the mode can run here; else print
+#   apache.sh check MODE                 exit 0 when the mode can run here; else print
 #                                        what is missing and exit 77 (automake's SKIP)
-#   apache.sh start fcgid|proxy DIR [PROCS]
-#                                        start Apache (and, for proxy, PROCS spawn-fcgi
+#   apache.sh start MODE DIR [PROCS]     start Apache (and, for proxy, PROCS spawn-fcgi
 #                                        workers; default 2) with its state in DIR;
 #                                        prints the base URL (http://127.0.0.1:PORT/)
+#     MODE fcgid     conf/apache-fcgid.conf (mod_fcgid starts the workers)
+#     MODE proxy     conf/apache-proxy-fcgi.conf + spawn-fcgi -F PROCS on a UNIX socket
+#     MODE htaccess  shared hosting: a host-like server (mod_fcgid at its defaults,
+#                    AllowOverride All on DIR/htdocs, written to DIR/httpd.conf) with
+#                    conf/htaccess.example as DIR/htdocs/agent/.htaccess, the program
+#                    copied to DIR/htdocs/agent/tiny-harness.fcgi and its settings in
+#                    DIR/htdocs/agent/conf/tiny-harness.conf; base URL …/agent/
 #   apache.sh workers DIR                print the pids of the running tiny-harness
 #                                        worker processes of that server, one a line
 #   apache.sh stop DIR                   stop Apache and the workers by pid, wait until
@@ -18,7 +24,8 @@
 # TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands when
 # unset and present). Every other TINY_HARNESS_* variable of the caller's environment
 # reaches the workers unchanged: mod_fcgid through DIR/fcgid-env.conf (one
-# FcgidInitialEnv line each, included by the config), spawn-fcgi by inheritance.
+# FcgidInitialEnv line each, included by the config), spawn-fcgi by inheritance, the
+# htaccess mode as `key = value` lines of the program's configuration file.
 # It applies the migrations once, runs `apache2 -D FOREGROUND` in the background,
 # writes DIR/apache.pid, DIR/base_url and DIR/mode, and waits (bounded) until
 # GET /.well-known/agent-card.json answers 200. Apache's error log is DIR/error.log,
@@ -68,14 +75,15 @@ missing() {
 	command -v curl >/dev/null 2>&1 || { echo "curl is not installed"; return 0; }
 	[ -r "$TH_APACHE_MODULES/mod_mpm_event.so" ] || { echo "no Apache modules in $TH_APACHE_MODULES"; return 0; }
 	case $1 in
-	fcgid)
+	fcgid | htaccess)
 		[ -r "$TH_APACHE_MODULES/mod_fcgid.so" ] || { echo "mod_fcgid is not installed (libapache2-mod-fcgid)"; return 0; }
+		[ -r "$TH_APACHE_MODULES/mod_rewrite.so" ] || { echo "mod_rewrite is not in $TH_APACHE_MODULES"; return 0; }
 		;;
 	proxy)
 		[ -r "$TH_APACHE_MODULES/mod_proxy_fcgi.so" ] || { echo "mod_proxy_fcgi is not in $TH_APACHE_MODULES"; return 0; }
 		[ -x "$SPAWN_FCGI" ] || { echo "spawn-fcgi is not installed"; return 0; }
 		;;
-	*) echo "unknown mode '$1' (fcgid or proxy)" ;;
+	*) echo "unknown mode '$1' (fcgid, proxy or htaccess)" ;;
 	esac
 	if [ "$(id -u)" = 0 ]; then
 		command -v setpriv >/dev/null 2>&1 || { echo "setpriv is not installed (util-linux)"; return 0; }
@@ -184,10 +192,69 @@ write_fcgid_env() {
 	mv "$out.tmp" "$out"
 }
 
+# The shared host's own server configuration (what a hosting company runs, not part of
+# the recipe): mod_fcgid at its defaults but for its state and the process count,
+# .htaccess allowed on the web root. Sanitizer options reach the workers as a host
+# setting (a site cannot pass environment variables).
+write_host_conf() {
+	hdir=$1
+	{
+		echo "# Written by tests/lib/apache.sh: a shared host running conf/htaccess.example."
+		echo "ServerRoot \"\${TH_STATE_DIR}\""
+		echo "ServerName 127.0.0.1"
+		echo "Listen 127.0.0.1:\${TH_PORT}"
+		echo "PidFile \"\${TH_STATE_DIR}/httpd.pid\""
+		echo "DefaultRuntimeDir \"\${TH_STATE_DIR}\""
+		echo "ErrorLog \"\${TH_STATE_DIR}/error.log\""
+		echo "LogLevel warn"
+		for m in mpm_event authz_core rewrite fcgid; do
+			echo "LoadModule ${m}_module \${TH_APACHE_MODULES}/mod_$m.so"
+		done
+		echo "FcgidIPCDir \"\${TH_STATE_DIR}/fcgid\""
+		echo "FcgidProcessTableFile \"\${TH_STATE_DIR}/fcgid_shm\""
+		echo "FcgidMaxProcessesPerClass \${TH_PROCS}"
+		for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+			eval "val=\${$v:-}"
+			[ -z "$val" ] || echo "FcgidInitialEnv $v \"$val\""
+		done
+		echo "DocumentRoot \"\${TH_STATE_DIR}/htdocs\""
+		echo "<Directory />"
+		echo "    AllowOverride None"
+		echo "    Require all denied"
+		echo "</Directory>"
+		echo "<Directory \"\${TH_STATE_DIR}/htdocs\">"
+		echo "    Options None"
+		echo "    AllowOverride All"
+		echo "    Require all granted"
+		echo "</Directory>"
+	} >"$hdir/httpd.conf"
+}
+
+# The site's conf/tiny-harness.conf: database, base URL and every TINY_HARNESS_<KEY> of
+# the caller's environment as `key = value`.
+write_site_conf() {
+	out=$1
+	{
+		echo "# Written by tests/lib/apache.sh from its environment."
+		echo "db = $TINY_HARNESS_DB"
+		echo "base_url = $TINY_HARNESS_BASE_URL"
+		env | LC_ALL=C sort | while IFS= read -r line; do
+			name=${line%%=*}
+			case $name in
+			TINY_HARNESS_DB | TINY_HARNESS_BASE_URL | TINY_HARNESS_CONF) continue ;;
+			TINY_HARNESS_*) ;;
+			*) continue ;;
+			esac
+			key=$(echo "${name#TINY_HARNESS_}" | tr 'A-Z' 'a-z')
+			echo "$key = ${line#*=}"
+		done
+	} >"$out.tmp" && mv "$out.tmp" "$out" && { [ "$(id -u)" != 0 ] || chown "$TH_APACHE_USER" "$out"; }
+}
+
 start() {
-	[ $# -ge 2 ] || die "usage: apache.sh start fcgid|proxy DIR [PROCS]"
+	[ $# -ge 2 ] || die "usage: apache.sh start fcgid|proxy|htaccess DIR [PROCS]"
 	mode=$1
-	case $mode in fcgid | proxy) ;; *) die "mode must be fcgid or proxy, not '$mode'" ;; esac
+	case $mode in fcgid | proxy | htaccess) ;; *) die "mode must be fcgid, proxy or htaccess, not '$mode'" ;; esac
 	why=$(missing "$mode")
 	[ -z "$why" ] || die "$why"
 	mkdir -p "$2" || die "cannot create $2"
@@ -196,12 +263,15 @@ start() {
 	case $procs in '' | *[!0-9]* | 0) die "PROCS must be a positive number, not '$procs'" ;; esac
 	[ -x "$TH_BIN" ] || die "no program at TH_BIN=$TH_BIN (build first)"
 	case $TH_BIN in /*) ;; *) TH_BIN=$(cd "$(dirname "$TH_BIN")" && pwd)/$(basename "$TH_BIN") ;; esac
-	if [ "$mode" = fcgid ]; then
-		conf=$TH_SRCDIR/conf/apache-fcgid.conf
-	else
-		conf=$TH_SRCDIR/conf/apache-proxy-fcgi.conf
-	fi
-	[ -r "$conf" ] || die "no $conf"
+	case $mode in
+	fcgid) conf=$TH_SRCDIR/conf/apache-fcgid.conf ;;
+	proxy) conf=$TH_SRCDIR/conf/apache-proxy-fcgi.conf ;;
+	htaccess)
+		conf=$dir/httpd.conf
+		[ -r "$TH_SRCDIR/conf/htaccess.example" ] || die "no $TH_SRCDIR/conf/htaccess.example"
+		;;
+	esac
+	[ "$mode" = htaccess ] || [ -r "$conf" ] || die "no $conf"
 	if [ -f "$dir/apache.pid" ] && alive "$(cat "$dir/apache.pid")"; then
 		die "a server is already running for $dir (pid $(cat "$dir/apache.pid"))"
 	fi
@@ -212,7 +282,7 @@ start() {
 	runas test -w "$dir" -a -x "$dir" ||
 		die "$dir is not writable by $(if [ "$(id -u)" = 0 ]; then echo "$TH_APACHE_USER"; else id -un; fi) (let it through the parent directories: chmod 711)"
 	runas test -x "$TH_BIN" || die "$TH_BIN is not executable by $TH_APACHE_USER"
-	runas test -r "$conf" || die "$conf is not readable by $TH_APACHE_USER"
+	[ "$mode" = htaccess ] || runas test -r "$conf" || die "$conf is not readable by $TH_APACHE_USER"
 	mkdir -p "$dir/fcgid" && { [ "$(id -u)" != 0 ] || chown "$TH_APACHE_USER" "$dir/fcgid"; } ||
 		die "cannot create $dir/fcgid"
 
@@ -225,7 +295,18 @@ start() {
 		export TINY_HARNESS_COMMANDS_DIR
 	fi
 	echo "$mode" >"$dir/mode"
-	echo "$TH_BIN" >"$dir/th_bin"
+	if [ "$mode" = htaccess ]; then
+		# The site as a user would upload it: .htaccess, the program, its configuration.
+		site=$dir/htdocs/agent
+		mkdir -p "$site/conf" || die "cannot create $site"
+		cp "$TH_SRCDIR/conf/htaccess.example" "$site/.htaccess" &&
+			cp "$TH_BIN" "$site/tiny-harness.fcgi" && chmod 755 "$site/tiny-harness.fcgi" ||
+			die "cannot set up $site"
+		[ "$(id -u)" != 0 ] || chown -R "$TH_APACHE_USER" "$dir/htdocs"
+		echo "$site/tiny-harness.fcgi" >"$dir/th_bin"
+	else
+		echo "$TH_BIN" >"$dir/th_bin"
+	fi
 
 	# Apply the schema once, as the workers' user, before several workers race to open
 	# a new database (the files are then theirs).
@@ -236,6 +317,7 @@ start() {
 	if [ "$mode" = fcgid ]; then
 		write_fcgid_env "$dir/fcgid-env.conf" || die "cannot write $dir/fcgid-env.conf"
 	fi
+	[ "$mode" != htaccess ] || write_host_conf "$dir" "$procs" || die "cannot write $dir/httpd.conf"
 
 	tries=0
 	while [ $tries -lt 5 ]; do
@@ -246,7 +328,11 @@ start() {
 		fi
 		TH_PORT=$port
 		TINY_HARNESS_BASE_URL=http://127.0.0.1:$port/
+		[ "$mode" != htaccess ] || TINY_HARNESS_BASE_URL=http://127.0.0.1:$port/agent/
 		export TH_PORT TINY_HARNESS_BASE_URL
+		if [ "$mode" = htaccess ]; then
+			write_site_conf "$dir/htdocs/agent/conf/tiny-harness.conf" || die "cannot write the site's configuration"
+		fi
 
 		if [ "$mode" = proxy ]; then
 			start_spawn "$dir" "$procs" || return 1
@@ -373,7 +459,7 @@ stop() {
 
 case ${1:-} in
 check)
-	[ $# -ge 2 ] || die "usage: apache.sh check fcgid|proxy"
+	[ $# -ge 2 ] || die "usage: apache.sh check fcgid|proxy|htaccess"
 	why=$(missing "$2")
 	if [ -n "$why" ]; then
 		echo "$why"
@@ -395,7 +481,7 @@ stop)
 	stop "$@"
 	;;
 *)
-	echo "usage: apache.sh check fcgid|proxy | start fcgid|proxy DIR [PROCS] | workers DIR | stop DIR" >&2
+	echo "usage: apache.sh check MODE | start MODE DIR [PROCS] | workers DIR | stop DIR (MODE: fcgid, proxy, htaccess)" >&2
 	exit 2
 	;;
 esac
