@@ -190,9 +190,21 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 			goto out;
 		if (pl.parent != NULL) {
 			/* TASK-4: the sender links a sub-task only under a task they may write to. */
+			struct th_subtask_ref *subs = NULL;
+			size_t ns = 0;
 			if ((rc = th_access_check(st, pl.parent, participant, TH_ACCESS_WRITE,
 			                          "add sub-tasks to", NULL, e)) != TH_OK ||
-			    (rc = th_subtask_next_id(st, pl.parent, id, e)) != TH_OK)
+			    (rc = th_store_subtasks(st, pl.parent, 0, &subs, &ns, e)) != TH_OK)
+				goto out;
+			th_subtask_refs_free(subs, ns);
+			if (ns >= app->cfg->lim.max_subtasks) {
+				rc = th_error_set(e, TH_EINVAL,
+				                  "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
+				                  "the limit is %zu",
+				                  pl.parent, ns, app->cfg->lim.max_subtasks);
+				goto out;
+			}
+			if ((rc = th_subtask_next_id(st, pl.parent, id, e)) != TH_OK)
 				goto out;
 			/* A sub-task lives in its parent's context unless the client chose one. */
 			struct th_task_row parent = {0};
