@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
+#include "harness/events.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "harness/status.h"
@@ -121,12 +122,8 @@ th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, co
 	if (ev == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	json_object_object_add(ev, "message", json_object_get(msg));
-	char kind[320];
-	if (channel_id == NULL || strcmp(channel_id, row->id) == 0)
-		snprintf(kind, sizeof kind, "message");
-	else
-		snprintf(kind, sizeof kind, "channel:%s", channel_id);
-	rc = th_store_event_append(st, row->id, kind, th_json_text(ev), NULL, e);
+	int side = channel_id != NULL && strcmp(channel_id, row->id) != 0;
+	rc = th_event_record(st, row->id, "message", side ? channel_id : NULL, ev, e);
 	json_object_put(ev);
 	return rc;
 }

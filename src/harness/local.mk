@@ -4,6 +4,7 @@ src_harness_libth_harness_la_SOURCES = \
 	src/harness/ext.c src/harness/ext.h \
 	src/harness/access.c src/harness/access.h \
 	src/harness/envelope.c src/harness/envelope.h \
+	src/harness/events.c src/harness/events.h \
 	src/harness/channel.c src/harness/channel.h \
 	src/harness/task.c src/harness/task.h \
 	src/harness/subtask.c src/harness/subtask.h \

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "harness/envelope.h"
+#include "harness/events.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "harness/view.h"
@@ -119,7 +120,7 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	json_object_object_add(ev, "statusUpdate", upd);
-	rc = th_store_event_append(st, row->id, "status", th_json_text(ev), NULL, e);
+	rc = th_event_record(st, row->id, "status", NULL, ev, e);
 	json_object_put(ev);
 	if (rc == TH_OK && th_state_terminal(state))
 		rc = settle_ended(st, row, e);
@@ -149,7 +150,7 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	json_object_object_add(ev, "statusUpdate", upd);
-	th_err rc = th_store_event_append(st, row->id, "status", th_json_text(ev), NULL, e);
+	th_err rc = th_event_record(st, row->id, "status", NULL, ev, e);
 	json_object_put(ev);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
+#include "harness/events.h"
 #include "harness/status.h"
 #include "harness/turn.h"
 #include "harness/view.h"
@@ -90,7 +91,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	/* The first event of every task is the Task itself (STREAM-1). */
 	ev = json_object_new_object();
 	json_object_object_add(ev, "task", snapshot);
-	rc = th_store_event_append(st, nt->id, "task", th_json_text(ev), NULL, e);
+	rc = th_event_record(st, nt->id, "task", NULL, ev, e);
 	json_object_put(ev);
 	struct th_task_row live = {0};
 	if (rc == TH_OK)

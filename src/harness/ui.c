@@ -10,6 +10,7 @@
 #include "a2ui/a2ui.h"
 #include "config/config.h"
 #include "harness/channel.h"
+#include "harness/events.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "util/ids.h"
@@ -119,7 +120,7 @@ th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		} else {
 			json_object_object_add(ev, "artifactUpdate", upd);
-			rc = th_store_event_append(app->store, row->id, "artifact", th_json_text(ev), NULL, e);
+			rc = th_event_record(app->store, row->id, "artifact", NULL, ev, e);
 		}
 	}
 	json_object_put(ev);
