@@ -11,7 +11,11 @@
 #include "cli/cli.h"
 #include "config/config.h"
 #include "http/http.h"
+#include "push/push.h"
 #include "util/jsonx.h"
+
+/* How long a worker spends delivering queued push notifications after a request. */
+#define PUSH_BUDGET_MS 2000
 
 /* Start-up failed before the app existed: answer the one CGI request with 500 and
  * the reason, so the operator sees it in the browser as well as in the error log. */
@@ -58,6 +62,7 @@ static int serve_cgi(void)
 	th_bind_serve(&app, &io);
 	fflush(stdout);
 	th_app_run_pending(&app);
+	th_push_deliver_due(&app, PUSH_BUDGET_MS);
 	th_app_close(&app);
 	return 0;
 }
@@ -81,6 +86,7 @@ static int serve_fcgi(void)
 		 * (TURN-5: returnImmediately). */
 		FCGX_Finish_r(&req);
 		th_app_run_pending(&app);
+		th_push_deliver_due(&app, PUSH_BUDGET_MS);
 	}
 	th_app_close(&app);
 	return 0;

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "harness/harness.h"
 #include "harness/stream.h"
+#include "push/push.h"
 
 static const char *const methods[TH_OP_COUNT] = {
 	[TH_OP_SEND_MESSAGE] = "SendMessage",
@@ -130,9 +131,7 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 	case TH_OP_GET_PUSH_CONFIG:
 	case TH_OP_LIST_PUSH_CONFIGS:
 	case TH_OP_DELETE_PUSH_CONFIG:
-		rc = th_error_set(e, TH_EPUSHUNSUPPORTED,
-		                  "%s: push notifications are not available on this server yet",
-		                  th_op_method(op));
+		rc = th_push_op(app, call, op, params, result, e);
 		break;
 	default:
 		rc = th_error_set(e, TH_ENOMETHOD, "unknown operation");

@@ -1,0 +1,29 @@
+/* push.h — push notifications (PUSH-1..PUSH-4): the four config operations and the
+ * delivery of queued events to webhooks.
+ *
+ * Events are queued by harness/events.c in the transaction that records them (one
+ * push_outbox row per config); th_push_deliver_due POSTs them later, outside any
+ * transaction, with retries and back-off, so a slow webhook never blocks a request and
+ * a worker crash loses no delivery. */
+#ifndef TH_PUSH_PUSH_H
+#define TH_PUSH_PUSH_H
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "service/service.h"
+#include "util/err.h"
+
+/* Runs CreateTaskPushNotificationConfig, GetTaskPushNotificationConfig,
+ * ListTaskPushNotificationConfigs or DeleteTaskPushNotificationConfig (op) for the
+ * caller: configs belong to the task and to the participant who created them (PUSH-1);
+ * any participant of the task, watchers included (ID-4), manages their own. params is
+ * the operation's ProtoJSON request; *result the ProtoJSON result (NULL for Delete). */
+th_err th_push_op(struct th_app *app, const struct th_call *call, enum th_op op,
+                  json_object *params, json_object **result, struct th_error *e);
+
+/* Delivers due outbox rows for at most budget_ms (each POST with its own timeout);
+ * returns how many were delivered. Safe to call after every request and from the CLI. */
+int th_push_deliver_due(struct th_app *app, int budget_ms);
+
+#endif
