@@ -15,7 +15,7 @@ set -eu
 # spawn-fcgi for the Apache recipes. libcurl: the `complete` client, model and pushes.
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev sqlite3 check
-lighttpd curl wrk jq valgrind procps
+lighttpd curl wrk jq valgrind procps chromium
 apache2 libapache2-mod-fcgid spawn-fcgi"
 
 if [ "${1:-}" = --list ]; then

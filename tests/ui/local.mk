@@ -1,0 +1,5 @@
+# tests/ui — A2UI in a real browser: tests/ui/index.html + app.js (bundled at test time with
+# esbuild and the pinned @a2ui/lit renderer) served by lighttpd, driven in headless Debian
+# Chromium through playwright-core (UI-1..UI-4, EXT-4). Exits 77 without chromium or node_modules.
+TESTS += tests/ui/render.mjs
+EXTRA_DIST += tests/ui
