@@ -385,6 +385,11 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	const char *cmd = first_text(msg);
 	if (cmd != NULL && (rc = th_builtin_permitted(app->commands, cmd, participant, role, e)) != TH_OK)
 		goto out;
+	/* CMD-2: a built-in runs whenever its text arrives — also while the task waits for
+	 * someone's answer — and answers about the task as it stands, so the task is not
+	 * moved to WORKING for it. */
+	const struct th_command *c = cmd ? th_registry_match(app->commands, cmd, NULL) : NULL;
+	int builtin = c != NULL && c->kind == TH_CMD_BUILTIN && payload == NULL && !has_cp;
 	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
 	if (payload != NULL && (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
 		goto out;
@@ -413,12 +418,12 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		/* CH-5: while the task waits for someone's answer, others' messages are kept
 		 * but start no turn; an envelope alone starts none either. */
 		int reports_only = reports > 0 && actions == 0 && !has_text(msg);
-		resume = !awaiting_other && !reports_only &&
-		         (answered || has_text(msg) || payload == NULL);
+		resume = builtin || (!awaiting_other && !reports_only &&
+		                     (answered || has_text(msg) || payload == NULL));
 	}
 	if (!resume)
 		goto out;
-	if (row.state != TH_STATE_WORKING &&
+	if (!builtin && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
 	rc = th_turn_queue(st, task_id, mid, turn_id, e);

@@ -170,7 +170,10 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	int64_t cursor = 0;
 	int closed = 0;
-	rc = send_snapshot(app, id, participant, history, CLOSE_TERMINAL_OR_INTERRUPTED, sink, &cursor,
+	/* While this message's turn is still to run, only a terminal task ends the stream
+	 * at the snapshot (a slash command answers a waiting task without moving it). */
+	rc = send_snapshot(app, id, participant, history,
+	                   turn_id > 0 ? CLOSE_TERMINAL : CLOSE_TERMINAL_OR_INTERRUPTED, sink, &cursor,
 	                   &closed, e);
 	if (rc != TH_OK || closed)
 		return rc;

@@ -222,8 +222,15 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 		                           ? (res.text.data ? res.text.data : "")
 		                           : p->out.text;
 		msg = rc == TH_OK ? reply_message(&row, text, res.parts) : NULL;
-		sub = res.sub_ext ? json_object_get(res.sub_ext)
-		                  : th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+		/* A built-in that asks nothing leaves a waiting task waiting for the same
+		 * thing (an answer it awaits stays awaited). */
+		if (res.sub_ext != NULL)
+			sub = json_object_get(res.sub_ext);
+		else if (p->builtin != NULL && row.state == TH_STATE_INPUT_REQUIRED &&
+		         row.status_meta_json != NULL)
+			sub = json_tokener_parse(row.status_meta_json);
+		else
+			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
 		if (rc == TH_OK)
 			rc = msg && sub ? th_status_transition(app->store, &row, TH_STATE_INPUT_REQUIRED,
 			                                       sub, msg, 1, e)

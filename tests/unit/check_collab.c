@@ -264,6 +264,25 @@ START_TEST(test_cmd1_card_lists_every_builtin)
 }
 END_TEST
 
+START_TEST(test_cmd2_status_reports_the_task_as_it_stands_and_keeps_it_waiting)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "s1", "/status", &err);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "TASK_STATE_INPUT_REQUIRED · awaiting-next-message"));
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", task, "s2", "/ask bob Which branch?", &err);
+	json_object_put(t);
+	/* A command while the task waits for bob runs, and the task still waits for bob. */
+	t = fx_send_text(&app, "alice", task, "s3", "/status", &err);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "awaiting-answer"));
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-answer");
+	json_object_put(t);
+	t = fx_send_text(&app, "bob", task, "s4", "main", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	json_object_put(t);
+}
+END_TEST
+
 /* ---- sub-tasks ----------------------------------------------------------------------- */
 
 START_TEST(test_task4_subtask_inherits_participants_with_a_dotted_id)
@@ -570,6 +589,7 @@ int main(void)
 	tcase_add_test(tc, test_cmd3_plan_and_step_update_the_plan_in_metadata);
 	tcase_add_test(tc, test_cmd5_bad_arguments_reply_with_usage_and_change_nothing);
 	tcase_add_test(tc, test_cmd1_card_lists_every_builtin);
+	tcase_add_test(tc, test_cmd2_status_reports_the_task_as_it_stands_and_keeps_it_waiting);
 	tcase_add_test(tc, test_task4_subtask_inherits_participants_with_a_dotted_id);
 	tcase_add_test(tc, test_task4_envelope_parent_links_under_a_writable_parent_only);
 	tcase_add_test(tc, test_ctl4_resolved_child_is_noted_in_the_parent);
