@@ -8,3 +8,7 @@ EXTRA_DIST += tests/interop/sdk_jsonrpc.mjs tests/interop/sdk_rest.mjs tests/int
 # CH-5, STATUS-1, ID-4, CTL-4, CTL-5). Also exits 77 without sqlite3.
 TESTS += tests/interop/collab.mjs
 EXTRA_DIST += tests/interop/collab.mjs
+# A2UI over A2A with the same client (UI-1..UI-4, EXT-4): the /confirm Card validated against
+# @a2ui/web_core's schemas, web_core's Approve action sent back, refusals, text fallback.
+TESTS += tests/interop/a2ui.mjs
+EXTRA_DIST += tests/interop/a2ui.mjs
