@@ -522,5 +522,6 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 				        (long long)turn_id, id, te.msg);
 		}
 	}
-	return th_view_task_by_id(app->store, id, participant, history, 0, task, e);
+	/* A2A §3.1: the blocking answer carries the latest status and all artifacts. */
+	return th_view_task_by_id(app->store, id, participant, history, 1, task, e);
 }
