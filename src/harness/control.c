@@ -184,7 +184,7 @@ th_err th_control_complete(struct th_app *app, const char *participant, const ch
 		}
 	});
 	if (rc == TH_OK)
-		rc = th_view_task(st, &row, participant, app->cfg->history_default, 0, task, e);
+		rc = th_view_task(st, &row, participant, app->cfg->history_default, 1, task, e);
 	free(text);
 	json_object_put(status_msg);
 	json_object_put(sub);
@@ -246,7 +246,7 @@ th_err th_control_cancel(struct th_app *app, const char *participant, const char
 			rc = cancel_tree(st, &row, participant, NULL, 0, e);
 	});
 	if (rc == TH_OK)
-		rc = th_view_task(st, &row, participant, app->cfg->history_default, 0, task, e);
+		rc = th_view_task(st, &row, participant, app->cfg->history_default, 1, task, e);
 	th_task_row_free(&row);
 	return rc;
 }
