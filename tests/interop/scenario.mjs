@@ -232,6 +232,35 @@ export async function run(binding) {
 		assert.deepEqual(last.metadata?.[META_STATUS], { sub_state: 'awaiting-next-message' });
 	});
 
+	await t.test('STREAM-2 CTL-5 resubscribeTask: the current Task first, then a completion sent by another client, the stream ending at COMPLETED', async () => {
+		const t0 = await alice.sendMessage(req(textMsg('A task to follow')));
+		const events = [];
+		const following = (async () => {
+			for await (const ev of bob.resubscribeTask({ tenant: '', id: t0.id }))
+				events.push(ev);
+		})();
+		// bob is no participant: the subscription is refused like any stranger's read.
+		await refused(following, TaskNotFoundError, null, 'stranger resubscribe');
+		const seen = [];
+		const sub = (async () => {
+			for await (const ev of alice.resubscribeTask({ tenant: '', id: t0.id }))
+				seen.push(ev);
+		})();
+		// Let the subscription open (its first event is the Task), then complete through
+		// a second client: the SDK's stream must deliver the final update and end.
+		for (let i = 0; i < 100 && seen.length === 0; i++)
+			await new Promise((r) => setTimeout(r, 50));
+		assert.equal(seen[0]?.payload?.$case, 'task', `the first event is the Task: ${show(seen)}`);
+		assert.equal(stateName(seen[0].payload.value.status.state), 'TASK_STATE_INPUT_REQUIRED');
+		const other = await makeClient('alice');
+		await other.sendMessage(req(controlMsg(t0.id)));
+		await Promise.race([sub, new Promise((_, rej) => setTimeout(() => rej(new Error('the stream did not end')), 15000))]);
+		const last = seen[seen.length - 1]?.payload;
+		assert.equal(last?.$case, 'statusUpdate', `events: ${show(seen)}`);
+		assert.equal(stateName(last.value.status.state), 'TASK_STATE_COMPLETED');
+		assert.equal(textOf(last.value.status.message), 'completed by alice');
+	});
+
 	await t.test('ID-3 a stranger\'s getTask is TaskNotFound, worded as for a task that does not exist', async () => {
 		const t0 = need(task, 'sendMessage');
 		const e1 = await refused(mallory.getTask({ tenant: '', id: t0.id }), TaskNotFoundError, null, 'stranger getTask');
