@@ -13,6 +13,8 @@ static const char *const keys[] = {
 	"db", "base_url", "model", "commands_dir", "identity", "synchronous", "busy_timeout_ms",
 	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
 	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "a2ui_version",
+	"push_allow_private", "push_timeout_ms", "push_retry_base_ms", "push_retry_max_ms",
+	"push_max_attempts", "push_max_configs", "push_keep_hours",
 	"max_body", "json_depth", "max_parts", "max_text", "max_metadata", "max_participants",
 	"max_plan_steps", "max_subtasks", "max_id",
 };
@@ -158,6 +160,13 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
 	NUM("heartbeat_ms", 100, 3600000, cfg->heartbeat_ms)
 	NUM("stream_max_ms", 100, 86400000, cfg->stream_max_ms)
 	NUM("stream_poll_ms", 5, 10000, cfg->stream_poll_ms)
+	NUM("push_allow_private", 0, 1, cfg->push_allow_private)
+	NUM("push_timeout_ms", 100, 120000, cfg->push_timeout_ms)
+	NUM("push_retry_base_ms", 10, 3600000, cfg->push_retry_base_ms)
+	NUM("push_retry_max_ms", 10, 86400000, cfg->push_retry_max_ms)
+	NUM("push_max_attempts", 1, 1000, cfg->push_max_attempts)
+	NUM("push_max_configs", 1, 1000, cfg->push_max_configs)
+	NUM("push_keep_hours", 1, 87600, cfg->push_keep_hours)
 	if (strcmp(key, "history_length_default") == 0) {
 		if (strcmp(value, "-1") == 0) {
 			cfg->history_default = -1;
@@ -195,6 +204,12 @@ th_err th_config_defaults(struct th_config *cfg)
 	cfg->heartbeat_ms = 15000;
 	cfg->stream_max_ms = 300000;
 	cfg->stream_poll_ms = 50;
+	cfg->push_timeout_ms = 10000;
+	cfg->push_retry_base_ms = 1000;
+	cfg->push_retry_max_ms = 300000;
+	cfg->push_max_attempts = 10;
+	cfg->push_max_configs = 10;
+	cfg->push_keep_hours = 168;
 	cfg->lim.max_body = 1048576;
 	cfg->lim.json_depth = 32;
 	cfg->lim.max_parts = 64;
