@@ -63,7 +63,7 @@ if [ -n "$missing" ]; then
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq || status=$?
 	if [ $status = 0 ]; then
 		# shellcheck disable=SC2086
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends --no-upgrade $missing \
 			>/tmp/th-deps-apt.log 2>&1 || status=$?
 		[ $status = 0 ] || tail -n 30 /tmp/th-deps-apt.log >&2
 	fi
