@@ -201,7 +201,11 @@ else
 	done
 fi
 
-say "results (build/ + build-asan/ + valgrind CGI run)"
+if [ "${TH_TEST_QUICK:-0}" = 1 ]; then
+	say "results (${BUILD_DIR#"$root"/})"
+else
+	say "results (${BUILD_DIR#"$root"/} + ${ASAN_DIR#"$root"/} + valgrind CGI run)"
+fi
 tp=0 tf=0 ts=0
 printf '%-12s %8s %8s %8s\n' layer passed failed skipped
 for l in "${layers[@]}"; do
