@@ -37,6 +37,8 @@ static const struct row table[] = {
 	[TH_ETOOLARGE] = {-32600, 413, "INVALID_ARGUMENT", ""},
 	[TH_EBUSY] = {-32603, 503, "UNAVAILABLE", ""},
 	[TH_EINTERNAL] = {-32603, 500, "INTERNAL", ""},
+	/* A chunked body arrives without CONTENT_LENGTH; we read only announced lengths. */
+	[TH_ELENGTH] = {-32600, 411, "INVALID_ARGUMENT", ""},
 };
 
 static const struct row *row_of(th_err code)

@@ -143,7 +143,8 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	}
 	th_err rc = th_http_read_body(r, ctx->io, cfg->lim.max_body, &e);
 	if (rc != TH_OK) {
-		reply_error(ctx, rc == TH_ETOOLARGE ? 413 : 200, NULL, &e);
+		reply_error(ctx, rc == TH_ETOOLARGE || rc == TH_ELENGTH ? th_bind_http_status(rc) : 200,
+		            NULL, &e);
 		return;
 	}
 	json_object *req = NULL;

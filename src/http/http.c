@@ -154,6 +154,11 @@ th_err th_http_read_body(struct th_http_req *r, struct th_http_io *io, size_t ma
 			                    "request body is %.40s bytes; the limit is %zu bytes", cl,
 			                    max);
 	}
+	if ((cl == NULL || cl[0] == '\0') && param(io, "HTTP_TRANSFER_ENCODING") != NULL)
+		return th_error_set(e, TH_ELENGTH,
+		                    "the request body has no Content-Length (Transfer-Encoding: %.40s); "
+		                    "send it with a Content-Length",
+		                    param(io, "HTTP_TRANSFER_ENCODING"));
 	if (n > max)
 		return th_error_set(e, TH_ETOOLARGE, "request body is %llu bytes; the limit is %zu bytes",
 		                    n, max);

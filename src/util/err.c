@@ -46,6 +46,7 @@ const char *th_err_name(th_err code)
 		[TH_ETOOLARGE] = "TH_ETOOLARGE",
 		[TH_EBUSY] = "TH_EBUSY",
 		[TH_EINTERNAL] = "TH_EINTERNAL",
+		[TH_ELENGTH] = "TH_ELENGTH",
 	};
 	if ((size_t)code >= sizeof names / sizeof names[0] || names[code] == NULL)
 		return "TH_E?";

@@ -27,7 +27,8 @@ typedef enum th_err {
 	TH_EVERSION,        /* VersionNotSupported (-32009) */
 	TH_ETOOLARGE,       /* request body over the limit (HTTP 413) */
 	TH_EBUSY,           /* database stayed busy after every retry */
-	TH_EINTERNAL        /* anything else (-32603) */
+	TH_EINTERNAL,       /* anything else (-32603) */
+	TH_ELENGTH          /* a body without Content-Length (chunked): HTTP 411 */
 } th_err;
 
 #define TH_ERRMSG_MAX 512
