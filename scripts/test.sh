@@ -99,6 +99,8 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 	sanlogs=$ASAN_DIR/sanitizer-logs
 	rm -rf "$sanlogs"
 	mkdir -p "$sanlogs"
+	# Apache runs its workers as nobody: they must be able to write their reports too.
+	chmod 1777 "$sanlogs"
 	# Halt at the first error; reports go to files as well, because workers started by
 	# lighttpd have no terminal (conf/lighttpd.conf passes these variables on).
 	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:log_path=$sanlogs/asan"

@@ -267,6 +267,11 @@ static int cmd_serve(int argc, char **argv)
 	setenv("TH_BIN", self, 1);
 	setenv("TH_STATE_DIR", state, 1);
 	setenv_default("TINY_HARNESS_DB", db);
+	/* lighttpd starts workers in bin-path's directory: relative paths would not resolve. */
+	char cmds[PATH_MAX + 16];
+	snprintf(cmds, sizeof cmds, "%s/conf/commands", cwd);
+	if (access(cmds, R_OK) == 0)
+		setenv_default("TINY_HARNESS_COMMANDS_DIR", cmds);
 	snprintf(buf, sizeof buf, "http://127.0.0.1:%ld/", port);
 	setenv_default("TINY_HARNESS_BASE_URL", buf);
 	printf("tiny-harness: serving %s with %ld workers (lighttpd, %s); database %s\n"
