@@ -16,6 +16,7 @@
 #include "harness/turn.h"
 #include "harness/view.h"
 #include "a2a/a2a.h"
+#include "push/push.h"
 #include "util/ids.h"
 #include "service/card.h"
 #include "store/store.h"
@@ -30,6 +31,7 @@ void th_cli_usage(void)
 	      "       tiny-harness tasks [list [--state STATE] | show TASK]\n"
 	      "                                          what the database holds\n"
 	      "       tiny-harness recover               finish or fail turns whose worker died\n"
+	      "       tiny-harness push                  deliver due push notifications now\n"
 	      "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
 	      "                                          delete ended tasks older than AGE\n"
 	      "       tiny-harness complete TASK --as ID [--url URL]\n"
@@ -377,6 +379,18 @@ static int cmd_recover(void)
 	return rc == TH_OK ? 0 : 1;
 }
 
+/* PUSH-2: sends the due push deliveries now (from cron, or after a webhook is fixed). */
+static int cmd_push(void)
+{
+	struct th_app app;
+	if (open_app(&app) != 0)
+		return 1;
+	int n = th_push_deliver_due(&app, 60000);
+	printf("delivered %d push notification%s\n", n, n == 1 ? "" : "s");
+	th_app_close(&app);
+	return 0;
+}
+
 /* "30d", "12h", "90m", "45s" → milliseconds; -1 when it is none of those. */
 static int64_t parse_age(const char *s)
 {
@@ -442,6 +456,8 @@ int th_cli_main(int argc, char **argv)
 		return cmd_tasks(argc, argv);
 	if (strcmp(cmd, "recover") == 0 && argc == 2)
 		return cmd_recover();
+	if (strcmp(cmd, "push") == 0 && argc == 2)
+		return cmd_push();
 	if (strcmp(cmd, "purge") == 0)
 		return cmd_purge(argc, argv);
 	if (strcmp(cmd, "serve") == 0)
