@@ -183,6 +183,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		.created_by = participant,
 		.first = msg,
 		.first_sender = participant,
+		.lease_ms = app->cfg->lease_ms,
 	};
 	if (payload != NULL) {
 		if ((rc = th_task_payload_parse(payload, 1, &app->cfg->lim, &pl, e)) != TH_OK ||
@@ -426,7 +427,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if (!builtin && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
-	rc = th_turn_queue(st, task_id, mid, turn_id, e);
+	rc = th_turn_queue(st, task_id, mid, app->cfg->lease_ms, turn_id, e);
 out:
 	free(role);
 	th_task_row_free(&row);

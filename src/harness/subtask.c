@@ -94,6 +94,7 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 		.created_by = sender,
 		.first = first,
 		.first_sender = sender,
+		.lease_ms = app->cfg->lease_ms,
 	};
 	rc = th_task_create(st, &nt, turn_id, e);
 	if (rc == TH_OK)

@@ -25,6 +25,7 @@ struct th_new_task {
 	const char *created_by;       /* whose message started it (CTL-7) */
 	json_object *first;           /* the first message (taskId/contextId are set here) */
 	const char *first_sender;
+	int lease_ms;                 /* the first turn's lease (configuration) */
 };
 
 /* Inside the caller's transaction: inserts the task (SUBMITTED), its participants,

@@ -19,9 +19,14 @@
 #include "util/jsonx.h"
 
 th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
-                     int64_t *turn_id, struct th_error *e)
+                     int lease_ms, int64_t *turn_id, struct th_error *e)
 {
-	return th_store_turn_create(st, task_id, message_id, turn_id, e);
+	/* The worker that accepts a message runs its turn, so it takes the lease in the
+	 * same transaction; if it dies first, the lease expires like any other (TURN-4). */
+	th_err rc = th_store_turn_create(st, task_id, message_id, turn_id, e);
+	if (rc == TH_OK)
+		rc = th_store_turn_claim(st, *turn_id, (int)getpid(), lease_ms, e);
+	return rc;
 }
 
 /* The text of a message: its text parts (and a channel part's text) joined by new
@@ -91,25 +96,14 @@ static int is_cut(void *arg)
 	return 0;
 }
 
-/* Claims a queued turn: *claimed = 0 when it is not queued any more (another worker
- * has it, or it was cut before it started). */
-static th_err claim(struct th_app *app, int64_t turn_id, int *claimed, struct th_error *e)
+/* Whether this worker holds the turn: it was queued and leased by this process when
+ * the message was accepted, and nobody cut it or took it over since. */
+static th_err held_here(struct th_app *app, int64_t turn_id, int *held, struct th_error *e)
 {
-	*claimed = 0;
 	struct th_turn_row t = {0};
-	th_err rc = th_store_begin(app->store, e);
-	if (rc != TH_OK)
-		return rc;
-	rc = th_store_turn_get(app->store, turn_id, &t, e);
-	if (rc == TH_OK && t.state == TH_TURN_QUEUED && !t.cut) {
-		rc = th_store_turn_claim(app->store, turn_id, (int)getpid(), app->cfg->lease_ms, e);
-		*claimed = rc == TH_OK;
-	}
+	th_err rc = th_store_turn_get(app->store, turn_id, &t, e);
+	*held = rc == TH_OK && t.state == TH_TURN_RUNNING && !t.cut && t.worker_pid == (int)getpid();
 	th_turn_row_free(&t);
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, e);
-	if (rc != TH_OK)
-		th_store_rollback(app->store);
 	return rc;
 }
 
@@ -282,9 +276,9 @@ static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
 
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e)
 {
-	int claimed = 0;
-	th_err rc = claim(app, turn_id, &claimed, e);
-	if (rc != TH_OK || !claimed)
+	int held = 0;
+	th_err rc = held_here(app, turn_id, &held, e);
+	if (rc != TH_OK || !held)
 		return rc;
 	return run_held(app, task_id, turn_id, e);
 }

@@ -12,12 +12,13 @@
 #include "store/store.h"
 #include "util/err.h"
 
-/* Queues a turn for message_id inside the caller's transaction. */
+/* Queues a turn for message_id inside the caller's transaction, leased at once to this
+ * worker, which will run it (now, or after its response: TURN-5). */
 th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
-                     int64_t *turn_id, struct th_error *e);
+                     int lease_ms, int64_t *turn_id, struct th_error *e);
 
-/* Runs a queued turn to its end. A turn another worker already claimed, or one cut
- * before it started, is left alone (TH_OK). */
+/* Runs a turn this worker queued to its end. A turn cut before it started, or taken
+ * over by another worker after its lease expired, is left alone (TH_OK). */
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
 
 /* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
