@@ -22,3 +22,8 @@ EXTRA_DIST += tests/integration/concurrency.sh
 TESTS += tests/integration/collab.sh
 EXTRA_DIST += tests/integration/collab.sh
 EXTRA_DIST += conf/htaccess.example
+# Push notifications through lighttpd to a loopback webhook receiver: every event in
+# order with token and Authorization, retry after a 500, refusals without the switches
+# (PUSH-1..PUSH-4).
+TESTS += tests/integration/push.sh
+EXTRA_DIST += tests/integration/push.sh
