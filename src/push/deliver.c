@@ -144,6 +144,17 @@ static void post(struct th_app *app, const struct th_push_delivery *d, int timeo
 		set(r, O_RETRY, "%s", e.msg);
 		return;
 	}
+	/* The owner must still be on the task to hear from it (ID-3). */
+	char *role = NULL;
+	rc = th_store_participant_role(app->store, c.task_id, c.participant_id, &role, &e);
+	free(role);
+	if (rc != TH_OK) {
+		set(r, rc == TH_ENOTFOUND ? O_DEAD : O_RETRY, "%s",
+		    rc == TH_ENOTFOUND ? "the config's owner is no longer a participant of the task"
+		                       : e.msg);
+		th_push_config_free(&c);
+		return;
+	}
 	/* The host is resolved and checked again: it may point elsewhere now (PUSH-3). */
 	struct th_push_target t;
 	rc = th_push_url_check(c.url, app->cfg->push_allow_private, &t, &e);

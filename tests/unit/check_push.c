@@ -1055,6 +1055,32 @@ START_TEST(test_push2_deleted_config_drops_its_deliveries)
 }
 END_TEST
 
+START_TEST(test_push2_owner_no_longer_on_the_task_hears_nothing)
+{
+	static const int none[1] = {0};
+	rx_start(none, 0);
+	json_object *c =
+	    fx_call(&app, "bob", TH_OP_CREATE_PUSH_CONFIG, &err,
+	            "{\"taskId\":\"%s\",\"id\":\"b1\",\"url\":\"http://127.0.0.1:%d/hook\"}", task,
+	            rx.port);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	json_object_put(c);
+	json_object *t = fx_send_text(&app, "alice", task, "m2", "x", &err);
+	json_object_put(t);
+	ck_assert_int_gt(fx_count(&app, "push_outbox"), 0);
+	/* bob leaves the task (no operation does this yet; the store can) */
+	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store),
+	                              "DELETE FROM participants WHERE participant_id = 'bob'", NULL,
+	                              NULL, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_eq(th_push_deliver_due(&app, 3000), 0);
+	ck_assert_int_eq(rx_count(), 0);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM push_outbox WHERE state != 'dead' OR "
+	                         "last_error NOT LIKE '%no longer a participant%'"),
+	                 0);
+}
+END_TEST
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1093,6 +1119,7 @@ int main(void)
 	tcase_add_test(del, test_push3_url_is_checked_again_at_delivery);
 	tcase_add_test(del, test_push4_wrong_key_at_delivery_sends_nothing);
 	tcase_add_test(del, test_push2_deleted_config_drops_its_deliveries);
+	tcase_add_test(del, test_push2_owner_no_longer_on_the_task_hears_nothing);
 	suite_add_tcase(s, del);
 
 	SRunner *sr = srunner_create(s);
