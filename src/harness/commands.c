@@ -163,7 +163,8 @@ th_err th_registry_load(const char *dir, struct th_registry **out, struct th_err
 			nn++;
 		}
 		closedir(d);
-		qsort(names, nn, sizeof *names, by_name);
+		if (nn > 0)
+			qsort(names, nn, sizeof *names, by_name);
 		for (size_t i = 0; rc == TH_OK && i < nn; i++) {
 			size_t len = strlen(names[i]) - 3;
 			if (strcmp(names[i], "README.md") == 0)
