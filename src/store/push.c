@@ -412,3 +412,17 @@ th_err th_store_push_prune(struct th_store *st, int64_t before_ms, int64_t *n, s
 		*n = sqlite3_changes64(st->db);
 	return TH_OK;
 }
+
+int th_store_push_any_due(struct th_store *st, int64_t now_ms)
+{
+	sqlite3_stmt *s;
+	if (th_store_stmt(st, TH_STMT_PUSH_ANY_DUE,
+	                  "SELECT 1 FROM push_outbox WHERE state IN ('pending', 'sending') AND "
+	                  "next_attempt_ms <= ?1 LIMIT 1",
+	                  &s, NULL) != TH_OK)
+		return 0;
+	int rc = th_bind_i64(s, 1, now_ms, SQLITE_OK);
+	int due = rc == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
+	th_store_stmt_done(s);
+	return due;
+}
