@@ -546,6 +546,26 @@ START_TEST(test_ctl7_turns_never_complete_a_participants_task)
 }
 END_TEST
 
+START_TEST(test_status3_ext3_sub_state_and_commands_work_with_or_without_activation)
+{
+	/* No extension activated: the sub-state is still written and /help still runs. */
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "/help", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "/status"));
+	json_object_put(t);
+	/* All five activated: the same. */
+	fx_extensions = TH_EXT_TASK | TH_EXT_CHANNEL | TH_EXT_STATUS | TH_EXT_COMMANDS | TH_EXT_A2UI;
+	t = fx_send_text(&app, "alice", NULL, "m2", "/help", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "/status"));
+	json_object_put(t);
+	/* The state itself is always the standard one (STATUS-4: no new TaskState). */
+	t = fx_send_text(&app, "alice", NULL, "m3", "plain", &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	json_object_put(t);
+}
+END_TEST
+
 /* ---- commands, events, returnImmediately ------------------------------------------- */
 
 START_TEST(test_cmd2_help_lists_registered_commands_without_a_model)
@@ -673,6 +693,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_status1_turn_end_parks_awaiting_next_message_in_both_places);
 	tcase_add_test(tc, test_status2_key_absent_outside_input_required);
 	tcase_add_test(tc, test_status4_sub_state_has_its_own_column);
+	tcase_add_test(tc, test_status3_ext3_sub_state_and_commands_work_with_or_without_activation);
 	tcase_add_test(tc, test_ctl1_control_envelope_with_other_parts_is_refused);
 	tcase_add_test(tc, test_ctl1_unknown_action_or_extra_field_is_refused);
 	tcase_add_test(tc, test_ctl2_refused_senders_store_and_interrupt_nothing);
