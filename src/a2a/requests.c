@@ -74,11 +74,13 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 		if (n > 0)
 			out->accepted_output_modes = json_object_get(modes);
 	}
-	/* Push notifications are not offered yet; a config is accepted and ignored, but it
-	 * still has to be the right shape. */
-	json_object *push;
-	return th_a2a_get_obj(cfg, "taskPushNotificationConfig", "task_push_notification_config",
-	                      pre, 0, &push, e);
+	/* An inline push config: its fields are the push module's to check (PUSH-1). */
+	json_object *push = NULL;
+	rc = th_a2a_get_obj(cfg, "taskPushNotificationConfig", "task_push_notification_config", pre,
+	                    0, &push, e);
+	if (rc == TH_OK && push != NULL)
+		out->push_config = json_object_get(push);
+	return rc;
 }
 
 th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, struct th_send_req *out,
@@ -112,9 +114,11 @@ void th_send_req_free(struct th_send_req *r)
 	json_object_put(r->message);
 	json_object_put(r->metadata);
 	json_object_put(r->accepted_output_modes);
+	json_object_put(r->push_config);
 	r->message = NULL;
 	r->metadata = NULL;
 	r->accepted_output_modes = NULL;
+	r->push_config = NULL;
 }
 
 th_err th_a2a_get_decode(json_object *params, struct th_get_req *out, struct th_error *e)

@@ -18,6 +18,7 @@
 #include "harness/subtask.h"
 #include "harness/task.h"
 #include "harness/ui.h"
+#include "push/push.h"
 #include "harness/status.h"
 #include "harness/turn.h"
 #include "harness/view.h"
@@ -477,6 +478,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		                   : th_error_set(e, TH_EINVAL,
 		                                  "a control envelope completes an existing task: "
 		                                  "message.taskId is required");
+	} else if (req->push_config != NULL &&
+	           (rc = th_push_inline_check(app, req->push_config, e)) != TH_OK) {
+		/* refused before anything is stored */
 	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 		if (given == NULL)
 			rc = create_task(app, participant, msg, payload, task_id, turn_id, e);
@@ -485,6 +489,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		/* EXT-4: remember that this task's client renders A2UI. */
 		if (rc == TH_OK)
 			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
+		/* PUSH-1: a config sent with the message belongs to its task and sender. */
+		if (rc == TH_OK && req->push_config != NULL)
+			rc = th_push_inline_attach(app, participant, task_id, req->push_config, e);
 		if (rc == TH_OK)
 			rc = th_store_commit(app->store, e);
 		if (rc != TH_OK)

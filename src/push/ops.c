@@ -33,6 +33,7 @@ struct cfg_req {
 	const char *credentials; /* NULL when absent or "" */
 	int page_size;
 	const char *page_token; /* NULL when absent or "" */
+	int inline_config;      /* SendMessage's configuration.taskPushNotificationConfig */
 };
 
 /* ---- decoding ---------------------------------------------------------------------------- */
@@ -103,7 +104,7 @@ static th_err get_str(json_object *o, const char *camel, const char *snake, cons
 }
 
 static th_err need_ids(struct th_app *app, json_object *params, struct cfg_req *r, int need_id,
-                       struct th_error *e)
+                       int task_optional, struct th_error *e)
 {
 	if (params == NULL || !json_object_is_type(params, json_type_object))
 		return th_error_set(e, TH_EINVAL, "params must be an object");
@@ -113,7 +114,7 @@ static th_err need_ids(struct th_app *app, json_object *params, struct cfg_req *
 		rc = get_str(params, "id", NULL, "id", max, &r->id, e);
 	if (rc != TH_OK)
 		return rc;
-	if (r->task_id == NULL)
+	if (r->task_id == NULL && !task_optional)
 		return th_error_set(e, TH_EINVAL,
 		                    "taskId is required: the task the push "
 		                    "notification config belongs to");
@@ -128,7 +129,7 @@ static th_err need_ids(struct th_app *app, json_object *params, struct cfg_req *
 static th_err decode_create(struct th_app *app, json_object *params, struct cfg_req *r,
                             struct th_error *e)
 {
-	th_err rc = need_ids(app, params, r, 0, e);
+	th_err rc = need_ids(app, params, r, 0, r->inline_config, e);
 	if (rc == TH_OK)
 		rc = get_str(params, "url", NULL, "url", 0, &r->url, e);
 	if (rc == TH_OK)
@@ -184,7 +185,7 @@ static th_err decode_create(struct th_app *app, json_object *params, struct cfg_
 static th_err decode_list(struct th_app *app, json_object *params, struct cfg_req *r,
                           struct th_error *e)
 {
-	th_err rc = need_ids(app, params, r, 0, e);
+	th_err rc = need_ids(app, params, r, 0, 0, e);
 	if (rc == TH_OK)
 		rc = get_str(params, "pageToken", "page_token", "pageToken", 64, &r->page_token, e);
 	if (rc != TH_OK)
@@ -373,7 +374,7 @@ static th_err op_get(struct th_app *app, const char *participant, json_object *p
                      json_object **result, struct th_error *e)
 {
 	struct cfg_req r = {0};
-	th_err rc = need_ids(app, params, &r, 1, e);
+	th_err rc = need_ids(app, params, &r, 1, 0, e);
 	if (rc == TH_OK)
 		rc = access(app, participant, r.task_id, e);
 	if (rc != TH_OK)
@@ -461,7 +462,7 @@ static th_err op_delete(struct th_app *app, const char *participant, json_object
 {
 	*result = NULL;
 	struct cfg_req r = {0};
-	th_err rc = need_ids(app, params, &r, 1, e);
+	th_err rc = need_ids(app, params, &r, 1, 0, e);
 	if (rc == TH_OK)
 		rc = access(app, participant, r.task_id, e);
 	if (rc == TH_OK)
@@ -502,4 +503,63 @@ th_err th_push_op(struct th_app *app, const struct th_call *call, enum th_op op,
 		return th_error_set(e, TH_EINTERNAL, "%s is not a push notification operation",
 		                    th_op_method(op));
 	}
+}
+
+/* ---- inline configs (SendMessageConfiguration.taskPushNotificationConfig) ------------------ */
+
+th_err th_push_inline_check(struct th_app *app, json_object *config, struct th_error *e)
+{
+	struct cfg_req r = {.inline_config = 1};
+	th_err rc = decode_create(app, config, &r, e);
+	/* DNS now, before the request's transaction (PUSH-3). */
+	if (rc == TH_OK)
+		rc = th_push_url_check(r.url, app->cfg->push_allow_private, NULL, e);
+	if (rc == TH_OK && (r.token != NULL || r.credentials != NULL)) {
+		unsigned char key[TH_PUSH_KEY_LEN];
+		struct th_error sub;
+		th_error_clear(&sub);
+		rc = th_push_key(key, &sub);
+		th_push_wipe(key, sizeof key);
+		if (rc != TH_OK)
+			rc = th_error_set(e, rc, "configuration.taskPushNotificationConfig: %s", sub.msg);
+	}
+	return rc;
+}
+
+th_err th_push_inline_attach(struct th_app *app, const char *participant, const char *task_id,
+                             json_object *config, struct th_error *e)
+{
+	struct cfg_req r = {.inline_config = 1};
+	th_err rc = decode_create(app, config, &r, e);
+	if (rc != TH_OK)
+		return rc;
+	if (r.task_id != NULL && strcmp(r.task_id, task_id) != 0)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration.taskPushNotificationConfig.taskId names another task "
+		                    "than the message (leave it empty)");
+	char uuid[TH_UUID_LEN + 1];
+	if (r.id == NULL) {
+		th_uuid(uuid);
+		r.id = uuid;
+	}
+	struct th_push_config c = {0};
+	c.task_id = strdup(task_id);
+	c.config_id = strdup(r.id);
+	c.participant_id = strdup(participant);
+	c.url = strdup(r.url);
+	c.auth_scheme = r.scheme != NULL ? strdup(r.scheme) : NULL;
+	if (c.task_id == NULL || c.config_id == NULL || c.participant_id == NULL || c.url == NULL ||
+	    (r.scheme != NULL && c.auth_scheme == NULL))
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc == TH_OK)
+		rc = seal_secrets(&r, &c, e);
+	if (rc == TH_OK)
+		rc = check_limit(app, &c, e);
+	if (rc == TH_OK && (rc = th_store_push_config_put(app->store, &c, e)) == TH_EINVAL)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "configuration.taskPushNotificationConfig.id %.100s is already used "
+		                  "on task %.100s; choose another id or leave it empty",
+		                  c.config_id, c.task_id);
+	th_push_config_free(&c);
+	return rc;
 }

@@ -22,6 +22,14 @@
 th_err th_push_op(struct th_app *app, const struct th_call *call, enum th_op op,
                   json_object *params, json_object **result, struct th_error *e);
 
+/* SendMessage may carry a config inline (configuration.taskPushNotificationConfig, its
+ * taskId empty): th_push_inline_check validates it before the request's transaction
+ * (fields, the URL with its DNS look-up, the key when it carries secrets), and
+ * th_push_inline_attach stores it for the message's task inside that transaction. */
+th_err th_push_inline_check(struct th_app *app, json_object *config, struct th_error *e);
+th_err th_push_inline_attach(struct th_app *app, const char *participant, const char *task_id,
+                             json_object *config, struct th_error *e);
+
 /* Delivers due outbox rows for at most budget_ms (each POST with its own timeout);
  * returns how many were delivered. Safe to call after every request and from the CLI. */
 int th_push_deliver_due(struct th_app *app, int budget_ms);

@@ -597,6 +597,41 @@ START_TEST(test_push3_private_url_allowed_by_configuration)
 }
 END_TEST
 
+START_TEST(test_push1_inline_config_in_send_message)
+{
+	/* Refused before anything is stored: a loopback URL without push_allow_private. */
+	long tasks = fx_count(&app, "tasks"), cfgs = fx_count(&app, "push_configs");
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                           "{\"message\":{\"messageId\":\"i1\",\"role\":\"ROLE_USER\","
+	                           "\"parts\":[{\"text\":\"hi\"}]},\"configuration\":{"
+	                           "\"taskPushNotificationConfig\":{\"url\":\"http://127.0.0.1:9/h\"}}}"));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "loopback"));
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	ck_assert_int_eq(fx_count(&app, "push_configs"), cfgs);
+	/* Allowed: the config belongs to the new task and its sender. */
+	fx_close(&app);
+	open_with(allow_private);
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"messageId\":\"i2\",\"role\":\"ROLE_USER\","
+	                         "\"parts\":[{\"text\":\"hi\"}]},\"configuration\":{"
+	                         "\"taskPushNotificationConfig\":{\"id\":\"inline\",\"url\":"
+	                         "\"http://127.0.0.1:9/h\",\"token\":\"t0k\"}}}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	char id[64];
+	snprintf(id, sizeof id, "%s", fx_task_id(json_object_object_get(r, "task")));
+	json_object_put(r);
+	json_object *c = fx_call(&app, "alice", TH_OP_GET_PUSH_CONFIG, &err,
+	                         "{\"taskId\":\"%s\",\"id\":\"inline\"}", id);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	ck_assert_str_eq(th_json_str(c, "url"), "http://127.0.0.1:9/h");
+	json_object_put(c);
+	ck_assert_ptr_null(fx_call(&app, "bob", TH_OP_GET_PUSH_CONFIG, &err,
+	                           "{\"taskId\":\"%s\",\"id\":\"inline\"}", id));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+}
+END_TEST
+
 START_TEST(test_push1_limit_per_participant)
 {
 	fx_close(&app);
@@ -1104,6 +1139,7 @@ int main(void)
 	tcase_add_test(ops, test_push1_bad_params_name_the_field);
 	tcase_add_test(ops, test_push3_private_url_refused_by_create);
 	tcase_add_test(ops, test_push3_private_url_allowed_by_configuration);
+	tcase_add_test(ops, test_push1_inline_config_in_send_message);
 	tcase_add_test(ops, test_push1_limit_per_participant);
 	tcase_add_test(ops, test_push4_secrets_stored_sealed_and_never_returned);
 	tcase_add_test(ops, test_push4_secrets_need_the_key);
