@@ -186,6 +186,9 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 	*out = NULL;
 	json_object *ext = NULL, *history = NULL, *artifacts = NULL;
 	th_err rc = th_view_task_ext(st, row, &ext, e);
+	/* Only a task with side channels needs its whole history read to filter it (CH-2). */
+	if (viewer != NULL && !th_store_has_side_channels(st, row->id))
+		viewer = NULL;
 	if (rc == TH_OK && history_length != 0)
 		rc = th_store_history(st, row->id, viewer ? -1 : history_length, &history, e);
 	if (rc == TH_OK && history != NULL && viewer != NULL) {

@@ -837,3 +837,14 @@ th_err th_store_a2ui_next_artifact(struct th_store *st, const char *task_id, int
 	*n = got;
 	return TH_OK;
 }
+
+int th_store_has_side_channels(struct th_store *st, const char *task_id)
+{
+	sqlite3_stmt *s;
+	if (th_store_stmt(st, TH_STMT_CHAN_ANY, "SELECT 1 FROM channels WHERE task_id = ?1 LIMIT 1",
+	                  &s, NULL) != TH_OK)
+		return 0;
+	int any = th_bind_text(s, 1, task_id, SQLITE_OK) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
+	th_store_stmt_done(s);
+	return any;
+}

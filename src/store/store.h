@@ -233,6 +233,9 @@ th_err th_store_channel_is_member(struct th_store *st, const char *task_id, cons
 th_err th_store_channel_members(struct th_store *st, const char *task_id, const char *channel_id,
                                 char ***ids, size_t *n, struct th_error *e);
 void th_strings_free(char **v, size_t n);
+/* 1 when the task has at least one side channel (0 also on error): readers skip the
+ * per-message membership filter of history when it has none. */
+int th_store_has_side_channels(struct th_store *st, const char *task_id);
 
 enum th_chan_kind { TH_CHAN_MESSAGE, TH_CHAN_HELP_REQUEST, TH_CHAN_HELP_REPLY };
 
