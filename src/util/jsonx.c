@@ -2,9 +2,49 @@
 
 #include <string.h>
 
+/* json-c's strict mode still takes single-quoted names, NaN and Infinity, none of which
+ * is JSON (RFC 8259). Outside strings, JSON has only punctuation, numbers, white space
+ * and the words true, false and null: returns the offset of the first other byte, or
+ * len when there is none. */
+static size_t not_json_at(const char *s, size_t len)
+{
+	int in_string = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = 0;
+			continue;
+		}
+		if (c == '"') {
+			in_string = 1;
+		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+			size_t j = i;
+			while (j < len && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')))
+				j++;
+			size_t n = j - i;
+			int word = (n == 4 && (memcmp(s + i, "true", 4) == 0 || memcmp(s + i, "null", 4) == 0)) ||
+			           (n == 5 && memcmp(s + i, "false", 5) == 0) ||
+			           (n == 1 && (c == 'e' || c == 'E'));
+			if (!word)
+				return i;
+			i = j - 1;
+		} else if (c == '\'') {
+			return i;
+		}
+	}
+	return len;
+}
+
 th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, struct th_error *e)
 {
 	*out = NULL;
+	size_t bad = not_json_at(s, len);
+	if (bad < len)
+		return th_error_set(e, TH_EPARSE, "Invalid JSON payload: unexpected character at offset %zu",
+		                    bad);
 	json_tokener *tok = json_tokener_new_ex(depth);
 	if (tok == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
