@@ -103,29 +103,8 @@ runas() {
 	$RUNAS "$@"
 }
 
-# A random port in 20000–31999: below Linux's ephemeral range (32768–60999), so an
-# outgoing connection's local port never takes it while we start.
-random_port() {
-	n=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
-	echo $((20000 + n % 12000))
-}
-
-# Is something listening on the port? (curl exit 7 = connection refused.)
-port_busy() {
-	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/" 2>/dev/null
-	[ $? -ne 7 ]
-}
-
-# A process counts as running unless it is gone or a zombie (no init may reap it here).
-alive() {
-	[ -n "$1" ] || return 1
-	kill -0 "$1" 2>/dev/null || return 1
-	if [ -r "/proc/$1/stat" ]; then
-		state=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)
-		[ "$state" != Z ] || return 1
-	fi
-	return 0
-}
+# shellcheck source-path=SCRIPTDIR source=proc.sh
+. "$script_dir/proc.sh"
 
 # All living descendants of a pid (children, grandchildren, …), one a line.
 descendants() {
@@ -346,20 +325,10 @@ start() {
 		echo "$pid" >"$dir/apache.pid"
 		echo "$TINY_HARNESS_BASE_URL" >"$dir/base_url"
 		# Poll every 0.1 s until the card answers, Apache dies, or time runs out.
-		i=0
-		code=
-		limit=$((TH_SERVER_TIMEOUT * 10))
-		while [ $i -lt $limit ]; do
-			alive "$pid" || break
-			code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
-				"${TINY_HARNESS_BASE_URL}.well-known/agent-card.json" 2>/dev/null)
-			if [ "$code" = 200 ]; then
-				echo "$TINY_HARNESS_BASE_URL"
-				return 0
-			fi
-			sleep 0.1
-			i=$((i + 1))
-		done
+		if wait_card "$pid" "$TINY_HARNESS_BASE_URL"; then
+			echo "$TINY_HARNESS_BASE_URL"
+			return 0
+		fi
 		if alive "$pid"; then
 			stop "$dir" >/dev/null 2>&1
 			echo "$me: Apache ($mode) on port $port never served the agent card (last HTTP status '$code') within ${TH_SERVER_TIMEOUT}s" >&2

@@ -1,0 +1,48 @@
+# proc.sh — ports and processes for tests/lib/server.sh, tests/lib/apache.sh and the tests
+# (plain POSIX sh; sourced).
+#
+#   random_port          a random port in 20000–31999
+#   port_busy PORT       true when something listens on 127.0.0.1:PORT
+#   alive PID            true while PID runs (not gone, not a zombie)
+#   wait_card PID URL    poll (every 0.1 s, TH_SERVER_TIMEOUT seconds) until URL's
+#                        .well-known/agent-card.json answers 200 (true) or PID dies or
+#                        time runs out (false); the last HTTP status is left in `code`
+
+# A random port in 20000–31999: below Linux's ephemeral range (32768–60999), so an
+# outgoing connection's local port never takes it while we start.
+random_port() {
+	_rnd=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+	echo $((20000 + _rnd % 12000))
+}
+
+# Is something listening on the port? (curl exit 7 = connection refused.)
+port_busy() {
+	curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$1/" 2>/dev/null
+	[ $? -ne 7 ]
+}
+
+# A process counts as running unless it is gone or a zombie (no init may reap it here).
+alive() {
+	[ -n "$1" ] || return 1
+	kill -0 "$1" 2>/dev/null || return 1
+	if [ -r "/proc/$1/stat" ]; then
+		_state=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)
+		[ "$_state" != Z ] || return 1
+	fi
+	return 0
+}
+
+wait_card() {
+	_i=0
+	code=
+	_limit=$((${TH_SERVER_TIMEOUT:-30} * 10))
+	while [ $_i -lt $_limit ]; do
+		alive "$1" || return 1
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
+			"${2}.well-known/agent-card.json" 2>/dev/null)
+		[ "$code" = 200 ] && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	return 1
+}
