@@ -10,40 +10,20 @@
 set -u
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
 : "${TH_WRAP:=}"
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 
-if [ ! -x "$TH_BIN" ]; then
-	echo "1..0 # SKIP no program at $TH_BIN"
-	exit 77
-fi
-for tool in jq sqlite3; do
-	if ! command -v "$tool" >/dev/null 2>&1; then
-		echo "1..0 # SKIP $tool is not installed"
-		exit 77
-	fi
-done
+[ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
+require_tools jq sqlite3
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-cgi.XXXXXX")
-cleanup() { [ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"; }
-trap cleanup EXIT
+scratch th-cgi
 DB=$T/tiny-harness.db
 BASE=http://127.0.0.1:8080/
-STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
-TASK_KEY='io.github.madarauchiha-314.tiny-harness/task'
 EXT_TASK='https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1'
-EVENT_MT='application/vnd.tiny-harness.event+json'
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
+# A failure shows the CGI request, its exit status and its stderr.
+tap_details() {
 	echo "#   request: $REQ_DESC"
 	echo "#   status: ${STATUS:-none}  exit: ${RC:-none}"
 	# awk, not sed: a body without a final newline must not swallow the next TAP line.
@@ -122,8 +102,6 @@ req() {
 fresh() { rm -f "$T/out" "$T/headers" "$T/body" "$T/stderr"; STATUS=; RC=; }
 run() { fresh; req "$@"; }
 
-# jqb FILTER — evaluates FILTER on the response body (prints "null"/"" on bad JSON).
-jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
 header() { grep -i "^$1:" "$T/headers" | head -n1 | sed 's/^[^:]*: *//'; }
 # The worker must exit 0 (valgrind's --error-exitcode turns its findings into 1).
 clean_exit() { [ "$RC" = 0 ]; }
@@ -132,30 +110,6 @@ clean_exit() { [ "$RC" = 0 ]; }
 rows() {
 	sqlite3 "$DB" "SELECT (SELECT COUNT(*) FROM tasks) || '/' || (SELECT COUNT(*) FROM messages) || '/' || (SELECT COUNT(*) FROM events)" 2>/dev/null ||
 		echo "unreadable-$RANDOM$RANDOM"
-}
-# The task created by the first SendMessage; tests that compare with it need it.
-has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
-rpc() { # rpc ID METHOD PARAMS-JSON
-	printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"
-}
-send_params() { # send_params MESSAGE-ID TEXT [TASK-ID]
-	if [ -n "${3:-}" ]; then
-		printf '{"message":{"messageId":"%s","role":"ROLE_USER","taskId":"%s","parts":[{"text":"%s"}]}}' "$1" "$3" "$2"
-	else
-		printf '{"message":{"messageId":"%s","role":"ROLE_USER","parts":[{"text":"%s"}]}}' "$1" "$2"
-	fi
-}
-# check NAME CONDITION-COMMAND... — ok when every condition (a shell snippet) holds.
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
 }
 
 # ---------------------------------------------------------------- card
@@ -228,7 +182,7 @@ check "STORE-3 a bad value in the environment stops start-up naming the variable
 	'[ "$RC" != 0 ]' 'grep -q TINY_HARNESS_IDENTITY "$T/stderr"'
 
 # ---------------------------------------------------------------- SendMessage
-run -d "$(rpc 1 SendMessage "$(send_params m1 hello)")"
+run -d "$(rpc 1 SendMessage "$(msg m1 hello)")"
 TASK=$(jqb .result.task.id)
 cp "$T/body" "$T/created.json"
 check "A2A-1 TASK-2 JSON-RPC SendMessage creates a task in TASK_STATE_INPUT_REQUIRED" \
@@ -282,14 +236,14 @@ check "ID-3 a stranger gets TaskNotFound with the same text as for a missing tas
 	'[ "$(jq -r .error.message "$T/stranger.json" 2>/dev/null | sed "s/$TASK/ID/g")" = "$(jqb .error.message | sed "s/00000000-0000-4000-8000-000000000000/ID/g")" ]'
 
 # ---------------------------------------------------------------- follow-up, REST send
-run -d "$(rpc 5 SendMessage "$(send_params m2 "second message" "$TASK")")"
+run -d "$(rpc 5 SendMessage "$(msg m2 "second message" "$TASK")")"
 check "TASK-6 a follow-up starts a turn and parks the task again" \
 	has_task \
 	'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .result.task.id)" = "$TASK" ]' \
 	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
 	'jqb "[.result.task.status.message.parts[].text // empty] | join(\" \")" | grep -q "second message"'
 
-run -u /message:send -t application/a2a+json -d "$(send_params r1 "over rest")"
+run -u /message:send -t application/a2a+json -d "$(msg r1 "over rest")"
 check "A2A-1 REST POST /message:send creates a task" \
 	'[ "$STATUS" = 200 ]' clean_exit \
 	'[ "$(jqb .task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
@@ -318,11 +272,11 @@ run -m GET -u /no/such/route -t "" -d ""
 check "LIM-2 an unknown REST route is HTTP 404" '[ "$STATUS" = 404 ]' clean_exit
 
 before=$(rows)
-run -t text/plain -d "$(rpc 11 SendMessage "$(send_params m11 plain)")"
+run -t text/plain -d "$(rpc 11 SendMessage "$(msg m11 plain)")"
 check "LIM-2 JSON-RPC with Content-Type text/plain is ContentTypeNotSupported (-32005)" \
 	clean_exit '[ "$(jqb .error.code)" = -32005 ]' '[ "$(rows)" = "$before" ]'
 
-run -u /message:send -t text/plain -d "$(send_params r11 plain)"
+run -u /message:send -t text/plain -d "$(msg r11 plain)"
 check "LIM-2 A2A-4 REST with Content-Type text/plain is HTTP 415 CONTENT_TYPE_NOT_SUPPORTED" \
 	'[ "$STATUS" = 415 ]' clean_exit \
 	'[ "$(jqb .error.code)" = 415 ]' \
@@ -331,7 +285,7 @@ check "LIM-2 A2A-4 REST with Content-Type text/plain is HTTP 415 CONTENT_TYPE_NO
 
 # Oversized body: a 5000-byte message against a 2048-byte limit (the smallest allowed is 1024).
 big=$(head -c 5000 /dev/zero | tr '\0' x)
-printf '%s' "$(rpc 12 SendMessage "$(send_params m12 "$big")")" >"$T/big.json"
+printf '%s' "$(rpc 12 SendMessage "$(msg m12 "$big")")" >"$T/big.json"
 before=$(rows)
 run -f "$T/big.json" -e TINY_HARNESS_MAX_BODY=2048
 check "LIM-1 a JSON-RPC body over TINY_HARNESS_MAX_BODY is HTTP 413, nothing stored" \
@@ -342,7 +296,7 @@ check "LIM-1 a REST body over TINY_HARNESS_MAX_BODY is HTTP 413, nothing stored"
 
 # ---------------------------------------------------------------- A2A-Version
 before=$(rows)
-run -v "" -d "$(rpc 13 SendMessage "$(send_params m13 "no version")")"
+run -v "" -d "$(rpc 13 SendMessage "$(msg m13 "no version")")"
 check "A2A-3 a missing A2A-Version header is VersionNotSupported (-32009), nothing stored" \
 	clean_exit '[ "$(jqb .error.code)" = -32009 ]' '[ "$(rows)" = "$before" ]'
 run -v 0.3 -d "$(rpc 14 GetTask "{\"id\":\"$TASK\"}")"
@@ -359,17 +313,17 @@ check "A2A-3 the A2A-Version query parameter is accepted" '[ "$STATUS" = 200 ]' 
 # ---------------------------------------------------------------- extensions
 before=$(rows)
 unknown=https://example.com/ext/unknown/v9
-run -x "$EXT_TASK, $unknown" -d "$(rpc 16 SendMessage "$(send_params m16 "with unknown extension")")"
+run -x "$EXT_TASK, $unknown" -d "$(rpc 16 SendMessage "$(msg m16 "with unknown extension")")"
 check "EXT-1 an unknown URI in A2A-Extensions is -32004 naming it, nothing stored" \
 	clean_exit '[ "$(jqb .error.code)" = -32004 ]' \
 	'jqb .error.message | grep -qF "$unknown"' '[ "$(rows)" = "$before" ]'
-run -x "$EXT_TASK" -d "$(rpc 17 SendMessage "$(send_params m17 "with task extension")")"
+run -x "$EXT_TASK" -d "$(rpc 17 SendMessage "$(msg m17 "with task extension")")"
 check "EXT-1 a listed extension in A2A-Extensions is accepted" \
 	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]'
 
 # ---------------------------------------------------------------- identity
 before=$(rows)
-run -p "" -d "$(rpc 18 SendMessage "$(send_params m18 "nobody")")"
+run -p "" -d "$(rpc 18 SendMessage "$(msg m18 "nobody")")"
 check "ID-3 SendMessage with no participant is -32602 \"no participant asserted\", nothing stored" \
 	clean_exit '[ "$(jqb .error.code)" = -32602 ]' \
 	'jqb .error.message | grep -qF "no participant asserted"' '[ "$(rows)" = "$before" ]'
@@ -378,28 +332,22 @@ check "ID-3 GetTask with no participant is -32602 \"no participant asserted\"" \
 	clean_exit '[ "$(jqb .error.code)" = -32602 ]' 'jqb .error.message | grep -qF "no participant asserted"'
 
 run -p mallory -e TINY_HARNESS_IDENTITY=remote_user -e REMOTE_USER=carol \
-	-d "$(rpc 20 SendMessage "$(send_params m20 "as carol")")"
+	-d "$(rpc 20 SendMessage "$(msg m20 "as carol")")"
 check "ID-1 identity=remote_user takes REMOTE_USER and ignores X-Participant-Id" \
 	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
 	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"carol\") | .role")" = reporter ]' \
 	'[ "$(jqb "[.result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"mallory\")] | length")" = 0 ]'
 
 # ---------------------------------------------------------------- complete
-control='{"data":{"kind":"control","action":"complete"},"mediaType":"'$EVENT_MT'"}'
-run -d "$(rpc 21 SendMessage "{\"message\":{\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+run -d "$(rpc 21 SendMessage "$(ctl c1 "$TASK")")"
 check "CTL-5 STATUS-2 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
 	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
 	'[ "$(jqb "[.result.task.status.message.parts[].text // empty] | join(\" \")")" = "completed by alice" ]' \
 	'[ "$(jqb ".result.task.metadata[\"$STATUS_KEY\"] // \"absent\"")" = absent ]'
 before=$(rows)
-run -d "$(rpc 22 SendMessage "$(send_params m22 "too late" "$TASK")")"
+run -d "$(rpc 22 SendMessage "$(msg m22 "too late" "$TASK")")"
 check "CTL-6 a message for a completed task is -32004 naming TASK_STATE_COMPLETED, nothing stored" \
 	clean_exit '[ "$(jqb .error.code)" = -32004 ]' \
 	'jqb .error.message | grep -qF TASK_STATE_COMPLETED' '[ "$(rows)" = "$before" ]'
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

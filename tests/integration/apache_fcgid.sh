@@ -29,73 +29,28 @@ for m in $MODES; do
 done
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
-export TH_SRCDIR TH_BUILDDIR TH_BIN
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 APACHE=$TH_SRCDIR/tests/lib/apache.sh
 
-skip() {
-	echo "1..0 # SKIP $*"
-	exit 77
-}
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
-for tool in curl jq sqlite3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+require_tools curl jq sqlite3
 runnable=
 for m in $MODES; do
 	sh "$APACHE" check "$m" >/dev/null && runnable="$runnable $m"
 done
 [ -n "$runnable" ] || skip "$(sh "$APACHE" check "${MODES%% *}")"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-apache.XXXXXX")
+scratch th-apache
 # The server runs as an unprivileged user when we are root: let it through to its dir.
 chmod 711 "$T"
-cleanup() {
-	for m in $MODES; do sh "$APACHE" stop "$T/$m"; done
-	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
-	echo "#   request: ${REQ_DESC:-}"
-	echo "#   HTTP status: ${STATUS:-none}"
-	awk 'NR <= 15 { print "#   body: " $0 }' "$T/body" 2>/dev/null
-}
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
-}
-bail() {
-	echo "Bail out! $*"
-	tail -n 20 "$T/$MODE/error.log" "$T/$MODE/apache.out" 2>/dev/null | sed 's/^/# error.log: /'
-	exit 1
-}
-
-running() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+on_exit 'for m in $MODES; do sh "$APACHE" stop "$T/$m"; done'
 
 # One recipe, start to stop.
 run_mode() {
 	MODE=$1
+	BAIL_LOGS=("$T/$MODE/error.log" "$T/$MODE/apache.out")
 	case $MODE in
 	fcgid) RECIPE=conf/apache-fcgid.conf LABEL="Apache+mod_fcgid" ;;
 	proxy) RECIPE=conf/apache-proxy-fcgi.conf LABEL="Apache+mod_proxy_fcgi" ;;
@@ -146,32 +101,6 @@ run_mode() {
 	BASE=$(sh "$APACHE" start "$MODE" "$T/$MODE" 3) || bail "$LABEL did not start"
 	DB=$T/$MODE/tiny-harness.db
 	echo "# $LABEL at $BASE, state in $T/$MODE"
-
-	STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
-	EVENT_MT='application/vnd.tiny-harness.event+json'
-
-	# http METHOD PATH [BODY] [PARTICIPANT] [CONTENT-TYPE] — one request through Apache;
-	# body in $T/body, headers in $T/headers, status in STATUS, seconds in TIME.
-	http() {
-		local method=$1 path=$2 body=${3:-} part=${4-alice} ctype=${5:-application/json} out
-		local args=(-s -o "$T/body" -D "$T/headers" -w '%{http_code} %{time_total}' --max-time 30 -X "$method"
-			-H 'A2A-Version: 1.0')
-		[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
-		[ -n "$body" ] && args+=(-H "Content-Type: $ctype" --data-binary "$body")
-		REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c 200)"
-		out=$(curl "${args[@]}" "${BASE}${path#/}")
-		STATUS=${out%% *}
-		TIME=${out#* }
-	}
-	rpc() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"; }
-	msg() { # msg MESSAGE-ID TEXT [TASK-ID]
-		printf '{"message":{"messageId":"%s","role":"ROLE_USER"%s,"parts":[{"text":"%s"}]}}' \
-			"$1" "${3:+,\"taskId\":\"$3\"}" "$2"
-	}
-	jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
-	texts() { jqb "[$1.status.message.parts[]?.text // empty] | join(\" \")"; }
-	has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
-	ms() { awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }'; }
 
 	# ------------------------------------------------------------------ card
 	http GET /.well-known/agent-card.json "" ""
@@ -302,8 +231,7 @@ run_mode() {
 	fi
 
 	# ------------------------------------------------------------------ completion
-	control='{"data":{"kind":"control","action":"complete"},"mediaType":"'$EVENT_MT'"}'
-	http POST / "$(rpc 8 SendMessage "{\"message\":{\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+	http POST / "$(rpc 8 SendMessage "$(ctl c1 "$TASK")")"
 	check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
 		'[ "$STATUS" = 200 ]' has_task \
 		'[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
@@ -311,7 +239,7 @@ run_mode() {
 	http GET "/tasks/$TASK" ""
 	check "CTL-5 GetTask (REST) after completion shows TASK_STATE_COMPLETED" \
 		'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .status.state)" = TASK_STATE_COMPLETED ]'
-	http POST / "$(rpc 9 SendMessage "{\"message\":{\"messageId\":\"c2\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+	http POST / "$(rpc 9 SendMessage "$(ctl c2 "$TASK")")"
 	check "CTL-6 completing a completed task is -32004 naming TASK_STATE_COMPLETED" \
 		'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -qF TASK_STATE_COMPLETED'
 
@@ -329,9 +257,7 @@ run_mode() {
 	before=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 	CONC=6
 	for i in $(seq 1 $CONC); do
-		curl -s -o "$T/conc.$i" --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
-			-H "X-Participant-Id: user$i" \
-			--data-binary "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")" "$BASE" &
+		post_bg "conc.$i" "user$i" "$BASE" "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")"
 	done
 	wait
 	parked=0
@@ -354,7 +280,7 @@ run_mode() {
 	apid=$(cat "$T/$MODE/apache.pid" 2>/dev/null)
 	sh "$APACHE" stop "$T/$MODE"
 	left=
-	for p in $apid $workers $pids; do running "$p" && left="$left $p"; done
+	for p in $apid $workers $pids; do alive "$p" && left="$left $p"; done
 	REQ_DESC="apache.sh stop; Apache $apid, workers $(echo $workers), turn workers $(echo $pids); still running:$left"
 	check "STORE-4 stopping $LABEL stops its worker processes" '[ -n "$apid" ]' \
 		'[ "$(printf "%s\n" $workers | grep -c .)" -ge 2 ]' '[ -z "$left" ]'
@@ -364,9 +290,4 @@ for m in $MODES; do
 	run_mode "$m"
 done
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

@@ -13,56 +13,17 @@
 set -u
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
-export TH_SRCDIR TH_BUILDDIR TH_BIN
+TAP_BODY_WIDTH=1500
+HTTP_DESC_BYTES=400
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 
-skip() { echo "1..0 # SKIP $*"; exit 77; }
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
-command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
-for tool in curl jq sqlite3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+require_lighttpd
+require_tools curl jq sqlite3
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-collab.XXXXXX")
-SERVER=$TH_SRCDIR/tests/lib/server.sh
-cleanup() {
-	sh "$SERVER" stop "$T/srv"
-	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
-	echo "#   request: ${REQ_DESC:-}"
-	echo "#   HTTP status: ${STATUS:-none}"
-	# awk, not sed: a body without a final newline must not swallow the next TAP line.
-	awk 'NR <= 15 { print "#   body: " substr($0, 1, 1500) }' "$T/body" 2>/dev/null
-}
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
-}
-bail() {
-	echo "Bail out! $*"
-	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
-	exit 1
-}
+scratch th-collab
 
 # A file command for CMD-1/CMD-4, in a commands directory of our own.
 mkdir -p "$T/commands"
@@ -81,32 +42,16 @@ BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
 DB=$T/srv/tiny-harness.db
 echo "# lighttpd at $BASE, state in $T/srv"
 
-TK='io.github.madarauchiha-314.tiny-harness/task'
-SK='io.github.madarauchiha-314.tiny-harness/status'
-EV='application/vnd.tiny-harness.event+json'
-CH='application/vnd.tiny-harness.channel+json'
+TK=$TASK_KEY
+SK=$STATUS_KEY
+CH=$CHANNEL_MT
 
 # ------------------------------------------------------------------ helpers
-# http METHOD PATH [BODY] [PARTICIPANT] — one request; body in $T/body, status in STATUS.
-http() {
-	local method=$1 path=$2 body=${3:-} part=${4-alice}
-	local args=(-s -o "$T/body" -w '%{http_code}' --max-time 30 -X "$method" -H 'A2A-Version: 1.0')
-	[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
-	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
-	REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c 400)"
-	STATUS=$(curl "${args[@]}" "${BASE}${path#/}")
-}
-RPCID=0
-rpc() { # rpc METHOD PARAMS WHO
-	RPCID=$((RPCID + 1))
-	http POST / "$(jq -nc --arg m "$1" --argjson p "$2" --argjson id "$RPCID" \
-		'{jsonrpc: "2.0", id: $id, method: $m, params: $p}')" "$3"
-}
 # send rpc|rest WHO PARAMS — SendMessage; the task (if any) in $T/task.
 send() {
 	BIND=$1
 	if [ "$1" = rpc ]; then
-		rpc SendMessage "$3" "$2"
+		rpc_call SendMessage "$3" "$2"
 		jq '.result.task // empty' "$T/body" >"$T/task" 2>/dev/null
 	else
 		http POST /message:send "$3" "$2"
@@ -117,7 +62,7 @@ send() {
 get() {
 	BIND=$1
 	if [ "$1" = rpc ]; then
-		rpc GetTask "$(jq -nc --arg id "$3" '{id: $id}')" "$2"
+		rpc_call GetTask "$(jq -nc --arg id "$3" '{id: $id}')" "$2"
 		jq '.result // empty' "$T/body" >"$T/task" 2>/dev/null
 	else
 		http GET "/tasks/$3" "" "$2"
@@ -127,7 +72,7 @@ get() {
 cancel() { # cancel rpc|rest WHO ID
 	BIND=$1
 	if [ "$1" = rpc ]; then
-		rpc CancelTask "$(jq -nc --arg id "$3" '{id: $id}')" "$2"
+		rpc_call CancelTask "$(jq -nc --arg id "$3" '{id: $id}')" "$2"
 		jq '.result // empty' "$T/body" >"$T/task" 2>/dev/null
 	else
 		http POST "/tasks/$3:cancel" '{}' "$2"
@@ -135,12 +80,8 @@ cancel() { # cancel rpc|rest WHO ID
 	fi
 }
 # Message builders: each prints SendMessage params.
-tmsg() { # tmsg MID TASK TEXT
-	jq -nc --arg m "$1" --arg t "$2" --arg x "$3" \
-		'{message: ({messageId: $m, role: "ROLE_USER", parts: [{text: $x}]} + (if $t == "" then {} else {taskId: $t} end))}'
-}
 emsg() { # emsg MID TASK PAYLOAD [TEXT] — a task envelope, optionally with a text part
-	jq -nc --arg m "$1" --arg t "$2" --argjson p "$3" --arg x "${4:-}" --arg mt "$EV" \
+	jq -nc --arg m "$1" --arg t "$2" --argjson p "$3" --arg x "${4:-}" --arg mt "$EVENT_MT" \
 		'{message: ({messageId: $m, role: "ROLE_USER",
 		  parts: ([{data: {kind: "task", payload: $p}, mediaType: $mt}] + (if $x == "" then [] else [{text: $x}] end))}
 		  + (if $t == "" then {} else {taskId: $t} end))}'
@@ -149,13 +90,8 @@ cmsg() { # cmsg MID TASK VALUE — a channel message
 	jq -nc --arg m "$1" --arg t "$2" --argjson v "$3" --arg mt "$CH" \
 		'{message: {messageId: $m, role: "ROLE_USER", taskId: $t, parts: [{data: $v, mediaType: $mt}]}}'
 }
-ctl() { # ctl MID TASK — the completion message
-	jq -nc --arg m "$1" --arg t "$2" --arg mt "$EV" \
-		'{message: {messageId: $m, role: "ROLE_USER", taskId: $t, parts: [{data: {kind: "control", action: "complete"}, mediaType: $mt}]}}'
-}
 
 tj() { jq -r "$1" "$T/task" 2>/dev/null; }
-jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
 state() { tj '.status.state'; }
 sub_state() { tj ".metadata[\"$SK\"].sub_state // \"none\""; }
 stext() { tj '[.status.message.parts[]?.text // empty] | join("\n")'; }
@@ -184,7 +120,6 @@ is_err() {
 err_text() { jqb '.error.message // empty'; }
 err_has() { err_text | grep -qiF -- "$1"; }
 
-sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
 # Row counts of every table a message, turn, channel post or sub-task could touch.
 counts() {
 	local t out=
@@ -196,14 +131,7 @@ counts() {
 }
 # A /subtask's child runs a turn on its goal after the response has gone out: wait
 # (bounded) until no turn is queued or running, so counts are not taken mid-turn.
-settle() {
-	local i=0
-	while [ "$(sq "SELECT COUNT(*) FROM turns WHERE state IN ('queued', 'running')")" != 0 ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-snapshot() { settle; BEFORE=$(counts); }
+snapshot() { wait_idle; BEFORE=$(counts); }
 unchanged() {
 	AFTER=$(counts)
 	[ "$BEFORE" = "$AFTER" ] || { echo "#   rows before:$BEFORE"; echo "#   rows after: $AFTER"; return 1; }
@@ -345,9 +273,7 @@ i=0
 for pair in "alice $C1" "bob $C11" "bob $C2" "alice $TASK"; do
 	i=$((i + 1))
 	set -- $pair
-	curl -s -o "$T/par.$i" --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
-		-H "X-Participant-Id: $1" \
-		--data-binary "$(tmsg "par$i" "$2" "progress note $i")" "${BASE}message:send" &
+	post_bg "par.$i" "$1" "${BASE}message:send" "$(tmsg "par$i" "$2" "progress note $i")"
 done
 wait
 parked=0
@@ -579,9 +505,4 @@ REQ_DESC="SELECT DISTINCT worker_pid FROM turns of $TASK and its sub-tasks → $
 check "STORE-4 the conversation's turns ran in at least two worker processes (distinct worker_pid: $distinct)" \
 	'[ "$distinct" -ge 2 ]'
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

@@ -18,19 +18,13 @@
 set -u
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
-export TH_SRCDIR TH_BUILDDIR TH_BIN
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 
-skip() {
-	echo "1..0 # SKIP $*"
-	exit 77
-}
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
-command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
-for tool in curl jq sqlite3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+require_lighttpd
+require_tools curl jq sqlite3
 
 CLIENTS=${TH_CONC_CLIENTS:-20}
 PER_CLIENT=${TH_CONC_MESSAGES:-20}
@@ -38,49 +32,13 @@ TASKS=${TH_CONC_TASKS:-10}
 PROCS=4
 TOTAL=$((CLIENTS * PER_CLIENT))
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-conc.XXXXXX")
-SERVER=$TH_SRCDIR/tests/lib/server.sh
+scratch th-conc
 CLIENT_PIDS=
-cleanup() {
-	for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done
-	sh "$SERVER" stop "$T/srv"
-	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
+on_exit 'for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done'
+# A failure shows DETAIL (what the figures were made of), not a request.
+tap_details() {
 	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
 }
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
-}
-bail() {
-	echo "Bail out! $*"
-	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
-	exit 1
-}
-sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
-now_ms() { date +%s%3N; }
 
 BASE=$(sh "$SERVER" start "$T/srv" "$PROCS") || bail "lighttpd did not start"
 DB=$T/srv/tiny-harness.db
@@ -132,11 +90,7 @@ CLIENT_PIDS=
 t1=$(now_ms)
 
 # Turns answered before their response returned; wait (bounded) for any still running.
-i=0
-while [ "$(sq "SELECT COUNT(*) FROM turns WHERE state IN ('queued', 'running')")" != 0 ] && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+wait_idle 300
 
 cat "$T"/codes.* >"$T/codes"
 cat "$T"/bodies.* >"$T/bodies"
@@ -206,9 +160,4 @@ check "TURN-1 every message had one turn and exactly one answer; no turn left un
 pids=$(sq "SELECT COUNT(DISTINCT worker_pid) FROM turns WHERE worker_pid > 0")
 check "STORE-4 the turns ran in $pids worker processes (of $PROCS)" '[ "$pids" -ge 2 ]'
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

@@ -21,64 +21,20 @@
 set -u
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
-export TH_SRCDIR TH_BUILDDIR TH_BIN
+TAP_BODY_LINES=12
+TAP_BODY_WIDTH=400
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 
-skip() {
-	echo "1..0 # SKIP $*"
-	exit 77
-}
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
-command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
-for tool in curl jq sqlite3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+require_lighttpd
+require_tools curl jq sqlite3
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-crash.XXXXXX")
-SERVER=$TH_SRCDIR/tests/lib/server.sh
+scratch th-crash
 BG=
-cleanup() {
-	# Background clients of this script only (by pid).
-	for p in $BG; do kill "$p" 2>/dev/null; done
-	sh "$SERVER" stop "$T/srv"
-	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
-	echo "#   request: ${REQ_DESC:-}"
-	echo "#   HTTP status: ${STATUS:-none}"
-	awk 'NR <= 12 { print "#   body: " substr($0, 1, 400) }' "$T/body" 2>/dev/null
-}
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
-}
-bail() {
-	echo "Bail out! $*"
-	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
-	exit 1
-}
+# Background clients of this script only (by pid).
+on_exit 'for p in $BG; do kill "$p" 2>/dev/null; done'
 
 DELAY=2000
 LEASE=1000
@@ -90,30 +46,6 @@ DB=$T/srv/tiny-harness.db
 LPID=$(cat "$T/srv/lighttpd.pid")
 export TINY_HARNESS_DB=$DB
 echo "# lighttpd at $BASE (3 workers, echo delay $DELAY ms, lease $LEASE ms, 2 attempts)"
-
-EVENT_MT='application/vnd.tiny-harness.event+json'
-control='{"data":{"kind":"control","action":"complete"},"mediaType":"'$EVENT_MT'"}'
-
-http() { # http METHOD PATH [BODY] — body in $T/body, status in STATUS, seconds in TIME
-	local method=$1 path=$2 body=${3:-} out
-	local args=(-s -o "$T/body" -w '%{http_code} %{time_total}' --max-time 30 -X "$method"
-		-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice')
-	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
-	REQ_DESC="$method $path $(printf '%s' "$body" | head -c 200)"
-	out=$(curl "${args[@]}" "${BASE}${path#/}")
-	STATUS=${out%% *}
-	TIME=${out#* }
-}
-rpc() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"; }
-msg() { # msg MESSAGE-ID TEXT [TASK-ID] [CONFIGURATION]
-	printf '{"message":{"messageId":"%s","role":"ROLE_USER"%s,"parts":[{"text":"%s"}]}%s}' \
-		"$1" "${3:+,\"taskId\":\"$3\"}" "$2" "${4:+,\"configuration\":$4}"
-}
-jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
-ms() { awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }'; }
-sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
-now_ms() { date +%s%3N; }
-running() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 
 # Background SendMessage; its output in $T/bg.NAME, its pid appended to BG.
 bg_send() { # bg_send NAME BODY
@@ -151,11 +83,11 @@ kill_worker() {
 		return 1
 	fi
 	kill -KILL "$p" || return 1
-	while running "$p" && [ $i -lt 50 ]; do
+	while alive "$p" && [ $i -lt 50 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	! running "$p"
+	! alive "$p"
 }
 
 # wait_lease TASK MESSAGE-ID — until the message's turn lease has expired (bounded).
@@ -232,7 +164,7 @@ REQ_DESC="TINY_HARNESS_DB=$DB $TH_BIN recover"
 RPID=$!
 BG="$BG $RPID"
 i=0
-while running "$RPID" && [ $i -lt 150 ]; do
+while alive "$RPID" && [ $i -lt 150 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -288,7 +220,7 @@ bg_send c4 "$(rpc 9 SendMessage "$(msg c4-m2 "cut me short" "$TASK")")"
 wait_turn "$TASK" c4-m2 running
 P=$TURN_PID
 t0=$(now_ms)
-http POST / "$(rpc 10 SendMessage "{\"message\":{\"messageId\":\"c4-c\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+http POST / "$(rpc 10 SendMessage "$(ctl c4-c "$TASK")")"
 texts=$(jqb '[.result.task.status.message.parts[]?.text // empty] | join(" ")')
 check "CTL-3 CTL-5 completing while worker $P runs the turn answers at once ($(ms "$TIME") ms): COMPLETED \"$texts\"" \
 	'[ "$STATUS" = 200 ]' '[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
@@ -338,9 +270,4 @@ check "TURN-4 a GetTask after the lease expired gets the turn taken over and fin
 	'[ "$(jqb .status.state)" = TASK_STATE_INPUT_REQUIRED ]' '[ "$row" = done,2 ]' \
 	'[ "$(agent_replies_to "$TASK" "polled only")" = 1 ]' '[ "$(copies "$TASK" c5-m2)" = 1 ]'
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

@@ -8,85 +8,21 @@
 set -u
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
-export TH_SRCDIR TH_BUILDDIR TH_BIN
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 
-skip() { echo "1..0 # SKIP $*"; exit 77; }
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
-command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
-for tool in curl jq sqlite3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+require_lighttpd
+require_tools curl jq sqlite3
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-lighttpd.XXXXXX")
-SERVER=$TH_SRCDIR/tests/lib/server.sh
-cleanup() {
-	sh "$SERVER" stop "$T/srv"
-	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
-	echo "#   request: ${REQ_DESC:-}"
-	echo "#   HTTP status: ${STATUS:-none}"
-	# awk, not sed: a body without a final newline must not swallow the next TAP line.
-	awk 'NR <= 15 { print "#   body: " $0 }' "$T/body" 2>/dev/null
-}
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
-}
-bail() {
-	echo "Bail out! $*"
-	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
-	exit 1
-}
+scratch th-lighttpd
 
 # Every worker sleeps this long per turn, so concurrent turns overlap in time.
 export TINY_HARNESS_ECHO_DELAY_MS=300
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
 DB=$T/srv/tiny-harness.db
 echo "# lighttpd at $BASE, state in $T/srv"
-
-STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
-EVENT_MT='application/vnd.tiny-harness.event+json'
-
-# http METHOD PATH [BODY] [PARTICIPANT] [CONTENT-TYPE] — one request through lighttpd;
-# body in $T/body, headers in $T/headers, status in STATUS.
-http() {
-	local method=$1 path=$2 body=${3:-} part=${4-alice} ctype=${5:-application/json}
-	local args=(-s -o "$T/body" -D "$T/headers" -w '%{http_code}' --max-time 30 -X "$method"
-		-H 'A2A-Version: 1.0')
-	[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
-	[ -n "$body" ] && args+=(-H "Content-Type: $ctype" --data-binary "$body")
-	REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c 200)"
-	STATUS=$(curl "${args[@]}" "${BASE}${path#/}")
-}
-rpc() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"; }
-msg() { # msg MESSAGE-ID TEXT [TASK-ID]
-	printf '{"message":{"messageId":"%s","role":"ROLE_USER"%s,"parts":[{"text":"%s"}]}}' \
-		"$1" "${3:+,\"taskId\":\"$3\"}" "$2"
-}
-jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
-texts() { jqb "[$1.status.message.parts[]?.text // empty] | join(\" \")"; }
-has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
 
 # ------------------------------------------------------------------ the recipe itself
 # Workers get only the variables bin-copy-environment names: every configuration key
@@ -171,8 +107,7 @@ else
 fi
 
 # ------------------------------------------------------------------ completion
-control='{"data":{"kind":"control","action":"complete"},"mediaType":"'$EVENT_MT'"}'
-http POST / "$(rpc 6 SendMessage "{\"message\":{\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+http POST / "$(rpc 6 SendMessage "$(ctl c1 "$TASK")")"
 check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
 	'[ "$STATUS" = 200 ]' has_task \
 	'[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
@@ -180,7 +115,7 @@ check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"com
 http GET "/tasks/$TASK" ""
 check "CTL-5 GetTask (REST) after completion shows TASK_STATE_COMPLETED" \
 	'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .status.state)" = TASK_STATE_COMPLETED ]'
-http POST / "$(rpc 7 SendMessage "{\"message\":{\"messageId\":\"c2\",\"role\":\"ROLE_USER\",\"taskId\":\"$TASK\",\"parts\":[$control]}}")"
+http POST / "$(rpc 7 SendMessage "$(ctl c2 "$TASK")")"
 check "CTL-6 completing a completed task is -32004 naming TASK_STATE_COMPLETED" \
 	'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -qF TASK_STATE_COMPLETED'
 
@@ -199,9 +134,7 @@ check "CTL-9 'tiny-harness complete TASK --as alice --url URL' completes the tas
 before=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 CONC=6
 for i in $(seq 1 $CONC); do
-	curl -s -o "$T/conc.$i" --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
-		-H "X-Participant-Id: user$i" \
-		--data-binary "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")" "$BASE" &
+	post_bg "conc.$i" "user$i" "$BASE" "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")"
 done
 wait
 parked=0
@@ -224,11 +157,10 @@ lpid=$(cat "$T/srv/lighttpd.pid" 2>/dev/null)
 # The worker processes are lighttpd's children (procps' --ppid reads /proc).
 children=$(ps -o pid= --ppid "$lpid" 2>/dev/null | tr -d ' ')
 sh "$SERVER" stop "$T/srv"
-running() { kill -0 "$1" 2>/dev/null && [ "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 left=
 for i in $(seq 1 50); do
 	left=
-	for p in $lpid $children $pids; do running "$p" && left="$left $p"; done
+	for p in $lpid $children $pids; do alive "$p" && left="$left $p"; done
 	[ -z "$left" ] && break
 	sleep 0.1
 done
@@ -236,9 +168,4 @@ REQ_DESC="server.sh stop; lighttpd $lpid, its children $(echo $children), turn w
 check "STORE-4 stopping lighttpd stops its two workers" '[ -n "$lpid" ]' \
 	'[ "$(printf "%s\n" $children | grep -c .)" = 2 ]' '[ -z "$left" ]'
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

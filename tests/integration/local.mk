@@ -27,3 +27,6 @@ EXTRA_DIST += conf/htaccess.example
 # (PUSH-1..PUSH-4).
 TESTS += tests/integration/push.sh
 EXTRA_DIST += tests/integration/push.sh
+# Shared by the shell tests: TAP output (tap.sh), A2A requests over curl/jq/sqlite3 (a2a.sh),
+# ports and processes (proc.sh, also sourced by server.sh and apache.sh).
+EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh

@@ -22,58 +22,19 @@
 set -u
 
 : "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
-: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
-export TH_SRCDIR TH_BUILDDIR TH_BIN
+TAP_BODY_WIDTH=1500
+HTTP_DESC_BYTES=400
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
 
-skip() { echo "1..0 # SKIP $*"; exit 77; }
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
-command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
-for tool in curl jq sqlite3 python3; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
-done
+require_lighttpd
+require_tools curl jq sqlite3 python3
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/th-push.XXXXXX")
-SERVER=$TH_SRCDIR/tests/lib/server.sh
+scratch th-push
 RXPID=
-cleanup() {
-	[ -n "$RXPID" ] && kill "$RXPID" 2>/dev/null
-	sh "$SERVER" stop "$T/srv"
-	sh "$SERVER" stop "$T/srv2"
-	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for line in "$@"; do echo "#   $line"; done
-	echo "#   request: ${REQ_DESC:-}"
-	echo "#   HTTP status: ${STATUS:-none}"
-	awk 'NR <= 15 { print "#   body: " substr($0, 1, 1500) }' "$T/body" 2>/dev/null
-}
-check() {
-	local name=$1 c
-	shift
-	for c in "$@"; do
-		if ! eval "$c"; then
-			not_ok "$name" "failed: $c"
-			return 1
-		fi
-	done
-	ok "$name"
-}
-bail() {
-	echo "Bail out! $*"
-	tail -n 20 "$T/srv/error.log" 2>/dev/null | sed 's/^/# error.log: /'
-	exit 1
-}
+on_exit '[ -n "$RXPID" ] && kill "$RXPID" 2>/dev/null'
 
 # ------------------------------------------------------------------ the webhook receiver
 # Every POST becomes one JSON line in rx.log: path, the headers that matter, the body and
@@ -134,30 +95,6 @@ BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
 DB=$T/srv/tiny-harness.db
 echo "# lighttpd at $BASE (2 workers), webhook receiver at $HOOK (pid $RXPID)"
 
-http() { # http METHOD PATH [BODY] [PARTICIPANT] — body in $T/body, status in STATUS
-	local method=$1 path=$2 body=${3:-} part=${4-alice}
-	local args=(-s -o "$T/body" -w '%{http_code}' --max-time 30 -X "$method" -H 'A2A-Version: 1.0')
-	[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
-	[ -n "$body" ] && args+=(-H 'Content-Type: application/json' --data-binary "$body")
-	REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c 400)"
-	STATUS=$(curl "${args[@]}" "${URL:-$BASE}${path#/}")
-}
-RPCID=0
-rpc() { # rpc METHOD PARAMS [WHO]
-	RPCID=$((RPCID + 1))
-	http POST / "$(jq -nc --arg m "$1" --argjson p "$2" --argjson id "$RPCID" \
-		'{jsonrpc: "2.0", id: $id, method: $m, params: $p}')" "${3-alice}"
-}
-tmsg() { # tmsg MID TASK TEXT
-	jq -nc --arg m "$1" --arg t "$2" --arg x "$3" \
-		'{message: ({messageId: $m, role: "ROLE_USER", parts: [{text: $x}]} + (if $t == "" then {} else {taskId: $t} end))}'
-}
-ctl() { # ctl MID TASK — the completion message
-	jq -nc --arg m "$1" --arg t "$2" \
-		'{message: {messageId: $m, role: "ROLE_USER", taskId: $t, parts: [{data: {kind: "control", action: "complete"}, mediaType: "application/vnd.tiny-harness.event+json"}]}}'
-}
-jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
-sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
 # received PATH — how many POSTs the receiver logged for PATH
 received() { jq -s --arg p "$1" '[.[] | select(.path == $p)] | length' "$T/rx.log" 2>/dev/null; }
 # wait_received PATH N — poll (10 s) until the receiver logged N POSTs for PATH
@@ -168,11 +105,11 @@ wait_received() {
 }
 
 # ------------------------------------------------------------------ 1. every event, in order
-rpc SendMessage "$(tmsg m1 '' 'plan the release')"
+rpc_call SendMessage "$(tmsg m1 '' 'plan the release')"
 TASK=$(jqb .result.task.id)
 [ -n "$TASK" ] && [ "$TASK" != null ] || bail "SendMessage did not create a task"
 
-rpc CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK" --arg u "$HOOK/hook" \
+rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK" --arg u "$HOOK/hook" \
 	'{taskId: $t, id: "hook1", url: $u, token: "tok-abc-123", authentication: {scheme: "Bearer", credentials: "cred-xyz-789"}}')"
 check "PUSH-1 CreateTaskPushNotificationConfig (JSON-RPC) answers the config, without token or credentials (PUSH-4)" \
 	'[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = hook1 ]' '[ "$(jqb .result.taskId)" = "$TASK" ]' \
@@ -190,11 +127,11 @@ REQ_DESC="sqlite3: push_configs row of hook1"
 check "PUSH-4 token and credentials are stored sealed, not in clear text" \
 	'[ "$(sq "SELECT count(*) FROM push_configs WHERE config_id = '"'hook1'"' AND length(token_enc) > 0 AND length(auth_credentials_enc) > 0 AND instr(hex(token_enc), hex('"'tok-abc'"')) = 0 AND instr(hex(auth_credentials_enc), hex('"'cred-xyz'"')) = 0")" = 1 ]'
 
-rpc SendMessage "$(tmsg m2 "$TASK" 'first follow-up')"
+rpc_call SendMessage "$(tmsg m2 "$TASK" 'first follow-up')"
 [ "$STATUS" = 200 ] || bail "follow-up failed: $(cat "$T/body")"
 http POST /message:send "$(tmsg m3 "$TASK" 'second follow-up over REST')"
 [ "$STATUS" = 200 ] || bail "REST follow-up failed: $(cat "$T/body")"
-rpc SendMessage "$(ctl c1 "$TASK")"
+rpc_call SendMessage "$(ctl c1 "$TASK")"
 check "the task completes" '[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]'
 
 NEV=$(sq "SELECT count(*) FROM events WHERE task_id = '$TASK' AND seq > $SEQ0")
@@ -224,13 +161,13 @@ check "PUSH-2 the outbox holds every delivery as delivered, none pending" \
 	'[ "$(sq "SELECT count(*) FROM push_outbox WHERE state IN ('"'pending'"', '"'sending'"')")" = 0 ]'
 
 # ------------------------------------------------------------------ 2. retried after a 500
-rpc SendMessage "$(tmsg f1 '' 'a flaky receiver')"
+rpc_call SendMessage "$(tmsg f1 '' 'a flaky receiver')"
 TASK2=$(jqb .result.task.id)
 http POST "/tasks/$TASK2/pushNotificationConfigs" "$(jq -nc --arg u "$HOOK/flaky" '{id: "flaky", url: $u}')"
 check "PUSH-1 POST /tasks/{id}/pushNotificationConfigs (HTTP+JSON) creates a config without secrets" \
 	'[ "$STATUS" = 200 ] || [ "$STATUS" = 201 ]' '[ "$(jqb .id)" = flaky ]' '[ "$(jqb .taskId)" = "$TASK2" ]'
 SEQ2=$(sq "SELECT max(seq) FROM events WHERE task_id = '$TASK2'")
-rpc SendMessage "$(tmsg f2 "$TASK2" 'go')"
+rpc_call SendMessage "$(tmsg f2 "$TASK2" 'go')"
 NEV2=$(sq "SELECT count(*) FROM events WHERE task_id = '$TASK2' AND seq > $SEQ2")
 FIRST=$(sq "SELECT min(seq) FROM events WHERE task_id = '$TASK2' AND seq > $SEQ2")
 wait_received /flaky "$NEV2"
@@ -259,13 +196,13 @@ check "PUSH-2 tiny-harness push delivers due rows from the command line" \
 	'grep -q "delivered 1 push notification" "$T/cli.out"' '[ "$(received /flaky)" = $((before + 1)) ]'
 
 # ------------------------------------------------------------------ 3. refusals on a server without the switches
-URL=$(env -u TINY_HARNESS_PUSH_ALLOW_PRIVATE -u TINY_HARNESS_PUSH_KEY sh "$SERVER" start "$T/srv2" 1) ||
+HTTP_BASE=$(env -u TINY_HARNESS_PUSH_ALLOW_PRIVATE -u TINY_HARNESS_PUSH_KEY sh "$SERVER" start "$T/srv2" 1) ||
 	bail "the second lighttpd did not start"
 DB2=$T/srv2/tiny-harness.db
-rpc SendMessage "$(tmsg s1 '' 'strict server')"
+rpc_call SendMessage "$(tmsg s1 '' 'strict server')"
 TASK3=$(jqb .result.task.id)
 refused_rpc() { # refused_rpc URL WORDS
-	rpc CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" --arg u "$1" '{taskId: $t, url: $u}')"
+	rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" --arg u "$1" '{taskId: $t, url: $u}')"
 	local msg
 	msg=$(jqb .error.message)
 	[ "$STATUS" = 200 ] && [ "$(jqb .error.code)" = -32602 ] &&
@@ -284,24 +221,19 @@ check "PUSH-3 http(s) only, no userinfo" \
 http POST "/tasks/$TASK3/pushNotificationConfigs" "$(jq -nc --arg u "$HOOK/hook" '{url: $u}')"
 check "PUSH-3 A2A-4 over HTTP+JSON the refusal is 400 INVALID_ARGUMENT" \
 	'[ "$STATUS" = 400 ]' '[ "$(jqb .error.status)" = INVALID_ARGUMENT ]' 'jqb .error.message | grep -q loopback'
-rpc CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" '{taskId: $t, url: "http://93.184.216.34/hook", token: "t"}')"
+rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" '{taskId: $t, url: "http://93.184.216.34/hook", token: "t"}')"
 check "PUSH-4 without TINY_HARNESS_PUSH_KEY a token is refused naming the variable" \
 	'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -q TINY_HARNESS_PUSH_KEY'
 REQ_DESC="sqlite3 $DB2: SELECT count(*) FROM push_configs"
 check "PUSH-3 nothing was stored by the refused creates" \
 	'[ "$(sqlite3 "$DB2" "SELECT count(*) FROM push_configs")" = 0 ]'
-rpc CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" '{taskId: $t, url: "http://93.184.216.34/hook"}')"
+rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" '{taskId: $t, url: "http://93.184.216.34/hook"}')"
 check "PUSH-3 a public address without secrets is accepted there" \
 	'[ "$(jqb .result.url)" = http://93.184.216.34/hook ]'
-rpc DeleteTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" --arg id "$(jqb .result.id)" '{taskId: $t, id: $id}')"
+rpc_call DeleteTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" --arg id "$(jqb .result.id)" '{taskId: $t, id: $id}')"
 check "PUSH-1 DeleteTaskPushNotificationConfig answers result null and removes it" \
 	'[ "$(jqb "has(\"result\") and .result == null")" = true ]' \
 	'[ "$(sqlite3 "$DB2" "SELECT count(*) FROM push_configs")" = 0 ]'
-unset URL
+HTTP_BASE=
 
-echo "1..$n"
-if [ $failed -gt 0 ]; then
-	echo "# $failed of $n failed"
-	exit 1
-fi
-exit 0
+tap_done

@@ -1,0 +1,119 @@
+# a2a.sh — A2A over curl, jq and sqlite3 for the shell tests; sourced (bash) after
+# tests/lib/tap.sh and tests/lib/proc.sh, with TH_SRCDIR set.
+#
+# Set-up
+#   TH_BUILDDIR, TH_BIN get their defaults and are exported with TH_SRCDIR.
+#   require_lighttpd / require_tools TOOL…   skip (exit 77) when missing
+#   scratch PREFIX    T=a new scratch directory; at exit (INT/TERM: exit 1) the hooks of
+#                     on_exit run, every lighttpd with its state in $T/* is stopped
+#                     (tests/lib/server.sh) and T is removed (TH_KEEP=1 keeps it)
+#   on_exit SNIPPET   run SNIPPET (eval) at exit, before the servers are stopped
+#
+# Requests (to ${HTTP_BASE:-$BASE}; X-Participant-Id default alice, "" for none)
+#   http METHOD PATH [BODY] [PARTICIPANT] [CONTENT-TYPE]
+#                     body in $T/body, headers in $T/headers, STATUS, TIME (seconds),
+#                     REQ_DESC (the first HTTP_DESC_BYTES (200) bytes of the body)
+#   rpc ID METHOD PARAMS            print a JSON-RPC request
+#   rpc_call METHOD PARAMS [WHO]    POST one to / with the next id (RPCID)
+#   msg MID TEXT [TASK] [CONFIGURATION]   SendMessage params with one text part
+#   tmsg MID TASK TEXT              the same built with jq (TASK "" for none)
+#   ctl MID TASK                    SendMessage params completing TASK
+#   post_bg NAME PARTICIPANT URL BODY   a background POST, its body in $T/NAME
+#
+# Reading
+#   jqb FILTER        jq -r FILTER on $T/body
+#   texts PATH        the text parts of PATH's status message, joined with " "
+#   has_task          TASK is set and not null
+#   sq SQL            sqlite3 on $DB
+#   wait_idle [TENTHS]  wait (default 10 s) until no turn is queued or running
+#   ms SECONDS / now_ms   milliseconds
+
+# Its variables are read by the scripts that source it.
+# shellcheck disable=SC2034
+
+: "${TH_BUILDDIR:=$TH_SRCDIR/build}"
+: "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
+export TH_SRCDIR TH_BUILDDIR TH_BIN
+SERVER=$TH_SRCDIR/tests/lib/server.sh
+HTTP_BASE=
+: "${HTTP_DESC_BYTES:=200}"
+
+STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
+TASK_KEY='io.github.madarauchiha-314.tiny-harness/task'
+EVENT_MT='application/vnd.tiny-harness.event+json'
+CHANNEL_MT='application/vnd.tiny-harness.channel+json'
+
+require_lighttpd() {
+	command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] || skip "lighttpd is not installed"
+}
+require_tools() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed"
+	done
+}
+
+ON_EXIT=()
+on_exit() { ON_EXIT+=("$1"); }
+scratch_cleanup() {
+	local hook d
+	for hook in "${ON_EXIT[@]}"; do eval "$hook"; done
+	for d in "$T"/*/; do
+		[ -f "$d/lighttpd.pid" ] && sh "$SERVER" stop "${d%/}"
+	done
+	[ "${TH_KEEP:-0}" = 1 ] && echo "# kept $T" || rm -rf "$T"
+}
+scratch() {
+	T=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+	trap scratch_cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+
+http() {
+	local method=$1 path=$2 body=${3:-} part=${4-alice} ctype=${5:-application/json} out
+	local args=(-s -o "$T/body" -D "$T/headers" -w '%{http_code} %{time_total}' --max-time 30 -X "$method"
+		-H 'A2A-Version: 1.0')
+	[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
+	[ -n "$body" ] && args+=(-H "Content-Type: $ctype" --data-binary "$body")
+	REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c "$HTTP_DESC_BYTES")"
+	out=$(curl "${args[@]}" "${HTTP_BASE:-$BASE}${path#/}")
+	STATUS=${out%% *}
+	TIME=${out#* }
+}
+rpc() { printf '{"jsonrpc":"2.0","id":%s,"method":"%s","params":%s}' "$1" "$2" "$3"; }
+RPCID=0
+rpc_call() {
+	RPCID=$((RPCID + 1))
+	http POST / "$(jq -nc --arg m "$1" --argjson p "$2" --argjson id "$RPCID" \
+		'{jsonrpc: "2.0", id: $id, method: $m, params: $p}')" "${3-alice}"
+}
+msg() {
+	printf '{"message":{"messageId":"%s","role":"ROLE_USER"%s,"parts":[{"text":"%s"}]}%s}' \
+		"$1" "${3:+,\"taskId\":\"$3\"}" "$2" "${4:+,\"configuration\":$4}"
+}
+tmsg() {
+	jq -nc --arg m "$1" --arg t "$2" --arg x "$3" \
+		'{message: ({messageId: $m, role: "ROLE_USER", parts: [{text: $x}]} + (if $t == "" then {} else {taskId: $t} end))}'
+}
+ctl() {
+	jq -nc --arg m "$1" --arg t "$2" --arg mt "$EVENT_MT" \
+		'{message: {messageId: $m, role: "ROLE_USER", taskId: $t, parts: [{data: {kind: "control", action: "complete"}, mediaType: $mt}]}}'
+}
+post_bg() {
+	curl -s -o "$T/$1" --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+		-H "X-Participant-Id: $2" --data-binary "$4" "$3" &
+}
+
+jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
+texts() { jqb "[$1.status.message.parts[]?.text // empty] | join(\" \")"; }
+has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
+sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
+wait_idle() {
+	local i=0
+	while [ "$(sq "SELECT COUNT(*) FROM turns WHERE state IN ('queued', 'running')")" != 0 ] && [ $i -lt "${1:-100}" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+ms() { awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }'; }
+now_ms() { date +%s%3N; }
