@@ -30,6 +30,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
+import { onPath } from '../lib/interop.mjs';
+
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILDDIR = process.env.TH_BUILDDIR ?? join(SRCDIR, 'build');
 const TH_BIN = process.env.TH_BIN ?? join(BUILDDIR, 'src/tiny-harness');
@@ -66,12 +68,6 @@ function skip(name, why) {
 const note = (s) => out(`# ${s}`);
 
 // ------------------------------------------------------------------ prerequisites
-function onPath(prog, extra = []) {
-	for (const dir of (process.env.PATH ?? '').split(':').concat(extra))
-		if (dir && existsSync(join(dir, prog)))
-			return join(dir, prog);
-	return null;
-}
 if (!existsSync(TH_BIN)) {
 	out(`1..0 # SKIP no program at ${TH_BIN}`);
 	process.exit(77);

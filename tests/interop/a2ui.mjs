@@ -11,11 +11,12 @@
 // Exit 77 when node_modules, lighttpd or sqlite3 is missing.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-import { SRCDIR, TH_BIN, Tap, assertValid, cleanEnv, importDep, makeTmp, removeTmp, show } from '../contract/lib.mjs';
+import { SRCDIR, TH_BIN, Tap, assertValid, importDep, makeTmp, show } from '../contract/lib.mjs';
+import { findLighttpd, onPath, sdkClient, startLighttpd } from '../lib/interop.mjs';
 
 const EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 const MT = 'application/a2ui+json';
@@ -25,13 +26,7 @@ const t = new Tap();
 if (!TH_BIN)
 	t.skipAll('TH_BIN is not set (run through make check)');
 
-function onPath(name, extra = []) {
-	for (const dir of (process.env.PATH ?? '').split(':').concat(extra))
-		if (dir && existsSync(join(dir, name)))
-			return join(dir, name);
-	return null;
-}
-const LIGHTTPD = process.env.LIGHTTPD || onPath('lighttpd', ['/usr/sbin', '/usr/local/sbin']);
+const LIGHTTPD = findLighttpd();
 if (LIGHTTPD == null)
 	t.skipAll('lighttpd is not installed');
 if (onPath('sqlite3') == null)
@@ -56,7 +51,7 @@ if ([sdk, client, errors, wc, bc, ajvMod, fmtMod, schemaDir].includes(null))
 	t.skipAll('@a2a-js/sdk, @a2ui/web_core or ajv is not installed: run `npm ci` in the source tree');
 
 const { Role, TaskState } = sdk;
-const { ClientFactory, ClientFactoryOptions, ServiceParameters, withA2AExtensions } = client;
+const { ServiceParameters, withA2AExtensions } = client;
 const { RequestMalformedError } = errors;
 const stateName = (s) => TaskState[s] ?? String(s);
 
@@ -74,46 +69,18 @@ const s2cList = ajv.compile(load('server_to_client_list.json'));
 const c2s = ajv.compile(load('client_to_server.json'));
 
 // ------------------------------------------------------------------ per binding
-class ParticipantInterceptor {
-	constructor(id) {
-		this.id = id;
-	}
-
-	async before(args) {
-		const params = args.options.serviceParameters;
-		if (!Object.keys(params).some((k) => k.toLowerCase() === 'x-participant-id'))
-			params['X-Participant-Id'] = this.id;
-	}
-
-	async after() {}
-}
-
 async function runBinding(binding) {
 	const tag = binding === 'JSONRPC' ? 'JSON-RPC' : 'HTTP+JSON';
 	const dir = makeTmp(`th-interop-a2ui-${binding === 'JSONRPC' ? 'rpc' : 'rest'}-`);
-	const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
-	const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD });
-	let stopped = false;
-	const stop = () => {
-		if (stopped)
-			return;
-		stopped = true;
-		spawnSync('sh', [serverSh, 'stop', dir], { env, stdio: 'inherit' });
-		if (!process.env.TH_KEEP_TMP)
-			removeTmp(dir);
-	};
-	process.on('exit', stop);
-	const started = spawnSync('sh', [serverSh, 'start', dir, '2'], { env, encoding: 'utf8', timeout: 60000 });
-	const base = (started.stdout ?? '').trim();
-	if (started.status !== 0 || !base.startsWith('http')) {
+	const { base, ok, stderr, stop, db: DB } = startLighttpd(dir, { lighttpd: LIGHTTPD, signals: false });
+	if (!ok) {
 		await t.test(`${tag}: lighttpd with tiny-harness starts (server.sh start)`, async () => {
-			assert.fail(`${started.stderr}`);
+			assert.fail(stderr);
 		});
 		stop();
 		return;
 	}
 	console.log(`# ${tag} against ${base} (state in ${dir})`);
-	const DB = join(dir, 'tiny-harness.db');
 
 	const sql = (query, ...args) => {
 		const q = query.replace(/\?/g, () => `'${String(args.shift()).replaceAll("'", "''")}'`);
@@ -128,14 +95,7 @@ async function runBinding(binding) {
 		registry: sql('SELECT * FROM a2ui_registry WHERE task_id = ?', taskId),
 	});
 
-	async function makeClient(participant) {
-		const overrides = { clientConfig: { interceptors: [new ParticipantInterceptor(participant)] } };
-		if (binding === 'HTTP+JSON')
-			overrides.preferredTransports = ['HTTP+JSON'];
-		const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, overrides));
-		return factory.createFromUrl(base);
-	}
-	const alice = await makeClient('alice');
+	const alice = await sdkClient(client, base, binding, 'alice');
 	const a2ui = () => ({ serviceParameters: ServiceParameters.create(withA2AExtensions(EXT)) });
 
 	let seq = 0;

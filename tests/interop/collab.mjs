@@ -15,36 +15,14 @@
 // child (CTL-4); once the child is completed the parent completes (CTL-5).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 
-import { META_STATUS, META_TASK, MT_CHANNEL, MT_EVENT, SRCDIR, TH_BIN, Tap, cleanEnv, makeTmp, removeTmp, show } from '../contract/lib.mjs';
+import { META_STATUS, META_TASK, MT_CHANNEL, MT_EVENT, TH_BIN, Tap, makeTmp, show } from '../contract/lib.mjs';
+import { findLighttpd, onPath, sdkClient, startLighttpdOrExit } from '../lib/interop.mjs';
 
 const EXT = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext';
 const TASK_EXT = `${EXT}/task/v1`;
 const CHANNEL_EXT = `${EXT}/channel/v1`;
 const STATUS_EXT = `${EXT}/status/v1`;
-
-class ParticipantInterceptor {
-	constructor(id) {
-		this.id = id;
-	}
-
-	async before(args) {
-		const params = args.options.serviceParameters;
-		if (!Object.keys(params).some((k) => k.toLowerCase() === 'x-participant-id'))
-			params['X-Participant-Id'] = this.id;
-	}
-
-	async after() {}
-}
-
-function onPath(name, extra = []) {
-	for (const dir of (process.env.PATH ?? '').split(':').concat(extra))
-		if (dir && existsSync(join(dir, name)))
-			return join(dir, name);
-	return null;
-}
 
 const t = new Tap();
 if (!TH_BIN)
@@ -57,7 +35,7 @@ try {
 } catch (e) {
 	t.skipAll(`@a2a-js/sdk is not installed (run \`npm ci\` in the source tree): ${e.code ?? e.message}`);
 }
-const LIGHTTPD = process.env.LIGHTTPD ?? onPath('lighttpd', ['/usr/sbin', '/usr/local/sbin']);
+const LIGHTTPD = findLighttpd();
 if (LIGHTTPD == null)
 	t.skipAll('lighttpd is not installed');
 const SQLITE3 = onPath('sqlite3');
@@ -65,36 +43,13 @@ if (SQLITE3 == null)
 	t.skipAll('sqlite3 is not installed (needed to prove that refusals store nothing)');
 
 const { Role, TaskState } = sdk;
-const { ClientFactory, ClientFactoryOptions, ServiceParameters, withA2AExtensions } = clientMod;
+const { ServiceParameters, withA2AExtensions } = clientMod;
 const { RequestMalformedError, UnsupportedOperationError } = errors;
 const stateName = (s) => TaskState[s] ?? String(s);
 
 // ------------------------------------------------------------------ server
 const dir = makeTmp('th-interop-collab-');
-const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
-const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD });
-const DB = join(dir, 'tiny-harness.db');
-let stopped = false;
-const stop = () => {
-	if (stopped)
-		return;
-	stopped = true;
-	spawnSync('sh', [serverSh, 'stop', dir], { env, stdio: 'inherit' });
-	if (!process.env.TH_KEEP_TMP)
-		removeTmp(dir);
-};
-process.on('exit', stop);
-for (const sig of ['SIGINT', 'SIGTERM'])
-	process.on(sig, () => { stop(); process.exit(1); });
-const started = spawnSync('sh', [serverSh, 'start', dir, '2'], { env, encoding: 'utf8', timeout: 60000 });
-const base = (started.stdout ?? '').trim();
-if (started.status !== 0 || !base.startsWith('http')) {
-	console.log('not ok 1 - lighttpd with tiny-harness starts (server.sh start)');
-	for (const line of `${started.stderr}`.split('\n'))
-		console.log(`# ${line}`);
-	console.log('1..1');
-	process.exit(1);
-}
+const { base, stop, db: DB } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD });
 console.log(`# lighttpd at ${base} (state in ${dir})`);
 
 // ------------------------------------------------------------------ helpers
@@ -112,13 +67,7 @@ async function counts() {
 	return Object.fromEntries(TABLES.map((name) => [name, Number(sql(`SELECT COUNT(*) FROM ${name}`))]));
 }
 
-async function makeClient(binding, participant) {
-	const overrides = { clientConfig: { interceptors: [new ParticipantInterceptor(participant)] } };
-	if (binding === 'HTTP+JSON')
-		overrides.preferredTransports = ['HTTP+JSON'];
-	const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, overrides));
-	return factory.createFromUrl(base);
-}
+const makeClient = (binding, participant) => sdkClient(clientMod, base, binding, participant);
 
 let seq = 0;
 const nextId = () => `collab-${process.pid}-${++seq}`;

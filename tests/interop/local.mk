@@ -12,3 +12,6 @@ EXTRA_DIST += tests/interop/collab.mjs
 # @a2ui/web_core's schemas, web_core's Approve action sent back, refusals, text fallback.
 TESTS += tests/interop/a2ui.mjs
 EXTRA_DIST += tests/interop/a2ui.mjs
+# Shared by the Node tests behind lighttpd (interop, ui, streaming): programs on PATH, server.sh
+# start/stop, the SDK client with X-Participant-Id.
+EXTRA_DIST += tests/lib/interop.mjs

@@ -2,16 +2,12 @@
 // Every A2A call goes through the SDK's Client; the only hand-made HTTP is server.sh waiting
 // for the card. Run once per binding (sdk_jsonrpc.mjs, sdk_rest.mjs).
 //
-// The sender header: the SDK sends RequestOptions.serviceParameters as HTTP headers, and a
-// CallInterceptor may edit them before every call (Client.withNormalizedHeaders always hands
-// it an options object with a serviceParameters record). ParticipantInterceptor below sets
-// X-Participant-Id there unless the call already names one.
+// The sender header: ParticipantInterceptor (tests/lib/interop.mjs) sets X-Participant-Id on
+// every call that does not already name one.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 
-import { META_STATUS, META_TASK, MT_EVENT, SRCDIR, TH_BIN, Tap, cleanEnv, makeTmp, removeTmp, show } from '../contract/lib.mjs';
+import { META_STATUS, META_TASK, MT_EVENT, TH_BIN, Tap, makeTmp, show } from '../contract/lib.mjs';
+import { findLighttpd, sdkClient, startLighttpdOrExit } from '../lib/interop.mjs';
 
 const TASK_EXT = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1';
 const ALL_EXTS = [
@@ -22,29 +18,6 @@ const ALL_EXTS = [
 	'https://a2ui.org/a2a-extension/a2ui/v0.9.1',
 ];
 const UNKNOWN_EXT = 'https://example.test/ext/not-on-the-card/v1';
-
-class ParticipantInterceptor {
-	constructor(id) {
-		this.id = id;
-	}
-
-	async before(args) {
-		const params = args.options.serviceParameters;
-		if (!Object.keys(params).some((k) => k.toLowerCase() === 'x-participant-id'))
-			params['X-Participant-Id'] = this.id;
-	}
-
-	async after() {}
-}
-
-function lighttpdPath() {
-	if (process.env.LIGHTTPD)
-		return process.env.LIGHTTPD;
-	for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/local/sbin']))
-		if (dir && existsSync(join(dir, 'lighttpd')))
-			return join(dir, 'lighttpd');
-	return null;
-}
 
 export async function run(binding) {
 	const t = new Tap();
@@ -58,51 +31,21 @@ export async function run(binding) {
 	} catch (e) {
 		t.skipAll(`@a2a-js/sdk is not installed (run \`npm ci\` in the source tree): ${e.code ?? e.message}`);
 	}
-	if (lighttpdPath() == null)
+	if (findLighttpd() == null)
 		t.skipAll('lighttpd is not installed');
 	const { Role, TaskState } = sdk;
-	const { ClientFactory, ClientFactoryOptions, ServiceParameters, withA2AExtensions } = client;
+	const { ServiceParameters, withA2AExtensions } = client;
 	const { TaskNotFoundError, TaskNotCancelableError, UnsupportedOperationError, RequestMalformedError } = errors;
 
 	const stateName = (s) => TaskState[s] ?? String(s);
 
 	// ------------------------------------------------------------------ server
 	const dir = makeTmp(`th-interop-${binding === 'JSONRPC' ? 'rpc' : 'rest'}-`);
-	const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
-	const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: lighttpdPath() });
-	let stopped = false;
-	const stop = () => {
-		if (stopped)
-			return;
-		stopped = true;
-		spawnSync('sh', [serverSh, 'stop', dir], { env, stdio: 'inherit' });
-		if (!process.env.TH_KEEP_TMP)
-			removeTmp(dir);
-	};
-	process.on('exit', stop);
-	for (const sig of ['SIGINT', 'SIGTERM'])
-		process.on(sig, () => { stop(); process.exit(1); });
-	const started = spawnSync('sh', [serverSh, 'start', dir, '2'], { env, encoding: 'utf8', timeout: 60000 });
-	const base = (started.stdout ?? '').trim();
-	if (started.status !== 0 || !base.startsWith('http')) {
-		console.log(`not ok 1 - lighttpd with tiny-harness starts (server.sh start)`);
-		for (const line of `${started.stderr}`.split('\n'))
-			console.log(`# ${line}`);
-		console.log('1..1');
-		process.exit(1);
-	}
+	const { base, stop } = startLighttpdOrExit(dir);
 	console.log(`# ${binding} against ${base} (state in ${dir})`);
 
 	// ------------------------------------------------------------------ helpers
-	async function makeClient(participant) {
-		const overrides = {};
-		if (participant != null)
-			overrides.clientConfig = { interceptors: [new ParticipantInterceptor(participant)] };
-		if (binding === 'HTTP+JSON')
-			overrides.preferredTransports = ['HTTP+JSON'];
-		const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, overrides));
-		return factory.createFromUrl(base);
-	}
+	const makeClient = (participant) => sdkClient(client, base, binding, participant);
 
 	let seq = 0;
 	const nextId = () => `interop-${binding}-${process.pid}-${++seq}`;

@@ -17,7 +17,8 @@ import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-import { SRCDIR, TH_BIN, Tap, cleanEnv, importDep, makeTmp, removeTmp, show } from '../contract/lib.mjs';
+import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, removeTmp, show } from '../contract/lib.mjs';
+import { findLighttpd, onPath, startLighttpdOrExit } from '../lib/interop.mjs';
 
 const EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 const MT = 'application/a2ui+json';
@@ -29,13 +30,7 @@ const t = new Tap();
 if (!TH_BIN)
 	t.skipAll('TH_BIN is not set (run through make check)');
 
-function onPath(name, extra = []) {
-	for (const dir of (process.env.PATH ?? '').split(':').concat(extra))
-		if (dir && existsSync(join(dir, name)))
-			return join(dir, name);
-	return null;
-}
-const LIGHTTPD = process.env.LIGHTTPD || onPath('lighttpd', ['/usr/sbin', '/usr/local/sbin']);
+const LIGHTTPD = findLighttpd();
 if (LIGHTTPD == null)
 	t.skipAll('lighttpd is not installed');
 if (onPath('sqlite3') == null)
@@ -59,33 +54,8 @@ const build = esbuild.build ?? esbuild.default?.build;
 // ------------------------------------------------------------------ server
 const dir = makeTmp('th-ui-render-');
 const userData = makeTmp('th-ui-chromium-');
-const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
-const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD });
 let browser = null;
-let stopped = false;
-function stopServer() {
-	if (stopped)
-		return;
-	stopped = true;
-	spawnSync('sh', [serverSh, 'stop', dir], { env, stdio: 'inherit' });
-	if (!process.env.TH_KEEP_TMP)
-		removeTmp(dir);
-	removeTmp(userData);
-}
-process.on('exit', stopServer);
-for (const sig of ['SIGINT', 'SIGTERM'])
-	process.on(sig, () => { stopServer(); process.exit(1); });
-
-const started = spawnSync('sh', [serverSh, 'start', dir, '2'], { env, encoding: 'utf8', timeout: 60000 });
-const base = (started.stdout ?? '').trim();
-if (started.status !== 0 || !base.startsWith('http')) {
-	console.log('not ok 1 - lighttpd with tiny-harness starts (server.sh start)');
-	for (const line of `${started.stderr}`.split('\n'))
-		console.log(`# ${line}`);
-	console.log('1..1');
-	process.exit(1);
-}
-const DB = join(dir, 'tiny-harness.db');
+const { base, db: DB, stop: stopServer } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD, onStop: () => removeTmp(userData) });
 console.log(`# server ${base} (state in ${dir})`);
 
 // ------------------------------------------------------------------ helpers
