@@ -231,12 +231,7 @@ th_err th_store_channel_append(struct th_store *st, const char *task_id,
 	rc = th_bind_text(s, 8, m->in_reply_to, rc);
 	rc = th_bind_i64(s, 9, th_now_ms(), rc);
 	int64_t got = 0;
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		got = sqlite3_column_int64(s, 0);
-		rc = sqlite3_step(s);
-	}
+	rc = th_step_returning(s, rc, &got);
 	th_store_stmt_done(s);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
@@ -710,12 +705,7 @@ th_err th_store_subtask_next_number(struct th_store *st, const char *parent_id, 
 		return err;
 	int rc = th_bind_text(s, 1, parent_id, SQLITE_OK);
 	int64_t got = 0;
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		got = sqlite3_column_int64(s, 0);
-		rc = sqlite3_step(s);
-	}
+	rc = th_step_returning(s, rc, &got);
 	th_store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "sub-task number", e);
@@ -823,12 +813,7 @@ th_err th_store_a2ui_next_artifact(struct th_store *st, const char *task_id, int
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	rc = th_bind_i64(s, 2, th_now_ms(), rc);
 	int64_t got = 0;
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		got = sqlite3_column_int64(s, 0);
-		rc = sqlite3_step(s);
-	}
+	rc = th_step_returning(s, rc, &got);
 	th_store_stmt_done(s);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);

@@ -554,3 +554,14 @@ int64_t th_store_data_version(struct th_store *st)
 	th_store_stmt_done(s);
 	return v;
 }
+
+int th_step_returning(sqlite3_stmt *s, int rc, int64_t *value)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*value = sqlite3_column_int64(s, 0);
+		rc = sqlite3_step(s);
+	}
+	return rc;
+}

@@ -187,12 +187,7 @@ th_err th_store_turn_create(struct th_store *st, const char *task_id, const char
 	rc = th_bind_text(s, 2, message_id, rc);
 	rc = th_bind_i64(s, 3, th_now_ms(), rc);
 	int64_t id = 0;
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		id = sqlite3_column_int64(s, 0);
-		rc = sqlite3_step(s);
-	}
+	rc = th_step_returning(s, rc, &id);
 	th_store_stmt_done(s);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
