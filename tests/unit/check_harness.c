@@ -127,8 +127,11 @@ END_TEST
 
 START_TEST(test_task7_resent_message_id_is_not_processed_twice)
 {
-	const char *id = new_task("hello");
-	json_object *t = fx_send_text(&app, "alice", id, "m2", "again", &err);
+	json_object *t = fx_send_text(&app, "alice", NULL, "first", "hello", &err);
+	char id[64];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", id, "m2", "again", &err);
 	json_object_put(t);
 	long msgs = fx_count(&app, "messages"), turns = fx_count(&app, "turns");
 	t = fx_send_text(&app, "alice", id, "m2", "again", &err);
@@ -139,7 +142,7 @@ START_TEST(test_task7_resent_message_id_is_not_processed_twice)
 	json_object_put(t);
 	/* A resent first message is the same task too, not a second one. */
 	long tasks = fx_count(&app, "tasks");
-	t = fx_send_text(&app, "alice", NULL, "new-1", "hello", &err);
+	t = fx_send_text(&app, "alice", NULL, "first", "hello", &err);
 	ck_assert_ptr_nonnull(t);
 	ck_assert_str_eq(fx_task_id(t), id);
 	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
