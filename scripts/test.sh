@@ -9,7 +9,8 @@
 #  4. build-asan/  the same with --enable-sanitizers (ASan + UBSan, halting on the
 #                  first error; reports of workers started by lighttpd land in
 #                  build-asan/sanitizer-logs/ and fail the run)
-#  5. valgrind over the CGI black-box tests (tests/cgi/cgi.sh with TH_WRAP)
+#  5. valgrind over the CGI black-box tests (tests/cgi/cgi.sh with TH_WRAP) and over every
+#     Check unit suite (CK_FORK=no, so a leak in any test is seen)
 #  6. per-layer counts and a last line "N passed, N failed"
 #
 # Exits non-zero on any failure and prints the tail of each failing log.
@@ -139,6 +140,22 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 		fi
 	else
 		stage_failed "valgrind: no $BUILD_DIR/src/tiny-harness"
+	fi
+
+	say "valgrind over the Check unit suites (no fork, so leaks are seen)"
+	if command -v valgrind >/dev/null 2>&1; then
+		for t in "$BUILD_DIR"/tests/unit/check_*; do
+			[ -x "$t" ] && [ -f "$t" ] || continue
+			ulog=$t-valgrind.log
+			(cd "$BUILD_DIR" && CK_FORK=no valgrind --error-exitcode=1 --leak-check=full \
+				--errors-for-leak-kinds=definite --track-fds=no -q "$t") >"$ulog" 2>&1
+			rc=$?
+			printf '%s: %s\n' "$(basename "$t")" "$(grep -E 'Checks:' "$ulog" | tail -n 1)"
+			if [ $rc != 0 ]; then
+				tail -n 30 "$ulog"
+				stage_failed "valgrind: $(basename "$t")"
+			fi
+		done
 	fi
 fi
 
