@@ -401,6 +401,9 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	int actions = 0, reports = 0;
 	if ((rc = th_ui_check_inbound(st, task_id, msg, &actions, &reports, e)) != TH_OK)
 		goto out;
+	/* UI-4: a click on a /confirm card, or approve/reject typed to a question asked in
+	 * text, is answered at once like a command, whatever else the task waits for. */
+	int instant = builtin || (!has_cp && th_ui_is_decision(st, task_id, msg));
 	int resume = 0;
 	if (has_cp) {
 		/* CH-3: stored and delivered; only a reply to the harness's question resumes. */
@@ -420,12 +423,12 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		/* CH-5: while the task waits for someone's answer, others' messages are kept
 		 * but start no turn; an envelope alone starts none either. */
 		int reports_only = reports > 0 && actions == 0 && !has_text(msg);
-		resume = builtin || (!awaiting_other && !reports_only &&
+		resume = instant || (!awaiting_other && !reports_only &&
 		                     (answered || has_text(msg) || payload == NULL));
 	}
 	if (!resume)
 		goto out;
-	if (!builtin && row.state != TH_STATE_WORKING &&
+	if (!instant && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
 	rc = th_turn_queue(st, task_id, mid, app->cfg->lease_ms, turn_id, e);

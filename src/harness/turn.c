@@ -220,8 +220,8 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 		 * thing (an answer it awaits stays awaited). */
 		if (res.sub_ext != NULL)
 			sub = json_object_get(res.sub_ext);
-		else if (p->builtin != NULL && row.state == TH_STATE_INPUT_REQUIRED &&
-		         row.status_meta_json != NULL)
+		else if ((p->builtin != NULL || p->decision != NULL) &&
+		         row.state == TH_STATE_INPUT_REQUIRED && row.status_meta_json != NULL)
 			sub = json_tokener_parse(row.status_meta_json);
 		else
 			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);

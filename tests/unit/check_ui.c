@@ -129,6 +129,23 @@ START_TEST(test_ui4_approve_click_is_recorded_and_the_card_closed)
 }
 END_TEST
 
+START_TEST(test_ui4_a_click_is_answered_even_while_the_task_awaits_an_answer)
+{
+	confirm_card();
+	fx_add_participant(&app, task, "bob", "assignee");
+	json_object *t = fx_send_text(&app, "alice", task, "q1", "/ask bob Ready?", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-answer");
+	json_object_put(t);
+	json_object *r = action("a1", surface, "approve", "approve", "{}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	t = json_object_object_get(r, "task");
+	ck_assert_str_eq(fx_status_text(t), "alice approved: Deploy to prod?");
+	/* The decision is recorded, and the task still waits for bob. */
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-answer");
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(test_ui2_forged_and_mismatched_actions_are_refused_storing_nothing)
 {
 	confirm_card();
@@ -197,6 +214,7 @@ int main(void)
 	tcase_add_test(tc, test_ui1_confirm_emits_a_validated_card_artifact);
 	tcase_add_test(tc, test_ext4_without_a2ui_confirm_asks_in_text);
 	tcase_add_test(tc, test_ui4_approve_click_is_recorded_and_the_card_closed);
+	tcase_add_test(tc, test_ui4_a_click_is_answered_even_while_the_task_awaits_an_answer);
 	tcase_add_test(tc, test_ui2_forged_and_mismatched_actions_are_refused_storing_nothing);
 	tcase_add_test(tc, test_ui2_client_error_reports_are_kept_but_start_no_turn);
 	suite_add_tcase(s, tc);
