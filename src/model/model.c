@@ -17,4 +17,6 @@ void th_model_output_free(struct th_model_output *out)
 {
 	free(out->text);
 	out->text = NULL;
+	json_object_put(out->tool_calls);
+	out->tool_calls = NULL;
 }

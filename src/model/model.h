@@ -9,16 +9,28 @@
 #include "config/config.h"
 #include "util/err.h"
 
+/* What a backend sees of a turn (TURN-1). All members are borrowed. */
 struct th_model_input {
 	const char *task_id;
 	const char *goal;
-	json_object *history; /* borrowed: the task's messages, oldest first */
-	const char *prompt;   /* borrowed: the new input as text */
+	json_object *task;    /* the task-extension object (name, goal, participants, plan,
+	                         sub-tasks…), or NULL */
+	json_object *history; /* the task's messages (A2A Message objects), oldest first */
+	const char *prompt;   /* the new input as text */
+	json_object *tools;   /* the intrinsic tools offered (TURN-3): an array of
+	                         {"name", "description", "input_schema"}, or NULL for none */
+	json_object *rounds;  /* earlier rounds of this turn, oldest first, or NULL: an array of
+	                         {"tool_calls": [{"id","name","arguments"}],
+	                          "results": [{"id","name","ok": bool,"content": string}]} */
 };
 
 struct th_model_output {
-	char *text; /* the reply; free (th_model_output_free) */
-	int cut;    /* the turn was cut while the model ran; text is NULL */
+	char *text;              /* the reply; free (th_model_output_free); may be NULL when
+	                            tool_calls is set */
+	json_object *tool_calls; /* the intrinsics the model calls this round, or NULL: an array
+	                            of {"id": string, "name": string, "arguments": object};
+	                            json_object_put (th_model_output_free) */
+	int cut;                 /* the turn was cut while the model ran; nothing else is set */
 };
 
 typedef int (*th_model_cut_fn)(void *arg);
