@@ -10,7 +10,8 @@
 /* Every key the file and TINY_HARNESS_<KEY> accept. Adding a key means a line here
  * and a case in th_config_set; docs/configuration.md lists them for users. */
 static const char *const keys[] = {
-	"db", "base_url", "model", "commands_dir", "identity", "synchronous", "busy_timeout_ms",
+	"db", "base_url", "model", "model_command", "model_timeout_ms", "openai_base_url",
+	"openai_model", "openai_api_key_env", "commands_dir", "identity", "synchronous", "busy_timeout_ms",
 	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
 	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "a2ui_version",
 	"push_allow_private", "push_timeout_ms", "push_retry_base_ms", "push_retry_max_ms",
@@ -112,12 +113,56 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
 	if (strcmp(key, "base_url") == 0)
 		return set_base_url(cfg, value, e);
 	if (strcmp(key, "model") == 0) {
-		if (strcmp(value, "echo") != 0)
+		if (strcmp(value, "echo") != 0 && strcmp(value, "exec") != 0 &&
+		    strcmp(value, "openai") != 0)
 			return th_error_set(e, TH_EINVAL,
 			                    "configuration key model: '%s' is not a model backend this "
-			                    "build has (available: echo)",
+			                    "build has (available: echo, exec, openai)",
 			                    value);
 		return set_str(&cfg->model, value, e);
+	}
+	if (strcmp(key, "model_command") == 0) {
+		if (value[0] != '/')
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key model_command: '%s' does not start with an "
+			                    "absolute path to the program",
+			                    value);
+		return set_str(&cfg->model_command, value, e);
+	}
+	if (strcmp(key, "openai_base_url") == 0) {
+		if ((strncmp(value, "http://", 7) != 0 || value[7] == '\0' || value[7] == '/') &&
+		    (strncmp(value, "https://", 8) != 0 || value[8] == '\0' || value[8] == '/'))
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key openai_base_url: '%s' is not an http:// or "
+			                    "https:// URL with a host",
+			                    value);
+		if (strpbrk(value, "?# \t") != NULL)
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key openai_base_url: '%s' has a query, a "
+			                    "fragment or a space",
+			                    value);
+		if ((rc = set_str(&cfg->openai_base_url, value, e)) != TH_OK)
+			return rc;
+		size_t n = strlen(cfg->openai_base_url);
+		while (n > 0 && cfg->openai_base_url[n - 1] == '/')
+			cfg->openai_base_url[--n] = '\0';
+		return TH_OK;
+	}
+	if (strcmp(key, "openai_model") == 0) {
+		if (*value == '\0')
+			return th_error_set(e, TH_EINVAL, "configuration key openai_model: the name is empty");
+		return set_str(&cfg->openai_model, value, e);
+	}
+	if (strcmp(key, "openai_api_key_env") == 0) {
+		int ok = isalpha((unsigned char)value[0]) || value[0] == '_';
+		for (const char *p = value; ok && *p; p++)
+			ok = isalnum((unsigned char)*p) || *p == '_';
+		if (!ok)
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key openai_api_key_env: '%s' is not the name of "
+			                    "an environment variable (letters, digits, '_')",
+			                    value);
+		return set_str(&cfg->openai_api_key_env, value, e);
 	}
 	if (strcmp(key, "commands_dir") == 0)
 		return set_str(&cfg->commands_dir, value, e);
@@ -155,6 +200,7 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
 	}
 	NUM("busy_timeout_ms", 0, 600000, cfg->busy_timeout_ms)
 	NUM("echo_delay_ms", 0, 600000, cfg->echo_delay_ms)
+	NUM("model_timeout_ms", 100, 3600000, cfg->model_timeout_ms)
 	NUM("turn_lease_ms", 100, 86400000, cfg->lease_ms)
 	NUM("turn_max_attempts", 1, 100, cfg->max_attempts)
 	NUM("heartbeat_ms", 100, 3600000, cfg->heartbeat_ms)
@@ -196,6 +242,8 @@ th_err th_config_defaults(struct th_config *cfg)
 	cfg->db_path = strdup("./var/tiny-harness.db");
 	cfg->model = strdup("echo");
 	cfg->commands_dir = strdup("conf/commands");
+	cfg->model_timeout_ms = 60000;
+	cfg->openai_api_key_env = strdup("OPENAI_API_KEY");
 	cfg->identity = TH_IDENTITY_HEADER;
 	cfg->busy_timeout_ms = 5000;
 	cfg->lease_ms = 30000;
@@ -220,6 +268,7 @@ th_err th_config_defaults(struct th_config *cfg)
 	cfg->lim.max_subtasks = 100;
 	cfg->lim.max_id = 256;
 	if (cfg->db_path == NULL || cfg->model == NULL || cfg->commands_dir == NULL ||
+	    cfg->openai_api_key_env == NULL ||
 	    set_base_url(cfg, "http://127.0.0.1:8080/", NULL) != TH_OK) {
 		th_config_free(cfg);
 		return TH_ENOMEM;
@@ -290,6 +339,22 @@ static th_err load_env(struct th_config *cfg, struct th_error *e)
 	return TH_OK;
 }
 
+/* A backend's required keys may come from the file or the environment in any order,
+ * so they are checked once everything is read. */
+static th_err check_model(const struct th_config *cfg, struct th_error *e)
+{
+	if (strcmp(cfg->model, "exec") == 0 && cfg->model_command == NULL)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key model_command is required when model = exec");
+	if (strcmp(cfg->model, "openai") == 0 && cfg->openai_base_url == NULL)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key openai_base_url is required when model = openai");
+	if (strcmp(cfg->model, "openai") == 0 && cfg->openai_model == NULL)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key openai_model is required when model = openai");
+	return TH_OK;
+}
+
 th_err th_config_load(struct th_config *cfg, struct th_error *e)
 {
 	if (th_config_defaults(cfg) != TH_OK)
@@ -308,6 +373,8 @@ th_err th_config_load(struct th_config *cfg, struct th_error *e)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK)
 		rc = load_env(cfg, e);
+	if (rc == TH_OK)
+		rc = check_model(cfg, e);
 	if (rc != TH_OK)
 		th_config_free(cfg);
 	return rc;
@@ -320,6 +387,10 @@ void th_config_free(struct th_config *cfg)
 	free(cfg->base_url);
 	free(cfg->base_path);
 	free(cfg->model);
+	free(cfg->model_command);
+	free(cfg->openai_base_url);
+	free(cfg->openai_model);
+	free(cfg->openai_api_key_env);
 	free(cfg->commands_dir);
 	memset(cfg, 0, sizeof *cfg);
 }

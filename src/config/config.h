@@ -28,7 +28,15 @@ struct th_config {
 	char *db_path;          /* db = ./var/tiny-harness.db; free */
 	char *base_url;         /* base_url = http://127.0.0.1:8080/ (always ends in '/'); free */
 	char *base_path;        /* path part of base_url, e.g. "/" or "/a2a/"; free */
-	char *model;            /* model = echo; free */
+	char *model;            /* model = echo | exec | openai; free */
+	char *model_command;    /* model_command = (none): the exec backend's program, an
+	                           absolute path and arguments split at spaces; free */
+	int model_timeout_ms;   /* model_timeout_ms = 60000: one model call (exec, openai) */
+	char *openai_base_url;  /* openai_base_url = (none; required for openai), no trailing
+	                           '/'; free */
+	char *openai_model;     /* openai_model = (none; required for openai); free */
+	char *openai_api_key_env; /* openai_api_key_env = OPENAI_API_KEY: the NAME of the
+	                             variable holding the API key; free */
 	char *commands_dir;     /* commands_dir = conf/commands; free */
 	enum th_identity identity; /* identity = header | remote_user */
 	int sync_full;          /* synchronous = normal | full */

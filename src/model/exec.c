@@ -1,0 +1,400 @@
+/* exec.c — the "exec" model backend (TURN-2): runs cfg->model_command with no shell,
+ * writes the turn context to its stdin as one JSON object, and reads one JSON object
+ * from its stdout (docs/models.md gives the protocol).
+ *
+ * The program gets the worker's environment less the TINY_HARNESS_* variables, and
+ * none of the worker's other file descriptors. It runs in a process group of its own; the parent writes stdin and reads
+ * stdout and stderr in one poll loop (so neither side can block the other), and every
+ * TH_MODEL_CUT_POLL_MS asks whether the turn was cut (CTL-3) and whether the time
+ * limit passed. A cut or a timeout kills the whole group with SIGKILL. The child is
+ * always reaped before returning, whatever happened. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/model_int.h"
+#include "util/buf.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+
+#define MAX_ARGS 64
+#define MAX_STDERR 4096
+
+/* The program and its arguments, split at spaces and tabs. argv[] points into *store,
+ * which the caller frees (free). */
+static th_err split_command(const char *command, char **store, char *argv[MAX_ARGS + 1],
+                            struct th_error *e)
+{
+	*store = strdup(command);
+	if (*store == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	int n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(*store, " \t", &save); t != NULL; t = strtok_r(NULL, " \t", &save)) {
+		if (n == MAX_ARGS)
+			return th_error_set(e, TH_EINTERNAL,
+			                    "model_command has more than %d words", MAX_ARGS);
+		argv[n++] = t;
+	}
+	argv[n] = NULL;
+	if (n == 0 || argv[0][0] != '/')
+		return th_error_set(e, TH_EINTERNAL,
+		                    "model_command '%s' does not start with an absolute path", command);
+	return TH_OK;
+}
+
+static int add_member(json_object *o, const char *key, json_object *v)
+{
+	return json_object_object_add(o, key, v);
+}
+
+static json_object *str_or_null(const char *s)
+{
+	return s != NULL ? json_object_new_string(s) : NULL;
+}
+
+/* The stdin document: {"task_id","goal","task","history","prompt","tools","rounds"},
+ * JSON null for what the input lacks. The caller puts it (json_object_put). */
+static json_object *input_json(const struct th_model_input *in)
+{
+	json_object *o = json_object_new_object();
+	if (o == NULL)
+		return NULL;
+	if (add_member(o, "task_id", str_or_null(in->task_id)) != 0 ||
+	    add_member(o, "goal", str_or_null(in->goal)) != 0 ||
+	    add_member(o, "task", json_object_get(in->task)) != 0 ||
+	    add_member(o, "history", json_object_get(in->history)) != 0 ||
+	    add_member(o, "prompt", str_or_null(in->prompt)) != 0 ||
+	    add_member(o, "tools", json_object_get(in->tools)) != 0 ||
+	    add_member(o, "rounds", json_object_get(in->rounds)) != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The program's environment: the worker's, less every TINY_HARNESS_* variable (the
+ * harness's own settings and secrets such as TINY_HARNESS_PUSH_KEY). The array is the
+ * caller's (free); its strings are environ's. */
+static char **program_env(void)
+{
+	size_t n = 0;
+	while (environ[n] != NULL)
+		n++;
+	char **envp = calloc(n + 1, sizeof *envp);
+	if (envp == NULL)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "TINY_HARNESS_", 13) != 0)
+			envp[k++] = environ[i];
+	envp[k] = NULL;
+	return envp;
+}
+
+/* The child side of fork: only async-signal-safe calls until execv. */
+static void run_child(int in_fd, int out_fd, int err_fd, char *const argv[], char *const envp[],
+                      int max_fd)
+{
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+		_exit(127);
+	/* Nothing of the worker (its FastCGI connection, the database) reaches the program. */
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
+#endif
+		for (int fd = 3; fd < max_fd; fd++)
+			close(fd);
+	execve(argv[0], argv, envp);
+	static const char msg[] = "tiny-harness: execve of the model program failed\n";
+	ssize_t w = write(2, msg, sizeof msg - 1);
+	(void)w;
+	_exit(127);
+}
+
+/* Reads what fd has now into b (up to cap bytes kept; more sets *over). Returns 0 at
+ * end of file or error (the caller closes fd), 1 while more may come. */
+static int drain(int fd, struct th_buf *b, size_t cap, int *over)
+{
+	char chunk[8192];
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n > 0) {
+			size_t room = b->len < cap ? cap - b->len : 0;
+			size_t take = (size_t)n < room ? (size_t)n : room;
+			if (take > 0)
+				th_buf_append(b, chunk, take);
+			if ((size_t)n > take && over != NULL)
+				*over = 1;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		return 0;
+	}
+}
+
+/* The first line of what the program wrote to stderr, for messages; "" when none. */
+static void first_line(const struct th_buf *err, char *out, size_t size)
+{
+	size_t n = 0;
+	const char *s = err->len > 0 ? err->data : "";
+	while (s[n] != '\0' && s[n] != '\n' && n + 1 < size && n < 200)
+		n++;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	if (n > 0 && out[n - 1] == '\r')
+		out[n - 1] = '\0';
+}
+
+/* Turns the program's stdout into out, or an error naming what is wrong. */
+static th_err parse_reply(const char *who, const struct th_buf *b, struct th_model_output *out,
+                          struct th_error *e)
+{
+	if (b->len == 0)
+		return th_error_set(e, TH_EINTERNAL, "%s printed nothing on stdout", who);
+	json_object *v = NULL;
+	struct th_error pe;
+	th_error_clear(&pe);
+	if (th_json_parse(b->data, b->len, TH_MODEL_JSON_DEPTH, &v, &pe) != TH_OK)
+		return th_error_set(e, TH_EINTERNAL, "%s printed something that is not JSON: %s", who,
+		                    pe.msg);
+	th_err rc = TH_OK;
+	json_object *text = NULL, *calls = NULL;
+	if (!json_object_is_type(v, json_type_object)) {
+		rc = th_error_set(e, TH_EINTERNAL, "%s printed JSON that is not an object", who);
+		goto done;
+	}
+	text = json_object_object_get(v, "text");
+	calls = json_object_object_get(v, "tool_calls");
+	if (text != NULL && !json_object_is_type(text, json_type_string)) {
+		rc = th_error_set(e, TH_EINTERNAL, "%s: \"text\" is not a string", who);
+		goto done;
+	}
+	if (calls != NULL && !json_object_is_type(calls, json_type_array)) {
+		rc = th_error_set(e, TH_EINTERNAL, "%s: \"tool_calls\" is not an array", who);
+		goto done;
+	}
+	size_t ncalls = calls != NULL ? json_object_array_length(calls) : 0;
+	if (text == NULL && ncalls == 0) {
+		rc = th_error_set(e, TH_EINTERNAL, "%s answered with neither \"text\" nor \"tool_calls\"",
+		                  who);
+		goto done;
+	}
+	if (ncalls > 0) {
+		if ((out->tool_calls = json_object_new_array()) == NULL) {
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+			goto done;
+		}
+		for (size_t i = 0; rc == TH_OK && i < ncalls; i++)
+			rc = th_model_add_call(out->tool_calls, json_object_array_get_idx(calls, i), i, who,
+			                       e);
+	}
+	if (rc == TH_OK && text != NULL && (out->text = strdup(json_object_get_string(text))) == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+done:
+	if (rc != TH_OK)
+		th_model_output_free(out);
+	json_object_put(v);
+	return rc;
+}
+
+th_err th_model_exec(const struct th_config *cfg, const struct th_model_input *in,
+                     th_model_cut_fn cut, void *cut_arg, struct th_model_output *out,
+                     struct th_error *e)
+{
+	if (cfg->model_command == NULL)
+		return th_error_set(e, TH_EINTERNAL, "model = exec needs model_command");
+	char *store = NULL;
+	char *argv[MAX_ARGS + 1];
+	th_err rc = split_command(cfg->model_command, &store, argv, e);
+	if (rc != TH_OK) {
+		free(store);
+		return rc;
+	}
+	char who[300];
+	snprintf(who, sizeof who, "model program %s", argv[0]);
+	if (access(argv[0], X_OK) != 0) {
+		rc = th_error_set(e, TH_EINTERNAL, "%s cannot be run: %s", who, strerror(errno));
+		free(store);
+		return rc;
+	}
+	json_object *doc = input_json(in);
+	char **envp = program_env();
+	if (doc == NULL || envp == NULL) {
+		json_object_put(doc);
+		free(envp);
+		free(store);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	const char *input = th_json_text(doc);
+	size_t input_len = strlen(input), written = 0;
+
+	int p_in[2] = {-1, -1}, p_out[2] = {-1, -1}, p_err[2] = {-1, -1};
+	if (pipe2(p_in, O_CLOEXEC) != 0 || pipe2(p_out, O_CLOEXEC) != 0 ||
+	    pipe2(p_err, O_CLOEXEC) != 0) {
+		rc = th_error_set(e, TH_EINTERNAL, "cannot make pipes for %s: %s", who,
+		                  strerror(errno));
+		goto close_pipes;
+	}
+	long open_max = sysconf(_SC_OPEN_MAX);
+	int max_fd = open_max > 0 && open_max < 65536 ? (int)open_max : 65536;
+	/* A program that stops reading its stdin must not kill the worker with SIGPIPE. */
+	struct sigaction ign = {0}, old_pipe;
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old_pipe);
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		rc = th_error_set(e, TH_EINTERNAL, "cannot start %s: fork: %s", who, strerror(errno));
+		sigaction(SIGPIPE, &old_pipe, NULL);
+		goto close_pipes;
+	}
+	if (pid == 0)
+		run_child(p_in[0], p_out[1], p_err[1], argv, envp, max_fd);
+	/* Also from here, so a kill of the group cannot come before the child's own call. */
+	setpgid(pid, pid);
+	close_fd(&p_in[0]);
+	close_fd(&p_out[1]);
+	close_fd(&p_err[1]);
+	fcntl(p_in[1], F_SETFL, O_NONBLOCK);
+	fcntl(p_out[0], F_SETFL, O_NONBLOCK);
+	fcntl(p_err[0], F_SETFL, O_NONBLOCK);
+
+	struct th_buf ob, eb;
+	th_buf_init(&ob);
+	th_buf_init(&eb);
+	int over = 0, was_cut = 0, timed_out = 0, exited = 0;
+	int64_t deadline = th_mono_ms() + cfg->model_timeout_ms;
+	if (input_len == 0)
+		close_fd(&p_in[1]);
+	for (;;) {
+		if (cut != NULL && cut(cut_arg)) {
+			was_cut = 1;
+			break;
+		}
+		int64_t left = deadline - th_mono_ms();
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		/* WNOWAIT: the child stays a zombie, so its pid (and group) cannot be reused
+		 * before the group is killed below. */
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+			exited = 1;
+			break;
+		}
+		struct pollfd pf[3];
+		int n = 0;
+		if (p_in[1] >= 0)
+			pf[n++] = (struct pollfd){.fd = p_in[1], .events = POLLOUT};
+		if (p_out[0] >= 0)
+			pf[n++] = (struct pollfd){.fd = p_out[0], .events = POLLIN};
+		if (p_err[0] >= 0)
+			pf[n++] = (struct pollfd){.fd = p_err[0], .events = POLLIN};
+		int wait_ms = left < TH_MODEL_CUT_POLL_MS ? (int)left : TH_MODEL_CUT_POLL_MS;
+		if (n == 0) {
+			struct timespec ts = {0, (long)wait_ms * 1000000L};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (poll(pf, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++) {
+			if (pf[i].revents == 0)
+				continue;
+			if (pf[i].fd == p_in[1]) {
+				ssize_t w = write(p_in[1], input + written, input_len - written);
+				if (w > 0)
+					written += (size_t)w;
+				else if (w < 0 && errno != EAGAIN && errno != EINTR)
+					written = input_len; /* EPIPE: the program does not read it */
+				if (written == input_len)
+					close_fd(&p_in[1]);
+			} else if (pf[i].fd == p_out[0]) {
+				if (!drain(p_out[0], &ob, TH_MODEL_MAX_REPLY, &over))
+					close_fd(&p_out[0]);
+			} else if (!drain(p_err[0], &eb, MAX_STDERR, NULL)) {
+				close_fd(&p_err[0]);
+			}
+		}
+		if (over)
+			break;
+	}
+	/* What an exited program wrote is still in the pipes. */
+	if (exited) {
+		if (p_out[0] >= 0)
+			drain(p_out[0], &ob, TH_MODEL_MAX_REPLY, &over);
+		if (p_err[0] >= 0)
+			drain(p_err[0], &eb, MAX_STDERR, NULL);
+	}
+	/* The group goes, whatever happened: nothing the program started outlives the call. */
+	kill(-pid, SIGKILL);
+	if (!exited)
+		kill(pid, SIGKILL);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGPIPE, &old_pipe, NULL);
+
+	char line[256];
+	first_line(&eb, line, sizeof line);
+	const char *sep = line[0] != '\0' ? ": " : "";
+	if (ob.oom || eb.oom)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	else if (was_cut)
+		out->cut = 1;
+	else if (timed_out)
+		rc = th_error_set(e, TH_EINTERNAL, "%s did not answer within %d ms (model_timeout_ms)",
+		                  who, cfg->model_timeout_ms);
+	else if (over)
+		rc = th_error_set(e, TH_EINTERNAL, "%s printed more than %d bytes", who,
+		                  TH_MODEL_MAX_REPLY);
+	else if (!exited)
+		rc = th_error_set(e, TH_EINTERNAL, "waiting for %s failed: %s", who, strerror(errno));
+	else if (WIFSIGNALED(status))
+		rc = th_error_set(e, TH_EINTERNAL, "%s was killed by signal %d%s%s", who,
+		                  WTERMSIG(status), sep, line);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		rc = th_error_set(e, TH_EINTERNAL, "%s exited with status %d%s%s", who,
+		                  WEXITSTATUS(status), sep, line);
+	else
+		rc = parse_reply(who, &ob, out, e);
+	th_buf_free(&ob);
+	th_buf_free(&eb);
+close_pipes:
+	for (int i = 0; i < 2; i++) {
+		close_fd(&p_in[i]);
+		close_fd(&p_out[i]);
+		close_fd(&p_err[i]);
+	}
+	json_object_put(doc);
+	free(envp);
+	free(store);
+	return rc;
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+# exec model test program: a tool call whose arguments are a string, not an object.
+cat >/dev/null
+echo '{"tool_calls":[{"name":"create_plan","arguments":"{\"steps\":[]}"}]}'

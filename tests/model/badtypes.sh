@@ -1,0 +1,3 @@
+#!/bin/sh
+# exec model test program: valid JSON of the wrong shape ("text" a number), ignores stdin.
+echo '{"text": 42}'

@@ -1,0 +1,4 @@
+#!/bin/sh
+# exec model test program: prints without end (more than the 1 MiB reply cap), never
+# reading its stdin.
+yes '{"text":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}'

@@ -1,0 +1,6 @@
+#!/bin/sh
+# exec model test program (CTL-3): never answers in time. Its pid goes to $1 so the
+# test can check the backend killed it; the sleep is a grandchild, which must go too.
+[ -n "$1" ] && echo $$ >"$1"
+sleep 30
+echo '{"text":"too late"}'
