@@ -20,6 +20,7 @@
 
 static char dir[64];
 static char srcdir[1024];
+static pid_t server_pid; /* tests/model/fake_openai.py, while it runs */
 
 static void setup(void)
 {
@@ -34,8 +35,11 @@ static void setup(void)
 	unsetenv("TINY_HARNESS_MODEL_COMMAND");
 }
 
+static void server_stop(void);
+
 static void teardown(void)
 {
+	server_stop();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
@@ -408,6 +412,243 @@ START_TEST(test_store3_openai_and_exec_need_their_keys_at_start_up)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------- openai */
+
+static char record_path[128];
+
+/* Starts tests/model/fake_openai.py with the given queue; returns its base URL's port. */
+static int server_start(const char *queue_json)
+{
+	char queue[128], portfile[128], script[1200];
+	snprintf(queue, sizeof queue, "%s/queue.json", dir);
+	snprintf(record_path, sizeof record_path, "%s/requests.jsonl", dir);
+	snprintf(portfile, sizeof portfile, "%s/port", dir);
+	snprintf(script, sizeof script, "%s/tests/model/fake_openai.py", srcdir);
+	FILE *f = fopen(queue, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(queue_json, f);
+	fclose(f);
+	server_pid = fork();
+	ck_assert_int_ge(server_pid, 0);
+	if (server_pid == 0) {
+		execlp("python3", "python3", script, queue, record_path, portfile, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 250; i++) {
+		char *p = slurp(portfile);
+		if (p != NULL && atoi(p) > 0)
+			return atoi(p);
+		struct timespec ts = {0, 20000000L};
+		nanosleep(&ts, NULL);
+	}
+	ck_abort_msg("fake_openai.py did not start");
+	return 0;
+}
+
+static void server_stop(void)
+{
+	if (server_pid > 0) {
+		kill(server_pid, SIGTERM);
+		waitpid(server_pid, NULL, 0);
+		server_pid = 0;
+	}
+}
+
+static void openai_cfg(struct th_config *cfg, int port, int timeout_ms)
+{
+	struct th_error e;
+	char url[128], ms[32];
+	ck_assert_int_eq(th_config_defaults(cfg), TH_OK);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/", port);
+	snprintf(ms, sizeof ms, "%d", timeout_ms);
+	ck_assert_int_eq(th_config_set(cfg, "model", "openai", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "openai_base_url", url, &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "openai_model", "test-model", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "openai_api_key_env", "TH_TEST_API_KEY", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "model_timeout_ms", ms, &e), TH_OK);
+}
+
+/* The n-th request the server recorded (0 first). The caller puts it. */
+static json_object *recorded(int n)
+{
+	char *s = slurp(record_path);
+	ck_assert_msg(s != NULL, "no request reached the server");
+	for (int i = 0; i < n && s != NULL; i++)
+		if ((s = strchr(s, '\n')) != NULL)
+			s++;
+	ck_assert_msg(s != NULL && *s != '\0', "request %d was not recorded", n);
+	char *end = strchr(s, '\n');
+	if (end != NULL)
+		*end = '\0';
+	json_object *v = json_tokener_parse(s);
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+static const char *msg_role(json_object *msgs, size_t i)
+{
+	return th_json_str(json_object_array_get_idx(msgs, i), "role");
+}
+
+START_TEST(test_turn2_turn3_openai_request_shape_tool_calls_then_text)
+{
+	int port = server_start(
+	        "[{\"status\":200,\"body\":{\"choices\":[{\"finish_reason\":\"tool_calls\","
+	        "\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":"
+	        "\"call_9\",\"type\":\"function\",\"function\":{\"name\":\"create_plan\","
+	        "\"arguments\":\"{\\\"steps\\\":[\\\"a\\\",\\\"b\\\"]}\"}},{\"id\":\"call_10\","
+	        "\"type\":\"function\",\"function\":{\"name\":\"complete_step\",\"arguments\":"
+	        "\"not json\"}}]}}]}},"
+	        "{\"status\":200,\"body\":{\"choices\":[{\"message\":{\"role\":\"assistant\","
+	        "\"content\":\"All planned.\"}}]}}]");
+	struct th_config cfg;
+	struct ctx c;
+	struct th_model_output out;
+	struct th_error e;
+	openai_cfg(&cfg, port, 10000);
+	setenv("TH_TEST_API_KEY", "sk-test-123", 1);
+	ctx_init(&c, 0);
+	th_error_clear(&e);
+	ck_assert_msg(th_model_run(&cfg, &c.in, never, NULL, &out, &e) == TH_OK, "%s", e.msg);
+	ck_assert_ptr_null(out.text);
+	ck_assert_uint_eq(json_object_array_length(out.tool_calls), 2);
+	json_object *c0 = json_object_array_get_idx(out.tool_calls, 0);
+	ck_assert_str_eq(th_json_str(c0, "id"), "call_9");
+	ck_assert_str_eq(th_json_str(c0, "name"), "create_plan");
+	json_object *want = parse("{\"steps\":[\"a\",\"b\"]}");
+	ck_assert(json_object_equal(json_object_object_get(c0, "arguments"), want));
+	json_object_put(want);
+	/* Arguments that are not JSON reach the harness as an object no schema accepts. */
+	json_object *c1 = json_object_array_get_idx(out.tool_calls, 1);
+	ck_assert_str_eq(th_json_str(json_object_object_get(c1, "arguments"), "_unparsed_arguments"),
+	                 "not json");
+	th_model_output_free(&out);
+
+	json_object *r = recorded(0);
+	ck_assert_str_eq(th_json_str(r, "path"), "/v1/chat/completions");
+	json_object *hd = json_object_object_get(r, "headers");
+	ck_assert_str_eq(th_json_str(hd, "authorization"), "Bearer sk-test-123");
+	json_object *body = json_object_object_get(r, "body");
+	ck_assert_str_eq(th_json_str(body, "model"), "test-model");
+	json_object *msgs = json_object_object_get(body, "messages");
+	/* system, the two earlier messages, the prompt. */
+	ck_assert_uint_eq(json_object_array_length(msgs), 4);
+	ck_assert_str_eq(msg_role(msgs, 0), "system");
+	const char *sys = th_json_str(json_object_array_get_idx(msgs, 0), "content");
+	ck_assert_ptr_nonnull(strstr(sys, "plan a trip"));
+	ck_assert_ptr_nonnull(strstr(sys, "alice"));
+	ck_assert_str_eq(msg_role(msgs, 1), "user");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(msgs, 1), "content"),
+	                 "[alice] earlier question");
+	ck_assert_str_eq(msg_role(msgs, 2), "assistant");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(msgs, 2), "content"),
+	                 "earlier answer\n[data: {\"k\":1}]");
+	ck_assert_str_eq(msg_role(msgs, 3), "user");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(msgs, 3), "content"), "hello there");
+	json_object *tools = json_object_object_get(body, "tools");
+	ck_assert_uint_eq(json_object_array_length(tools), 2);
+	json_object *f0 = json_object_object_get(json_object_array_get_idx(tools, 0), "function");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(tools, 0), "type"), "function");
+	ck_assert_str_eq(th_json_str(f0, "name"), "create_plan");
+	ck_assert_str_eq(th_json_str(f0, "description"), "Make a plan");
+	ck_assert(json_object_equal(json_object_object_get(f0, "parameters"),
+	                            json_object_object_get(json_object_array_get_idx(c.tools, 0),
+	                                                   "input_schema")));
+	json_object_put(r);
+	ctx_free(&c);
+
+	/* Round 2, without a key: the round goes back as tool_calls + tool messages. */
+	unsetenv("TH_TEST_API_KEY");
+	ctx_init(&c, 1);
+	ck_assert_msg(th_model_run(&cfg, &c.in, never, NULL, &out, &e) == TH_OK, "%s", e.msg);
+	ck_assert_str_eq(out.text, "All planned.");
+	ck_assert_ptr_null(out.tool_calls);
+	th_model_output_free(&out);
+	r = recorded(1);
+	ck_assert_ptr_null(th_json_str(json_object_object_get(r, "headers"), "authorization"));
+	msgs = json_object_object_get(json_object_object_get(r, "body"), "messages");
+	ck_assert_uint_eq(json_object_array_length(msgs), 6);
+	json_object *a = json_object_array_get_idx(msgs, 4);
+	ck_assert_str_eq(msg_role(msgs, 4), "assistant");
+	json_object *tc = json_object_array_get_idx(json_object_object_get(a, "tool_calls"), 0);
+	ck_assert_str_eq(th_json_str(tc, "id"), "c1");
+	ck_assert_str_eq(th_json_str(json_object_object_get(tc, "function"), "name"), "create_plan");
+	want = parse(th_json_str(json_object_object_get(tc, "function"), "arguments"));
+	json_object *given = json_object_object_get(
+	        json_object_array_get_idx(json_object_object_get(json_object_array_get_idx(c.rounds,
+	                                                                                    0),
+	                                                          "tool_calls"),
+	                                  0),
+	        "arguments");
+	ck_assert(json_object_equal(want, given));
+	json_object_put(want);
+	ck_assert_str_eq(msg_role(msgs, 5), "tool");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(msgs, 5), "tool_call_id"), "c1");
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(msgs, 5), "content"),
+	                 "plan created with 2 steps");
+	json_object_put(r);
+	ctx_free(&c);
+	th_config_free(&cfg);
+	server_stop();
+}
+END_TEST
+
+START_TEST(test_turn2_openai_http_error_names_status_and_message)
+{
+	int port = server_start("[{\"status\":500,\"body\":{\"error\":{\"message\":"
+	                        "\"the GPU caught fire\",\"type\":\"server_error\"}}},"
+	                        "{\"status\":200,\"body\":{\"choices\":[]}}]");
+	struct th_config cfg;
+	struct th_model_output out;
+	struct th_error e;
+	openai_cfg(&cfg, port, 10000);
+	struct th_model_input in = {.prompt = "hi"};
+	th_error_clear(&e);
+	ck_assert_int_eq(th_model_run(&cfg, &in, never, NULL, &out, &e), TH_EINTERNAL);
+	ck_assert_msg(strstr(e.msg, "HTTP 500: the GPU caught fire") != NULL, "%s", e.msg);
+	ck_assert_ptr_null(out.text);
+	/* No tools offered: no "tools" member at all. */
+	json_object *r = recorded(0);
+	ck_assert(!json_object_object_get_ex(json_object_object_get(r, "body"), "tools", NULL));
+	json_object_put(r);
+	/* A 200 without a message is an error too, never a crash. */
+	ck_assert_int_eq(th_model_run(&cfg, &in, never, NULL, &out, &e), TH_EINTERNAL);
+	ck_assert_msg(strstr(e.msg, "choices[0].message") != NULL, "%s", e.msg);
+	th_config_free(&cfg);
+	server_stop();
+}
+END_TEST
+
+START_TEST(test_ctl3_openai_cut_aborts_a_slow_response)
+{
+	int port = server_start("[{\"status\":200,\"delay_ms\":8000,\"body\":{\"choices\":[{"
+	                        "\"message\":{\"content\":\"too late\"}}]}},"
+	                        "{\"status\":200,\"delay_ms\":8000,\"body\":{}}]");
+	struct th_config cfg;
+	struct th_model_output out;
+	struct th_error e;
+	openai_cfg(&cfg, port, 20000);
+	struct th_model_input in = {.prompt = "hi"};
+	int64_t start = th_mono_ms(), at = start + 300;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_model_run(&cfg, &in, cut_after, &at, &out, &e), TH_OK);
+	int64_t took = th_mono_ms() - start;
+	ck_assert_int_eq(out.cut, 1);
+	ck_assert_ptr_null(out.text);
+	ck_assert_msg(took >= 290 && took < 1500, "a cut took %lld ms to end the call",
+	              (long long)took);
+	th_config_free(&cfg);
+	/* The time limit ends a slow answer with an error naming it. */
+	openai_cfg(&cfg, port, 400);
+	start = th_mono_ms();
+	ck_assert_int_eq(th_model_run(&cfg, &in, never, NULL, &out, &e), TH_EINTERNAL);
+	ck_assert_msg(strstr(e.msg, "did not answer within 400 ms") != NULL, "%s", e.msg);
+	ck_assert_int_lt(th_mono_ms() - start, 2000);
+	th_config_free(&cfg);
+	server_stop();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("model");
@@ -420,6 +661,13 @@ int main(void)
 	tcase_add_test(ex, test_turn2_exec_timeout_names_the_limit);
 	tcase_add_test(ex, test_turn2_exec_garbage_exit_codes_and_bad_types_are_errors);
 	suite_add_tcase(s, ex);
+	TCase *oa = tcase_create("openai");
+	tcase_add_checked_fixture(oa, setup, teardown);
+	tcase_set_timeout(oa, 30);
+	tcase_add_test(oa, test_turn2_turn3_openai_request_shape_tool_calls_then_text);
+	tcase_add_test(oa, test_turn2_openai_http_error_names_status_and_message);
+	tcase_add_test(oa, test_ctl3_openai_cut_aborts_a_slow_response);
+	suite_add_tcase(s, oa);
 	TCase *cf = tcase_create("config");
 	tcase_add_checked_fixture(cf, setup, teardown);
 	tcase_add_test(cf, test_store3_model_keys_are_checked_and_named);
