@@ -11,7 +11,8 @@
  * and a case in th_config_set; docs/configuration.md lists them for users. */
 static const char *const keys[] = {
 	"db", "base_url", "model", "model_command", "model_timeout_ms", "openai_base_url",
-	"openai_model", "openai_api_key_env", "commands_dir", "identity", "synchronous", "busy_timeout_ms",
+	"openai_model", "openai_api_key_env", "commands_dir", "identity", "synchronous",
+	"busy_timeout_ms",
 	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
 	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "a2ui_version",
 	"push_allow_private", "push_timeout_ms", "push_retry_base_ms", "push_retry_max_ms",

@@ -3,11 +3,11 @@
  * from its stdout (docs/models.md gives the protocol).
  *
  * The program gets the worker's environment less the TINY_HARNESS_* variables, and
- * none of the worker's other file descriptors. It runs in a process group of its own; the parent writes stdin and reads
- * stdout and stderr in one poll loop (so neither side can block the other), and every
- * TH_MODEL_CUT_POLL_MS asks whether the turn was cut (CTL-3) and whether the time
- * limit passed. A cut or a timeout kills the whole group with SIGKILL. The child is
- * always reaped before returning, whatever happened. */
+ * none of the worker's other file descriptors. It runs in a process group of its own;
+ * the parent writes stdin and reads stdout and stderr in one poll loop (so neither
+ * side can block the other), and every TH_MODEL_CUT_POLL_MS asks whether the turn was
+ * cut (CTL-3) and whether the time limit passed. A cut or a timeout kills the whole
+ * group with SIGKILL. The child is always reaped before returning. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
