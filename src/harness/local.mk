@@ -9,6 +9,7 @@ src_harness_libth_harness_la_SOURCES = \
 	src/harness/task.c src/harness/task.h \
 	src/harness/subtask.c src/harness/subtask.h \
 	src/harness/ui.c src/harness/ui.h \
+	src/harness/intrinsics.c src/harness/intrinsics.h \
 	src/harness/status.c src/harness/status.h \
 	src/harness/view.c src/harness/view.h \
 	src/harness/commands.c src/harness/commands.h \
@@ -19,3 +20,22 @@ src_harness_libth_harness_la_SOURCES = \
 	src/harness/stream.c src/harness/stream.h \
 	src/harness/query.c
 src_libth_la_LIBADD += src/harness/libth_harness.la
+nodist_src_harness_libth_harness_la_SOURCES = src/harness/intrinsics_schemas.c
+
+# The intrinsic tools' input schemas (TURN-3) are the committed JSON files; the binary
+# carries them (a model is offered exactly these).
+TH_INTRINSIC_SCHEMAS = \
+	$(top_srcdir)/docs/a2a/ext/intrinsics/ask_participant.json \
+	$(top_srcdir)/docs/a2a/ext/intrinsics/complete_step.json \
+	$(top_srcdir)/docs/a2a/ext/intrinsics/create_plan.json \
+	$(top_srcdir)/docs/a2a/ext/intrinsics/emit_ui.json \
+	$(top_srcdir)/docs/a2a/ext/intrinsics/set_participant_role.json \
+	$(top_srcdir)/docs/a2a/ext/intrinsics/spawn_subtask.json
+BUILT_SOURCES += src/harness/intrinsics_schemas.c
+CLEANFILES += src/harness/intrinsics_schemas.c
+EXTRA_DIST += src/harness/gen-intrinsics.sh
+
+src/harness/intrinsics_schemas.c: $(top_srcdir)/src/harness/gen-intrinsics.sh $(TH_INTRINSIC_SCHEMAS)
+	$(AM_V_GEN)$(MKDIR_P) src/harness && \
+	$(SHELL) $(top_srcdir)/src/harness/gen-intrinsics.sh $(TH_INTRINSIC_SCHEMAS) > $@.tmp && \
+	mv $@.tmp $@

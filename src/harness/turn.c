@@ -11,6 +11,8 @@
 #include "harness/commands.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
+#include "harness/intrinsics.h"
+#include "harness/view.h"
 #include "harness/status.h"
 #include "harness/ui.h"
 #include "model/model.h"
@@ -127,7 +129,8 @@ static void plan_free(struct plan *p)
 /* A built-in command answers inside settle; a file command expands into a prompt for
  * the model (CMD-4); anything else goes to the model as it is. */
 static th_err think(struct th_app *app, const struct th_task_row *row, int64_t turn_id,
-                    const char *message_id, struct plan *p, struct th_error *e)
+                    const char *message_id, json_object *rounds, struct plan *p,
+                    struct th_error *e)
 {
 	json_object *history = NULL;
 	th_err rc = th_store_history(app->store, row->id, -1, &history, e);
@@ -154,13 +157,19 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 	} else {
 		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+		json_object *task = NULL, *tools = th_intrinsics_tools();
+		if (rc == TH_OK)
+			rc = th_view_task_ext(app->store, row, &task, e);
 		struct th_model_input in = {
-			.task_id = row->id, .goal = row->goal, .history = history,
-			.prompt = prompt ? prompt : text,
+			.task_id = row->id, .goal = row->goal, .task = task, .history = history,
+			.prompt = prompt ? prompt : text, .tools = tools,
+			.rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
 		};
 		struct cut_arg ca = {app->store, turn_id, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
 			rc = th_model_run(app->cfg, &in, is_cut, &ca, &p->out, e);
+		json_object_put(task);
+		json_object_put(tools);
 	}
 	free(prompt);
 	free(text);
@@ -187,7 +196,7 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
  * appended and the participant's task parks — awaiting the next message (CTL-7), or
  * an answer when the command asked a question (CH-4). */
 static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, struct plan *p,
-                     const char *failure, struct th_error *e)
+                     struct th_intrinsic_effects *fx, const char *failure, struct th_error *e)
 {
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
@@ -214,18 +223,33 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 			rc = th_builtin_run(app, p->builtin, &row, p->sender, p->args, &res, e);
 		const char *text = p->builtin != NULL || p->decision != NULL
 		                           ? (res.text.data ? res.text.data : "")
-		                           : p->out.text;
-		msg = rc == TH_OK ? reply_message(&row, text, res.parts) : NULL;
+		                           : fx->ask_text    ? fx->ask_text
+		                           : p->out.text     ? p->out.text
+		                                             : "";
+		msg = rc == TH_OK ? reply_message(&row, text, fx->ask ? fx->ask_parts : res.parts)
+		                  : NULL;
+		/* CTL-7: only a sub-task the model spawned on its own is completed by its
+		 * turn's result; everything else parks. */
+		int completes = p->builtin == NULL && p->decision == NULL && fx->ask == NULL &&
+		                strcmp(row.created_by, TH_AGENT_ID) == 0 && row.parent_id != NULL;
 		/* A built-in that asks nothing leaves a waiting task waiting for the same
 		 * thing (an answer it awaits stays awaited). */
-		if (res.sub_ext != NULL)
+		if (completes)
+			sub = NULL;
+		else if (fx->ask != NULL)
+			sub = json_object_get(fx->ask);
+		else if (res.sub_ext != NULL)
 			sub = json_object_get(res.sub_ext);
 		else if ((p->builtin != NULL || p->decision != NULL) &&
 		         row.state == TH_STATE_INPUT_REQUIRED && row.status_meta_json != NULL)
 			sub = json_tokener_parse(row.status_meta_json);
 		else
 			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
-		if (rc == TH_OK)
+		if (rc == TH_OK && completes)
+			rc = msg ? th_status_transition(app->store, &row, TH_STATE_COMPLETED, NULL, msg, 1,
+			                                e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
+		else if (rc == TH_OK)
 			rc = msg && sub ? th_status_transition(app->store, &row, TH_STATE_INPUT_REQUIRED,
 			                                       sub, msg, 1, e)
 			                : th_error_set(e, TH_ENOMEM, "out of memory");
@@ -249,25 +273,110 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 	return rc;
 }
 
-/* Runs a turn this worker holds (claimed or taken over) to its end. */
+#define MAX_ROUNDS 8
+
+/* Queues a sub-task's first turn to run once its parent's change is committed. */
+static void defer_child(struct th_app *app, struct th_intrinsic_effects *fx)
+{
+	if (fx->child_task != NULL && app->npending < TH_APP_MAX_PENDING) {
+		app->pending[app->npending].task_id = fx->child_task;
+		app->pending[app->npending++].turn_id = fx->child_turn;
+		fx->child_task = NULL;
+	}
+}
+
+/* One round of tool calls (TURN-3), applied in one transaction that first re-checks
+ * the cut flag and the task (CTL-3). *stopped = 1 when the turn was cut meanwhile (it is
+ * then finished as cut). The calls and their results are appended to rounds. */
+static th_err apply_round(struct th_app *app, const char *task_id, int64_t turn_id,
+                          const char *actor, json_object *calls, json_object *rounds,
+                          struct th_intrinsic_effects *fx, int *stopped, struct th_error *e)
+{
+	*stopped = 0;
+	struct th_task_row row = {0};
+	json_object *results = json_object_new_array();
+	if (results == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	th_err rc = th_store_begin(app->store, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_OK && (th_store_turn_is_cut(app->store, turn_id) ||
+	                    th_state_terminal((enum th_state)row.state))) {
+		*stopped = 1;
+		rc = th_store_turn_finish(app->store, turn_id, TH_TURN_CUT, NULL, e);
+	}
+	for (size_t i = 0; rc == TH_OK && !*stopped && i < json_object_array_length(calls); i++) {
+		json_object *res = NULL;
+		rc = th_intrinsic_apply(app, &row, actor, json_object_array_get_idx(calls, i), fx, &res,
+		                        e);
+		if (rc == TH_OK)
+			json_object_array_add(results, res);
+	}
+	if (rc == TH_OK)
+		rc = th_store_commit(app->store, e);
+	if (rc != TH_OK) {
+		th_store_rollback(app->store);
+		/* Nothing of the round was kept: neither may its effects outlive it. */
+		th_intrinsic_effects_free(fx);
+	}
+	if (rc == TH_OK && !*stopped) {
+		json_object *round = json_object_new_object();
+		json_object_object_add(round, "tool_calls", json_object_get(calls));
+		json_object_object_add(round, "results", results);
+		results = NULL;
+		json_object_array_add(rounds, round);
+		defer_child(app, fx);
+	}
+	json_object_put(results);
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* Runs a turn this worker holds (claimed or taken over) to its end: rounds of model
+ * calls and intrinsic tools until the model answers in words (TURN-1), then settle. */
 static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
                        struct th_error *e)
 {
 	struct th_turn_row t = {0};
 	struct th_task_row row = {0};
 	struct plan p = {0};
+	struct th_intrinsic_effects fx = {0};
+	json_object *rounds = json_object_new_array();
+	if (rounds == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
 	th_err rc = th_store_turn_get(app->store, turn_id, &t, e);
-	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
-	if (rc == TH_OK) {
-		struct th_error why;
-		th_error_clear(&why);
-		th_err mrc = think(app, &row, turn_id, t.message_id, &p, &why);
+	struct th_error why;
+	th_error_clear(&why);
+	th_err mrc = TH_OK;
+	int stopped = 0;
+	for (int round = 0; rc == TH_OK; round++) {
+		th_task_row_free(&row);
+		plan_free(&p);
+		memset(&p, 0, sizeof p);
+		if ((rc = th_store_task_get(app->store, task_id, &row, e)) != TH_OK)
+			break;
+		mrc = think(app, &row, turn_id, t.message_id, rounds, &p, &why);
+		size_t ncalls = p.out.tool_calls ? json_object_array_length(p.out.tool_calls) : 0;
+		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut || ncalls == 0)
+			break;
+		if (round + 1 >= MAX_ROUNDS) {
+			mrc = th_error_set(&why, TH_EINTERNAL,
+			                   "the model was still calling tools after %d rounds", MAX_ROUNDS);
+			break;
+		}
+		rc = apply_round(app, task_id, turn_id, p.sender, p.out.tool_calls, rounds, &fx,
+		                 &stopped, e);
+		if (stopped || fx.ask != NULL)
+			break; /* cut meanwhile, or a question ends the turn (CH-4) */
+	}
+	if (rc == TH_OK && !stopped) {
 		char failure[TH_ERRMSG_MAX + 32];
 		if (mrc != TH_OK)
 			snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
-		rc = settle(app, task_id, turn_id, &p, mrc != TH_OK ? failure : NULL, e);
+		rc = settle(app, task_id, turn_id, &p, &fx, mrc != TH_OK ? failure : NULL, e);
 	}
+	th_intrinsic_effects_free(&fx);
+	json_object_put(rounds);
 	plan_free(&p);
 	th_turn_row_free(&t);
 	th_task_row_free(&row);

@@ -44,3 +44,13 @@ tests_unit_check_ui_SOURCES = tests/unit/check_ui.c \
 tests_unit_check_ui_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_ui_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_ui_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
+# Turns with tool calls, driven by a real model program through the exec backend.
+check_PROGRAMS += tests/unit/check_intrinsics
+TESTS += tests/unit/check_intrinsics
+EXTRA_DIST += tests/unit/scripted_model.py
+tests_unit_check_intrinsics_SOURCES = tests/unit/check_intrinsics.c \
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_intrinsics_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_intrinsics_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_intrinsics_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)

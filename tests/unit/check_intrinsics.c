@@ -1,0 +1,248 @@
+/* check_intrinsics.c — turns with tool calls (TURN-1, TURN-3) driven by a real model
+ * program through the exec backend (TURN-2): tests/unit/scripted_model.py turns a
+ * prompt "call [...]" into those tool calls and then quotes the results back. The
+ * harness applies each intrinsic in the turn's transaction; bad arguments give the
+ * model an error result and never fail the turn. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "harness/ext.h"
+#include "harness_fixture.h"
+#include "store/store.h"
+#include "util/jsonx.h"
+
+static struct th_app app;
+static struct th_error err;
+
+static void exec_model(struct th_config *cfg)
+{
+	struct th_error e;
+	char cmd[1024];
+	const char *src = getenv("TH_SRCDIR");
+	snprintf(cmd, sizeof cmd, "%s/tests/unit/scripted_model.py", src ? src : ".");
+	ck_assert_msg(th_config_set(cfg, "model", "exec", &e) == TH_OK, "%s", e.msg);
+	ck_assert_msg(th_config_set(cfg, "model_command", cmd, &e) == TH_OK, "%s", e.msg);
+}
+
+static void setup(void)
+{
+	fx_open(&app, exec_model);
+}
+
+static void teardown(void)
+{
+	fx_close(&app);
+}
+
+/* A task from alice (reporter) with bob (assignee) and carol (assignee). */
+static const char *task(void)
+{
+	static char id[128];
+	json_object *t = fx_send_text(&app, "alice", NULL, "t0", "hello", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_status_text(t), "model: hello");
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	fx_add_participant(&app, id, "bob", "assignee");
+	fx_add_participant(&app, id, "carol", "assignee");
+	return id;
+}
+
+static json_object *call(const char *who, const char *id, const char *mid, const char *calls)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "call %s", calls);
+	json_object *t = fx_send_text(&app, who, id, mid, text, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	return t;
+}
+
+static json_object *plan_of(json_object *t)
+{
+	json_object *ext = json_object_object_get(json_object_object_get(t, "metadata"), TH_META_TASK);
+	return json_object_object_get(json_object_object_get(ext, "plan"), "steps");
+}
+
+START_TEST(test_turn3_the_model_is_offered_every_intrinsic)
+{
+	const char *id = task();
+	json_object *t = fx_send_text(&app, "alice", id, "m1", "tools?", &err);
+	ck_assert_str_eq(fx_status_text(t),
+	                 "tools: ask_participant,complete_step,create_plan,emit_ui,"
+	                 "set_participant_role,spawn_subtask");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_turn3_create_plan_then_complete_step)
+{
+	const char *id = task();
+	json_object *t = call("alice", id, "m1",
+	                      "[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"Write "
+	                      "code\"},{\"name\":\"Test it\",\"depends_on\":[\"Write code\"]}]}}]");
+	ck_assert_str_eq(fx_status_text(t), "done: create_plan ok: plan attached with 2 steps");
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	json_object *steps = plan_of(t);
+	ck_assert_uint_eq(json_object_array_length(steps), 2);
+	json_object *s1 = json_object_array_get_idx(steps, 1);
+	ck_assert_str_eq(th_json_str(s1, "id"), "test-it");
+	ck_assert_str_eq(th_json_text(json_object_object_get(s1, "depends_on")), "[\"write-code\"]");
+	json_object_put(t);
+	t = call("bob", id, "m2",
+	         "[{\"name\":\"complete_step\",\"arguments\":{\"step\":\"write-code\",\"output\":"
+	         "\"it compiles\"}}]");
+	ck_assert_str_eq(fx_status_text(t), "done: complete_step ok: step write-code is done");
+	json_object *s0 = json_object_array_get_idx(plan_of(t), 0);
+	ck_assert_str_eq(th_json_str(s0, "state"), "done");
+	ck_assert_str_eq(th_json_str(s0, "output"), "it compiles");
+	json_object_put(t);
+	/* TASK-8: both changes were announced. */
+	sqlite3_stmt *s = NULL;
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
+	                   "'%step_updated%'",
+	                   -1, &s, NULL);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(s, 0), 2);
+	sqlite3_finalize(s);
+}
+END_TEST
+
+START_TEST(test_turn3_bad_arguments_give_the_model_an_error_and_change_nothing)
+{
+	const char *id = task();
+	static const char *const bad[][2] = {
+		{"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"A\",\"depends_on\":"
+		 "[\"B\"]},{\"name\":\"B\",\"depends_on\":[\"A\"]}]}}]",
+		 "create_plan error: the steps' dependencies form a cycle"},
+		{"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"A\"},{\"name\":\"a\"}]}}]",
+		 "create_plan error: two steps have the id 'a'"},
+		{"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[],\"extra\":1}}]",
+		 "create_plan error: unknown argument 'extra'"},
+		{"[{\"name\":\"complete_step\",\"arguments\":{\"step\":\"x\",\"output\":\"y\"}}]",
+		 "complete_step error: the task has no plan"},
+		{"[{\"name\":\"ask_participant\",\"arguments\":{\"participant_id\":\"nobody\","
+		 "\"question\":\"?\"}}]",
+		 "ask_participant error: 'nobody' is not a participant"},
+		{"[{\"name\":\"launch_rockets\",\"arguments\":{}}]", "launch_rockets error: there is no tool"},
+		{"[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"x\"}}]",
+		 "spawn_subtask error: 'goal' is required"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char mid[16];
+		snprintf(mid, sizeof mid, "b%zu", i);
+		long steps = fx_count(&app, "plan_steps"), tasks = fx_count(&app, "tasks");
+		long helps = fx_count(&app, "help_requests");
+		json_object *t = call("alice", id, mid, bad[i][0]);
+		ck_assert_msg(strstr(fx_status_text(t), bad[i][1]) != NULL, "case %zu: %s", i,
+		              fx_status_text(t));
+		ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+		json_object_put(t);
+		ck_assert_int_eq(fx_count(&app, "plan_steps"), steps);
+		ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+		ck_assert_int_eq(fx_count(&app, "help_requests"), helps);
+	}
+}
+END_TEST
+
+START_TEST(test_ctl7_a_subtask_the_model_spawns_is_completed_by_its_turn)
+{
+	const char *id = task();
+	json_object *t = call("alice", id, "m1",
+	                      "[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"Docs\",\"goal\":"
+	                      "\"write the docs\"}}]");
+	char child[160];
+	snprintf(child, sizeof child, "%s.1", id);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), child));
+	json_object_put(t);
+	th_app_run_pending(&app);
+	t = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", child);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	ck_assert_str_eq(fx_status_text(t), "model: write the docs");
+	json_object_put(t);
+	/* …and its end is noted in the parent, which a participant may now complete. */
+	t = fx_complete(&app, "alice", id, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_ch4_ask_participant_ends_the_turn_awaiting_that_answer)
+{
+	const char *id = task();
+	json_object *t = call("alice", id, "m1",
+	                      "[{\"name\":\"ask_participant\",\"arguments\":{\"participant_id\":\"bob\","
+	                      "\"question\":\"Which branch?\"}}]");
+	ck_assert_str_eq(fx_status_text(t), "Which branch?");
+	json_object *st = json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS);
+	ck_assert_str_eq(th_json_str(st, "sub_state"), "awaiting-answer");
+	ck_assert_str_eq(th_json_str(st, "participant_id"), "bob");
+	ck_assert_ptr_nonnull(strstr(th_json_text(json_object_object_get(t, "status")), "help_request"));
+	json_object_put(t);
+	t = fx_send_text(&app, "bob", id, "m2", "main", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	ck_assert_str_eq(fx_status_text(t), "model: main");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_id5_set_participant_role_on_behalf_of_admin_or_reporter_only)
+{
+	const char *id = task();
+	json_object *t = call("carol", id, "m1",
+	                      "[{\"name\":\"set_participant_role\",\"arguments\":{\"participant_id\":"
+	                      "\"bob\",\"role\":\"admin\"}}]");
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "set_participant_role error: only an admin"));
+	json_object_put(t);
+	t = call("alice", id, "m2",
+	         "[{\"name\":\"set_participant_role\",\"arguments\":{\"participant_id\":\"bob\","
+	         "\"role\":\"admin\"}}]");
+	ck_assert_str_eq(fx_status_text(t), "done: set_participant_role ok: bob is now admin");
+	json_object_put(t);
+}
+END_TEST
+
+START_TEST(test_ui1_emit_ui_only_for_a2ui_clients)
+{
+	const char *id = task();
+	static const char *const card =
+		"[{\"name\":\"emit_ui\",\"arguments\":{\"messages\":[{\"createSurface\":{\"surfaceId\":"
+		"\"s1\",\"catalogId\":\"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json\"}},"
+		"{\"updateComponents\":{\"surfaceId\":\"s1\",\"components\":[{\"id\":\"root\",\"component\":"
+		"\"Text\",\"text\":\"hi\"}]}}]}}]";
+	json_object *t = call("alice", id, "m1", card);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "emit_ui error: the task's client does not render A2UI"));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "artifacts"), 0);
+	fx_extensions = TH_EXT_A2UI;
+	t = call("alice", id, "m2", card);
+	ck_assert_str_eq(fx_status_text(t), "done: emit_ui ok: emitted a2ui:1");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "artifacts"), 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("intrinsics");
+	TCase *tc = tcase_create("intrinsics");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_turn3_the_model_is_offered_every_intrinsic);
+	tcase_add_test(tc, test_turn3_create_plan_then_complete_step);
+	tcase_add_test(tc, test_turn3_bad_arguments_give_the_model_an_error_and_change_nothing);
+	tcase_add_test(tc, test_ctl7_a_subtask_the_model_spawns_is_completed_by_its_turn);
+	tcase_add_test(tc, test_ch4_ask_participant_ends_the_turn_awaiting_that_answer);
+	tcase_add_test(tc, test_id5_set_participant_role_on_behalf_of_admin_or_reporter_only);
+	tcase_add_test(tc, test_ui1_emit_ui_only_for_a2ui_clients);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""A real model program for the exec backend (TURN-2) that the intrinsics tests drive.
+
+It answers from the prompt alone, so a test decides exactly what the "model" does:
+  call [ {"name": ..., "arguments": {...}}, ... ]  -> those tool calls (TURN-3)
+  anything else                                     -> the text "model: <prompt>"
+and once a round of tool calls has been answered, it replies with a text that quotes
+every result, so the test can read what the harness told the model.
+"""
+import json
+import sys
+
+req = json.load(sys.stdin)
+prompt = req.get("prompt") or ""
+rounds = req.get("rounds") or []
+tools = [t["name"] for t in (req.get("tools") or [])]
+
+if rounds:
+    results = rounds[-1]["results"]
+    words = "; ".join(
+        "%s %s: %s" % (r["name"], "ok" if r["ok"] else "error", r["content"]) for r in results
+    )
+    print(json.dumps({"text": "done: " + words}))
+elif prompt.startswith("call "):
+    calls = json.loads(prompt[5:])
+    print(json.dumps({"tool_calls": [
+        {"id": "c%d" % i, "name": c["name"], "arguments": c["arguments"]}
+        for i, c in enumerate(calls)
+    ]}))
+elif prompt == "tools?":
+    print(json.dumps({"text": "tools: " + ",".join(sorted(tools))}))
+else:
+    print(json.dumps({"text": "model: " + prompt}))
