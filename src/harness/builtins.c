@@ -280,23 +280,6 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 	return TH_OK;
 }
 
-static th_err announce_participants(struct th_app *app, struct th_task_row *row,
-                                    const char *who, const char *role, struct th_error *e)
-{
-	json_object *ext = NULL;
-	th_err rc = th_view_task_ext(app->store, row, &ext, e);
-	if (rc != TH_OK)
-		return rc;
-	json_object *payload = json_object_new_object();
-	json_object_object_add(payload, "participant_id", json_object_new_string(who));
-	json_object_object_add(payload, "role", json_object_new_string(role));
-	json_object *ps = NULL;
-	json_object_object_get_ex(ext, "participants", &ps);
-	json_object_object_add(payload, "participants", json_object_get(ps));
-	json_object_put(ext);
-	return th_status_announce(app->store, row, "participants_updated", payload, e);
-}
-
 /* /invite PARTICIPANT [ROLE] and /role PARTICIPANT ROLE (ID-5). */
 static th_err invite_or_role(struct th_app *app, const struct th_command *c, struct th_task_row *row,
                              const char *args, int inviting, struct th_cmd_result *res,
@@ -363,7 +346,7 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c, str
 		th_participants_free(ps, np);
 	}
 	if ((rc = th_store_participant_put(app->store, row->id, &p, e)) != TH_OK ||
-	    (rc = announce_participants(app, row, who, role, e)) != TH_OK)
+	    (rc = th_status_announce_participants(app->store, row, who, role, e)) != TH_OK)
 		return rc;
 	th_buf_printf(&res->text, inviting ? "%s joined as %s." : "%s is now %s.", who, role);
 	return TH_OK;

@@ -287,14 +287,8 @@ static th_err update_task(struct th_app *app, struct th_task_row *row, const cha
 		}
 		for (size_t i = 0; rc == TH_OK && i < pl.nps; i++)
 			rc = th_store_participant_put(st, row->id, &pl.ps[i], e);
-		json_object *ext = NULL;
-		if (rc == TH_OK && (rc = th_view_task_ext(st, row, &ext, e)) == TH_OK) {
-			json_object *payload_out = json_object_new_object();
-			json_object_object_add(payload_out, "participants",
-			                       json_object_get(json_object_object_get(ext, "participants")));
-			json_object_put(ext);
-			rc = th_status_announce(st, row, "participants_updated", payload_out, e);
-		}
+		if (rc == TH_OK)
+			rc = th_status_announce_participants(st, row, NULL, NULL, e);
 	}
 out:
 	th_task_payload_free(&pl);

@@ -390,16 +390,8 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 			rc = th_store_participant_put(app->store, row->id, &p, e);
 		}
 	th_participants_free(ps, np);
-	json_object *ext = NULL;
-	if (rc == TH_OK && (rc = th_view_task_ext(app->store, row, &ext, e)) == TH_OK) {
-		json_object *payload = json_object_new_object();
-		json_object_object_add(payload, "participant_id", json_object_new_string(who));
-		json_object_object_add(payload, "role", json_object_new_string(role));
-		json_object_object_add(payload, "participants",
-		                       json_object_get(json_object_object_get(ext, "participants")));
-		json_object_put(ext);
-		rc = th_status_announce(app->store, row, "participants_updated", payload, e);
-	}
+	if (rc == TH_OK)
+		rc = th_status_announce_participants(app->store, row, who, role, e);
 	if (rc == TH_OK)
 		th_buf_printf(&r->text, "%s is now %s", who, role);
 	return rc;

@@ -154,3 +154,25 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 	json_object_put(ev);
 	return rc;
 }
+
+th_err th_status_announce_participants(struct th_store *st, const struct th_task_row *row,
+                                       const char *who, const char *role, struct th_error *e)
+{
+	json_object *ext = NULL;
+	th_err rc = th_view_task_ext(st, row, &ext, e);
+	if (rc != TH_OK)
+		return rc;
+	json_object *payload = json_object_new_object();
+	if (payload == NULL) {
+		json_object_put(ext);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	if (who != NULL)
+		json_object_object_add(payload, "participant_id", json_object_new_string(who));
+	if (role != NULL)
+		json_object_object_add(payload, "role", json_object_new_string(role));
+	json_object_object_add(payload, "participants",
+	                       json_object_get(json_object_object_get(ext, "participants")));
+	json_object_put(ext);
+	return th_status_announce(st, row, "participants_updated", payload, e);
+}

@@ -35,6 +35,11 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 th_err th_status_announce(struct th_store *st, const struct th_task_row *row, const char *kind,
                           json_object *payload, struct th_error *e);
 
+/* TASK-8: announces the task's participants after a change; who and role name the
+ * participant changed (both NULL when several changed at once). */
+th_err th_status_announce_participants(struct th_store *st, const struct th_task_row *row,
+                                       const char *who, const char *role, struct th_error *e);
+
 /* An agent message with one text part for row's task (a new reference). */
 json_object *th_status_agent_text(const struct th_task_row *row, const char *text);
 
