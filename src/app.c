@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "harness/commands.h"
+#include "harness/intrinsics.h"
 #include "harness/turn.h"
 #include "service/card.h"
 #include "store/store.h"
@@ -26,7 +27,8 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e
 		json_object *cmds = th_registry_card_params(app->commands);
 		app->card = cmds ? th_card_build(cfg, cmds) : NULL;
 		json_object_put(cmds);
-		if (app->card == NULL)
+		app->tools = th_intrinsics_tools();
+		if (app->card == NULL || app->tools == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	if (rc != TH_OK)
@@ -40,6 +42,7 @@ void th_app_close(struct th_app *app)
 		free(app->pending[i].task_id);
 	app->npending = 0;
 	json_object_put(app->card);
+	json_object_put(app->tools);
 	th_registry_free(app->commands);
 	if (app->store != NULL)
 		th_store_close(app->store);

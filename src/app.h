@@ -28,6 +28,8 @@ struct th_app {
 	struct th_store *store;       /* owned; th_app_close (th_store_close) */
 	struct th_registry *commands; /* owned; th_app_close (th_registry_free) */
 	json_object *card;            /* owned; the agent card, built once; json_object_put */
+	json_object *tools;           /* owned; the intrinsic tools offered to models (TURN-3),
+	                                 parsed once from the embedded schemas; json_object_put */
 	struct th_pending_turn pending[TH_APP_MAX_PENDING];
 	int npending;
 };

@@ -157,19 +157,18 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 	} else {
 		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		json_object *task = NULL, *tools = th_intrinsics_tools();
+		json_object *task = NULL;
 		if (rc == TH_OK)
 			rc = th_view_task_ext(app->store, row, &task, e);
 		struct th_model_input in = {
 			.task_id = row->id, .goal = row->goal, .task = task, .history = history,
-			.prompt = prompt ? prompt : text, .tools = tools,
+			.prompt = prompt ? prompt : text, .tools = app->tools,
 			.rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
 		};
 		struct cut_arg ca = {app->store, turn_id, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
 			rc = th_model_run(app->cfg, &in, is_cut, &ca, &p->out, e);
 		json_object_put(task);
-		json_object_put(tools);
 	}
 	free(prompt);
 	free(text);
