@@ -48,9 +48,7 @@ static th_err add_member(struct th_store *st, const char *task_id, const char *c
 	rc = th_bind_text(s, 2, channel_id, rc);
 	rc = th_bind_text(s, 3, participant_id, rc);
 	rc = th_bind_i64(s, 4, now, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	/* The channel row was inserted just before, so a broken foreign key is the member. */
@@ -82,9 +80,7 @@ th_err th_store_channel_create(struct th_store *st, const char *task_id, const c
 	rc = th_bind_text(s, 2, channel_id, rc);
 	rc = th_bind_text(s, 3, created_by, rc);
 	rc = th_bind_i64(s, 4, now, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "channel %s already exists", channel_id);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
@@ -379,9 +375,7 @@ th_err th_store_help_create(struct th_store *st, const struct th_help_request *r
 	rc = th_bind_text(s, 5, r->asked, rc);
 	rc = th_bind_text(s, 6, r->question, rc);
 	rc = th_bind_i64(s, 7, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
@@ -446,9 +440,7 @@ th_err th_store_help_answer(struct th_store *st, const char *task_id, const char
 	rc = th_bind_text(s, 2, task_id, rc);
 	rc = th_bind_i64(s, 3, th_now_ms(), rc);
 	rc = th_bind_text(s, 4, answer_message_id, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "help request answer", e);
 	if (sqlite3_changes(st->db) == 1)
@@ -493,9 +485,7 @@ th_err th_store_help_cancel_pending(struct th_store *st, const char *task_id, in
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "help request cancel", e);
 	if (n != NULL)
@@ -564,9 +554,7 @@ static th_err plan_insert(struct th_store *st, const char *task_id, const struct
 	rc = th_bind_text(s, 8, p->output, rc);
 	rc = th_bind_text(s, 9, p->linked_tasks_json != NULL ? p->linked_tasks_json : "[]", rc);
 	rc = th_bind_i64(s, 10, now, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
@@ -597,9 +585,7 @@ th_err th_store_plan_replace(struct th_store *st, const char *task_id,
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "plan delete", e);
 	int64_t now = th_now_ms();
@@ -630,9 +616,7 @@ th_err th_store_plan_step_update(struct th_store *st, const char *task_id, const
 	rc = th_bind_text(s, 4, output, rc);
 	rc = th_bind_text(s, 5, linked_tasks_json, rc);
 	rc = th_bind_i64(s, 6, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_CONSTRAINT_CHECK)
 		return th_error_set(e, TH_EINVAL, "plan step %s: linked_tasks must be a JSON array",
 		                    step_id);
@@ -781,9 +765,7 @@ th_err th_store_a2ui_put(struct th_store *st, const char *task_id, const char *j
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	rc = th_bind_text(s, 2, json, rc);
 	rc = th_bind_i64(s, 3, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_CHECK)

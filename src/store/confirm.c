@@ -32,9 +32,7 @@ th_err th_store_confirm_create(struct th_store *st, const char *task_id, const c
 	rc = th_bind_text(s, 4, question, rc);
 	rc = th_bind_text(s, 5, asked_by, rc);
 	rc = th_bind_i64(s, 6, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	return rc == SQLITE_DONE ? TH_OK : th_store_fail(st, rc, "confirmation", e);
 }
 

@@ -30,9 +30,7 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	rc = th_bind_text(s, 4, sender, rc);
 	rc = th_bind_text(s, 5, json, rc);
 	rc = th_bind_i64(s, 6, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -170,9 +168,7 @@ th_err th_store_artifact_put(struct th_store *st, const char *task_id, const cha
 	rc = th_bind_text(s, 2, artifact_id, rc);
 	rc = th_bind_text(s, 3, json, rc);
 	rc = th_bind_i64(s, 4, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
@@ -241,9 +237,7 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	rc = th_bind_text(s, 3, kind, rc);
 	rc = th_bind_text(s, 4, json, rc);
 	rc = th_bind_i64(s, 5, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "event append", e);
 	if (seq != NULL)

@@ -94,9 +94,7 @@ th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t
 		return err;
 	int rc = th_bind_i64(s, 1, before_ms, SQLITE_OK);
 	rc = th_bind_i64(s, 2, limit > 0 ? limit : -1, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "purge", e);
 	if (n != NULL)

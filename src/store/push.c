@@ -84,9 +84,7 @@ th_err th_store_push_config_put(struct th_store *st, const struct th_push_config
 	rc = th_bind_text(s, 6, c->auth_scheme, rc);
 	rc = th_bind_blob(s, 7, c->auth_enc, c->auth_len, rc);
 	rc = th_bind_i64(s, 8, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", c->task_id);
 	if (rc != SQLITE_DONE)
@@ -180,9 +178,7 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	rc = th_bind_text(s, 2, config_id, rc);
 	rc = th_bind_text(s, 3, participant_id, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "push config delete", e);
 	if (sqlite3_changes(st->db) == 0)
@@ -219,9 +215,7 @@ th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t s
 	rc = th_bind_text(s, 3, body, rc);
 	rc = th_bind_i64(s, 4, th_now_ms(), rc);
 	rc = th_bind_text(s, 5, channel_id, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "push enqueue", e);
 	if (n != NULL)
@@ -306,9 +300,7 @@ th_err th_store_push_claim_due(struct th_store *st, int64_t now_ms, int lease_ms
 static th_err outbox_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t id,
                             const char *what, struct th_error *e)
 {
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, what, e);
 	if (sqlite3_changes(st->db) == 0)
@@ -403,9 +395,7 @@ th_err th_store_push_prune(struct th_store *st, int64_t before_ms, int64_t *n, s
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_i64(s, 1, before_ms, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "push prune", e);
 	if (n != NULL)

@@ -565,3 +565,11 @@ int th_step_returning(sqlite3_stmt *s, int rc, int64_t *value)
 	}
 	return rc;
 }
+
+int th_step_done(sqlite3_stmt *s, int rc)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	th_store_stmt_done(s);
+	return rc;
+}

@@ -118,6 +118,11 @@ int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
 /* Binds len bytes (SQL NULL when v is NULL). */
 int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
 
+/* Runs a statement that returns no row (when rc is SQLITE_OK) and resets it, so no read
+ * transaction stays open; returns the result code (SQLITE_DONE on success, or rc when a
+ * bind had already failed). */
+int th_step_done(sqlite3_stmt *s, int rc);
+
 /* Steps a statement that RETURNING one integer column (an INSERT or UPDATE): when rc
  * is SQLITE_OK, runs it, stores the value of its row in *value (left alone when there
  * is no row) and returns the final result code (SQLITE_DONE on success). */

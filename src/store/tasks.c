@@ -105,9 +105,7 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_row *r, st
 	rc = th_bind_text(s, 12, r->parent_id, rc);
 	rc = th_bind_i64(s, 13, created, rc);
 	rc = th_bind_i64(s, 14, r->updated_ms > 0 ? r->updated_ms : created, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
@@ -148,9 +146,7 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 static th_err step_update(struct th_store *st, sqlite3_stmt *s, int rc, const char *what,
                           const char *id, struct th_error *e)
 {
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, what, e);
 	if (sqlite3_changes(st->db) == 0)
@@ -337,9 +333,7 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	rc = th_bind_text(s, 4, p->role, rc);
 	rc = th_bind_text(s, 5, p->display_name != NULL ? p->display_name : "", rc);
 	rc = th_bind_i64(s, 6, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_CHECK)

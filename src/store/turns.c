@@ -26,9 +26,7 @@ th_err th_store_subtask_link(struct th_store *st, const char *parent_id, const c
 	int rc = th_bind_text(s, 1, parent_id, SQLITE_OK);
 	rc = th_bind_text(s, 2, child_id, rc);
 	rc = th_bind_i64(s, 3, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
@@ -119,9 +117,7 @@ th_err th_store_subtask_resolve(struct th_store *st, const char *child_id, struc
 		return err;
 	int rc = th_bind_text(s, 1, child_id, SQLITE_OK);
 	rc = th_bind_i64(s, 2, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "sub-task resolve", e);
 	if (sqlite3_changes(st->db) == 0)
@@ -159,9 +155,7 @@ void th_turn_row_free(struct th_turn_row *t)
 static th_err turn_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
                           const char *what, struct th_error *e)
 {
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, what, e);
 	if (sqlite3_changes(st->db) == 0)
@@ -287,9 +281,7 @@ th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, stru
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	rc = th_bind_i64(s, 2, th_now_ms(), rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "turns cut", e);
 	if (n != NULL)
@@ -410,9 +402,7 @@ static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *wha
 static th_err turn_cond_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
                                const char *what, struct th_error *e)
 {
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
+	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, what, e);
 	if (sqlite3_changes(st->db) == 0)
