@@ -384,7 +384,7 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 	}
 	char child[TH_SUBTASK_ID_MAX];
 	int64_t turn = 0;
-	rc = th_subtask_spawn(app, row, sender, name, goal, NULL, child, &turn, e);
+	rc = th_subtask_spawn(app, row, sender, name, goal, child, &turn, e);
 	if (rc != TH_OK)
 		return rc;
 	res->child_task = strdup(child);

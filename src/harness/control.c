@@ -32,16 +32,14 @@ static const char *envelope_kind(json_object *v, size_t idx, struct th_error *e)
 		return NULL;
 	}
 	if (strcmp(kind, "control") == 0) {
-		json_object_object_foreach(v, key, val)
-		{
-			(void)val;
-			if (strcmp(key, "kind") != 0 && strcmp(key, "action") != 0) {
-				th_error_set(e, TH_EINVAL,
-				             "message.parts[%zu].data: a control envelope has only kind and "
-				             "action; '%.100s' is not allowed",
-				             idx, key);
-				return NULL;
-			}
+		static const char *const keys[] = {"kind", "action", NULL};
+		const char *bad = th_json_unknown_key(v, keys);
+		if (bad != NULL) {
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data: a control envelope has only kind and action; "
+			             "'%.100s' is not allowed",
+			             idx, bad);
+			return NULL;
 		}
 		const char *action = th_json_str(v, "action");
 		if (action == NULL) {

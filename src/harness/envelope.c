@@ -20,16 +20,14 @@ int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e
 		const char *kind = th_json_str(v, "kind");
 		if (kind == NULL || strcmp(kind, "task") != 0)
 			continue;
-		json_object_object_foreach(v, key, val)
-		{
-			(void)val;
-			if (strcmp(key, "kind") != 0 && strcmp(key, "payload") != 0) {
-				th_error_set(e, TH_EINVAL,
-				             "message.parts[%zu].data: a task envelope has only kind and "
-				             "payload; '%.100s' is not allowed",
-				             i, key);
-				return -1;
-			}
+		static const char *const keys[] = {"kind", "payload", NULL};
+		const char *bad = th_json_unknown_key(v, keys);
+		if (bad != NULL) {
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data: a task envelope has only kind and payload; "
+			             "'%.100s' is not allowed",
+			             i, bad);
+			return -1;
 		}
 		json_object *pl = json_object_object_get(v, "payload");
 		if (pl == NULL || !json_object_is_type(pl, json_type_object)) {
@@ -100,16 +98,13 @@ static th_err parse_participants(json_object *arr, const struct th_limits *lim,
 		json_object *p = json_object_array_get_idx(arr, i);
 		if (!json_object_is_type(p, json_type_object))
 			return th_error_set(e, TH_EINVAL, "payload.participants[%zu] must be an object", i);
-		json_object_object_foreach(p, key, val)
-		{
-			(void)val;
-			if (strcmp(key, "id") && strcmp(key, "kind") && strcmp(key, "role") &&
-			    strcmp(key, "display_name"))
-				return th_error_set(e, TH_EINVAL,
-				                    "payload.participants[%zu]: unknown key '%.60s' (allowed: id, "
-				                    "kind, role, display_name)",
-				                    i, key);
-		}
+		static const char *const keys[] = {"id", "kind", "role", "display_name", NULL};
+		const char *bad = th_json_unknown_key(p, keys);
+		if (bad != NULL)
+			return th_error_set(e, TH_EINVAL,
+			                    "payload.participants[%zu]: unknown key '%.60s' (allowed: id, "
+			                    "kind, role, display_name)",
+			                    i, bad);
 		json_object *id = json_object_object_get(p, "id"), *role = json_object_object_get(p, "role");
 		json_object *kind = json_object_object_get(p, "kind");
 		json_object *dn = json_object_object_get(p, "display_name");
@@ -165,13 +160,11 @@ static th_err parse_criteria(json_object *arr, struct th_task_payload *out, stru
 		if (!json_object_is_type(c, json_type_object))
 			return th_error_set(e, TH_EINVAL,
 			                    "payload.acceptance_criteria[%zu] must be an object {text, met}", i);
-		json_object_object_foreach(c, key, val)
-		{
-			(void)val;
-			if (strcmp(key, "text") != 0 && strcmp(key, "met") != 0)
-				return th_error_set(e, TH_EINVAL,
-				                    "payload.acceptance_criteria[%zu]: unknown key '%.60s'", i, key);
-		}
+		static const char *const keys[] = {"text", "met", NULL};
+		const char *bad = th_json_unknown_key(c, keys);
+		if (bad != NULL)
+			return th_error_set(e, TH_EINVAL,
+			                    "payload.acceptance_criteria[%zu]: unknown key '%.60s'", i, bad);
 		text = json_object_object_get(c, "text");
 		met = json_object_object_get(c, "met");
 		if (text == NULL || !json_object_is_type(text, json_type_string) ||
@@ -230,15 +223,12 @@ static th_err parse_plan(json_object *plan, const struct th_limits *lim, struct 
 		if (id == NULL || *id == '\0' || name == NULL || *name == '\0')
 			return th_error_set(e, TH_EINVAL,
 			                    "payload.plan.steps[%zu] needs a non-empty id and name", i);
-		json_object_object_foreach(s, key, val)
-		{
-			(void)val;
-			if (strcmp(key, "id") && strcmp(key, "name") && strcmp(key, "description") &&
-			    strcmp(key, "depends_on") && strcmp(key, "state") && strcmp(key, "output") &&
-			    strcmp(key, "linked_tasks"))
-				return th_error_set(e, TH_EINVAL, "payload.plan.steps[%zu]: unknown key '%.60s'",
-				                    i, key);
-		}
+		static const char *const keys[] = {"id", "name", "description", "depends_on",
+		                                   "state", "output", "linked_tasks", NULL};
+		const char *bad = th_json_unknown_key(s, keys);
+		if (bad != NULL)
+			return th_error_set(e, TH_EINVAL, "payload.plan.steps[%zu]: unknown key '%.60s'", i,
+			                    bad);
 	}
 	out->plan = plan;
 	return TH_OK;

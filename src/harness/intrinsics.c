@@ -61,18 +61,10 @@ static void fail(struct res *r, const char *fmt, const char *a)
 /* Only the keys a schema allows (additionalProperties false). */
 static int only_keys(json_object *args, const char *const *keys, struct res *r)
 {
-	json_object_object_foreach(args, k, v)
-	{
-		(void)v;
-		int known = 0;
-		for (size_t i = 0; keys[i] != NULL; i++)
-			known |= strcmp(k, keys[i]) == 0;
-		if (!known) {
-			fail(r, "unknown argument '%s'", k);
-			return 0;
-		}
-	}
-	return 1;
+	const char *bad = th_json_unknown_key(args, keys);
+	if (bad != NULL)
+		fail(r, "unknown argument '%s'", bad);
+	return bad == NULL;
 }
 
 static const char *need_str(json_object *args, const char *key, struct res *r)
@@ -289,7 +281,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	char child[TH_SUBTASK_ID_MAX];
 	int64_t turn = 0;
 	/* CTL-7: spawned by the model on its own, so its turn's result may complete it. */
-	if ((rc = th_subtask_spawn(app, row, TH_AGENT_ID, name, goal, NULL, child, &turn, e)) != TH_OK)
+	if ((rc = th_subtask_spawn(app, row, TH_AGENT_ID, name, goal, child, &turn, e)) != TH_OK)
 		return rc;
 	const char *step = th_json_str(args, "step");
 	if (step != NULL) {

@@ -42,10 +42,9 @@ th_err th_subtask_announce(struct th_store *st, const char *parent_id, const cha
 }
 
 th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, const char *sender,
-                        const char *name, const char *goal, const char *unused,
-                        char child[TH_SUBTASK_ID_MAX], int64_t *turn_id, struct th_error *e)
+                        const char *name, const char *goal, char child[TH_SUBTASK_ID_MAX],
+                        int64_t *turn_id, struct th_error *e)
 {
-	(void)unused;
 	struct th_store *st = app->store;
 	struct th_participant *ps = NULL;
 	size_t np = 0;

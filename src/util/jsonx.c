@@ -126,3 +126,19 @@ size_t th_json_size(json_object *v)
 	json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	return n;
 }
+
+const char *th_json_unknown_key(json_object *obj, const char *const *allowed)
+{
+	if (obj == NULL || !json_object_is_type(obj, json_type_object))
+		return NULL;
+	json_object_object_foreach(obj, key, val)
+	{
+		(void)val;
+		size_t i = 0;
+		while (allowed[i] != NULL && strcmp(allowed[i], key) != 0)
+			i++;
+		if (allowed[i] == NULL)
+			return key;
+	}
+	return NULL;
+}

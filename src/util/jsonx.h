@@ -21,6 +21,10 @@ const char *th_json_str(json_object *obj, const char *key);
  * (ProtoJSON accepts both on input). Borrowed; NULL when absent or JSON null. */
 json_object *th_json_get2(json_object *obj, const char *camel, const char *snake);
 
+/* The first key of obj that is not in allowed (a NULL-terminated list), or NULL when
+ * every key is allowed (schemas with additionalProperties false). Borrowed. */
+const char *th_json_unknown_key(json_object *obj, const char *const *allowed);
+
 /* Serialises v compactly without escaping '/'. The string belongs to v. */
 const char *th_json_text(json_object *v);
 

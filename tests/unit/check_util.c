@@ -57,6 +57,19 @@ START_TEST(test_lim1_parse_depth_limit_is_named)
 }
 END_TEST
 
+START_TEST(test_task3_unknown_keys_are_found)
+{
+	static const char *const keys[] = {"kind", "action", NULL};
+	json_object *v = json_tokener_parse("{\"kind\":1,\"action\":2}");
+	ck_assert_ptr_null(th_json_unknown_key(v, keys));
+	json_object_put(v);
+	v = json_tokener_parse("{\"kind\":1,\"reason\":2}");
+	ck_assert_str_eq(th_json_unknown_key(v, keys), "reason");
+	json_object_put(v);
+	ck_assert_ptr_null(th_json_unknown_key(NULL, keys));
+}
+END_TEST
+
 START_TEST(test_a2a2_timestamps_round_trip_with_milliseconds)
 {
 	char ts[TH_TS_LEN + 1];
@@ -121,6 +134,7 @@ int main(void)
 	tcase_add_test(tc, test_lim2_parse_accepts_bare_values);
 	tcase_add_test(tc, test_lim1_parse_depth_limit_is_named);
 	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
+	tcase_add_test(tc, test_task3_unknown_keys_are_found);
 	tcase_add_test(tc, test_task2_uuids_are_version_4_and_distinct);
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
 	suite_add_tcase(s, tc);
