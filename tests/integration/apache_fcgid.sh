@@ -32,6 +32,7 @@ done
 . "$TH_SRCDIR/tests/lib/tap.sh"
 . "$TH_SRCDIR/tests/lib/proc.sh"
 . "$TH_SRCDIR/tests/lib/a2a.sh"
+. "$TH_SRCDIR/tests/lib/scenario.sh"
 APACHE=$TH_SRCDIR/tests/lib/apache.sh
 
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
@@ -231,49 +232,10 @@ run_mode() {
 	fi
 
 	# ------------------------------------------------------------------ completion
-	http POST / "$(rpc 8 SendMessage "$(ctl c1 "$TASK")")"
-	check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
-		'[ "$STATUS" = 200 ]' has_task \
-		'[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
-		'[ "$(texts .result.task)" = "completed by alice" ]'
-	http GET "/tasks/$TASK" ""
-	check "CTL-5 GetTask (REST) after completion shows TASK_STATE_COMPLETED" \
-		'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .status.state)" = TASK_STATE_COMPLETED ]'
-	http POST / "$(rpc 9 SendMessage "$(ctl c2 "$TASK")")"
-	check "CTL-6 completing a completed task is -32004 naming TASK_STATE_COMPLETED" \
-		'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -qF TASK_STATE_COMPLETED'
-
-	http POST / "$(rpc 10 SendMessage "$(msg m5 "finish me from the command line")")"
-	TASK2=$(jqb .result.task.id)
-	REQ_DESC="$TH_BIN complete $TASK2 --as alice --url $BASE"
-	if "$TH_BIN" complete "$TASK2" --as alice --url "$BASE" >"$T/cli.out" 2>&1; then cli=0; else cli=$?; fi
-	http POST / "$(rpc 11 GetTask "{\"id\":\"$TASK2\"}")"
-	check "CTL-9 'tiny-harness complete TASK --as alice --url URL' completes the task through $LABEL" \
-		'[ -n "$TASK2" ] && [ "$TASK2" != null ]' '[ "$cli" = 0 ]' \
-		'[ "$(jqb .result.status.state)" = TASK_STATE_COMPLETED ]' \
-		'[ "$(texts .result)" = "completed by alice" ]'
+	completion_checks " through $LABEL"
 
 	# ------------------------------------------------------------------ several workers
-	before=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
-	CONC=6
-	for i in $(seq 1 $CONC); do
-		post_bg "conc.$i" "user$i" "$BASE" "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")"
-	done
-	wait
-	parked=0
-	for i in $(seq 1 $CONC); do
-		[ "$(jq -r .result.task.status.state "$T/conc.$i" 2>/dev/null)" = TASK_STATE_INPUT_REQUIRED ] && parked=$((parked + 1))
-	done
-	after=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
-	REQ_DESC="$CONC concurrent SendMessage; body of the first:"
-	cp "$T/conc.1" "$T/body"
-	check "LIM-3 $CONC concurrent SendMessage requests all answer INPUT_REQUIRED and store $CONC tasks" \
-		'[ "$parked" = $CONC ]' '[ "$before" != unreadable ] && [ "$after" = $((before + CONC)) ]'
-	distinct=$(sqlite3 "$DB" 'SELECT COUNT(DISTINCT worker_pid) FROM turns WHERE worker_pid > 0' 2>/dev/null || echo 0)
-	pids=$(sqlite3 "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid > 0' 2>/dev/null | sort -n)
-	REQ_DESC="SELECT COUNT(DISTINCT worker_pid) FROM turns → $distinct ($(echo $pids))"
-	check "STORE-4 turns ran in at least two worker processes behind $LABEL (COUNT(DISTINCT worker_pid) = $distinct)" \
-		'[ "$distinct" -ge 2 ]'
+	workers_checks " behind $LABEL"
 
 	# ------------------------------------------------------------------ shutdown
 	workers=$(sh "$APACHE" workers "$T/$MODE")

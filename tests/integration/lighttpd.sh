@@ -11,6 +11,7 @@ set -u
 . "$TH_SRCDIR/tests/lib/tap.sh"
 . "$TH_SRCDIR/tests/lib/proc.sh"
 . "$TH_SRCDIR/tests/lib/a2a.sh"
+. "$TH_SRCDIR/tests/lib/scenario.sh"
 
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
 require_lighttpd
@@ -107,50 +108,10 @@ else
 fi
 
 # ------------------------------------------------------------------ completion
-http POST / "$(rpc 6 SendMessage "$(ctl c1 "$TASK")")"
-check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
-	'[ "$STATUS" = 200 ]' has_task \
-	'[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
-	'[ "$(texts .result.task)" = "completed by alice" ]'
-http GET "/tasks/$TASK" ""
-check "CTL-5 GetTask (REST) after completion shows TASK_STATE_COMPLETED" \
-	'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .status.state)" = TASK_STATE_COMPLETED ]'
-http POST / "$(rpc 7 SendMessage "$(ctl c2 "$TASK")")"
-check "CTL-6 completing a completed task is -32004 naming TASK_STATE_COMPLETED" \
-	'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -qF TASK_STATE_COMPLETED'
-
-# The CLI helper (CTL-9) sends the same completion to a server URL.
-http POST / "$(rpc 8 SendMessage "$(msg m5 "finish me from the command line")")"
-TASK2=$(jqb .result.task.id)
-REQ_DESC="$TH_BIN complete $TASK2 --as alice --url $BASE"
-if "$TH_BIN" complete "$TASK2" --as alice --url "$BASE" >"$T/cli.out" 2>&1; then cli=0; else cli=$?; fi
-http POST / "$(rpc 9 GetTask "{\"id\":\"$TASK2\"}")"
-check "CTL-9 'tiny-harness complete TASK --as alice --url URL' completes the task" \
-	'[ -n "$TASK2" ] && [ "$TASK2" != null ]' '[ "$cli" = 0 ]' \
-	'[ "$(jqb .result.status.state)" = TASK_STATE_COMPLETED ]' \
-	'[ "$(texts .result)" = "completed by alice" ]'
+completion_checks ""
 
 # ------------------------------------------------------------------ several workers
-before=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
-CONC=6
-for i in $(seq 1 $CONC); do
-	post_bg "conc.$i" "user$i" "$BASE" "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")"
-done
-wait
-parked=0
-for i in $(seq 1 $CONC); do
-	[ "$(jq -r .result.task.status.state "$T/conc.$i" 2>/dev/null)" = TASK_STATE_INPUT_REQUIRED ] && parked=$((parked + 1))
-done
-after=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
-REQ_DESC="$CONC concurrent SendMessage; body of the first:"
-cp "$T/conc.1" "$T/body"
-check "LIM-3 $CONC concurrent SendMessage requests all answer INPUT_REQUIRED and store $CONC tasks" \
-	'[ "$parked" = $CONC ]' '[ "$before" != unreadable ] && [ "$after" = $((before + CONC)) ]'
-pids=$(sqlite3 "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid IS NOT NULL AND worker_pid > 0' 2>/dev/null | sort -n)
-distinct=$(printf '%s\n' $pids | grep -c .)
-REQ_DESC="SELECT DISTINCT worker_pid FROM turns → $(echo $pids)"
-check "STORE-4 turns ran in at least two worker processes (distinct worker_pid: $distinct)" \
-	'[ "$distinct" -ge 2 ]'
+workers_checks ""
 
 # ------------------------------------------------------------------ shutdown
 lpid=$(cat "$T/srv/lighttpd.pid" 2>/dev/null)

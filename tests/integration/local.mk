@@ -29,7 +29,7 @@ TESTS += tests/integration/push.sh
 EXTRA_DIST += tests/integration/push.sh
 # Shared by the shell tests: TAP output (tap.sh), A2A requests over curl/jq/sqlite3 (a2a.sh),
 # ports and processes (proc.sh, also sourced by server.sh and apache.sh).
-EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh
+EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh tests/lib/scenario.sh
 
 # A real model program (the exec backend) behind lighttpd: intrinsic tools, CTL-7.
 TESTS += tests/integration/models.sh

@@ -1,0 +1,58 @@
+# scenario.sh — the parts of the web-server conversation that every server's
+# integration test runs the same way; sourced after tests/lib/a2a.sh, with BASE, DB, T
+# and TASK (a parked task) set.
+#
+#   completion_checks SUFFIX   CTL-5 the control envelope completes TASK, CTL-6 a second
+#                              completion is refused, CTL-9 `tiny-harness complete`
+#                              completes a new task (SUFFIX ends the test names)
+#   workers_checks SUFFIX      LIM-3 6 concurrent SendMessage requests all park and are
+#                              all stored, STORE-4 their turns ran in two or more worker
+#                              processes; leaves the worker pids in $pids
+
+completion_checks() {
+	local suffix=$1
+	rpc_call SendMessage "$(ctl c1 "$TASK")"
+	check "CTL-5 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \
+		'[ "$STATUS" = 200 ]' has_task \
+		'[ "$(jqb .result.task.status.state)" = TASK_STATE_COMPLETED ]' \
+		'[ "$(texts .result.task)" = "completed by alice" ]'
+	http GET "/tasks/$TASK" ""
+	check "CTL-5 GetTask (REST) after completion shows TASK_STATE_COMPLETED" \
+		'[ "$STATUS" = 200 ]' has_task '[ "$(jqb .status.state)" = TASK_STATE_COMPLETED ]'
+	rpc_call SendMessage "$(ctl c2 "$TASK")"
+	check "CTL-6 completing a completed task is -32004 naming TASK_STATE_COMPLETED" \
+		'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -qF TASK_STATE_COMPLETED'
+
+	rpc_call SendMessage "$(msg m5 "finish me from the command line")"
+	TASK2=$(jqb .result.task.id)
+	REQ_DESC="$TH_BIN complete $TASK2 --as alice --url $BASE"
+	if "$TH_BIN" complete "$TASK2" --as alice --url "$BASE" >"$T/cli.out" 2>&1; then cli=0; else cli=$?; fi
+	rpc_call GetTask "{\"id\":\"$TASK2\"}"
+	check "CTL-9 'tiny-harness complete TASK --as alice --url URL' completes the task$suffix" \
+		'[ -n "$TASK2" ] && [ "$TASK2" != null ]' '[ "$cli" = 0 ]' \
+		'[ "$(jqb .result.status.state)" = TASK_STATE_COMPLETED ]' \
+		'[ "$(texts .result)" = "completed by alice" ]'
+}
+
+workers_checks() {
+	local suffix=$1 before after parked i CONC=6
+	before=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
+	for i in $(seq 1 $CONC); do
+		post_bg "conc.$i" "user$i" "$BASE" "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")"
+	done
+	wait
+	parked=0
+	for i in $(seq 1 $CONC); do
+		[ "$(jq -r .result.task.status.state "$T/conc.$i" 2>/dev/null)" = TASK_STATE_INPUT_REQUIRED ] && parked=$((parked + 1))
+	done
+	after=$(sqlite3 "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
+	REQ_DESC="$CONC concurrent SendMessage; body of the first:"
+	cp "$T/conc.1" "$T/body"
+	check "LIM-3 $CONC concurrent SendMessage requests all answer INPUT_REQUIRED and store $CONC tasks" \
+		"[ \"\$parked\" = $CONC ]" "[ \"\$before\" != unreadable ] && [ \"\$after\" = $((before + CONC)) ]"
+	pids=$(sqlite3 "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid > 0' 2>/dev/null | sort -n)
+	distinct=$(printf '%s\n' $pids | grep -c .)
+	REQ_DESC="SELECT DISTINCT worker_pid FROM turns → $(echo $pids)"
+	check "STORE-4 turns ran in at least two worker processes$suffix (distinct worker_pid: $distinct)" \
+		'[ "$distinct" -ge 2 ]'
+}
