@@ -38,9 +38,9 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e
 
 void th_app_close(struct th_app *app)
 {
-	for (int i = 0; i < app->npending; i++)
+	for (size_t i = 0; i < app->npending; i++)
 		free(app->pending[i].task_id);
-	app->npending = 0;
+	free(app->pending);
 	json_object_put(app->card);
 	json_object_put(app->tools);
 	th_registry_free(app->commands);
@@ -53,15 +53,42 @@ void th_app_close(struct th_app *app)
 	memset(app, 0, sizeof *app);
 }
 
+th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id)
+{
+	for (size_t i = 0; turn_id == 0 && i < app->npending; i++)
+		if (app->pending[i].turn_id == 0 && strcmp(app->pending[i].task_id, task_id) == 0)
+			return TH_OK;
+	if (app->npending == app->cap_pending) {
+		size_t cap = app->cap_pending ? app->cap_pending * 2 : 8;
+		struct th_pending_turn *grown = realloc(app->pending, cap * sizeof *grown);
+		if (grown == NULL)
+			return TH_ENOMEM;
+		app->pending = grown;
+		app->cap_pending = cap;
+	}
+	char *id = strdup(task_id);
+	if (id == NULL)
+		return TH_ENOMEM;
+	app->pending[app->npending].task_id = id;
+	app->pending[app->npending++].turn_id = turn_id;
+	return TH_OK;
+}
+
 void th_app_run_pending(struct th_app *app)
 {
-	for (int i = 0; i < app->npending; i++) {
+	/* A turn run here may queue more (a sub-task's first turn): index, not pointer. */
+	for (size_t i = 0; i < app->npending; i++) {
 		struct th_error e;
 		th_error_clear(&e);
-		if (th_turn_run(app, app->pending[i].task_id, app->pending[i].turn_id, &e) != TH_OK)
-			fprintf(stderr, "tiny-harness: turn %lld on task %s: %s\n",
-			        (long long)app->pending[i].turn_id, app->pending[i].task_id, e.msg);
-		free(app->pending[i].task_id);
+		int64_t turn_id = app->pending[i].turn_id;
+		th_err rc = turn_id > 0 ? th_turn_run(app, app->pending[i].task_id, turn_id, &e)
+		                        : th_turn_recover(app, app->pending[i].task_id, NULL, &e);
+		if (rc != TH_OK)
+			fprintf(stderr, "tiny-harness: %s %lld on task %s: %s\n",
+			        turn_id > 0 ? "turn" : "recovering turns, e.g.", (long long)turn_id,
+			        app->pending[i].task_id, e.msg);
 	}
+	for (size_t i = 0; i < app->npending; i++)
+		free(app->pending[i].task_id);
 	app->npending = 0;
 }

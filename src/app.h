@@ -13,15 +13,15 @@ struct th_config;
 struct th_store;
 struct th_registry;
 
-/* A turn accepted by a request that answered at once (returnImmediately): the
- * worker runs it after the response is finished (TURN-5). It is also a queued row in
- * `turns`, so a worker that dies first leaves it to lease recovery. */
+/* Work the worker runs after the response is finished: a turn accepted by a request
+ * that answered at once (returnImmediately, TURN-5) or a sub-task's first turn
+ * (turn_id > 0, held by this worker), or the recovery of a task whose turn's lease a
+ * read noticed expired (turn_id 0, TURN-7). Each is also a row in `turns`, so a worker
+ * that dies first leaves it to lease recovery. */
 struct th_pending_turn {
 	char *task_id;  /* free (th_app_run_pending) */
 	int64_t turn_id;
 };
-
-#define TH_APP_MAX_PENDING 8
 
 struct th_app {
 	struct th_config *cfg;        /* owned; th_app_close (th_config_free + free) */
@@ -30,8 +30,8 @@ struct th_app {
 	json_object *card;            /* owned; the agent card, built once; json_object_put */
 	json_object *tools;           /* owned; the intrinsic tools offered to models (TURN-3),
 	                                 parsed once from the embedded schemas; json_object_put */
-	struct th_pending_turn pending[TH_APP_MAX_PENDING];
-	int npending;
+	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */
+	size_t npending, cap_pending;
 };
 
 /* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the
@@ -39,8 +39,13 @@ struct th_app {
 th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e);
 void th_app_close(struct th_app *app);
 
-/* Runs the turns queued by requests that already answered (TURN-5); call it after
- * the response is finished. */
+/* Queues after-response work: run turn_id of task_id (held by this worker), or, with
+ * turn_id 0, recover the task's expired turns. A task queued for recovery twice is
+ * queued once. On TH_ENOMEM nothing is queued (the turn stays in `turns` for recovery). */
+th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id);
+
+/* Runs the work queued by requests that already answered (TURN-5, TURN-7); call it
+ * after the response is finished. */
 void th_app_run_pending(struct th_app *app);
 
 #endif

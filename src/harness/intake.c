@@ -515,10 +515,7 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 		return TH_OK;
 	}
 	if (turn_id > 0) {
-		if (req->return_immediately && app->npending < TH_APP_MAX_PENDING &&
-		    (app->pending[app->npending].task_id = strdup(id)) != NULL) {
-			app->pending[app->npending++].turn_id = turn_id;
-		} else {
+		if (!req->return_immediately || th_app_defer(app, id, turn_id) != TH_OK) {
 			/* A turn that fails leaves its lease to recovery; the message is safe. */
 			struct th_error te;
 			th_error_clear(&te);

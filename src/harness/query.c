@@ -19,12 +19,10 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 	th_err rc = th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL, e);
 	if (rc != TH_OK)
 		return rc;
-	/* TURN-4: reading a task whose turn's worker died takes the turn over first, so
-	 * the reader sees it finished (or failed) rather than WORKING forever. */
-	struct th_error re;
-	th_error_clear(&re);
-	if (th_turn_recover(app, req->id, NULL, &re) != TH_OK)
-		fprintf(stderr, "tiny-harness: recovering task %s: %s\n", req->id, re.msg);
+	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
+	 * worker after the answer is sent, so the next read sees it finished (TURN-4). */
+	if (th_turn_expired(app, req->id))
+		(void)th_app_defer(app, req->id, 0);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	return th_view_task_by_id(app->store, req->id, participant, history, 1, task, e);
 }

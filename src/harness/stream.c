@@ -136,14 +136,13 @@ static th_err follow(struct th_app *app, const char *task_id, const char *viewer
 		int64_t now = th_mono_ms();
 		if (now >= deadline)
 			return TH_OK;
-		/* TURN-4: a follower is a worker touching the task; once a second it takes
-		 * over a turn whose worker died, so the stream does not wait forever. */
+		/* TURN-7: a stream never runs a turn; once a second it looks for a turn whose
+		 * worker died and leaves it to this worker's after-response work (or to
+		 * `tiny-harness recover`, or to the next request that touches the task). */
 		if (now - last_recover >= 1000) {
-			struct th_error re;
-			th_error_clear(&re);
-			th_turn_recover(app, task_id, NULL, &re);
+			if (th_turn_expired(app, task_id))
+				(void)th_app_defer(app, task_id, 0);
 			last_recover = now;
-			seen_version = -1;
 		}
 		if (now - last_beat >= cfg->heartbeat_ms) {
 			if (sink->heartbeat(sink->impl) != 0)

@@ -25,9 +25,9 @@ th_err th_turn_queue(struct th_store *st, const char *task_id, const char *messa
 {
 	/* The worker that accepts a message runs its turn, so it takes the lease in the
 	 * same transaction; if it dies first, the lease expires like any other (TURN-4). */
-	th_err rc = th_store_turn_create(st, task_id, message_id, turn_id, e);
-	if (rc == TH_OK)
-		rc = th_store_turn_claim(st, *turn_id, (int)getpid(), lease_ms, e);
+	struct th_lease l;
+	th_err rc = th_store_turn_start(st, task_id, message_id, (int)getpid(), lease_ms, &l, e);
+	*turn_id = l.turn_id;
 	return rc;
 }
 
@@ -74,37 +74,49 @@ static json_object *find_message(json_object *history, const char *message_id)
 
 struct cut_arg {
 	struct th_store *st;
-	int64_t turn_id;
+	const struct th_lease *lease;
 	int lease_ms;
 	int64_t renewed_ms; /* monotonic time of the last lease renewal */
 };
 
 /* Asked by the model between steps: has complete/cancel cut this turn? It also keeps
  * the lease alive while the model works, renewing it every third of its length; a
- * lease that can no longer be renewed (taken over after all) counts as a cut. */
+ * lease that is no longer ours (taken over after a stall) counts as a cut (TURN-6). */
 static int is_cut(void *arg)
 {
 	struct cut_arg *c = arg;
-	if (th_store_turn_is_cut(c->st, c->turn_id))
+	if (th_store_turn_is_cut(c->st, c->lease->turn_id))
 		return 1;
 	int64_t now = th_mono_ms();
 	if (now - c->renewed_ms >= c->lease_ms / 3) {
 		struct th_error e;
 		th_error_clear(&e);
-		if (th_store_turn_renew(c->st, c->turn_id, (int)getpid(), c->lease_ms, &e) == TH_EINVAL)
+		int held = 1;
+		/* A busy database is no verdict: the next call tries again. */
+		if (th_store_turn_hold(c->st, c->lease, c->lease_ms, &held, &e) == TH_OK && !held)
 			return 1;
 		c->renewed_ms = now;
 	}
 	return 0;
 }
 
-/* Whether this worker holds the turn: it was queued and leased by this process when
- * the message was accepted, and nobody cut it or took it over since. */
-static th_err held_here(struct th_app *app, int64_t turn_id, int *held, struct th_error *e)
+/* The lease was lost (TURN-6): another worker took the turn over or it was cut. Nothing
+ * of this attempt was written; say so in the server's log. */
+static void lost(const char *task_id, const struct th_lease *l, const char *where)
+{
+	fprintf(stderr,
+	        "tiny-harness: turn %lld on task %s: attempt %d no longer holds the lease (%s); "
+	        "its result is discarded\n",
+	        (long long)l->turn_id, task_id, l->epoch, where);
+}
+
+/* Whether the turn is still held with l: running, not cut, at l's epoch. */
+static th_err held_now(struct th_app *app, const struct th_lease *l, int *held,
+                       struct th_error *e)
 {
 	struct th_turn_row t = {0};
-	th_err rc = th_store_turn_get(app->store, turn_id, &t, e);
-	*held = rc == TH_OK && t.state == TH_TURN_RUNNING && !t.cut && t.worker_pid == (int)getpid();
+	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
+	*held = rc == TH_OK && t.state == TH_TURN_RUNNING && !t.cut && t.attempts == l->epoch;
 	th_turn_row_free(&t);
 	return rc;
 }
@@ -128,7 +140,7 @@ static void plan_free(struct plan *p)
 
 /* A built-in command answers inside settle; a file command expands into a prompt for
  * the model (CMD-4); anything else goes to the model as it is. */
-static th_err think(struct th_app *app, const struct th_task_row *row, int64_t turn_id,
+static th_err think(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
                     const char *message_id, json_object *rounds, struct plan *p,
                     struct th_error *e)
 {
@@ -165,7 +177,7 @@ static th_err think(struct th_app *app, const struct th_task_row *row, int64_t t
 			.prompt = prompt ? prompt : text, .tools = app->tools,
 			.rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
 		};
-		struct cut_arg ca = {app->store, turn_id, app->cfg->lease_ms, th_mono_ms()};
+		struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
 			rc = th_model_run(app->cfg, &in, is_cut, &ca, &p->out, e);
 		json_object_put(task);
@@ -194,8 +206,9 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
  * model ran, discards its result (CTL-3). Otherwise a built-in runs here, the reply is
  * appended and the participant's task parks — awaiting the next message (CTL-7), or
  * an answer when the command asked a question (CH-4). */
-static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, struct plan *p,
-                     struct th_intrinsic_effects *fx, const char *failure, struct th_error *e)
+static th_err settle(struct th_app *app, const char *task_id, const struct th_lease *l,
+                     struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
+                     struct th_error *e)
 {
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
@@ -204,17 +217,27 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 	th_err rc = th_store_begin(app->store, e);
 	if (rc != TH_OK)
 		return rc;
-	rc = th_store_task_get(app->store, task_id, &row, e);
-	int cut = rc == TH_OK && (p->out.cut || th_store_turn_is_cut(app->store, turn_id) ||
-	                          th_state_terminal((enum th_state)row.state));
+	/* TURN-6: the lease is checked (and renewed) in the transaction that writes the
+	 * result, so a worker that lost it while stalled writes nothing at all. */
+	int held = 0;
+	rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, &held, e);
+	if (rc == TH_OK && !held) {
+		th_store_rollback(app->store);
+		lost(task_id, l, "settle");
+		th_cmd_result_free(&res);
+		return TH_OK;
+	}
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	int cut = rc == TH_OK && (p->out.cut || th_state_terminal((enum th_state)row.state));
 	if (rc == TH_OK && cut) {
-		rc = th_store_turn_finish(app->store, turn_id, TH_TURN_CUT, NULL, e);
+		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
 	} else if (rc == TH_OK && failure != NULL) {
 		msg = th_status_agent_text(&row, failure);
 		rc = msg ? th_status_transition(app->store, &row, TH_STATE_FAILED, NULL, msg, 1, e)
 		         : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = th_store_turn_finish(app->store, turn_id, TH_TURN_FAILED, failure, e);
+			rc = th_store_turn_finish(app->store, l, TH_TURN_FAILED, failure, e);
 	} else if (rc == TH_OK) {
 		if (p->decision != NULL)
 			rc = th_ui_decide(app, &row, p->sender, p->decision, &res, e);
@@ -253,18 +276,15 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 			                                       sub, msg, 1, e)
 			                : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = th_store_turn_finish(app->store, turn_id, TH_TURN_DONE, NULL, e);
+			rc = th_store_turn_finish(app->store, l, TH_TURN_DONE, NULL, e);
 	}
 	if (rc == TH_OK)
 		rc = th_store_commit(app->store, e);
 	if (rc != TH_OK)
 		th_store_rollback(app->store);
 	/* A sub-task's first turn runs once the parent's reply is safe. */
-	if (rc == TH_OK && res.child_task != NULL && app->npending < TH_APP_MAX_PENDING) {
-		app->pending[app->npending].task_id = res.child_task;
-		app->pending[app->npending++].turn_id = res.child_turn;
-		res.child_task = NULL;
-	}
+	if (rc == TH_OK && res.child_task != NULL)
+		(void)th_app_defer(app, res.child_task, res.child_turn);
 	th_cmd_result_free(&res);
 	json_object_put(msg);
 	json_object_put(sub);
@@ -277,17 +297,14 @@ static th_err settle(struct th_app *app, const char *task_id, int64_t turn_id, s
 /* Queues a sub-task's first turn to run once its parent's change is committed. */
 static void defer_child(struct th_app *app, struct th_intrinsic_effects *fx)
 {
-	if (fx->child_task != NULL && app->npending < TH_APP_MAX_PENDING) {
-		app->pending[app->npending].task_id = fx->child_task;
-		app->pending[app->npending++].turn_id = fx->child_turn;
-		fx->child_task = NULL;
-	}
+	if (fx->child_task != NULL)
+		(void)th_app_defer(app, fx->child_task, fx->child_turn);
 }
 
 /* One round of tool calls (TURN-3), applied in one transaction that first re-checks
  * the cut flag and the task (CTL-3). *stopped = 1 when the turn was cut meanwhile (it is
  * then finished as cut). The calls and their results are appended to rounds. */
-static th_err apply_round(struct th_app *app, const char *task_id, int64_t turn_id,
+static th_err apply_round(struct th_app *app, const char *task_id, const struct th_lease *l,
                           const char *actor, json_object *calls, json_object *rounds,
                           struct th_intrinsic_effects *fx, int *stopped, struct th_error *e)
 {
@@ -296,13 +313,23 @@ static th_err apply_round(struct th_app *app, const char *task_id, int64_t turn_
 	json_object *results = json_object_new_array();
 	if (results == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
+	int held = 0;
 	th_err rc = th_store_begin(app->store, e);
 	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
-	if (rc == TH_OK && (th_store_turn_is_cut(app->store, turn_id) ||
-	                    th_state_terminal((enum th_state)row.state))) {
+		rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, &held, e);
+	if (rc == TH_OK && !held) {
+		/* TURN-6: cut or taken over meanwhile; this attempt writes nothing more. */
 		*stopped = 1;
-		rc = th_store_turn_finish(app->store, turn_id, TH_TURN_CUT, NULL, e);
+		th_store_rollback(app->store);
+		lost(task_id, l, "tool round");
+		json_object_put(results);
+		return TH_OK;
+	}
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_OK && th_state_terminal((enum th_state)row.state)) {
+		*stopped = 1;
+		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
 	}
 	for (size_t i = 0; rc == TH_OK && !*stopped && i < json_object_array_length(calls); i++) {
 		json_object *res = NULL;
@@ -333,7 +360,7 @@ static th_err apply_round(struct th_app *app, const char *task_id, int64_t turn_
 
 /* Runs a turn this worker holds (claimed or taken over) to its end: rounds of model
  * calls and intrinsic tools until the model answers in words (TURN-1), then settle. */
-static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
+static th_err run_held(struct th_app *app, const char *task_id, const struct th_lease *l,
                        struct th_error *e)
 {
 	struct th_turn_row t = {0};
@@ -343,7 +370,7 @@ static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
 	json_object *rounds = json_object_new_array();
 	if (rounds == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	th_err rc = th_store_turn_get(app->store, turn_id, &t, e);
+	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
 	struct th_error why;
 	th_error_clear(&why);
 	th_err mrc = TH_OK;
@@ -354,7 +381,7 @@ static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
 		memset(&p, 0, sizeof p);
 		if ((rc = th_store_task_get(app->store, task_id, &row, e)) != TH_OK)
 			break;
-		mrc = think(app, &row, turn_id, t.message_id, rounds, &p, &why);
+		mrc = think(app, &row, l, t.message_id, rounds, &p, &why);
 		size_t ncalls = p.out.tool_calls ? json_object_array_length(p.out.tool_calls) : 0;
 		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut || ncalls == 0)
 			break;
@@ -363,8 +390,7 @@ static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
 			                   "the model was still calling tools after %d rounds", MAX_ROUNDS);
 			break;
 		}
-		rc = apply_round(app, task_id, turn_id, p.sender, p.out.tool_calls, rounds, &fx,
-		                 &stopped, e);
+		rc = apply_round(app, task_id, l, p.sender, p.out.tool_calls, rounds, &fx, &stopped, e);
 		if (stopped || fx.ask != NULL)
 			break; /* cut meanwhile, or a question ends the turn (CH-4) */
 	}
@@ -372,7 +398,7 @@ static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
 		char failure[TH_ERRMSG_MAX + 32];
 		if (mrc != TH_OK)
 			snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
-		rc = settle(app, task_id, turn_id, &p, &fx, mrc != TH_OK ? failure : NULL, e);
+		rc = settle(app, task_id, l, &p, &fx, mrc != TH_OK ? failure : NULL, e);
 	}
 	th_intrinsic_effects_free(&fx);
 	json_object_put(rounds);
@@ -384,11 +410,13 @@ static th_err run_held(struct th_app *app, const char *task_id, int64_t turn_id,
 
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e)
 {
+	/* The worker that queued the turn holds its first lease (th_turn_queue). */
+	const struct th_lease l = {turn_id, TH_LEASE_FIRST};
 	int held = 0;
-	th_err rc = held_here(app, turn_id, &held, e);
+	th_err rc = held_now(app, &l, &held, e);
 	if (rc != TH_OK || !held)
 		return rc;
-	return run_held(app, task_id, turn_id, e);
+	return run_held(app, task_id, &l, e);
 }
 
 /* The last attempt is spent: the turn fails and so does its task, saying why
@@ -404,10 +432,12 @@ static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th
 	th_err rc = th_store_begin(app->store, e);
 	if (rc != TH_OK)
 		return rc;
-	rc = th_store_turn_finish(app->store, t->id, TH_TURN_FAILED, why, e);
-	if (rc == TH_OK)
+	/* Only while nobody took the turn over since it was seen expired (TURN-6). */
+	int done = 0;
+	rc = th_store_turn_give_up(app->store, t, th_now_ms(), why, &done, e);
+	if (rc == TH_OK && done)
 		rc = th_store_task_get(app->store, t->task_id, &row, e);
-	if (rc == TH_OK && !th_state_terminal((enum th_state)row.state)) {
+	if (rc == TH_OK && done && !th_state_terminal((enum th_state)row.state)) {
 		msg = th_status_agent_text(&row, why);
 		rc = msg ? th_status_transition(app->store, &row, TH_STATE_FAILED, NULL, msg, 1, e)
 		         : th_error_set(e, TH_ENOMEM, "out of memory");
@@ -421,6 +451,20 @@ static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th
 	return rc;
 }
 
+int th_turn_expired(struct th_app *app, const char *task_id)
+{
+	int64_t now = th_now_ms();
+	struct th_turn_row *rows = NULL;
+	size_t n = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_turns_expired(app->store, task_id, now, now - app->cfg->lease_ms, 1, &rows, &n,
+	                           &e) != TH_OK)
+		return 0;
+	th_turn_rows_free(rows, n);
+	return n > 0;
+}
+
 th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
                        struct th_error *e)
 {
@@ -429,28 +473,28 @@ th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
 	int64_t now = th_now_ms();
 	struct th_turn_row *rows = NULL;
 	size_t n = 0;
-	th_err rc = th_store_turns_expired(app->store, now, now - app->cfg->lease_ms, 100, &rows, &n,
-	                                   e);
+	th_err rc = th_store_turns_expired(app->store, task_id, now, now - app->cfg->lease_ms, 100,
+	                                   &rows, &n, e);
 	for (size_t i = 0; rc == TH_OK && i < n; i++) {
 		struct th_turn_row *t = &rows[i];
-		if (task_id != NULL && strcmp(t->task_id, task_id) != 0)
-			continue;
 		if (t->attempts >= app->cfg->max_attempts) {
 			rc = give_up(app, t, e);
 		} else {
 			/* Two recoverers may race: the takeover inside a transaction lets one win. */
 			struct th_error lost;
 			th_error_clear(&lost);
+			struct th_lease l = {0};
 			int held = 0;
 			if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 				held = th_store_turn_takeover(app->store, t->id, (int)getpid(),
-				                              app->cfg->lease_ms, th_now_ms(), &lost) == TH_OK;
+				                              app->cfg->lease_ms, th_now_ms(), &l,
+				                              &lost) == TH_OK;
 				rc = th_store_commit(app->store, e);
 				if (rc != TH_OK)
 					th_store_rollback(app->store);
 			}
 			if (rc == TH_OK && held)
-				rc = run_held(app, t->task_id, t->id, e);
+				rc = run_held(app, t->task_id, &l, e);
 		}
 		if (rc == TH_OK && recovered != NULL)
 			(*recovered)++;

@@ -21,6 +21,10 @@ th_err th_turn_queue(struct th_store *st, const char *task_id, const char *messa
  * over by another worker after its lease expired, is left alone (TH_OK). */
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
 
+/* 1 when a turn of the task has a lease that expired (or was queued and never claimed
+ * within a lease): a read that sees it hands the task to th_app_defer (TURN-7). */
+int th_turn_expired(struct th_app *app, const char *task_id);
+
 /* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
  * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
  * A turn past the configured number of attempts fails its task with the reason;

@@ -192,16 +192,36 @@ struct th_turn_row {
 };
 void th_turn_row_free(struct th_turn_row *t);
 
+/* A lease on a turn (TURN-6): the turn and the attempt number its holder claimed it
+ * with. Every claim and takeover increments turns.attempts, so the number names one
+ * holder; each write a turn makes is conditioned on it, and a holder whose number is
+ * no longer the turn's changes nothing. A turn started by the worker that accepted its
+ * message holds epoch TH_LEASE_FIRST. */
+struct th_lease {
+	int64_t turn_id;
+	int epoch;
+};
+#define TH_LEASE_FIRST 1
+
+/* A queued turn nobody holds yet (recovery claims it). */
 th_err th_store_turn_create(struct th_store *st, const char *task_id, const char *message_id,
                             int64_t *turn_id, struct th_error *e);
-/* running, worker_pid = pid, lease_until = now + lease_ms, attempts + 1. */
-th_err th_store_turn_claim(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
-                           struct th_error *e);
+/* A turn started at once by pid: running, attempts = TH_LEASE_FIRST, leased for
+ * lease_ms; *out receives its lease. */
+th_err th_store_turn_start(struct th_store *st, const char *task_id, const char *message_id,
+                           int pid, int lease_ms, struct th_lease *out, struct th_error *e);
 th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_row *out,
                          struct th_error *e);
-/* Sets state (and error text, may be NULL). */
-th_err th_store_turn_finish(struct th_store *st, int64_t turn_id, int state, const char *error,
-                            struct th_error *e);
+/* Renews the lease (lease_until = now + lease_ms) while the turn is running, not cut and
+ * still at l->epoch; *held = 1 then, else 0 (cut, finished or taken over: stop working
+ * on it and write nothing). Run first in every transaction a turn writes in, so the
+ * check and the writes commit together. */
+th_err th_store_turn_hold(struct th_store *st, const struct th_lease *l, int lease_ms, int *held,
+                          struct th_error *e);
+/* Ends the turn held with l in state (and error text, may be NULL). TH_EINVAL when the
+ * lease is no longer held (call th_store_turn_hold first in the same transaction). */
+th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int state,
+                            const char *error, struct th_error *e);
 /* Sets cut = 1 and state = cut on every queued or running turn of the task; *n gets
  * how many (may be NULL). */
 th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, struct th_error *e);
@@ -362,23 +382,27 @@ th_err th_store_a2ui_next_artifact(struct th_store *st, const char *task_id, int
 void th_turn_rows_free(struct th_turn_row *t, size_t n);
 /* Turns to recover, oldest id first, at most limit (<= 0: all): running turns whose
  * lease_until_ms < now_ms, and queued turns not touched since queued_before_ms (their
- * worker died before claiming them; pass 0 to leave queued turns out). */
-th_err th_store_turns_expired(struct th_store *st, int64_t now_ms, int64_t queued_before_ms,
-                              int limit, struct th_turn_row **out, size_t *n, struct th_error *e);
+ * worker died before claiming them; pass 0 to leave queued turns out). task_id limits
+ * the search to one task (NULL: every task). */
+th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t now_ms,
+                              int64_t queued_before_ms, int limit, struct th_turn_row **out,
+                              size_t *n, struct th_error *e);
 /* running -> queued (worker_pid and lease cleared, attempts kept), only while the lease
  * is expired at now_ms (pass INT64_MAX to release a turn one holds). TH_EINVAL when the
  * turn is not running or its lease was renewed meanwhile; TH_ENOTFOUND when unknown. */
 th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
                              struct th_error *e);
-/* Claims a turn that is queued, or running with a lease expired at now_ms, for pid (as
- * th_store_turn_claim: attempts + 1). TH_EINVAL when another worker holds it or it ended
- * (so two recoverers never both run it); TH_ENOTFOUND when unknown. */
+/* Claims a turn that is queued, or running with a lease expired at now_ms, for pid:
+ * attempts + 1, which is the new holder's epoch (*out). TH_EINVAL when another worker
+ * holds it or it ended (so two recoverers never both run it); TH_ENOTFOUND when
+ * unknown. */
 th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
-                              int64_t now_ms, struct th_error *e);
-/* lease_until = now + lease_ms while the turn is running and held by pid (0: any).
- * TH_EINVAL when it is no longer (cut, finished or taken over): stop working on it. */
-th_err th_store_turn_renew(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
-                           struct th_error *e);
+                              int64_t now_ms, struct th_lease *out, struct th_error *e);
+/* The last attempt of a turn seen expired (seen: a row of th_store_turns_expired) is
+ * spent: failed with why, but only while it is still expired at now_ms and nobody took
+ * it over since (attempts unchanged); *done = 1 when it was failed here, else 0. */
+th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen,
+                             int64_t now_ms, const char *why, int *done, struct th_error *e);
 
 /* ---- push notifications (PUSH-1, PUSH-2) ------------------------------------------------ */
 

@@ -152,14 +152,43 @@ void th_turn_row_free(struct th_turn_row *t)
 	memset(t, 0, sizeof *t);
 }
 
-static th_err turn_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
-                          const char *what, struct th_error *e)
+/* After a conditional UPDATE changed nothing: TH_ENOTFOUND for an unknown turn, else
+ * TH_EINVAL naming its state and why (what). */
+static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *what,
+                           struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err =
+	    th_store_stmt(st, TH_STMT_TURN_STATE,
+	                  "SELECT state, coalesce(worker_pid, 0) FROM turns WHERE id = ?1", &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *state = (const char *)sqlite3_column_text(s, 0);
+		err =
+		    th_error_set(e, TH_EINVAL, "turn %lld (%s, worker %d): %s", (long long)turn_id,
+		                 state != NULL ? state : "?", sqlite3_column_int(s, 1), what);
+	} else if (rc == SQLITE_DONE) {
+		err = th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
+	} else {
+		err = th_store_fail(st, rc, "turn state", e);
+	}
+	th_store_stmt_done(s);
+	return err;
+}
+
+/* Steps a conditional UPDATE on one turn; nothing changed -> turn_refused(what). */
+static th_err turn_cond_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
+                               const char *what, struct th_error *e)
 {
 	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, what, e);
 	if (sqlite3_changes(st->db) == 0)
-		return th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
+		return turn_refused(st, turn_id, what, e);
 	return TH_OK;
 }
 
@@ -192,23 +221,38 @@ th_err th_store_turn_create(struct th_store *st, const char *task_id, const char
 	return TH_OK;
 }
 
-th_err th_store_turn_claim(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
-                           struct th_error *e)
+th_err th_store_turn_start(struct th_store *st, const char *task_id, const char *message_id,
+                           int pid, int lease_ms, struct th_lease *out, struct th_error *e)
 {
+	out->turn_id = 0;
+	out->epoch = 0;
+	if (task_id == NULL || message_id == NULL)
+		return th_error_set(e, TH_EINVAL, "turn needs a task and a message");
 	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_CLAIM,
-	                           "UPDATE turns SET state = 'running', worker_pid = ?2, "
-	                           "lease_until_ms = ?3, attempts = attempts + 1, updated_ms = ?4 "
-	                           "WHERE id = ?1",
+	th_err err = th_store_stmt(st, TH_STMT_TURN_START,
+	                           "INSERT INTO turns (task_id, message_id, state, attempts, "
+	                           "worker_pid, lease_until_ms, created_ms, updated_ms) "
+	                           "VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?6) RETURNING id",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
 	int64_t now = th_now_ms();
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, pid, rc);
-	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
-	rc = th_bind_i64(s, 4, now, rc);
-	return turn_update(st, s, rc, turn_id, "turn claim", e);
+	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
+	rc = th_bind_text(s, 2, message_id, rc);
+	rc = th_bind_i64(s, 3, TH_LEASE_FIRST, rc);
+	rc = th_bind_i64(s, 4, pid, rc);
+	rc = th_bind_i64(s, 5, now + (lease_ms > 0 ? lease_ms : 0), rc);
+	rc = th_bind_i64(s, 6, now, rc);
+	int64_t id = 0;
+	rc = th_step_returning(s, rc, &id);
+	th_store_stmt_done(s);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, "turn start", e);
+	out->turn_id = id;
+	out->epoch = TH_LEASE_FIRST;
+	return TH_OK;
 }
 
 th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_row *out,
@@ -248,24 +292,25 @@ th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_ro
 	return err;
 }
 
-th_err th_store_turn_finish(struct th_store *st, int64_t turn_id, int state, const char *error,
-                            struct th_error *e)
+th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int state,
+                            const char *error, struct th_error *e)
 {
 	if (state < 0 || state >= N_TURN_STATES)
-		return th_error_set(e, TH_EINVAL, "turn %lld: unknown state %d", (long long)turn_id,
-		                    state);
+		return th_error_set(e, TH_EINVAL, "turn %lld: unknown state %d",
+		                    (long long)l->turn_id, state);
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_TURN_FINISH,
-	                           "UPDATE turns SET state = ?2, error = ?3, updated_ms = ?4 "
-	                           "WHERE id = ?1",
+	                           "UPDATE turns SET state = ?3, error = ?4, updated_ms = ?5 "
+	                           "WHERE id = ?1 AND attempts = ?2 AND state = 'running'",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, turn_states[state], rc);
-	rc = th_bind_text(s, 3, error, rc);
-	rc = th_bind_i64(s, 4, th_now_ms(), rc);
-	return turn_update(st, s, rc, turn_id, "turn finish", e);
+	int rc = th_bind_i64(s, 1, l->turn_id, SQLITE_OK);
+	rc = th_bind_i64(s, 2, l->epoch, rc);
+	rc = th_bind_text(s, 3, turn_states[state], rc);
+	rc = th_bind_text(s, 4, error, rc);
+	rc = th_bind_i64(s, 5, th_now_ms(), rc);
+	return turn_cond_update(st, s, rc, l->turn_id, "lease no longer held; nothing written", e);
 }
 
 th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, struct th_error *e)
@@ -313,27 +358,39 @@ void th_turn_rows_free(struct th_turn_row *t, size_t n)
 	free(t);
 }
 
-th_err th_store_turns_expired(struct th_store *st, int64_t now_ms, int64_t queued_before_ms,
-                              int limit, struct th_turn_row **out, size_t *n, struct th_error *e)
+th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t now_ms,
+                              int64_t queued_before_ms, int limit, struct th_turn_row **out,
+                              size_t *n, struct th_error *e)
 {
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *s;
-	/* Each half is a range on its own index: (state, lease_until_ms) for running turns,
-	 * (state, updated_ms) for queued ones. */
-	th_err err = th_store_stmt(
-	    st, TH_STMT_TURNS_EXPIRED,
-	    "SELECT id, task_id, message_id, state, attempts, coalesce(lease_until_ms, 0), "
-	    "coalesce(worker_pid, 0), cut, error FROM ("
-	    "SELECT * FROM turns WHERE state = 'running' AND lease_until_ms < ?1 "
-	    "UNION ALL SELECT * FROM turns WHERE state = 'queued' AND updated_ms < ?2"
-	    ") ORDER BY id LIMIT ?3",
-	    &s, e);
+	/* Across tasks each half is a range on its own index: (state, lease_until_ms) for
+	 * running turns, (state, updated_ms) for queued ones; for one task, its live turns
+	 * on (task_id, state). */
+	th_err err =
+	    task_id == NULL
+	        ? th_store_stmt(st, TH_STMT_TURNS_EXPIRED,
+	                        "SELECT id, task_id, message_id, state, attempts, "
+	                        "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
+	                        "FROM (SELECT * FROM turns WHERE state = 'running' AND "
+	                        "lease_until_ms < ?1 UNION ALL SELECT * FROM turns WHERE "
+	                        "state = 'queued' AND updated_ms < ?2) ORDER BY id LIMIT ?3",
+	                        &s, e)
+	        : th_store_stmt(st, TH_STMT_TURNS_EXPIRED_TASK,
+	                        "SELECT id, task_id, message_id, state, attempts, "
+	                        "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
+	                        "FROM turns WHERE task_id = ?4 AND state IN ('running', 'queued') "
+	                        "AND ((state = 'running' AND lease_until_ms < ?1) OR "
+	                        "(state = 'queued' AND updated_ms < ?2)) ORDER BY id LIMIT ?3",
+	                        &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_i64(s, 1, now_ms, SQLITE_OK);
 	rc = th_bind_i64(s, 2, queued_before_ms, rc);
 	rc = th_bind_i64(s, 3, limit > 0 ? limit : -1, rc);
+	if (task_id != NULL)
+		rc = th_bind_text(s, 4, task_id, rc);
 	struct th_turn_row *v = NULL;
 	size_t cnt = 0, cap = 0;
 	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -370,46 +427,6 @@ th_err th_store_turns_expired(struct th_store *st, int64_t now_ms, int64_t queue
 	return TH_OK;
 }
 
-/* After a conditional UPDATE changed nothing: TH_ENOTFOUND for an unknown turn, else
- * TH_EINVAL naming its state and why (what). */
-static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *what,
-                           struct th_error *e)
-{
-	sqlite3_stmt *s;
-	th_err err =
-	    th_store_stmt(st, TH_STMT_TURN_STATE,
-	                  "SELECT state, coalesce(worker_pid, 0) FROM turns WHERE id = ?1", &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		const char *state = (const char *)sqlite3_column_text(s, 0);
-		err =
-		    th_error_set(e, TH_EINVAL, "turn %lld (%s, worker %d): %s", (long long)turn_id,
-		                 state != NULL ? state : "?", sqlite3_column_int(s, 1), what);
-	} else if (rc == SQLITE_DONE) {
-		err = th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
-	} else {
-		err = th_store_fail(st, rc, "turn state", e);
-	}
-	th_store_stmt_done(s);
-	return err;
-}
-
-/* Steps a conditional UPDATE on one turn; nothing changed -> turn_refused(what). */
-static th_err turn_cond_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
-                               const char *what, struct th_error *e)
-{
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, what, e);
-	if (sqlite3_changes(st->db) == 0)
-		return turn_refused(st, turn_id, what, e);
-	return TH_OK;
-}
-
 th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
                              struct th_error *e)
 {
@@ -429,41 +446,80 @@ th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_m
 }
 
 th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
-                              int64_t now_ms, struct th_error *e)
+                              int64_t now_ms, struct th_lease *out, struct th_error *e)
 {
+	out->turn_id = turn_id;
+	out->epoch = 0;
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_TURN_TAKEOVER,
 	                           "UPDATE turns SET state = 'running', worker_pid = ?2, "
 	                           "lease_until_ms = ?3, attempts = attempts + 1, updated_ms = ?4 "
 	                           "WHERE id = ?1 AND cut = 0 AND (state = 'queued' OR "
-	                           "(state = 'running' AND coalesce(lease_until_ms, 0) < ?5))",
+	                           "(state = 'running' AND coalesce(lease_until_ms, 0) < ?5)) "
+	                           "RETURNING attempts",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
-	int64_t now = th_now_ms();
+	int64_t now = th_now_ms(), epoch = 0;
 	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
 	rc = th_bind_i64(s, 2, pid, rc);
 	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
 	rc = th_bind_i64(s, 4, now, rc);
 	rc = th_bind_i64(s, 5, now_ms, rc);
-	return turn_cond_update(st, s, rc, turn_id, "held by a worker or ended; not taken over", e);
+	rc = th_step_returning(s, rc, &epoch);
+	th_store_stmt_done(s);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, "turn takeover", e);
+	if (epoch == 0)
+		return turn_refused(st, turn_id, "held by a worker or ended; not taken over", e);
+	out->epoch = (int)epoch;
+	return TH_OK;
 }
 
-th_err th_store_turn_renew(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
-                           struct th_error *e)
+th_err th_store_turn_hold(struct th_store *st, const struct th_lease *l, int lease_ms, int *held,
+                          struct th_error *e)
 {
+	*held = 0;
 	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_RENEW,
+	th_err err = th_store_stmt(st, TH_STMT_TURN_HOLD,
 	                           "UPDATE turns SET lease_until_ms = ?3, updated_ms = ?4 "
-	                           "WHERE id = ?1 AND state = 'running' AND cut = 0 "
-	                           "AND (?2 = 0 OR worker_pid = ?2)",
+	                           "WHERE id = ?1 AND attempts = ?2 AND state = 'running' "
+	                           "AND cut = 0",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
 	int64_t now = th_now_ms();
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, pid, rc);
+	int rc = th_bind_i64(s, 1, l->turn_id, SQLITE_OK);
+	rc = th_bind_i64(s, 2, l->epoch, rc);
 	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
 	rc = th_bind_i64(s, 4, now, rc);
-	return turn_cond_update(st, s, rc, turn_id, "no longer held by this worker; stop", e);
+	rc = th_step_done(s, rc);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, "turn lease", e);
+	*held = sqlite3_changes(st->db) == 1;
+	return TH_OK;
+}
+
+th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen,
+                             int64_t now_ms, const char *why, int *done, struct th_error *e)
+{
+	*done = 0;
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_TURN_GIVE_UP,
+	                           "UPDATE turns SET state = 'failed', error = ?3, updated_ms = ?4 "
+	                           "WHERE id = ?1 AND attempts = ?2 AND cut = 0 AND "
+	                           "(state = 'queued' OR (state = 'running' AND "
+	                           "coalesce(lease_until_ms, 0) < ?4))",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_i64(s, 1, seen->id, SQLITE_OK);
+	rc = th_bind_i64(s, 2, seen->attempts, rc);
+	rc = th_bind_text(s, 3, why, rc);
+	rc = th_bind_i64(s, 4, now_ms, rc);
+	rc = th_step_done(s, rc);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, "turn give up", e);
+	*done = sqlite3_changes(st->db) == 1;
+	return TH_OK;
 }

@@ -925,28 +925,28 @@ START_TEST(test_ctl4_unresolved_subtasks_follow_child_state)
 }
 END_TEST
 
-START_TEST(test_ctl3_turn_claim_cut_is_cut_finish)
+START_TEST(test_ctl3_turn_start_cut_is_cut_finish)
 {
 	struct th_store *st = open_store();
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");
 	add_task(st, "other");
-	int64_t t1, t2, t3;
-	ck_assert_int_eq(th_store_turn_create(st, "t", "m1", &t1, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_create(st, "t", "m2", &t2, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_create(st, "other", "m3", &t3, &e), TH_OK);
-	ck_assert_int_ne(t1, t2);
-	int64_t ghost = -1;
-	ck_assert_int_eq(th_store_turn_create(st, "ghost", "m", &ghost, &e), TH_ENOTFOUND);
-	ck_assert_int_eq(ghost, 0);
+	struct th_lease l1, l2, l3;
 	int64_t before = th_now_ms();
-	ck_assert_int_eq(th_store_turn_claim(st, t1, 4242, 30000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_finish(st, t2, TH_TURN_DONE, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m1", 4242, 30000, &l1, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m2", 4242, 30000, &l2, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_start(st, "other", "m3", 1, 1000, &l3, &e), TH_OK);
+	ck_assert_int_ne(l1.turn_id, l2.turn_id);
+	ck_assert_int_eq(l1.epoch, TH_LEASE_FIRST);
+	struct th_lease ghost = {-1, -1};
+	ck_assert_int_eq(th_store_turn_start(st, "ghost", "m", 1, 1000, &ghost, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(ghost.turn_id, 0);
+	ck_assert_int_eq(th_store_turn_finish(st, &l2, TH_TURN_DONE, NULL, &e), TH_OK);
 	commit(st);
 
 	struct th_turn_row r;
-	ck_assert_int_eq(th_store_turn_get(st, t1, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_get(st, l1.turn_id, &r, &e), TH_OK);
 	ck_assert_int_eq(r.state, TH_TURN_RUNNING);
 	ck_assert_int_eq(r.worker_pid, 4242);
 	ck_assert_int_eq(r.attempts, 1);
@@ -956,7 +956,7 @@ START_TEST(test_ctl3_turn_claim_cut_is_cut_finish)
 	ck_assert_int_eq(r.cut, 0);
 	ck_assert_ptr_null(r.error);
 	th_turn_row_free(&r);
-	ck_assert_int_eq(th_store_turn_is_cut(st, t1), 0);
+	ck_assert_int_eq(th_store_turn_is_cut(st, l1.turn_id), 0);
 
 	/* Another connection (another worker) cuts; the first sees it. */
 	struct th_store *other = open_store();
@@ -964,33 +964,150 @@ START_TEST(test_ctl3_turn_claim_cut_is_cut_finish)
 	int n = -1;
 	ck_assert_int_eq(th_store_turns_cut(other, "t", &n, &e), TH_OK);
 	commit(other);
-	ck_assert_int_eq(n, 1); /* t2 was done already */
+	ck_assert_int_eq(n, 1); /* m2's turn was done already */
 	th_store_close(other);
-	ck_assert_int_eq(th_store_turn_is_cut(st, t1), 1);
-	ck_assert_int_eq(th_store_turn_is_cut(st, t2), 0);
-	ck_assert_int_eq(th_store_turn_is_cut(st, t3), 0);
-	ck_assert_int_eq(th_store_turn_get(st, t1, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_is_cut(st, l1.turn_id), 1);
+	ck_assert_int_eq(th_store_turn_is_cut(st, l2.turn_id), 0);
+	ck_assert_int_eq(th_store_turn_is_cut(st, l3.turn_id), 0);
+	ck_assert_int_eq(th_store_turn_get(st, l1.turn_id, &r, &e), TH_OK);
 	ck_assert_int_eq(r.state, TH_TURN_CUT);
 	ck_assert_int_eq(r.cut, 1);
 	th_turn_row_free(&r);
 
 	begin(st);
-	ck_assert_int_eq(th_store_turn_claim(st, t3, 1, 1000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_claim(st, t3, 2, 1000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_finish(st, t3, TH_TURN_FAILED, "model timed out", &e),
+	ck_assert_int_eq(th_store_turn_finish(st, &l3, TH_TURN_FAILED, "model timed out", &e),
 	                 TH_OK);
-	ck_assert_int_eq(th_store_turn_finish(st, t3, 17, NULL, &e), TH_EINVAL);
-	ck_assert_int_eq(th_store_turn_finish(st, 999999, TH_TURN_DONE, NULL, &e), TH_ENOTFOUND);
-	ck_assert_int_eq(th_store_turn_claim(st, 999999, 1, 1000, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_turn_finish(st, &l3, 17, NULL, &e), TH_EINVAL);
+	struct th_lease nobody = {999999, 1};
+	ck_assert_int_eq(th_store_turn_finish(st, &nobody, TH_TURN_DONE, NULL, &e), TH_ENOTFOUND);
 	commit(st);
-	ck_assert_int_eq(th_store_turn_get(st, t3, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_get(st, l3.turn_id, &r, &e), TH_OK);
 	ck_assert_int_eq(r.state, TH_TURN_FAILED);
-	ck_assert_int_eq(r.attempts, 2);
-	ck_assert_int_eq(r.worker_pid, 2);
+	ck_assert_int_eq(r.attempts, 1);
 	ck_assert_str_eq(r.error, "model timed out");
 	th_turn_row_free(&r);
 	ck_assert_int_eq(th_store_turn_get(st, 999999, &r, &e), TH_ENOTFOUND);
 	ck_assert_int_eq(th_store_turn_is_cut(st, 999999), 0);
+	th_store_close(st);
+}
+END_TEST
+
+/* TURN-6: a holder whose lease was taken over (it stalled past its expiry) changes
+ * nothing about the turn: neither renewal nor finish, from its own connection; the new
+ * holder is never disturbed; a give-up of a turn taken over meanwhile does nothing. */
+START_TEST(test_turn6_stale_lease_holder_writes_nothing)
+{
+	struct th_store *st = open_store();     /* the stalled worker */
+	struct th_store *other = open_store();  /* the one that takes over */
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	struct th_lease old;
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m1", 100, 1000, &old, &e), TH_OK);
+	commit(st);
+	int64_t later = th_now_ms() + 60000; /* seen from after the lease ran out */
+
+	struct th_turn_row seen = {0};
+	struct th_turn_row *v;
+	size_t n;
+	ck_assert_int_eq(th_store_turns_expired(other, "t", later, 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	seen = v[0];
+	free(v);
+	struct th_lease fresh;
+	begin(other);
+	ck_assert_int_eq(th_store_turn_takeover(other, old.turn_id, 200, 60000, later, &fresh, &e),
+	                 TH_OK);
+	commit(other);
+	ck_assert_int_eq(fresh.turn_id, old.turn_id);
+	ck_assert_int_eq(fresh.epoch, old.epoch + 1);
+
+	/* The old holder wakes up: nothing it tries is applied. */
+	int held = -1;
+	begin(st);
+	ck_assert_int_eq(th_store_turn_hold(st, &old, 1000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 0);
+	ck_assert_int_eq(th_store_turn_finish(st, &old, TH_TURN_CUT, NULL, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_finish(st, &old, TH_TURN_DONE, NULL, &e), TH_EINVAL);
+	commit(st);
+	/* A recoverer that saw the turn expired before the takeover cannot fail it now. */
+	int done = -1;
+	begin(st);
+	ck_assert_int_eq(th_store_turn_give_up(st, &seen, later - 30000, "stopped", &done, &e),
+	                 TH_OK);
+	ck_assert_int_eq(done, 0);
+	commit(st);
+
+	struct th_turn_row r;
+	ck_assert_int_eq(th_store_turn_get(st, old.turn_id, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_RUNNING);
+	ck_assert_int_eq(r.attempts, fresh.epoch);
+	ck_assert_int_eq(r.worker_pid, 200);
+	ck_assert_int_ge(r.lease_until_ms, th_now_ms() + 50000);
+	ck_assert_int_eq(r.cut, 0);
+	th_turn_row_free(&r);
+
+	/* The new holder renews and finishes. */
+	begin(other);
+	ck_assert_int_eq(th_store_turn_hold(other, &fresh, 1000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 1);
+	ck_assert_int_eq(th_store_turn_finish(other, &fresh, TH_TURN_DONE, NULL, &e), TH_OK);
+	commit(other);
+	/* Finished: nobody holds it any more, and the old epoch stays refused. */
+	begin(st);
+	ck_assert_int_eq(th_store_turn_hold(st, &fresh, 1000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 0);
+	ck_assert_int_eq(th_store_turn_finish(st, &old, TH_TURN_FAILED, "late", &e), TH_EINVAL);
+	commit(st);
+	ck_assert_int_eq(th_store_turn_get(st, old.turn_id, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_DONE);
+	ck_assert_ptr_null(r.error);
+	th_turn_row_free(&r);
+	th_turn_row_free(&seen);
+	th_store_close(other);
+	th_store_close(st);
+}
+END_TEST
+
+/* TURN-4: giving up the last attempt of a turn still expired fails it exactly once. */
+START_TEST(test_turn4_give_up_only_while_expired)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	struct th_lease l;
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m1", 100, 1000, &l, &e), TH_OK);
+	commit(st);
+	struct th_turn_row *v;
+	size_t n;
+	int64_t now = th_now_ms();
+	/* Not expired yet: not listed, and a give-up is refused. */
+	ck_assert_int_eq(th_store_turns_expired(st, "t", now, 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	free(v);
+	int64_t later = now + 60000;
+	ck_assert_int_eq(th_store_turns_expired(st, "t", later, 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	int done = -1;
+	begin(st);
+	ck_assert_int_eq(th_store_turn_give_up(st, &v[0], now, "early", &done, &e), TH_OK);
+	ck_assert_int_eq(done, 0);
+	ck_assert_int_eq(th_store_turn_give_up(st, &v[0], later, "worker died", &done, &e), TH_OK);
+	ck_assert_int_eq(done, 1);
+	ck_assert_int_eq(th_store_turn_give_up(st, &v[0], later, "again", &done, &e), TH_OK);
+	ck_assert_int_eq(done, 0);
+	commit(st);
+	th_turn_rows_free(v, n);
+	struct th_turn_row r;
+	ck_assert_int_eq(th_store_turn_get(st, l.turn_id, &r, &e), TH_OK);
+	ck_assert_int_eq(r.state, TH_TURN_FAILED);
+	ck_assert_str_eq(r.error, "worker died");
+	th_turn_row_free(&r);
+	/* Other tasks' turns are not listed for a task. */
+	ck_assert_int_eq(th_store_turns_expired(st, "nope", later, later, 0, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 0);
+	free(v);
 	th_store_close(st);
 }
 END_TEST
@@ -1573,16 +1690,15 @@ START_TEST(test_turn4_expired_leases_listed)
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");
-	int64_t live, dead, queued, done;
-	ck_assert_int_eq(th_store_turn_create(st, "t", "m1", &live, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_create(st, "t", "m2", &dead, &e), TH_OK);
+	struct th_lease live, deadl, donel;
+	int64_t queued;
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m1", 100, 60000, &live, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m2", 200, 60000, &deadl, &e), TH_OK);
 	ck_assert_int_eq(th_store_turn_create(st, "t", "m3", &queued, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_create(st, "t", "m4", &done, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_claim(st, live, 100, 60000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_claim(st, dead, 200, 60000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_claim(st, done, 300, 1, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_finish(st, done, TH_TURN_DONE, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m4", 300, 1, &donel, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_finish(st, &donel, TH_TURN_DONE, NULL, &e), TH_OK);
 	commit(st);
+	int64_t dead = deadl.turn_id;
 	/* The worker of `dead` died: its lease ran out a minute ago. */
 	char sql[160];
 	snprintf(sql, sizeof sql, "UPDATE turns SET lease_until_ms = %lld WHERE id = %lld",
@@ -1593,7 +1709,7 @@ START_TEST(test_turn4_expired_leases_listed)
 	struct th_turn_row *v;
 	size_t n;
 	/* Queued turns left out (queued_before 0): only the expired running one. */
-	ck_assert_int_eq(th_store_turns_expired(st, now, 0, 0, &v, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_turns_expired(st, NULL, now, 0, 0, &v, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(v[0].id, dead);
 	ck_assert_int_eq(v[0].state, TH_TURN_RUNNING);
@@ -1603,43 +1719,49 @@ START_TEST(test_turn4_expired_leases_listed)
 	ck_assert_str_eq(v[0].message_id, "m2");
 	th_turn_rows_free(v, n);
 	/* Queued turns older than the threshold are listed too, in id order. */
-	ck_assert_int_eq(th_store_turns_expired(st, now, now + 1, 0, &v, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_turns_expired(st, NULL, now, now + 1, 0, &v, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(v[0].id, dead);
 	ck_assert_int_eq(v[1].id, queued);
 	ck_assert_int_eq(v[1].state, TH_TURN_QUEUED);
 	th_turn_rows_free(v, n);
-	ck_assert_int_eq(th_store_turns_expired(st, now, now + 1, 1, &v, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_turns_expired(st, NULL, now, now + 1, 1, &v, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 1);
 	th_turn_rows_free(v, n);
 	th_store_close(st);
 }
 END_TEST
 
-START_TEST(test_turn4_release_takeover_renew)
+START_TEST(test_turn4_release_takeover_hold)
 {
 	struct th_store *st = open_store();
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");
-	int64_t a, b;
-	ck_assert_int_eq(th_store_turn_create(st, "t", "m1", &a, &e), TH_OK);
+	struct th_lease a, l;
+	int64_t b;
+	ck_assert_int_eq(th_store_turn_start(st, "t", "m1", 100, 60000, &a, &e), TH_OK);
 	ck_assert_int_eq(th_store_turn_create(st, "t", "m2", &b, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_claim(st, a, 100, 60000, &e), TH_OK);
 	commit(st);
 	int64_t now = th_now_ms();
 
 	begin(st);
 	/* A held lease is neither released nor taken over. */
-	ck_assert_int_eq(th_store_turn_release(st, a, now, &e), TH_EINVAL);
-	ck_assert_int_eq(th_store_turn_takeover(st, a, 200, 1000, now, &e), TH_EINVAL);
-	/* Renewal by the holder works; by another worker it is refused. */
-	ck_assert_int_eq(th_store_turn_renew(st, a, 100, 120000, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_renew(st, a, 999, 120000, &e), TH_EINVAL);
-	ck_assert_int_eq(th_store_turn_renew(st, 424242, 0, 1000, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_turn_release(st, a.turn_id, now, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_takeover(st, a.turn_id, 200, 1000, now, &l, &e), TH_EINVAL);
+	ck_assert_int_eq(l.epoch, 0);
+	/* Renewal by the holder works; with another epoch it is refused. */
+	int held = -1;
+	ck_assert_int_eq(th_store_turn_hold(st, &a, 120000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 1);
+	struct th_lease wrong = {a.turn_id, a.epoch + 1}, none = {424242, 1};
+	ck_assert_int_eq(th_store_turn_hold(st, &wrong, 120000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 0);
+	ck_assert_int_eq(th_store_turn_hold(st, &none, 1000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 0);
 	commit(st);
 	struct th_turn_row r;
-	ck_assert_int_eq(th_store_turn_get(st, a, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_get(st, a.turn_id, &r, &e), TH_OK);
 	ck_assert_int_ge(r.lease_until_ms, now + 120000);
 	th_turn_row_free(&r);
 
@@ -1647,11 +1769,11 @@ START_TEST(test_turn4_release_takeover_renew)
 	 * the attempts; a second release finds nothing to do. */
 	int64_t later = now + 10 * 60 * 1000;
 	begin(st);
-	ck_assert_int_eq(th_store_turn_release(st, a, later, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_release(st, a, later, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_release(st, a.turn_id, later, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_release(st, a.turn_id, later, &e), TH_EINVAL);
 	ck_assert_int_eq(th_store_turn_release(st, 424242, later, &e), TH_ENOTFOUND);
 	commit(st);
-	ck_assert_int_eq(th_store_turn_get(st, a, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_get(st, a.turn_id, &r, &e), TH_OK);
 	ck_assert_int_eq(r.state, TH_TURN_QUEUED);
 	ck_assert_int_eq(r.attempts, 1);
 	ck_assert_int_eq(r.worker_pid, 0);
@@ -1659,16 +1781,20 @@ START_TEST(test_turn4_release_takeover_renew)
 	th_turn_row_free(&r);
 	/* The holder that lost it can no longer renew. */
 	begin(st);
-	ck_assert_int_eq(th_store_turn_renew(st, a, 100, 1000, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_hold(st, &a, 1000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 0);
 	commit(st);
 
-	/* Takeover: a queued turn, then an expired running one; only one taker wins. */
+	/* Takeover: a queued turn, then an expired running one; only one taker wins, and
+	 * each gets the next epoch. */
 	begin(st);
-	ck_assert_int_eq(th_store_turn_takeover(st, a, 200, 60000, now, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_takeover(st, a, 300, 60000, now, &e), TH_EINVAL);
-	ck_assert_int_eq(th_store_turn_takeover(st, a, 300, 60000, later, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_takeover(st, a.turn_id, 200, 60000, now, &l, &e), TH_OK);
+	ck_assert_int_eq(l.epoch, 2);
+	ck_assert_int_eq(th_store_turn_takeover(st, a.turn_id, 300, 60000, now, &l, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_takeover(st, a.turn_id, 300, 60000, later, &l, &e), TH_OK);
+	ck_assert_int_eq(l.epoch, 3);
 	commit(st);
-	ck_assert_int_eq(th_store_turn_get(st, a, &r, &e), TH_OK);
+	ck_assert_int_eq(th_store_turn_get(st, a.turn_id, &r, &e), TH_OK);
 	ck_assert_int_eq(r.state, TH_TURN_RUNNING);
 	ck_assert_int_eq(r.worker_pid, 300);
 	ck_assert_int_eq(r.attempts, 3);
@@ -1677,9 +1803,10 @@ START_TEST(test_turn4_release_takeover_renew)
 	/* A cut turn is never taken over nor renewed (CTL-3). */
 	begin(st);
 	ck_assert_int_eq(th_store_turns_cut(st, "t", NULL, &e), TH_OK);
-	ck_assert_int_eq(th_store_turn_takeover(st, b, 400, 1000, later, &e), TH_EINVAL);
-	ck_assert_int_eq(th_store_turn_renew(st, a, 300, 1000, &e), TH_EINVAL);
-	ck_assert_int_eq(th_store_turn_takeover(st, 424242, 1, 1000, later, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_turn_takeover(st, b, 400, 1000, later, &l, &e), TH_EINVAL);
+	ck_assert_int_eq(th_store_turn_hold(st, &l, 1000, &held, &e), TH_OK);
+	ck_assert_int_eq(held, 0);
+	ck_assert_int_eq(th_store_turn_takeover(st, 424242, 1, 1000, later, &l, &e), TH_ENOTFOUND);
 	commit(st);
 	th_store_close(st);
 }
@@ -2066,7 +2193,9 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_stream5_message_append_duplicate_and_history_limit);
 	tcase_add_test(tc, test_artifact_put_replaces_and_keeps_order);
 	tcase_add_test(tc, test_ctl4_unresolved_subtasks_follow_child_state);
-	tcase_add_test(tc, test_ctl3_turn_claim_cut_is_cut_finish);
+	tcase_add_test(tc, test_ctl3_turn_start_cut_is_cut_finish);
+	tcase_add_test(tc, test_turn6_stale_lease_holder_writes_nothing);
+	tcase_add_test(tc, test_turn4_give_up_only_while_expired);
 	tcase_add_test(tc, test_store1_migrating_v1_to_v2_keeps_data);
 	tcase_add_test(tc, test_ch2_membership_task_channel_and_side_channel);
 	tcase_add_test(tc, test_ch3_channel_messages_append_in_order_per_channel);
@@ -2077,7 +2206,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_task4_subtask_numbers_never_reused_and_parent);
 	tcase_add_test(tc, test_ui1_a2ui_registry_and_artifact_numbers);
 	tcase_add_test(tc, test_turn4_expired_leases_listed);
-	tcase_add_test(tc, test_turn4_release_takeover_renew);
+	tcase_add_test(tc, test_turn4_release_takeover_hold);
 	tcase_add_test(tc, test_push1_configs_per_task_and_participant);
 	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
 	tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);
