@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "http/http.h"
 #include "push/push.h"
+#include "store/store.h"
 #include "util/jsonx.h"
 
 /* How long a worker spends delivering queued push notifications after a request. */
@@ -63,6 +64,7 @@ static int serve_cgi(void)
 	fflush(stdout);
 	th_app_run_pending(&app);
 	th_push_deliver_due(&app, PUSH_BUDGET_MS);
+	th_store_wal_tend(app.store);
 	th_app_close(&app);
 	return 0;
 }
@@ -87,6 +89,8 @@ static int serve_fcgi(void)
 		FCGX_Finish_r(&req);
 		th_app_run_pending(&app);
 		th_push_deliver_due(&app, PUSH_BUDGET_MS);
+		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
+		th_store_wal_tend(app.store);
 	}
 	th_app_close(&app);
 	return 0;

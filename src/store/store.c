@@ -416,6 +416,54 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 	return th_store_commit(st, e);
 }
 
+/* After every commit of this connection, with the WAL's frame count: a note for
+ * th_store_wal_tend, which checkpoints after the response instead of in the commit. */
+static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	(void)db;
+	(void)name;
+	struct th_store *st = arg;
+	st->wal_frames = frames;
+	return SQLITE_OK;
+}
+
+int th_store_wal_frames(struct th_store *st)
+{
+	return st->wal_frames;
+}
+
+int th_store_wal_tend(struct th_store *st)
+{
+	if (st == NULL || st->wal_frames < TH_WAL_CHECKPOINT_FRAMES ||
+	    !sqlite3_get_autocommit(st->db))
+		return 0;
+	/* A reader that stays (an operator's open sqlite3 session) must not cost every
+	 * request the wait: after a failure, try again a second later. */
+	int64_t now = th_mono_ms();
+	if (now < st->wal_retry_ms)
+		return 0;
+	/* Another worker may have truncated it since our commit: a stat is cheaper than
+	 * taking the writer lock to find an empty WAL. */
+	struct stat sb;
+	if (stat(st->wal_path, &sb) == 0 && sb.st_size < (off_t)TH_WAL_CHECKPOINT_FRAMES * 4096) {
+		st->wal_frames = 0;
+		return 0;
+	}
+	/* TRUNCATE waits (through the busy handler) for the writer lock and then for every
+	 * reader to leave the WAL, which is what a passive checkpoint never does. A short
+	 * wait: the worker has answered already, but other workers' writes queue behind it. */
+	sqlite3_busy_timeout(st->db, TH_WAL_TEND_WAIT_MS);
+	int log = -1, done = -1;
+	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	sqlite3_busy_timeout(st->db, st->busy_timeout_ms);
+	if (rc != SQLITE_OK) {
+		st->wal_retry_ms = now + TH_WAL_RETRY_MS;
+		return 0;
+	}
+	st->wal_frames = 0;
+	return 1;
+}
+
 th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e)
 {
 	*out = NULL;
@@ -425,7 +473,13 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	if (st == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path);
 	st->path = strdup(o->path);
-	if (st->path == NULL) {
+	size_t wal_len = strlen(o->path) + sizeof "-wal";
+	st->wal_path = malloc(wal_len);
+	if (st->wal_path != NULL)
+		snprintf(st->wal_path, wal_len, "%s-wal", o->path);
+	if (st->path == NULL || st->wal_path == NULL) {
+		free(st->path);
+		free(st->wal_path);
 		free(st);
 		return th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path);
 	}
@@ -448,8 +502,10 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_timeout(st->db,
-	                     o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS);
+	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
+	sqlite3_busy_timeout(st->db, st->busy_timeout_ms);
+	/* Replaces SQLite's own autocheckpoint (STORE-5, th_store_wal_tend). */
+	sqlite3_wal_hook(st->db, wal_hook, st);
 
 	err = check_identity(st, e);
 	if (err == TH_OK)
@@ -460,6 +516,11 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 		    "synchronous", e);
 	if (err == TH_OK)
 		err = ensure_wal(st, e);
+	if (err == TH_OK) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %d", TH_WAL_SIZE_LIMIT);
+		err = exec(st, sql, "journal_size_limit", e);
+	}
 	if (err == TH_OK)
 		err = migrate(st, e);
 	if (err != TH_OK)
@@ -483,6 +544,7 @@ void th_store_close(struct th_store *st)
 		sqlite3_close_v2(st->db);
 	}
 	free(st->path);
+	free(st->wal_path);
 	free(st);
 }
 

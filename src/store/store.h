@@ -37,6 +37,28 @@ int th_store_schema_version(void);
 /* The raw handle, for tests and the `tasks` CLI only. */
 sqlite3 *th_store_db(struct th_store *st);
 
+/* STORE-5: the WAL stays bounded. SQLite's own autocheckpoint is a passive checkpoint
+ * run inside the commit that crosses 1000 frames; it never restarts a WAL that
+ * overlapping readers keep in use, so under steady load from several workers the WAL
+ * grew without end. Instead the WAL hook only notes the WAL's size, and once it holds
+ * TH_WAL_CHECKPOINT_FRAMES frames the worker, after its response, runs
+ * th_store_wal_tend: a TRUNCATE checkpoint that waits at most TH_WAL_TEND_WAIT_MS for
+ * the writer lock and for readers to leave the WAL. One worker checkpoints at a time;
+ * the others find it busy and skip. journal_size_limit caps what a WAL that was
+ * restarted rather than truncated keeps on disk. docs/store.md has the policy. */
+#define TH_WAL_CHECKPOINT_FRAMES 4096
+#define TH_WAL_TEND_WAIT_MS 250
+#define TH_WAL_SIZE_LIMIT (16 * 1024 * 1024)
+#define TH_WAL_RETRY_MS 1000
+
+/* Checkpoints and truncates the WAL when this connection's last commit left it with
+ * TH_WAL_CHECKPOINT_FRAMES frames or more (a no-op otherwise, inside a transaction, or
+ * within TH_WAL_RETRY_MS of a failed try). Returns 1 when it truncated the WAL, 0 when
+ * there was nothing to do or it stayed busy (tried again after a later commit). */
+int th_store_wal_tend(struct th_store *st);
+/* Frames in the WAL after this connection's last commit (0 before any). */
+int th_store_wal_frames(struct th_store *st);
+
 /* BEGIN IMMEDIATE, retried with randomised back-off when SQLITE_BUSY outlives the
  * busy timeout; TH_EBUSY only after every retry failed. */
 th_err th_store_begin(struct th_store *st, struct th_error *e);

@@ -98,8 +98,15 @@ enum th_stmt_id {
 struct th_store {
 	sqlite3 *db;                        /* sqlite3_close_v2 (th_store_close) */
 	char *path;                         /* free (th_store_close) */
+	char *wal_path;                     /* path + "-wal"; free (th_store_close) */
 	sqlite3_stmt *stmt[TH_STMT_COUNT_]; /* sqlite3_finalize each (th_store_close) */
 	uint64_t rng;                       /* back-off jitter state, seeded per process */
+	int busy_timeout_ms;                /* the configured busy timeout, restored after
+	                                       th_store_wal_tend's shorter one */
+	int wal_frames;                     /* frames in the WAL after this connection's
+	                                       last commit (the WAL hook) */
+	int64_t wal_retry_ms;               /* monotonic time before which a failed reset
+	                                       is not tried again */
 };
 
 /* The cached statement id into *out, prepared from sql on first use (each call site

@@ -1112,6 +1112,57 @@ START_TEST(test_turn4_give_up_only_while_expired)
 }
 END_TEST
 
+/* STORE-5: a WAL grown past TH_WAL_CHECKPOINT_FRAMES is checkpointed and truncated by
+ * th_store_wal_tend, unless a reader keeps using it; then it is tried again later. */
+START_TEST(test_store5_wal_tend_truncates_unless_pinned)
+{
+	struct th_store *st = open_store();
+	struct th_store *reader = open_store();
+	char wal[sizeof dbpath + 8];
+	snprintf(wal, sizeof wal, "%s-wal", dbpath);
+	sqlite3 *db = th_store_db(st);
+	ck_assert_int_eq(th_store_wal_tend(st), 0); /* nothing to do yet */
+	/* A reader holds a snapshot while 20 MB (some 4,900 frames) are committed. */
+	sqlite3 *rdb = th_store_db(reader);
+	ck_assert_int_eq(sqlite3_exec(rdb, "BEGIN; SELECT count(*) FROM tasks", NULL, NULL, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db,
+	                              "CREATE TABLE junk (x BLOB); "
+	                              "INSERT INTO junk VALUES (randomblob(20000000))",
+	                              NULL, NULL, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_ge(th_store_wal_frames(st), TH_WAL_CHECKPOINT_FRAMES);
+	struct stat sb;
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_int_gt(sb.st_size, 20000000);
+	/* Pinned: the try fails within its wait, and the WAL is still there. */
+	int64_t t0 = th_mono_ms();
+	ck_assert_int_eq(th_store_wal_tend(st), 0);
+	ck_assert_int_lt(th_mono_ms() - t0, 5 * TH_WAL_TEND_WAIT_MS);
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_int_gt(sb.st_size, 20000000);
+	ck_assert_int_eq(sqlite3_exec(rdb, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	/* Not tried again at once after a failure. */
+	ck_assert_int_eq(th_store_wal_tend(st), 0);
+	usleep((TH_WAL_RETRY_MS + 50) * 1000);
+	ck_assert_int_eq(th_store_wal_tend(st), 1);
+	ck_assert_int_eq(stat(wal, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 0);
+	ck_assert_int_eq(th_store_wal_frames(st), 0);
+	/* Everything is in the database file now. */
+	int64_t n = -1;
+	sqlite3_stmt *q;
+	ck_assert_int_eq(sqlite3_prepare_v2(rdb, "SELECT length(x) FROM junk", -1, &q, NULL),
+	                 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	n = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	ck_assert_int_eq(n, 20000000);
+	th_store_close(reader);
+	th_store_close(st);
+}
+END_TEST
+
 /* ---- 002: migration from version 1 ------------------------------------------------------ */
 
 START_TEST(test_store1_migrating_v1_to_v2_keeps_data)
@@ -2175,6 +2226,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_store1_open_creates_and_migrates);
 	tcase_add_test(tc, test_store1_sync_full_option);
 	tcase_add_test(tc, test_store1_reopen_is_idempotent);
+	tcase_add_test(tc, test_store5_wal_tend_truncates_unless_pinned);
 	tcase_add_test(tc, test_store1_newer_schema_is_refused);
 	tcase_add_test(tc, test_store1_foreign_application_id_is_refused);
 	tcase_add_test(tc, test_store1_unmarked_foreign_db_is_refused);
