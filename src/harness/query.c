@@ -95,10 +95,16 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	struct th_task_row *rows = NULL;
 	size_t n = 0;
 	int64_t total = 0;
-	th_err rc = th_store_task_list(app->store, &q, &rows, &n, &total, e);
+	/* One snapshot for the page, its totalSize and every task view in it (TURN-7). */
+	int began = 0;
+	th_err rc = th_store_read_begin(app->store, &began, e);
+	if (rc == TH_OK)
+		rc = th_store_task_list(app->store, &q, &rows, &n, &total, e);
 	free(cursor_id);
-	if (rc != TH_OK)
+	if (rc != TH_OK) {
+		th_store_read_end(app->store, began);
 		return rc;
+	}
 	size_t shown = n > (size_t)req->page_size ? (size_t)req->page_size : n;
 	/* Listing many tasks with their whole history would be large: history only when
 	 * asked for (docs/decisions/decision-003-list-history.md). */
@@ -118,6 +124,7 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 		*response = th_a2a_list_response(tasks, next ? next : "", req->page_size, (int)total);
 		tasks = NULL;
 	}
+	th_store_read_end(app->store, began);
 	json_object_put(tasks);
 	free(next);
 	th_task_rows_free(rows, n);

@@ -51,11 +51,16 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, const char 
 {
 	struct th_task_row row = {0};
 	json_object *task = NULL;
-	th_err rc = th_store_task_get(app->store, task_id, &row, e);
+	/* One snapshot, so the Task event and its seq agree (TURN-7, STREAM-4). */
+	int began = 0;
+	th_err rc = th_store_read_begin(app->store, &began, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
 	if (rc == TH_ENOTFOUND)
 		rc = th_access_not_found(task_id, e);
 	if (rc == TH_OK)
 		rc = th_view_task(app->store, &row, viewer, history, 1, &task, e);
+	th_store_read_end(app->store, began);
 	if (rc == TH_OK) {
 		json_object *ev = json_object_new_object();
 		json_object_object_add(ev, "task", task);

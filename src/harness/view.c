@@ -218,11 +218,15 @@ th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewe
                           struct th_error *e)
 {
 	struct th_task_row row = {0};
-	th_err rc = th_store_task_get(st, id, &row, e);
-	if (rc == TH_ENOTFOUND)
-		return th_access_not_found(id, e);
+	int began = 0;
+	th_err rc = th_store_read_begin(st, &began, e);
 	if (rc == TH_OK)
+		rc = th_store_task_get(st, id, &row, e);
+	if (rc == TH_ENOTFOUND)
+		rc = th_access_not_found(id, e);
+	else if (rc == TH_OK)
 		rc = th_view_task(st, &row, viewer, history_length, include_artifacts, out, e);
+	th_store_read_end(st, began);
 	th_task_row_free(&row);
 	return rc;
 }

@@ -591,6 +591,30 @@ th_err th_store_commit(struct th_store *st, struct th_error *e)
 	return err;
 }
 
+th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
+{
+	*began = 0;
+	if (!sqlite3_get_autocommit(st->db))
+		return TH_OK;
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_BEGIN_READ, "BEGIN", &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = sqlite3_step(s);
+	th_store_stmt_done(s);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, "BEGIN", e);
+	*began = 1;
+	return TH_OK;
+}
+
+void th_store_read_end(struct th_store *st, int began)
+{
+	/* Ending a read transaction has nothing to undo: a rollback cannot fail it. */
+	if (began)
+		th_store_rollback(st);
+}
+
 void th_store_rollback(struct th_store *st)
 {
 	if (st == NULL || st->db == NULL || sqlite3_get_autocommit(st->db))

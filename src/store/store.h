@@ -63,6 +63,11 @@ int th_store_wal_frames(struct th_store *st);
  * busy timeout; TH_EBUSY only after every retry failed. */
 th_err th_store_begin(struct th_store *st, struct th_error *e);
 th_err th_store_commit(struct th_store *st, struct th_error *e);
+/* A read transaction, so that several SELECTs see one snapshot (TURN-7: a task view is
+ * never torn by another worker's commit). Inside a transaction already open it does
+ * nothing; *began tells th_store_read_end whether to end one. */
+th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e);
+void th_store_read_end(struct th_store *st, int began);
 void th_store_rollback(struct th_store *st); /* safe to call when no transaction is open */
 
 /* ---- tasks ------------------------------------------------------------- */

@@ -34,3 +34,12 @@ EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh tests/lib/scen
 # A real model program (the exec backend) behind lighttpd: intrinsic tools, CTL-7.
 TESTS += tests/integration/models.sh
 EXTRA_DIST += tests/integration/models.sh
+# Fenced turn leases through lighttpd: a worker stopped past its lease while `recover`
+# takes its turn over, and a turn whose settle waits for the write lock past its lease
+# (TURN-6, TURN-4, TURN-7).
+TESTS += tests/integration/lease.sh
+EXTRA_DIST += tests/integration/lease.sh
+# The WAL stays under 64 MiB under sustained SendMessage load from wrk (4 workers,
+# TH_WAL_SOAK_SECONDS, default 20 s); skips when wrk is missing (STORE-5).
+TESTS += tests/integration/wal_soak.sh
+EXTRA_DIST += tests/integration/wal_soak.sh tests/integration/wal_soak.lua

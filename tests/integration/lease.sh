@@ -1,0 +1,323 @@
+#!/bin/sh
+# Integration test: fenced turn leases (TURN-6, TURN-4, TURN-7) through lighttpd
+# (tests/lib/server.sh) with 2 FastCGI workers, the echo model sleeping
+# TINY_HARNESS_ECHO_DELAY_MS (3000) per turn, a 1000 ms lease and 3 attempts.
+#
+#  a. Stall: the worker running a follow-up's turn is SIGSTOPped (only that pid, after
+#     checking it is a child of our lighttpd) until its lease has expired; `tiny-harness
+#     recover` takes the turn over; then the worker is SIGCONTed. The worker that lost its
+#     lease must change nothing: the taker's turn ends `done` and the task parks.
+#  b. Lock wait: ~200 ms before a follow-up's echo delay ends, a separate sqlite3
+#     connection holds the write lock (BEGIN IMMEDIATE) for 3 s, past the lease. While it
+#     is held (after the lease expired) a GetTask is sent and `tiny-harness recover` is
+#     started; after the lock is released everything settles.
+#
+# After each scenario, each its own check:
+#  - no task in the database is TASK_STATE_WORKING without a live turn (queued, or
+#    running with lease_until_ms in the future);
+#  - the follow-up is in the history exactly once;
+#  - one agent reply per accepted user message (or the task FAILED with a reason);
+#  - no reply text appears twice;
+#  - the final state is TASK_STATE_INPUT_REQUIRED (or FAILED with a reason);
+#  - the follow-up's turn ended `done` (taken over: by the taker), never `cut` by the
+#    worker that lost its lease.
+# In b also: the GetTask answered without waiting for a model turn (TURN-7: a read never
+# runs one; it answers in less than the echo delay, though it may wait for the lock).
+# A stopped worker is always SIGCONTed at exit; only processes of this script are signalled.
+# Bounded: each wait is capped (15 s to settle); about 30 s in all.
+# TAP output; 77 (skip) when lighttpd, curl, jq or sqlite3 is missing.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+: "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
+
+[ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
+require_lighttpd
+require_tools curl jq sqlite3
+
+scratch th-lease
+BG=
+STOPPED=
+# A worker this script stopped is resumed first (a stopped process would not act on the
+# SIGTERM that stops lighttpd's workers); then the background processes of this script
+# (by pid) end.
+on_exit '[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null'
+on_exit 'for p in $BG; do kill "$p" 2>/dev/null; done'
+
+DELAY=${TH_LEASE_ECHO_DELAY_MS:-3000}
+LEASE=1000
+HOLD=3 # seconds the write lock is held in b
+export TINY_HARNESS_ECHO_DELAY_MS=$DELAY
+export TINY_HARNESS_TURN_LEASE_MS=$LEASE
+export TINY_HARNESS_TURN_MAX_ATTEMPTS=3
+BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
+DB=$T/srv/tiny-harness.db
+LPID=$(cat "$T/srv/lighttpd.pid")
+export TINY_HARNESS_DB=$DB
+echo "# lighttpd at $BASE (2 workers, echo delay $DELAY ms, lease $LEASE ms, 3 attempts)"
+
+# A failing check shows what it was about (REQ_DESC) and the task's turns and history.
+CUR_TASK=
+tap_details() {
+	echo "#   context: ${REQ_DESC:-}"
+	[ -n "$CUR_TASK" ] || return 0
+	echo "#   task: $(sq "SELECT state || ' ' || coalesce(json_extract(status_message_json, '$.parts[0].text'), '') FROM tasks WHERE id = '$CUR_TASK'")"
+	sq "SELECT 'turn ' || id || ' ' || message_id || ': ' || state || ', cut ' || cut || ', attempts ' || attempts || ', worker ' || coalesce(worker_pid, '-') || ', lease ' || coalesce(lease_until_ms, '-') || coalesce(', error ' || error, '') FROM turns WHERE task_id = '$CUR_TASK' ORDER BY id" |
+		sed 's/^/#   /'
+	sq "SELECT 'message ' || pos || ' ' || role || ' ' || message_id || ': ' || substr(coalesce(json_extract(json, '$.parts[0].text'), ''), 1, 80) FROM messages WHERE task_id = '$CUR_TASK' ORDER BY pos" |
+		sed 's/^/#   /'
+}
+
+# Background request to the server; output in $T/bg.NAME, "status seconds" in
+# $T/bg.NAME.status; pid in LAST_BG and BG.
+bg_post() { # bg_post NAME BODY
+	curl -s -o "$T/bg.$1" -w '%{http_code} %{time_total}' --max-time 30 -H 'A2A-Version: 1.0' \
+		-H 'X-Participant-Id: alice' -H 'Content-Type: application/json' --data-binary "$2" \
+		"$BASE" >"$T/bg.$1.status" 2>/dev/null &
+	LAST_BG=$!
+	BG="$BG $LAST_BG"
+}
+
+# wait_gone PID TENTHS — until PID has ended (bounded); reaps it, its exit status in
+# GONE_RC. False when it is still running.
+wait_gone() {
+	local i=0
+	GONE_RC=
+	while alive "$1" && [ $i -lt "$2" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	alive "$1" && return 1
+	wait "$1" 2>/dev/null
+	GONE_RC=$?
+	return 0
+}
+
+# turn_row TASK MESSAGE-ID — "state|cut|attempts|worker_pid|lease_until_ms" of the
+# message's latest turn.
+turn_row() {
+	sq "SELECT state || '|' || cut || '|' || attempts || '|' || coalesce(worker_pid, 0) || '|' || coalesce(lease_until_ms, 0) FROM turns WHERE task_id = '$1' AND message_id = '$2' ORDER BY id DESC LIMIT 1"
+}
+field() { echo "$1" | cut -d'|' -f"$2"; }
+
+# wait_turn TASK MESSAGE-ID STATE [PID] — poll (5 s) until the message's latest turn is
+# in STATE (and held by PID when given); TURN_PID is its worker_pid.
+wait_turn() {
+	local i=0 row
+	TURN_PID=
+	while [ $i -lt 100 ]; do
+		row=$(turn_row "$1" "$2")
+		if [ "$(field "$row" 1)" = "$3" ] && { [ -z "${4:-}" ] || [ "$(field "$row" 4)" = "$4" ]; }; then
+			TURN_PID=$(field "$row" 4)
+			return 0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_lease TASK MESSAGE-ID — until the latest turn's lease has expired (bounded 5 s).
+wait_lease() {
+	local i=0 until
+	until=$(field "$(turn_row "$1" "$2")" 5)
+	while [ "$(now_ms)" -le "${until:-0}" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(now_ms)" -gt "${until:-0}" ]
+}
+
+# our_worker PID — PID is a FastCGI worker of our lighttpd (its child running tiny-harness).
+our_worker() {
+	local ppid comm
+	ppid=$(awk '{ print $4 }' "/proc/$1/stat" 2>/dev/null)
+	comm=$(cat "/proc/$1/comm" 2>/dev/null)
+	[ -n "$1" ] && [ "$ppid" = "$LPID" ] && [ "${comm#tiny-harness}" != "$comm" ]
+}
+
+# settle TASK — until no turn of TASK is queued or running (bounded 15 s).
+settle() {
+	local i=0
+	while [ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '$1' AND state IN ('queued', 'running')")" != 0 ] &&
+		[ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ $i -lt 150 ]
+}
+
+new_task() { # new_task MESSAGE-ID TEXT — sets TASK (blocking: its first turn has run)
+	http POST / "$(rpc 1 SendMessage "$(msg "$1" "$2")")"
+	TASK=$(jqb .result.task.id)
+	[ -n "$TASK" ] && [ "$TASK" != null ] || bail "could not create a task: $(head -c 300 "$T/body")"
+	CUR_TASK=$TASK
+}
+
+# invariants TAG TASK MESSAGE-ID TEXT — the checks every scenario ends with.
+invariants() {
+	local tag=$1 task=$2 mid=$3 text=$4 now orphans copies users agents replies dups state reason
+	now=$(now_ms)
+	orphans=$(sq "SELECT group_concat(t.id || ' (turns: ' || coalesce((SELECT group_concat(u.state || '/lease ' || coalesce(u.lease_until_ms, '-'), ', ') FROM turns u WHERE u.task_id = t.id), 'none') || ')', '; ') FROM tasks t WHERE t.state = 'TASK_STATE_WORKING' AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.task_id = t.id AND (u.state = 'queued' OR (u.state = 'running' AND u.lease_until_ms > $now)))")
+	REQ_DESC="$tag: tasks WORKING without a queued turn or a running one leased past $now: ${orphans:-none}"
+	check "TURN-6 TURN-4 ($tag) no task in the database is TASK_STATE_WORKING without a live turn (queued, or running with an unexpired lease)" \
+		'[ -z "$orphans" ]'
+
+	copies=$(sq "SELECT COUNT(*) FROM messages WHERE task_id = '$task' AND message_id = '$mid'")
+	REQ_DESC="$tag: copies of $mid in the history of $task: $copies"
+	check "TURN-4 ($tag) the follow-up $mid is in the task's history exactly once ($copies)" '[ "$copies" = 1 ]'
+
+	state=$(sq "SELECT state FROM tasks WHERE id = '$task'")
+	reason=$(sq "SELECT coalesce(json_extract(status_message_json, '$.parts[0].text'), '') FROM tasks WHERE id = '$task'")
+	users=$(sq "SELECT COUNT(*) FROM messages WHERE task_id = '$task' AND role = 'ROLE_USER'")
+	agents=$(sq "SELECT COUNT(*) FROM messages WHERE task_id = '$task' AND role = 'ROLE_AGENT'")
+	replies=$(sq "SELECT COUNT(*) FROM messages WHERE task_id = '$task' AND role = 'ROLE_AGENT' AND json_extract(json, '$.parts[0].text') = 'echo: $text'")
+	REQ_DESC="$tag: task $task $state; $users user messages, $agents agent messages, $replies replies quoting '$text'; status text '$reason'"
+	if [ "$state" = TASK_STATE_FAILED ]; then
+		check "TURN-6 ($tag) one agent reply per accepted user message, or FAILED with a reason (users $users, agents $agents, FAILED: '$reason')" \
+			'[ -n "$reason" ]' '[ "$agents" -le "$users" ]' '[ "$replies" -le 1 ]'
+	else
+		check "TURN-6 ($tag) exactly one agent reply per accepted user message (users $users, agents $agents, replies to $mid $replies)" \
+			'[ "$users" -gt 0 ]' '[ "$agents" = "$users" ]' '[ "$replies" = 1 ]'
+	fi
+
+	dups=$(sq "SELECT group_concat(x, '; ') FROM (SELECT json_extract(json, '$.parts[0].text') || ' x' || COUNT(*) AS x FROM messages WHERE task_id = '$task' AND role = 'ROLE_AGENT' GROUP BY json_extract(json, '$.parts[0].text') HAVING COUNT(*) > 1)")
+	REQ_DESC="$tag: agent texts stored more than once: ${dups:-none}"
+	check "TURN-6 ($tag) no reply text appears twice in the task's history" '[ -z "$dups" ]'
+
+	REQ_DESC="$tag: task $task $state, status text '$reason'"
+	check "TURN-6 TURN-4 ($tag) the task ends TASK_STATE_INPUT_REQUIRED, or TASK_STATE_FAILED with a reason (it is $state)" \
+		'[ "$state" = TASK_STATE_INPUT_REQUIRED ] || { [ "$state" = TASK_STATE_FAILED ] && [ -n "$reason" ]; }'
+}
+
+# ================================================================== a. stall
+new_task la-m1 "lease stall first"
+bg_post la "$(rpc 2 SendMessage "$(msg la-m2 "stalled follow-up" "$TASK")")"
+SEND_BG=$LAST_BG
+wait_turn "$TASK" la-m2 running
+P=$TURN_PID
+stopped=1
+if our_worker "$P" && kill -STOP "$P"; then
+	STOPPED=$P
+	stopped=0
+fi
+echo "# a: task $TASK, follow-up la-m2 running in worker $P; SIGSTOP $P (rc $stopped)"
+sleep 1.5
+wait_lease "$TASK" la-m2
+expired=$?
+"$TH_BIN" recover >"$T/recover.a" 2>&1 &
+RPID=$!
+BG="$BG $RPID"
+# `recover` takes the turn over: the turn is running in its process.
+wait_turn "$TASK" la-m2 running "$RPID"
+took=$?
+took_row=$(turn_row "$TASK" la-m2)
+[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null
+STOPPED=
+echo "# a: lease expired ($expired), recover $RPID took over ($took: $took_row); SIGCONT $P"
+REQ_DESC="a: worker $P (our lighttpd's child: $(our_worker "$P" && echo yes || echo no)) SIGSTOPped past its lease; recover $RPID; turn after the takeover: $took_row"
+check "TURN-6 TURN-4 (a) set-up: worker $P ran la-m2's turn, was stopped past its lease, and 'tiny-harness recover' ($RPID) took the turn over (attempts 2)" \
+	'[ -n "$P" ] && [ "$P" -gt 0 ]' '[ "$stopped" = 0 ]' '[ "$expired" = 0 ]' '[ "$took" = 0 ]' \
+	'[ "$(field "$took_row" 3)" = 2 ]'
+wait_gone "$RPID" 150
+rrc=$?
+rexit=$GONE_RC
+settle "$TASK"
+settled=$?
+wait_gone "$SEND_BG" 100
+row=$(turn_row "$TASK" la-m2)
+REQ_DESC="a: recover $RPID ended: $([ "$rrc" = 0 ] && echo "exit $rexit" || echo "still running") ($(head -c 200 "$T/recover.a")); turn la-m2: $row"
+check "TURN-4 (a) everything settled within 15 s: recover ended and no turn of the task is queued or running" \
+	'[ "$rrc" = 0 ]' '[ "$rexit" = 0 ]' '[ "$settled" = 0 ]'
+invariants a "$TASK" la-m2 "stalled follow-up"
+REQ_DESC="a: turn la-m2 (state|cut|attempts|worker|lease): $row; stalled worker $P, taker $RPID; $(sq "SELECT COUNT(*) FROM turns WHERE task_id = '$TASK' AND message_id = 'la-m2' AND state = 'cut'") cut rows"
+check "TURN-6 (a) the turn 'recover' ($RPID) took over ended done and was not cut by the stalled worker $P" \
+	'[ "$(field "$row" 1)" = done ]' '[ "$(field "$row" 2)" = 0 ]' '[ "$(field "$row" 4)" = "$RPID" ]' \
+	'[ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''la-m2'\'' AND (state = '\''cut'\'' OR cut = 1)")" = 0 ]'
+
+# ================================================================== b. lock wait
+new_task lb-m1 "lease lock first"
+bg_post lb "$(rpc 3 SendMessage "$(msg lb-m2 "locked follow-up" "$TASK")")"
+SEND_BG=$LAST_BG
+wait_turn "$TASK" lb-m2 running
+P=$TURN_PID
+# The holder of the write lock: a sqlite3 connection reading its statements from a FIFO
+# this script writes, so BEGIN and COMMIT come exactly when the script says.
+mkfifo "$T/lock.fifo" || bail "mkfifo failed"
+sqlite3 -cmd '.timeout 2000' "$DB" <"$T/lock.fifo" >"$T/lock.out" 2>&1 &
+LOCK_PID=$!
+BG="$BG $LOCK_PID"
+exec 7>"$T/lock.fifo"
+# The turn was created and claimed in one transaction: its echo delay ends a little
+# after created_ms + DELAY. Take the lock 200 ms before that.
+created=$(sq "SELECT created_ms FROM turns WHERE task_id = '$TASK' AND message_id = 'lb-m2' ORDER BY id DESC LIMIT 1")
+wait_ms=$((created + DELAY - 200 - $(now_ms)))
+[ "$wait_ms" -gt 0 ] && sleep "$(awk -v m="$wait_ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+echo 'BEGIN IMMEDIATE;' >&7
+begin_ms=$(now_ms)
+# Confirm the lock is held: a writer that does not wait is refused.
+locked=1
+i=0
+while [ $i -lt 40 ]; do
+	if ! sqlite3 "$DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1; then
+		locked=0
+		break
+	fi
+	sleep 0.05
+	i=$((i + 1))
+done
+lock_ms=$begin_ms
+lock_row=$(turn_row "$TASK" lb-m2)
+echo "# b: task $TASK, follow-up lb-m2 running in worker $P; write lock held $((created + DELAY - lock_ms)) ms before its echo delay ends (turn then: $lock_row)"
+# While the lock is held: wait for the lease to expire, then a GetTask and `recover`.
+wait_lease "$TASK" lb-m2
+expired=$?
+lease_row=$(turn_row "$TASK" lb-m2)
+sleep 0.2
+still_locked=1
+! sqlite3 "$DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1 && still_locked=0
+get_ms=$(now_ms)
+bg_post lb-get "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")"
+GET_BG=$LAST_BG
+"$TH_BIN" recover >"$T/recover.b" 2>&1 &
+RPID=$!
+BG="$BG $RPID"
+echo "# b: lease expired ($expired) $((get_ms - lock_ms)) ms into the lock; GetTask and recover ($RPID) sent while locked ($still_locked)"
+REQ_DESC="b: lock holder $LOCK_PID ($(head -c 200 "$T/lock.out")); turn when the lock was taken: $lock_row; after the lease: $lease_row"
+check "TURN-6 (b) set-up: the write lock was held from before the turn's end ($((created + DELAY - lock_ms)) ms) until after its lease expired, when the GetTask and 'recover' started" \
+	'[ "$locked" = 0 ]' '[ "$(field "$lock_row" 1)" = running ]' '[ "$(field "$lock_row" 4)" = "$P" ]' \
+	'[ "$expired" = 0 ]' '[ "$still_locked" = 0 ]'
+# Release the lock HOLD seconds after it was taken.
+wait_ms=$((lock_ms + HOLD * 1000 - $(now_ms)))
+[ "$wait_ms" -gt 0 ] && sleep "$(awk -v m="$wait_ms" 'BEGIN { printf "%.3f", m / 1000 }')"
+echo 'COMMIT;' >&7
+exec 7>&-
+wait_gone "$LOCK_PID" 50
+wait_gone "$RPID" 150
+rrc=$?
+rexit=$GONE_RC
+settle "$TASK"
+settled=$?
+wait_gone "$GET_BG" 100
+wait_gone "$SEND_BG" 100
+row=$(turn_row "$TASK" lb-m2)
+REQ_DESC="b: recover $RPID ended: $([ "$rrc" = 0 ] && echo "exit $rexit" || echo "still running") ($(head -c 200 "$T/recover.b")); turn lb-m2: $row"
+check "TURN-4 (b) everything settled within 15 s of the lock's release: recover ended and no turn of the task is queued or running" \
+	'[ "$rrc" = 0 ]' '[ "$rexit" = 0 ]' '[ "$settled" = 0 ]'
+invariants b "$TASK" lb-m2 "locked follow-up"
+REQ_DESC="b: turn lb-m2 (state|cut|attempts|worker|lease): $row; first worker $P, recover $RPID"
+check "TURN-6 (b) the follow-up's turn ended done, not cut (taken over: not by the worker $P that lost the lease)" \
+	'[ "$(field "$row" 1)" = done ]' '[ "$(field "$row" 2)" = 0 ]' \
+	'[ "$(field "$row" 3)" = 1 ] || [ "$(field "$row" 4)" != "$P" ]' \
+	'[ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''lb-m2'\'' AND (state = '\''cut'\'' OR cut = 1)")" = 0 ]'
+read -r get_status get_time <"$T/bg.lb-get.status" 2>/dev/null
+get_state=$(jq -r '.result.status.state // .error.message // empty' "$T/bg.lb-get" 2>/dev/null)
+REQ_DESC="b: GetTask sent $((get_ms - lock_ms)) ms into the $HOLD s lock: HTTP ${get_status:-none} after $(ms "${get_time:-0}") ms, state '$get_state'"
+check "TURN-7 (b) the GetTask sent while the lock was held answered the task without waiting for a model turn ($(ms "${get_time:-0}") ms < the $DELAY ms echo delay)" \
+	'[ "${get_status:-}" = 200 ]' '[ -n "$get_state" ] && [ "${get_state#TASK_STATE_}" != "$get_state" ]' \
+	'[ "$(ms "${get_time:-99}")" -lt "$DELAY" ]'
+
+tap_done
