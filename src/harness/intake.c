@@ -433,8 +433,9 @@ out:
 }
 
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, char task_id[TH_INTAKE_ID_MAX],
-                        int64_t *turn_id, json_object **final_task, struct th_error *e)
+                        const struct th_send_req *req, int instant,
+                        char task_id[TH_INTAKE_ID_MAX], int64_t *turn_id,
+                        json_object **final_task, struct th_error *e)
 {
 	*turn_id = 0;
 	*final_task = NULL;
@@ -489,6 +490,12 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		/* PUSH-1: a config sent with the message belongs to its task and sender. */
 		if (rc == TH_OK && req->push_config != NULL)
 			rc = th_push_inline_attach(app, participant, task_id, req->push_config, e);
+		/* An instant turn commits with its message: one write transaction (TURN-4 holds:
+		 * nothing is accepted, or the message and its reply are). Last, so that the
+		 * reply's events reach a push config sent with the message. */
+		if (rc == TH_OK && instant && *turn_id > 0 &&
+		    (rc = th_turn_inline(app, task_id, *turn_id, e)) == TH_OK)
+			*turn_id = 0;
 		if (rc == TH_OK)
 			rc = th_store_commit(app->store, e);
 		if (rc != TH_OK)
@@ -505,7 +512,11 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 	char id[TH_INTAKE_ID_MAX];
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
-	th_err rc = th_intake_accept(app, participant, extensions, req, id, &turn_id, &final_task, e);
+	/* A blocking send of an instant model commits the message with its reply; with
+	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
+	int instant = !req->return_immediately && th_turn_instant(app);
+	th_err rc = th_intake_accept(app, participant, extensions, req, instant, id, &turn_id,
+	                             &final_task, e);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	if (rc != TH_OK)
 		return rc;

@@ -165,7 +165,9 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	char id[TH_INTAKE_ID_MAX];
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
-	th_err rc = th_intake_accept(app, participant, extensions, req, id, &turn_id, &final_task, e);
+	/* A stream shows the turn's events one by one: never an inline turn. */
+	th_err rc = th_intake_accept(app, participant, extensions, req, 0, id, &turn_id, &final_task,
+	                             e);
 	if (rc != TH_OK)
 		return rc;
 	json_object_put(final_task); /* the snapshot below reads the same state */

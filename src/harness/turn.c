@@ -179,7 +179,7 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 		};
 		struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
-			rc = th_model_run(app->cfg, &in, is_cut, &ca, &p->out, e);
+			rc = th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, e);
 		json_object_put(task);
 	}
 	free(prompt);
@@ -201,24 +201,82 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
 	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 }
 
-/* The turn's last write. Inside one transaction it re-reads the cut flag and the
- * task: a turn cut by complete/cancel in any process, or a task that ended while the
- * model ran, discards its result (CTL-3). Otherwise a built-in runs here, the reply is
- * appended and the participant's task parks — awaiting the next message (CTL-7), or
- * an answer when the command asked a question (CH-4). */
+/* The turn's result, written in the caller's transaction by the holder of l. A turn
+ * cut by complete/cancel in any process, or whose task ended while the model ran,
+ * discards its result (CTL-3). Otherwise a built-in runs here, the reply is appended and
+ * the participant's task parks — awaiting the next message (CTL-7), or an answer when
+ * the command asked a question (CH-4). A sub-task a built-in spawned is left in res. */
+static th_err apply_result(struct th_app *app, struct th_task_row *row, const struct th_lease *l,
+                           struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
+                           struct th_cmd_result *res, struct th_error *e)
+{
+	json_object *msg = NULL, *sub = NULL;
+	th_err rc = TH_OK;
+	if (p->out.cut || th_state_terminal((enum th_state)row->state)) {
+		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
+	} else if (failure != NULL) {
+		msg = th_status_agent_text(row, failure);
+		rc = msg ? th_status_transition(app->store, row, TH_STATE_FAILED, NULL, msg, 1, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+		if (rc == TH_OK)
+			rc = th_store_turn_finish(app->store, l, TH_TURN_FAILED, failure, e);
+	} else {
+		if (p->decision != NULL)
+			rc = th_ui_decide(app, row, p->sender, p->decision, res, e);
+		else if (p->builtin != NULL)
+			rc = th_builtin_run(app, p->builtin, row, p->sender, p->args, res, e);
+		const char *text = p->builtin != NULL || p->decision != NULL
+		                           ? (res->text.data ? res->text.data : "")
+		                           : fx->ask_text    ? fx->ask_text
+		                           : p->out.text     ? p->out.text
+		                                             : "";
+		msg = rc == TH_OK ? reply_message(row, text, fx->ask ? fx->ask_parts : res->parts)
+		                  : NULL;
+		/* CTL-7: only a sub-task the model spawned on its own is completed by its
+		 * turn's result; everything else parks. */
+		int completes = p->builtin == NULL && p->decision == NULL && fx->ask == NULL &&
+		                strcmp(row->created_by, TH_AGENT_ID) == 0 && row->parent_id != NULL;
+		/* A built-in that asks nothing leaves a waiting task waiting for the same
+		 * thing (an answer it awaits stays awaited). */
+		if (completes)
+			sub = NULL;
+		else if (fx->ask != NULL)
+			sub = json_object_get(fx->ask);
+		else if (res->sub_ext != NULL)
+			sub = json_object_get(res->sub_ext);
+		else if ((p->builtin != NULL || p->decision != NULL) &&
+		         row->state == TH_STATE_INPUT_REQUIRED && row->status_meta_json != NULL)
+			sub = json_tokener_parse(row->status_meta_json);
+		else
+			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+		if (rc == TH_OK && completes)
+			rc = msg ? th_status_transition(app->store, row, TH_STATE_COMPLETED, NULL, msg, 1,
+			                                e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
+		else if (rc == TH_OK)
+			rc = msg && sub ? th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED,
+			                                       sub, msg, 1, e)
+			                : th_error_set(e, TH_ENOMEM, "out of memory");
+		if (rc == TH_OK)
+			rc = th_store_turn_finish(app->store, l, TH_TURN_DONE, NULL, e);
+	}
+	json_object_put(msg);
+	json_object_put(sub);
+	return rc;
+}
+
+/* The turn's last write, in one transaction that first checks and renews the lease
+ * (TURN-6), so a worker that lost it while stalled writes nothing at all. */
 static th_err settle(struct th_app *app, const char *task_id, const struct th_lease *l,
                      struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
                      struct th_error *e)
 {
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
-	json_object *msg = NULL, *sub = NULL;
 	th_buf_init(&res.text);
 	th_err rc = th_store_begin(app->store, e);
 	if (rc != TH_OK)
 		return rc;
-	/* TURN-6: the lease is checked (and renewed) in the transaction that writes the
-	 * result, so a worker that lost it while stalled writes nothing at all. */
 	int held = 0;
 	rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, &held, e);
 	if (rc == TH_OK && !held) {
@@ -229,55 +287,8 @@ static th_err settle(struct th_app *app, const char *task_id, const struct th_le
 	}
 	if (rc == TH_OK)
 		rc = th_store_task_get(app->store, task_id, &row, e);
-	int cut = rc == TH_OK && (p->out.cut || th_state_terminal((enum th_state)row.state));
-	if (rc == TH_OK && cut) {
-		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
-	} else if (rc == TH_OK && failure != NULL) {
-		msg = th_status_agent_text(&row, failure);
-		rc = msg ? th_status_transition(app->store, &row, TH_STATE_FAILED, NULL, msg, 1, e)
-		         : th_error_set(e, TH_ENOMEM, "out of memory");
-		if (rc == TH_OK)
-			rc = th_store_turn_finish(app->store, l, TH_TURN_FAILED, failure, e);
-	} else if (rc == TH_OK) {
-		if (p->decision != NULL)
-			rc = th_ui_decide(app, &row, p->sender, p->decision, &res, e);
-		else if (p->builtin != NULL)
-			rc = th_builtin_run(app, p->builtin, &row, p->sender, p->args, &res, e);
-		const char *text = p->builtin != NULL || p->decision != NULL
-		                           ? (res.text.data ? res.text.data : "")
-		                           : fx->ask_text    ? fx->ask_text
-		                           : p->out.text     ? p->out.text
-		                                             : "";
-		msg = rc == TH_OK ? reply_message(&row, text, fx->ask ? fx->ask_parts : res.parts)
-		                  : NULL;
-		/* CTL-7: only a sub-task the model spawned on its own is completed by its
-		 * turn's result; everything else parks. */
-		int completes = p->builtin == NULL && p->decision == NULL && fx->ask == NULL &&
-		                strcmp(row.created_by, TH_AGENT_ID) == 0 && row.parent_id != NULL;
-		/* A built-in that asks nothing leaves a waiting task waiting for the same
-		 * thing (an answer it awaits stays awaited). */
-		if (completes)
-			sub = NULL;
-		else if (fx->ask != NULL)
-			sub = json_object_get(fx->ask);
-		else if (res.sub_ext != NULL)
-			sub = json_object_get(res.sub_ext);
-		else if ((p->builtin != NULL || p->decision != NULL) &&
-		         row.state == TH_STATE_INPUT_REQUIRED && row.status_meta_json != NULL)
-			sub = json_tokener_parse(row.status_meta_json);
-		else
-			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
-		if (rc == TH_OK && completes)
-			rc = msg ? th_status_transition(app->store, &row, TH_STATE_COMPLETED, NULL, msg, 1,
-			                                e)
-			         : th_error_set(e, TH_ENOMEM, "out of memory");
-		else if (rc == TH_OK)
-			rc = msg && sub ? th_status_transition(app->store, &row, TH_STATE_INPUT_REQUIRED,
-			                                       sub, msg, 1, e)
-			                : th_error_set(e, TH_ENOMEM, "out of memory");
-		if (rc == TH_OK)
-			rc = th_store_turn_finish(app->store, l, TH_TURN_DONE, NULL, e);
-	}
+	if (rc == TH_OK)
+		rc = apply_result(app, &row, l, p, fx, failure, &res, e);
 	if (rc == TH_OK)
 		rc = th_store_commit(app->store, e);
 	if (rc != TH_OK)
@@ -286,8 +297,50 @@ static th_err settle(struct th_app *app, const char *task_id, const struct th_le
 	if (rc == TH_OK && res.child_task != NULL)
 		(void)th_app_defer(app, res.child_task, res.child_turn);
 	th_cmd_result_free(&res);
-	json_object_put(msg);
-	json_object_put(sub);
+	th_task_row_free(&row);
+	return rc;
+}
+
+int th_turn_instant(const struct th_app *app)
+{
+	return strcmp(app->cfg->model, "echo") == 0 && app->cfg->echo_delay_ms == 0;
+}
+
+th_err th_turn_inline(struct th_app *app, const char *task_id, int64_t turn_id,
+                      struct th_error *e)
+{
+	const struct th_lease l = {turn_id, TH_LEASE_FIRST};
+	struct th_turn_row t = {0};
+	struct th_task_row row = {0};
+	struct th_cmd_result res = {0};
+	struct plan p = {0};
+	struct th_intrinsic_effects fx = {0};
+	th_buf_init(&res.text);
+	json_object *rounds = json_object_new_array();
+	struct th_error why;
+	th_error_clear(&why);
+	th_err rc = rounds ? th_store_turn_get(app->store, turn_id, &t, e)
+	                   : th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	th_err mrc = TH_OK;
+	if (rc == TH_OK)
+		mrc = think(app, &row, NULL, t.message_id, rounds, &p, &why);
+	if (mrc == TH_OK && p.out.tool_calls != NULL && json_object_array_length(p.out.tool_calls))
+		mrc = th_error_set(&why, TH_EINTERNAL, "an instant model called tools");
+	char failure[TH_ERRMSG_MAX + 32];
+	if (mrc != TH_OK)
+		snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
+	if (rc == TH_OK)
+		rc = apply_result(app, &row, &l, &p, &fx, mrc != TH_OK ? failure : NULL, &res, e);
+	/* Runs after the response; if the caller rolls back instead, the child's turn is
+	 * not found then and nothing runs. */
+	if (rc == TH_OK && res.child_task != NULL)
+		(void)th_app_defer(app, res.child_task, res.child_turn);
+	th_cmd_result_free(&res);
+	json_object_put(rounds);
+	plan_free(&p);
+	th_turn_row_free(&t);
 	th_task_row_free(&row);
 	return rc;
 }

@@ -21,6 +21,17 @@ th_err th_turn_queue(struct th_store *st, const char *task_id, const char *messa
  * over by another worker after its lease expired, is left alone (TH_OK). */
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
 
+/* 1 when the configured model answers at once in this process (echo without a delay):
+ * such a turn may run inside the transaction that accepts its message (th_turn_inline). */
+int th_turn_instant(const struct th_app *app);
+
+/* Runs turn_id, just queued by this worker for task_id, to its end inside the caller's
+ * write transaction: the message, the reply and the parked task commit together (one
+ * transaction instead of two). Only for th_turn_instant models, never for a model that
+ * does I/O (exec, openai), which must not run inside a transaction. */
+th_err th_turn_inline(struct th_app *app, const char *task_id, int64_t turn_id,
+                      struct th_error *e);
+
 /* 1 when a turn of the task has a lease that expired (or was queued and never claimed
  * within a lease): a read that sees it hands the task to th_app_defer (TURN-7). */
 int th_turn_expired(struct th_app *app, const char *task_id);
