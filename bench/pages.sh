@@ -52,6 +52,7 @@ for i in $(seq 1 "$N"); do
 	[ "$(send "$i")" = 200 ] || bad=$((bad + 1))
 done
 wal1=$(stat -c %s "$db-wal")
+[ -z "${PAGES_DETAIL:-}" ] || python3 "$PAGES_DETAIL" "$db" "$db-wal" "$wal0" "$N"
 exec 9>&-
 wait "$holder" 2>/dev/null
 holder=

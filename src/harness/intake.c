@@ -129,8 +129,9 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
 }
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          json_object *payload, char task_id_out[TH_INTAKE_ID_MAX],
-                          int64_t *turn_id, struct th_error *e)
+                          json_object *payload, int inline_turn,
+                          char task_id_out[TH_INTAKE_ID_MAX], int64_t *turn_id,
+                          struct th_error *e)
 {
 	struct th_store *st = app->store;
 	const char *mid = th_json_str(msg, "messageId");
@@ -185,6 +186,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		.first = msg,
 		.first_sender = participant,
 		.lease_ms = app->cfg->lease_ms,
+		.inline_turn = inline_turn,
 	};
 	if (payload != NULL) {
 		if ((rc = th_task_payload_parse(payload, 1, &app->cfg->lim, &pl, e)) != TH_OK ||
@@ -335,8 +337,8 @@ static int watcher_answers(struct th_store *st, const struct th_task_row *row,
 }
 
 static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
-                        json_object *payload, const char *task_id, int64_t *turn_id,
-                        struct th_error *e)
+                        json_object *payload, const char *task_id, int inline_turn,
+                        int64_t *turn_id, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	struct th_task_row row = {0};
@@ -425,7 +427,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if (!instant && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
-	rc = th_turn_queue(st, task_id, mid, app->cfg->lease_ms, turn_id, e);
+	rc = th_turn_queue(st, task_id, mid, app->cfg->lease_ms, inline_turn, turn_id, e);
 out:
 	free(role);
 	th_task_row_free(&row);
@@ -481,9 +483,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		/* refused before anything is stored */
 	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 		if (given == NULL)
-			rc = create_task(app, participant, msg, payload, task_id, turn_id, e);
+			rc = create_task(app, participant, msg, payload, instant, task_id, turn_id, e);
 		else
-			rc = follow_up(app, participant, msg, payload, task_id, turn_id, e);
+			rc = follow_up(app, participant, msg, payload, task_id, instant, turn_id, e);
 		/* EXT-4: remember that this task's client renders A2UI. */
 		if (rc == TH_OK)
 			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
@@ -493,8 +495,8 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		/* An instant turn commits with its message: one write transaction (TURN-4 holds:
 		 * nothing is accepted, or the message and its reply are). Last, so that the
 		 * reply's events reach a push config sent with the message. */
-		if (rc == TH_OK && instant && *turn_id > 0 &&
-		    (rc = th_turn_inline(app, task_id, *turn_id, e)) == TH_OK)
+		if (rc == TH_OK && *turn_id == TH_TURN_INLINE &&
+		    (rc = th_turn_inline(app, task_id, th_json_str(msg, "messageId"), e)) == TH_OK)
 			*turn_id = 0;
 		if (rc == TH_OK)
 			rc = th_store_commit(app->store, e);

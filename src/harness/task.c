@@ -99,7 +99,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	if (rc == TH_OK)
 		rc = th_status_transition(st, &live, TH_STATE_WORKING, NULL, NULL, 0, e);
 	if (rc == TH_OK)
-		rc = th_turn_queue(st, nt->id, mid, nt->lease_ms, turn_id, e);
+		rc = th_turn_queue(st, nt->id, mid, nt->lease_ms, nt->inline_turn, turn_id, e);
 	th_task_row_free(&live);
 	return rc;
 }

@@ -26,6 +26,7 @@ struct th_new_task {
 	json_object *first;           /* the first message (taskId/contextId are set here) */
 	const char *first_sender;
 	int lease_ms;                 /* the first turn's lease (configuration) */
+	int inline_turn;              /* the caller runs the first turn inline (th_turn_queue) */
 };
 
 /* Inside the caller's transaction: inserts the task (SUBMITTED), its participants,

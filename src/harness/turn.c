@@ -21,8 +21,12 @@
 #include "util/jsonx.h"
 
 th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
-                     int lease_ms, int64_t *turn_id, struct th_error *e)
+                     int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e)
 {
+	if (inline_turn) {
+		*turn_id = TH_TURN_INLINE;
+		return TH_OK;
+	}
 	/* The worker that accepts a message runs its turn, so it takes the lease in the
 	 * same transaction; if it dies first, the lease expires like any other (TURN-4). */
 	struct th_lease l;
@@ -201,7 +205,15 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
 	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 }
 
-/* The turn's result, written in the caller's transaction by the holder of l. A turn
+/* Ends the turn held with l (none for an inline turn: it has no row). */
+static th_err finish(struct th_app *app, const struct th_lease *l, int state, const char *error,
+                     struct th_error *e)
+{
+	return l != NULL ? th_store_turn_finish(app->store, l, state, error, e) : TH_OK;
+}
+
+/* The turn's result, written in the caller's transaction by the holder of l (NULL for
+ * an inline turn). A turn
  * cut by complete/cancel in any process, or whose task ended while the model ran,
  * discards its result (CTL-3). Otherwise a built-in runs here, the reply is appended and
  * the participant's task parks — awaiting the next message (CTL-7), or an answer when
@@ -213,13 +225,13 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 	json_object *msg = NULL, *sub = NULL;
 	th_err rc = TH_OK;
 	if (p->out.cut || th_state_terminal((enum th_state)row->state)) {
-		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
+		rc = finish(app, l, TH_TURN_CUT, NULL, e);
 	} else if (failure != NULL) {
 		msg = th_status_agent_text(row, failure);
 		rc = msg ? th_status_transition(app->store, row, TH_STATE_FAILED, NULL, msg, 1, e)
 		         : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = th_store_turn_finish(app->store, l, TH_TURN_FAILED, failure, e);
+			rc = finish(app, l, TH_TURN_FAILED, failure, e);
 	} else {
 		if (p->decision != NULL)
 			rc = th_ui_decide(app, row, p->sender, p->decision, res, e);
@@ -258,7 +270,7 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 			                                       sub, msg, 1, e)
 			                : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = th_store_turn_finish(app->store, l, TH_TURN_DONE, NULL, e);
+			rc = finish(app, l, TH_TURN_DONE, NULL, e);
 	}
 	json_object_put(msg);
 	json_object_put(sub);
@@ -306,11 +318,9 @@ int th_turn_instant(const struct th_app *app)
 	return strcmp(app->cfg->model, "echo") == 0 && app->cfg->echo_delay_ms == 0;
 }
 
-th_err th_turn_inline(struct th_app *app, const char *task_id, int64_t turn_id,
+th_err th_turn_inline(struct th_app *app, const char *task_id, const char *message_id,
                       struct th_error *e)
 {
-	const struct th_lease l = {turn_id, TH_LEASE_FIRST};
-	struct th_turn_row t = {0};
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
 	struct plan p = {0};
@@ -319,20 +329,23 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, int64_t turn_id,
 	json_object *rounds = json_object_new_array();
 	struct th_error why;
 	th_error_clear(&why);
-	th_err rc = rounds ? th_store_turn_get(app->store, turn_id, &t, e)
+	th_err rc = rounds ? th_store_task_get(app->store, task_id, &row, e)
 	                   : th_error_set(e, TH_ENOMEM, "out of memory");
-	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
 	th_err mrc = TH_OK;
 	if (rc == TH_OK)
-		mrc = think(app, &row, NULL, t.message_id, rounds, &p, &why);
+		mrc = think(app, &row, NULL, message_id, rounds, &p, &why);
 	if (mrc == TH_OK && p.out.tool_calls != NULL && json_object_array_length(p.out.tool_calls))
 		mrc = th_error_set(&why, TH_EINTERNAL, "an instant model called tools");
 	char failure[TH_ERRMSG_MAX + 32];
 	if (mrc != TH_OK)
 		snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
 	if (rc == TH_OK)
-		rc = apply_result(app, &row, &l, &p, &fx, mrc != TH_OK ? failure : NULL, &res, e);
+		rc = apply_result(app, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res, e);
+	/* Operators still see one turn per message in `turns`. */
+	if (rc == TH_OK)
+		rc = th_store_turn_record(app->store, task_id, message_id,
+		                          mrc != TH_OK ? TH_TURN_FAILED : TH_TURN_DONE,
+		                          mrc != TH_OK ? failure : NULL, e);
 	/* Runs after the response; if the caller rolls back instead, the child's turn is
 	 * not found then and nothing runs. */
 	if (rc == TH_OK && res.child_task != NULL)
@@ -340,7 +353,6 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, int64_t turn_id,
 	th_cmd_result_free(&res);
 	json_object_put(rounds);
 	plan_free(&p);
-	th_turn_row_free(&t);
 	th_task_row_free(&row);
 	return rc;
 }

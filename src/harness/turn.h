@@ -12,10 +12,15 @@
 #include "store/store.h"
 #include "util/err.h"
 
+/* *turn_id of a turn that th_turn_inline will run before the transaction commits. */
+#define TH_TURN_INLINE (-1)
+
 /* Queues a turn for message_id inside the caller's transaction, leased at once to this
- * worker, which will run it (now, or after its response: TURN-5). */
+ * worker, which will run it (now, or after its response: TURN-5). With inline_turn the
+ * caller runs it with th_turn_inline before committing: no row is written and *turn_id
+ * is TH_TURN_INLINE. */
 th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
-                     int lease_ms, int64_t *turn_id, struct th_error *e);
+                     int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e);
 
 /* Runs a turn this worker queued to its end. A turn cut before it started, or taken
  * over by another worker after its lease expired, is left alone (TH_OK). */
@@ -25,11 +30,12 @@ th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, str
  * such a turn may run inside the transaction that accepts its message (th_turn_inline). */
 int th_turn_instant(const struct th_app *app);
 
-/* Runs turn_id, just queued by this worker for task_id, to its end inside the caller's
- * write transaction: the message, the reply and the parked task commit together (one
- * transaction instead of two). Only for th_turn_instant models, never for a model that
- * does I/O (exec, openai), which must not run inside a transaction. */
-th_err th_turn_inline(struct th_app *app, const char *task_id, int64_t turn_id,
+/* Runs the turn for message_id of task_id to its end inside the caller's write
+ * transaction: the message, the reply and the parked task commit together (one
+ * transaction instead of two), and the turn needs no row and no lease: it cannot outlive
+ * its transaction. Only for th_turn_instant models, never for a model that does I/O
+ * (exec, openai), which must not run inside a transaction. */
+th_err th_turn_inline(struct th_app *app, const char *task_id, const char *message_id,
                       struct th_error *e);
 
 /* 1 when a turn of the task has a lease that expired (or was queued and never claimed

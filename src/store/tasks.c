@@ -202,11 +202,15 @@ th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, s
 
 /* Both list statements share these filters, bound at the same positions:
  * ?1 participant, ?2 context_id or NULL, ?3 state name or NULL, ?4 status_ms lower bound.
- * The participant index finds the caller's tasks; each is then fetched by primary key. */
+ * The participant index (participant_id, status_ms DESC, task_id DESC) holds the caller's
+ * tasks in list order, so a page is one range of it; each task is then fetched by primary
+ * key. The index leaves the harness's own participant out (migration 004), and so must
+ * the query for SQLite to use it. */
 #define LIST_FROM                                                                                  \
 	" FROM participants p JOIN tasks t ON t.id = p.task_id"                                    \
-	" WHERE p.participant_id = ?1 AND (?2 IS NULL OR t.context_id = ?2)"                       \
-	" AND (?3 IS NULL OR t.state = ?3) AND t.status_ms >= ?4"
+	" WHERE p.participant_id = ?1 AND p.participant_id <> 'tiny-harness'"                      \
+	" AND (?2 IS NULL OR t.context_id = ?2)"                                                   \
+	" AND (?3 IS NULL OR t.state = ?3) AND p.status_ms >= ?4"
 
 static int bind_list_filters(sqlite3_stmt *s, const struct th_list_query *q, const char *state)
 {
@@ -231,11 +235,19 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 			return th_error_set(e, TH_EINVAL, "unknown task state %d", q->state);
 	}
 
+	/* totalSize: without a filter it is the participant's kept count; a filter counts
+	 * the matching rows of the same index range. */
+	int filtered = q->context_id != NULL || state != NULL || q->status_after_ms >= 0;
 	sqlite3_stmt *c;
-	th_err err = th_store_stmt(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM, &c, e);
+	th_err err = filtered ? th_store_stmt(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM, &c, e)
+	                      : th_store_stmt(st, TH_STMT_TASK_TOTAL,
+	                                      "SELECT coalesce((SELECT tasks FROM "
+	                                      "participant_task_counts WHERE participant_id = ?1 "
+	                                      "AND participant_id <> 'tiny-harness'), 0)",
+	                                      &c, e);
 	if (err != TH_OK)
 		return err;
-	int rc = bind_list_filters(c, q, state);
+	int rc = filtered ? bind_list_filters(c, q, state) : th_bind_text(c, 1, q->participant, SQLITE_OK);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(c);
 	if (rc == SQLITE_ROW)
@@ -246,9 +258,9 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 
 	sqlite3_stmt *s;
 	err = th_store_stmt(st, TH_STMT_TASK_LIST,
-	                    "SELECT " TASK_COLS LIST_FROM " AND (?5 IS NULL OR t.status_ms < ?6"
-	                    " OR (t.status_ms = ?6 AND t.id < ?5))"
-	                    " ORDER BY t.status_ms DESC, t.id DESC LIMIT ?7",
+	                    "SELECT " TASK_COLS LIST_FROM " AND (?5 IS NULL OR p.status_ms < ?6"
+	                    " OR (p.status_ms = ?6 AND p.task_id < ?5))"
+	                    " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
 	                    &s, e);
 	if (err != TH_OK)
 		return err;
@@ -320,7 +332,8 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	/* Upsert keeps added_ms (and so the listing order) of a participant already on it. */
 	th_err err = th_store_stmt(st, TH_STMT_PART_PUT,
 	                           "INSERT INTO participants (task_id, participant_id, kind, role, "
-	                           "display_name, added_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6) "
+	                           "display_name, added_ms, status_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
+	                           "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0)) "
 	                           "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
 	                           "kind = excluded.kind, role = excluded.role, "
 	                           "display_name = excluded.display_name",

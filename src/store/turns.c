@@ -255,6 +255,31 @@ th_err th_store_turn_start(struct th_store *st, const char *task_id, const char 
 	return TH_OK;
 }
 
+th_err th_store_turn_record(struct th_store *st, const char *task_id, const char *message_id,
+                            int state, const char *error, struct th_error *e)
+{
+	if (task_id == NULL || message_id == NULL || state < TH_TURN_DONE || state >= N_TURN_STATES)
+		return th_error_set(e, TH_EINVAL, "an inline turn needs a task, a message and an end");
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_TURN_RECORD,
+	                           "INSERT INTO turns (task_id, message_id, state, attempts, error, "
+	                           "created_ms, updated_ms) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?5)",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
+	rc = th_bind_text(s, 2, message_id, rc);
+	rc = th_bind_text(s, 3, turn_states[state], rc);
+	rc = th_bind_text(s, 4, error, rc);
+	rc = th_bind_i64(s, 5, th_now_ms(), rc);
+	rc = th_step_done(s, rc);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
+	if (rc != SQLITE_DONE)
+		return th_store_fail(st, rc, "turn record", e);
+	return TH_OK;
+}
+
 th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_row *out,
                          struct th_error *e)
 {
@@ -380,7 +405,7 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
 	        : th_store_stmt(st, TH_STMT_TURNS_EXPIRED_TASK,
 	                        "SELECT id, task_id, message_id, state, attempts, "
 	                        "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
-	                        "FROM turns WHERE task_id = ?4 AND state IN ('running', 'queued') "
+	                        "FROM turns WHERE task_id = ?4 AND state IN ('queued', 'running') "
 	                        "AND ((state = 'running' AND lease_until_ms < ?1) OR "
 	                        "(state = 'queued' AND updated_ms < ?2)) ORDER BY id LIMIT ?3",
 	                        &s, e);
