@@ -148,17 +148,21 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
                     const char *message_id, json_object *rounds, struct plan *p,
                     struct th_error *e)
 {
-	json_object *history = NULL;
-	th_err rc = th_store_history(app->store, row->id, -1, &history, e);
+	/* A backend that reads only the new input gets only that message. */
+	json_object *history = NULL, *input = NULL, *own = NULL;
+	int context = th_model_wants_context(app->cfg);
+	th_err rc = context ? th_store_history(app->store, row->id, -1, &history, e)
+	                    : th_store_message_get(app->store, row->id, message_id, &own, e);
 	if (rc != TH_OK)
 		return rc;
-	json_object *input = find_message(history, message_id);
+	input = context ? find_message(history, message_id) : own;
 	const char *sender = th_json_str(json_object_object_get(input, "metadata"), "participant_id");
 	char *text = message_text(input);
 	p->sender = strdup(sender ? sender : "");
 	if (text == NULL || p->sender == NULL) {
 		free(text);
 		json_object_put(history);
+		json_object_put(own);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	const char *args = NULL;
@@ -174,7 +178,7 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		json_object *task = NULL;
-		if (rc == TH_OK)
+		if (rc == TH_OK && context)
 			rc = th_view_task_ext(app->store, row, &task, e);
 		struct th_model_input in = {
 			.task_id = row->id, .goal = row->goal, .task = task, .history = history,
@@ -189,6 +193,7 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 	free(prompt);
 	free(text);
 	json_object_put(history);
+	json_object_put(own);
 	return rc;
 }
 

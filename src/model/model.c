@@ -20,6 +20,11 @@ th_err th_model_run(const struct th_config *cfg, const struct th_model_input *in
 	return th_error_set(e, TH_EINTERNAL, "model backend '%s' is not available", cfg->model);
 }
 
+int th_model_wants_context(const struct th_config *cfg)
+{
+	return strcmp(cfg->model, "echo") != 0;
+}
+
 void th_model_output_free(struct th_model_output *out)
 {
 	free(out->text);

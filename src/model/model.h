@@ -35,6 +35,10 @@ struct th_model_output {
 
 typedef int (*th_model_cut_fn)(void *arg);
 
+/* 1 when the configured backend reads the task's context (history, task attributes):
+ * echo reads only the new input, so a turn for it loads nothing else. */
+int th_model_wants_context(const struct th_config *cfg);
+
 /* Runs the configured backend (cfg->model). */
 th_err th_model_run(const struct th_config *cfg, const struct th_model_input *in,
                     th_model_cut_fn cut, void *cut_arg, struct th_model_output *out,

@@ -84,6 +84,35 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 }
 
 /* Parses every row's column col (stored JSON text) into a new array. */
+th_err th_store_message_get(struct th_store *st, const char *task_id, const char *message_id,
+                            json_object **out, struct th_error *e)
+{
+	*out = NULL;
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_MSG_GET,
+	                           "SELECT json FROM messages WHERE task_id = ?1 AND message_id = ?2",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
+	rc = th_bind_text(s, 2, message_id, rc);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(s, 0);
+		*out = text != NULL ? json_tokener_parse(text) : NULL;
+		if (*out == NULL)
+			err = th_error_set(e, TH_EINTERNAL, "message %s of task %s is not JSON",
+			                   message_id, task_id);
+	} else if (rc == SQLITE_DONE) {
+		err = th_error_set(e, TH_ENOTFOUND, "no message %s on task %s", message_id, task_id);
+	} else {
+		err = th_store_fail(st, rc, "message", e);
+	}
+	th_store_stmt_done(s);
+	return err;
+}
+
 static th_err collect_json(struct th_store *st, sqlite3_stmt *s, int rc, int col, const char *what,
                            json_object **out, struct th_error *e)
 {

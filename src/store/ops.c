@@ -86,9 +86,9 @@ th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t
 	 * only, not the cascaded rows. */
 	th_err err = th_store_stmt(st, TH_STMT_PURGE,
 	                           "DELETE FROM tasks WHERE id IN (SELECT id FROM tasks "
-	                           "WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', "
-	                           "'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED') "
-	                           "AND updated_ms < ?1 LIMIT ?2)",
+	                           "WHERE (state = 'TASK_STATE_COMPLETED' OR state = "
+	                           "'TASK_STATE_FAILED' OR state = 'TASK_STATE_CANCELED' OR "
+	                           "state = 'TASK_STATE_REJECTED') AND updated_ms < ?1 LIMIT ?2)",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;

@@ -154,6 +154,9 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 /* The last `limit` messages (limit < 0: all) oldest first, as a new JSON array. */
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
                         struct th_error *e);
+/* The stored message (task_id, message_id) as a new JSON object, or TH_ENOTFOUND. */
+th_err th_store_message_get(struct th_store *st, const char *task_id, const char *message_id,
+                            json_object **out, struct th_error *e);
 /* Number of messages stored for the task. */
 int64_t th_store_message_count(struct th_store *st, const char *task_id);
 

@@ -2275,8 +2275,9 @@ START_TEST(test_store1_002_queries_use_indexes)
 	    "ORDER BY seq",
 	    "SELECT * FROM plan_steps WHERE task_id = 'x' ORDER BY pos",
 	    "SELECT * FROM push_configs WHERE task_id = 'x' AND participant_id = 'p'",
-	    "SELECT id FROM tasks WHERE state IN ('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', "
-	    "'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED') AND updated_ms < 5",
+	    "SELECT id FROM tasks WHERE (state = 'TASK_STATE_COMPLETED' OR state = "
+	    "'TASK_STATE_FAILED' OR state = 'TASK_STATE_CANCELED' OR state = "
+	    "'TASK_STATE_REJECTED') AND updated_ms < 5",
 	    "SELECT task_id FROM messages WHERE message_id = 'm' AND sender = 'a' AND pos = 1",
 	    "SELECT id FROM turns WHERE task_id = 'x' AND state IN ('queued', 'running')",
 	    "SELECT * FROM waiting_tasks",
