@@ -1,4 +1,5 @@
 /* history.c — messages, artifacts and the per-task event log (STREAM-3, STREAM-4). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,15 +152,18 @@ th_err th_store_history(struct th_store *st, const char *task_id, int limit, jso
 {
 	*out = NULL;
 	sqlite3_stmt *s;
-	/* Newest `limit` by the primary key, then turned back to oldest first. */
+	/* The newest `limit`, oldest first: positions are 1, 2, 3, ... per task, so they
+	 * are the ones after the last position minus limit, read in primary-key order (no
+	 * subquery to materialise, no sort). */
 	th_err err = th_store_stmt(st, TH_STMT_MSG_HISTORY,
-	                           "SELECT json FROM (SELECT pos, json FROM messages "
-	                           "WHERE task_id = ?1 ORDER BY pos DESC LIMIT ?2) ORDER BY pos",
+	                           "SELECT json FROM messages WHERE task_id = ?1 AND pos > "
+	                           "(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1)"
+	                           " - ?2 ORDER BY pos",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, limit >= 0 ? limit : -1, rc);
+	rc = th_bind_i64(s, 2, limit >= 0 ? limit : INT64_MAX / 2, rc);
 	return collect_json(st, s, rc, 0, "history", out, e);
 }
 

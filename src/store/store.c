@@ -403,6 +403,16 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 			continue;
 		err = exec(st, m->sql, m->name, e);
 	}
+	/* A migration may rewrite a table's text in place (005); a new schema_version makes
+	 * every connection, this one included, read the schema again. */
+	int64_t cookie = 0;
+	if (err == TH_OK && (rc = query_int(st->db, "PRAGMA schema_version", &cookie)) != SQLITE_OK)
+		err = th_store_fail(st, rc, "schema_version", e);
+	if (err == TH_OK) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "PRAGMA schema_version = %lld", (long long)cookie + 1);
+		err = exec(st, sql, "schema_version", e);
+	}
 	if (err == TH_OK && uv < th_store_schema_version()) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
