@@ -32,6 +32,8 @@ struct th_app {
 	                                 parsed once from the embedded schemas; json_object_put */
 	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */
 	size_t npending, cap_pending;
+	int64_t push_poll_ms;            /* monotonic time of the next look for due pushes
+	                                    queued by other workers (th_push_deliver_due) */
 };
 
 /* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the

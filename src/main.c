@@ -63,7 +63,7 @@ static int serve_cgi(void)
 	th_bind_serve(&app, &io);
 	fflush(stdout);
 	th_app_run_pending(&app);
-	th_push_deliver_due(&app, PUSH_BUDGET_MS);
+	th_push_after_request(&app, PUSH_BUDGET_MS);
 	th_store_wal_tend(app.store);
 	th_app_close(&app);
 	return 0;
@@ -88,7 +88,7 @@ static int serve_fcgi(void)
 		 * (TURN-5: returnImmediately). */
 		FCGX_Finish_r(&req);
 		th_app_run_pending(&app);
-		th_push_deliver_due(&app, PUSH_BUDGET_MS);
+		th_push_after_request(&app, PUSH_BUDGET_MS);
 		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
 		th_store_wal_tend(app.store);
 	}

@@ -375,11 +375,26 @@ static int marked(int fd)
 	return fstat(fd, &s) == 0 && s.st_size > 0;
 }
 
+/* How often a worker looks, after a request, for deliveries it did not queue itself. */
+#define PUSH_POLL_MS 1000
+
+int th_push_after_request(struct th_app *app, int budget_ms)
+{
+	/* Deliveries this worker just queued go out now; those other workers queued, or
+	 * retries coming due, are looked for at most once a second (a read after every
+	 * request cost a tenth of a GetTask), and by `tiny-harness push` from cron. */
+	int64_t now = th_mono_ms();
+	if (th_store_push_take_queued(app->store) == 0 && now < app->push_poll_ms)
+		return 0;
+	app->push_poll_ms = now + PUSH_POLL_MS;
+	return th_push_deliver_due(app, budget_ms);
+}
+
 int th_push_deliver_due(struct th_app *app, int budget_ms)
 {
 	if (app == NULL || app->store == NULL || app->cfg == NULL || budget_ms <= 0)
 		return 0;
-	/* Most requests find nothing to send: one indexed read, no lock, no write. */
+	/* Most looks find nothing to send: one indexed read, no lock, no write. */
 	if (!th_store_push_any_due(app->store, th_now_ms()))
 		return 0;
 	int64_t deadline = th_mono_ms() + budget_ms;

@@ -218,9 +218,18 @@ th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t s
 	rc = th_step_done(s, rc);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "push enqueue", e);
+	int queued = sqlite3_changes(st->db);
+	st->pushes_queued += queued;
 	if (n != NULL)
-		*n = sqlite3_changes(st->db);
+		*n = queued;
 	return TH_OK;
+}
+
+int th_store_push_take_queued(struct th_store *st)
+{
+	int n = st->pushes_queued;
+	st->pushes_queued = 0;
+	return n;
 }
 
 void th_push_deliveries_free(struct th_push_delivery *d, size_t n)

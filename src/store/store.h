@@ -496,6 +496,8 @@ void th_push_deliveries_free(struct th_push_delivery *d, size_t n);
 th_err th_store_push_claim_due(struct th_store *st, int64_t now_ms, int lease_ms, int limit,
                                struct th_push_delivery **out, size_t *n, struct th_error *e);
 th_err th_store_push_delivered(struct th_store *st, int64_t id, struct th_error *e);
+/* How many deliveries this connection queued since the last call (then 0 again). */
+int th_store_push_take_queued(struct th_store *st);
 /* 1 when some delivery is due at now_ms (pending, or sending with an expired claim), else 0
  * (also on error). A read, no transaction: workers call it after every request. */
 int th_store_push_any_due(struct th_store *st, int64_t now_ms);

@@ -111,6 +111,9 @@ struct th_store {
 	                                       last commit (the WAL hook) */
 	int64_t wal_retry_ms;               /* monotonic time before which a failed reset
 	                                       is not tried again */
+	int pushes_queued;                  /* deliveries this connection queued since
+	                                       th_store_push_take_queued (a rolled-back
+	                                       one included: it only costs a look) */
 };
 
 /* The cached statement id into *out, prepared from sql on first use (each call site
