@@ -348,7 +348,7 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, const char *messa
 		rc = apply_result(app, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res, e);
 	/* Operators still see one turn per message in `turns`. */
 	if (rc == TH_OK)
-		rc = th_store_turn_record(app->store, task_id, message_id,
+		rc = th_store_turn_record(app->store, task_id, message_id, (int)getpid(),
 		                          mrc != TH_OK ? TH_TURN_FAILED : TH_TURN_DONE,
 		                          mrc != TH_OK ? failure : NULL, e);
 	/* Runs after the response; if the caller rolls back instead, the child's turn is

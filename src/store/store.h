@@ -240,11 +240,11 @@ th_err th_store_turn_create(struct th_store *st, const char *task_id, const char
  * lease_ms; *out receives its lease. */
 th_err th_store_turn_start(struct th_store *st, const char *task_id, const char *message_id,
                            int pid, int lease_ms, struct th_lease *out, struct th_error *e);
-/* A turn that ran inside the transaction that accepted its message, recorded as it
- * ended (state done or failed, error may be NULL): attempts 1, no lease, and it never
- * enters the indexes of live turns. */
+/* A turn that ran in worker pid inside the transaction that accepted its message,
+ * recorded as it ended (state done or failed, error may be NULL): attempts 1, no lease,
+ * and it never enters the indexes of live turns. */
 th_err th_store_turn_record(struct th_store *st, const char *task_id, const char *message_id,
-                            int state, const char *error, struct th_error *e);
+                            int pid, int state, const char *error, struct th_error *e);
 th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_row *out,
                          struct th_error *e);
 /* Renews the lease (lease_until = now + lease_ms) while the turn is running, not cut and

@@ -256,14 +256,15 @@ th_err th_store_turn_start(struct th_store *st, const char *task_id, const char 
 }
 
 th_err th_store_turn_record(struct th_store *st, const char *task_id, const char *message_id,
-                            int state, const char *error, struct th_error *e)
+                            int pid, int state, const char *error, struct th_error *e)
 {
 	if (task_id == NULL || message_id == NULL || state < TH_TURN_DONE || state >= N_TURN_STATES)
 		return th_error_set(e, TH_EINVAL, "an inline turn needs a task, a message and an end");
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_TURN_RECORD,
 	                           "INSERT INTO turns (task_id, message_id, state, attempts, error, "
-	                           "created_ms, updated_ms) VALUES (?1, ?2, ?3, 1, ?4, ?5, ?5)",
+	                           "worker_pid, created_ms, updated_ms) "
+	                           "VALUES (?1, ?2, ?3, 1, ?4, ?6, ?5, ?5)",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
@@ -272,6 +273,7 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
 	rc = th_bind_text(s, 3, turn_states[state], rc);
 	rc = th_bind_text(s, 4, error, rc);
 	rc = th_bind_i64(s, 5, th_now_ms(), rc);
+	rc = th_bind_i64(s, 6, pid, rc);
 	rc = th_step_done(s, rc);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
