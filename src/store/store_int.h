@@ -105,8 +105,10 @@ struct th_store {
 	char *wal_path;                     /* path + "-wal"; free (th_store_close) */
 	sqlite3_stmt *stmt[TH_STMT_COUNT_]; /* sqlite3_finalize each (th_store_close) */
 	uint64_t rng;                       /* back-off jitter state, seeded per process */
-	int busy_timeout_ms;                /* the configured busy timeout, restored after
+	int busy_timeout_ms;                /* the configured busy timeout */
+	int busy_limit_ms;                  /* how long busy_wait waits now: the timeout, or
 	                                       th_store_wal_tend's shorter one */
+	int64_t busy_since_ms;              /* monotonic start of the current wait */
 	int wal_frames;                     /* frames in the WAL after this connection's
 	                                       last commit (the WAL hook) */
 	int64_t wal_retry_ms;               /* monotonic time before which a failed reset
