@@ -10,6 +10,7 @@
 #include "harness/turn.h"
 #include "service/card.h"
 #include "store/store.h"
+#include "util/jsonx.h"
 
 th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e)
 {
@@ -28,7 +29,9 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e
 		app->card = cmds ? th_card_build(cfg, cmds) : NULL;
 		json_object_put(cmds);
 		app->tools = th_intrinsics_tools();
-		if (app->card == NULL || app->tools == NULL)
+		const char *text = app->card != NULL ? th_json_text(app->card) : NULL;
+		app->card_text = text != NULL ? strdup(text) : NULL;
+		if (app->card_text == NULL || app->tools == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	if (rc != TH_OK)
@@ -42,6 +45,7 @@ void th_app_close(struct th_app *app)
 		free(app->pending[i].task_id);
 	free(app->pending);
 	json_object_put(app->card);
+	free(app->card_text);
 	json_object_put(app->tools);
 	th_registry_free(app->commands);
 	if (app->store != NULL)

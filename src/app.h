@@ -28,6 +28,7 @@ struct th_app {
 	struct th_store *store;       /* owned; th_app_close (th_store_close) */
 	struct th_registry *commands; /* owned; th_app_close (th_registry_free) */
 	json_object *card;            /* owned; the agent card, built once; json_object_put */
+	char *card_text;              /* owned; card as served, serialised once; free */
 	json_object *tools;           /* owned; the intrinsic tools offered to models (TURN-3),
 	                                 parsed once from the embedded schemas; json_object_put */
 	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */

@@ -191,8 +191,7 @@ static void serve_card(struct th_bind_ctx *ctx)
 		th_bind_rest_error(ctx, 405, &e);
 		return;
 	}
-	json_object *card = th_service_card(ctx->app);
-	const char *text = card != NULL ? th_json_text(card) : NULL;
+	const char *text = th_service_card(ctx->app);
 	if (text == NULL) {
 		th_error_set(&e, TH_EINTERNAL, "the agent card is not available");
 		th_bind_rest_error(ctx, 500, &e);

@@ -38,9 +38,9 @@ int th_op_from_method(const char *method)
 	return -1;
 }
 
-json_object *th_service_card(struct th_app *app)
+const char *th_service_card(struct th_app *app)
 {
-	return app->card;
+	return app->card_text;
 }
 
 static th_err send_message(struct th_app *app, const struct th_call *call, json_object *params,

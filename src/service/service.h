@@ -54,7 +54,8 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
                          json_object *params, const char *last_event_id, struct th_sink *sink,
                          struct th_error *e);
 
-/* The public agent card (CARD-1). Borrowed from app; built at start-up. */
-json_object *th_service_card(struct th_app *app);
+/* The public agent card (CARD-1) as JSON text, serialised once at start-up. Borrowed
+ * from app. */
+const char *th_service_card(struct th_app *app);
 
 #endif

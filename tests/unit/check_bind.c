@@ -78,6 +78,8 @@ static void setup(void)
 	app.cfg = &cfg;
 	app.card = json_tokener_parse("{\"name\":\"tiny-harness\",\"url\":\"http://x/a/b\"}");
 	ck_assert_ptr_nonnull(app.card);
+	app.card_text = strdup(th_json_text(app.card));
+	ck_assert_ptr_nonnull(app.card_text);
 	memset(&rec, 0, sizeof rec);
 	rec.answer = "{\"ok\":true}";
 	th_bind_service = recorder;
@@ -88,6 +90,8 @@ static void teardown(void)
 {
 	json_object_put(app.card);
 	app.card = NULL;
+	free(app.card_text);
+	app.card_text = NULL;
 	th_config_free(&cfg);
 	th_bind_service = th_service_call;
 	th_bind_stream_service = th_service_stream;
@@ -744,6 +748,8 @@ START_TEST(test_card1_etag_if_none_match_304)
 
 	/* A different card gives a different tag. */
 	json_object_object_add(app.card, "name", json_object_new_string("changed"));
+	free(app.card_text);
+	app.card_text = strdup(th_json_text(app.card));
 	r = run(p, NULL);
 	ck_assert_str_ne(header(&r, "ETag"), etag);
 	resp_free(&r);
