@@ -256,17 +256,27 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 	if (rc != SQLITE_ROW)
 		return th_store_fail(st, rc, "task count", e);
 
+	/* A later page starts right after the cursor: the row value is a range bound on the
+	 * index, so a page deep in the list costs what the first one does (an OR of the two
+	 * conditions would make SQLite walk every row before the cursor). */
 	sqlite3_stmt *s;
-	err = th_store_stmt(st, TH_STMT_TASK_LIST,
-	                    "SELECT " TASK_COLS LIST_FROM " AND (?5 IS NULL OR p.status_ms < ?6"
-	                    " OR (p.status_ms = ?6 AND p.task_id < ?5))"
-	                    " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
-	                    &s, e);
+	err = q->cursor_id == NULL
+	          ? th_store_stmt(st, TH_STMT_TASK_LIST,
+	                          "SELECT " TASK_COLS LIST_FROM
+	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
+	                          &s, e)
+	          : th_store_stmt(st, TH_STMT_TASK_LIST_AFTER,
+	                          "SELECT " TASK_COLS LIST_FROM
+	                          " AND (p.status_ms, p.task_id) < (?6, ?5)"
+	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
+	                          &s, e);
 	if (err != TH_OK)
 		return err;
 	rc = bind_list_filters(s, q, state);
-	rc = th_bind_text(s, 5, q->cursor_id, rc);
-	rc = th_bind_i64(s, 6, q->cursor_ms, rc);
+	if (q->cursor_id != NULL) {
+		rc = th_bind_text(s, 5, q->cursor_id, rc);
+		rc = th_bind_i64(s, 6, q->cursor_ms, rc);
+	}
 	rc = th_bind_i64(s, 7, q->limit > 0 ? q->limit : -1, rc);
 	struct th_task_row *out = NULL;
 	size_t cnt = 0, cap = 0;
