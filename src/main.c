@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "app.h"
 #include "bind/bind.h"
@@ -71,6 +74,13 @@ static int serve_cgi(void)
 
 static int serve_fcgi(void)
 {
+#ifdef __GLIBC__
+	/* A request allocates and frees a few hundred KiB; glibc's default trim returned it
+	 * to the kernel after every request and took it back on the next (brk, six system
+	 * calls a SendMessage). A worker keeps its heap instead. */
+	mallopt(M_TRIM_THRESHOLD, 32 * 1024 * 1024);
+	mallopt(M_TOP_PAD, 4 * 1024 * 1024);
+#endif
 	if (FCGX_Init() != 0) {
 		fprintf(stderr, "tiny-harness: FCGX_Init failed\n");
 		return 1;
