@@ -33,8 +33,8 @@ th_err th_push_inline_attach(struct th_app *app, const char *participant, const 
 /* Delivers due outbox rows for at most budget_ms (each POST with its own timeout);
  * returns how many were delivered. For the CLI (`tiny-harness push`) and tests. */
 int th_push_deliver_due(struct th_app *app, int budget_ms);
-/* After a request: th_push_deliver_due when this worker queued deliveries or a second
- * has passed since it last looked; otherwise nothing (no query). */
+/* After a request: th_push_deliver_due when this worker queued deliveries or 250 ms
+ * have passed since it last looked; otherwise nothing (no query). */
 int th_push_after_request(struct th_app *app, int budget_ms);
 
 #endif
