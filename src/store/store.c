@@ -2,6 +2,7 @@
  * (STORE-1, LIM-3). */
 #include "store/store.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -672,6 +673,33 @@ int64_t th_store_data_version(struct th_store *st)
 		v = sqlite3_column_int64(s, 0);
 	th_store_stmt_done(s);
 	return v;
+}
+
+th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
+                     const char *what, struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, id, sql, &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = SQLITE_OK;
+	for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {
+		assert(args[k].t == 't' || args[k].t == 'i');
+		rc = args[k].t == 'i' ? th_bind_i64(s, (int)k + 1, args[k].i, rc)
+		                      : th_bind_text(s, (int)k + 1, args[k].s, rc);
+	}
+	int64_t returned = 0;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (value != NULL)
+			*value = sqlite3_column_int64(s, 0);
+		returned++;
+		rc = SQLITE_OK;
+	}
+	if (rc == SQLITE_DONE && rows != NULL)
+		*rows = sqlite3_column_count(s) > 0 ? returned : sqlite3_changes(st->db);
+	th_store_stmt_done(s);
+	return rc == SQLITE_DONE ? TH_OK : th_store_fail(st, rc, what, e);
 }
 
 int th_step_returning(sqlite3_stmt *s, int rc, int64_t *value)

@@ -137,6 +137,28 @@ int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
 /* Binds len bytes (SQL NULL when v is NULL). */
 int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
 
+/* A typed statement parameter, bound at its place in an array (the first at ?1): the
+ * compiler checks each one, unlike a format string of varargs. TH_T(NULL) binds NULL. */
+struct th_arg {
+	char t;        /* 't' text, 'i' integer */
+	const char *s; /* 't': borrowed for the call */
+	int64_t i;     /* 'i' */
+};
+#define TH_T(v) ((struct th_arg){.t = 't', .s = (v)})
+#define TH_I(v) ((struct th_arg){.t = 'i', .i = (int64_t)(v)})
+/* An array of th_arg and its length, for the two parameters of th_store_exec. */
+#define TH_ARGS(...)                                                                               \
+	(const struct th_arg[]){__VA_ARGS__},                                                      \
+	    sizeof((const struct th_arg[]){__VA_ARGS__}) / sizeof(struct th_arg)
+
+/* Runs statement id (prepared from sql on first use) with args bound to ?1..?n, and resets
+ * it. A statement may return one integer column (RETURNING …): *value receives it and
+ * *rows counts the rows returned, else *rows is sqlite3_changes (value and rows may be
+ * NULL). A failure is reported by th_store_fail naming what. */
+th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
+                     const char *what, struct th_error *e);
+
 /* Runs a statement that returns no row (when rc is SQLITE_OK) and resets it, so no read
  * transaction stays open; returns the result code (SQLITE_DONE on success, or rc when a
  * bind had already failed). */

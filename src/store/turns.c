@@ -181,15 +181,13 @@ static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *wha
 }
 
 /* Steps a conditional UPDATE on one turn; nothing changed -> turn_refused(what). */
-static th_err turn_cond_update(struct th_store *st, sqlite3_stmt *s, int rc, int64_t turn_id,
-                               const char *what, struct th_error *e)
+/* After a conditional write changed n rows: none -> turn_refused(what). */
+static th_err turn_cond(struct th_store *st, th_err err, int64_t n, int64_t turn_id,
+                        const char *what, struct th_error *e)
 {
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, what, e);
-	if (sqlite3_changes(st->db) == 0)
+	if (err == TH_OK && n == 0)
 		return turn_refused(st, turn_id, what, e);
-	return TH_OK;
+	return err;
 }
 
 th_err th_store_turn_create(struct th_store *st, const char *task_id, const char *message_id,
@@ -199,26 +197,17 @@ th_err th_store_turn_create(struct th_store *st, const char *task_id, const char
 		*turn_id = 0;
 	if (task_id == NULL || message_id == NULL)
 		return th_error_set(e, TH_EINVAL, "turn needs a task and a message");
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_CREATE,
+	int64_t id = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_CREATE,
 	                           "INSERT INTO turns (task_id, message_id, state, created_ms, "
 	                           "updated_ms) VALUES (?1, ?2, 'queued', ?3, ?3) RETURNING id",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, message_id, rc);
-	rc = th_bind_i64(s, 3, th_now_ms(), rc);
-	int64_t id = 0;
-	rc = th_step_returning(s, rc, &id);
-	th_store_stmt_done(s);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	                           TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(th_now_ms())), &id,
+	                           NULL, "turn create", e);
+	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turn create", e);
-	if (turn_id != NULL)
+	if (err == TH_OK && turn_id != NULL)
 		*turn_id = id;
-	return TH_OK;
+	return err;
 }
 
 th_err th_store_turn_start(struct th_store *st, const char *task_id, const char *message_id,
@@ -228,31 +217,22 @@ th_err th_store_turn_start(struct th_store *st, const char *task_id, const char 
 	out->epoch = 0;
 	if (task_id == NULL || message_id == NULL)
 		return th_error_set(e, TH_EINVAL, "turn needs a task and a message");
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_START,
+	int64_t now = th_now_ms(), id = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_START,
 	                           "INSERT INTO turns (task_id, message_id, state, attempts, "
 	                           "worker_pid, lease_until_ms, created_ms, updated_ms) "
 	                           "VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?6) RETURNING id",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int64_t now = th_now_ms();
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, message_id, rc);
-	rc = th_bind_i64(s, 3, TH_LEASE_FIRST, rc);
-	rc = th_bind_i64(s, 4, pid, rc);
-	rc = th_bind_i64(s, 5, now + (lease_ms > 0 ? lease_ms : 0), rc);
-	rc = th_bind_i64(s, 6, now, rc);
-	int64_t id = 0;
-	rc = th_step_returning(s, rc, &id);
-	th_store_stmt_done(s);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	                           TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(TH_LEASE_FIRST),
+	                                   TH_I(pid), TH_I(now + (lease_ms > 0 ? lease_ms : 0)),
+	                                   TH_I(now)),
+	                           &id, NULL, "turn start", e);
+	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turn start", e);
-	out->turn_id = id;
-	out->epoch = TH_LEASE_FIRST;
-	return TH_OK;
+	if (err == TH_OK) {
+		out->turn_id = id;
+		out->epoch = TH_LEASE_FIRST;
+	}
+	return err;
 }
 
 th_err th_store_turn_record(struct th_store *st, const char *task_id, const char *message_id,
@@ -260,26 +240,16 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
 {
 	if (task_id == NULL || message_id == NULL || state < TH_TURN_DONE || state >= N_TURN_STATES)
 		return th_error_set(e, TH_EINVAL, "an inline turn needs a task, a message and an end");
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_RECORD,
+	th_err err = th_store_exec(st, TH_STMT_TURN_RECORD,
 	                           "INSERT INTO turns (task_id, message_id, state, attempts, error, "
 	                           "worker_pid, created_ms, updated_ms) "
-	                           "VALUES (?1, ?2, ?3, 1, ?4, ?6, ?5, ?5)",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, message_id, rc);
-	rc = th_bind_text(s, 3, turn_states[state], rc);
-	rc = th_bind_text(s, 4, error, rc);
-	rc = th_bind_i64(s, 5, th_now_ms(), rc);
-	rc = th_bind_i64(s, 6, pid, rc);
-	rc = th_step_done(s, rc);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	                           "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",
+	                           TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(turn_states[state]),
+	                                   TH_T(error), TH_I(pid), TH_I(th_now_ms())),
+	                           NULL, NULL, "turn record", e);
+	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turn record", e);
-	return TH_OK;
+	return err;
 }
 
 th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_row *out,
@@ -325,40 +295,27 @@ th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int s
 	if (state < 0 || state >= N_TURN_STATES)
 		return th_error_set(e, TH_EINVAL, "turn %lld: unknown state %d",
 		                    (long long)l->turn_id, state);
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_FINISH,
+	int64_t n = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_FINISH,
 	                           "UPDATE turns SET state = ?3, error = ?4, updated_ms = ?5 "
 	                           "WHERE id = ?1 AND attempts = ?2 AND state = 'running'",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_i64(s, 1, l->turn_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, l->epoch, rc);
-	rc = th_bind_text(s, 3, turn_states[state], rc);
-	rc = th_bind_text(s, 4, error, rc);
-	rc = th_bind_i64(s, 5, th_now_ms(), rc);
-	return turn_cond_update(st, s, rc, l->turn_id, "lease no longer held; nothing written", e);
+	                           TH_ARGS(TH_I(l->turn_id), TH_I(l->epoch), TH_T(turn_states[state]),
+	                                   TH_T(error), TH_I(th_now_ms())),
+	                           NULL, &n, "turn finish", e);
+	return turn_cond(st, err, n, l->turn_id, "lease no longer held; nothing written", e);
 }
 
 th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, struct th_error *e)
 {
-	if (n != NULL)
-		*n = 0;
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURNS_CUT,
+	int64_t cut = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURNS_CUT,
 	                           "UPDATE turns SET cut = 1, state = 'cut', updated_ms = ?2 "
 	                           "WHERE task_id = ?1 AND state IN ('queued', 'running')",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, th_now_ms(), rc);
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turns cut", e);
+	                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut, "turns cut",
+	                           e);
 	if (n != NULL)
-		*n = sqlite3_changes(st->db);
-	return TH_OK;
+		*n = err == TH_OK ? (int)cut : 0;
+	return err;
 }
 
 int th_store_turn_is_cut(struct th_store *st, int64_t turn_id)
@@ -457,19 +414,15 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
 th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
                              struct th_error *e)
 {
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_RELEASE,
+	int64_t n = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_RELEASE,
 	                           "UPDATE turns SET state = 'queued', worker_pid = NULL, "
 	                           "lease_until_ms = NULL, updated_ms = ?3 WHERE id = ?1 "
 	                           "AND state = 'running' AND coalesce(lease_until_ms, 0) < ?2",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, now_ms, rc);
-	rc = th_bind_i64(s, 3, th_now_ms(), rc);
-	return turn_cond_update(st, s, rc, turn_id,
-	                        "only a running turn whose lease expired can be released", e);
+	                           TH_ARGS(TH_I(turn_id), TH_I(now_ms), TH_I(th_now_ms())), NULL, &n,
+	                           "turn release", e);
+	return turn_cond(st, err, n, turn_id,
+	                 "only a running turn whose lease expired can be released", e);
 }
 
 th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int lease_ms,
@@ -477,76 +430,50 @@ th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int
 {
 	out->turn_id = turn_id;
 	out->epoch = 0;
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_TAKEOVER,
+	int64_t now = th_now_ms(), epoch = 0, n = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_TAKEOVER,
 	                           "UPDATE turns SET state = 'running', worker_pid = ?2, "
 	                           "lease_until_ms = ?3, attempts = attempts + 1, updated_ms = ?4 "
 	                           "WHERE id = ?1 AND cut = 0 AND (state = 'queued' OR "
 	                           "(state = 'running' AND coalesce(lease_until_ms, 0) < ?5)) "
 	                           "RETURNING attempts",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int64_t now = th_now_ms(), epoch = 0;
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, pid, rc);
-	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
-	rc = th_bind_i64(s, 4, now, rc);
-	rc = th_bind_i64(s, 5, now_ms, rc);
-	rc = th_step_returning(s, rc, &epoch);
-	th_store_stmt_done(s);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turn takeover", e);
-	if (epoch == 0)
-		return turn_refused(st, turn_id, "held by a worker or ended; not taken over", e);
-	out->epoch = (int)epoch;
-	return TH_OK;
+	                           TH_ARGS(TH_I(turn_id), TH_I(pid),
+	                                   TH_I(now + (lease_ms > 0 ? lease_ms : 0)), TH_I(now),
+	                                   TH_I(now_ms)),
+	                           &epoch, &n, "turn takeover", e);
+	err = turn_cond(st, err, n, turn_id, "held by a worker or ended; not taken over", e);
+	if (err == TH_OK)
+		out->epoch = (int)epoch;
+	return err;
 }
 
 th_err th_store_turn_hold(struct th_store *st, const struct th_lease *l, int lease_ms, int *held,
                           struct th_error *e)
 {
-	*held = 0;
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_HOLD,
+	int64_t now = th_now_ms(), n = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_HOLD,
 	                           "UPDATE turns SET lease_until_ms = ?3, updated_ms = ?4 "
 	                           "WHERE id = ?1 AND attempts = ?2 AND state = 'running' "
 	                           "AND cut = 0",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int64_t now = th_now_ms();
-	int rc = th_bind_i64(s, 1, l->turn_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, l->epoch, rc);
-	rc = th_bind_i64(s, 3, now + (lease_ms > 0 ? lease_ms : 0), rc);
-	rc = th_bind_i64(s, 4, now, rc);
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turn lease", e);
-	*held = sqlite3_changes(st->db) == 1;
-	return TH_OK;
+	                           TH_ARGS(TH_I(l->turn_id), TH_I(l->epoch),
+	                                   TH_I(now + (lease_ms > 0 ? lease_ms : 0)), TH_I(now)),
+	                           NULL, &n, "turn lease", e);
+	*held = err == TH_OK && n == 1;
+	return err;
 }
 
 th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen,
                              int64_t now_ms, const char *why, int *done, struct th_error *e)
 {
-	*done = 0;
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TURN_GIVE_UP,
+	int64_t n = 0;
+	th_err err = th_store_exec(st, TH_STMT_TURN_GIVE_UP,
 	                           "UPDATE turns SET state = 'failed', error = ?3, updated_ms = ?4 "
 	                           "WHERE id = ?1 AND attempts = ?2 AND cut = 0 AND "
 	                           "(state = 'queued' OR (state = 'running' AND "
 	                           "coalesce(lease_until_ms, 0) < ?4))",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_i64(s, 1, seen->id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, seen->attempts, rc);
-	rc = th_bind_text(s, 3, why, rc);
-	rc = th_bind_i64(s, 4, now_ms, rc);
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "turn give up", e);
-	*done = sqlite3_changes(st->db) == 1;
-	return TH_OK;
+	                           TH_ARGS(TH_I(seen->id), TH_I(seen->attempts), TH_T(why),
+	                                   TH_I(now_ms)),
+	                           NULL, &n, "turn give up", e);
+	*done = err == TH_OK && n == 1;
+	return err;
 }
