@@ -3,9 +3,11 @@
  * extension (STATUS-1..STATUS-4), completion and cancel (CTL-1..CTL-9), commands
  * (CMD-1..CMD-3), turns (CTL-3, CTL-7, TURN-5). */
 #include <check.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "a2a/a2a.h"
 #include "config/config.h"
@@ -107,6 +109,35 @@ START_TEST(test_task6_follow_up_starts_a_turn)
 	ck_assert_str_eq(fx_status_text(t), "echo: and more");
 	ck_assert_uint_eq(json_object_array_length(json_object_object_get(t, "history")), 4);
 	json_object_put(t);
+}
+END_TEST
+
+/* decision-014 (TURN-4, TURN-6): with the instant echo model a blocking send runs its turn
+ * inside the transaction that accepts the message: the turn is recorded done by this
+ * worker with no lease, and the events of the task are still Task, WORKING and
+ * INPUT_REQUIRED in order. */
+START_TEST(test_turn4_instant_turn_commits_with_its_message)
+{
+	const char *id = new_task("hello");
+	char sql[400];
+	snprintf(sql, sizeof sql,
+	         "SELECT state || '|' || attempts || '|' || coalesce(lease_until_ms, 'none') || '|' "
+	         "|| (worker_pid = %d) FROM turns WHERE task_id = '%s'",
+	         (int)getpid(), id);
+	sqlite3_stmt *q = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(app.store), sql, -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0), "done|1|none|1");
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_DONE);
+	sqlite3_finalize(q);
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_nonnull(strstr(ev[0].json, "\"task\""));
+	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_WORKING"));
+	ck_assert_ptr_nonnull(strstr(ev[2].json, "TASK_STATE_INPUT_REQUIRED"));
+	th_events_free(ev, n);
 }
 END_TEST
 
@@ -685,6 +716,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_task2_name_is_first_line_cut_to_60_characters);
 	tcase_add_test(tc, test_task2_client_context_id_is_kept);
 	tcase_add_test(tc, test_task6_follow_up_starts_a_turn);
+	tcase_add_test(tc, test_turn4_instant_turn_commits_with_its_message);
 	tcase_add_test(tc, test_task6_message_to_terminal_task_names_the_state);
 	tcase_add_test(tc, test_task6_context_id_mismatch_is_refused);
 	tcase_add_test(tc, test_task7_resent_message_id_is_not_processed_twice);
