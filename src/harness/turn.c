@@ -114,6 +114,26 @@ static void lost(const char *task_id, const struct th_lease *l, const char *wher
 	        (long long)l->turn_id, task_id, l->epoch, where);
 }
 
+/* Opens a transaction for the holder of l: BEGIN IMMEDIATE, then th_store_turn_hold, so
+ * the lease check and the turn's writes commit together (TURN-6). *held = 0 when the
+ * lease is gone: the transaction is rolled back, the loss logged, and the caller writes
+ * nothing (rc stays TH_OK). */
+static th_err begin_held(struct th_app *app, const char *task_id, const struct th_lease *l,
+                         const char *where, int *held, struct th_error *e)
+{
+	*held = 0;
+	th_err rc = th_store_begin(app->store, e);
+	if (rc != TH_OK)
+		return rc;
+	rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, held, e);
+	if (rc != TH_OK || !*held) {
+		th_store_rollback(app->store);
+		if (rc == TH_OK)
+			lost(task_id, l, where);
+	}
+	return rc;
+}
+
 /* Whether the turn is still held with l: running, not cut, at l's epoch. */
 static th_err held_now(struct th_app *app, const struct th_lease *l, int *held,
                        struct th_error *e)
@@ -291,19 +311,13 @@ static th_err settle(struct th_app *app, const char *task_id, const struct th_le
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
 	th_buf_init(&res.text);
-	th_err rc = th_store_begin(app->store, e);
-	if (rc != TH_OK)
-		return rc;
 	int held = 0;
-	rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, &held, e);
-	if (rc == TH_OK && !held) {
-		th_store_rollback(app->store);
-		lost(task_id, l, "settle");
+	th_err rc = begin_held(app, task_id, l, "settle", &held, e);
+	if (rc != TH_OK || !held) {
 		th_cmd_result_free(&res);
-		return TH_OK;
+		return rc;
 	}
-	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
+	rc = th_store_task_get(app->store, task_id, &row, e);
 	if (rc == TH_OK)
 		rc = apply_result(app, &row, l, p, fx, failure, &res, e);
 	if (rc == TH_OK)
@@ -384,19 +398,17 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 	if (results == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	int held = 0;
-	th_err rc = th_store_begin(app->store, e);
-	if (rc == TH_OK)
-		rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, &held, e);
-	if (rc == TH_OK && !held) {
-		/* TURN-6: cut or taken over meanwhile; this attempt writes nothing more. */
-		*stopped = 1;
-		th_store_rollback(app->store);
-		lost(task_id, l, "tool round");
+	th_err rc = begin_held(app, task_id, l, "tool round", &held, e);
+	if (rc != TH_OK || !held) {
+		/* TURN-6: cut or taken over meanwhile; this attempt writes nothing more. A
+		 * failure drops the round's effects, as below. */
+		*stopped = rc == TH_OK;
+		if (rc != TH_OK)
+			th_intrinsic_effects_free(fx);
 		json_object_put(results);
-		return TH_OK;
+		return rc;
 	}
-	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
+	rc = th_store_task_get(app->store, task_id, &row, e);
 	if (rc == TH_OK && th_state_terminal((enum th_state)row.state)) {
 		*stopped = 1;
 		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
