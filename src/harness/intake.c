@@ -435,7 +435,7 @@ out:
 }
 
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int instant,
+                        const struct th_send_req *req, int inline_turn,
                         char task_id[TH_INTAKE_ID_MAX], int64_t *turn_id,
                         json_object **final_task, struct th_error *e)
 {
@@ -483,9 +483,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		/* refused before anything is stored */
 	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 		if (given == NULL)
-			rc = create_task(app, participant, msg, payload, instant, task_id, turn_id, e);
+			rc = create_task(app, participant, msg, payload, inline_turn, task_id, turn_id, e);
 		else
-			rc = follow_up(app, participant, msg, payload, task_id, instant, turn_id, e);
+			rc = follow_up(app, participant, msg, payload, task_id, inline_turn, turn_id, e);
 		/* EXT-4: remember that this task's client renders A2UI. */
 		if (rc == TH_OK)
 			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
@@ -516,8 +516,8 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 	json_object *final_task = NULL;
 	/* A blocking send of an instant model commits the message with its reply; with
 	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
-	int instant = !req->return_immediately && th_turn_instant(app);
-	th_err rc = th_intake_accept(app, participant, extensions, req, instant, id, &turn_id,
+	int inline_turn = !req->return_immediately && th_turn_instant(app);
+	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, id, &turn_id,
 	                             &final_task, e);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	if (rc != TH_OK)
