@@ -475,7 +475,8 @@ int th_store_wal_tend(struct th_store *st)
 	/* Another worker may have truncated it since our commit: a stat is cheaper than
 	 * taking the writer lock to find an empty WAL. */
 	struct stat sb;
-	if (stat(st->wal_path, &sb) == 0 && sb.st_size < (off_t)TH_WAL_CHECKPOINT_FRAMES * 4096) {
+	if (stat(st->wal_path, &sb) == 0 &&
+	    sb.st_size < (off_t)TH_WAL_CHECKPOINT_FRAMES * (off_t)st->page_size) {
 		st->wal_frames = 0;
 		return 0;
 	}
@@ -557,6 +558,9 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	}
 	if (err == TH_OK)
 		err = migrate(st, e);
+	int rc_ps = err == TH_OK ? query_int(st->db, "PRAGMA page_size", &st->page_size) : SQLITE_OK;
+	if (rc_ps != SQLITE_OK)
+		err = th_store_fail(st, rc_ps, "page_size", e);
 	if (err != TH_OK)
 		goto fail;
 	*out = st;

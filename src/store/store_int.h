@@ -104,6 +104,7 @@ struct th_store {
 	sqlite3 *db;                        /* sqlite3_close_v2 (th_store_close) */
 	char *path;                         /* free (th_store_close) */
 	char *wal_path;                     /* path + "-wal"; free (th_store_close) */
+	int64_t page_size;                  /* PRAGMA page_size, read at open */
 	sqlite3_stmt *stmt[TH_STMT_COUNT_]; /* sqlite3_finalize each (th_store_close) */
 	uint64_t rng;                       /* back-off jitter state, seeded per process */
 	int busy_timeout_ms;                /* the configured busy timeout */
