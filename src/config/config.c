@@ -14,7 +14,7 @@ static const char *const keys[] = {
 	"openai_model", "openai_api_key_env", "commands_dir", "identity", "synchronous",
 	"busy_timeout_ms",
 	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
-	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "a2ui_version",
+	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "stream_max", "a2ui_version",
 	"push_allow_private", "push_timeout_ms", "push_retry_base_ms", "push_retry_max_ms",
 	"push_max_attempts", "push_max_configs", "push_keep_hours",
 	"max_body", "json_depth", "max_parts", "max_text", "max_metadata", "max_participants",
@@ -207,6 +207,7 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
 	NUM("heartbeat_ms", 100, 3600000, cfg->heartbeat_ms)
 	NUM("stream_max_ms", 100, 86400000, cfg->stream_max_ms)
 	NUM("stream_poll_ms", 5, 10000, cfg->stream_poll_ms)
+	NUM("stream_max", 1, 100000, cfg->stream_max)
 	NUM("push_allow_private", 0, 1, cfg->push_allow_private)
 	NUM("push_timeout_ms", 100, 120000, cfg->push_timeout_ms)
 	NUM("push_retry_base_ms", 10, 3600000, cfg->push_retry_base_ms)
@@ -253,6 +254,7 @@ th_err th_config_defaults(struct th_config *cfg)
 	cfg->heartbeat_ms = 15000;
 	cfg->stream_max_ms = 300000;
 	cfg->stream_poll_ms = 50;
+	cfg->stream_max = 1000;
 	cfg->push_timeout_ms = 10000;
 	cfg->push_retry_base_ms = 1000;
 	cfg->push_retry_max_ms = 300000;

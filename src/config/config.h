@@ -48,6 +48,8 @@ struct th_config {
 	int heartbeat_ms;       /* heartbeat_ms = 15000: SSE comment heartbeat interval */
 	int stream_max_ms;      /* stream_max_ms = 300000: longest a stream stays open */
 	int stream_poll_ms;     /* stream_poll_ms = 50: how often a stream looks for events */
+	int stream_max;         /* stream_max = 1000: open streams one FastCGI worker holds at
+	                           once (STREAM-6); one more is refused with 503 */
 	int a2ui_v091;          /* a2ui_version = v0.9 | v0.9.1: the version outbound A2UI
 	                           messages carry (UI-1) */
 	int push_allow_private; /* push_allow_private = 0: refuse private, loopback and
