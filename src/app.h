@@ -18,6 +18,18 @@ struct th_registry;
  * (turn_id > 0, held by this worker), or the recovery of a task whose turn's lease a
  * read noticed expired (turn_id 0, TURN-7). Each is also a row in `turns`, so a worker
  * that dies first leaves it to lease recovery. */
+/* Whoever takes open streams off the request that opened them (STREAM-6): the FastCGI
+ * worker's stream thread. The binding asks room() before it starts a stream and hands
+ * the stream over with take(); see struct th_bind_parked. */
+struct th_bind_parked;
+struct th_parker {
+	void *impl;
+	/* 1 while one more stream may be opened, 0 at the stream_max limit. */
+	int (*room)(void *impl);
+	/* 0: *p was moved to the parker (zeroed here); -1: nothing was taken. */
+	int (*take)(void *impl, struct th_bind_parked *p);
+};
+
 struct th_pending_turn {
 	char *task_id;  /* free (th_app_run_pending) */
 	int64_t turn_id;
@@ -35,6 +47,8 @@ struct th_app {
 	size_t npending, cap_pending;
 	int64_t push_poll_ms;            /* monotonic time of the next look for due pushes
 	                                    queued by other workers (th_push_deliver_due) */
+	struct th_parker *parker;        /* borrowed from the worker loop; NULL (CGI, tests):
+	                                    each request follows its own stream */
 };
 
 /* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the

@@ -17,6 +17,7 @@
 #include "push/push.h"
 #include "store/store.h"
 #include "util/jsonx.h"
+#include "worker/streams.h"
 
 /* How long a worker spends delivering queued push notifications after a request. */
 #define PUSH_BUDGET_MS 2000
@@ -72,6 +73,20 @@ static int serve_cgi(void)
 	return 0;
 }
 
+/* What this request committed reaches this worker's streams now, not at the next poll;
+ * expired turns its streams noticed become after-response work (TURN-7). */
+static void after_request_streams(struct th_app *app, struct th_streams *streams)
+{
+	th_streams_poke(streams);
+	char **ids = NULL;
+	size_t n = th_streams_take_recoveries(streams, &ids);
+	for (size_t i = 0; i < n; i++) {
+		(void)th_app_defer(app, ids[i], 0);
+		free(ids[i]);
+	}
+	free(ids);
+}
+
 static int serve_fcgi(void)
 {
 #ifdef __GLIBC__
@@ -88,6 +103,16 @@ static int serve_fcgi(void)
 	struct th_app app;
 	if (open_app(&app, 0) != 0)
 		return 1;
+	/* STREAM-6: open streams are followed by this worker's stream thread, not by the
+	 * request loop. Without the thread each stream keeps this loop until it ends. */
+	struct th_streams *streams = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_streams_start(app.cfg, &streams, &e) == TH_OK)
+		app.parker = th_streams_parker(streams);
+	else
+		fprintf(stderr, "tiny-harness: no stream thread (%s); each open stream holds this "
+		                "worker until it ends\n", e.msg);
 	FCGX_Request req;
 	FCGX_InitRequest(&req, 0, 0);
 	while (FCGX_Accept_r(&req) >= 0) {
@@ -97,11 +122,17 @@ static int serve_fcgi(void)
 		/* The response is complete for the client before any deferred turn runs
 		 * (TURN-5: returnImmediately). */
 		FCGX_Finish_r(&req);
+		if (streams != NULL)
+			after_request_streams(&app, streams);
 		th_app_run_pending(&app);
+		if (streams != NULL)
+			th_streams_poke(streams);
 		th_push_after_request(&app, PUSH_BUDGET_MS);
 		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
 		th_store_wal_tend(app.store);
 	}
+	app.parker = NULL;
+	th_streams_stop(streams);
 	th_app_close(&app);
 	return 0;
 }

@@ -10,10 +10,31 @@
 #define TH_BIND_BIND_H
 
 #include "app.h"
+#include "harness/stream.h"
 #include "http/http.h"
+#include "util/buf.h"
 #include "util/err.h"
 
 void th_bind_serve(struct th_app *app, struct th_http_io *io);
+
+/* An open stream the binding handed to app->parker (STREAM-6) once its first events
+ * were out: the connection, the binding's framing and what the stream follows. The
+ * parker writes the rest of the response with the th_bind_parked_* framers. */
+struct th_bind_parked {
+	struct th_http_conn conn; /* conn.fd owned: th_bind_parked_free closes it */
+	char *rpc_id;             /* the JSON-RPC request id as JSON text; NULL for REST;
+	                             th_bind_parked_free */
+	struct th_watch watch;    /* owned; th_bind_parked_free */
+};
+void th_bind_parked_free(struct th_bind_parked *p);
+/* Appends one event as this stream's binding frames it (an SSE event with id: seq,
+ * carrying a JSON-RPC response or the bare StreamResponse), in FastCGI records. */
+void th_bind_parked_event(const struct th_bind_parked *p, int64_t seq, const char *json,
+                          struct th_buf *out);
+/* Appends the ": ping" heartbeat comment. */
+void th_bind_parked_heartbeat(const struct th_bind_parked *p, struct th_buf *out);
+/* Appends the end of the response (the stream closes normally). */
+void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out);
 
 /* The error table (A2A-4): JSON-RPC code, HTTP status, google.rpc status name and
  * ErrorInfo reason ("" when the error has none) of a th_err. */

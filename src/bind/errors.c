@@ -39,6 +39,9 @@ static const struct row table[] = {
 	[TH_EINTERNAL] = {-32603, 500, "INTERNAL", ""},
 	/* A chunked body arrives without CONTENT_LENGTH; we read only announced lengths. */
 	[TH_ELENGTH] = {-32600, 411, "INVALID_ARGUMENT", ""},
+	/* A limit of this server, not a fault of the request: the same request succeeds
+	 * later (STREAM-6). The HTTP status is 503 on both bindings, with Retry-After. */
+	[TH_EUNAVAILABLE] = {-32603, 503, "UNAVAILABLE", ""},
 };
 
 static const struct row *row_of(th_err code)

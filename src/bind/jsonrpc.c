@@ -47,8 +47,12 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 		th_bind_send_oom(ctx);
 		return;
 	}
-	if (e->code == TH_EBUSY)
+	if (e->code == TH_EBUSY || e->code == TH_EUNAVAILABLE)
 		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
+	/* A server at its stream limit says so in HTTP too, so that clients and proxies
+	 * that look only at the status back off (STREAM-6). */
+	if (e->code == TH_EUNAVAILABLE)
+		status = th_bind_http_status(e->code);
 	th_bind_send_json(ctx, status, "application/json", o);
 }
 

@@ -174,7 +174,7 @@ void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_err
 		th_bind_send_oom(ctx);
 		return;
 	}
-	if (e->code == TH_EBUSY)
+	if (e->code == TH_EBUSY || e->code == TH_EUNAVAILABLE)
 		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
 	th_bind_send_json(ctx, status, "application/a2a+json", o);
 }

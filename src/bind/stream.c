@@ -1,13 +1,16 @@
 /* stream.c — SSE framing of the streaming operations for both bindings (A2A-5,
- * STREAM-1, STREAM-2, STREAM-4). The harness decides what to send; this file only
- * decides how it looks on the wire. */
+ * STREAM-1, STREAM-2, STREAM-4), and the hand-over of an open stream to the worker's
+ * stream thread (STREAM-6). The harness decides what to send; this file only decides
+ * how it looks on the wire. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bind/bind.h"
 #include "bind/bind_int.h"
+#include "config/config.h"
 #include "harness/stream.h"
 #include "util/jsonx.h"
 
@@ -26,6 +29,35 @@ int th_bind_is_stream_op(int op)
 	return op == TH_OP_SEND_STREAMING_MESSAGE || op == TH_OP_SUBSCRIBE_TO_TASK;
 }
 
+/* The data line of one event: the StreamResponse itself (REST) or a JSON-RPC response
+ * carrying it. The stored text is spliced in as it is, never parsed again. */
+static void event_data(struct th_buf *b, const char *rpc_id, const char *json)
+{
+	if (rpc_id == NULL) {
+		th_buf_puts(b, json);
+		return;
+	}
+	th_buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
+	th_buf_puts(b, rpc_id);
+	th_buf_puts(b, ",\"result\":");
+	th_buf_puts(b, json);
+	th_buf_puts(b, "}");
+}
+
+static void event_frame(struct th_buf *out, const char *rpc_id, int64_t seq, const char *json)
+{
+	char id[32];
+	snprintf(id, sizeof id, "%" PRId64, seq);
+	struct th_buf data;
+	th_buf_init(&data);
+	event_data(&data, rpc_id, json);
+	if (data.oom)
+		out->oom = 1;
+	else
+		th_http_sse_format(out, seq > 0 ? id : NULL, NULL, data.data);
+	th_buf_free(&data);
+}
+
 static int sse_open(void *impl)
 {
 	struct sse *s = impl;
@@ -35,32 +67,30 @@ static int sse_open(void *impl)
 	return s->gone ? -1 : 0;
 }
 
-static int sse_write(struct sse *s, int64_t seq, const char *event, json_object *data)
+static int sse_put(struct sse *s, struct th_buf *b)
 {
-	char id[32];
-	if (seq > 0)
-		snprintf(id, sizeof id, "%" PRId64, seq);
-	if (th_http_sse_event(s->ctx->io, seq > 0 ? id : NULL, event, th_json_text(data)) != 0)
+	struct th_http_io *io = s->ctx->io;
+	if (b->oom || io->write(io->impl, b->data, b->len) != 0 || io->flush(io->impl) != 0)
 		s->gone = 1;
+	th_buf_free(b);
 	return s->gone ? -1 : 0;
 }
 
-static int sse_event(void *impl, int64_t seq, json_object *resp)
+/* The JSON text of the request id, for splicing into every event; "null" for REST. */
+static const char *rpc_id_text(const struct sse *s)
+{
+	return s->is_rpc ? th_json_text(s->rpc_id) : NULL;
+}
+
+static int sse_event(void *impl, int64_t seq, const char *json)
 {
 	struct sse *s = impl;
 	if (s->gone)
 		return -1;
-	if (!s->is_rpc)
-		return sse_write(s, seq, NULL, resp);
-	json_object *o = json_object_new_object();
-	if (o == NULL)
-		return -1;
-	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(o, "id", json_object_get(s->rpc_id));
-	json_object_object_add(o, "result", json_object_get(resp));
-	int rc = sse_write(s, seq, NULL, o);
-	json_object_put(o);
-	return rc;
+	struct th_buf b;
+	th_buf_init(&b);
+	event_frame(&b, rpc_id_text(s), seq, json);
+	return sse_put(s, &b);
 }
 
 static int sse_heartbeat(void *impl)
@@ -71,11 +101,95 @@ static int sse_heartbeat(void *impl)
 	return s->gone ? -1 : 0;
 }
 
+/* STREAM-6: the connection goes to the worker's stream thread with what it follows;
+ * this request is then over for the worker. */
+static int sse_park(void *impl, struct th_watch *w)
+{
+	struct sse *s = impl;
+	struct th_parker *parker = s->ctx->app->parker;
+	struct th_http_io *io = s->ctx->io;
+	if (s->gone || parker == NULL || io->detach == NULL)
+		return -1;
+	struct th_bind_parked p = {.conn = {.fd = -1}};
+	if (s->is_rpc && (p.rpc_id = strdup(rpc_id_text(s))) == NULL)
+		return -1;
+	if (io->detach(io->impl, &p.conn) != 0) {
+		free(p.rpc_id);
+		return -1;
+	}
+	p.watch = *w;
+	memset(w, 0, sizeof *w);
+	if (parker->take(parker->impl, &p) != 0) {
+		/* Out of memory in the parker: end the response cleanly rather than leave
+		 * the client waiting; it resumes with Last-Event-ID. */
+		struct th_buf end;
+		th_buf_init(&end);
+		th_bind_parked_end(&p, &end);
+		if (!end.oom && write(p.conn.fd, end.data, end.len) < 0)
+			fprintf(stderr, "tiny-harness: ending an unparked stream: write failed\n");
+		th_buf_free(&end);
+		th_bind_parked_free(&p);
+	}
+	return 0;
+}
+
+void th_bind_parked_free(struct th_bind_parked *p)
+{
+	if (p == NULL)
+		return;
+	if (p->conn.fd >= 0)
+		close(p->conn.fd);
+	p->conn.fd = -1;
+	free(p->rpc_id);
+	p->rpc_id = NULL;
+	th_watch_free(&p->watch);
+}
+
+/* Appends the SSE bytes in FastCGI records; on out of memory out->oom is set. */
+static void fcgi_wrap(const struct th_bind_parked *p, struct th_buf *sse, struct th_buf *out)
+{
+	if (sse->oom)
+		out->oom = 1;
+	else
+		th_fcgi_stdout(out, p->conn.request_id, sse->data, sse->len);
+	th_buf_free(sse);
+}
+
+void th_bind_parked_event(const struct th_bind_parked *p, int64_t seq, const char *json,
+                          struct th_buf *out)
+{
+	struct th_buf sse;
+	th_buf_init(&sse);
+	event_frame(&sse, p->rpc_id, seq, json);
+	fcgi_wrap(p, &sse, out);
+}
+
+void th_bind_parked_heartbeat(const struct th_bind_parked *p, struct th_buf *out)
+{
+	struct th_buf sse;
+	th_buf_init(&sse);
+	th_http_sse_format_comment(&sse, "ping");
+	fcgi_wrap(p, &sse, out);
+}
+
+void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out)
+{
+	th_fcgi_end(out, p->conn.request_id);
+}
+
 th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *params,
                       json_object *rpc_id, struct th_error *e)
 {
+	struct th_parker *parker = ctx->app->parker;
+	/* STREAM-6: refused before anything is read or stored, so that streams can never
+	 * take what ordinary requests need. */
+	if (parker != NULL && !parker->room(parker->impl))
+		return th_error_set(e, TH_EUNAVAILABLE,
+		                    "this worker already holds its limit of %d open streams "
+		                    "(stream_max); retry later",
+		                    ctx->app->cfg->stream_max);
 	struct sse s = {.ctx = ctx, .rpc_id = rpc_id, .is_rpc = rpc_id != NULL};
-	struct th_sink sink = {&s, sse_open, sse_event, sse_heartbeat};
+	struct th_sink sink = {&s, sse_open, sse_event, sse_heartbeat, sse_park};
 	const char *last = ctx->req->last_event_id;
 	char *from_query = NULL;
 	if (last == NULL || *last == '\0')
@@ -90,8 +204,12 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 	if (rc != TH_OK && !s.gone) {
 		json_object *body = s.is_rpc ? th_bind_rpc_error(rpc_id, e)
 		                             : th_bind_rest_error_body(th_bind_http_status(e->code), e);
-		if (body != NULL)
-			sse_write(&s, 0, "error", body);
+		if (body != NULL) {
+			struct th_buf b;
+			th_buf_init(&b);
+			th_http_sse_format(&b, NULL, "error", th_json_text(body));
+			sse_put(&s, &b);
+		}
 		json_object_put(body);
 	}
 	return TH_OK;

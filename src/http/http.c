@@ -389,22 +389,20 @@ static void field(struct th_buf *b, const char *name, const char *v)
 	th_buf_puts(b, "\n");
 }
 
-int th_http_sse_event(struct th_http_io *io, const char *id, const char *event, const char *data)
+void th_http_sse_format(struct th_buf *b, const char *id, const char *event, const char *data)
 {
-	struct th_buf b;
-	th_buf_init(&b);
 	if (id != NULL)
-		field(&b, "id: ", id);
+		field(b, "id: ", id);
 	if (event != NULL)
-		field(&b, "event: ", event);
+		field(b, "event: ", event);
 	/* Compact JSON has no newlines; should data ever hold one, each line becomes its
 	 * own data: field, which SSE joins back with '\n'. */
 	const char *p = data != NULL ? data : "";
 	for (;;) {
 		size_t n = strcspn(p, "\r\n");
-		th_buf_puts(&b, "data: ");
-		th_buf_append(&b, p, n);
-		th_buf_puts(&b, "\n");
+		th_buf_puts(b, "data: ");
+		th_buf_append(b, p, n);
+		th_buf_puts(b, "\n");
 		p += n;
 		if (*p == '\0')
 			break;
@@ -412,23 +410,36 @@ int th_http_sse_event(struct th_http_io *io, const char *id, const char *event, 
 			p++;
 		p++;
 	}
-	th_buf_puts(&b, "\n");
-	int rc = b.oom ? -1 : put(io, b.data, b.len);
-	th_buf_free(&b);
+	th_buf_puts(b, "\n");
+}
+
+void th_http_sse_format_comment(struct th_buf *b, const char *text)
+{
+	field(b, ": ", text != NULL ? text : "");
+	th_buf_puts(b, "\n");
+}
+
+static int put_flushed(struct th_http_io *io, struct th_buf *b)
+{
+	int rc = b->oom ? -1 : put(io, b->data, b->len);
+	th_buf_free(b);
 	if (rc == 0)
 		rc = flush(io);
 	return rc;
+}
+
+int th_http_sse_event(struct th_http_io *io, const char *id, const char *event, const char *data)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	th_http_sse_format(&b, id, event, data);
+	return put_flushed(io, &b);
 }
 
 int th_http_sse_comment(struct th_http_io *io, const char *text)
 {
 	struct th_buf b;
 	th_buf_init(&b);
-	field(&b, ": ", text != NULL ? text : "");
-	th_buf_puts(&b, "\n");
-	int rc = b.oom ? -1 : put(io, b.data, b.len);
-	th_buf_free(&b);
-	if (rc == 0)
-		rc = flush(io);
-	return rc;
+	th_http_sse_format_comment(&b, text);
+	return put_flushed(io, &b);
 }

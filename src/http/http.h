@@ -13,6 +13,8 @@
 
 #include "util/err.h"
 
+struct th_http_conn;
+
 struct th_http_io {
 	void *impl;
 	/* A request parameter, or NULL. The string lives until the request ends. */
@@ -23,6 +25,11 @@ struct th_http_io {
 	int (*write)(void *impl, const char *buf, size_t n);
 	/* Pushes buffered output to the web server now; 0 or -1 (client gone). */
 	int (*flush)(void *impl);
+	/* Hands the connection over after flushing what was written (STREAM-6): the
+	 * carrier forgets it and will neither end the response nor close the socket.
+	 * 0 and *out filled, or -1 (nothing changed). NULL when the carrier cannot (CGI,
+	 * the in-memory double): the request then finishes its stream itself. */
+	int (*detach)(void *impl, struct th_http_conn *out);
 };
 
 /* The decoded view of one request. Strings marked borrowed live in the carrier. */
@@ -86,6 +93,39 @@ int th_http_sse_start(struct th_http_io *io, const char *extra_headers);
 int th_http_sse_event(struct th_http_io *io, const char *id, const char *event, const char *data);
 /* A comment line (": ping") used as a heartbeat; flushed. */
 int th_http_sse_comment(struct th_http_io *io, const char *text);
+/* The bytes of th_http_sse_event and th_http_sse_comment, appended to b. */
+struct th_buf;
+void th_http_sse_format(struct th_buf *b, const char *id, const char *event, const char *data);
+void th_http_sse_format_comment(struct th_buf *b, const char *text);
+
+/* ---- a detached FastCGI connection (STREAM-6) ---- */
+
+/* What th_http_io.detach hands over: the socket to the web server and the FastCGI
+ * request id the rest of the response carries. Whoever took it writes the response
+ * with th_fcgi_stdout, ends it with th_fcgi_end and closes fd. */
+struct th_http_conn {
+	int fd;
+	int request_id;
+};
+
+/* Appends n bytes of response as FCGI_STDOUT records (split at the 65535-byte record
+ * limit); n == 0 appends nothing. */
+void th_fcgi_stdout(struct th_buf *b, int request_id, const char *data, size_t n);
+/* Appends the end of the response: the empty FCGI_STDOUT record and FCGI_END_REQUEST
+ * (application status 0, FCGI_REQUEST_COMPLETE). */
+void th_fcgi_end(struct th_buf *b, int request_id);
+
+/* What the web server sends on a detached connection is read only to notice an
+ * FCGI_ABORT_REQUEST (the client went away); the record headers are followed across
+ * reads. Zero-initialise. */
+struct th_fcgi_input {
+	unsigned char head[8];
+	size_t have;  /* bytes of head filled */
+	size_t skip;  /* content and padding of the current record still to pass over */
+};
+/* Feeds n bytes read from the connection; 1 when they complete an FCGI_ABORT_REQUEST
+ * record, else 0. */
+int th_fcgi_input_feed(struct th_fcgi_input *in, const unsigned char *p, size_t n);
 
 /* ---- carriers ---- */
 

@@ -39,4 +39,5 @@ void th_http_cgi_io(struct th_http_io *io)
 	io->read = cgi_read;
 	io->write = cgi_write;
 	io->flush = cgi_flush;
+	io->detach = NULL; /* one process per request: it follows its own stream */
 }

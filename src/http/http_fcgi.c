@@ -4,6 +4,7 @@
 
 #include <fcgiapp.h>
 #include <limits.h>
+#include <unistd.h>
 
 static const char *fcgi_param(void *impl, const char *name)
 {
@@ -41,6 +42,25 @@ static int fcgi_flush(void *impl)
 	return FCGX_FFlush(r->out) == 0 && FCGX_GetError(r->out) == 0 ? 0 : -1;
 }
 
+/* libfcgi has no hand-over of its own: the socket is duplicated, then the request is
+ * marked detached (so closing it is a plain close(), no shutdown() that would end the
+ * shared connection) and freed without FCGX_Finish_r (which would write
+ * FCGI_END_REQUEST). The duplicate keeps the connection open for its new owner. */
+static int fcgi_detach(void *impl, struct th_http_conn *out)
+{
+	FCGX_Request *r = impl;
+	if (r->ipcFd < 0 || FCGX_FFlush(r->out) != 0 || FCGX_GetError(r->out) != 0)
+		return -1;
+	int fd = dup(r->ipcFd);
+	if (fd < 0)
+		return -1;
+	out->fd = fd;
+	out->request_id = r->requestId;
+	FCGX_Detach(r);
+	FCGX_Free(r, 1);
+	return 0;
+}
+
 void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request)
 {
 	io->impl = fcgx_request;
@@ -48,4 +68,5 @@ void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request)
 	io->read = fcgi_read;
 	io->write = fcgi_write;
 	io->flush = fcgi_flush;
+	io->detach = fcgi_detach;
 }

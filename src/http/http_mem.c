@@ -93,6 +93,7 @@ void th_http_mem_io(struct th_http_mem *m, struct th_http_io *io)
 	io->read = mem_read;
 	io->write = mem_write;
 	io->flush = mem_flush;
+	io->detach = NULL;
 }
 
 const char *th_http_mem_output(struct th_http_mem *m, size_t *len)

@@ -4,7 +4,8 @@ src_http_libth_http_la_SOURCES = \
 	src/http/http.c src/http/http.h \
 	src/http/http_cgi.c \
 	src/http/http_fcgi.c \
-	src/http/http_mem.c
+	src/http/http_mem.c \
+	src/http/fcgi_wire.c
 src_libth_la_LIBADD += src/http/libth_http.la
 
 check_PROGRAMS += tests/unit/check_http

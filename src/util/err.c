@@ -47,6 +47,7 @@ const char *th_err_name(th_err code)
 		[TH_EBUSY] = "TH_EBUSY",
 		[TH_EINTERNAL] = "TH_EINTERNAL",
 		[TH_ELENGTH] = "TH_ELENGTH",
+		[TH_EUNAVAILABLE] = "TH_EUNAVAILABLE",
 	};
 	if ((size_t)code >= sizeof names / sizeof names[0] || names[code] == NULL)
 		return "TH_E?";

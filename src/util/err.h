@@ -28,7 +28,8 @@ typedef enum th_err {
 	TH_ETOOLARGE,       /* request body over the limit (HTTP 413) */
 	TH_EBUSY,           /* database stayed busy after every retry */
 	TH_EINTERNAL,       /* anything else (-32603) */
-	TH_ELENGTH          /* a body without Content-Length (chunked): HTTP 411 */
+	TH_ELENGTH,         /* a body without Content-Length (chunked): HTTP 411 */
+	TH_EUNAVAILABLE     /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
 } th_err;
 
 #define TH_ERRMSG_MAX 512

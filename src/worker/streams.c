@@ -1,0 +1,549 @@
+/* streams.c — the stream thread of a FastCGI worker (STREAM-6); see streams.h.
+ *
+ * Threads: the worker's main thread only calls the parker (room, take), poke, count
+ * and take_recoveries, which touch the fields under mu. Everything else — the slots,
+ * the epoll set, the database connection — belongs to the stream thread alone. */
+#include "worker/streams.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bind/bind.h"
+#include "config/config.h"
+#include "harness/stream.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/ids.h"
+
+/* A client that reads nothing while this much output waits for it is dropped: it
+ * cannot be told anything more, and the memory is better spent on others. */
+#define BACKLOG_MAX (4u * 1024 * 1024)
+/* Events read per task per query; a longer backlog is read in several. */
+#define EVENTS_BATCH 100
+/* How often the thread looks for expired turns of the tasks it watches (TURN-7). */
+#define RECOVER_EVERY_MS 1000
+
+struct slot {
+	struct th_bind_parked p; /* owned; th_bind_parked_free (closes the connection) */
+	struct th_buf out;       /* framed bytes not yet written; th_buf_free */
+	size_t sent;             /* bytes of out already written */
+	struct th_fcgi_input in; /* what the web server sends, watched for an abort */
+	int64_t last_beat;       /* monotonic ms of the last heartbeat (or of parking) */
+	int ending;              /* the end of the response is queued: close once written */
+	int gone;                /* the connection is dead: close without writing more */
+	int want_out;            /* EPOLLOUT is registered (a write would have blocked) */
+	int rd_closed;           /* the web server shut its side for writing: no more input
+	                            is watched; a full close still shows as EPOLLHUP or as
+	                            a failed write by the next heartbeat */
+};
+
+struct th_streams {
+	const struct th_config *cfg; /* borrowed */
+	struct th_store *store;      /* owned; the thread's connection; th_streams_stop */
+	pthread_t thread;
+	int epfd;                    /* owned; closed by th_streams_stop */
+	int wakefd;                  /* owned (eventfd); closed by th_streams_stop */
+	struct th_parker parker;
+
+	pthread_mutex_t mu;          /* guards inbox, open, recover, poked, stop */
+	struct th_bind_parked *inbox; /* handed over, not yet adopted; free */
+	size_t ninbox, capinbox;
+	size_t open;                 /* streams in inbox and slots */
+	char **recover;              /* task ids for the main thread; each and array free */
+	size_t nrecover, caprecover;
+	int poked;
+	int stop;
+
+	/* the stream thread's own */
+	struct slot **slots;         /* each freed by drop(); array free */
+	size_t nslots, capslots;
+	int64_t seen_version;
+	int64_t next_recover_ms;
+};
+
+static void wake(struct th_streams *s)
+{
+	uint64_t one = 1;
+	if (write(s->wakefd, &one, sizeof one) < 0 && errno != EAGAIN)
+		fprintf(stderr, "tiny-harness: stream thread wake-up: %s\n", strerror(errno));
+}
+
+/* ---- the main thread's side ---- */
+
+static int room(void *impl)
+{
+	struct th_streams *s = impl;
+	pthread_mutex_lock(&s->mu);
+	int ok = s->open < (size_t)s->cfg->stream_max;
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
+static int take(void *impl, struct th_bind_parked *p)
+{
+	struct th_streams *s = impl;
+	pthread_mutex_lock(&s->mu);
+	if (s->ninbox == s->capinbox) {
+		size_t cap = s->capinbox ? s->capinbox * 2 : 8;
+		struct th_bind_parked *v = realloc(s->inbox, cap * sizeof *v);
+		if (v == NULL) {
+			pthread_mutex_unlock(&s->mu);
+			return -1;
+		}
+		s->inbox = v;
+		s->capinbox = cap;
+	}
+	s->inbox[s->ninbox++] = *p;
+	s->open++;
+	pthread_mutex_unlock(&s->mu);
+	memset(p, 0, sizeof *p);
+	p->conn.fd = -1;
+	wake(s);
+	return 0;
+}
+
+struct th_parker *th_streams_parker(struct th_streams *s)
+{
+	return &s->parker;
+}
+
+size_t th_streams_count(struct th_streams *s)
+{
+	pthread_mutex_lock(&s->mu);
+	size_t n = s->open;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+void th_streams_poke(struct th_streams *s)
+{
+	pthread_mutex_lock(&s->mu);
+	int any = s->open > 0;
+	if (any)
+		s->poked = 1;
+	pthread_mutex_unlock(&s->mu);
+	if (any)
+		wake(s);
+}
+
+size_t th_streams_take_recoveries(struct th_streams *s, char ***ids)
+{
+	pthread_mutex_lock(&s->mu);
+	size_t n = s->nrecover;
+	*ids = s->recover;
+	s->recover = NULL;
+	s->nrecover = s->caprecover = 0;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* ---- the stream thread ---- */
+
+static void drop(struct th_streams *s, size_t i)
+{
+	struct slot *sl = s->slots[i];
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, sl->p.conn.fd, NULL);
+	th_bind_parked_free(&sl->p);
+	th_buf_free(&sl->out);
+	free(sl);
+	s->slots[i] = s->slots[--s->nslots];
+	pthread_mutex_lock(&s->mu);
+	s->open--;
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void end_slot(struct slot *sl)
+{
+	if (sl->ending || sl->gone)
+		return;
+	th_bind_parked_end(&sl->p, &sl->out);
+	sl->ending = 1;
+}
+
+/* Takes what the main thread handed over; returns how many. */
+static size_t adopt(struct th_streams *s)
+{
+	pthread_mutex_lock(&s->mu);
+	struct th_bind_parked *in = s->inbox;
+	size_t n = s->ninbox;
+	s->inbox = NULL;
+	s->ninbox = s->capinbox = 0;
+	pthread_mutex_unlock(&s->mu);
+	int64_t now = th_mono_ms();
+	for (size_t i = 0; i < n; i++) {
+		struct slot *sl = calloc(1, sizeof *sl);
+		if (sl != NULL && s->nslots == s->capslots) {
+			size_t cap = s->capslots ? s->capslots * 2 : 16;
+			struct slot **v = realloc(s->slots, cap * sizeof *v);
+			if (v == NULL) {
+				free(sl);
+				sl = NULL;
+			} else {
+				s->slots = v;
+				s->capslots = cap;
+			}
+		}
+		if (sl == NULL) {
+			/* Out of memory: the client sees its stream end and resumes. */
+			th_bind_parked_free(&in[i]);
+			pthread_mutex_lock(&s->mu);
+			s->open--;
+			pthread_mutex_unlock(&s->mu);
+			continue;
+		}
+		sl->p = in[i];
+		th_buf_init(&sl->out);
+		sl->last_beat = now;
+		int fd = sl->p.conn.fd;
+		int fl = fcntl(fd, F_GETFL);
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = sl};
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			sl->gone = 1;
+		s->slots[s->nslots++] = sl;
+	}
+	free(in);
+	return n;
+}
+
+static void watch_events(struct th_streams *s, struct slot *sl)
+{
+	struct epoll_event ev = {.events = (sl->rd_closed ? 0u : (uint32_t)(EPOLLIN | EPOLLRDHUP)) |
+	                                   (sl->want_out ? (uint32_t)EPOLLOUT : 0u),
+	                         .data.ptr = sl};
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, sl->p.conn.fd, &ev);
+}
+
+/* The web server wrote or closed: an abort or a close ends the stream. */
+static void on_input(struct th_streams *s, struct slot *sl, uint32_t events)
+{
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		sl->gone = 1;
+		return;
+	}
+	unsigned char buf[4096];
+	for (;;) {
+		ssize_t k = read(sl->p.conn.fd, buf, sizeof buf);
+		if (k > 0) {
+			if (th_fcgi_input_feed(&sl->in, buf, (size_t)k))
+				end_slot(sl); /* FCGI_ABORT_REQUEST: answer it with the end record */
+			continue;
+		}
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			sl->gone = 1;
+			return;
+		}
+		/* End of input: a full close, or only a half-close after the request (the
+		 * response may still be read). Stop watching input; a full close is seen as
+		 * EPOLLHUP or by the next write, at the latest one heartbeat later. */
+		sl->rd_closed = 1;
+		watch_events(s, sl);
+		return;
+	}
+}
+
+static void flush_slot(struct th_streams *s, struct slot *sl)
+{
+	if (sl->gone)
+		return;
+	if (sl->out.oom) {
+		sl->gone = 1;
+		return;
+	}
+	while (sl->sent < sl->out.len) {
+		ssize_t k = send(sl->p.conn.fd, sl->out.data + sl->sent, sl->out.len - sl->sent,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k > 0) {
+			sl->sent += (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (sl->out.len - sl->sent > BACKLOG_MAX) {
+				sl->gone = 1;
+				return;
+			}
+			if (!sl->want_out) {
+				sl->want_out = 1;
+				watch_events(s, sl);
+			}
+			return;
+		}
+		sl->gone = 1; /* EPIPE, ECONNRESET: the web server closed it */
+		return;
+	}
+	/* All written: start the buffer afresh. */
+	th_buf_free(&sl->out);
+	th_buf_init(&sl->out);
+	sl->sent = 0;
+	if (sl->want_out) {
+		sl->want_out = 0;
+		watch_events(s, sl);
+	}
+}
+
+static int emit(void *arg, int64_t seq, const char *json)
+{
+	struct slot *sl = arg;
+	th_bind_parked_event(&sl->p, seq, json, &sl->out);
+	return sl->out.oom ? -1 : 0;
+}
+
+static int by_task(const void *a, const void *b)
+{
+	const struct slot *x = *(const struct slot *const *)a;
+	const struct slot *y = *(const struct slot *const *)b;
+	return strcmp(x->p.watch.task_id, y->p.watch.task_id);
+}
+
+static int live(const struct slot *sl)
+{
+	return !sl->gone && !sl->ending;
+}
+
+/* One read of the event log for every stream: the slots sorted by task, then one
+ * query per task from the lowest cursor among its streams, all in one snapshot. */
+static void read_log(struct th_streams *s)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	int began = 0;
+	if (th_store_read_begin(s->store, &began, &e) != TH_OK) {
+		fprintf(stderr, "tiny-harness: stream thread: %s\n", e.msg);
+		return;
+	}
+	qsort(s->slots, s->nslots, sizeof *s->slots, by_task);
+	for (size_t i = 0; i < s->nslots;) {
+		size_t j = i;
+		int64_t from = INT64_MAX;
+		for (; j < s->nslots && by_task(&s->slots[i], &s->slots[j]) == 0; j++)
+			if (live(s->slots[j]) && s->slots[j]->p.watch.cursor < from)
+				from = s->slots[j]->p.watch.cursor;
+		const char *task = s->slots[i]->p.watch.task_id;
+		while (from != INT64_MAX) {
+			struct th_event *ev = NULL;
+			size_t n = 0;
+			if (th_store_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n, &e) != TH_OK) {
+				fprintf(stderr, "tiny-harness: stream thread: task %s: %s\n", task, e.msg);
+				break;
+			}
+			for (size_t k = i; k < j; k++) {
+				struct slot *sl = s->slots[k];
+				if (live(sl) && th_stream_deliver(s->store, &sl->p.watch, ev, n, emit, sl))
+					end_slot(sl);
+			}
+			from = n == EVENTS_BATCH ? ev[n - 1].seq : INT64_MAX;
+			th_events_free(ev, n);
+		}
+		i = j;
+	}
+	th_store_read_end(s->store, began);
+}
+
+/* TURN-7: expired turns of watched tasks go to the main thread, which defers their
+ * recovery to its after-response work. */
+static void look_for_expired(struct th_streams *s)
+{
+	int64_t now = th_now_ms();
+	struct th_turn_row *rows = NULL;
+	size_t n = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_turns_expired(s->store, NULL, now, now - s->cfg->lease_ms, 100, &rows, &n, &e) !=
+	    TH_OK)
+		return;
+	for (size_t r = 0; r < n; r++) {
+		int watched = 0;
+		for (size_t i = 0; i < s->nslots && !watched; i++)
+			watched = strcmp(s->slots[i]->p.watch.task_id, rows[r].task_id) == 0;
+		if (!watched)
+			continue;
+		pthread_mutex_lock(&s->mu);
+		int known = 0;
+		for (size_t i = 0; i < s->nrecover && !known; i++)
+			known = strcmp(s->recover[i], rows[r].task_id) == 0;
+		if (!known && s->nrecover == s->caprecover) {
+			size_t cap = s->caprecover ? s->caprecover * 2 : 4;
+			char **v = realloc(s->recover, cap * sizeof *v);
+			if (v != NULL) {
+				s->recover = v;
+				s->caprecover = cap;
+			}
+		}
+		if (!known && s->nrecover < s->caprecover) {
+			char *id = strdup(rows[r].task_id);
+			if (id != NULL)
+				s->recover[s->nrecover++] = id;
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	th_turn_rows_free(rows, n);
+}
+
+static void tick(struct th_streams *s, int force)
+{
+	int64_t version = th_store_data_version(s->store);
+	if (force || version != s->seen_version) {
+		s->seen_version = version;
+		read_log(s);
+	}
+	int64_t now = th_mono_ms();
+	for (size_t i = 0; i < s->nslots; i++) {
+		struct slot *sl = s->slots[i];
+		if (!live(sl))
+			continue;
+		if (now >= sl->p.watch.deadline_ms) {
+			end_slot(sl);
+		} else if (now - sl->last_beat >= s->cfg->heartbeat_ms) {
+			th_bind_parked_heartbeat(&sl->p, &sl->out);
+			sl->last_beat = now;
+		}
+	}
+	if (now >= s->next_recover_ms) {
+		look_for_expired(s);
+		s->next_recover_ms = now + RECOVER_EVERY_MS;
+	}
+}
+
+static void *run(void *arg)
+{
+	struct th_streams *s = arg;
+	struct epoll_event evs[64];
+	for (;;) {
+		int timeout = s->nslots > 0 ? s->cfg->stream_poll_ms : -1;
+		int n = epoll_wait(s->epfd, evs, 64, timeout);
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr == NULL) {
+				uint64_t v;
+				if (read(s->wakefd, &v, sizeof v) < 0 && errno != EAGAIN)
+					fprintf(stderr, "tiny-harness: stream thread: %s\n", strerror(errno));
+				continue;
+			}
+			struct slot *sl = evs[i].data.ptr;
+			if (evs[i].events & ~(uint32_t)EPOLLOUT)
+				on_input(s, sl, evs[i].events);
+		}
+		pthread_mutex_lock(&s->mu);
+		int stop = s->stop, poked = s->poked;
+		s->poked = 0;
+		pthread_mutex_unlock(&s->mu);
+		/* A stream just handed over is read at once: a commit that landed between
+		 * its last read in the request and now did not change data_version here. */
+		int adopted = adopt(s) > 0;
+		if (s->nslots > 0 && !stop)
+			tick(s, adopted || poked);
+		for (size_t i = 0; i < s->nslots; i++) {
+			if (stop)
+				end_slot(s->slots[i]);
+			flush_slot(s, s->slots[i]);
+		}
+		for (size_t i = s->nslots; i-- > 0;) {
+			struct slot *sl = s->slots[i];
+			if (sl->gone || (sl->ending && sl->sent >= sl->out.len))
+				drop(s, i);
+		}
+		if (stop)
+			break;
+	}
+	while (s->nslots > 0)
+		drop(s, s->nslots - 1);
+	return NULL;
+}
+
+/* Each open stream holds one descriptor: take the whole allowance the process has. */
+static void raise_fd_limit(const struct th_config *cfg)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)cfg->stream_max + 64)
+		fprintf(stderr,
+		        "tiny-harness: the open-file limit (%llu) is below stream_max (%d) + 64; "
+		        "streams past it fail to open\n",
+		        (unsigned long long)rl.rlim_cur, cfg->stream_max);
+}
+
+th_err th_streams_start(const struct th_config *cfg, struct th_streams **out,
+                        struct th_error *e)
+{
+	*out = NULL;
+	raise_fd_limit(cfg);
+	struct th_streams *s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory starting the stream thread");
+	s->cfg = cfg;
+	s->epfd = s->wakefd = -1;
+	s->seen_version = -1;
+	s->parker = (struct th_parker){s, room, take};
+	pthread_mutex_init(&s->mu, NULL);
+	struct th_store_opts o = {
+		.path = cfg->db_path,
+		.sync_full = cfg->sync_full,
+		.busy_timeout_ms = cfg->busy_timeout_ms,
+	};
+	th_err rc = th_store_open(&o, &s->store, e);
+	if (rc == TH_OK) {
+		s->epfd = epoll_create1(EPOLL_CLOEXEC);
+		s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+		if (s->epfd < 0 || s->wakefd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd, &ev) < 0)
+			rc = th_error_set(e, TH_EINTERNAL, "stream thread: %s", strerror(errno));
+	}
+	if (rc == TH_OK && pthread_create(&s->thread, NULL, run, s) != 0)
+		rc = th_error_set(e, TH_EINTERNAL, "cannot start the stream thread");
+	if (rc != TH_OK) {
+		if (s->store != NULL)
+			th_store_close(s->store);
+		if (s->epfd >= 0)
+			close(s->epfd);
+		if (s->wakefd >= 0)
+			close(s->wakefd);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return TH_OK;
+}
+
+void th_streams_stop(struct th_streams *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->stop = 1;
+	pthread_mutex_unlock(&s->mu);
+	wake(s);
+	pthread_join(s->thread, NULL);
+	for (size_t i = 0; i < s->ninbox; i++)
+		th_bind_parked_free(&s->inbox[i]);
+	free(s->inbox);
+	for (size_t i = 0; i < s->nrecover; i++)
+		free(s->recover[i]);
+	free(s->recover);
+	free(s->slots);
+	th_store_close(s->store);
+	close(s->epfd);
+	close(s->wakefd);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}

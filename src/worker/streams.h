@@ -1,0 +1,45 @@
+/* streams.h — the stream thread of a FastCGI worker (STREAM-6).
+ *
+ * A stream whose first events are out is handed over by the binding (struct
+ * th_bind_parked through app->parker) and followed here, so the worker goes back to
+ * accepting requests at once. One thread per worker process, with its own database
+ * connection, holds every parked stream in one epoll set; one poller reads the event
+ * log for all of them when PRAGMA data_version says another connection committed (or
+ * this process pokes it), so idle streams cost no queries. It writes the heartbeats,
+ * ends a stream at its closing event or stream_max_ms, and drops one whose web-server
+ * connection closed or sent FCGI_ABORT_REQUEST. Plain CGI never starts it. */
+#ifndef TH_WORKER_STREAMS_H
+#define TH_WORKER_STREAMS_H
+
+#include <stddef.h>
+
+#include "app.h"
+#include "util/err.h"
+
+struct th_config;
+struct th_streams;
+
+/* Opens the thread's own database connection and starts the thread. cfg is borrowed
+ * and must outlive the thread. *out is freed by th_streams_stop. */
+th_err th_streams_start(const struct th_config *cfg, struct th_streams **out,
+                        struct th_error *e);
+/* Ends every open stream as a normal end of response, stops the thread, frees s. */
+void th_streams_stop(struct th_streams *s);
+
+/* The parker the binding hands streams to (room: fewer than stream_max open). */
+struct th_parker *th_streams_parker(struct th_streams *s);
+
+/* This process committed something: look at the event log now rather than at the
+ * next poll. Cheap; a no-op while no stream is open. */
+void th_streams_poke(struct th_streams *s);
+
+/* Streams open or handed over and not yet ended. */
+size_t th_streams_count(struct th_streams *s);
+
+/* TURN-7: the thread never runs a turn. Once a second it looks for expired turns of
+ * the tasks it watches; this hands their task ids to the caller (the worker loop,
+ * which defers their recovery to after-response work). Returns how many; *ids is an
+ * array of n strings, each and the array freed by the caller with free. */
+size_t th_streams_take_recoveries(struct th_streams *s, char ***ids);
+
+#endif
