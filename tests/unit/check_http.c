@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "http/http.h"
+#include "util/buf.h"
 
 struct fx {
 	struct th_http_mem *m;
@@ -404,6 +405,64 @@ START_TEST(test_a2a5_sse_line_breaks_cannot_forge_fields)
 }
 END_TEST
 
+/* STREAM-6: the records a parked stream writes by hand. */
+START_TEST(test_stream6_fcgi_stdout_splits_at_the_record_limit)
+{
+	size_t n = 70000;
+	char *data = malloc(n);
+	ck_assert_ptr_nonnull(data);
+	memset(data, 'x', n);
+	struct th_buf b;
+	th_buf_init(&b);
+	th_fcgi_stdout(&b, 0x1234, data, n);
+	ck_assert_uint_eq(b.len, 8 + 65535 + 8 + (n - 65535));
+	const unsigned char *h = (const unsigned char *)b.data;
+	/* version 1, FCGI_STDOUT, request id, length 65535, no padding */
+	ck_assert_int_eq(h[0], 1);
+	ck_assert_int_eq(h[1], 6);
+	ck_assert_int_eq(h[2] << 8 | h[3], 0x1234);
+	ck_assert_int_eq(h[4] << 8 | h[5], 65535);
+	h += 8 + 65535;
+	ck_assert_int_eq(h[1], 6);
+	ck_assert_int_eq(h[4] << 8 | h[5], (int)(n - 65535));
+	th_buf_free(&b);
+	th_buf_init(&b);
+	th_fcgi_stdout(&b, 1, data, 0);
+	ck_assert_uint_eq(b.len, 0); /* an empty write is not the end-of-stream record */
+	th_buf_free(&b);
+	free(data);
+}
+END_TEST
+
+START_TEST(test_stream6_fcgi_end_is_empty_stdout_then_end_request)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	th_fcgi_end(&b, 3);
+	static const unsigned char want[] = {1, 6, 0, 3, 0, 0, 0, 0, /* empty FCGI_STDOUT */
+	                                     1, 3, 0, 3, 0, 8, 0, 0, /* FCGI_END_REQUEST */
+	                                     0, 0, 0, 0, 0, 0, 0, 0};
+	ck_assert_uint_eq(b.len, sizeof want);
+	ck_assert_int_eq(memcmp(b.data, want, sizeof want), 0);
+	th_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_stream6_fcgi_input_sees_an_abort_across_reads_and_only_an_abort)
+{
+	struct th_fcgi_input in;
+	memset(&in, 0, sizeof in);
+	/* An FCGI_STDIN record with 5 content bytes and 3 of padding whose content looks
+	 * like an abort header, then the real FCGI_ABORT_REQUEST split over two reads. */
+	static const unsigned char stdin_rec[] = {1, 5, 0, 1, 0, 5, 3, 0, 1, 2, 0, 1, 0, 0, 0, 0};
+	ck_assert_int_eq(th_fcgi_input_feed(&in, stdin_rec, 7), 0);
+	ck_assert_int_eq(th_fcgi_input_feed(&in, stdin_rec + 7, sizeof stdin_rec - 7), 0);
+	static const unsigned char abort_rec[] = {1, 2, 0, 1, 0, 0, 0, 0};
+	ck_assert_int_eq(th_fcgi_input_feed(&in, abort_rec, 5), 0);
+	ck_assert_int_eq(th_fcgi_input_feed(&in, abort_rec + 5, 3), 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("http");
@@ -431,6 +490,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_respond_client_gone);
 	tcase_add_test(tc, test_a2a5_sse_framing_flushes_each_event);
 	tcase_add_test(tc, test_a2a5_sse_line_breaks_cannot_forge_fields);
+	tcase_add_test(tc, test_stream6_fcgi_stdout_splits_at_the_record_limit);
+	tcase_add_test(tc, test_stream6_fcgi_end_is_empty_stdout_then_end_request);
+	tcase_add_test(tc, test_stream6_fcgi_input_sees_an_abort_across_reads_and_only_an_abort);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,301 @@
+/* check_streams.c — the stream thread of a FastCGI worker (STREAM-6) inside one
+ * process: a real app and store (harness_fixture), the real thread with its own
+ * connection, and a socketpair standing in for the web server's FastCGI connection.
+ * Each test parks a stream as the binding would, changes the task through the app's
+ * own connection (as the worker's request loop does) and reads the FastCGI records the
+ * thread writes. */
+#include <check.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "bind/bind.h"
+#include "config/config.h"
+#include "harness_fixture.h"
+#include "store/store.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+#include "worker/streams.h"
+
+#define REQ_ID 7
+
+static struct th_app app;
+static struct th_streams *streams;
+
+static void tweak(struct th_config *cfg)
+{
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(cfg, "heartbeat_ms", "150", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "stream_poll_ms", "20", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "stream_max", "2", &e), TH_OK);
+}
+
+static void setup(void)
+{
+	fx_open(&app, tweak);
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_streams_start(app.cfg, &streams, &e), TH_OK);
+	app.parker = th_streams_parker(streams);
+}
+
+static void teardown(void)
+{
+	th_streams_stop(streams);
+	streams = NULL;
+	app.parker = NULL;
+	fx_close(&app);
+}
+
+/* What the web-server side of one parked stream has read so far. */
+struct peer {
+	int fd;            /* the web server's end of the socketpair */
+	char stdout_[65536]; /* concatenated FCGI_STDOUT content */
+	size_t n;
+	int ended;         /* an FCGI_END_REQUEST record arrived */
+	int eof;           /* the thread closed the connection */
+	int bad;           /* a record for another request id, or a malformed one */
+	unsigned char raw[70000];
+	size_t nraw;
+};
+
+/* Parks a JSON-RPC stream of task_id (request id "5") following after cursor. */
+static void park(struct peer *p, const char *task_id, int64_t cursor, enum th_close_on on,
+                 int max_ms)
+{
+	memset(p, 0, sizeof *p);
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	p->fd = sv[1];
+	struct th_bind_parked bp = {
+		.conn = {.fd = sv[0], .request_id = REQ_ID},
+		.rpc_id = strdup("5"),
+		.watch = {.task_id = strdup(task_id),
+		          .viewer = strdup("alice"),
+		          .cursor = cursor,
+		          .close_on = on,
+		          .deadline_ms = th_mono_ms() + max_ms},
+	};
+	ck_assert_int_eq(app.parker->take(app.parker->impl, &bp), 0);
+	ck_assert_int_eq(bp.conn.fd, -1); /* moved */
+	ck_assert_ptr_null(bp.watch.task_id);
+}
+
+/* Reads and decodes records until pred holds or ms pass. */
+static void pump(struct peer *p, int ms, int (*pred)(const struct peer *))
+{
+	int64_t until = th_mono_ms() + ms;
+	while (!pred(p) && !p->eof && th_mono_ms() < until) {
+		struct pollfd pf = {.fd = p->fd, .events = POLLIN};
+		if (poll(&pf, 1, 20) <= 0)
+			continue;
+		ssize_t k = read(p->fd, p->raw + p->nraw, sizeof p->raw - p->nraw);
+		if (k <= 0) {
+			p->eof = 1;
+			break;
+		}
+		p->nraw += (size_t)k;
+		size_t off = 0;
+		while (p->nraw - off >= 8) {
+			const unsigned char *h = p->raw + off;
+			size_t len = (size_t)h[4] << 8 | h[5], pad = h[6];
+			if (p->nraw - off < 8 + len + pad)
+				break;
+			if (h[0] != 1 || ((int)h[2] << 8 | h[3]) != REQ_ID)
+				p->bad = 1;
+			if (h[1] == 6 && p->n + len < sizeof p->stdout_) {
+				memcpy(p->stdout_ + p->n, h + 8, len);
+				p->n += len;
+				p->stdout_[p->n] = '\0';
+			} else if (h[1] == 3) {
+				p->ended = 1;
+			} else if (h[1] != 6) {
+				p->bad = 1;
+			}
+			off += 8 + len + pad;
+		}
+		memmove(p->raw, p->raw + off, p->nraw - off);
+		p->nraw -= off;
+	}
+}
+
+static int got_input_required(const struct peer *p)
+{
+	return strstr(p->stdout_, "TASK_STATE_INPUT_REQUIRED") != NULL;
+}
+
+static int got_ping(const struct peer *p)
+{
+	return strstr(p->stdout_, ": ping") != NULL;
+}
+
+static int got_end(const struct peer *p)
+{
+	return p->ended;
+}
+
+static int64_t last_seq(const char *task_id)
+{
+	struct th_task_row row = {0};
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_store_task_get(app.store, task_id, &row, &e), TH_OK);
+	int64_t seq = row.last_seq;
+	th_task_row_free(&row);
+	return seq;
+}
+
+static char *new_task(void)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	json_object *t = fx_send_text(&app, "alice", NULL, "m-1", "hello", &e);
+	ck_assert_ptr_nonnull(t);
+	char *id = strdup(fx_task_id(t));
+	json_object_put(t);
+	return id;
+}
+
+/* The "id: N" numbers in the SSE text, in order. */
+static int ids_of(const char *sse, int64_t *ids, int max)
+{
+	int n = 0;
+	for (const char *q = strstr(sse, "id: "); q != NULL && n < max; q = strstr(q + 4, "id: "))
+		if (q == sse || q[-1] == '\n')
+			ids[n++] = atoll(q + 4);
+	return n;
+}
+
+START_TEST(test_stream6_parked_stream_gets_another_connections_events_once_in_order)
+{
+	char *task = new_task();
+	int64_t cursor = last_seq(task);
+	struct peer p;
+	park(&p, task, cursor, TH_CLOSE_TERMINAL, 10000);
+	struct th_error e;
+	th_error_clear(&e);
+	/* The follow-up commits through the app's connection, not the thread's. */
+	json_object *t = fx_send_text(&app, "alice", task, "m-2", "again", &e);
+	ck_assert_ptr_nonnull(t);
+	json_object_put(t);
+	pump(&p, 3000, got_input_required);
+	ck_assert_msg(got_input_required(&p), "no INPUT_REQUIRED event; got: %s", p.stdout_);
+	ck_assert_int_eq(p.bad, 0);
+	ck_assert_int_eq(p.ended, 0); /* a subscription stays open at INPUT_REQUIRED */
+	/* Every event after the cursor, each once, in order, as JSON-RPC responses. */
+	int64_t ids[64];
+	int n = ids_of(p.stdout_, ids, 64);
+	int64_t last = last_seq(task);
+	ck_assert_int_eq(n, (int)(last - cursor));
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(ids[i], cursor + 1 + i);
+	ck_assert_ptr_nonnull(strstr(p.stdout_, "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"));
+	/* Nothing new: heartbeats only. */
+	pump(&p, 2000, got_ping);
+	ck_assert(got_ping(&p));
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
+START_TEST(test_stream6_closing_event_ends_the_response_and_frees_the_slot)
+{
+	char *task = new_task();
+	int64_t last = last_seq(task);
+	struct peer p;
+	/* The rest of a SendStreamingMessage: it ends at INPUT_REQUIRED, the last event. */
+	park(&p, task, last - 1, TH_CLOSE_TERMINAL_OR_INTERRUPTED, 10000);
+	pump(&p, 3000, got_end);
+	ck_assert_msg(p.ended, "no FCGI_END_REQUEST; got: %s", p.stdout_);
+	ck_assert(got_input_required(&p));
+	pump(&p, 2000, got_end); /* then the connection is closed */
+	char c;
+	ck_assert_int_eq(read(p.fd, &c, 1), 0);
+	int64_t until = th_mono_ms() + 2000;
+	while (th_streams_count(streams) != 0 && th_mono_ms() < until)
+		usleep(10000);
+	ck_assert_uint_eq(th_streams_count(streams), 0);
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
+START_TEST(test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot)
+{
+	char *task = new_task();
+	int64_t cursor = last_seq(task);
+	struct peer a, b;
+	ck_assert_int_eq(app.parker->room(app.parker->impl), 1);
+	park(&a, task, cursor, TH_CLOSE_TERMINAL, 10000);
+	park(&b, task, cursor, TH_CLOSE_TERMINAL, 10000);
+	ck_assert_int_eq(app.parker->room(app.parker->impl), 0); /* stream_max = 2 */
+	/* The web server drops one connection (its client went away). */
+	close(a.fd);
+	int64_t until = th_mono_ms() + 2000;
+	while (!app.parker->room(app.parker->impl) && th_mono_ms() < until)
+		usleep(10000);
+	ck_assert_int_eq(app.parker->room(app.parker->impl), 1);
+	ck_assert_uint_eq(th_streams_count(streams), 1);
+	close(b.fd);
+	free(task);
+}
+END_TEST
+
+START_TEST(test_stream6_abort_request_is_answered_with_the_end_record)
+{
+	char *task = new_task();
+	struct peer p;
+	park(&p, task, last_seq(task), TH_CLOSE_TERMINAL, 10000);
+	/* FCGI_ABORT_REQUEST, sent in two pieces to cross a read boundary. */
+	unsigned char abort_rec[8] = {1, 2, 0, REQ_ID, 0, 0, 0, 0};
+	ck_assert_int_eq(write(p.fd, abort_rec, 3), 3);
+	usleep(50000);
+	ck_assert_int_eq(write(p.fd, abort_rec + 3, 5), 5);
+	pump(&p, 3000, got_end);
+	ck_assert(p.ended);
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
+START_TEST(test_stream6_stream_ends_at_stream_max_ms)
+{
+	char *task = new_task();
+	struct peer p;
+	park(&p, task, last_seq(task), TH_CLOSE_TERMINAL, 300);
+	pump(&p, 3000, got_end);
+	ck_assert(p.ended);
+	ck_assert_int_eq(p.bad, 0);
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("streams");
+	TCase *tc = tcase_create("thread");
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_stream6_parked_stream_gets_another_connections_events_once_in_order);
+	tcase_add_test(tc, test_stream6_closing_event_ends_the_response_and_frees_the_slot);
+	tcase_add_test(tc, test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot);
+	tcase_add_test(tc, test_stream6_abort_request_is_answered_with_the_end_record);
+	tcase_add_test(tc, test_stream6_stream_ends_at_stream_max_ms);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
