@@ -11,6 +11,11 @@ EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_f
 # Apache+mod_proxy_fcgi (skips a server whose prerequisites are missing).
 TESTS += tests/integration/streaming.mjs
 EXTRA_DIST += tests/integration/streaming.mjs
+# Many open streams on few workers (STREAM-6): 200 subscribers on 2 workers through
+# lighttpd and Apache+mod_proxy_fcgi, stream_max refusals (503 + Retry-After), slots of
+# gone clients given back, and a process per stream under Apache+mod_fcgid.
+TESTS += tests/integration/many_streams.mjs
+EXTRA_DIST += tests/integration/many_streams.mjs
 # Durability across worker processes (SIGKILL mid-turn, recovery, cut) and concurrency
 # through lighttpd.
 TESTS += tests/integration/crash.sh
