@@ -73,11 +73,22 @@ static int serve_cgi(void)
 	return 0;
 }
 
-/* What this request committed reaches this worker's streams now, not at the next poll;
- * expired turns its streams noticed become after-response work (TURN-7). */
-static void after_request_streams(struct th_app *app, struct th_streams *streams)
+/* What this worker committed reaches its streams now, not at the next poll: the
+ * stream thread is woken when the worker's connection changed rows since *changes. */
+static void poke_if_written(struct th_app *app, struct th_streams *streams, int64_t *changes)
 {
-	th_streams_poke(streams);
+	int64_t now = th_store_changes(app->store);
+	if (now != *changes)
+		th_streams_poke(streams);
+	*changes = now;
+}
+
+/* After each response: the streams hear of its writes; expired turns they noticed
+ * become after-response work (TURN-7). */
+static void after_request_streams(struct th_app *app, struct th_streams *streams,
+                                  int64_t *changes)
+{
+	poke_if_written(app, streams, changes);
 	char **ids = NULL;
 	size_t n = th_streams_take_recoveries(streams, &ids);
 	for (size_t i = 0; i < n; i++) {
@@ -113,6 +124,7 @@ static int serve_fcgi(void)
 	else
 		fprintf(stderr, "tiny-harness: no stream thread (%s); each open stream holds this "
 		                "worker until it ends\n", e.msg);
+	int64_t changes = th_store_changes(app.store);
 	FCGX_Request req;
 	FCGX_InitRequest(&req, 0, 0);
 	while (FCGX_Accept_r(&req) >= 0) {
@@ -123,10 +135,10 @@ static int serve_fcgi(void)
 		 * (TURN-5: returnImmediately). */
 		FCGX_Finish_r(&req);
 		if (streams != NULL)
-			after_request_streams(&app, streams);
+			after_request_streams(&app, streams, &changes);
 		th_app_run_pending(&app);
 		if (streams != NULL)
-			th_streams_poke(streams);
+			poke_if_written(&app, streams, &changes);
 		th_push_after_request(&app, PUSH_BUDGET_MS);
 		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
 		th_store_wal_tend(app.store);

@@ -679,6 +679,11 @@ int64_t th_store_data_version(struct th_store *st)
 	return v;
 }
 
+int64_t th_store_changes(struct th_store *st)
+{
+	return sqlite3_total_changes64(st->db);
+}
+
 th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
                      const char *what, struct th_error *e)

@@ -187,6 +187,9 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
                              struct th_event **out, size_t *n, struct th_error *e);
 /* PRAGMA data_version, to skip polls when nothing was committed elsewhere. */
 int64_t th_store_data_version(struct th_store *st);
+/* Rows this connection has inserted, updated or deleted since it opened: a request that
+ * left it unchanged wrote nothing (the worker then has nothing to tell its streams). */
+int64_t th_store_changes(struct th_store *st);
 
 /* ---- sub-task links -------------------------------------------------------- */
 

@@ -55,13 +55,12 @@ struct th_streams {
 	int wakefd;                  /* owned (eventfd); closed by th_streams_stop */
 	struct th_parker parker;
 
-	pthread_mutex_t mu;          /* guards inbox, open, recover, poked, stop */
+	pthread_mutex_t mu;          /* guards inbox, open, recover, stop */
 	struct th_bind_parked *inbox; /* handed over, not yet adopted; free */
 	size_t ninbox, capinbox;
 	size_t open;                 /* streams in inbox and slots */
 	char **recover;              /* task ids for the main thread; each and array free */
 	size_t nrecover, caprecover;
-	int poked;
 	int stop;
 
 	/* the stream thread's own */
@@ -127,12 +126,7 @@ size_t th_streams_count(struct th_streams *s)
 
 void th_streams_poke(struct th_streams *s)
 {
-	pthread_mutex_lock(&s->mu);
-	int any = s->open > 0;
-	if (any)
-		s->poked = 1;
-	pthread_mutex_unlock(&s->mu);
-	if (any)
+	if (th_streams_count(s) > 0)
 		wake(s);
 }
 
@@ -439,14 +433,14 @@ static void *run(void *arg)
 				on_input(s, sl, evs[i].events);
 		}
 		pthread_mutex_lock(&s->mu);
-		int stop = s->stop, poked = s->poked;
-		s->poked = 0;
+		int stop = s->stop;
 		pthread_mutex_unlock(&s->mu);
 		/* A stream just handed over is read at once: a commit that landed between
-		 * its last read in the request and now did not change data_version here. */
+		 * its last read in the request and now may predate this connection's last
+		 * look at data_version. A poke only wakes the thread for that look. */
 		int adopted = adopt(s) > 0;
 		if (s->nslots > 0 && !stop)
-			tick(s, adopted || poked);
+			tick(s, adopted);
 		for (size_t i = 0; i < s->nslots; i++) {
 			if (stop)
 				end_slot(s->slots[i]);

@@ -29,8 +29,9 @@ void th_streams_stop(struct th_streams *s);
 /* The parker the binding hands streams to (room: fewer than stream_max open). */
 struct th_parker *th_streams_parker(struct th_streams *s);
 
-/* This process committed something: look at the event log now rather than at the
- * next poll. Cheap; a no-op while no stream is open. */
+/* This process committed something: look at data_version now rather than at the next
+ * poll (the commit changes it for the thread's connection too, so nothing is missed
+ * without a poke; it only comes sooner). A no-op while no stream is open. */
 void th_streams_poke(struct th_streams *s);
 
 /* Streams open or handed over and not yet ended. */
