@@ -996,6 +996,51 @@ START_TEST(test_a2a4_busy_says_retry)
 }
 END_TEST
 
+/* STREAM-6: a worker at stream_max refuses a stream before anything runs. */
+static int full_room(void *impl)
+{
+	(void)impl;
+	return 0;
+}
+
+static int never_take(void *impl, struct th_bind_parked *p)
+{
+	(void)impl;
+	(void)p;
+	ck_abort_msg("a refused stream was handed over");
+	return -1;
+}
+
+START_TEST(test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_nothing)
+{
+	struct th_parker full = {NULL, full_room, never_take};
+	app.parker = &full;
+	struct resp r = run(RPC_V, RPC_BODY("SubscribeToTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 503);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	assert_rpc_error(&r, -32603, NULL);
+	assert_contains(jstr(&r, "error.message"), "stream_max");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1:subscribe",
+	                   "HTTP_A2A_VERSION=1.0", NULL};
+	r = run(p, NULL);
+	assert_rest_error(&r, 503, "UNAVAILABLE", NULL);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	assert_contains(jstr(&r, "error.message"), "stream_max");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	/* Ordinary requests are not limited by it. */
+	r = run(RPC_V, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(rec.calls, 1);
+	resp_free(&r);
+	app.parker = NULL;
+}
+END_TEST
+
 START_TEST(test_a2a4_error_table)
 {
 	static const struct {
@@ -1273,6 +1318,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a1_jsonrpc_success_echoes_id_and_type);
 	tcase_add_test(tc, test_a2a4_service_errors_both_bindings);
 	tcase_add_test(tc, test_a2a4_busy_says_retry);
+	tcase_add_test(tc, test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_nothing);
 	tcase_add_test(tc, test_a2a4_error_table);
 	tcase_add_test(tc, test_id1_participant_from_header);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
