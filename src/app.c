@@ -1,61 +1,10 @@
+/* app.c — the one thing the domain may do with the process context: leave work for
+ * after the response (th_app_defer). Building, running and closing the context is the
+ * worker's (worker/process.c). */
 #include "app.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "config/config.h"
-#include "harness/commands.h"
-#include "harness/intrinsics.h"
-#include "harness/turn.h"
-#include "service/card.h"
-#include "store/store.h"
-#include "util/jsonx.h"
-
-th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e)
-{
-	memset(app, 0, sizeof *app);
-	app->cfg = cfg;
-	struct th_store_opts o = {
-		.path = cfg->db_path,
-		.sync_full = cfg->sync_full,
-		.busy_timeout_ms = cfg->busy_timeout_ms,
-	};
-	th_err rc = th_store_open(&o, &app->store, e);
-	if (rc == TH_OK)
-		rc = th_registry_load(cfg->commands_dir, &app->commands, e);
-	if (rc == TH_OK) {
-		json_object *cmds = th_registry_card_params(app->commands);
-		app->card = cmds ? th_card_build(cfg, cmds) : NULL;
-		json_object_put(cmds);
-		app->tools = th_intrinsics_tools();
-		const char *text = app->card != NULL ? th_json_text(app->card) : NULL;
-		app->card_text = text != NULL ? strdup(text) : NULL;
-		if (app->card_text == NULL || app->tools == NULL)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-	}
-	if (rc != TH_OK)
-		th_app_close(app);
-	return rc;
-}
-
-void th_app_close(struct th_app *app)
-{
-	for (size_t i = 0; i < app->npending; i++)
-		free(app->pending[i].task_id);
-	free(app->pending);
-	json_object_put(app->card);
-	free(app->card_text);
-	json_object_put(app->tools);
-	th_registry_free(app->commands);
-	if (app->store != NULL)
-		th_store_close(app->store);
-	if (app->cfg != NULL) {
-		th_config_free(app->cfg);
-		free(app->cfg);
-	}
-	memset(app, 0, sizeof *app);
-}
 
 th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id)
 {
@@ -76,23 +25,4 @@ th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id)
 	app->pending[app->npending].task_id = id;
 	app->pending[app->npending++].turn_id = turn_id;
 	return TH_OK;
-}
-
-void th_app_run_pending(struct th_app *app)
-{
-	/* A turn run here may queue more (a sub-task's first turn): index, not pointer. */
-	for (size_t i = 0; i < app->npending; i++) {
-		struct th_error e;
-		th_error_clear(&e);
-		int64_t turn_id = app->pending[i].turn_id;
-		th_err rc = turn_id > 0 ? th_turn_run(app, app->pending[i].task_id, turn_id, &e)
-		                        : th_turn_recover(app, app->pending[i].task_id, NULL, &e);
-		if (rc != TH_OK)
-			fprintf(stderr, "tiny-harness: %s %lld on task %s: %s\n",
-			        turn_id > 0 ? "turn" : "recovering turns, e.g.", (long long)turn_id,
-			        app->pending[i].task_id, e.msg);
-	}
-	for (size_t i = 0; i < app->npending; i++)
-		free(app->pending[i].task_id);
-	app->npending = 0;
 }

@@ -1,6 +1,7 @@
 /* app.h — the process context: what one worker process holds across requests.
- * th_app_open builds it once after the worker starts (never across fork) and
- * th_app_close frees it at exit; every request borrows it. */
+ * worker/process.h builds it once after the worker starts (never across fork) and
+ * frees it at exit; every request borrows it. The domain only reads it and leaves
+ * after-response work with th_app_defer. */
 #ifndef TH_APP_H
 #define TH_APP_H
 
@@ -51,18 +52,9 @@ struct th_app {
 	                                    each request follows its own stream */
 };
 
-/* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the
- * command registry and builds the card. On failure everything taken is freed. */
-th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e);
-void th_app_close(struct th_app *app);
-
 /* Queues after-response work: run turn_id of task_id (held by this worker), or, with
  * turn_id 0, recover the task's expired turns. A task queued for recovery twice is
  * queued once. On TH_ENOMEM nothing is queued (the turn stays in `turns` for recovery). */
 th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id);
-
-/* Runs the work queued by requests that already answered (TURN-5, TURN-7); call it
- * after the response is finished. */
-void th_app_run_pending(struct th_app *app);
 
 #endif

@@ -2,161 +2,19 @@
  * listening socket on fd 0) or runs it as a CGI program (one request from the
  * environment and stdin); a person runs it with a sub-command. */
 #include <fcgiapp.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
-#include "app.h"
-#include "bind/bind.h"
 #include "cli/cli.h"
-#include "config/config.h"
-#include "http/http.h"
-#include "push/push.h"
-#include "store/store.h"
-#include "util/jsonx.h"
-#include "worker/streams.h"
-
-/* How long a worker spends delivering queued push notifications after a request. */
-#define PUSH_BUDGET_MS 2000
-
-/* Start-up failed before the app existed: answer the one CGI request with 500 and
- * the reason, so the operator sees it in the browser as well as in the error log. */
-static void cgi_fail(const char *why)
-{
-	json_object *body = json_object_new_object();
-	json_object *err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_int(500));
-	json_object_object_add(err, "status", json_object_new_string("INTERNAL"));
-	json_object_object_add(err, "message", json_object_new_string(why));
-	json_object_object_add(body, "error", err);
-	struct th_http_io io;
-	th_http_cgi_io(&io);
-	const char *text = th_json_text(body);
-	th_http_respond(&io, 500, "application/json", NULL, text, strlen(text));
-	json_object_put(body);
-}
-
-static int open_app(struct th_app *app, int cgi)
-{
-	struct th_error e;
-	th_error_clear(&e);
-	struct th_config *cfg = malloc(sizeof *cfg);
-	if (cfg == NULL) {
-		th_error_set(&e, TH_ENOMEM, "out of memory");
-	} else if (th_config_load(cfg, &e) != TH_OK) {
-		free(cfg);
-	} else if (th_app_open(app, cfg, &e) == TH_OK) {
-		return 0;
-	}
-	fprintf(stderr, "tiny-harness: %s\n", e.msg);
-	if (cgi)
-		cgi_fail(e.msg);
-	return 1;
-}
-
-static int serve_cgi(void)
-{
-	struct th_app app;
-	if (open_app(&app, 1) != 0)
-		return 1;
-	struct th_http_io io;
-	th_http_cgi_io(&io);
-	th_bind_serve(&app, &io);
-	fflush(stdout);
-	th_app_run_pending(&app);
-	th_push_after_request(&app, PUSH_BUDGET_MS);
-	th_store_wal_tend(app.store);
-	th_app_close(&app);
-	return 0;
-}
-
-/* What this worker committed reaches its streams now, not at the next poll: the
- * stream thread is woken when the worker's connection changed rows since *changes. */
-static void poke_if_written(struct th_app *app, struct th_streams *streams, int64_t *changes)
-{
-	int64_t now = th_store_changes(app->store);
-	if (now != *changes)
-		th_streams_poke(streams);
-	*changes = now;
-}
-
-/* After each response: the streams hear of its writes; expired turns they noticed
- * become after-response work (TURN-7). */
-static void after_request_streams(struct th_app *app, struct th_streams *streams,
-                                  int64_t *changes)
-{
-	poke_if_written(app, streams, changes);
-	char **ids = NULL;
-	size_t n = th_streams_take_recoveries(streams, &ids);
-	for (size_t i = 0; i < n; i++) {
-		(void)th_app_defer(app, ids[i], 0);
-		free(ids[i]);
-	}
-	free(ids);
-}
-
-static int serve_fcgi(void)
-{
-#ifdef __GLIBC__
-	/* A request allocates and frees a few hundred KiB; glibc's default trim returned it
-	 * to the kernel after every request and took it back on the next (brk, six system
-	 * calls a SendMessage). A worker keeps its heap instead. */
-	mallopt(M_TRIM_THRESHOLD, 32 * 1024 * 1024);
-	mallopt(M_TOP_PAD, 4 * 1024 * 1024);
-#endif
-	if (FCGX_Init() != 0) {
-		fprintf(stderr, "tiny-harness: FCGX_Init failed\n");
-		return 1;
-	}
-	struct th_app app;
-	if (open_app(&app, 0) != 0)
-		return 1;
-	/* STREAM-6: open streams are followed by this worker's stream thread, not by the
-	 * request loop. Without the thread each stream keeps this loop until it ends. */
-	struct th_streams *streams = NULL;
-	struct th_error e;
-	th_error_clear(&e);
-	if (th_streams_start(app.cfg, &streams, &e) == TH_OK)
-		app.parker = th_streams_parker(streams);
-	else
-		fprintf(stderr, "tiny-harness: no stream thread (%s); each open stream holds this "
-		                "worker until it ends\n", e.msg);
-	int64_t changes = th_store_changes(app.store);
-	FCGX_Request req;
-	FCGX_InitRequest(&req, 0, 0);
-	while (FCGX_Accept_r(&req) >= 0) {
-		struct th_http_io io;
-		th_http_fcgi_io(&io, &req);
-		th_bind_serve(&app, &io);
-		/* The response is complete for the client before any deferred turn runs
-		 * (TURN-5: returnImmediately). */
-		FCGX_Finish_r(&req);
-		if (streams != NULL)
-			after_request_streams(&app, streams, &changes);
-		th_app_run_pending(&app);
-		if (streams != NULL)
-			poke_if_written(&app, streams, &changes);
-		th_push_after_request(&app, PUSH_BUDGET_MS);
-		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
-		th_store_wal_tend(app.store);
-	}
-	app.parker = NULL;
-	th_streams_stop(streams);
-	th_app_close(&app);
-	return 0;
-}
+#include "worker/serve.h"
 
 int main(int argc, char **argv)
 {
 	if (argc > 1)
 		return th_cli_main(argc, argv);
 	if (!FCGX_IsCGI())
-		return serve_fcgi();
+		return th_worker_serve_fcgi();
 	if (getenv("REQUEST_METHOD") != NULL)
-		return serve_cgi();
+		return th_worker_serve_cgi();
 	th_cli_usage();
 	return 2;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "worker/process.h"
 #include "config/config.h"
 #include "harness/commands.h"
 #include "harness/harness.h"

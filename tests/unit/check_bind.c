@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "worker/process.h"
 #include "bind/bind.h"
 #include "bind/bind_int.h"
 #include "config/config.h"

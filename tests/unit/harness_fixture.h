@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "app.h"
+#include "worker/process.h"
 #include "service/service.h"
 
 /* Opens *app on a fresh database in a new temp directory (removed by fx_close).

@@ -1,0 +1,17 @@
+/* process.h — building, running and closing a worker's context (struct th_app). */
+#ifndef TH_WORKER_PROCESS_H
+#define TH_WORKER_PROCESS_H
+
+#include "app.h"
+#include "util/err.h"
+
+/* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the
+ * command registry and builds the card. On failure everything taken is freed. */
+th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e);
+void th_app_close(struct th_app *app);
+
+/* Runs the work queued by requests that already answered (TURN-5, TURN-7); call it
+ * after the response is finished. */
+void th_app_run_pending(struct th_app *app);
+
+#endif
