@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 /* The state a StreamResponse leaves the task in, or -1 if it says nothing of it. */
 static int state_of(json_object *ev)
@@ -147,8 +148,8 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 			struct th_error te;
 			th_error_clear(&te);
 			if (th_turn_run(app, w->task_id, own_turn, &te) != TH_OK)
-				fprintf(stderr, "tiny-harness: turn %lld on task %s: %s\n",
-				        (long long)own_turn, w->task_id, te.msg);
+				th_log(TH_LOG_ERROR, "turn %lld on task %s: %s", (long long)own_turn,
+				       w->task_id, te.msg);
 			own_turn = 0;
 			seen_version = -1;
 		}

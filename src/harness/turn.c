@@ -19,6 +19,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
                      int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e)
@@ -108,10 +109,10 @@ static int is_cut(void *arg)
  * of this attempt was written; say so in the server's log. */
 static void lost(const char *task_id, const struct th_lease *l, const char *where)
 {
-	fprintf(stderr,
-	        "tiny-harness: turn %lld on task %s: attempt %d no longer holds the lease (%s); "
-	        "its result is discarded\n",
-	        (long long)l->turn_id, task_id, l->epoch, where);
+	th_log(TH_LOG_WARN,
+	       "turn %lld on task %s: attempt %d no longer holds the lease (%s); its result is "
+	       "discarded",
+	       (long long)l->turn_id, task_id, l->epoch, where);
 }
 
 /* Opens a transaction for the holder of l: BEGIN IMMEDIATE, then th_store_turn_hold, so

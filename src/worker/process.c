@@ -15,6 +15,7 @@
 #include "service/card.h"
 #include "store/store.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e)
 {
@@ -71,9 +72,9 @@ void th_app_run_pending(struct th_app *app)
 		th_err rc = turn_id > 0 ? th_turn_run(app, app->pending[i].task_id, turn_id, &e)
 		                        : th_turn_recover(app, app->pending[i].task_id, NULL, &e);
 		if (rc != TH_OK)
-			fprintf(stderr, "tiny-harness: %s %lld on task %s: %s\n",
-			        turn_id > 0 ? "turn" : "recovering turns, e.g.", (long long)turn_id,
-			        app->pending[i].task_id, e.msg);
+			th_log(TH_LOG_ERROR, "%s %lld on task %s: %s",
+			       turn_id > 0 ? "turn" : "recovering turns, e.g.", (long long)turn_id,
+			       app->pending[i].task_id, e.msg);
 	}
 	for (size_t i = 0; i < app->npending; i++)
 		free(app->pending[i].task_id);

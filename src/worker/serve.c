@@ -18,6 +18,7 @@
 #include "push/push.h"
 #include "store/store.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 #include "worker/process.h"
 #include "worker/streams.h"
 
@@ -53,7 +54,7 @@ static int open_app(struct th_app *app, int cgi)
 	} else if (th_app_open(app, cfg, &e) == TH_OK) {
 		return 0;
 	}
-	fprintf(stderr, "tiny-harness: %s\n", e.msg);
+	th_log(TH_LOG_ERROR, "%s", e.msg);
 	if (cgi)
 		cgi_fail(e.msg);
 	return 1;
@@ -110,7 +111,7 @@ int th_worker_serve_fcgi(void)
 	mallopt(M_TOP_PAD, 4 * 1024 * 1024);
 #endif
 	if (FCGX_Init() != 0) {
-		fprintf(stderr, "tiny-harness: FCGX_Init failed\n");
+		th_log(TH_LOG_ERROR, "FCGX_Init failed");
 		return 1;
 	}
 	struct th_app app;
@@ -124,8 +125,8 @@ int th_worker_serve_fcgi(void)
 	if (th_streams_start(app.cfg, &streams, &e) == TH_OK)
 		app.parker = th_streams_parker(streams);
 	else
-		fprintf(stderr, "tiny-harness: no stream thread (%s); each open stream holds this "
-		                "worker until it ends\n", e.msg);
+		th_log(TH_LOG_WARN, "no stream thread (%s); each open stream holds this worker until "
+		                    "it ends", e.msg);
 	int64_t changes = th_store_changes(app.store);
 	FCGX_Request req;
 	FCGX_InitRequest(&req, 0, 0);

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/ids.h"
+#include "util/log.h"
 
 /* A client that reads nothing while this much output waits for it is dropped: it
  * cannot be told anything more, and the memory is better spent on others. */
@@ -74,7 +75,7 @@ static void wake(struct th_streams *s)
 {
 	uint64_t one = 1;
 	if (write(s->wakefd, &one, sizeof one) < 0 && errno != EAGAIN)
-		fprintf(stderr, "tiny-harness: stream thread wake-up: %s\n", strerror(errno));
+		th_log(TH_LOG_ERROR, "stream thread wake-up: %s", strerror(errno));
 }
 
 /* ---- the main thread's side ---- */
@@ -318,7 +319,7 @@ static void read_log(struct th_streams *s)
 	th_error_clear(&e);
 	int began = 0;
 	if (th_store_read_begin(s->store, &began, &e) != TH_OK) {
-		fprintf(stderr, "tiny-harness: stream thread: %s\n", e.msg);
+		th_log(TH_LOG_ERROR, "stream thread: %s", e.msg);
 		return;
 	}
 	qsort(s->slots, s->nslots, sizeof *s->slots, by_task);
@@ -333,7 +334,7 @@ static void read_log(struct th_streams *s)
 			struct th_event *ev = NULL;
 			size_t n = 0;
 			if (th_store_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n, &e) != TH_OK) {
-				fprintf(stderr, "tiny-harness: stream thread: task %s: %s\n", task, e.msg);
+				th_log(TH_LOG_ERROR, "stream thread: task %s: %s", task, e.msg);
 				break;
 			}
 			for (size_t k = i; k < j; k++) {
@@ -425,7 +426,7 @@ static void *run(void *arg)
 			if (evs[i].data.ptr == NULL) {
 				uint64_t v;
 				if (read(s->wakefd, &v, sizeof v) < 0 && errno != EAGAIN)
-					fprintf(stderr, "tiny-harness: stream thread: %s\n", strerror(errno));
+					th_log(TH_LOG_ERROR, "stream thread: %s", strerror(errno));
 				continue;
 			}
 			struct slot *sl = evs[i].data.ptr;
@@ -470,10 +471,10 @@ static void raise_fd_limit(const struct th_config *cfg)
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)cfg->stream_max + 64)
-		fprintf(stderr,
-		        "tiny-harness: the open-file limit (%llu) is below stream_max (%d) + 64; "
-		        "streams past it fail to open\n",
-		        (unsigned long long)rl.rlim_cur, cfg->stream_max);
+		th_log(TH_LOG_WARN,
+		       "the open-file limit (%llu) is below stream_max (%d) + 64; streams past it "
+		       "fail to open",
+		       (unsigned long long)rl.rlim_cur, cfg->stream_max);
 }
 
 th_err th_streams_start(const struct th_config *cfg, struct th_streams **out,

@@ -1,0 +1,17 @@
+/* log.h — the one logger (slowcgi's rule): every line a worker writes goes through
+ * th_log to stderr, which the web server files in its error log. While a request is
+ * served, each line names its operation and task (th_log_request), so a database or
+ * model failure the client only hears about in general terms can be found here. */
+#ifndef TH_UTIL_LOG_H
+#define TH_UTIL_LOG_H
+
+enum th_log_level { TH_LOG_ERROR, TH_LOG_WARN, TH_LOG_INFO };
+
+/* One line: "tiny-harness[pid]: <level>: [<op> <task>: ]<message>". */
+void th_log(enum th_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The request this thread is serving, named in its lines until the next call; NULL
+ * (or "") clears either part. The strings are copied (cut to fit). */
+void th_log_request(const char *op, const char *task_id);
+
+#endif
