@@ -24,7 +24,7 @@
 #include "util/buf.h"
 #include "util/jsonx.h"
 
-void th_cli_usage(void)
+static void print_usage(FILE *f)
 {
 	fputs("usage: tiny-harness                       (as a FastCGI or CGI program under a web server)\n"
 	      "       tiny-harness card                  print the agent card\n"
@@ -39,8 +39,29 @@ void th_cli_usage(void)
 	      "                                          complete a task with the control envelope\n"
 	      "       tiny-harness serve [--port N] [--procs N]\n"
 	      "                                          run lighttpd with conf/lighttpd.conf in the foreground\n"
+	      "       tiny-harness --help                this, and every configuration key\n"
 	      "Configuration: conf/tiny-harness.conf or $TINY_HARNESS_CONF, overridden by TINY_HARNESS_* variables.\n",
-	      stderr);
+	      f);
+}
+
+void th_cli_usage(void)
+{
+	print_usage(stderr);
+}
+
+/* The key list comes from the configuration table itself, so it cannot fall behind. */
+static int cmd_help(void)
+{
+	print_usage(stdout);
+	puts("\nConfiguration keys (key = default, accepted range; TINY_HARNESS_<KEY> overrides):");
+	const struct th_config_doc *k;
+	for (size_t i = 0; (k = th_config_key(i)) != NULL; i++) {
+		printf("  %s = %s", k->name, k->def ? k->def : "(no default)");
+		if (k->range != NULL)
+			printf("  (%s)", k->range);
+		printf("\n      %s\n", k->doc);
+	}
+	return 0;
 }
 
 static struct th_config *load_config(void)
@@ -447,6 +468,8 @@ static int cmd_purge(int argc, char **argv)
 int th_cli_main(int argc, char **argv)
 {
 	const char *cmd = argv[1];
+	if ((strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) && argc == 2)
+		return cmd_help();
 	if (strcmp(cmd, "card") == 0 && argc == 2)
 		return cmd_card();
 	if (strcmp(cmd, "migrate") == 0 && argc == 2)

@@ -7,54 +7,50 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Every key the file and TINY_HARNESS_<KEY> accept. Adding a key means a line here
- * and a case in th_config_set; docs/configuration.md lists them for users. */
-static const char *const keys[] = {
-	"db", "base_url", "model", "model_command", "model_timeout_ms", "openai_base_url",
-	"openai_model", "openai_api_key_env", "commands_dir", "identity", "synchronous",
-	"busy_timeout_ms",
-	"echo_delay_ms", "turn_lease_ms", "turn_max_attempts", "history_length_default",
-	"heartbeat_ms", "stream_max_ms", "stream_poll_ms", "stream_max", "a2ui_version",
-	"push_allow_private", "push_timeout_ms", "push_retry_base_ms", "push_retry_max_ms",
-	"push_max_attempts", "push_max_configs", "push_keep_hours",
-	"max_body", "json_depth", "max_parts", "max_text", "max_metadata", "max_participants",
-	"max_plan_steps", "max_subtasks", "max_id",
-};
+/* ------------------------------------------------------------------ value checks */
 
-static char *dup_or_null(const char *s)
+static th_err check_nonempty(const char *key, const char *value, struct th_error *e)
 {
-	return s ? strdup(s) : NULL;
-}
-
-static th_err set_str(char **slot, const char *value, struct th_error *e)
-{
-	char *p = strdup(value);
-	if (p == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	free(*slot);
-	*slot = p;
+	if (*value == '\0')
+		return th_error_set(e, TH_EINVAL, "configuration key %s: the value is empty", key);
 	return TH_OK;
 }
 
-static th_err parse_num(const char *key, const char *value, long long lo, long long hi,
-                        long long *out, struct th_error *e)
+static th_err check_backend(const char *key, const char *value, struct th_error *e)
 {
-	const char *p = value;
-	if (*p == '\0')
-		goto bad;
-	for (; *p; p++)
-		if (!isdigit((unsigned char)*p))
-			goto bad;
-	errno = 0;
-	long long v = strtoll(value, NULL, 10);
-	if (errno == ERANGE || v < lo || v > hi)
-		goto bad;
-	*out = v;
+	if (strcmp(value, "echo") != 0 && strcmp(value, "exec") != 0 && strcmp(value, "openai") != 0)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key %s: '%s' is not a model backend this build has "
+		                    "(available: echo, exec, openai)",
+		                    key, value);
 	return TH_OK;
-bad:
-	return th_error_set(e, TH_EINVAL, "configuration key %s: '%s' is not a whole number between %lld and %lld",
-	                    key, value, lo, hi);
 }
+
+/* No shell runs the command, so the program must be found without PATH. */
+static th_err check_absolute(const char *key, const char *value, struct th_error *e)
+{
+	if (value[0] != '/')
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key %s: '%s' does not start with an absolute path "
+		                    "to the program",
+		                    key, value);
+	return TH_OK;
+}
+
+static th_err check_env_name(const char *key, const char *value, struct th_error *e)
+{
+	int ok = isalpha((unsigned char)value[0]) || value[0] == '_';
+	for (const char *p = value; ok && *p; p++)
+		ok = isalnum((unsigned char)*p) || *p == '_';
+	if (!ok)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key %s: '%s' is not the name of an environment "
+		                    "variable (letters, digits, '_')",
+		                    key, value);
+	return TH_OK;
+}
+
+/* ------------------------------------------------------------------ custom setters */
 
 /* The base URL must be absolute http(s) and end in '/', so interface URLs and the
  * base path agree; a missing slash is added rather than refused. */
@@ -95,189 +91,271 @@ static th_err set_base_url(struct th_config *cfg, const char *value, struct th_e
 	return TH_OK;
 }
 
-th_err th_config_set(struct th_config *cfg, const char *key, const char *value, struct th_error *e)
+/* Stored without trailing '/', so <base>/chat/completions has exactly one. */
+static th_err set_openai_base_url(struct th_config *cfg, const char *value, struct th_error *e)
 {
+	if ((strncmp(value, "http://", 7) != 0 || value[7] == '\0' || value[7] == '/') &&
+	    (strncmp(value, "https://", 8) != 0 || value[8] == '\0' || value[8] == '/'))
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key openai_base_url: '%s' is not an http:// or "
+		                    "https:// URL with a host",
+		                    value);
+	if (strpbrk(value, "?# \t") != NULL)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key openai_base_url: '%s' has a query, a fragment "
+		                    "or a space",
+		                    value);
+	char *url = strdup(value);
+	if (url == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	size_t n = strlen(url);
+	while (n > 0 && url[n - 1] == '/')
+		url[--n] = '\0';
+	free(cfg->openai_base_url);
+	cfg->openai_base_url = url;
+	return TH_OK;
+}
+
+/* ------------------------------------------------------------------ the table */
+
+enum key_type {
+	KEY_STRING, /* char * field, owned; check (optional) vets the value first */
+	KEY_INT,    /* int or size_t field: a whole number in lo..hi */
+	KEY_ENUM,   /* int-sized field: the index of the value in words */
+	KEY_CUSTOM, /* set parses and stores (several fields, or a rewritten value) */
+};
+
+struct key {
+	struct th_config_doc info;
+	enum key_type type;
+	size_t offset, size; /* the field in struct th_config (not for KEY_CUSTOM) */
+	long long lo, hi;
+	const char *const *words; /* NULL-terminated */
+	th_err (*check)(const char *key, const char *value, struct th_error *e);
+	th_err (*set)(struct th_config *cfg, const char *value, struct th_error *e);
+};
+
+static const char *const sync_words[] = {"normal", "full", NULL};
+static const char *const a2ui_words[] = {"v0.9", "v0.9.1", NULL};
+static const char *const identity_words[] = {"header", "remote_user", NULL};
+
+#define FIELD(f) .offset = offsetof(struct th_config, f), .size = sizeof(((struct th_config *)0)->f)
+#define K_STR(n, f, chk, d, text) {{n, d, NULL, text}, KEY_STRING, FIELD(f), .check = chk}
+#define K_INT(n, f, l, h, d, text) {{n, d, #l ".." #h, text}, KEY_INT, FIELD(f), .lo = l, .hi = h}
+#define K_ENUM(n, f, w, d, text) {{n, d, NULL, text}, KEY_ENUM, FIELD(f), .words = w}
+#define K_SET(n, fn, d, text) {{n, d, NULL, text}, KEY_CUSTOM, .set = fn}
+
+/* Every key the file and TINY_HARNESS_<KEY> accept, in the order of
+ * conf/tiny-harness.conf. The default goes through the same parser as a value read
+ * from the file; lighttpd.conf's bin-copy-environment must name each key too. */
+static const struct key keys[] = {
+	K_STR("db", db_path, check_nonempty, "./var/tiny-harness.db",
+	      "SQLite database file; its directory is created if missing"),
+	K_ENUM("synchronous", sync_full, sync_words, "normal",
+	       "PRAGMA synchronous: normal (WAL, fast) or full (survives power loss)"),
+	K_INT("busy_timeout_ms", busy_timeout_ms, 0, 600000, "5000",
+	      "how long a worker waits on a locked database, in ms"),
+	K_SET("base_url", set_base_url, "http://127.0.0.1:8080/",
+	      "public base URL the card names: http(s), ending in '/' (added if missing)"),
+	K_STR("model", model, check_backend, "echo",
+	      "model backend for turns: echo, exec (model_command) or openai (TURN-2)"),
+	K_STR("model_command", model_command, check_absolute, NULL,
+	      "exec: absolute path of the program, then arguments split at spaces (no shell)"),
+	K_INT("model_timeout_ms", model_timeout_ms, 100, 3600000, "60000",
+	      "longest one model call (exec program or openai request) may take, in ms"),
+	K_SET("openai_base_url", set_openai_base_url, NULL,
+	      "openai: the API base URL; <base>/chat/completions is POSTed"),
+	K_STR("openai_model", openai_model, check_nonempty, NULL,
+	      "openai: the model name sent in each request"),
+	K_STR("openai_api_key_env", openai_api_key_env, check_env_name, "OPENAI_API_KEY",
+	      "openai: the NAME of the environment variable that holds the API key"),
+	K_INT("echo_delay_ms", echo_delay_ms, 0, 600000, "0",
+	      "the echo model sleeps this long per turn (lets tests hold a turn open), in ms"),
+	K_INT("turn_lease_ms", lease_ms, 100, 86400000, "30000",
+	      "a running turn's lease; a worker that dies mid-turn leaves one that expires, in ms"),
+	K_INT("turn_max_attempts", max_attempts, 1, 100, "3",
+	      "attempts before a turn whose worker keeps dying marks the task FAILED"),
+	K_STR("commands_dir", commands_dir, NULL, "conf/commands",
+	      "directory of file commands (NAME.md, CMD-1)"),
+	K_INT("heartbeat_ms", heartbeat_ms, 100, 3600000, "15000",
+	      "interval of the SSE comment heartbeat on a quiet stream, in ms"),
+	K_INT("stream_max_ms", stream_max_ms, 100, 86400000, "300000",
+	      "longest a stream stays open; the client then resubscribes, in ms"),
+	K_INT("stream_poll_ms", stream_poll_ms, 5, 10000, "50",
+	      "how often a worker looks for events other processes committed, in ms"),
+	K_INT("stream_max", stream_max, 1, 100000, "1000",
+	      "open streams one FastCGI worker holds; one more is refused with 503 (STREAM-6)"),
+	K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",
+	       "the version outbound A2UI messages carry: v0.9 or v0.9.1 (UI-1)"),
+	K_INT("push_allow_private", push_allow_private, 0, 1, "0",
+	      "1 allows private, loopback and link-local webhook addresses (PUSH-3)"),
+	K_INT("push_timeout_ms", push_timeout_ms, 100, 120000, "10000",
+	      "timeout of one webhook POST, connect included, in ms (PUSH-2)"),
+	K_INT("push_retry_base_ms", push_retry_base_ms, 10, 3600000, "1000",
+	      "delay after a failed webhook POST, doubled each attempt, in ms"),
+	K_INT("push_retry_max_ms", push_retry_max_ms, 10, 86400000, "300000",
+	      "cap of that delay, in ms"),
+	K_INT("push_max_attempts", push_max_attempts, 1, 1000, "10",
+	      "attempts after which a push delivery is dead"),
+	K_INT("push_max_configs", push_max_configs, 1, 1000, "10",
+	      "push configs one participant may hold on one task (PUSH-1)"),
+	K_INT("push_keep_hours", push_keep_hours, 1, 87600, "168",
+	      "delivered and dead deliveries are deleted after this many hours"),
+	K_ENUM("identity", identity, identity_words, "header",
+	       "who is speaking: header (X-Participant-Id) or remote_user (REMOTE_USER) (ID-1)"),
+	K_INT("history_length_default", history_default, -1, 100000, "-1",
+	      "messages of history when a request gives no historyLength; -1 = all"),
+	K_INT("max_body", lim.max_body, 1024, 1073741824, "1048576",
+	      "request body in bytes (413 above) (LIM-1)"),
+	K_INT("json_depth", lim.json_depth, 4, 1000, "32", "JSON nesting depth"),
+	K_INT("max_parts", lim.max_parts, 1, 10000, "64", "parts per message"),
+	K_INT("max_text", lim.max_text, 1, 1073741824, "65536", "bytes of one text part"),
+	K_INT("max_metadata", lim.max_metadata, 2, 1073741824, "16384",
+	      "bytes of a serialised metadata object"),
+	K_INT("max_participants", lim.max_participants, 2, 10000, "50", "participants per task"),
+	K_INT("max_plan_steps", lim.max_plan_steps, 1, 10000, "100", "steps per plan"),
+	K_INT("max_subtasks", lim.max_subtasks, 0, 100000, "100", "sub-tasks per task"),
+	K_INT("max_id", lim.max_id, 8, 4096, "256",
+	      "bytes of an id (messageId, taskId, participant id)"),
+};
+
+#undef K_SET
+#undef K_ENUM
+#undef K_INT
+#undef K_STR
+#undef FIELD
+
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+const struct th_config_doc *th_config_key(size_t i)
+{
+	return i < NKEYS ? &keys[i].info : NULL;
+}
+
+static const struct key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].info.name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ parsing by type */
+
+static th_err parse_num(const char *key, const char *value, long long lo, long long hi,
+                        long long *out, struct th_error *e)
+{
+	const char *p = value;
+	if (*p == '-' && lo < 0)
+		p++;
+	if (*p == '\0')
+		goto bad;
+	for (; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+	errno = 0;
+	long long v = strtoll(value, NULL, 10);
+	if (errno == ERANGE || v < lo || v > hi)
+		goto bad;
+	*out = v;
+	return TH_OK;
+bad:
+	return th_error_set(e, TH_EINVAL,
+	                    "configuration key %s: '%s' is not a whole number between %lld and %lld",
+	                    key, value, lo, hi);
+}
+
+/* Through memcpy, so one path serves int, enum and size_t fields; v is within the
+ * row's bounds, which fit the field. A row naming a field of another size is a bug
+ * in the table, refused rather than written past (every default runs through here). */
+static th_err store_int(const struct key *k, void *field, long long v, struct th_error *e)
+{
+	if (k->size == sizeof(int)) {
+		int x = (int)v;
+		memcpy(field, &x, sizeof x);
+	} else if (k->size == sizeof(size_t)) {
+		size_t x = (size_t)v;
+		memcpy(field, &x, sizeof x);
+	} else {
+		return th_error_set(e, TH_EINTERNAL, "configuration key %s: field of %zu bytes",
+		                    k->info.name, k->size);
+	}
+	return TH_OK;
+}
+
+/* "'x' is not a or b", "'x' is not a, b or c": the message lists what is accepted. */
+static th_err bad_word(const struct key *k, const char *value, struct th_error *e)
+{
+	char list[256] = "";
+	size_t used = 0;
+	for (size_t i = 0; k->words[i] != NULL && used < sizeof list; i++) {
+		const char *sep = i == 0 ? "" : k->words[i + 1] == NULL ? " or " : ", ";
+		int n = snprintf(list + used, sizeof list - used, "%s%s", sep, k->words[i]);
+		used += n > 0 ? (size_t)n : 0;
+	}
+	return th_error_set(e, TH_EINVAL, "configuration key %s: '%s' is not %s", k->info.name,
+	                    value, list);
+}
+
+static th_err set_key(struct th_config *cfg, const struct key *k, const char *value,
+                      struct th_error *e)
+{
+	void *field = (char *)cfg + k->offset;
 	long long v = 0;
 	th_err rc;
-#define NUM(name, lo, hi, field)                                                                   \
-	if (strcmp(key, name) == 0) {                                                              \
-		if ((rc = parse_num(key, value, lo, hi, &v, e)) != TH_OK)                          \
-			return rc;                                                                 \
-		field = v;                                                                         \
-		return TH_OK;                                                                      \
-	}
-	if (strcmp(key, "db") == 0) {
-		if (*value == '\0')
-			return th_error_set(e, TH_EINVAL, "configuration key db: the path is empty");
-		return set_str(&cfg->db_path, value, e);
-	}
-	if (strcmp(key, "base_url") == 0)
-		return set_base_url(cfg, value, e);
-	if (strcmp(key, "model") == 0) {
-		if (strcmp(value, "echo") != 0 && strcmp(value, "exec") != 0 &&
-		    strcmp(value, "openai") != 0)
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key model: '%s' is not a model backend this "
-			                    "build has (available: echo, exec, openai)",
-			                    value);
-		return set_str(&cfg->model, value, e);
-	}
-	if (strcmp(key, "model_command") == 0) {
-		if (value[0] != '/')
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key model_command: '%s' does not start with an "
-			                    "absolute path to the program",
-			                    value);
-		return set_str(&cfg->model_command, value, e);
-	}
-	if (strcmp(key, "openai_base_url") == 0) {
-		if ((strncmp(value, "http://", 7) != 0 || value[7] == '\0' || value[7] == '/') &&
-		    (strncmp(value, "https://", 8) != 0 || value[8] == '\0' || value[8] == '/'))
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key openai_base_url: '%s' is not an http:// or "
-			                    "https:// URL with a host",
-			                    value);
-		if (strpbrk(value, "?# \t") != NULL)
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key openai_base_url: '%s' has a query, a "
-			                    "fragment or a space",
-			                    value);
-		if ((rc = set_str(&cfg->openai_base_url, value, e)) != TH_OK)
+	switch (k->type) {
+	case KEY_STRING: {
+		if (k->check != NULL && (rc = k->check(k->info.name, value, e)) != TH_OK)
 			return rc;
-		size_t n = strlen(cfg->openai_base_url);
-		while (n > 0 && cfg->openai_base_url[n - 1] == '/')
-			cfg->openai_base_url[--n] = '\0';
+		char *p = strdup(value);
+		if (p == NULL)
+			return th_error_set(e, TH_ENOMEM, "out of memory");
+		char **slot = field;
+		free(*slot);
+		*slot = p;
 		return TH_OK;
 	}
-	if (strcmp(key, "openai_model") == 0) {
-		if (*value == '\0')
-			return th_error_set(e, TH_EINVAL, "configuration key openai_model: the name is empty");
-		return set_str(&cfg->openai_model, value, e);
-	}
-	if (strcmp(key, "openai_api_key_env") == 0) {
-		int ok = isalpha((unsigned char)value[0]) || value[0] == '_';
-		for (const char *p = value; ok && *p; p++)
-			ok = isalnum((unsigned char)*p) || *p == '_';
-		if (!ok)
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key openai_api_key_env: '%s' is not the name of "
-			                    "an environment variable (letters, digits, '_')",
-			                    value);
-		return set_str(&cfg->openai_api_key_env, value, e);
-	}
-	if (strcmp(key, "commands_dir") == 0)
-		return set_str(&cfg->commands_dir, value, e);
-	if (strcmp(key, "identity") == 0) {
-		if (strcmp(value, "header") == 0)
-			cfg->identity = TH_IDENTITY_HEADER;
-		else if (strcmp(value, "remote_user") == 0)
-			cfg->identity = TH_IDENTITY_REMOTE_USER;
-		else
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key identity: '%s' is not header or remote_user",
-			                    value);
-		return TH_OK;
-	}
-	if (strcmp(key, "synchronous") == 0) {
-		if (strcmp(value, "normal") == 0)
-			cfg->sync_full = 0;
-		else if (strcmp(value, "full") == 0)
-			cfg->sync_full = 1;
-		else
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key synchronous: '%s' is not normal or full", value);
-		return TH_OK;
-	}
-	if (strcmp(key, "a2ui_version") == 0) {
-		if (strcmp(value, "v0.9") == 0)
-			cfg->a2ui_v091 = 0;
-		else if (strcmp(value, "v0.9.1") == 0)
-			cfg->a2ui_v091 = 1;
-		else
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key a2ui_version: '%s' is not v0.9 or v0.9.1",
-			                    value);
-		return TH_OK;
-	}
-	NUM("busy_timeout_ms", 0, 600000, cfg->busy_timeout_ms)
-	NUM("echo_delay_ms", 0, 600000, cfg->echo_delay_ms)
-	NUM("model_timeout_ms", 100, 3600000, cfg->model_timeout_ms)
-	NUM("turn_lease_ms", 100, 86400000, cfg->lease_ms)
-	NUM("turn_max_attempts", 1, 100, cfg->max_attempts)
-	NUM("heartbeat_ms", 100, 3600000, cfg->heartbeat_ms)
-	NUM("stream_max_ms", 100, 86400000, cfg->stream_max_ms)
-	NUM("stream_poll_ms", 5, 10000, cfg->stream_poll_ms)
-	NUM("stream_max", 1, 100000, cfg->stream_max)
-	NUM("push_allow_private", 0, 1, cfg->push_allow_private)
-	NUM("push_timeout_ms", 100, 120000, cfg->push_timeout_ms)
-	NUM("push_retry_base_ms", 10, 3600000, cfg->push_retry_base_ms)
-	NUM("push_retry_max_ms", 10, 86400000, cfg->push_retry_max_ms)
-	NUM("push_max_attempts", 1, 1000, cfg->push_max_attempts)
-	NUM("push_max_configs", 1, 1000, cfg->push_max_configs)
-	NUM("push_keep_hours", 1, 87600, cfg->push_keep_hours)
-	if (strcmp(key, "history_length_default") == 0) {
-		if (strcmp(value, "-1") == 0) {
-			cfg->history_default = -1;
-			return TH_OK;
-		}
-		if ((rc = parse_num(key, value, 0, 100000, &v, e)) != TH_OK)
+	case KEY_INT:
+		if ((rc = parse_num(k->info.name, value, k->lo, k->hi, &v, e)) != TH_OK)
 			return rc;
-		cfg->history_default = (int)v;
-		return TH_OK;
+		return store_int(k, field, v, e);
+	case KEY_ENUM:
+		while (k->words[v] != NULL && strcmp(k->words[v], value) != 0)
+			v++;
+		if (k->words[v] == NULL)
+			return bad_word(k, value, e);
+		return store_int(k, field, v, e);
+	case KEY_CUSTOM:
+		return k->set(cfg, value, e);
 	}
-	NUM("max_body", 1024, 1073741824, cfg->lim.max_body)
-	NUM("json_depth", 4, 1000, cfg->lim.json_depth)
-	NUM("max_parts", 1, 10000, cfg->lim.max_parts)
-	NUM("max_text", 1, 1073741824, cfg->lim.max_text)
-	NUM("max_metadata", 2, 1073741824, cfg->lim.max_metadata)
-	NUM("max_participants", 2, 10000, cfg->lim.max_participants)
-	NUM("max_plan_steps", 1, 10000, cfg->lim.max_plan_steps)
-	NUM("max_subtasks", 0, 100000, cfg->lim.max_subtasks)
-	NUM("max_id", 8, 4096, cfg->lim.max_id)
-#undef NUM
-	return th_error_set(e, TH_EINVAL, "unknown configuration key '%s'", key);
+	return th_error_set(e, TH_EINTERNAL, "configuration key %s: no parser", k->info.name);
+}
+
+th_err th_config_set(struct th_config *cfg, const char *key, const char *value, struct th_error *e)
+{
+	const struct key *k = find_key(key);
+	if (k == NULL)
+		return th_error_set(e, TH_EINVAL, "unknown configuration key '%s'", key);
+	return set_key(cfg, k, value, e);
 }
 
 th_err th_config_defaults(struct th_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
-	cfg->db_path = strdup("./var/tiny-harness.db");
-	cfg->model = strdup("echo");
-	cfg->commands_dir = strdup("conf/commands");
-	cfg->model_timeout_ms = 60000;
-	cfg->openai_api_key_env = strdup("OPENAI_API_KEY");
-	cfg->identity = TH_IDENTITY_HEADER;
-	cfg->busy_timeout_ms = 5000;
-	cfg->lease_ms = 30000;
-	cfg->max_attempts = 3;
-	cfg->history_default = -1;
-	cfg->heartbeat_ms = 15000;
-	cfg->stream_max_ms = 300000;
-	cfg->stream_poll_ms = 50;
-	cfg->stream_max = 1000;
-	cfg->push_timeout_ms = 10000;
-	cfg->push_retry_base_ms = 1000;
-	cfg->push_retry_max_ms = 300000;
-	cfg->push_max_attempts = 10;
-	cfg->push_max_configs = 10;
-	cfg->push_keep_hours = 168;
-	cfg->lim.max_body = 1048576;
-	cfg->lim.json_depth = 32;
-	cfg->lim.max_parts = 64;
-	cfg->lim.max_text = 65536;
-	cfg->lim.max_metadata = 16384;
-	cfg->lim.max_participants = 50;
-	cfg->lim.max_plan_steps = 100;
-	cfg->lim.max_subtasks = 100;
-	cfg->lim.max_id = 256;
-	if (cfg->db_path == NULL || cfg->model == NULL || cfg->commands_dir == NULL ||
-	    cfg->openai_api_key_env == NULL ||
-	    set_base_url(cfg, "http://127.0.0.1:8080/", NULL) != TH_OK) {
-		th_config_free(cfg);
-		return TH_ENOMEM;
+	struct th_error e;
+	th_error_clear(&e);
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].info.def == NULL)
+			continue;
+		if (set_key(cfg, &keys[i], keys[i].info.def, &e) != TH_OK) {
+			th_config_free(cfg);
+			return e.code;
+		}
 	}
 	return TH_OK;
 }
+
+/* ------------------------------------------------------------------ loading */
 
 static char *trim(char *s)
 {
@@ -287,6 +365,19 @@ static char *trim(char *s)
 	while (end > s && isspace((unsigned char)end[-1]))
 		*--end = '\0';
 	return s;
+}
+
+/* A '#' that begins the line or follows a space or tab starts a comment, so
+ * `db = a.db  # the database` names a.db; a '#' inside a word (a#b) is kept. No
+ * value needs " #": URLs refuse '#', and there is no quoting. */
+static void cut_comment(char *s)
+{
+	for (char *p = s; *p != '\0'; p++) {
+		if (*p == '#' && (p == s || p[-1] == ' ' || p[-1] == '\t')) {
+			*p = '\0';
+			return;
+		}
+	}
 }
 
 static th_err load_file(struct th_config *cfg, const char *path, struct th_error *e)
@@ -304,8 +395,9 @@ static th_err load_file(struct th_config *cfg, const char *path, struct th_error
 			                  lineno, sizeof line - 1);
 			break;
 		}
+		cut_comment(line);
 		char *s = trim(line);
-		if (*s == '\0' || *s == '#')
+		if (*s == '\0')
 			continue;
 		char *eq = strchr(s, '=');
 		if (eq == NULL) {
@@ -324,11 +416,12 @@ static th_err load_file(struct th_config *cfg, const char *path, struct th_error
 	return rc;
 }
 
+/* Environment values are taken whole: no comments there. */
 static th_err load_env(struct th_config *cfg, struct th_error *e)
 {
 	char name[64];
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		snprintf(name, sizeof name, "TINY_HARNESS_%s", keys[i]);
+	for (size_t i = 0; i < NKEYS; i++) {
+		snprintf(name, sizeof name, "TINY_HARNESS_%s", keys[i].info.name);
 		for (char *p = name; *p; p++)
 			*p = (char)toupper((unsigned char)*p);
 		const char *v = getenv(name);
@@ -336,7 +429,7 @@ static th_err load_env(struct th_config *cfg, struct th_error *e)
 			continue;
 		struct th_error sub;
 		th_error_clear(&sub);
-		if (th_config_set(cfg, keys[i], v, &sub) != TH_OK)
+		if (set_key(cfg, &keys[i], v, &sub) != TH_OK)
 			return th_error_set(e, sub.code, "environment variable %s: %s", name, sub.msg);
 	}
 	return TH_OK;
@@ -372,7 +465,7 @@ th_err th_config_load(struct th_config *cfg, struct th_error *e)
 	} else {
 		path = NULL;
 	}
-	if (rc == TH_OK && path != NULL && (cfg->source = dup_or_null(path)) == NULL)
+	if (rc == TH_OK && path != NULL && (cfg->source = strdup(path)) == NULL)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK)
 		rc = load_env(cfg, e);
@@ -385,15 +478,16 @@ th_err th_config_load(struct th_config *cfg, struct th_error *e)
 
 void th_config_free(struct th_config *cfg)
 {
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (keys[i].type == KEY_STRING) {
+			char **slot = (void *)((char *)cfg + keys[i].offset);
+			free(*slot);
+		}
+	}
+	/* What the custom setters and the loader own. */
 	free(cfg->source);
-	free(cfg->db_path);
 	free(cfg->base_url);
 	free(cfg->base_path);
-	free(cfg->model);
-	free(cfg->model_command);
 	free(cfg->openai_base_url);
-	free(cfg->openai_model);
-	free(cfg->openai_api_key_env);
-	free(cfg->commands_dir);
 	memset(cfg, 0, sizeof *cfg);
 }

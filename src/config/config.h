@@ -1,7 +1,11 @@
 /* config.h — configuration: one file (conf/tiny-harness.conf or $TINY_HARNESS_CONF)
  * of `key = value` lines, then environment overrides TINY_HARNESS_<KEY>, on top of
  * built-in defaults, so a worker runs with no configuration at all (STORE-3).
- * Unknown keys and bad values stop start-up with a message naming them. */
+ * Unknown keys and bad values stop start-up with a message naming them.
+ *
+ * One table in config.c, a row per key, is the only list of keys: parsing, the
+ * defaults, the environment overrides and `tiny-harness --help` all read it, and
+ * check_config tests that conf/tiny-harness.conf names exactly its keys. */
 #ifndef TH_CONFIG_CONFIG_H
 #define TH_CONFIG_CONFIG_H
 
@@ -11,65 +15,79 @@
 
 enum th_identity { TH_IDENTITY_HEADER = 0, TH_IDENTITY_REMOTE_USER = 1 };
 
+/* Each field is set by the key its comment names; the key table in config.c holds
+ * the defaults, bounds and docs (`tiny-harness --help` prints them). */
 struct th_limits {
-	size_t max_body;         /* request body bytes (413 above) */
-	int json_depth;          /* JSON nesting levels */
-	size_t max_parts;        /* parts per message */
-	size_t max_text;         /* bytes of one text part */
-	size_t max_metadata;     /* bytes of a serialised metadata object */
-	size_t max_participants; /* participants per task */
-	size_t max_plan_steps;   /* steps per plan */
-	size_t max_subtasks;     /* sub-tasks per task */
-	size_t max_id;           /* bytes of an id (messageId, taskId, participant id) */
+	size_t max_body;         /* max_body: request body bytes (413 above) */
+	int json_depth;          /* json_depth: JSON nesting levels */
+	size_t max_parts;        /* max_parts: parts per message */
+	size_t max_text;         /* max_text: bytes of one text part */
+	size_t max_metadata;     /* max_metadata: bytes of a serialised metadata object */
+	size_t max_participants; /* max_participants: participants per task */
+	size_t max_plan_steps;   /* max_plan_steps: steps per plan */
+	size_t max_subtasks;     /* max_subtasks: sub-tasks per task */
+	size_t max_id;           /* max_id: bytes of an id (messageId, taskId, participant id) */
 };
 
 struct th_config {
-	char *source;           /* the file read, or NULL; free */
-	char *db_path;          /* db = ./var/tiny-harness.db; free */
-	char *base_url;         /* base_url = http://127.0.0.1:8080/ (always ends in '/'); free */
-	char *base_path;        /* path part of base_url, e.g. "/" or "/a2a/"; free */
-	char *model;            /* model = echo | exec | openai; free */
-	char *model_command;    /* model_command = (none): the exec backend's program, an
-	                           absolute path and arguments split at spaces; free */
-	int model_timeout_ms;   /* model_timeout_ms = 60000: one model call (exec, openai) */
-	char *openai_base_url;  /* openai_base_url = (none; required for openai), no trailing
-	                           '/'; free */
-	char *openai_model;     /* openai_model = (none; required for openai); free */
-	char *openai_api_key_env; /* openai_api_key_env = OPENAI_API_KEY: the NAME of the
-	                             variable holding the API key; free */
-	char *commands_dir;     /* commands_dir = conf/commands; free */
-	enum th_identity identity; /* identity = header | remote_user */
-	int sync_full;          /* synchronous = normal | full */
-	int busy_timeout_ms;    /* busy_timeout_ms = 5000 */
-	int echo_delay_ms;      /* echo_delay_ms = 0 (lets tests hold a turn open) */
-	int lease_ms;           /* turn_lease_ms = 30000 */
-	int max_attempts;       /* turn_max_attempts = 3 */
-	int history_default;    /* history_length_default = -1 (all) */
-	int heartbeat_ms;       /* heartbeat_ms = 15000: SSE comment heartbeat interval */
-	int stream_max_ms;      /* stream_max_ms = 300000: longest a stream stays open */
-	int stream_poll_ms;     /* stream_poll_ms = 50: how often a stream looks for events */
-	int stream_max;         /* stream_max = 1000: open streams one FastCGI worker holds at
-	                           once (STREAM-6); one more is refused with 503 */
-	int a2ui_v091;          /* a2ui_version = v0.9 | v0.9.1: the version outbound A2UI
-	                           messages carry (UI-1) */
-	int push_allow_private; /* push_allow_private = 0: refuse private, loopback and
-	                           link-local webhook addresses (PUSH-3) */
-	int push_timeout_ms;    /* push_timeout_ms = 10000: one webhook POST (PUSH-2) */
-	int push_retry_base_ms; /* push_retry_base_ms = 1000: delay after a failed POST,
-	                           doubled each attempt */
-	int push_retry_max_ms;  /* push_retry_max_ms = 300000: cap of that delay */
-	int push_max_attempts;  /* push_max_attempts = 10: then the delivery is dead */
-	int push_max_configs;   /* push_max_configs = 10: per participant and task (PUSH-1) */
-	int push_keep_hours;    /* push_keep_hours = 168: finished deliveries kept this long */
+	char *source;              /* the file read, or NULL; free */
+	char *db_path;             /* db; free */
+	char *base_url;            /* base_url, always ending in '/'; free */
+	char *base_path;           /* path part of base_url, e.g. "/" or "/a2a/"; free */
+	char *model;               /* model: echo | exec | openai; free */
+	char *model_command;       /* model_command: the exec backend's program, an absolute
+	                              path and arguments split at spaces, or NULL; free */
+	int model_timeout_ms;      /* model_timeout_ms: one model call (exec, openai) */
+	char *openai_base_url;     /* openai_base_url without trailing '/', or NULL; free */
+	char *openai_model;        /* openai_model, or NULL; free */
+	char *openai_api_key_env;  /* openai_api_key_env: the NAME of the variable holding
+	                              the API key; free */
+	char *commands_dir;        /* commands_dir; free */
+	enum th_identity identity; /* identity: header | remote_user */
+	int sync_full;             /* synchronous: 0 normal, 1 full */
+	int busy_timeout_ms;       /* busy_timeout_ms */
+	int echo_delay_ms;         /* echo_delay_ms (lets tests hold a turn open) */
+	int lease_ms;              /* turn_lease_ms */
+	int max_attempts;          /* turn_max_attempts */
+	int history_default;       /* history_length_default (-1: all) */
+	int heartbeat_ms;          /* heartbeat_ms: SSE comment heartbeat interval */
+	int stream_max_ms;         /* stream_max_ms: longest a stream stays open */
+	int stream_poll_ms;        /* stream_poll_ms: how often a stream looks for events */
+	int stream_max;            /* stream_max: open streams one FastCGI worker holds at once
+	                              (STREAM-6); one more is refused with 503 */
+	int a2ui_v091;             /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
+	                              messages carry (UI-1) */
+	int push_allow_private;    /* push_allow_private: 0 refuses private, loopback and
+	                              link-local webhook addresses (PUSH-3) */
+	int push_timeout_ms;       /* push_timeout_ms: one webhook POST (PUSH-2) */
+	int push_retry_base_ms;    /* push_retry_base_ms: delay after a failed POST, doubled
+	                              each attempt */
+	int push_retry_max_ms;     /* push_retry_max_ms: cap of that delay */
+	int push_max_attempts;     /* push_max_attempts: then the delivery is dead */
+	int push_max_configs;      /* push_max_configs: per participant and task (PUSH-1) */
+	int push_keep_hours;       /* push_keep_hours: finished deliveries kept this long */
 	struct th_limits lim;
 };
+
+/* What --help and conf/tiny-harness.conf say of one key. */
+struct th_config_doc {
+	const char *name;  /* in the file; TINY_HARNESS_<NAME> in the environment */
+	const char *def;   /* the default as the file would spell it; NULL: none */
+	const char *range; /* whole numbers: the accepted range ("100..3600000"); else NULL */
+	const char *doc;   /* one line */
+};
+
+/* Key i of the table, in the order conf/tiny-harness.conf lists them; NULL past the
+ * last. */
+const struct th_config_doc *th_config_key(size_t i);
 
 /* Fills cfg with defaults, reads the file named by $TINY_HARNESS_CONF (which must
  * exist) or else conf/tiny-harness.conf if present, then applies TINY_HARNESS_* variables.
  * On error cfg is left freed and e names the key, the value and the source. */
 th_err th_config_load(struct th_config *cfg, struct th_error *e);
 
-/* Defaults only; no file, no environment. For tests. */
+/* Defaults only (every key's default from the table); no file, no environment. For
+ * tests. */
 th_err th_config_defaults(struct th_config *cfg);
 
 /* Sets one key from text as the file would; for tests and the loader. */

@@ -163,12 +163,12 @@ cli_card TINY_HARNESS_CONF="$example"
 check "STORE-3 the example conf/tiny-harness.conf changes nothing (every line commented out)" \
 	clean_exit '[ -f "$example" ]' '[ -z "$(grep -v "^[[:space:]]*#" "$example" | grep -v "^[[:space:]]*$")" ]' \
 	'[ "$(jq -S . "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
-sed 's/^# \([a-z_][a-z_]* = \)/\1/' "$example" >"$T/all-keys.conf" 2>/dev/null
-nkeys=$(grep -c '^[a-z_]* = ' "$T/all-keys.conf")
-# The keys the program accepts, from the keys[] table in src/config/config.c.
-src_keys=$(sed -n '/^static const char \*const keys\[\] = {/,/^};/p' "$TH_SRCDIR/src/config/config.c" 2>/dev/null |
-	grep -o '"[a-z_]*"' | tr -d '"' | sort)
-conf_keys=$(grep -o '^[a-z_]* = ' "$T/all-keys.conf" | sed 's/ = $//' | sort)
+sed 's/^# \([a-z_][a-z0-9_]* = \)/\1/' "$example" >"$T/all-keys.conf" 2>/dev/null
+nkeys=$(grep -c '^[a-z_][a-z0-9_]* = ' "$T/all-keys.conf")
+# The keys the program accepts, as `tiny-harness --help` lists them from the key table
+# in src/config/config.c.
+src_keys=$("$TH_BIN" --help 2>/dev/null | sed -n 's/^  \([a-z_][a-z0-9_]*\) = .*/\1/p' | sort)
+conf_keys=$(grep -o '^[a-z_][a-z0-9_]* = ' "$T/all-keys.conf" | sed 's/ = $//' | sort)
 cli_card TINY_HARNESS_CONF="$T/all-keys.conf"
 check "STORE-3 the example lists every key of src/config/config.c ($nkeys keys); uncommented, it gives the default card" \
 	clean_exit '[ -n "$src_keys" ]' '[ "$conf_keys" = "$src_keys" ]' \

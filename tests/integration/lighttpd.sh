@@ -27,11 +27,10 @@ echo "# lighttpd at $BASE, state in $T/srv"
 
 # ------------------------------------------------------------------ the recipe itself
 # Workers get only the variables bin-copy-environment names: every configuration key
-# of src/config/config.c must be there as TINY_HARNESS_<KEY>, or an override set for
-# lighttpd silently never reaches the workers.
+# (`tiny-harness --help` lists the table of src/config/config.c) must be there as
+# TINY_HARNESS_<KEY>, or an override set for lighttpd silently never reaches the workers.
 missing_env=
-for key in $(sed -n '/^static const char \*const keys\[\] = {/,/^};/p' "$TH_SRCDIR/src/config/config.c" |
-	grep -o '"[a-z_]*"' | tr -d '"'); do
+for key in $("$TH_BIN" --help 2>/dev/null | sed -n 's/^  \([a-z_][a-z0-9_]*\) = .*/\1/p'); do
 	var=TINY_HARNESS_$(echo "$key" | tr a-z A-Z)
 	grep -q "\"$var\"" "$TH_SRCDIR/conf/lighttpd.conf" || missing_env="$missing_env $var"
 done
