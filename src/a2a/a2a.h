@@ -61,8 +61,9 @@ struct th_send_req {
 };
 /* params is SendMessageRequest: {message, configuration?, metadata?, tenant?}.
  * configuration may be {} (the JS client always sends it). historyLength < 0 is
- * refused. A configuration.taskPushNotificationConfig is accepted and ignored until
- * push notifications land. */
+ * refused. configuration.taskPushNotificationConfig must be an object; it is kept as
+ * sent, and SendMessage decodes it with th_a2a_push_inline_decode where it considers it
+ * (after the sender's checks; a control envelope ignores it). */
 th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, struct th_send_req *out,
                           struct th_error *e);
 void th_send_req_free(struct th_send_req *r);
@@ -96,6 +97,60 @@ struct th_cancel_req {
  * path id in; bind always passes an object. */
 th_err th_a2a_cancel_decode(json_object *params, struct th_cancel_req *out, struct th_error *e);
 void th_cancel_req_free(struct th_cancel_req *r);
+
+/* ---- push notification configs (PUSH-1) ------------------------------------
+ *
+ * The requests of Create/Get/List/DeleteTaskPushNotificationConfig. Each struct holds a
+ * reference to the params object it was decoded from and its strings point into it (a
+ * token is never copied); release it with its th_push_*_req_free. A string field that
+ * is absent, null or "" is NULL. camelCase and snake_case names are accepted. Errors are
+ * TH_EINVAL naming the field and what was sent ("url must be a string, not a number").
+ * taskId and id are at most lim->max_id bytes (no cap without lim); id is printable
+ * ASCII only. */
+
+struct th_push_create_req {
+	json_object *params;     /* held (th_push_create_req_free); the strings point into it */
+	const char *task_id;     /* taskId; NULL only in an inline config */
+	const char *id;          /* NULL: the server names the config (a UUID) */
+	const char *url;         /* required; push/url.c checks it (PUSH-3) */
+	const char *token;       /* at most 4096 printable ASCII bytes, or NULL */
+	const char *scheme;      /* authentication.scheme, an HTTP auth-scheme token, or NULL */
+	const char *credentials; /* authentication.credentials (printable, <= 4096), or NULL */
+};
+/* params is the flat A2A 1.0 config {taskId, id?, url, token?, authentication?:
+ * {scheme, credentials?}}; taskId and url are required, and a 0.3-style nested
+ * pushNotificationConfig is refused with a message saying so. */
+th_err th_a2a_push_create_decode(json_object *params, const struct th_limits *lim,
+                                 struct th_push_create_req *out, struct th_error *e);
+/* The same for SendMessage's configuration.taskPushNotificationConfig, whose taskId may
+ * be empty (it belongs to the message's task). */
+th_err th_a2a_push_inline_decode(json_object *config, const struct th_limits *lim,
+                                 struct th_push_create_req *out, struct th_error *e);
+void th_push_create_req_free(struct th_push_create_req *r);
+
+/* GetTaskPushNotificationConfig and DeleteTaskPushNotificationConfig (the same shape,
+ * as GetTask and SubscribeToTask share th_get_req): {taskId, id}, both required. */
+struct th_push_get_req {
+	json_object *params; /* held (th_push_get_req_free); the strings point into it */
+	const char *task_id;
+	const char *id;
+};
+th_err th_a2a_push_get_decode(json_object *params, const struct th_limits *lim,
+                              struct th_push_get_req *out, struct th_error *e);
+void th_push_get_req_free(struct th_push_get_req *r);
+
+/* ListTaskPushNotificationConfigs: {taskId, pageSize?, pageToken?}. pageSize is a whole
+ * number 0..100 as a JSON number or decimal text (REST query), 0 or absent meaning 50;
+ * pageToken is at most 64 bytes (the harness checks it is one it issued). */
+struct th_push_list_req {
+	json_object *params; /* held (th_push_list_req_free); the strings point into it */
+	const char *task_id;
+	int page_size;          /* 1..100 */
+	const char *page_token; /* NULL when absent or "" */
+};
+th_err th_a2a_push_list_decode(json_object *params, const struct th_limits *lim,
+                               struct th_push_list_req *out, struct th_error *e);
+void th_push_list_req_free(struct th_push_list_req *r);
 
 /* ---- building responses ------------------------------------------------ */
 

@@ -1,4 +1,5 @@
-# src/a2a — the A2A 1.0 wire model (decoders, validators, builders).
+# src/a2a — the A2A 1.0 wire model (decoders, validators, builders), push config
+# requests included.
 noinst_LTLIBRARIES += src/a2a/libth_a2a.la
 src_a2a_libth_a2a_la_SOURCES = \
 	src/a2a/a2a.h src/a2a/a2a_int.h \
@@ -6,6 +7,7 @@ src_a2a_libth_a2a_la_SOURCES = \
 	src/a2a/enums.c \
 	src/a2a/message.c \
 	src/a2a/requests.c \
+	src/a2a/push.c \
 	src/a2a/encode.c
 src_libth_la_LIBADD += src/a2a/libth_a2a.la
 

@@ -18,7 +18,7 @@
 #include "harness/subtask.h"
 #include "harness/task.h"
 #include "harness/ui.h"
-#include "push/push.h"
+#include "harness/pushcfg.h"
 #include "harness/status.h"
 #include "harness/turn.h"
 #include "harness/view.h"
@@ -445,6 +445,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
 	json_object *msg = NULL;
+	struct th_push_create_req push = {0}; /* the inline config, once checked */
 	th_err rc = stamp_sender(req->message, participant, &msg, e);
 	if (rc != TH_OK)
 		return rc;
@@ -479,7 +480,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		                                  "a control envelope completes an existing task: "
 		                                  "message.taskId is required");
 	} else if (req->push_config != NULL &&
-	           (rc = th_push_inline_check(app, req->push_config, e)) != TH_OK) {
+	           (rc = th_pushcfg_inline_check(app, req->push_config, &push, e)) != TH_OK) {
 		/* refused before anything is stored */
 	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 		if (given == NULL)
@@ -490,8 +491,8 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		if (rc == TH_OK)
 			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
 		/* PUSH-1: a config sent with the message belongs to its task and sender. */
-		if (rc == TH_OK && req->push_config != NULL)
-			rc = th_push_inline_attach(app, participant, task_id, req->push_config, e);
+		if (rc == TH_OK && push.url != NULL)
+			rc = th_pushcfg_inline_attach(app, participant, task_id, &push, e);
 		/* An instant turn commits with its message: one write transaction (TURN-4 holds:
 		 * nothing is accepted, or the message and its reply are). Last, so that the
 		 * reply's events reach a push config sent with the message. */
@@ -503,6 +504,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		if (rc != TH_OK)
 			th_store_rollback(app->store);
 	}
+	th_push_create_req_free(&push);
 	json_object_put(msg);
 	return rc;
 }

@@ -17,6 +17,7 @@ src_harness_libth_harness_la_SOURCES = \
 	src/harness/turn.c src/harness/turn.h \
 	src/harness/control.c src/harness/control.h \
 	src/harness/intake.c src/harness/intake.h \
+	src/harness/pushcfg.c src/harness/pushcfg.h \
 	src/harness/stream.c src/harness/stream.h \
 	src/harness/query.c
 src_libth_la_LIBADD += src/harness/libth_harness.la

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "app.h"
 #include "config/config.h"
 #include "push/push.h"
 #include "push/push_int.h"

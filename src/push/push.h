@@ -1,5 +1,7 @@
-/* push.h — push notifications (PUSH-1..PUSH-4): the four config operations and the
- * delivery of queued events to webhooks.
+/* push.h — push notifications (PUSH-2..PUSH-4): callback URL checks, the secrets sealed
+ * for the store, and the delivery of queued events to webhooks. A leaf: it knows the
+ * store, config and util, and nothing of requests, participants or the service layer.
+ * The config operations (PUSH-1) are harness/pushcfg.c's, their requests a2a/push.c's.
  *
  * Events are queued by harness/events.c in the transaction that records them (one
  * push_outbox row per config); th_push_deliver_due POSTs them later, outside any
@@ -8,27 +10,69 @@
 #ifndef TH_PUSH_PUSH_H
 #define TH_PUSH_PUSH_H
 
-#include <json-c/json.h>
+#include <stddef.h>
 
-#include "app.h"
-#include "service/service.h"
 #include "util/err.h"
 
-/* Runs CreateTaskPushNotificationConfig, GetTaskPushNotificationConfig,
- * ListTaskPushNotificationConfigs or DeleteTaskPushNotificationConfig (op) for the
- * caller: configs belong to the task and to the participant who created them (PUSH-1);
- * any participant of the task, watchers included (ID-4), manages their own. params is
- * the operation's ProtoJSON request; *result the ProtoJSON result (NULL for Delete). */
-th_err th_push_op(struct th_app *app, const struct th_call *call, enum th_op op,
-                  json_object *params, json_object **result, struct th_error *e);
+struct th_app;
 
-/* SendMessage may carry a config inline (configuration.taskPushNotificationConfig, its
- * taskId empty): th_push_inline_check validates it before the request's transaction
- * (fields, the URL with its DNS look-up, the key when it carries secrets), and
- * th_push_inline_attach stores it for the message's task inside that transaction. */
-th_err th_push_inline_check(struct th_app *app, json_object *config, struct th_error *e);
-th_err th_push_inline_attach(struct th_app *app, const char *participant, const char *task_id,
-                             json_object *config, struct th_error *e);
+/* ---- url.c: callback URLs (PUSH-3) ------------------------------------------------------- */
+
+/* Longest callback URL accepted, in bytes. */
+#define TH_PUSH_URL_MAX 2048
+
+/* Where a checked URL goes. */
+struct th_push_target {
+	char *host;    /* host as libcurl uses it (IPv6 in brackets); free (th_push_target_free) */
+	long port;     /* the URL's port, or the scheme's default */
+	char *resolve; /* CURLOPT_RESOLVE entry "host:port:addr[,addr…]" pinning the checked
+	                  addresses, NULL for an IP-literal host; free */
+	int transient; /* set on failure when it may pass: the host did not resolve */
+};
+void th_push_target_free(struct th_push_target *t);
+
+/* Checks a callback URL (PUSH-3): absolute http:// or https://, at most TH_PUSH_URL_MAX
+ * printable ASCII bytes, no user name or password, an ASCII host; the host is resolved
+ * (getaddrinfo) and every address it has must pass the address rules (push_int.h):
+ * private, loopback, link-local and other special-purpose targets only when
+ * allow_private is set. On failure TH_EINVAL with a message that starts with "url" and
+ * says why, and out->transient set when the host did not resolve. out (may be NULL)
+ * receives the target to connect to. Never call it inside a transaction (DNS). */
+th_err th_push_url_check(const char *url, int allow_private, struct th_push_target *out,
+                         struct th_error *e);
+
+/* ---- secret.c: tokens and credentials at rest (PUSH-4) ----------------------------------- */
+
+#define TH_PUSH_KEY_ENV "TINY_HARNESS_PUSH_KEY"
+#define TH_PUSH_KEY_LEN 32
+
+/* Reads the key from TINY_HARNESS_PUSH_KEY (64 hex digits). Unset or empty →
+ * TH_EUNSUPPORTED naming the variable; malformed → TH_EINTERNAL naming it (the value is
+ * never echoed). */
+th_err th_push_key(unsigned char key[TH_PUSH_KEY_LEN], struct th_error *e);
+
+/* Seals plain (a NUL-terminated secret) for the field ("token" or "credentials") of
+ * config config_id on task task_id: the three are authenticated with it, so a sealed
+ * value copied to another config or field does not open. *blob is malloc'd (caller
+ * frees): "th1" | 12-byte random nonce | ciphertext | 16-byte tag. */
+th_err th_push_seal(const unsigned char key[TH_PUSH_KEY_LEN], const char *field,
+                    const char *task_id, const char *config_id, const char *plain,
+                    unsigned char **blob, size_t *len, struct th_error *e);
+
+/* Opens a sealed value; any change to blob, key, field, task or config → TH_EINTERNAL
+ * ("cannot decrypt"). *plain is malloc'd and NUL-terminated; wipe and free it with
+ * th_push_secret_free. */
+th_err th_push_unseal(const unsigned char key[TH_PUSH_KEY_LEN], const char *field,
+                      const char *task_id, const char *config_id, const unsigned char *blob,
+                      size_t len, char **plain, struct th_error *e);
+
+/* Overwrites then frees a secret (NULL is fine). */
+void th_push_secret_free(char *s);
+
+/* Overwrites n bytes (keys on the stack). */
+void th_push_wipe(void *p, size_t n);
+
+/* ---- deliver.c: the outbox sender (PUSH-2) ----------------------------------------------- */
 
 /* Delivers due outbox rows for at most budget_ms (each POST with its own timeout);
  * returns how many were delivered. For the CLI (`tiny-harness push`) and tests. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "push/push.h"
 #include "push/push_int.h"
 #include "util/buf.h"
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "push/push.h"
 #include "push/push_int.h"
 #include "util/buf.h"
 

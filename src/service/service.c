@@ -5,9 +5,10 @@
 
 #include "a2a/a2a.h"
 #include "config/config.h"
+#include "harness/access.h"
 #include "harness/harness.h"
+#include "harness/pushcfg.h"
 #include "harness/stream.h"
-#include "push/push.h"
 
 static const char *const methods[TH_OP_COUNT] = {
 	[TH_OP_SEND_MESSAGE] = "SendMessage",
@@ -96,6 +97,72 @@ static th_err cancel_task(struct th_app *app, const struct th_call *call, json_o
 	return rc;
 }
 
+/* The push config operations name a missing caller before they look at their params. */
+static th_err push_caller(const struct th_call *call, const char **who, struct th_error *e)
+{
+	*who = call != NULL ? call->participant : NULL;
+	if (*who == NULL || **who == '\0')
+		return th_access_no_participant(e);
+	return TH_OK;
+}
+
+static th_err push_create(struct th_app *app, const struct th_call *call, json_object *params,
+                          json_object **result, struct th_error *e)
+{
+	const char *who;
+	struct th_push_create_req req = {0};
+	th_err rc = push_caller(call, &who, e);
+	if (rc == TH_OK)
+		rc = th_a2a_push_create_decode(params, &app->cfg->lim, &req, e);
+	if (rc == TH_OK)
+		rc = th_pushcfg_create(app, who, &req, result, e);
+	th_push_create_req_free(&req);
+	return rc;
+}
+
+static th_err push_get(struct th_app *app, const struct th_call *call, json_object *params,
+                       json_object **result, struct th_error *e)
+{
+	const char *who;
+	struct th_push_get_req req = {0};
+	th_err rc = push_caller(call, &who, e);
+	if (rc == TH_OK)
+		rc = th_a2a_push_get_decode(params, &app->cfg->lim, &req, e);
+	if (rc == TH_OK)
+		rc = th_pushcfg_get(app, who, &req, result, e);
+	th_push_get_req_free(&req);
+	return rc;
+}
+
+static th_err push_list(struct th_app *app, const struct th_call *call, json_object *params,
+                        json_object **result, struct th_error *e)
+{
+	const char *who;
+	struct th_push_list_req req = {0};
+	th_err rc = push_caller(call, &who, e);
+	if (rc == TH_OK)
+		rc = th_a2a_push_list_decode(params, &app->cfg->lim, &req, e);
+	if (rc == TH_OK)
+		rc = th_pushcfg_list(app, who, &req, result, e);
+	th_push_list_req_free(&req);
+	return rc;
+}
+
+/* Delete answers no result (JSON-RPC null, REST {}). */
+static th_err push_delete(struct th_app *app, const struct th_call *call, json_object *params,
+                          struct th_error *e)
+{
+	const char *who;
+	struct th_push_get_req req = {0};
+	th_err rc = push_caller(call, &who, e);
+	if (rc == TH_OK)
+		rc = th_a2a_push_get_decode(params, &app->cfg->lim, &req, e);
+	if (rc == TH_OK)
+		rc = th_pushcfg_delete(app, who, &req, e);
+	th_push_get_req_free(&req);
+	return rc;
+}
+
 th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_op op,
                        json_object *params, json_object **result, struct th_error *e)
 {
@@ -128,10 +195,16 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 		                  th_op_method(op));
 		break;
 	case TH_OP_CREATE_PUSH_CONFIG:
+		rc = push_create(app, call, params, result, e);
+		break;
 	case TH_OP_GET_PUSH_CONFIG:
+		rc = push_get(app, call, params, result, e);
+		break;
 	case TH_OP_LIST_PUSH_CONFIGS:
+		rc = push_list(app, call, params, result, e);
+		break;
 	case TH_OP_DELETE_PUSH_CONFIG:
-		rc = th_push_op(app, call, op, params, result, e);
+		rc = push_delete(app, call, params, e);
 		break;
 	default:
 		rc = th_error_set(e, TH_ENOMETHOD, "unknown operation");

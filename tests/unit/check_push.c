@@ -1,6 +1,7 @@
 /* check_push.c — push notifications: callback URL checks (PUSH-3), sealed secrets
- * (PUSH-4), the four config operations through th_service_call on a real store with
- * participant scoping (PUSH-1, ID-3, ID-4), and delivery to a webhook receiver this test
+ * (PUSH-4), the decoders of the config requests (a2a/push.c), the four config operations
+ * (harness/pushcfg.c) through th_service_call on a real store with participant scoping
+ * (PUSH-1, ID-3, ID-4), and delivery to a webhook receiver this test
  * forks on 127.0.0.1 (PUSH-2): order, headers, retry, dead, expired claims, the re-check
  * of the URL at delivery. Every refusal checks the code, the words, and that nothing
  * was stored. */
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "a2a/a2a.h"
 #include "config/config.h"
 #include "harness_fixture.h"
 #include "push/push.h"
@@ -289,6 +291,106 @@ START_TEST(test_push4_key_from_the_environment)
 }
 END_TEST
 
+/* ---- PUSH-1: the requests, decoded in a2a/ ------------------------------------------------- */
+
+static json_object *parse(const char *text)
+{
+	json_object *o = json_tokener_parse(text);
+	ck_assert_msg(o != NULL, "bad test JSON: %s", text);
+	return o;
+}
+
+START_TEST(test_push1_create_request_decoded_with_its_params_held)
+{
+	struct th_limits lim = {.max_id = 8};
+	struct th_push_create_req r;
+	struct th_error e;
+	th_error_clear(&e);
+	json_object *p = parse("{\"task_id\":\"t1\",\"id\":\"\",\"url\":\"" PUBLIC_URL "\","
+	                       "\"token\":\"tok\",\"authentication\":{\"scheme\":\"Bearer\","
+	                       "\"credentials\":\"cred\"}}");
+	ck_assert_int_eq(th_a2a_push_create_decode(p, &lim, &r, &e), TH_OK);
+	json_object_put(p); /* the request holds its own reference */
+	ck_assert_str_eq(r.task_id, "t1");
+	ck_assert_ptr_null(r.id); /* "" is absent: the server names the config */
+	ck_assert_str_eq(r.url, PUBLIC_URL);
+	ck_assert_str_eq(r.token, "tok");
+	ck_assert_str_eq(r.scheme, "Bearer");
+	ck_assert_str_eq(r.credentials, "cred");
+	th_push_create_req_free(&r);
+	ck_assert_ptr_null(r.params);
+
+	/* taskId is required for Create, optional inline; a refusal leaves nothing held. */
+	p = parse("{\"url\":\"" PUBLIC_URL "\"}");
+	ck_assert_int_eq(th_a2a_push_create_decode(p, &lim, &r, &e), TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "taskId is required"));
+	ck_assert_ptr_null(r.params);
+	ck_assert_int_eq(th_a2a_push_inline_decode(p, &lim, &r, &e), TH_OK);
+	ck_assert_ptr_null(r.task_id);
+	th_push_create_req_free(&r);
+	json_object_put(p);
+
+	/* ids are capped by lim->max_id */
+	p = parse("{\"taskId\":\"t1\",\"id\":\"123456789\",\"url\":\"" PUBLIC_URL "\"}");
+	ck_assert_int_eq(th_a2a_push_create_decode(p, &lim, &r, &e), TH_EINVAL);
+	ck_assert_str_eq(e.msg, "id is 9 bytes long; at most 8 are accepted");
+	json_object_put(p);
+	ck_assert_int_eq(th_a2a_push_create_decode(NULL, &lim, &r, &e), TH_EINVAL);
+	ck_assert_str_eq(e.msg, "params must be an object");
+}
+END_TEST
+
+START_TEST(test_push1_get_and_list_requests_decoded)
+{
+	struct th_limits lim = {.max_id = 64};
+	struct th_push_get_req g;
+	struct th_push_list_req l;
+	struct th_error e;
+	th_error_clear(&e);
+	json_object *p = parse("{\"taskId\":\"t1\"}");
+	ck_assert_int_eq(th_a2a_push_get_decode(p, &lim, &g, &e), TH_EINVAL);
+	ck_assert_str_eq(e.msg, "id is required: the push notification config's id");
+	ck_assert_int_eq(th_a2a_push_list_decode(p, &lim, &l, &e), TH_OK);
+	ck_assert_str_eq(l.task_id, "t1");
+	ck_assert_int_eq(l.page_size, 50);
+	ck_assert_ptr_null(l.page_token);
+	th_push_list_req_free(&l);
+	json_object_put(p);
+
+	p = parse("{\"task_id\":\"t1\",\"id\":\"c1\"}");
+	ck_assert_int_eq(th_a2a_push_get_decode(p, &lim, &g, &e), TH_OK);
+	json_object_put(p);
+	ck_assert_str_eq(g.task_id, "t1");
+	ck_assert_str_eq(g.id, "c1");
+	th_push_get_req_free(&g);
+
+	/* pageSize: a number or decimal text (REST), 0 meaning the default */
+	const char *sizes[] = {"0", "\"7\"", "2.0", "100"};
+	const int want[] = {50, 7, 2, 100};
+	for (size_t i = 0; i < 4; i++) {
+		char text[128];
+		snprintf(text, sizeof text, "{\"taskId\":\"t\",\"pageSize\":%s,\"pageToken\":\"p2\"}",
+		         sizes[i]);
+		p = parse(text);
+		ck_assert_int_eq(th_a2a_push_list_decode(p, &lim, &l, &e), TH_OK);
+		json_object_put(p);
+		ck_assert_int_eq(l.page_size, want[i]);
+		ck_assert_str_eq(l.page_token, "p2");
+		th_push_list_req_free(&l);
+	}
+	const char *bad[] = {"101", "-1", "2.5", "true", "\"\"", "\"3x\""};
+	for (size_t i = 0; i < 6; i++) {
+		char text[128];
+		snprintf(text, sizeof text, "{\"taskId\":\"t\",\"pageSize\":%s}", bad[i]);
+		p = parse(text);
+		ck_assert_int_eq(th_a2a_push_list_decode(p, &lim, &l, &e), TH_EINVAL);
+		ck_assert_str_eq(e.msg, "pageSize must be a whole number from 1 to 100");
+		ck_assert_ptr_null(l.params);
+		json_object_put(p);
+	}
+}
+END_TEST
+
 /* ---- PUSH-1: the operations ------------------------------------------------------------------ */
 
 static void allow_private(struct th_config *c)
@@ -480,10 +582,16 @@ START_TEST(test_push1_stranger_and_unknown_task_are_not_found)
 	ck_assert_ptr_null(
 	    fx_call(&app, "alice", TH_OP_LIST_PUSH_CONFIGS, &err, "{\"taskId\":\"nope\"}"));
 	ck_assert_str_eq(err.msg, want);
-	/* No participant at all. */
+	/* No participant at all: said before anything about the params. */
 	ck_assert_ptr_null(create(NULL, "\"url\":\"" PUBLIC_URL "\""));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no participant asserted"));
+	const enum th_op ops[] = {TH_OP_CREATE_PUSH_CONFIG, TH_OP_GET_PUSH_CONFIG,
+	                          TH_OP_LIST_PUSH_CONFIGS, TH_OP_DELETE_PUSH_CONFIG};
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_ptr_null(fx_call(&app, "", ops[i], &err, "{\"taskId\":7}"));
+		ck_assert_ptr_nonnull(strstr(err.msg, "no participant asserted"));
+	}
 	ck_assert_int_eq(fx_count(&app, "push_configs"), 1);
 }
 END_TEST
@@ -1127,6 +1235,11 @@ int main(void)
 	tcase_add_test(urls, test_push4_secret_round_trip_and_tamper_detection);
 	tcase_add_test(urls, test_push4_key_from_the_environment);
 	suite_add_tcase(s, urls);
+
+	TCase *req = tcase_create("requests");
+	tcase_add_test(req, test_push1_create_request_decoded_with_its_params_held);
+	tcase_add_test(req, test_push1_get_and_list_requests_decoded);
+	suite_add_tcase(s, req);
 
 	TCase *ops = tcase_create("operations");
 	tcase_add_checked_fixture(ops, setup, teardown);
