@@ -221,6 +221,172 @@ done:
 	return rc;
 }
 
+/* One run of the program: its pipes, what it was given and what it wrote, and how it
+ * ended. The phases below (spawn, pump, reap, classify) each take it in turn. */
+struct child {
+	pid_t pid;
+	int in[2], out[2], err[2]; /* pipes; -1 when closed (close_fd) */
+	const char *input;         /* borrowed: the input document's text */
+	size_t input_len, written;
+	struct th_buf ob, eb;      /* stdout, stderr; th_buf_free (th_model_exec) */
+	int over, was_cut, timed_out, exited;
+	int status;                /* waitpid status once reaped */
+	struct sigaction old_pipe; /* restored by reap */
+};
+
+/* Makes the pipes and forks the program in its own process group. */
+static th_err spawn(struct child *c, char **argv, char **envp, const char *who,
+                    struct th_error *e)
+{
+	if (pipe2(c->in, O_CLOEXEC) != 0 || pipe2(c->out, O_CLOEXEC) != 0 ||
+	    pipe2(c->err, O_CLOEXEC) != 0)
+		return th_error_set(e, TH_EINTERNAL, "cannot make pipes for %s: %s", who,
+		                    strerror(errno));
+	long open_max = sysconf(_SC_OPEN_MAX);
+	int max_fd = open_max > 0 && open_max < 65536 ? (int)open_max : 65536;
+	/* A program that stops reading its stdin must not kill the worker with SIGPIPE. */
+	struct sigaction ign = {0};
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &c->old_pipe);
+	c->pid = fork();
+	if (c->pid < 0) {
+		sigaction(SIGPIPE, &c->old_pipe, NULL);
+		return th_error_set(e, TH_EINTERNAL, "cannot start %s: fork: %s", who, strerror(errno));
+	}
+	if (c->pid == 0)
+		run_child(c->in[0], c->out[1], c->err[1], argv, envp, max_fd);
+	/* Also from here, so a kill of the group cannot come before the child's own call. */
+	setpgid(c->pid, c->pid);
+	close_fd(&c->in[0]);
+	close_fd(&c->out[1]);
+	close_fd(&c->err[1]);
+	fcntl(c->in[1], F_SETFL, O_NONBLOCK);
+	fcntl(c->out[0], F_SETFL, O_NONBLOCK);
+	fcntl(c->err[0], F_SETFL, O_NONBLOCK);
+	if (c->input_len == 0)
+		close_fd(&c->in[1]);
+	return TH_OK;
+}
+
+/* Moves bytes for every pipe poll says is ready. */
+static void move_ready(struct child *c, const struct pollfd *pf, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (pf[i].revents == 0)
+			continue;
+		if (pf[i].fd == c->in[1]) {
+			ssize_t w = write(c->in[1], c->input + c->written, c->input_len - c->written);
+			if (w > 0)
+				c->written += (size_t)w;
+			else if (w < 0 && errno != EAGAIN && errno != EINTR)
+				c->written = c->input_len; /* EPIPE: the program does not read it */
+			if (c->written == c->input_len)
+				close_fd(&c->in[1]);
+		} else if (pf[i].fd == c->out[0]) {
+			if (!drain(c->out[0], &c->ob, TH_MODEL_MAX_REPLY, &c->over))
+				close_fd(&c->out[0]);
+		} else if (!drain(c->err[0], &c->eb, MAX_STDERR, NULL)) {
+			close_fd(&c->err[0]);
+		}
+	}
+}
+
+/* Feeds stdin and collects stdout and stderr until the program exits, the turn is cut,
+ * the time is up or the reply grows too large. */
+static void pump(struct child *c, int timeout_ms, th_model_cut_fn cut, void *cut_arg)
+{
+	int64_t deadline = th_mono_ms() + timeout_ms;
+	for (;;) {
+		if (cut != NULL && cut(cut_arg)) {
+			c->was_cut = 1;
+			return;
+		}
+		int64_t left = deadline - th_mono_ms();
+		if (left <= 0) {
+			c->timed_out = 1;
+			return;
+		}
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		/* WNOWAIT: the child stays a zombie, so its pid (and group) cannot be reused
+		 * before the group is killed in reap. */
+		if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == c->pid) {
+			c->exited = 1;
+			return;
+		}
+		struct pollfd pf[3];
+		int n = 0;
+		if (c->in[1] >= 0)
+			pf[n++] = (struct pollfd){.fd = c->in[1], .events = POLLOUT};
+		if (c->out[0] >= 0)
+			pf[n++] = (struct pollfd){.fd = c->out[0], .events = POLLIN};
+		if (c->err[0] >= 0)
+			pf[n++] = (struct pollfd){.fd = c->err[0], .events = POLLIN};
+		int wait_ms = left < TH_MODEL_CUT_POLL_MS ? (int)left : TH_MODEL_CUT_POLL_MS;
+		if (n == 0) {
+			struct timespec ts = {0, (long)wait_ms * 1000000L};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (poll(pf, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
+			return;
+		move_ready(c, pf, n);
+		if (c->over)
+			return;
+	}
+}
+
+/* Collects what an exited program left in the pipes, then kills its whole group
+ * (nothing it started outlives the call) and waits for it. */
+static void reap(struct child *c)
+{
+	if (c->exited) {
+		if (c->out[0] >= 0)
+			drain(c->out[0], &c->ob, TH_MODEL_MAX_REPLY, &c->over);
+		if (c->err[0] >= 0)
+			drain(c->err[0], &c->eb, MAX_STDERR, NULL);
+	}
+	kill(-c->pid, SIGKILL);
+	if (!c->exited)
+		kill(c->pid, SIGKILL);
+	while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGPIPE, &c->old_pipe, NULL);
+}
+
+/* How the run ended, as the turn's result or an error naming the program. */
+static th_err classify(struct child *c, const char *who, int timeout_ms,
+                       struct th_model_output *out, struct th_error *e)
+{
+	char line[256];
+	first_line(&c->eb, line, sizeof line);
+	const char *sep = line[0] != '\0' ? ": " : "";
+	int st = c->status;
+	if (c->ob.oom || c->eb.oom)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	if (c->was_cut) {
+		out->cut = 1;
+		return TH_OK;
+	}
+	if (c->timed_out)
+		return th_error_set(e, TH_EINTERNAL, "%s did not answer within %d ms (model_timeout_ms)",
+		                    who, timeout_ms);
+	if (c->over)
+		return th_error_set(e, TH_EINTERNAL, "%s printed more than %d bytes", who,
+		                    TH_MODEL_MAX_REPLY);
+	if (!c->exited)
+		return th_error_set(e, TH_EINTERNAL, "waiting for %s failed: %s", who, strerror(errno));
+	if (WIFSIGNALED(st))
+		return th_error_set(e, TH_EINTERNAL, "%s was killed by signal %d%s%s", who, WTERMSIG(st),
+		                    sep, line);
+	if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+		return th_error_set(e, TH_EINTERNAL, "%s exited with status %d%s%s", who,
+		                    WEXITSTATUS(st), sep, line);
+	return parse_reply(who, &c->ob, out, e);
+}
+
 th_err th_model_exec(const struct th_config *cfg, const struct th_model_input *in,
                      th_model_cut_fn cut, void *cut_arg, struct th_model_output *out,
                      struct th_error *e)
@@ -249,149 +415,23 @@ th_err th_model_exec(const struct th_config *cfg, const struct th_model_input *i
 		free(store);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	const char *input = th_json_text(doc);
-	size_t input_len = strlen(input), written = 0;
-
-	int p_in[2] = {-1, -1}, p_out[2] = {-1, -1}, p_err[2] = {-1, -1};
-	if (pipe2(p_in, O_CLOEXEC) != 0 || pipe2(p_out, O_CLOEXEC) != 0 ||
-	    pipe2(p_err, O_CLOEXEC) != 0) {
-		rc = th_error_set(e, TH_EINTERNAL, "cannot make pipes for %s: %s", who,
-		                  strerror(errno));
-		goto close_pipes;
+	struct child c = {.in = {-1, -1}, .out = {-1, -1}, .err = {-1, -1}};
+	c.input = th_json_text(doc);
+	c.input_len = strlen(c.input);
+	th_buf_init(&c.ob);
+	th_buf_init(&c.eb);
+	rc = spawn(&c, argv, envp, who, e);
+	if (rc == TH_OK) {
+		pump(&c, cfg->model_timeout_ms, cut, cut_arg);
+		reap(&c);
+		rc = classify(&c, who, cfg->model_timeout_ms, out, e);
 	}
-	long open_max = sysconf(_SC_OPEN_MAX);
-	int max_fd = open_max > 0 && open_max < 65536 ? (int)open_max : 65536;
-	/* A program that stops reading its stdin must not kill the worker with SIGPIPE. */
-	struct sigaction ign = {0}, old_pipe;
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGPIPE, &ign, &old_pipe);
-
-	pid_t pid = fork();
-	if (pid < 0) {
-		rc = th_error_set(e, TH_EINTERNAL, "cannot start %s: fork: %s", who, strerror(errno));
-		sigaction(SIGPIPE, &old_pipe, NULL);
-		goto close_pipes;
-	}
-	if (pid == 0)
-		run_child(p_in[0], p_out[1], p_err[1], argv, envp, max_fd);
-	/* Also from here, so a kill of the group cannot come before the child's own call. */
-	setpgid(pid, pid);
-	close_fd(&p_in[0]);
-	close_fd(&p_out[1]);
-	close_fd(&p_err[1]);
-	fcntl(p_in[1], F_SETFL, O_NONBLOCK);
-	fcntl(p_out[0], F_SETFL, O_NONBLOCK);
-	fcntl(p_err[0], F_SETFL, O_NONBLOCK);
-
-	struct th_buf ob, eb;
-	th_buf_init(&ob);
-	th_buf_init(&eb);
-	int over = 0, was_cut = 0, timed_out = 0, exited = 0;
-	int64_t deadline = th_mono_ms() + cfg->model_timeout_ms;
-	if (input_len == 0)
-		close_fd(&p_in[1]);
-	for (;;) {
-		if (cut != NULL && cut(cut_arg)) {
-			was_cut = 1;
-			break;
-		}
-		int64_t left = deadline - th_mono_ms();
-		if (left <= 0) {
-			timed_out = 1;
-			break;
-		}
-		siginfo_t si;
-		memset(&si, 0, sizeof si);
-		/* WNOWAIT: the child stays a zombie, so its pid (and group) cannot be reused
-		 * before the group is killed below. */
-		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
-			exited = 1;
-			break;
-		}
-		struct pollfd pf[3];
-		int n = 0;
-		if (p_in[1] >= 0)
-			pf[n++] = (struct pollfd){.fd = p_in[1], .events = POLLOUT};
-		if (p_out[0] >= 0)
-			pf[n++] = (struct pollfd){.fd = p_out[0], .events = POLLIN};
-		if (p_err[0] >= 0)
-			pf[n++] = (struct pollfd){.fd = p_err[0], .events = POLLIN};
-		int wait_ms = left < TH_MODEL_CUT_POLL_MS ? (int)left : TH_MODEL_CUT_POLL_MS;
-		if (n == 0) {
-			struct timespec ts = {0, (long)wait_ms * 1000000L};
-			nanosleep(&ts, NULL);
-			continue;
-		}
-		if (poll(pf, (nfds_t)n, wait_ms) < 0 && errno != EINTR)
-			break;
-		for (int i = 0; i < n; i++) {
-			if (pf[i].revents == 0)
-				continue;
-			if (pf[i].fd == p_in[1]) {
-				ssize_t w = write(p_in[1], input + written, input_len - written);
-				if (w > 0)
-					written += (size_t)w;
-				else if (w < 0 && errno != EAGAIN && errno != EINTR)
-					written = input_len; /* EPIPE: the program does not read it */
-				if (written == input_len)
-					close_fd(&p_in[1]);
-			} else if (pf[i].fd == p_out[0]) {
-				if (!drain(p_out[0], &ob, TH_MODEL_MAX_REPLY, &over))
-					close_fd(&p_out[0]);
-			} else if (!drain(p_err[0], &eb, MAX_STDERR, NULL)) {
-				close_fd(&p_err[0]);
-			}
-		}
-		if (over)
-			break;
-	}
-	/* What an exited program wrote is still in the pipes. */
-	if (exited) {
-		if (p_out[0] >= 0)
-			drain(p_out[0], &ob, TH_MODEL_MAX_REPLY, &over);
-		if (p_err[0] >= 0)
-			drain(p_err[0], &eb, MAX_STDERR, NULL);
-	}
-	/* The group goes, whatever happened: nothing the program started outlives the call. */
-	kill(-pid, SIGKILL);
-	if (!exited)
-		kill(pid, SIGKILL);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	sigaction(SIGPIPE, &old_pipe, NULL);
-
-	char line[256];
-	first_line(&eb, line, sizeof line);
-	const char *sep = line[0] != '\0' ? ": " : "";
-	if (ob.oom || eb.oom)
-		rc = th_error_set(e, TH_ENOMEM, "out of memory");
-	else if (was_cut)
-		out->cut = 1;
-	else if (timed_out)
-		rc = th_error_set(e, TH_EINTERNAL, "%s did not answer within %d ms (model_timeout_ms)",
-		                  who, cfg->model_timeout_ms);
-	else if (over)
-		rc = th_error_set(e, TH_EINTERNAL, "%s printed more than %d bytes", who,
-		                  TH_MODEL_MAX_REPLY);
-	else if (!exited)
-		rc = th_error_set(e, TH_EINTERNAL, "waiting for %s failed: %s", who, strerror(errno));
-	else if (WIFSIGNALED(status))
-		rc = th_error_set(e, TH_EINTERNAL, "%s was killed by signal %d%s%s", who,
-		                  WTERMSIG(status), sep, line);
-	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		rc = th_error_set(e, TH_EINTERNAL, "%s exited with status %d%s%s", who,
-		                  WEXITSTATUS(status), sep, line);
-	else
-		rc = parse_reply(who, &ob, out, e);
-	th_buf_free(&ob);
-	th_buf_free(&eb);
-close_pipes:
+	th_buf_free(&c.ob);
+	th_buf_free(&c.eb);
 	for (int i = 0; i < 2; i++) {
-		close_fd(&p_in[i]);
-		close_fd(&p_out[i]);
-		close_fd(&p_err[i]);
+		close_fd(&c.in[i]);
+		close_fd(&c.out[i]);
+		close_fd(&c.err[i]);
 	}
 	json_object_put(doc);
 	free(envp);
