@@ -1,144 +1,15 @@
-/* bind.c — top-level routing of one request (card, JSON-RPC, HTTP+JSON), the agent
- * card with its cache headers (CARD-1), and the header checks both bindings share
- * (A2A-3 version, EXT-1/EXT-2 extensions, ID-1 participant). */
+/* bind.c — the router and the agent card: one request goes to the card (CARD-1, with
+ * its cache headers), to the JSON-RPC endpoint (jsonrpc.c) or to the HTTP+JSON routes
+ * (rest.c). The top of src/bind: nothing in the other files calls back into it. */
 #include "bind/bind.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "bind/bind_int.h"
 #include "config/config.h"
-#include "harness/ext.h"
-#include "util/jsonx.h"
 
 #define CARD_PATH "/.well-known/agent-card.json"
-
-th_bind_service_fn th_bind_service = th_service_call;
-
-void th_bind_quote(char *dst, size_t n, const char *src)
-{
-	if (n == 0)
-		return;
-	if (src == NULL) {
-		snprintf(dst, n, "(none)");
-		return;
-	}
-	size_t len = strlen(src), j = 0;
-	int cut = len >= n;
-	size_t keep = cut ? (n > 4 ? n - 4 : 0) : len;
-	for (size_t i = 0; i < keep; i++) {
-		unsigned char c = (unsigned char)src[i];
-		dst[j++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-	}
-	if (cut && n > 4) {
-		memcpy(dst + j, "...", 3);
-		j += 3;
-	}
-	dst[j] = '\0';
-}
-
-int th_bind_json_ctype(const char *ct)
-{
-	if (ct == NULL)
-		return 0;
-	while (*ct == ' ' || *ct == '\t')
-		ct++;
-	size_t n = strcspn(ct, ";");
-	while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-		n--;
-	/* Media types are case-insensitive (RFC 9110 §8.3.1). */
-	return (n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
-	       (n == 20 && strncasecmp(ct, "application/a2a+json", 20) == 0);
-}
-
-th_err th_bind_check_version(const char *v, struct th_error *e)
-{
-	if (v != NULL && strncmp(v, "1.0", 3) == 0) {
-		/* A patch number must not affect negotiation (A2A §7.1): 1.0.x is 1.0. */
-		if (v[3] == '\0')
-			return TH_OK;
-		if (v[3] == '.' && v[4] != '\0' && strspn(v + 4, "0123456789") == strlen(v + 4))
-			return TH_OK;
-	}
-	char q[80];
-	th_bind_quote(q, sizeof q, v);
-	if (v == NULL)
-		return th_error_set(e, TH_EVERSION,
-		                    "A2A version (none) is not supported: a request without "
-		                    "A2A-Version means 0.3; send the header A2A-Version: 1.0 "
-		                    "(supported: 1.0)");
-	return th_error_set(e, TH_EVERSION, "A2A version '%s' is not supported; supported: 1.0", q);
-}
-
-th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
-{
-	th_err rc = th_bind_check_version(ctx->req->version, e);
-	if (rc != TH_OK)
-		return rc;
-	unsigned bits = 0;
-	rc = th_ext_parse(ctx->req->extensions, &bits, e);
-	if (rc != TH_OK)
-		return rc;
-	ctx->call.extensions = bits;
-	/* EXT-2: we echo every activated extension, whether or not this response used it. */
-	if (bits != 0) {
-		struct th_buf list;
-		th_buf_init(&list);
-		th_ext_format(bits, &list);
-		if (list.len > 0)
-			th_buf_printf(&ctx->extra, "A2A-Extensions: %s\r\n", list.data);
-		int oom = list.oom;
-		th_buf_free(&list);
-		if (oom)
-			return th_error_set(e, TH_ENOMEM, "out of memory");
-	}
-	const struct th_config *cfg = ctx->app->cfg;
-	/* ID-1: behind an authenticating web server only REMOTE_USER counts; a client-
-	 * chosen header must not be able to impersonate anyone there. */
-	const char *who = cfg->identity == TH_IDENTITY_REMOTE_USER ? ctx->req->remote_user
-	                                                           : ctx->req->participant;
-	ctx->call.participant = who != NULL && who[0] != '\0' ? who : NULL;
-	return TH_OK;
-}
-
-const char *th_bind_message(const struct th_error *e, char *buf, size_t n)
-{
-	const char *m = e->msg[0] != '\0' ? e->msg : "internal error";
-	if (e->code == TH_EBUSY && strstr(m, "retry") == NULL) {
-		snprintf(buf, n, "%s; the database is busy, retry the request", m);
-		return buf;
-	}
-	return m;
-}
-
-void th_bind_send_oom(struct th_bind_ctx *ctx)
-{
-	static const char body[] =
-		"{\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":\"out of memory\"}}";
-	th_http_respond(ctx->io, 500, "application/json", NULL, body, sizeof body - 1);
-}
-
-void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const char *body,
-                  size_t len)
-{
-	if (ctx->extra.oom) {
-		th_bind_send_oom(ctx);
-		return;
-	}
-	th_http_respond(ctx->io, status, ctype, ctx->extra.len > 0 ? ctx->extra.data : NULL, body,
-	                len);
-}
-
-void th_bind_send_json(struct th_bind_ctx *ctx, int status, const char *ctype, json_object *v)
-{
-	const char *text = v != NULL ? th_json_text(v) : NULL;
-	if (text == NULL)
-		th_bind_send_oom(ctx);
-	else
-		th_bind_send(ctx, status, ctype, text, strlen(text));
-	json_object_put(v);
-}
 
 /* FNV-1a 64: cheap, stable across processes and builds, enough to tell two card
  * texts apart for caching. */

@@ -1,6 +1,13 @@
-/* bind_int.h — what the binding files share: one request's context, the header
- * checks every A2A request goes through, and the error body builders. Private to
- * src/bind. */
+/* bind_int.h — what the files of src/bind share, private to src/bind. Calls run one
+ * way, top to bottom, and each section below is one file:
+ *
+ *   bind.c     the router and the agent card
+ *     → jsonrpc.c, rest.c   the two bindings
+ *       → stream.c          SSE framing of the streaming operations
+ *         → errors.c        the error table and every error body
+ *           → request.c     header checks, quoting, the service hook, the senders
+ *
+ * A file calls only files below it; none calls back up. */
 #ifndef TH_BIND_BIND_INT_H
 #define TH_BIND_BIND_INT_H
 
@@ -21,6 +28,53 @@ struct th_bind_ctx {
 	                         th_buf_free (th_bind_serve) */
 };
 
+/* ---- jsonrpc.c, rest.c: the bindings, called by the router ------------------ */
+
+/* The JSON-RPC endpoint (POST to the base path). */
+void th_bind_jsonrpc(struct th_bind_ctx *ctx);
+/* The HTTP+JSON routes; any other path under the base is a 404 here. */
+void th_bind_rest(struct th_bind_ctx *ctx);
+
+/* ---- stream.c: the streaming operations, called by both bindings ------------ */
+
+/* The streaming runner, th_service_stream unless a unit test put a recorder here. */
+struct th_sink;
+typedef th_err (*th_bind_stream_fn)(struct th_app *app, const struct th_call *call,
+                                    enum th_op op, json_object *params,
+                                    const char *last_event_id, struct th_sink *sink,
+                                    struct th_error *e);
+extern th_bind_stream_fn th_bind_stream_service;
+
+/* 1 for the operations that answer with a stream (A2A-5). */
+int th_bind_is_stream_op(int op);
+
+/* Runs a streaming operation as text/event-stream (A2A-5): JSON-RPC events are whole
+ * responses carrying rpc_id (borrowed; NULL selects the REST framing, bare
+ * StreamResponse objects); every event has "id: <seq>"; an error after the stream
+ * began is one "event: error". An error before the stream began is returned for the
+ * caller to answer normally; TH_OK means the response was written. */
+th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *params,
+                      json_object *rpc_id, struct th_error *e);
+
+/* ---- errors.c: the error bodies (the table itself is in bind.h) ------------- */
+
+/* The client-facing message of e; for TH_EBUSY it always says to retry. */
+const char *th_bind_message(const struct th_error *e, char *buf, size_t n);
+
+/* The ErrorInfo detail of e (new reference), or NULL when its code has no reason. */
+json_object *th_bind_error_info(const struct th_error *e);
+
+/* The error bodies of each binding as JSON (new references; NULL when out of memory):
+ * a JSON-RPC error response carrying id (borrowed), and a google.rpc.Status body. */
+json_object *th_bind_rpc_error(json_object *id, const struct th_error *e);
+json_object *th_bind_rest_error_body(int status, const struct th_error *e);
+
+/* Writes a google.rpc.Status error response for e with the given HTTP status
+ * (0 = the table's status for e->code). */
+void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e);
+
+/* ---- request.c: the steps every request shares ------------------------------ */
+
 /* Copies a client-supplied string into dst for an error message: printable ASCII
  * only (anything else becomes '?'), cut to fit with "..."; "(none)" for NULL. */
 void th_bind_quote(char *dst, size_t n, const char *src);
@@ -36,8 +90,12 @@ th_err th_bind_check_version(const char *version, struct th_error *e);
  * when extensions were activated, the A2A-Extensions response header (EXT-2). */
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e);
 
-/* The ErrorInfo detail of e (new reference), or NULL when its code has no reason. */
-json_object *th_bind_error_info(const struct th_error *e);
+/* The operation runner both bindings call: th_service_call, unless a unit test has
+ * put a recorder here to see exactly what a binding passed on. */
+typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *call,
+                                     enum th_op op, json_object *params, json_object **result,
+                                     struct th_error *e);
+extern th_bind_service_fn th_bind_service;
 
 /* Writes body as the whole response; a failed write means the client is gone, and
  * there is nobody left to tell. */
@@ -48,47 +106,5 @@ void th_bind_send_json(struct th_bind_ctx *ctx, int status, const char *ctype, j
 
 /* The last-resort answer when even the error body could not be built. */
 void th_bind_send_oom(struct th_bind_ctx *ctx);
-
-/* The client-facing message of e; for TH_EBUSY it always says to retry. */
-const char *th_bind_message(const struct th_error *e, char *buf, size_t n);
-
-/* The operation runner both bindings call: th_service_call, unless a unit test has
- * put a recorder here to see exactly what a binding passed on. */
-typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *call,
-                                     enum th_op op, json_object *params, json_object **result,
-                                     struct th_error *e);
-extern th_bind_service_fn th_bind_service;
-
-/* The streaming runner, th_service_stream unless a unit test put a recorder here. */
-struct th_sink;
-typedef th_err (*th_bind_stream_fn)(struct th_app *app, const struct th_call *call,
-                                    enum th_op op, json_object *params,
-                                    const char *last_event_id, struct th_sink *sink,
-                                    struct th_error *e);
-extern th_bind_stream_fn th_bind_stream_service;
-
-/* The JSON-RPC endpoint (POST to the base path). */
-void th_bind_jsonrpc(struct th_bind_ctx *ctx);
-/* The HTTP+JSON routes; any other path under the base is a 404 here. */
-void th_bind_rest(struct th_bind_ctx *ctx);
-/* Writes a google.rpc.Status error response for e with the given HTTP status
- * (0 = the table's status for e->code). */
-void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e);
-
-/* The error bodies of each binding as JSON (new references; NULL when out of memory):
- * a JSON-RPC error response carrying id (borrowed), and a google.rpc.Status body. */
-json_object *th_bind_rpc_error(json_object *id, const struct th_error *e);
-json_object *th_bind_rest_error_body(int status, const struct th_error *e);
-
-/* 1 for the operations that answer with a stream (A2A-5). */
-int th_bind_is_stream_op(int op);
-
-/* Runs a streaming operation as text/event-stream (A2A-5): JSON-RPC events are whole
- * responses carrying rpc_id (borrowed; NULL selects the REST framing, bare
- * StreamResponse objects); every event has "id: <seq>"; an error after the stream
- * began is one "event: error". An error before the stream began is returned for the
- * caller to answer normally; TH_OK means the response was written. */
-th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *params,
-                      json_object *rpc_id, struct th_error *e);
 
 #endif

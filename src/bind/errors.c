@@ -1,9 +1,13 @@
 /* errors.c — the one table from th_err to what each binding says (A2A-4): the
  * JSON-RPC code, the HTTP status and google.rpc status name of the HTTP+JSON binding
- * (the v1.0.1 column of the A2A error table), and the ErrorInfo reason. */
+ * (the v1.0.1 column of the A2A error table), and the ErrorInfo reason; then every
+ * error body built from it: the client-facing message, the ErrorInfo detail, a
+ * JSON-RPC error response, a google.rpc.Status body and the HTTP+JSON error response.
+ * Both bindings and stream.c take their error bodies from here. */
 #include "bind/bind.h"
 #include "bind/bind_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct row {
@@ -71,6 +75,16 @@ const char *th_bind_reason(th_err code)
 	return row_of(code)->reason;
 }
 
+const char *th_bind_message(const struct th_error *e, char *buf, size_t n)
+{
+	const char *m = e->msg[0] != '\0' ? e->msg : "internal error";
+	if (e->code == TH_EBUSY && strstr(m, "retry") == NULL) {
+		snprintf(buf, n, "%s; the database is busy, retry the request", m);
+		return buf;
+	}
+	return m;
+}
+
 json_object *th_bind_error_info(const struct th_error *e)
 {
 	const char *reason = th_bind_reason(e->code);
@@ -90,4 +104,77 @@ json_object *th_bind_error_info(const struct th_error *e)
 		json_object_object_add(o, "metadata", md);
 	}
 	return o;
+}
+
+json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
+{
+	char buf[TH_ERRMSG_MAX + 64];
+	json_object *o = json_object_new_object();
+	json_object *err = json_object_new_object();
+	if (o == NULL || err == NULL) {
+		json_object_put(o);
+		json_object_put(err);
+		return NULL;
+	}
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(o, "id", json_object_get(id));
+	json_object_object_add(err, "code", json_object_new_int(th_bind_rpc_code(e->code)));
+	json_object_object_add(err, "message",
+	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
+	json_object *info = th_bind_error_info(e);
+	if (info != NULL) {
+		json_object *data = json_object_new_array();
+		if (data == NULL || json_object_array_add(data, info) != 0) {
+			json_object_put(info);
+			json_object_put(data);
+			data = NULL;
+		}
+		if (data != NULL)
+			json_object_object_add(err, "data", data);
+	}
+	json_object_object_add(o, "error", err);
+	return o;
+}
+
+json_object *th_bind_rest_error_body(int status, const struct th_error *e)
+{
+	char buf[TH_ERRMSG_MAX + 64];
+	json_object *o = json_object_new_object();
+	json_object *err = json_object_new_object();
+	if (o == NULL || err == NULL) {
+		json_object_put(o);
+		json_object_put(err);
+		return NULL;
+	}
+	json_object_object_add(err, "code", json_object_new_int(status));
+	json_object_object_add(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
+	json_object_object_add(err, "message",
+	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
+	json_object *info = th_bind_error_info(e);
+	if (info != NULL) {
+		json_object *details = json_object_new_array();
+		if (details == NULL || json_object_array_add(details, info) != 0) {
+			json_object_put(info);
+			json_object_put(details);
+			details = NULL;
+		}
+		if (details != NULL)
+			json_object_object_add(err, "details", details);
+	}
+	json_object_object_add(o, "error", err);
+	return o;
+}
+
+void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e)
+{
+	if (status == 0)
+		status = th_bind_http_status(e->code);
+	json_object *o = th_bind_rest_error_body(status, e);
+	if (o == NULL) {
+		th_bind_send_oom(ctx);
+		return;
+	}
+	if (e->code == TH_EBUSY || e->code == TH_EUNAVAILABLE)
+		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
+	th_bind_send_json(ctx, status, "application/a2a+json", o);
 }

@@ -1,42 +1,14 @@
 /* jsonrpc.c — the JSON-RPC 2.0 binding: POST to the base path, one request object
  * per body, every answer a JSON-RPC envelope with HTTP 200 except the HTTP-level
- * refusals (405 wrong method, 413 body over the limit) (A2A-1, A2A-4, LIM-2). */
+ * refusals (405 wrong method, 413 body over the limit) (A2A-1, A2A-4, LIM-2). The
+ * envelope checks and the answer live here; the error body comes from errors.c,
+ * streams go to stream.c. */
 #include <string.h>
 
 #include "bind/bind.h"
 #include "bind/bind_int.h"
 #include "config/config.h"
 #include "util/jsonx.h"
-
-json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
-{
-	char buf[TH_ERRMSG_MAX + 64];
-	json_object *o = json_object_new_object();
-	json_object *err = json_object_new_object();
-	if (o == NULL || err == NULL) {
-		json_object_put(o);
-		json_object_put(err);
-		return NULL;
-	}
-	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(o, "id", json_object_get(id));
-	json_object_object_add(err, "code", json_object_new_int(th_bind_rpc_code(e->code)));
-	json_object_object_add(err, "message",
-	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
-	json_object *info = th_bind_error_info(e);
-	if (info != NULL) {
-		json_object *data = json_object_new_array();
-		if (data == NULL || json_object_array_add(data, info) != 0) {
-			json_object_put(info);
-			json_object_put(data);
-			data = NULL;
-		}
-		if (data != NULL)
-			json_object_object_add(err, "data", data);
-	}
-	json_object_object_add(o, "error", err);
-	return o;
-}
 
 /* id is borrowed (NULL answers with id null). */
 static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,

@@ -1,6 +1,6 @@
 /* rest.c — the HTTP+JSON binding: the route table, path and query values turned
- * into the operation's params object, google.rpc.Status error bodies (A2A-1, A2A-4,
- * LIM-2). */
+ * into the operation's params object, and the answer (A2A-1, A2A-4, LIM-2). The
+ * google.rpc.Status error bodies come from errors.c, streams go to stream.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,49 +134,6 @@ static int route_match(const char *path, struct match *m)
 		return 1;
 	}
 	return 0;
-}
-
-json_object *th_bind_rest_error_body(int status, const struct th_error *e)
-{
-	char buf[TH_ERRMSG_MAX + 64];
-	json_object *o = json_object_new_object();
-	json_object *err = json_object_new_object();
-	if (o == NULL || err == NULL) {
-		json_object_put(o);
-		json_object_put(err);
-		return NULL;
-	}
-	json_object_object_add(err, "code", json_object_new_int(status));
-	json_object_object_add(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
-	json_object_object_add(err, "message",
-	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
-	json_object *info = th_bind_error_info(e);
-	if (info != NULL) {
-		json_object *details = json_object_new_array();
-		if (details == NULL || json_object_array_add(details, info) != 0) {
-			json_object_put(info);
-			json_object_put(details);
-			details = NULL;
-		}
-		if (details != NULL)
-			json_object_object_add(err, "details", details);
-	}
-	json_object_object_add(o, "error", err);
-	return o;
-}
-
-void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e)
-{
-	if (status == 0)
-		status = th_bind_http_status(e->code);
-	json_object *o = th_bind_rest_error_body(status, e);
-	if (o == NULL) {
-		th_bind_send_oom(ctx);
-		return;
-	}
-	if (e->code == TH_EBUSY || e->code == TH_EUNAVAILABLE)
-		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
-	th_bind_send_json(ctx, status, "application/a2a+json", o);
 }
 
 static char *camel_to_snake(const char *s)

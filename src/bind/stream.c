@@ -1,7 +1,8 @@
 /* stream.c — SSE framing of the streaming operations for both bindings (A2A-5,
  * STREAM-1, STREAM-2, STREAM-4), and the hand-over of an open stream to the worker's
  * stream thread (STREAM-6). The harness decides what to send; this file only decides
- * how it looks on the wire. */
+ * how it looks on the wire. An error after the stream began is framed here, its body
+ * built by errors.c. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
