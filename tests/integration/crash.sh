@@ -82,12 +82,17 @@ kill_worker() {
 		echo "# refusing to kill $p: parent '$ppid' (lighttpd is $LPID), command '$comm'"
 		return 1
 	fi
-	kill -KILL "$p" || return 1
-	while alive "$p" && [ $i -lt 50 ]; do
+	kill -KILL "$p" || { echo "# kill -KILL $p failed"; return 1; }
+	# An ASan build's worker can take seconds to unmap its shadow memory under load:
+	# wait up to 20 s, and say what the process was doing if it is still there.
+	while alive "$p" && [ $i -lt 200 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	! alive "$p"
+	if alive "$p"; then
+		echo "# worker $p still alive 20 s after SIGKILL: $(cat "/proc/$p/stat" 2>/dev/null | cut -c1-120)"
+		return 1
+	fi
 }
 
 # wait_lease TASK MESSAGE-ID — until the message's turn lease has expired (bounded).
