@@ -3,6 +3,7 @@
  * action against the task's surface registry, and the client's capabilities (EXT-4). */
 #include "a2ui/a2ui_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,10 +92,16 @@ int th_a2ui_client_supports(json_object *message_metadata, int activated)
 	return activated != 0;
 }
 
-static th_err bad(struct th_error *e, size_t idx, const char *fmt, const char *a, const char *b)
+static th_err bad(struct th_error *e, size_t idx, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static th_err bad(struct th_error *e, size_t idx, const char *fmt, ...)
 {
 	char rule[TH_ERRMSG_MAX];
-	snprintf(rule, sizeof rule, fmt, a != NULL ? a : "", b != NULL ? b : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rule, sizeof rule, fmt, ap);
+	va_end(ap);
 	return th_error_set(e, TH_EINVAL, "A2UI message %zu: %s", idx, rule);
 }
 
@@ -103,29 +110,28 @@ static th_err check_action_fields(json_object *act, size_t idx, struct th_error 
 	static const char *const fields[] = {"name",      "surfaceId", "sourceComponentId",
 	                                     "timestamp", "context",   NULL};
 	if (!json_object_is_type(act, json_type_object))
-		return bad(e, idx, "action must be an object", NULL, NULL);
+		return bad(e, idx, "action must be an object");
 	const char *extra = NULL;
 	if (th_a2ui_extra_key(act, fields, &extra))
-		return bad(e, idx, "unknown field action.%s", extra, NULL);
+		return bad(e, idx, "unknown field action.%s", extra);
 	for (size_t i = 0; fields[i] != NULL; i++)
 		if (get(act, fields[i]) == NULL)
-			return bad(e, idx, "missing field action.%s", fields[i], NULL);
+			return bad(e, idx, "missing field action.%s", fields[i]);
 	json_object *name = get(act, "name");
 	if (!json_object_is_type(name, json_type_string) || json_object_get_string_len(name) < 1 ||
 	    json_object_get_string_len(name) > TH_A2UI_MAX_NAME_BYTES)
-		return bad(e, idx, "action.name must be a string of 1..128 bytes", NULL, NULL);
+		return bad(e, idx, "action.name must be a string of 1..128 bytes");
 	if (!th_a2ui_id_ok(get(act, "surfaceId")))
-		return bad(e, idx, "action.surfaceId must be a string of 1..256 bytes", NULL, NULL);
+		return bad(e, idx, "action.surfaceId must be a string of 1..256 bytes");
 	if (!th_a2ui_id_ok(get(act, "sourceComponentId")))
-		return bad(e, idx, "action.sourceComponentId must be a string of 1..256 bytes",
-		           NULL, NULL);
+		return bad(e, idx, "action.sourceComponentId must be a string of 1..256 bytes");
 	json_object *ts = get(act, "timestamp");
 	if (!json_object_is_type(ts, json_type_string) ||
 	    !th_a2ui_datetime_ok(json_object_get_string(ts)))
-		return bad(e, idx, "action.timestamp must be an RFC 3339 date-time", NULL, NULL);
+		return bad(e, idx, "action.timestamp must be an RFC 3339 date-time");
 	json_object *ctx = get(act, "context");
 	if (!json_object_is_type(ctx, json_type_object))
-		return bad(e, idx, "action.context must be an object", NULL, NULL);
+		return bad(e, idx, "action.context must be an object");
 	if (json_object_object_length(ctx) > TH_A2UI_MAX_CONTEXT_KEYS ||
 	    th_json_size(ctx) > TH_A2UI_MAX_CONTEXT_BYTES)
 		return th_error_set(
@@ -138,32 +144,30 @@ static th_err check_action_fields(json_object *act, size_t idx, struct th_error 
 static th_err check_error_fields(json_object *err, size_t idx, struct th_error *e)
 {
 	if (!json_object_is_type(err, json_type_object))
-		return bad(e, idx, "error must be an object", NULL, NULL);
+		return bad(e, idx, "error must be an object");
 	static const char *const req[] = {"code", "surfaceId", "message", NULL};
 	for (size_t i = 0; req[i] != NULL; i++) {
 		json_object *v = get(err, req[i]);
 		if (v == NULL)
-			return bad(e, idx, "missing field error.%s", req[i], NULL);
+			return bad(e, idx, "missing field error.%s", req[i]);
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string_len(v) > TH_A2UI_MAX_CLIENT_TEXT)
-			return bad(e, idx, "error.%s must be a string of at most 4096 bytes",
-			           req[i], NULL);
+			return bad(e, idx, "error.%s must be a string of at most 4096 bytes", req[i]);
 	}
 	if (strcmp(th_json_str(err, "code"), "VALIDATION_FAILED") == 0) {
 		static const char *const keys[] = {"code", "surfaceId", "message", "path", NULL};
 		const char *extra = NULL;
 		if (th_a2ui_extra_key(err, keys, &extra))
-			return bad(e, idx, "unknown field error.%s", extra, NULL);
+			return bad(e, idx, "unknown field error.%s", extra);
 		json_object *path = get(err, "path");
 		if (path == NULL)
-			return bad(e, idx, "missing field error.path (VALIDATION_FAILED)", NULL,
-			           NULL);
+			return bad(e, idx, "missing field error.path (VALIDATION_FAILED)");
 		if (!json_object_is_type(path, json_type_string) ||
 		    json_object_get_string_len(path) > TH_A2UI_MAX_CLIENT_TEXT)
-			return bad(e, idx, "error.path must be a string", NULL, NULL);
+			return bad(e, idx, "error.path must be a string");
 	}
 	if (th_json_size(err) > TH_A2UI_MAX_CONTEXT_BYTES)
-		return bad(e, idx, "error is too large", NULL, NULL);
+		return bad(e, idx, "error is too large");
 	return TH_OK;
 }
 
@@ -171,35 +175,31 @@ static th_err check_error_fields(json_object *err, size_t idx, struct th_error *
 static th_err check_client_message(json_object *msg, size_t idx, struct th_error *e)
 {
 	if (msg == NULL || !json_object_is_type(msg, json_type_object))
-		return bad(e, idx, "must be an object", NULL, NULL);
+		return bad(e, idx, "must be an object");
 	if (has_inline_catalog(msg) || get(msg, "createSurface") != NULL)
-		return bad(e, idx, "inline catalog refused: only the basic catalog %s is supported",
-		           TH_A2UI_BASIC_CATALOG, NULL);
+		return bad(e, idx, "inline catalog refused: only the basic catalog %s is supported", TH_A2UI_BASIC_CATALOG);
 	if (get(msg, "userAction") != NULL)
-		return bad(e, idx,
-		           "bad version: userAction is A2UI v0.8; send {\"version\": \"v0.9\", "
-		           "\"action\": {...}}",
-		           NULL, NULL);
+		return bad(e, idx, "bad version: userAction is A2UI v0.8; send {\"version\": \"v0.9\", "
+		           "\"action\": {...}}");
 	json_object *ver = get(msg, "version");
 	if (ver == NULL)
-		return bad(e, idx, "missing field version", NULL, NULL);
+		return bad(e, idx, "missing field version");
 	const char *v =
 	    json_object_is_type(ver, json_type_string) ? json_object_get_string(ver) : "";
 	if (strcmp(v, TH_A2UI_VERSION) != 0 && strcmp(v, TH_A2UI_VERSION_091) != 0)
-		return bad(e, idx, "bad version \"%s\" (accepted: v0.9, v0.9.1)", v, NULL);
+		return bad(e, idx, "bad version \"%s\" (accepted: v0.9, v0.9.1)", v);
 	static const char *const keys[] = {"version", "action", "error", NULL};
 	const char *extra = NULL;
 	if (th_a2ui_extra_key(msg, keys, &extra))
-		return bad(e, idx, "unknown key \"%s\" (a message is version plus action or error)",
-		           extra, NULL);
+		return bad(e, idx, "unknown key \"%s\" (a message is version plus action or error)", extra);
 	json_object *act = get(msg, "action"), *err = get(msg, "error");
 	if (act != NULL && err != NULL)
-		return bad(e, idx, "both action and error in one message", NULL, NULL);
+		return bad(e, idx, "both action and error in one message");
 	if (act != NULL)
 		return check_action_fields(act, idx, e);
 	if (err != NULL)
 		return check_error_fields(err, idx, e);
-	return bad(e, idx, "missing field action (or error)", NULL, NULL);
+	return bad(e, idx, "missing field action (or error)");
 }
 
 th_err th_a2ui_parse_client(json_object *part, json_object **messages, struct th_error *e)

@@ -117,7 +117,8 @@ static th_err load_file(struct th_registry *r, const char *path, const char *nam
 	if (rc == TH_OK && body.oom)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK) {
-		char *tmpl = trim(body.data ? body.data : (char *)"");
+		static char none[] = "";
+		char *tmpl = trim(body.data ? body.data : none);
 		if (*tmpl == '\0')
 			rc = th_error_set(e, TH_EINVAL, "command file %s: the prompt template is empty",
 			                  path);

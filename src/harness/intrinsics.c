@@ -1,6 +1,7 @@
 #include "harness/intrinsics.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +53,15 @@ struct res {
 	struct th_buf text;
 };
 
-static void fail(struct res *r, const char *fmt, const char *a)
+static void fail(struct res *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(struct res *r, const char *fmt, ...)
 {
 	r->ok = 0;
-	th_buf_printf(&r->text, fmt, a ? a : "");
+	va_list ap;
+	va_start(ap, fmt);
+	th_buf_vprintf(&r->text, fmt, ap);
+	va_end(ap);
 }
 
 /* Only the keys a schema allows (additionalProperties false). */
@@ -127,7 +133,7 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 		static const char *const skeys[] = {"name", "description", "depends_on", NULL};
 		if (!json_object_is_type(s, json_type_object) || !only_keys(s, skeys, r)) {
 			if (r->ok)
-				fail(r, "every step is an object {name, description, depends_on}%s", "");
+				fail(r, "every step is an object {name, description, depends_on}");
 			goto out;
 		}
 		const char *name = need_str(s, "name", r);
@@ -213,7 +219,7 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 	if (step == NULL)
 		return TH_OK;
 	if (output == NULL) {
-		fail(r, "'output' is required (a string)%s", "");
+		fail(r, "'output' is required (a string)");
 		return TH_OK;
 	}
 	const char *st = th_json_str(args, "state");
@@ -232,7 +238,7 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 		if (strcmp(steps[i].step_id, step) == 0 || strcmp(steps[i].name, step) == 0)
 			id = steps[i].step_id;
 	if (n == 0)
-		fail(r, "the task has no plan; create one with create_plan%s", "");
+		fail(r, "the task has no plan; create one with create_plan");
 	else if (id == NULL)
 		fail(r, "the plan has no step '%s'", step);
 	else if ((rc = th_store_plan_step_update(app->store, row->id, id, state, output, NULL, e)) ==
@@ -265,7 +271,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	if (goal == NULL)
 		return TH_OK;
 	if (fx->child_task != NULL) {
-		fail(r, "one spawn_subtask per round; call it again in the next round%s", "");
+		fail(r, "one spawn_subtask per round; call it again in the next round");
 		return TH_OK;
 	}
 	struct th_subtask_ref *subs = NULL;
@@ -275,7 +281,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	if (rc != TH_OK)
 		return rc;
 	if (ns >= app->cfg->lim.max_subtasks) {
-		fail(r, "the task already has the most sub-tasks allowed%s", "");
+		fail(r, "the task already has the most sub-tasks allowed");
 		return TH_OK;
 	}
 	char child[TH_SUBTASK_ID_MAX];
@@ -308,7 +314,7 @@ static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_
 	if (q == NULL)
 		return TH_OK;
 	if (fx->ask != NULL) {
-		fail(r, "one question per turn%s", "");
+		fail(r, "one question per turn");
 		return TH_OK;
 	}
 	char *role = NULL;
@@ -397,7 +403,7 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 		return TH_OK;
 	json_object *msgs = json_object_object_get(args, "messages");
 	if (!json_object_is_type(msgs, json_type_array) || json_object_array_length(msgs) == 0) {
-		fail(r, "'messages' must be a non-empty array of A2UI messages%s", "");
+		fail(r, "'messages' must be a non-empty array of A2UI messages");
 		return TH_OK;
 	}
 	char *text = NULL;
@@ -407,7 +413,7 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 	if (rc != TH_OK)
 		return rc;
 	if (!renders) {
-		fail(r, "the task's client does not render A2UI; answer in text%s", "");
+		fail(r, "the task's client does not render A2UI; answer in text");
 		return TH_OK;
 	}
 	char *artifact = NULL;
@@ -436,7 +442,7 @@ th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const cha
 	json_object *args = json_object_object_get(call, "arguments");
 	th_err rc = TH_OK;
 	if (name == NULL)
-		fail(&r, "a tool call needs a name%s", "");
+		fail(&r, "a tool call needs a name");
 	else if (!json_object_is_type(args, json_type_object))
 		fail(&r, "the arguments of %s must be a JSON object", name);
 	else if (strcmp(name, "create_plan") == 0)

@@ -50,19 +50,28 @@ int th_buf_puts(struct th_buf *b, const char *s)
 	return th_buf_append(b, s, strlen(s));
 }
 
+int th_buf_vprintf(struct th_buf *b, const char *fmt, va_list ap)
+{
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	if (n < 0 || reserve(b, (size_t)n) != 0) {
+		va_end(again);
+		return -1;
+	}
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+	va_end(again);
+	b->len += (size_t)n;
+	return 0;
+}
+
 int th_buf_printf(struct th_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	int rc = th_buf_vprintf(b, fmt, ap);
 	va_end(ap);
-	if (n < 0 || reserve(b, (size_t)n) != 0)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-	return 0;
+	return rc;
 }
 
 char *th_buf_take(struct th_buf *b)

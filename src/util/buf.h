@@ -3,6 +3,7 @@
 #ifndef TH_UTIL_BUF_H
 #define TH_UTIL_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct th_buf {
@@ -17,6 +18,8 @@ void th_buf_free(struct th_buf *b);
 int th_buf_append(struct th_buf *b, const char *s, size_t n);
 int th_buf_puts(struct th_buf *b, const char *s);
 int th_buf_printf(struct th_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int th_buf_vprintf(struct th_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Hands data to the caller (who frees it with free) and resets b. */
 char *th_buf_take(struct th_buf *b);
 

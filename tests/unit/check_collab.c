@@ -315,22 +315,26 @@ START_TEST(test_task4_subtask_inherits_participants_with_a_dotted_id)
 }
 END_TEST
 
+/* A task envelope creating a child of `task`, as message k<n>, sent by who. */
+static json_object *send_child_envelope(const char *who, int n)
+{
+	return fx_call(&app, who, TH_OP_SEND_MESSAGE, &err,
+	               "{\"message\":{\"messageId\":\"k%d\",\"role\":\"ROLE_USER\",\"parts\":[{"
+	               "\"data\":{\"kind\":\"task\",\"payload\":{\"name\":\"Child\",\"goal\":"
+	               "\"g\",\"parent_tasks\":[{\"task_id\":\"%s\"}]}},\"mediaType\":\"%s\"}]}}",
+	               n, task, TH_MT_EVENT);
+}
+
 START_TEST(test_task4_envelope_parent_links_under_a_writable_parent_only)
 {
 	team_task();
-	char body[1024];
-	snprintf(body, sizeof body,
-	         "{\"message\":{\"messageId\":\"k%%d\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":"
-	         "{\"kind\":\"task\",\"payload\":{\"name\":\"Child\",\"goal\":\"g\",\"parent_tasks\":"
-	         "[{\"task_id\":\"%s\"}]}},\"mediaType\":\"%s\"}]}}",
-	         task, TH_MT_EVENT);
 	long tasks = fx_count(&app, "tasks");
-	ck_assert_ptr_null(fx_call(&app, "wendy", TH_OP_SEND_MESSAGE, &err, body, 1));
+	ck_assert_ptr_null(send_child_envelope("wendy", 1));
 	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
-	ck_assert_ptr_null(fx_call(&app, "mallory", TH_OP_SEND_MESSAGE, &err, body, 2));
+	ck_assert_ptr_null(send_child_envelope("mallory", 2));
 	ck_assert_int_eq(err.code, TH_ENOTFOUND);
 	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
-	json_object *r = fx_call(&app, "bob", TH_OP_SEND_MESSAGE, &err, body, 3);
+	json_object *r = send_child_envelope("bob", 3);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	char child[160];
 	snprintf(child, sizeof child, "%s.1", task);
