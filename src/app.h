@@ -32,24 +32,24 @@ struct th_parker {
 };
 
 struct th_pending_turn {
-	char *task_id;  /* free (th_app_run_pending) */
+	char *task_id; /* free (th_app_run_pending) */
 	int64_t turn_id;
 };
 
 struct th_app {
-	struct th_config *cfg;        /* owned; th_app_close (th_config_free + free) */
-	struct th_store *store;       /* owned; th_app_close (th_store_close) */
-	struct th_registry *commands; /* owned; th_app_close (th_registry_free) */
-	json_object *card;            /* owned; the agent card, built once; json_object_put */
-	char *card_text;              /* owned; card as served, serialised once; free */
-	json_object *tools;           /* owned; the intrinsic tools offered to models (TURN-3),
-	                                 parsed once from the embedded schemas; json_object_put */
+	struct th_config *cfg;           /* owned; th_app_close (th_config_free + free) */
+	struct th_store *store;          /* owned; th_app_close (th_store_close) */
+	struct th_registry *commands;    /* owned; th_app_close (th_registry_free) */
+	json_object *card;               /* owned; the agent card, built once; json_object_put */
+	char *card_text;                 /* owned; card as served, serialised once; free */
+	json_object *tools;              /* owned; the intrinsic tools offered to models (TURN-3),
+	                                    parsed once from the embedded schemas; json_object_put */
 	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */
 	size_t npending, cap_pending;
-	int64_t push_poll_ms;            /* monotonic time of the next look for due pushes
-	                                    queued by other workers (th_push_deliver_due) */
-	struct th_parker *parker;        /* borrowed from the worker loop; NULL (CGI, tests):
-	                                    each request follows its own stream */
+	int64_t push_poll_ms;     /* monotonic time of the next look for due pushes
+	                             queued by other workers (th_push_deliver_due) */
+	struct th_parker *parker; /* borrowed from the worker loop; NULL (CGI, tests):
+	                             each request follows its own stream */
 };
 
 /* Queues after-response work: run turn_id of task_id (held by this worker), or, with

@@ -57,7 +57,8 @@ struct th_send_req {
 	int history_length;     /* configuration.historyLength, -1 when absent */
 	int return_immediately; /* configuration.returnImmediately */
 	json_object *accepted_output_modes; /* array of strings or NULL; json_object_put */
-	json_object *push_config; /* configuration.taskPushNotificationConfig or NULL; json_object_put */
+	json_object
+	    *push_config; /* configuration.taskPushNotificationConfig or NULL; json_object_put */
 };
 /* params is SendMessageRequest: {message, configuration?, metadata?, tenant?}.
  * configuration may be {} (the JS client always sends it). historyLength < 0 is

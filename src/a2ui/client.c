@@ -93,7 +93,7 @@ int th_a2ui_client_supports(json_object *message_metadata, int activated)
 }
 
 static th_err bad(struct th_error *e, size_t idx, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static th_err bad(struct th_error *e, size_t idx, const char *fmt, ...)
 {
@@ -152,7 +152,8 @@ static th_err check_error_fields(json_object *err, size_t idx, struct th_error *
 			return bad(e, idx, "missing field error.%s", req[i]);
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string_len(v) > TH_A2UI_MAX_CLIENT_TEXT)
-			return bad(e, idx, "error.%s must be a string of at most 4096 bytes", req[i]);
+			return bad(e, idx, "error.%s must be a string of at most 4096 bytes",
+			           req[i]);
 	}
 	if (strcmp(th_json_str(err, "code"), "VALIDATION_FAILED") == 0) {
 		static const char *const keys[] = {"code", "surfaceId", "message", "path", NULL};
@@ -177,9 +178,11 @@ static th_err check_client_message(json_object *msg, size_t idx, struct th_error
 	if (msg == NULL || !json_object_is_type(msg, json_type_object))
 		return bad(e, idx, "must be an object");
 	if (has_inline_catalog(msg) || get(msg, "createSurface") != NULL)
-		return bad(e, idx, "inline catalog refused: only the basic catalog %s is supported", TH_A2UI_BASIC_CATALOG);
+		return bad(e, idx, "inline catalog refused: only the basic catalog %s is supported",
+		           TH_A2UI_BASIC_CATALOG);
 	if (get(msg, "userAction") != NULL)
-		return bad(e, idx, "bad version: userAction is A2UI v0.8; send {\"version\": \"v0.9\", "
+		return bad(e, idx,
+		           "bad version: userAction is A2UI v0.8; send {\"version\": \"v0.9\", "
 		           "\"action\": {...}}");
 	json_object *ver = get(msg, "version");
 	if (ver == NULL)
@@ -191,7 +194,8 @@ static th_err check_client_message(json_object *msg, size_t idx, struct th_error
 	static const char *const keys[] = {"version", "action", "error", NULL};
 	const char *extra = NULL;
 	if (th_a2ui_extra_key(msg, keys, &extra))
-		return bad(e, idx, "unknown key \"%s\" (a message is version plus action or error)", extra);
+		return bad(e, idx, "unknown key \"%s\" (a message is version plus action or error)",
+		           extra);
 	json_object *act = get(msg, "action"), *err = get(msg, "error");
 	if (act != NULL && err != NULL)
 		return bad(e, idx, "both action and error in one message");

@@ -89,8 +89,8 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	ctx.req = &req;
 	th_buf_init(&ctx.extra);
 	const char *base = app != NULL && app->cfg != NULL && app->cfg->base_path != NULL
-	                           ? app->cfg->base_path
-	                           : "/";
+	                       ? app->cfg->base_path
+	                       : "/";
 	if (th_http_req_init(&req, io, base, &e) != TH_OK) {
 		th_bind_send_oom(&ctx);
 		return;

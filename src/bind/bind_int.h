@@ -23,9 +23,9 @@ struct th_bind_ctx {
 	struct th_app *app;
 	struct th_http_io *io;
 	struct th_http_req *req;
-	struct th_call call;  /* participant borrowed from req */
-	struct th_buf extra;  /* response header lines (A2A-Extensions, Allow, …);
-	                         th_buf_free (th_bind_serve) */
+	struct th_call call; /* participant borrowed from req */
+	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
+	                        th_buf_free (th_bind_serve) */
 };
 
 /* ---- jsonrpc.c, rest.c: the bindings, called by the router ------------------ */
@@ -39,10 +39,9 @@ void th_bind_rest(struct th_bind_ctx *ctx);
 
 /* The streaming runner, th_service_stream unless a unit test put a recorder here. */
 struct th_sink;
-typedef th_err (*th_bind_stream_fn)(struct th_app *app, const struct th_call *call,
-                                    enum th_op op, json_object *params,
-                                    const char *last_event_id, struct th_sink *sink,
-                                    struct th_error *e);
+typedef th_err (*th_bind_stream_fn)(struct th_app *app, const struct th_call *call, enum th_op op,
+                                    json_object *params, const char *last_event_id,
+                                    struct th_sink *sink, struct th_error *e);
 extern th_bind_stream_fn th_bind_stream_service;
 
 /* 1 for the operations that answer with a stream (A2A-5). */
@@ -92,9 +91,8 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e);
 
 /* The operation runner both bindings call: th_service_call, unless a unit test has
  * put a recorder here to see exactly what a binding passed on. */
-typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *call,
-                                     enum th_op op, json_object *params, json_object **result,
-                                     struct th_error *e);
+typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *call, enum th_op op,
+                                     json_object *params, json_object **result, struct th_error *e);
 extern th_bind_service_fn th_bind_service;
 
 /* Writes body as the whole response; a failed write means the client is gone, and

@@ -31,13 +31,19 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 static const char *type_name(json_object *v)
 {
 	switch (json_object_get_type(v)) {
-	case json_type_null: return "null";
-	case json_type_boolean: return "a boolean";
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "a boolean";
 	case json_type_double:
-	case json_type_int: return "a number";
-	case json_type_string: return "a string";
-	case json_type_array: return "an array";
-	case json_type_object: return "an object";
+	case json_type_int:
+		return "a number";
+	case json_type_string:
+		return "a string";
+	case json_type_array:
+		return "an array";
+	case json_type_object:
+		return "an object";
 	}
 	return "something else";
 }
@@ -66,19 +72,22 @@ static th_err check_envelope(json_object *req, json_object **id, int *op, json_o
 	if (v != NULL && !json_object_is_type(v, json_type_string) &&
 	    !json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
 		return th_error_set(e, TH_EINVALREQ,
-		                    "\"id\" must be a string, a number or null, not %s", type_name(v));
+		                    "\"id\" must be a string, a number or null, not %s",
+		                    type_name(v));
 	*id = v;
 	const char *ver = th_json_str(req, "jsonrpc");
 	if (ver == NULL || strcmp(ver, "2.0") != 0) {
 		if (ver == NULL)
-			return th_error_set(e, TH_EINVALREQ, "\"jsonrpc\" must be the string \"2.0\"");
+			return th_error_set(e, TH_EINVALREQ,
+			                    "\"jsonrpc\" must be the string \"2.0\"");
 		char q[40];
 		th_bind_quote(q, sizeof q, ver);
 		return th_error_set(e, TH_EINVALREQ, "\"jsonrpc\" must be \"2.0\", not \"%s\"", q);
 	}
 	const char *method = th_json_str(req, "method");
 	if (method == NULL)
-		return th_error_set(e, TH_EINVALREQ, "\"method\" must be a string naming the operation");
+		return th_error_set(e, TH_EINVALREQ,
+		                    "\"method\" must be a string naming the operation");
 	*op = th_op_from_method(method);
 	if (*op < 0) {
 		char q[80];
@@ -119,7 +128,8 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	}
 	th_err rc = th_http_read_body(r, ctx->io, cfg->lim.max_body, &e);
 	if (rc != TH_OK) {
-		reply_error(ctx, rc == TH_ETOOLARGE || rc == TH_ELENGTH ? th_bind_http_status(rc) : 200,
+		reply_error(ctx,
+		            rc == TH_ETOOLARGE || rc == TH_ELENGTH ? th_bind_http_status(rc) : 200,
 		            NULL, &e);
 		return;
 	}

@@ -103,7 +103,7 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 void th_bind_send_oom(struct th_bind_ctx *ctx)
 {
 	static const char body[] =
-		"{\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":\"out of memory\"}}";
+	    "{\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":\"out of memory\"}}";
 	th_http_respond(ctx->io, 500, "application/json", NULL, body, sizeof body - 1);
 }
 

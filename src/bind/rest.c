@@ -29,22 +29,22 @@ enum route_kind {
 /* The operation each method runs on each route; NONE = 405. SubscribeToTask takes
  * both verbs because the spec text says POST and the proto says GET. */
 static const int route_ops[R_COUNT][M_COUNT] = {
-	[R_SEND] = {NONE, TH_OP_SEND_MESSAGE, NONE},
-	[R_STREAM] = {NONE, TH_OP_SEND_STREAMING_MESSAGE, NONE},
-	[R_TASKS] = {TH_OP_LIST_TASKS, NONE, NONE},
-	[R_TASK] = {TH_OP_GET_TASK, NONE, NONE},
-	[R_CANCEL] = {NONE, TH_OP_CANCEL_TASK, NONE},
-	[R_SUBSCRIBE] = {TH_OP_SUBSCRIBE_TO_TASK, TH_OP_SUBSCRIBE_TO_TASK, NONE},
-	[R_PUSH_LIST] = {TH_OP_LIST_PUSH_CONFIGS, TH_OP_CREATE_PUSH_CONFIG, NONE},
-	[R_PUSH_ITEM] = {TH_OP_GET_PUSH_CONFIG, NONE, TH_OP_DELETE_PUSH_CONFIG},
-	[R_EXT_CARD] = {TH_OP_GET_EXTENDED_CARD, NONE, NONE},
+    [R_SEND] = {NONE, TH_OP_SEND_MESSAGE, NONE},
+    [R_STREAM] = {NONE, TH_OP_SEND_STREAMING_MESSAGE, NONE},
+    [R_TASKS] = {TH_OP_LIST_TASKS, NONE, NONE},
+    [R_TASK] = {TH_OP_GET_TASK, NONE, NONE},
+    [R_CANCEL] = {NONE, TH_OP_CANCEL_TASK, NONE},
+    [R_SUBSCRIBE] = {TH_OP_SUBSCRIBE_TO_TASK, TH_OP_SUBSCRIBE_TO_TASK, NONE},
+    [R_PUSH_LIST] = {TH_OP_LIST_PUSH_CONFIGS, TH_OP_CREATE_PUSH_CONFIG, NONE},
+    [R_PUSH_ITEM] = {TH_OP_GET_PUSH_CONFIG, NONE, TH_OP_DELETE_PUSH_CONFIG},
+    [R_EXT_CARD] = {TH_OP_GET_EXTENDED_CARD, NONE, NONE},
 };
 
 /* Query parameters each operation reads, camelCase (snake_case accepted too). */
 static const char *const get_task_q[] = {"historyLength", NULL};
-static const char *const list_tasks_q[] = {"contextId",  "status",        "pageSize",
-                                           "pageToken",  "historyLength", "statusTimestampAfter",
-                                           "includeArtifacts", NULL};
+static const char *const list_tasks_q[] = {
+    "contextId",        "status", "pageSize", "pageToken", "historyLength", "statusTimestampAfter",
+    "includeArtifacts", NULL};
 static const char *const list_push_q[] = {"pageSize", "pageToken", NULL};
 
 struct match {
@@ -177,8 +177,8 @@ static th_err add_path_value(json_object *params, const char *key, const char *r
 		th_bind_quote(q, sizeof q, tmp);
 		free(tmp);
 		return th_error_set(e, TH_EINVAL,
-		                    "path value '%s' for %s has a bad percent escape or a NUL byte", q,
-		                    key);
+		                    "path value '%s' for %s has a bad percent escape or a NUL byte",
+		                    q, key);
 	}
 	th_err rc = add_string(params, key, v, strlen(v), e);
 	free(v);
@@ -202,9 +202,9 @@ static th_err add_query_values(json_object *params, const char *query, const cha
 		if (found == -2)
 			return th_error_set(e, TH_ENOMEM, "out of memory");
 		if (found == -1)
-			return th_error_set(e, TH_EINVAL,
-			                    "query parameter %s has a bad percent escape or a NUL byte",
-			                    *names);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "query parameter %s has a bad percent escape or a NUL byte", *names);
 		if (found == 1) {
 			th_err rc = add_string(params, *names, v, strlen(v), e);
 			free(v);
@@ -240,8 +240,8 @@ static th_err body_params(struct th_bind_ctx *ctx, json_object **out, struct th_
 	*out = NULL;
 	json_object *v = NULL;
 	if (ctx->req->body != NULL && !body_blank(ctx->req)) {
-		th_err rc = th_json_parse(ctx->req->body, ctx->req->body_len, cfg->lim.json_depth, &v,
-		                          e);
+		th_err rc =
+		    th_json_parse(ctx->req->body, ctx->req->body_len, cfg->lim.json_depth, &v, e);
 		if (rc != TH_OK)
 			return rc;
 	}

@@ -203,8 +203,9 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 	if (!s.opened)
 		return rc;
 	if (rc != TH_OK && !s.gone) {
-		json_object *body = s.is_rpc ? th_bind_rpc_error(rpc_id, e)
-		                             : th_bind_rest_error_body(th_bind_http_status(e->code), e);
+		json_object *body = s.is_rpc
+		                        ? th_bind_rpc_error(rpc_id, e)
+		                        : th_bind_rest_error_body(th_bind_http_status(e->code), e);
 		if (body != NULL) {
 			struct th_buf b;
 			th_buf_init(&b);

@@ -26,22 +26,26 @@
 
 static void print_usage(FILE *f)
 {
-	fputs("usage: tiny-harness                       (as a FastCGI or CGI program under a web server)\n"
-	      "       tiny-harness card                  print the agent card\n"
-	      "       tiny-harness migrate               create or upgrade the database\n"
-	      "       tiny-harness tasks [list [--state STATE] | show TASK]\n"
-	      "                                          what the database holds\n"
-	      "       tiny-harness recover               finish or fail turns whose worker died\n"
-	      "       tiny-harness push                  deliver due push notifications now\n"
-	      "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
-	      "                                          delete ended tasks older than AGE\n"
-	      "       tiny-harness complete TASK --as ID [--url URL]\n"
-	      "                                          complete a task with the control envelope\n"
-	      "       tiny-harness serve [--port N] [--procs N]\n"
-	      "                                          run lighttpd with conf/lighttpd.conf in the foreground\n"
-	      "       tiny-harness --help                this, and every configuration key\n"
-	      "Configuration: conf/tiny-harness.conf or $TINY_HARNESS_CONF, overridden by TINY_HARNESS_* variables.\n",
-	      f);
+	fputs(
+	    "usage: tiny-harness                       (as a FastCGI or CGI program under a web "
+	    "server)\n"
+	    "       tiny-harness card                  print the agent card\n"
+	    "       tiny-harness migrate               create or upgrade the database\n"
+	    "       tiny-harness tasks [list [--state STATE] | show TASK]\n"
+	    "                                          what the database holds\n"
+	    "       tiny-harness recover               finish or fail turns whose worker died\n"
+	    "       tiny-harness push                  deliver due push notifications now\n"
+	    "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
+	    "                                          delete ended tasks older than AGE\n"
+	    "       tiny-harness complete TASK --as ID [--url URL]\n"
+	    "                                          complete a task with the control envelope\n"
+	    "       tiny-harness serve [--port N] [--procs N]\n"
+	    "                                          run lighttpd with conf/lighttpd.conf in the "
+	    "foreground\n"
+	    "       tiny-harness --help                this, and every configuration key\n"
+	    "Configuration: conf/tiny-harness.conf or $TINY_HARNESS_CONF, overridden by "
+	    "TINY_HARNESS_* variables.\n",
+	    f);
 }
 
 void th_cli_usage(void)
@@ -92,9 +96,9 @@ static int cmd_card(void)
 		json_object *cmds = th_registry_card_params(reg);
 		json_object *card = cmds ? th_card_build(cfg, cmds) : NULL;
 		if (card != NULL) {
-			puts(json_object_to_json_string_ext(card, JSON_C_TO_STRING_PRETTY |
-			                                                 JSON_C_TO_STRING_SPACED |
-			                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+			puts(json_object_to_json_string_ext(
+			    card, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			              JSON_C_TO_STRING_NOSLASHESCAPE));
 			status = 0;
 		}
 		json_object_put(card);
@@ -190,13 +194,19 @@ static int cmd_complete(int argc, char **argv)
 			json_object *err = NULL, *result = NULL;
 			if (resp != NULL && json_object_object_get_ex(resp, "error", &err)) {
 				fprintf(stderr, "tiny-harness: refused: %s\n",
-				        th_json_str(err, "message") ? th_json_str(err, "message") : "?");
-			} else if (resp != NULL && json_object_object_get_ex(resp, "result", &result)) {
-				puts(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY |
-				                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+				        th_json_str(err, "message") ? th_json_str(err, "message")
+				                                    : "?");
+			} else if (resp != NULL &&
+			           json_object_object_get_ex(resp, "result", &result)) {
+				puts(json_object_to_json_string_ext(
+				    result,
+				    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 				status = 0;
 			} else {
-				fprintf(stderr, "tiny-harness: %s answered something that is not JSON-RPC\n", url);
+				fprintf(
+				    stderr,
+				    "tiny-harness: %s answered something that is not JSON-RPC\n",
+				    url);
 			}
 			json_object_put(resp);
 		}
@@ -249,11 +259,12 @@ static int cmd_serve(int argc, char **argv)
 	long port = 8080, procs = 2;
 	for (int i = 2; i < argc; i++) {
 		char *end;
-		if ((strcmp(argv[i], "--port") == 0 || strcmp(argv[i], "--procs") == 0) && i + 1 < argc) {
+		if ((strcmp(argv[i], "--port") == 0 || strcmp(argv[i], "--procs") == 0) &&
+		    i + 1 < argc) {
 			long v = strtol(argv[i + 1], &end, 10);
 			if (*end != '\0' || v < 1 || v > 65535) {
-				fprintf(stderr, "tiny-harness serve: %s needs a number, got '%s'\n", argv[i],
-				        argv[i + 1]);
+				fprintf(stderr, "tiny-harness serve: %s needs a number, got '%s'\n",
+				        argv[i], argv[i + 1]);
 				return 2;
 			}
 			if (strcmp(argv[i], "--port") == 0)
@@ -269,7 +280,8 @@ static int cmd_serve(int argc, char **argv)
 	char conf[PATH_MAX], self[PATH_MAX], cwd[PATH_MAX], state[PATH_MAX + 8], db[PATH_MAX + 32];
 	char buf[64];
 	if (find_conf(conf, sizeof conf) != 0) {
-		fprintf(stderr, "tiny-harness serve: conf/lighttpd.conf not found (set TH_SRCDIR)\n");
+		fprintf(stderr,
+		        "tiny-harness serve: conf/lighttpd.conf not found (set TH_SRCDIR)\n");
 		return 1;
 	}
 	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -300,8 +312,10 @@ static int cmd_serve(int argc, char **argv)
 	setenv_default("TINY_HARNESS_BASE_URL", buf);
 	printf("tiny-harness: serving %s with %ld workers (lighttpd, %s); database %s\n"
 	       "Try: curl -s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' "
-	       "-H 'X-Participant-Id: alice' -d '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\","
-	       "\"params\":{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}}' %s\n",
+	       "-H 'X-Participant-Id: alice' -d "
+	       "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\","
+	       "\"params\":{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{"
+	       "\"text\":\"hello\"}]}}}' %s\n",
 	       getenv("TINY_HARNESS_BASE_URL"), procs, conf, getenv("TINY_HARNESS_DB"),
 	       getenv("TINY_HARNESS_BASE_URL"));
 	fflush(stdout);
@@ -359,8 +373,8 @@ static int cmd_tasks(int argc, char **argv)
 			fprintf(stderr, "tiny-harness: %s\n", e.msg);
 			status = 1;
 		} else {
-			puts(json_object_to_json_string_ext(task, JSON_C_TO_STRING_PRETTY |
-			                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+			puts(json_object_to_json_string_ext(
+			    task, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 		}
 		json_object_put(task);
 	} else {
@@ -421,11 +435,16 @@ static int64_t parse_age(const char *s)
 	if (end == s || v < 0 || end[0] == '\0' || end[1] != '\0')
 		return -1;
 	switch (*end) {
-	case 'd': return v * 86400000LL;
-	case 'h': return v * 3600000LL;
-	case 'm': return v * 60000LL;
-	case 's': return v * 1000LL;
-	default: return -1;
+	case 'd':
+		return v * 86400000LL;
+	case 'h':
+		return v * 3600000LL;
+	case 'm':
+		return v * 60000LL;
+	case 's':
+		return v * 1000LL;
+	default:
+		return -1;
 	}
 }
 

@@ -18,11 +18,13 @@ static th_err check_nonempty(const char *key, const char *value, struct th_error
 
 static th_err check_backend(const char *key, const char *value, struct th_error *e)
 {
-	if (strcmp(value, "echo") != 0 && strcmp(value, "exec") != 0 && strcmp(value, "openai") != 0)
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key %s: '%s' is not a model backend this build has "
-		                    "(available: echo, exec, openai)",
-		                    key, value);
+	if (strcmp(value, "echo") != 0 && strcmp(value, "exec") != 0 &&
+	    strcmp(value, "openai") != 0)
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration key %s: '%s' is not a model backend this build has "
+		    "(available: echo, exec, openai)",
+		    key, value);
 	return TH_OK;
 }
 
@@ -30,10 +32,11 @@ static th_err check_backend(const char *key, const char *value, struct th_error 
 static th_err check_absolute(const char *key, const char *value, struct th_error *e)
 {
 	if (value[0] != '/')
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key %s: '%s' does not start with an absolute path "
-		                    "to the program",
-		                    key, value);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration key %s: '%s' does not start with an absolute path "
+		    "to the program",
+		    key, value);
 	return TH_OK;
 }
 
@@ -62,13 +65,14 @@ static th_err set_base_url(struct th_config *cfg, const char *value, struct th_e
 	else if (strncmp(value, "https://", 8) == 0)
 		rest = value + 8;
 	else
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key base_url: '%s' is not an http:// or https:// URL",
-		                    value);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration key base_url: '%s' is not an http:// or https:// URL", value);
 	if (*rest == '\0' || *rest == '/' || strpbrk(value, "?# \t") != NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key base_url: '%s' needs a host and no query or fragment",
-		                    value);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration key base_url: '%s' needs a host and no query or fragment",
+		    value);
 	size_t n = strlen(value);
 	int slash = value[n - 1] == '/';
 	char *url = malloc(n + 2);
@@ -101,10 +105,11 @@ static th_err set_openai_base_url(struct th_config *cfg, const char *value, stru
 		                    "https:// URL with a host",
 		                    value);
 	if (strpbrk(value, "?# \t") != NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key openai_base_url: '%s' has a query, a fragment "
-		                    "or a space",
-		                    value);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration key openai_base_url: '%s' has a query, a fragment "
+		    "or a space",
+		    value);
 	char *url = strdup(value);
 	if (url == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
@@ -140,83 +145,95 @@ static const char *const a2ui_words[] = {"v0.9", "v0.9.1", NULL};
 static const char *const identity_words[] = {"header", "remote_user", NULL};
 
 #define FIELD(f) .offset = offsetof(struct th_config, f), .size = sizeof(((struct th_config *)0)->f)
-#define K_STR(n, f, chk, d, text) {{n, d, NULL, text}, KEY_STRING, FIELD(f), .check = chk}
-#define K_INT(n, f, l, h, d, text) {{n, d, #l ".." #h, text}, KEY_INT, FIELD(f), .lo = l, .hi = h}
-#define K_ENUM(n, f, w, d, text) {{n, d, NULL, text}, KEY_ENUM, FIELD(f), .words = w}
-#define K_SET(n, fn, d, text) {{n, d, NULL, text}, KEY_CUSTOM, .set = fn}
+#define K_STR(n, f, chk, d, text)                                                                  \
+	{                                                                                          \
+		{n, d, NULL, text}, KEY_STRING, FIELD(f), .check = chk                             \
+	}
+#define K_INT(n, f, l, h, d, text)                                                                 \
+	{                                                                                          \
+		{n, d, #l ".." #h, text}, KEY_INT, FIELD(f), .lo = l, .hi = h                      \
+	}
+#define K_ENUM(n, f, w, d, text)                                                                   \
+	{                                                                                          \
+		{n, d, NULL, text}, KEY_ENUM, FIELD(f), .words = w                                 \
+	}
+#define K_SET(n, fn, d, text)                                                                      \
+	{                                                                                          \
+		{n, d, NULL, text}, KEY_CUSTOM, .set = fn                                          \
+	}
 
 /* Every key the file and TINY_HARNESS_<KEY> accept, in the order of
  * conf/tiny-harness.conf. The default goes through the same parser as a value read
  * from the file; lighttpd.conf's bin-copy-environment must name each key too. */
 static const struct key keys[] = {
-	K_STR("db", db_path, check_nonempty, "./var/tiny-harness.db",
-	      "SQLite database file; its directory is created if missing"),
-	K_ENUM("synchronous", sync_full, sync_words, "normal",
-	       "PRAGMA synchronous: normal (WAL, fast) or full (survives power loss)"),
-	K_INT("busy_timeout_ms", busy_timeout_ms, 0, 600000, "5000",
-	      "how long a worker waits on a locked database, in ms"),
-	K_SET("base_url", set_base_url, "http://127.0.0.1:8080/",
-	      "public base URL the card names: http(s), ending in '/' (added if missing)"),
-	K_STR("model", model, check_backend, "echo",
-	      "model backend for turns: echo, exec (model_command) or openai (TURN-2)"),
-	K_STR("model_command", model_command, check_absolute, NULL,
-	      "exec: absolute path of the program, then arguments split at spaces (no shell)"),
-	K_INT("model_timeout_ms", model_timeout_ms, 100, 3600000, "60000",
-	      "longest one model call (exec program or openai request) may take, in ms"),
-	K_SET("openai_base_url", set_openai_base_url, NULL,
-	      "openai: the API base URL; <base>/chat/completions is POSTed"),
-	K_STR("openai_model", openai_model, check_nonempty, NULL,
-	      "openai: the model name sent in each request"),
-	K_STR("openai_api_key_env", openai_api_key_env, check_env_name, "OPENAI_API_KEY",
-	      "openai: the NAME of the environment variable that holds the API key"),
-	K_INT("echo_delay_ms", echo_delay_ms, 0, 600000, "0",
-	      "the echo model sleeps this long per turn (lets tests hold a turn open), in ms"),
-	K_INT("turn_lease_ms", lease_ms, 100, 86400000, "30000",
-	      "a running turn's lease; a worker that dies mid-turn leaves one that expires, in ms"),
-	K_INT("turn_max_attempts", max_attempts, 1, 100, "3",
-	      "attempts before a turn whose worker keeps dying marks the task FAILED"),
-	K_STR("commands_dir", commands_dir, NULL, "conf/commands",
-	      "directory of file commands (NAME.md, CMD-1)"),
-	K_INT("heartbeat_ms", heartbeat_ms, 100, 3600000, "15000",
-	      "interval of the SSE comment heartbeat on a quiet stream, in ms"),
-	K_INT("stream_max_ms", stream_max_ms, 100, 86400000, "300000",
-	      "longest a stream stays open; the client then resubscribes, in ms"),
-	K_INT("stream_poll_ms", stream_poll_ms, 5, 10000, "50",
-	      "how often a worker looks for events other processes committed, in ms"),
-	K_INT("stream_max", stream_max, 1, 100000, "1000",
-	      "open streams one FastCGI worker holds; one more is refused with 503 (STREAM-6)"),
-	K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",
-	       "the version outbound A2UI messages carry: v0.9 or v0.9.1 (UI-1)"),
-	K_INT("push_allow_private", push_allow_private, 0, 1, "0",
-	      "1 allows private, loopback and link-local webhook addresses (PUSH-3)"),
-	K_INT("push_timeout_ms", push_timeout_ms, 100, 120000, "10000",
-	      "timeout of one webhook POST, connect included, in ms (PUSH-2)"),
-	K_INT("push_retry_base_ms", push_retry_base_ms, 10, 3600000, "1000",
-	      "delay after a failed webhook POST, doubled each attempt, in ms"),
-	K_INT("push_retry_max_ms", push_retry_max_ms, 10, 86400000, "300000",
-	      "cap of that delay, in ms"),
-	K_INT("push_max_attempts", push_max_attempts, 1, 1000, "10",
-	      "attempts after which a push delivery is dead"),
-	K_INT("push_max_configs", push_max_configs, 1, 1000, "10",
-	      "push configs one participant may hold on one task (PUSH-1)"),
-	K_INT("push_keep_hours", push_keep_hours, 1, 87600, "168",
-	      "delivered and dead deliveries are deleted after this many hours"),
-	K_ENUM("identity", identity, identity_words, "header",
-	       "who is speaking: header (X-Participant-Id) or remote_user (REMOTE_USER) (ID-1)"),
-	K_INT("history_length_default", history_default, -1, 100000, "-1",
-	      "messages of history when a request gives no historyLength; -1 = all"),
-	K_INT("max_body", lim.max_body, 1024, 1073741824, "1048576",
-	      "request body in bytes (413 above) (LIM-1)"),
-	K_INT("json_depth", lim.json_depth, 4, 1000, "32", "JSON nesting depth"),
-	K_INT("max_parts", lim.max_parts, 1, 10000, "64", "parts per message"),
-	K_INT("max_text", lim.max_text, 1, 1073741824, "65536", "bytes of one text part"),
-	K_INT("max_metadata", lim.max_metadata, 2, 1073741824, "16384",
-	      "bytes of a serialised metadata object"),
-	K_INT("max_participants", lim.max_participants, 2, 10000, "50", "participants per task"),
-	K_INT("max_plan_steps", lim.max_plan_steps, 1, 10000, "100", "steps per plan"),
-	K_INT("max_subtasks", lim.max_subtasks, 0, 100000, "100", "sub-tasks per task"),
-	K_INT("max_id", lim.max_id, 8, 4096, "256",
-	      "bytes of an id (messageId, taskId, participant id)"),
+    K_STR("db", db_path, check_nonempty, "./var/tiny-harness.db",
+          "SQLite database file; its directory is created if missing"),
+    K_ENUM("synchronous", sync_full, sync_words, "normal",
+           "PRAGMA synchronous: normal (WAL, fast) or full (survives power loss)"),
+    K_INT("busy_timeout_ms", busy_timeout_ms, 0, 600000, "5000",
+          "how long a worker waits on a locked database, in ms"),
+    K_SET("base_url", set_base_url, "http://127.0.0.1:8080/",
+          "public base URL the card names: http(s), ending in '/' (added if missing)"),
+    K_STR("model", model, check_backend, "echo",
+          "model backend for turns: echo, exec (model_command) or openai (TURN-2)"),
+    K_STR("model_command", model_command, check_absolute, NULL,
+          "exec: absolute path of the program, then arguments split at spaces (no shell)"),
+    K_INT("model_timeout_ms", model_timeout_ms, 100, 3600000, "60000",
+          "longest one model call (exec program or openai request) may take, in ms"),
+    K_SET("openai_base_url", set_openai_base_url, NULL,
+          "openai: the API base URL; <base>/chat/completions is POSTed"),
+    K_STR("openai_model", openai_model, check_nonempty, NULL,
+          "openai: the model name sent in each request"),
+    K_STR("openai_api_key_env", openai_api_key_env, check_env_name, "OPENAI_API_KEY",
+          "openai: the NAME of the environment variable that holds the API key"),
+    K_INT("echo_delay_ms", echo_delay_ms, 0, 600000, "0",
+          "the echo model sleeps this long per turn (lets tests hold a turn open), in ms"),
+    K_INT("turn_lease_ms", lease_ms, 100, 86400000, "30000",
+          "a running turn's lease; a worker that dies mid-turn leaves one that expires, in ms"),
+    K_INT("turn_max_attempts", max_attempts, 1, 100, "3",
+          "attempts before a turn whose worker keeps dying marks the task FAILED"),
+    K_STR("commands_dir", commands_dir, NULL, "conf/commands",
+          "directory of file commands (NAME.md, CMD-1)"),
+    K_INT("heartbeat_ms", heartbeat_ms, 100, 3600000, "15000",
+          "interval of the SSE comment heartbeat on a quiet stream, in ms"),
+    K_INT("stream_max_ms", stream_max_ms, 100, 86400000, "300000",
+          "longest a stream stays open; the client then resubscribes, in ms"),
+    K_INT("stream_poll_ms", stream_poll_ms, 5, 10000, "50",
+          "how often a worker looks for events other processes committed, in ms"),
+    K_INT("stream_max", stream_max, 1, 100000, "1000",
+          "open streams one FastCGI worker holds; one more is refused with 503 (STREAM-6)"),
+    K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",
+           "the version outbound A2UI messages carry: v0.9 or v0.9.1 (UI-1)"),
+    K_INT("push_allow_private", push_allow_private, 0, 1, "0",
+          "1 allows private, loopback and link-local webhook addresses (PUSH-3)"),
+    K_INT("push_timeout_ms", push_timeout_ms, 100, 120000, "10000",
+          "timeout of one webhook POST, connect included, in ms (PUSH-2)"),
+    K_INT("push_retry_base_ms", push_retry_base_ms, 10, 3600000, "1000",
+          "delay after a failed webhook POST, doubled each attempt, in ms"),
+    K_INT("push_retry_max_ms", push_retry_max_ms, 10, 86400000, "300000",
+          "cap of that delay, in ms"),
+    K_INT("push_max_attempts", push_max_attempts, 1, 1000, "10",
+          "attempts after which a push delivery is dead"),
+    K_INT("push_max_configs", push_max_configs, 1, 1000, "10",
+          "push configs one participant may hold on one task (PUSH-1)"),
+    K_INT("push_keep_hours", push_keep_hours, 1, 87600, "168",
+          "delivered and dead deliveries are deleted after this many hours"),
+    K_ENUM("identity", identity, identity_words, "header",
+           "who is speaking: header (X-Participant-Id) or remote_user (REMOTE_USER) (ID-1)"),
+    K_INT("history_length_default", history_default, -1, 100000, "-1",
+          "messages of history when a request gives no historyLength; -1 = all"),
+    K_INT("max_body", lim.max_body, 1024, 1073741824, "1048576",
+          "request body in bytes (413 above) (LIM-1)"),
+    K_INT("json_depth", lim.json_depth, 4, 1000, "32", "JSON nesting depth"),
+    K_INT("max_parts", lim.max_parts, 1, 10000, "64", "parts per message"),
+    K_INT("max_text", lim.max_text, 1, 1073741824, "65536", "bytes of one text part"),
+    K_INT("max_metadata", lim.max_metadata, 2, 1073741824, "16384",
+          "bytes of a serialised metadata object"),
+    K_INT("max_participants", lim.max_participants, 2, 10000, "50", "participants per task"),
+    K_INT("max_plan_steps", lim.max_plan_steps, 1, 10000, "100", "steps per plan"),
+    K_INT("max_subtasks", lim.max_subtasks, 0, 100000, "100", "sub-tasks per task"),
+    K_INT("max_id", lim.max_id, 8, 4096, "256",
+          "bytes of an id (messageId, taskId, participant id)"),
 };
 
 #undef K_SET
@@ -260,9 +277,9 @@ static th_err parse_num(const char *key, const char *value, long long lo, long l
 	*out = v;
 	return TH_OK;
 bad:
-	return th_error_set(e, TH_EINVAL,
-	                    "configuration key %s: '%s' is not a whole number between %lld and %lld",
-	                    key, value, lo, hi);
+	return th_error_set(
+	    e, TH_EINVAL, "configuration key %s: '%s' is not a whole number between %lld and %lld",
+	    key, value, lo, hi);
 }
 
 /* Through memcpy, so one path serves int, enum and size_t fields; v is within the
@@ -384,7 +401,8 @@ static th_err load_file(struct th_config *cfg, const char *path, struct th_error
 {
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
-		return th_error_set(e, TH_EINVAL, "configuration file %s: %s", path, strerror(errno));
+		return th_error_set(e, TH_EINVAL, "configuration file %s: %s", path,
+		                    strerror(errno));
 	char line[4096];
 	int lineno = 0;
 	th_err rc = TH_OK;
@@ -401,8 +419,8 @@ static th_err load_file(struct th_config *cfg, const char *path, struct th_error
 			continue;
 		char *eq = strchr(s, '=');
 		if (eq == NULL) {
-			rc = th_error_set(e, TH_EINVAL, "%s:%d: expected 'key = value', got '%s'", path,
-			                  lineno, s);
+			rc = th_error_set(e, TH_EINVAL, "%s:%d: expected 'key = value', got '%s'",
+			                  path, lineno, s);
 			break;
 		}
 		*eq = '\0';
@@ -430,7 +448,8 @@ static th_err load_env(struct th_config *cfg, struct th_error *e)
 		struct th_error sub;
 		th_error_clear(&sub);
 		if (set_key(cfg, &keys[i], v, &sub) != TH_OK)
-			return th_error_set(e, sub.code, "environment variable %s: %s", name, sub.msg);
+			return th_error_set(e, sub.code, "environment variable %s: %s", name,
+			                    sub.msg);
 	}
 	return TH_OK;
 }
@@ -440,14 +459,15 @@ static th_err load_env(struct th_config *cfg, struct th_error *e)
 static th_err check_model(const struct th_config *cfg, struct th_error *e)
 {
 	if (strcmp(cfg->model, "exec") == 0 && cfg->model_command == NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key model_command is required when model = exec");
+		return th_error_set(
+		    e, TH_EINVAL, "configuration key model_command is required when model = exec");
 	if (strcmp(cfg->model, "openai") == 0 && cfg->openai_base_url == NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key openai_base_url is required when model = openai");
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration key openai_base_url is required when model = openai");
 	if (strcmp(cfg->model, "openai") == 0 && cfg->openai_model == NULL)
-		return th_error_set(e, TH_EINVAL,
-		                    "configuration key openai_model is required when model = openai");
+		return th_error_set(
+		    e, TH_EINVAL, "configuration key openai_model is required when model = openai");
 	return TH_OK;
 }
 

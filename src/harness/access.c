@@ -14,8 +14,9 @@ th_err th_access_not_found(const char *task_id, struct th_error *e)
 
 th_err th_access_no_participant(struct th_error *e)
 {
-	return th_error_set(e, TH_EINVAL,
-	                    "no participant asserted: send the X-Participant-Id header naming who you are");
+	return th_error_set(
+	    e, TH_EINVAL,
+	    "no participant asserted: send the X-Participant-Id header naming who you are");
 }
 
 th_err th_access_check(struct th_store *st, const char *task_id, const char *participant,
@@ -35,10 +36,11 @@ th_err th_access_check(struct th_store *st, const char *task_id, const char *par
 		return th_error_set(e, rc, "%s", sub.msg);
 	if (need == TH_ACCESS_WRITE && strcmp(r, "watcher") == 0) {
 		free(r);
-		th_error_set(e, TH_EUNSUPPORTED,
-		             "participant %.100s is a watcher on task %.100s; watchers may read the "
-		             "task and answer questions addressed to them, but not %s it",
-		             participant, task_id, what);
+		th_error_set(
+		    e, TH_EUNSUPPORTED,
+		    "participant %.100s is a watcher on task %.100s; watchers may read the "
+		    "task and answer questions addressed to them, but not %s it",
+		    participant, task_id, what);
 		if (e != NULL)
 			snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
 		return TH_EUNSUPPORTED;

@@ -7,8 +7,8 @@
 #include "util/err.h"
 
 enum th_access {
-	TH_ACCESS_READ,  /* GetTask, SubscribeToTask: any participant, watchers included */
-	TH_ACCESS_WRITE  /* messages, completion, cancel, changes: not watchers (ID-4) */
+	TH_ACCESS_READ, /* GetTask, SubscribeToTask: any participant, watchers included */
+	TH_ACCESS_WRITE /* messages, completion, cancel, changes: not watchers (ID-4) */
 };
 
 /* Checks participant against task_id: none asserted → TH_EINVAL "no participant

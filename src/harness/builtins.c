@@ -158,7 +158,8 @@ static th_err plan(struct th_app *app, const struct th_command *c, struct th_tas
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	} else if (n == (size_t)-1) {
 		char why[96];
-		snprintf(why, sizeof why, "A plan has at most %zu steps.", app->cfg->lim.max_plan_steps);
+		snprintf(why, sizeof why, "A plan has at most %zu steps.",
+		         app->cfg->lim.max_plan_steps);
 		usage(res, c, why);
 	} else if (n == 0) {
 		usage(res, c, "Name at least one step.");
@@ -210,7 +211,8 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 		size_t len = (size_t)(hit - args);
 		while (len > 0 && isspace((unsigned char)args[len - 1]))
 			len--;
-		snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), args);
+		snprintf(name, sizeof name, "%.*s",
+		         (int)(len < sizeof name ? len : sizeof name - 1), args);
 		for (size_t i = 0; i < n && found == NULL; i++)
 			if (strcmp(steps[i].step_id, name) == 0 || strcmp(steps[i].name, name) == 0)
 				found = &steps[i];
@@ -239,8 +241,8 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 		else
 			json_object_put(sj);
 		if (rc == TH_OK)
-			th_buf_printf(&res->text, "Step %s (%s) is %s.", found->step_id, found->name,
-			              step_states[state]);
+			th_buf_printf(&res->text, "Step %s (%s) is %s.", found->step_id,
+			              found->name, step_states[state]);
 	}
 	th_plan_steps_free(steps, n);
 	return rc;
@@ -281,15 +283,17 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 }
 
 /* /invite PARTICIPANT [ROLE] and /role PARTICIPANT ROLE (ID-5). */
-static th_err invite_or_role(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                             const char *args, int inviting, struct th_cmd_result *res,
-                             struct th_error *e)
+static th_err invite_or_role(struct th_app *app, const struct th_command *c,
+                             struct th_task_row *row, const char *args, int inviting,
+                             struct th_cmd_result *res, struct th_error *e)
 {
 	char who[257], role[32];
 	const char *rest = word(args, who, sizeof who);
 	rest = word(rest, role, sizeof role);
 	if (who[0] == '\0' || (!inviting && role[0] == '\0') || *rest != '\0') {
-		usage(res, c, inviting ? "Name the participant to invite." : "Name a participant and a role.");
+		usage(res, c,
+		      inviting ? "Name the participant to invite."
+		               : "Name a participant and a role.");
 		return TH_OK;
 	}
 	if (role[0] == '\0')
@@ -307,7 +311,8 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c, str
 	free(current);
 	if (inviting && on_task) {
 		char why[320];
-		snprintf(why, sizeof why, "%s is already a participant; use /role to change the role.", who);
+		snprintf(why, sizeof why,
+		         "%s is already a participant; use /role to change the role.", who);
 		usage(res, c, why);
 		return TH_OK;
 	}
@@ -369,7 +374,8 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 		usage(res, c, "Give the sub-task a name and a goal.");
 		return TH_OK;
 	}
-	snprintf(name, sizeof name, "%.*s", (int)(nlen < sizeof name ? nlen : sizeof name - 1), args);
+	snprintf(name, sizeof name, "%.*s", (int)(nlen < sizeof name ? nlen : sizeof name - 1),
+	         args);
 	struct th_subtask_ref *subs = NULL;
 	size_t ns = 0;
 	th_err rc = th_store_subtasks(app->store, row->id, 0, &subs, &ns, e);
@@ -378,7 +384,8 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 		return rc;
 	if (ns >= app->cfg->lim.max_subtasks) {
 		char why[128];
-		snprintf(why, sizeof why, "A task has at most %zu sub-tasks.", app->cfg->lim.max_subtasks);
+		snprintf(why, sizeof why, "A task has at most %zu sub-tasks.",
+		         app->cfg->lim.max_subtasks);
 		usage(res, c, why);
 		return TH_OK;
 	}

@@ -14,10 +14,10 @@
 #include "util/err.h"
 
 struct th_cmd_result {
-	struct th_buf text;     /* the reply; th_cmd_result_free */
-	json_object *parts;     /* further parts of the reply message (array) or NULL; owned */
-	json_object *sub_ext;   /* status sub-state to park in; NULL = awaiting-next-message */
-	char *child_task;       /* a sub-task whose first turn runs after commit; free */
+	struct th_buf text;   /* the reply; th_cmd_result_free */
+	json_object *parts;   /* further parts of the reply message (array) or NULL; owned */
+	json_object *sub_ext; /* status sub-state to park in; NULL = awaiting-next-message */
+	char *child_task;     /* a sub-task whose first turn runs after commit; free */
 	int64_t child_turn;
 };
 void th_cmd_result_free(struct th_cmd_result *r);

@@ -27,40 +27,47 @@ int th_channel_part(json_object *msg, const char *sender, struct th_chan_part *o
 	for (size_t i = 0; i < json_object_array_length(parts); i++) {
 		json_object *p = json_object_array_get_idx(parts, i), *v = NULL;
 		const char *mt = th_json_str(p, "mediaType");
-		if (mt == NULL || strcmp(mt, TH_MT_CHANNEL) != 0 || !json_object_object_get_ex(p, "data", &v))
+		if (mt == NULL || strcmp(mt, TH_MT_CHANNEL) != 0 ||
+		    !json_object_object_get_ex(p, "data", &v))
 			continue;
 		if (found++) {
 			th_error_set(e, TH_EINVAL, "a message carries at most one channel part");
 			return -1;
 		}
 		if (!json_object_is_type(v, json_type_object)) {
-			th_error_set(e, TH_EINVAL, "message.parts[%zu].data: a channel message must be an object", i);
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data: a channel message must be an object",
+			             i);
 			return -1;
 		}
 		json_object_object_foreach(v, key, val)
 		{
-			static const char *const keys[] = {"channel_id", "sender", "kind", "text",
-			                                   "parts", "in_reply_to", "to", NULL};
+			static const char *const keys[] = {"channel_id", "sender", "kind",
+			                                   "text",       "parts",  "in_reply_to",
+			                                   "to",         NULL};
 			int ok = 0;
 			for (size_t k = 0; keys[k] != NULL; k++)
 				ok |= strcmp(key, keys[k]) == 0;
 			if (!ok) {
-				th_error_set(e, TH_EINVAL,
-				             "message.parts[%zu].data: unknown channel key '%.60s' (see "
-				             "docs/a2a/ext/channel.json)",
-				             i, key);
+				th_error_set(
+				    e, TH_EINVAL,
+				    "message.parts[%zu].data: unknown channel key '%.60s' (see "
+				    "docs/a2a/ext/channel.json)",
+				    i, key);
 				return -1;
 			}
 			if ((strcmp(key, "parts") == 0 || strcmp(key, "to") == 0) &&
 			    !json_object_is_type(val, json_type_array)) {
-				th_error_set(e, TH_EINVAL, "message.parts[%zu].data.%s must be an array", i, key);
+				th_error_set(e, TH_EINVAL,
+				             "message.parts[%zu].data.%s must be an array", i, key);
 				return -1;
 			}
 			if (strcmp(key, "in_reply_to") == 0 && val == NULL)
 				continue;
 			if (strcmp(key, "parts") != 0 && strcmp(key, "to") != 0 &&
 			    !json_object_is_type(val, json_type_string)) {
-				th_error_set(e, TH_EINVAL, "message.parts[%zu].data.%s must be a string", i, key);
+				th_error_set(e, TH_EINVAL,
+				             "message.parts[%zu].data.%s must be a string", i, key);
 				return -1;
 			}
 		}
@@ -72,37 +79,44 @@ int th_channel_part(json_object *msg, const char *sender, struct th_chan_part *o
 		out->in_reply_to = th_json_str(v, "in_reply_to");
 		out->to = json_object_object_get(v, "to");
 		if (out->channel_id == NULL || *out->channel_id == '\0') {
-			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.channel_id is required", i);
+			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.channel_id is required",
+			             i);
 			return -1;
 		}
 		if (snd == NULL || strcmp(snd, sender) != 0) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data.sender must be the sender asserted by "
-			             "X-Participant-Id (%.100s)",
-			             i, sender);
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.sender must be the sender asserted by "
+			    "X-Participant-Id (%.100s)",
+			    i, sender);
 			return -1;
 		}
 		if (strcmp(out->kind, "message") && strcmp(out->kind, "help_request") &&
 		    strcmp(out->kind, "help_reply")) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data.kind '%.60s' is not message, help_request or "
-			             "help_reply",
-			             i, out->kind);
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.kind '%.60s' is not message, help_request or "
+			    "help_reply",
+			    i, out->kind);
 			return -1;
 		}
 		if (strcmp(out->kind, "help_reply") == 0 &&
 		    (out->in_reply_to == NULL || *out->in_reply_to == '\0')) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data.in_reply_to is required in a help_reply (the "
-			             "help request's id)",
-			             i);
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.in_reply_to is required in a help_reply (the "
+			    "help request's id)",
+			    i);
 			return -1;
 		}
 		for (size_t k = 0; out->to != NULL && k < json_object_array_length(out->to); k++) {
 			json_object *t = json_object_array_get_idx(out->to, k);
-			if (!json_object_is_type(t, json_type_string) || json_object_get_string_len(t) == 0) {
-				th_error_set(e, TH_EINVAL,
-				             "message.parts[%zu].data.to[%zu] must be a participant id", i, k);
+			if (!json_object_is_type(t, json_type_string) ||
+			    json_object_get_string_len(t) == 0) {
+				th_error_set(
+				    e, TH_EINVAL,
+				    "message.parts[%zu].data.to[%zu] must be a participant id", i,
+				    k);
 				return -1;
 			}
 		}
@@ -159,7 +173,8 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 	out->resume = 0;
 	const char *mid = th_json_str(msg, "messageId");
 	int exists = 0, member = 0;
-	th_err rc = th_store_channel_is_member(st, row->id, cp->channel_id, sender, &exists, &member, e);
+	th_err rc =
+	    th_store_channel_is_member(st, row->id, cp->channel_id, sender, &exists, &member, e);
 	if (rc != TH_OK)
 		return rc;
 	if (!exists && strcmp(cp->kind, "message") == 0 && cp->to != NULL &&
@@ -174,10 +189,11 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 		rc = th_store_channel_create(st, row->id, cp->channel_id, sender, members, n, e);
 		free(members);
 		if (rc == TH_EINVAL)
-			rc = th_error_set(e, TH_EINVAL,
-			                  "channel %.100s cannot be opened: every id in 'to' must be a "
-			                  "participant of the task",
-			                  cp->channel_id);
+			rc = th_error_set(
+			    e, TH_EINVAL,
+			    "channel %.100s cannot be opened: every id in 'to' must be a "
+			    "participant of the task",
+			    cp->channel_id);
 		if (rc != TH_OK)
 			return rc;
 		member = 1;
@@ -194,7 +210,8 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 		char *role = NULL;
 		if (th_store_participant_role(st, row->id, asked, &role, e) != TH_OK)
 			return th_error_set(e, TH_EINVAL,
-			                    "help_request: %.100s is not a participant of the task", asked);
+			                    "help_request: %.100s is not a participant of the task",
+			                    asked);
 		free(role);
 		char id[TH_UUID_LEN + 1];
 		th_uuid(id);
@@ -210,18 +227,20 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 		struct th_help_request h = {0};
 		rc = th_store_help_get(st, row->id, cp->in_reply_to, &h, e);
 		if (rc == TH_ENOTFOUND)
-			rc = th_error_set(e, TH_EINVAL,
-			                  "help_reply: there is no help request %.100s on this task",
-			                  cp->in_reply_to);
+			rc =
+			    th_error_set(e, TH_EINVAL,
+			                 "help_reply: there is no help request %.100s on this task",
+			                 cp->in_reply_to);
 		else if (rc == TH_OK && strcmp(h.asked, sender) != 0)
-			rc = th_error_set(e, TH_EINVAL,
-			                  "help_reply: help request %.100s asked %.100s, not %.100s",
-			                  cp->in_reply_to, h.asked, sender);
-		else if (rc == TH_OK && (rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e)) ==
-		                                TH_EINVAL)
-			rc = th_error_set(e, TH_EINVAL, "help_reply: help request %.100s was already %s",
-			                  cp->in_reply_to,
-			                  h.state == TH_HELP_CANCELED ? "canceled" : "answered");
+			rc =
+			    th_error_set(e, TH_EINVAL,
+			                 "help_reply: help request %.100s asked %.100s, not %.100s",
+			                 cp->in_reply_to, h.asked, sender);
+		else if (rc == TH_OK &&
+		         (rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e)) == TH_EINVAL)
+			rc = th_error_set(
+			    e, TH_EINVAL, "help_reply: help request %.100s was already %s",
+			    cp->in_reply_to, h.state == TH_HELP_CANCELED ? "canceled" : "answered");
 		/* The harness's own question is what the task waits for: it resumes. */
 		if (rc == TH_OK)
 			out->resume = strcmp(h.asked_by, TH_AGENT_ID) == 0;
@@ -229,8 +248,8 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 		if (rc != TH_OK)
 			return rc;
 	}
-	rc = th_channel_record(st, row, sender, cp->channel_id, cp->kind, cp->text, cp->in_reply_to, cp->value,
-	            mid, e);
+	rc = th_channel_record(st, row, sender, cp->channel_id, cp->kind, cp->text, cp->in_reply_to,
+	                       cp->value, mid, e);
 	if (rc == TH_OK)
 		rc = th_channel_deliver(st, row, sender, cp->channel_id, msg, e);
 	return rc;
@@ -255,7 +274,8 @@ th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, c
 		json_object *value = json_object_new_object();
 		json_object_object_add(value, "in_reply_to", json_object_new_string(h.id));
 		if (rc == TH_OK)
-			rc = th_channel_record(st, row, sender, h.channel_id, "help_reply", "", h.id, value, mid, e);
+			rc = th_channel_record(st, row, sender, h.channel_id, "help_reply", "",
+			                       h.id, value, mid, e);
 		json_object_put(value);
 		*answered = rc == TH_OK;
 	}
@@ -293,7 +313,8 @@ th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const 
 	json_object_object_add(value, "text", json_object_new_string(question));
 	json_object_object_add(value, "to", to);
 	if (rc == TH_OK)
-		rc = th_channel_record(st, row, TH_AGENT_ID, row->id, "help_request", question, NULL, value, mid, e);
+		rc = th_channel_record(st, row, TH_AGENT_ID, row->id, "help_request", question,
+		                       NULL, value, mid, e);
 	if (rc != TH_OK) {
 		json_object_put(value);
 		return rc;

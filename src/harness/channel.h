@@ -14,12 +14,12 @@
 
 /* A validated channel part (CH-1). Strings are borrowed from the message. */
 struct th_chan_part {
-	json_object *value;     /* the part's data object */
+	json_object *value; /* the part's data object */
 	const char *channel_id;
-	const char *kind;       /* "message" | "help_request" | "help_reply" */
-	const char *text;       /* "" when absent */
-	const char *in_reply_to;/* or NULL */
-	json_object *to;        /* array of participant ids or NULL */
+	const char *kind;        /* "message" | "help_request" | "help_reply" */
+	const char *text;        /* "" when absent */
+	const char *in_reply_to; /* or NULL */
+	json_object *to;         /* array of participant ids or NULL */
 };
 
 /* Finds the message's channel part. 1 found (valid), 0 none, -1 invalid (e set):

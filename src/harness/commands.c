@@ -13,17 +13,16 @@
 static const struct {
 	const char *name, *description, *hint;
 } builtins[] = {
-	{"help", "List the slash commands this agent understands", ""},
-	{"status", "Show the task's state, sub-state, participants, plan and sub-tasks", ""},
-	{"plan", "Replace the task's plan with these steps", "STEP; STEP; ..."},
-	{"step", "Mark a plan step done or failed", "STEP done|failed [OUTPUT]"},
-	{"ask", "Ask a participant a question; the task waits for the answer", "PARTICIPANT QUESTION"},
-	{"subtask", "Spawn a linked sub-task", "NAME: GOAL"},
-	{"invite", "Add a participant (default role watcher; admin or reporter only)",
-	 "PARTICIPANT [ROLE]"},
-	{"role", "Change a participant's role (admin or reporter only)", "PARTICIPANT ROLE"},
-	{"confirm", "Ask for an approval: an A2UI card with Approve / Reject, or in text",
-	 "QUESTION"},
+    {"help", "List the slash commands this agent understands", ""},
+    {"status", "Show the task's state, sub-state, participants, plan and sub-tasks", ""},
+    {"plan", "Replace the task's plan with these steps", "STEP; STEP; ..."},
+    {"step", "Mark a plan step done or failed", "STEP done|failed [OUTPUT]"},
+    {"ask", "Ask a participant a question; the task waits for the answer", "PARTICIPANT QUESTION"},
+    {"subtask", "Spawn a linked sub-task", "NAME: GOAL"},
+    {"invite", "Add a participant (default role watcher; admin or reporter only)",
+     "PARTICIPANT [ROLE]"},
+    {"role", "Change a participant's role (admin or reporter only)", "PARTICIPANT ROLE"},
+    {"confirm", "Ask for an approval: an A2UI card with Approve / Reject, or in text", "QUESTION"},
 };
 
 static int valid_name(const char *s, size_t n)
@@ -97,8 +96,9 @@ static th_err load_file(struct th_registry *r, const char *path, const char *nam
 			if (colon == NULL) {
 				if (*s == '\0')
 					continue;
-				rc = th_error_set(e, TH_EINVAL, "command file %s:%d: expected 'key: value'",
-				                  path, lineno);
+				rc = th_error_set(e, TH_EINVAL,
+				                  "command file %s:%d: expected 'key: value'", path,
+				                  lineno);
 				break;
 			}
 			*colon = '\0';
@@ -113,15 +113,16 @@ static th_err load_file(struct th_registry *r, const char *path, const char *nam
 	}
 	fclose(f);
 	if (rc == TH_OK && in_front)
-		rc = th_error_set(e, TH_EINVAL, "command file %s: front matter is not closed by ---", path);
+		rc = th_error_set(e, TH_EINVAL,
+		                  "command file %s: front matter is not closed by ---", path);
 	if (rc == TH_OK && body.oom)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK) {
 		static char none[] = "";
 		char *tmpl = trim(body.data ? body.data : none);
 		if (*tmpl == '\0')
-			rc = th_error_set(e, TH_EINVAL, "command file %s: the prompt template is empty",
-			                  path);
+			rc = th_error_set(e, TH_EINVAL,
+			                  "command file %s: the prompt template is empty", path);
 		else
 			rc = add(r, name, desc[0] ? desc : name, hint, tmpl, TH_CMD_FILE, e);
 	}
@@ -172,7 +173,8 @@ th_err th_registry_load(const char *dir, struct th_registry **out, struct th_err
 				continue;
 			if (!valid_name(names[i], len)) {
 				rc = th_error_set(e, TH_EINVAL,
-				                  "command file %s/%s: a command name uses letters, digits, - and _",
+				                  "command file %s/%s: a command name uses "
+				                  "letters, digits, - and _",
 				                  dir, names[i]);
 				break;
 			}
@@ -180,9 +182,10 @@ th_err th_registry_load(const char *dir, struct th_registry **out, struct th_err
 			snprintf(name, sizeof name, "%.*s", (int)len, names[i]);
 			for (size_t j = 0; j < r->n; j++)
 				if (strcmp(r->cmds[j].name, name) == 0)
-					rc = th_error_set(e, TH_EINVAL,
-					                  "command file %s/%s: /%s is already a command", dir,
-					                  names[i], name);
+					rc = th_error_set(
+					    e, TH_EINVAL,
+					    "command file %s/%s: /%s is already a command", dir,
+					    names[i], name);
 			if (rc != TH_OK)
 				break;
 			char path[4096];
@@ -221,7 +224,8 @@ json_object *th_registry_card_params(const struct th_registry *r)
 	for (size_t i = 0; arr != NULL && i < r->n; i++) {
 		json_object *c = json_object_new_object();
 		json_object_object_add(c, "name", json_object_new_string(r->cmds[i].name));
-		json_object_object_add(c, "description", json_object_new_string(r->cmds[i].description));
+		json_object_object_add(c, "description",
+		                       json_object_new_string(r->cmds[i].description));
 		json_object_object_add(c, "argument_hint",
 		                       json_object_new_string(r->cmds[i].argument_hint));
 		json_object_array_add(arr, c);

@@ -22,12 +22,14 @@
 static const char *envelope_kind(json_object *v, size_t idx, struct th_error *e)
 {
 	if (!json_object_is_type(v, json_type_object)) {
-		th_error_set(e, TH_EINVAL, "message.parts[%zu].data: an event envelope must be an object", idx);
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data: an event envelope must be an object", idx);
 		return NULL;
 	}
 	const char *kind = th_json_str(v, "kind");
 	if (kind == NULL) {
-		th_error_set(e, TH_EINVAL, "message.parts[%zu].data.kind is required (a string: task or control)",
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data.kind is required (a string: task or control)",
 		             idx);
 		return NULL;
 	}
@@ -35,20 +37,24 @@ static const char *envelope_kind(json_object *v, size_t idx, struct th_error *e)
 		static const char *const keys[] = {"kind", "action", NULL};
 		const char *bad = th_json_unknown_key(v, keys);
 		if (bad != NULL) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data: a control envelope has only kind and action; "
-			             "'%.100s' is not allowed",
-			             idx, bad);
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data: a control envelope has only kind and action; "
+			    "'%.100s' is not allowed",
+			    idx, bad);
 			return NULL;
 		}
 		const char *action = th_json_str(v, "action");
 		if (action == NULL) {
-			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.action is required (\"complete\")", idx);
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data.action is required (\"complete\")",
+			             idx);
 			return NULL;
 		}
 		if (strcmp(action, "complete") != 0) {
 			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data.action '%.100s' is unknown; the only action is "
+			             "message.parts[%zu].data.action '%.100s' is unknown; the only "
+			             "action is "
 			             "\"complete\"",
 			             idx, action);
 			return NULL;
@@ -57,10 +63,11 @@ static const char *envelope_kind(json_object *v, size_t idx, struct th_error *e)
 	}
 	if (strcmp(kind, "task") == 0)
 		return kind;
-	th_error_set(e, TH_EINVAL,
-	             "message.parts[%zu].data.kind '%.100s' is not an envelope kind a client may send "
-	             "(task or control)",
-	             idx, kind);
+	th_error_set(
+	    e, TH_EINVAL,
+	    "message.parts[%zu].data.kind '%.100s' is not an envelope kind a client may send "
+	    "(task or control)",
+	    idx, kind);
 	return NULL;
 }
 
@@ -87,7 +94,8 @@ int th_control_detect(json_object *msg, struct th_error *e)
 		return 0;
 	if (n != 1) {
 		th_error_set(e, TH_EINVAL,
-		             "a control envelope must be the only part of its message; this message has %zu parts",
+		             "a control envelope must be the only part of its message; this "
+		             "message has %zu parts",
 		             n);
 		return -1;
 	}
@@ -110,8 +118,8 @@ static char *unresolved_text(const struct th_task_row *row, const struct th_subt
 {
 	struct th_buf b;
 	th_buf_init(&b);
-	th_buf_printf(&b, "task %s cannot be completed: %zu sub-task%s still unresolved: ", row->id, n,
-	              n == 1 ? " is" : "s are");
+	th_buf_printf(&b, "task %s cannot be completed: %zu sub-task%s still unresolved: ", row->id,
+	              n, n == 1 ? " is" : "s are");
 	for (size_t i = 0; i < n; i++)
 		th_buf_printf(&b, "%s%s (%s, %s)", i ? "; " : "", subs[i].id, subs[i].name,
 		              th_state_name((enum th_state)subs[i].state));
@@ -146,7 +154,8 @@ th_err th_control_complete(struct th_app *app, const char *participant, const ch
 	th_err rc;
 	*task = NULL;
 	IN_TXN(st, e, rc, {
-		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "complete", NULL, e);
+		rc =
+		    th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "complete", NULL, e);
 		if (rc == TH_OK)
 			rc = th_store_task_get(st, task_id, &row, e);
 		const char *mid = th_json_str(msg, "messageId");
@@ -162,9 +171,10 @@ th_err th_control_complete(struct th_app *app, const char *participant, const ch
 			text = unresolved_text(&row, subs, ns);
 			status_msg = text ? th_status_agent_text(&row, text) : NULL;
 			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
-			rc = status_msg && sub ? th_status_transition(st, &row, TH_STATE_INPUT_REQUIRED,
-			                                              sub, status_msg, 0, e)
-			                       : th_error_set(e, TH_ENOMEM, "out of memory");
+			rc = status_msg && sub
+			         ? th_status_transition(st, &row, TH_STATE_INPUT_REQUIRED, sub,
+			                                status_msg, 0, e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
 		} else if (rc == TH_OK && !duplicate) {
 			/* CTL-5: the participant's control message stays in history, and the
 			 * task ends for every subscriber with "completed by <id>". */
@@ -176,8 +186,8 @@ th_err th_control_complete(struct th_app *app, const char *participant, const ch
 			status_msg = b.oom ? NULL : th_status_agent_text(&row, b.data);
 			th_buf_free(&b);
 			if (rc == TH_OK)
-				rc = status_msg ? th_status_transition(st, &row, TH_STATE_COMPLETED, NULL,
-				                                       status_msg, 1, e)
+				rc = status_msg ? th_status_transition(st, &row, TH_STATE_COMPLETED,
+				                                       NULL, status_msg, 1, e)
 				                : th_error_set(e, TH_ENOMEM, "out of memory");
 		}
 	});
@@ -197,7 +207,8 @@ static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const ch
                           const char *parent, int depth, struct th_error *e)
 {
 	if (depth > 64)
-		return th_error_set(e, TH_EINTERNAL, "sub-task tree deeper than 64 levels under %s", row->id);
+		return th_error_set(e, TH_EINTERNAL, "sub-task tree deeper than 64 levels under %s",
+		                    row->id);
 	struct th_subtask_ref *subs = NULL;
 	size_t ns = 0;
 	th_err rc = th_store_turns_cut(st, row->id, NULL, e);

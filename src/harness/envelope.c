@@ -15,7 +15,8 @@ int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e
 	for (size_t i = 0; i < json_object_array_length(parts); i++) {
 		json_object *p = json_object_array_get_idx(parts, i), *v = NULL;
 		const char *mt = th_json_str(p, "mediaType");
-		if (mt == NULL || strcmp(mt, TH_MT_EVENT) != 0 || !json_object_object_get_ex(p, "data", &v))
+		if (mt == NULL || strcmp(mt, TH_MT_EVENT) != 0 ||
+		    !json_object_object_get_ex(p, "data", &v))
 			continue;
 		const char *kind = th_json_str(v, "kind");
 		if (kind == NULL || strcmp(kind, "task") != 0)
@@ -23,18 +24,20 @@ int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e
 		static const char *const keys[] = {"kind", "payload", NULL};
 		const char *bad = th_json_unknown_key(v, keys);
 		if (bad != NULL) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data: a task envelope has only kind and payload; "
-			             "'%.100s' is not allowed",
-			             i, bad);
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data: a task envelope has only kind and payload; "
+			    "'%.100s' is not allowed",
+			    i, bad);
 			return -1;
 		}
 		json_object *pl = json_object_object_get(v, "payload");
 		if (pl == NULL || !json_object_is_type(pl, json_type_object)) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data.payload is required and must be an object "
-			             "(the task attributes)",
-			             i);
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.payload is required and must be an object "
+			    "(the task attributes)",
+			    i);
 			return -1;
 		}
 		if (*payload != NULL) {
@@ -87,25 +90,29 @@ static th_err parse_participants(json_object *arr, const struct th_limits *lim,
 		return th_error_set(e, TH_EINVAL, "payload.participants must be an array");
 	size_t n = json_object_array_length(arr);
 	if (n > lim->max_participants)
-		return th_error_set(e, TH_EINVAL,
-		                    "payload.participants has %zu entries; the limit is %zu participants "
-		                    "per task",
-		                    n, lim->max_participants);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "payload.participants has %zu entries; the limit is %zu participants "
+		    "per task",
+		    n, lim->max_participants);
 	out->ps = calloc(n ? n : 1, sizeof *out->ps);
 	if (out->ps == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_array_get_idx(arr, i);
 		if (!json_object_is_type(p, json_type_object))
-			return th_error_set(e, TH_EINVAL, "payload.participants[%zu] must be an object", i);
+			return th_error_set(e, TH_EINVAL,
+			                    "payload.participants[%zu] must be an object", i);
 		static const char *const keys[] = {"id", "kind", "role", "display_name", NULL};
 		const char *bad = th_json_unknown_key(p, keys);
 		if (bad != NULL)
-			return th_error_set(e, TH_EINVAL,
-			                    "payload.participants[%zu]: unknown key '%.60s' (allowed: id, "
-			                    "kind, role, display_name)",
-			                    i, bad);
-		json_object *id = json_object_object_get(p, "id"), *role = json_object_object_get(p, "role");
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "payload.participants[%zu]: unknown key '%.60s' (allowed: id, "
+			    "kind, role, display_name)",
+			    i, bad);
+		json_object *id = json_object_object_get(p, "id"),
+		            *role = json_object_object_get(p, "role");
 		json_object *kind = json_object_object_get(p, "kind");
 		json_object *dn = json_object_object_get(p, "display_name");
 		char path[64];
@@ -116,26 +123,31 @@ static th_err parse_participants(json_object *arr, const struct th_limits *lim,
 		if (rc != TH_OK)
 			return rc;
 		if ((size_t)json_object_get_string_len(id) > lim->max_id)
-			return th_error_set(e, TH_EINVAL, "%s is longer than %zu bytes", path, lim->max_id);
+			return th_error_set(e, TH_EINVAL, "%s is longer than %zu bytes", path,
+			                    lim->max_id);
 		if (role == NULL || !json_object_is_type(role, json_type_string) ||
 		    one_of(json_object_get_string(role), roles) == NULL)
-			return th_error_set(e, TH_EINVAL,
-			                    "payload.participants[%zu].role must be one of assignee, "
-			                    "reporter, watcher, admin",
-			                    i);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "payload.participants[%zu].role must be one of assignee, "
+			    "reporter, watcher, admin",
+			    i);
 		if (kind != NULL && (!json_object_is_type(kind, json_type_string) ||
 		                     one_of(json_object_get_string(kind), kinds) == NULL))
 			return th_error_set(e, TH_EINVAL,
-			                    "payload.participants[%zu].kind must be human or agent", i);
+			                    "payload.participants[%zu].kind must be human or agent",
+			                    i);
 		if (dn != NULL && !json_object_is_type(dn, json_type_string))
-			return th_error_set(e, TH_EINVAL,
-			                    "payload.participants[%zu].display_name must be a string", i);
+			return th_error_set(
+			    e, TH_EINVAL, "payload.participants[%zu].display_name must be a string",
+			    i);
 		for (size_t j = 0; j < out->nps; j++)
 			if (strcmp(out->ps[j].id, json_object_get_string(id)) == 0)
-				return th_error_set(e, TH_EINVAL,
-				                    "payload.participants: '%.100s' is listed twice (one role "
-				                    "per participant)",
-				                    out->ps[j].id);
+				return th_error_set(
+				    e, TH_EINVAL,
+				    "payload.participants: '%.100s' is listed twice (one role "
+				    "per participant)",
+				    out->ps[j].id);
 		struct th_participant *q = &out->ps[out->nps++];
 		q->id = strdup(json_object_get_string(id));
 		q->role = strdup(json_object_get_string(role));
@@ -158,25 +170,30 @@ static th_err parse_criteria(json_object *arr, struct th_task_payload *out, stru
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		json_object *c = json_object_array_get_idx(arr, i), *text = NULL, *met = NULL;
 		if (!json_object_is_type(c, json_type_object))
-			return th_error_set(e, TH_EINVAL,
-			                    "payload.acceptance_criteria[%zu] must be an object {text, met}", i);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "payload.acceptance_criteria[%zu] must be an object {text, met}", i);
 		static const char *const keys[] = {"text", "met", NULL};
 		const char *bad = th_json_unknown_key(c, keys);
 		if (bad != NULL)
 			return th_error_set(e, TH_EINVAL,
-			                    "payload.acceptance_criteria[%zu]: unknown key '%.60s'", i, bad);
+			                    "payload.acceptance_criteria[%zu]: unknown key '%.60s'",
+			                    i, bad);
 		text = json_object_object_get(c, "text");
 		met = json_object_object_get(c, "met");
 		if (text == NULL || !json_object_is_type(text, json_type_string) ||
 		    json_object_get_string_len(text) == 0)
-			return th_error_set(e, TH_EINVAL,
-			                    "payload.acceptance_criteria[%zu].text must be a non-empty string", i);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "payload.acceptance_criteria[%zu].text must be a non-empty string", i);
 		if (met != NULL && !json_object_is_type(met, json_type_boolean))
-			return th_error_set(e, TH_EINVAL,
-			                    "payload.acceptance_criteria[%zu].met must be true or false", i);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "payload.acceptance_criteria[%zu].met must be true or false", i);
 		json_object *n = json_object_new_object();
 		json_object_object_add(n, "text", json_object_get(text));
-		json_object_object_add(n, "met", json_object_new_boolean(met ? json_object_get_boolean(met) : 0));
+		json_object_object_add(
+		    n, "met", json_object_new_boolean(met ? json_object_get_boolean(met) : 0));
 		json_object_array_add(out->criteria, n);
 	}
 	return TH_OK;
@@ -188,8 +205,9 @@ static th_err parse_parents(json_object *arr, struct th_task_payload *out, struc
 		return th_error_set(e, TH_EINVAL, "payload.parent_tasks must be an array");
 	size_t n = json_object_array_length(arr);
 	if (n > 1)
-		return th_error_set(e, TH_EINVAL,
-		                    "payload.parent_tasks names %zu tasks; a sub-task has one parent", n);
+		return th_error_set(
+		    e, TH_EINVAL, "payload.parent_tasks names %zu tasks; a sub-task has one parent",
+		    n);
 	if (n == 0)
 		return TH_OK;
 	json_object *ref = json_object_array_get_idx(arr, 0), *tid = NULL;
@@ -197,14 +215,15 @@ static th_err parse_parents(json_object *arr, struct th_task_payload *out, struc
 	    !json_object_object_get_ex(ref, "task_id", &tid) ||
 	    !json_object_is_type(tid, json_type_string) || json_object_get_string_len(tid) == 0 ||
 	    json_object_object_length(ref) != 1)
-		return th_error_set(e, TH_EINVAL,
-		                    "payload.parent_tasks[0] must be {\"task_id\": \"<parent task id>\"}");
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "payload.parent_tasks[0] must be {\"task_id\": \"<parent task id>\"}");
 	out->parent = json_object_get_string(tid);
 	return TH_OK;
 }
 
-static th_err parse_plan(json_object *plan, const struct th_limits *lim, struct th_task_payload *out,
-                         struct th_error *e)
+static th_err parse_plan(json_object *plan, const struct th_limits *lim,
+                         struct th_task_payload *out, struct th_error *e)
 {
 	if (plan == NULL || json_object_is_type(plan, json_type_null))
 		return TH_OK;
@@ -212,7 +231,8 @@ static th_err parse_plan(json_object *plan, const struct th_limits *lim, struct 
 	if (!json_object_is_type(plan, json_type_object) ||
 	    !json_object_object_get_ex(plan, "steps", &steps) ||
 	    !json_object_is_type(steps, json_type_array) || json_object_object_length(plan) != 1)
-		return th_error_set(e, TH_EINVAL, "payload.plan must be null or {\"steps\": [...]}");
+		return th_error_set(e, TH_EINVAL,
+		                    "payload.plan must be null or {\"steps\": [...]}");
 	size_t n = json_object_array_length(steps);
 	if (n > lim->max_plan_steps)
 		return th_error_set(e, TH_EINVAL, "payload.plan has %zu steps; the limit is %zu", n,
@@ -222,13 +242,14 @@ static th_err parse_plan(json_object *plan, const struct th_limits *lim, struct 
 		const char *id = th_json_str(s, "id"), *name = th_json_str(s, "name");
 		if (id == NULL || *id == '\0' || name == NULL || *name == '\0')
 			return th_error_set(e, TH_EINVAL,
-			                    "payload.plan.steps[%zu] needs a non-empty id and name", i);
-		static const char *const keys[] = {"id", "name", "description", "depends_on",
+			                    "payload.plan.steps[%zu] needs a non-empty id and name",
+			                    i);
+		static const char *const keys[] = {"id",    "name",   "description",  "depends_on",
 		                                   "state", "output", "linked_tasks", NULL};
 		const char *bad = th_json_unknown_key(s, keys);
 		if (bad != NULL)
-			return th_error_set(e, TH_EINVAL, "payload.plan.steps[%zu]: unknown key '%.60s'", i,
-			                    bad);
+			return th_error_set(e, TH_EINVAL,
+			                    "payload.plan.steps[%zu]: unknown key '%.60s'", i, bad);
 	}
 	out->plan = plan;
 	return TH_OK;
@@ -238,9 +259,9 @@ th_err th_task_payload_parse(json_object *payload, int creating, const struct th
                              struct th_task_payload *out, struct th_error *e)
 {
 	memset(out, 0, sizeof *out);
-	static const char *const create_keys[] = {"name", "goal", "type", "description",
-	                                          "acceptance_criteria", "participants",
-	                                          "parent_tasks", "plan", NULL};
+	static const char *const create_keys[] = {
+	    "name",         "goal",         "type", "description", "acceptance_criteria",
+	    "participants", "parent_tasks", "plan", NULL};
 	static const char *const update_keys[] = {"name", "description", "acceptance_criteria",
 	                                          "participants", NULL};
 	th_err rc = TH_OK;
@@ -248,17 +269,20 @@ th_err th_task_payload_parse(json_object *payload, int creating, const struct th
 	{
 		if (one_of(key, creating ? create_keys : update_keys) == NULL) {
 			if (!creating && one_of(key, create_keys) != NULL)
-				rc = th_error_set(e, TH_EINVAL,
-				                  "a task envelope cannot change '%.60s' of an existing task "
-				                  "(only name, description, acceptance_criteria, participants)",
-				                  key);
+				rc = th_error_set(
+				    e, TH_EINVAL,
+				    "a task envelope cannot change '%.60s' of an existing task "
+				    "(only name, description, acceptance_criteria, participants)",
+				    key);
 			else if (strcmp(key, "sub_tasks") == 0)
-				rc = th_error_set(e, TH_EINVAL,
-				                  "a task envelope cannot set 'sub_tasks': a sub-task names its "
-				                  "parent in parent_tasks, or is made with /subtask");
+				rc = th_error_set(
+				    e, TH_EINVAL,
+				    "a task envelope cannot set 'sub_tasks': a sub-task names its "
+				    "parent in parent_tasks, or is made with /subtask");
 			else
-				rc = th_error_set(e, TH_EINVAL, "payload: unknown key '%.60s' (see the task "
-				                               "extension's schema, docs/a2a/ext/task.json)",
+				rc = th_error_set(e, TH_EINVAL,
+				                  "payload: unknown key '%.60s' (see the task "
+				                  "extension's schema, docs/a2a/ext/task.json)",
 				                  key);
 			break;
 		}
@@ -270,7 +294,8 @@ th_err th_task_payload_parse(json_object *payload, int creating, const struct th
 				out->goal = json_object_get_string(val);
 		} else if (strcmp(key, "type") == 0) {
 			if (val != NULL && !json_object_is_type(val, json_type_string))
-				rc = th_error_set(e, TH_EINVAL, "payload.type must be a string or null");
+				rc = th_error_set(e, TH_EINVAL,
+				                  "payload.type must be a string or null");
 			else
 				out->type = val;
 		} else if (strcmp(key, "description") == 0) {

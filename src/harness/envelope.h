@@ -21,16 +21,16 @@ int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e
 
 /* A validated task payload. Strings are borrowed from the payload object. */
 struct th_task_payload {
-	const char *name;             /* NULL when absent */
-	const char *goal;             /* NULL when absent */
-	json_object *type;            /* string or null; NULL when absent (borrowed) */
-	const char *description;      /* NULL when absent */
-	json_object *criteria;        /* normalised [{text, met}] (new reference) or NULL */
-	struct th_participant *ps;    /* participants (owned: th_task_payload_free) or NULL */
+	const char *name;          /* NULL when absent */
+	const char *goal;          /* NULL when absent */
+	json_object *type;         /* string or null; NULL when absent (borrowed) */
+	const char *description;   /* NULL when absent */
+	json_object *criteria;     /* normalised [{text, met}] (new reference) or NULL */
+	struct th_participant *ps; /* participants (owned: th_task_payload_free) or NULL */
 	size_t nps;
-	int has_participants;         /* the key was present */
-	const char *parent;           /* parent_tasks[0].task_id or NULL */
-	json_object *plan;            /* plan object (borrowed) or NULL */
+	int has_participants; /* the key was present */
+	const char *parent;   /* parent_tasks[0].task_id or NULL */
+	json_object *plan;    /* plan object (borrowed) or NULL */
 };
 void th_task_payload_free(struct th_task_payload *p);
 

@@ -3,7 +3,7 @@
 #include <string.h>
 
 static const char *const uris[TH_EXT_COUNT] = {
-	TH_EXT_URI_TASK, TH_EXT_URI_CHANNEL, TH_EXT_URI_STATUS, TH_EXT_URI_COMMANDS, TH_EXT_URI_A2UI,
+    TH_EXT_URI_TASK, TH_EXT_URI_CHANNEL, TH_EXT_URI_STATUS, TH_EXT_URI_COMMANDS, TH_EXT_URI_A2UI,
 };
 
 const char *th_ext_uri(int i)

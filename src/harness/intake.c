@@ -41,10 +41,11 @@ static th_err stamp_sender(json_object *msg, const char *participant, json_objec
 		if (json_object_object_get_ex(meta, "participant_id", &pid)) {
 			if (!json_object_is_type(pid, json_type_string) ||
 			    strcmp(json_object_get_string(pid), participant) != 0)
-				return th_error_set(e, TH_EINVAL,
-				                    "message.metadata.participant_id must equal the sender "
-				                    "(%.100s) asserted by X-Participant-Id",
-				                    participant);
+				return th_error_set(
+				    e, TH_EINVAL,
+				    "message.metadata.participant_id must equal the sender "
+				    "(%.100s) asserted by X-Participant-Id",
+				    participant);
 		}
 	}
 	json_object *copy = NULL;
@@ -119,19 +120,20 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
 	}
 	*n = pl->nps;
 	if (!has_sender)
-		(*ps)[(*n)++] = (struct th_participant){(char *)(uintptr_t)sender, human, reporter, empty};
+		(*ps)[(*n)++] =
+		    (struct th_participant){(char *)(uintptr_t)sender, human, reporter, empty};
 	if (!has_assignee)
 		(*ps)[(*n)++] = (struct th_participant){agent_id, agent, assignee, empty};
 	if (*n > lim->max_participants)
-		return th_error_set(e, TH_EINVAL, "a task has at most %zu participants; this one would have %zu",
+		return th_error_set(e, TH_EINVAL,
+		                    "a task has at most %zu participants; this one would have %zu",
 		                    lim->max_participants, *n);
 	return TH_OK;
 }
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          json_object *payload, int inline_turn,
-                          char task_id_out[TH_INTAKE_ID_MAX], int64_t *turn_id,
-                          struct th_error *e)
+                          json_object *payload, int inline_turn, char task_id_out[TH_INTAKE_ID_MAX],
+                          int64_t *turn_id, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	const char *mid = th_json_str(msg, "messageId");
@@ -172,28 +174,30 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
 	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
 	struct th_participant plain[2] = {
-		{(char *)(uintptr_t)participant, human, reporter, empty},
-		{agent_id, agent, assignee, empty},
+	    {(char *)(uintptr_t)participant, human, reporter, empty},
+	    {agent_id, agent, assignee, empty},
 	};
 	struct th_new_task nt = {
-		.id = id,
-		.context_id = ctx,
-		.name = name,
-		.goal = text,
-		.ps = plain,
-		.nps = 2,
-		.created_by = participant,
-		.first = msg,
-		.first_sender = participant,
-		.lease_ms = app->cfg->lease_ms,
-		.inline_turn = inline_turn,
+	    .id = id,
+	    .context_id = ctx,
+	    .name = name,
+	    .goal = text,
+	    .ps = plain,
+	    .nps = 2,
+	    .created_by = participant,
+	    .first = msg,
+	    .first_sender = participant,
+	    .lease_ms = app->cfg->lease_ms,
+	    .inline_turn = inline_turn,
 	};
 	if (payload != NULL) {
 		if ((rc = th_task_payload_parse(payload, 1, &app->cfg->lim, &pl, e)) != TH_OK ||
-		    (rc = envelope_participants(&pl, participant, &app->cfg->lim, &ps, &nps, e)) != TH_OK)
+		    (rc = envelope_participants(&pl, participant, &app->cfg->lim, &ps, &nps, e)) !=
+		        TH_OK)
 			goto out;
 		if (pl.parent != NULL) {
-			/* TASK-4: the sender links a sub-task only under a task they may write to. */
+			/* TASK-4: the sender links a sub-task only under a task they may write to.
+			 */
 			struct th_subtask_ref *subs = NULL;
 			size_t ns = 0;
 			if ((rc = th_access_check(st, pl.parent, participant, TH_ACCESS_WRITE,
@@ -202,17 +206,19 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 				goto out;
 			th_subtask_refs_free(subs, ns);
 			if (ns >= app->cfg->lim.max_subtasks) {
-				rc = th_error_set(e, TH_EINVAL,
-				                  "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
-				                  "the limit is %zu",
-				                  pl.parent, ns, app->cfg->lim.max_subtasks);
+				rc = th_error_set(
+				    e, TH_EINVAL,
+				    "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
+				    "the limit is %zu",
+				    pl.parent, ns, app->cfg->lim.max_subtasks);
 				goto out;
 			}
 			if ((rc = th_subtask_next_id(st, pl.parent, id, e)) != TH_OK)
 				goto out;
 			/* A sub-task lives in its parent's context unless the client chose one. */
 			struct th_task_row parent = {0};
-			if ((rc = th_store_task_get(st, pl.parent, &parent, e)) == TH_OK && given_ctx == NULL)
+			if ((rc = th_store_task_get(st, pl.parent, &parent, e)) == TH_OK &&
+			    given_ctx == NULL)
 				snprintf(ctx, sizeof ctx, "%s", parent.context_id);
 			th_task_row_free(&parent);
 			if (rc != TH_OK)
@@ -252,9 +258,10 @@ static th_err update_task(struct th_app *app, struct th_task_row *row, const cha
 	if (rc != TH_OK)
 		return rc;
 	if (pl.has_participants && strcmp(role, "admin") != 0 && strcmp(role, "reporter") != 0) {
-		rc = th_error_set(e, TH_EUNSUPPORTED,
-		                  "changing participants takes an admin or the reporter; %.100s is %s",
-		                  participant, role);
+		rc = th_error_set(
+		    e, TH_EUNSUPPORTED,
+		    "changing participants takes an admin or the reporter; %.100s is %s",
+		    participant, role);
 		goto out;
 	}
 	if (pl.name != NULL || pl.description != NULL || pl.criteria != NULL) {
@@ -262,9 +269,11 @@ static th_err update_task(struct th_app *app, struct th_task_row *row, const cha
 		if (ext == NULL)
 			ext = json_object_new_object();
 		if (pl.description != NULL)
-			json_object_object_add(ext, "description", json_object_new_string(pl.description));
+			json_object_object_add(ext, "description",
+			                       json_object_new_string(pl.description));
 		if (pl.criteria != NULL)
-			json_object_object_add(ext, "acceptance_criteria", json_object_get(pl.criteria));
+			json_object_object_add(ext, "acceptance_criteria",
+			                       json_object_get(pl.criteria));
 		char *name = strdup(pl.name ? pl.name : row->name);
 		char *ext_text = strdup(th_json_text(ext));
 		json_object_put(ext);
@@ -331,7 +340,8 @@ static int watcher_answers(struct th_store *st, const struct th_task_row *row,
 	struct th_help_request h = {0};
 	struct th_error e;
 	th_error_clear(&e);
-	int yes = th_store_help_pending(st, row->id, &h, &e) == TH_OK && strcmp(h.asked, participant) == 0;
+	int yes = th_store_help_pending(st, row->id, &h, &e) == TH_OK &&
+	          strcmp(h.asked, participant) == 0;
 	th_help_request_free(&h);
 	return yes;
 }
@@ -346,8 +356,8 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	char *role = NULL;
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
-	th_err rc = th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to",
-	                            &role, e);
+	th_err rc =
+	    th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to", &role, e);
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, task_id, &row, e);
 	if (rc != TH_OK)
@@ -359,29 +369,33 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		rc = TH_EINVAL;
 		goto out;
 	}
-	if (strcmp(role, "watcher") == 0 && (payload != NULL || !watcher_answers(st, &row, participant, &cp, has_cp))) {
+	if (strcmp(role, "watcher") == 0 &&
+	    (payload != NULL || !watcher_answers(st, &row, participant, &cp, has_cp))) {
 		/* ID-4: the same refusal as th_access_check gives watchers. */
 		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "send messages to",
 		                     NULL, e);
 		goto out;
 	}
 	if (th_state_terminal((enum th_state)row.state)) {
-		rc = th_error_set(e, TH_EUNSUPPORTED,
-		                  "task %.200s is %s; it accepts no more messages (start a new task in "
-		                  "the same context)",
-		                  task_id, th_state_name((enum th_state)row.state));
+		rc = th_error_set(
+		    e, TH_EUNSUPPORTED,
+		    "task %.200s is %s; it accepts no more messages (start a new task in "
+		    "the same context)",
+		    task_id, th_state_name((enum th_state)row.state));
 		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
 		goto out;
 	}
 	const char *ctx = th_json_str(msg, "contextId");
 	if (ctx != NULL && strcmp(ctx, row.context_id) != 0) {
-		rc = th_error_set(e, TH_EINVAL,
-		                  "message.contextId %.100s does not match task %.100s's context %.100s",
-		                  ctx, task_id, row.context_id);
+		rc = th_error_set(
+		    e, TH_EINVAL,
+		    "message.contextId %.100s does not match task %.100s's context %.100s", ctx,
+		    task_id, row.context_id);
 		goto out;
 	}
 	const char *cmd = first_text(msg);
-	if (cmd != NULL && (rc = th_builtin_permitted(app->commands, cmd, participant, role, e)) != TH_OK)
+	if (cmd != NULL &&
+	    (rc = th_builtin_permitted(app->commands, cmd, participant, role, e)) != TH_OK)
 		goto out;
 	/* CMD-2: a built-in runs whenever its text arrives — also while the task waits for
 	 * someone's answer — and answers about the task as it stands, so the task is not
@@ -389,7 +403,8 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	const struct th_command *c = cmd ? th_registry_match(app->commands, cmd, NULL) : NULL;
 	int builtin = c != NULL && c->kind == TH_CMD_BUILTIN && payload == NULL && !has_cp;
 	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
-	if (payload != NULL && (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
+	if (payload != NULL &&
+	    (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
 		goto out;
 
 	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
@@ -409,10 +424,11 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		resume = oc.resume;
 	} else {
 		int answered = 0;
-		if ((rc = th_channel_answer_pending(st, &row, participant, msg, &answered, e)) != TH_OK)
+		if ((rc = th_channel_answer_pending(st, &row, participant, msg, &answered, e)) !=
+		    TH_OK)
 			goto out;
-		int awaiting_other = !answered && row.sub_state != NULL &&
-		                     strcmp(row.sub_state, TH_SUB_ANSWER) == 0;
+		int awaiting_other =
+		    !answered && row.sub_state != NULL && strcmp(row.sub_state, TH_SUB_ANSWER) == 0;
 		if ((rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
 		                                  th_json_text(msg), e)) != TH_OK)
 			goto out;
@@ -436,8 +452,8 @@ out:
 
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
                         const struct th_send_req *req, int inline_turn,
-                        char task_id[TH_INTAKE_ID_MAX], int64_t *turn_id,
-                        json_object **final_task, struct th_error *e)
+                        char task_id[TH_INTAKE_ID_MAX], int64_t *turn_id, json_object **final_task,
+                        struct th_error *e)
 {
 	*turn_id = 0;
 	*final_task = NULL;
@@ -462,7 +478,8 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		if (has_cp != 0) {
 			if (has_cp > 0)
 				th_error_set(e, TH_EINVAL,
-				             "a channel message belongs to a task: message.taskId is required");
+				             "a channel message belongs to a task: message.taskId "
+				             "is required");
 			ctl = -1;
 		}
 	}
@@ -475,18 +492,21 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 	if (ctl < 0) {
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
-		rc = given != NULL ? th_control_complete(app, participant, task_id, msg, final_task, e)
-		                   : th_error_set(e, TH_EINVAL,
-		                                  "a control envelope completes an existing task: "
-		                                  "message.taskId is required");
+		rc = given != NULL
+		         ? th_control_complete(app, participant, task_id, msg, final_task, e)
+		         : th_error_set(e, TH_EINVAL,
+		                        "a control envelope completes an existing task: "
+		                        "message.taskId is required");
 	} else if (req->push_config != NULL &&
 	           (rc = th_pushcfg_inline_check(app, req->push_config, &push, e)) != TH_OK) {
 		/* refused before anything is stored */
 	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
 		if (given == NULL)
-			rc = create_task(app, participant, msg, payload, inline_turn, task_id, turn_id, e);
+			rc = create_task(app, participant, msg, payload, inline_turn, task_id,
+			                 turn_id, e);
 		else
-			rc = follow_up(app, participant, msg, payload, task_id, inline_turn, turn_id, e);
+			rc = follow_up(app, participant, msg, payload, task_id, inline_turn,
+			               turn_id, e);
 		/* EXT-4: remember that this task's client renders A2UI. */
 		if (rc == TH_OK)
 			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);

@@ -30,7 +30,8 @@ json_object *th_intrinsics_tools(void)
 			return NULL;
 		}
 		const char *desc = th_json_str(schema, "description");
-		json_object_object_add(t, "name", json_object_new_string(th_intrinsic_schemas[i].name));
+		json_object_object_add(t, "name",
+		                       json_object_new_string(th_intrinsic_schemas[i].name));
 		json_object_object_add(t, "description", json_object_new_string(desc ? desc : ""));
 		json_object_object_add(t, "input_schema", schema);
 		json_object_array_add(tools, t);
@@ -112,15 +113,17 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 	json_object *steps = json_object_object_get(args, "steps");
 	if (!only_keys(args, keys, r))
 		return TH_OK;
-	size_t n = json_object_is_type(steps, json_type_array) ? json_object_array_length(steps) : 0;
+	size_t n =
+	    json_object_is_type(steps, json_type_array) ? json_object_array_length(steps) : 0;
 	if (n == 0 || n > MAX_STEPS || n > app->cfg->lim.max_plan_steps) {
 		r->ok = 0;
 		th_buf_printf(&r->text, "'steps' must be an array of 1 to %zu steps",
-		              app->cfg->lim.max_plan_steps < MAX_STEPS ? app->cfg->lim.max_plan_steps
-		                                                        : (size_t)MAX_STEPS);
+		              app->cfg->lim.max_plan_steps < MAX_STEPS
+		                  ? app->cfg->lim.max_plan_steps
+		                  : (size_t)MAX_STEPS);
 		return TH_OK;
 	}
-	char (*ids)[64] = calloc(n, sizeof *ids);
+	char(*ids)[64] = calloc(n, sizeof *ids);
 	struct th_plan_step *rows = calloc(n, sizeof *rows);
 	char **deps = calloc(n, sizeof *deps);
 	th_err rc = TH_OK;
@@ -157,7 +160,8 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 		goto out;
 	}
 	for (size_t i = 0; i < n && r->ok; i++) {
-		json_object *d = json_object_object_get(json_object_array_get_idx(steps, i), "depends_on");
+		json_object *d =
+		    json_object_object_get(json_object_array_get_idx(steps, i), "depends_on");
 		json_object *ids_json = json_object_new_array();
 		for (size_t k = 0; d != NULL && k < json_object_array_length(d) && r->ok; k++) {
 			const char *dn = json_object_get_string(json_object_array_get_idx(d, k));
@@ -241,11 +245,13 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 		fail(r, "the task has no plan; create one with create_plan");
 	else if (id == NULL)
 		fail(r, "the plan has no step '%s'", step);
-	else if ((rc = th_store_plan_step_update(app->store, row->id, id, state, output, NULL, e)) ==
-	         TH_OK) {
-		json_object *payload = json_object_new_object(), *plan = NULL, *sj = json_object_new_object();
+	else if ((rc = th_store_plan_step_update(app->store, row->id, id, state, output, NULL,
+	                                         e)) == TH_OK) {
+		json_object *payload = json_object_new_object(), *plan = NULL,
+		            *sj = json_object_new_object();
 		json_object_object_add(sj, "id", json_object_new_string(id));
-		json_object_object_add(sj, "state", json_object_new_string(state == TH_STEP_DONE ? "done" : "failed"));
+		json_object_object_add(
+		    sj, "state", json_object_new_string(state == TH_STEP_DONE ? "done" : "failed"));
 		json_object_object_add(sj, "output", json_object_new_string(output));
 		json_object_object_add(payload, "step", sj);
 		if ((rc = th_view_plan(app->store, row->id, &plan, e)) == TH_OK) {
@@ -254,7 +260,8 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 		} else {
 			json_object_put(payload);
 		}
-		th_buf_printf(&r->text, "step %s is %s", id, state == TH_STEP_DONE ? "done" : "failed");
+		th_buf_printf(&r->text, "step %s is %s", id,
+		              state == TH_STEP_DONE ? "done" : "failed");
 	}
 	th_plan_steps_free(steps, n);
 	return rc;
@@ -362,7 +369,8 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 	else if (rc != TH_OK)
 		return rc;
 	/* ID-5: on behalf of an admin or the reporter only. */
-	int may = actor_role != NULL && (strcmp(actor_role, "admin") == 0 || strcmp(actor_role, "reporter") == 0);
+	int may = actor_role != NULL &&
+	          (strcmp(actor_role, "admin") == 0 || strcmp(actor_role, "reporter") == 0);
 	free(actor_role);
 	if (!may) {
 		fail(r, "only an admin or the reporter may change roles; %s is not one", actor);
@@ -395,8 +403,8 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 	return rc;
 }
 
-static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *args,
-                      struct res *r, struct th_error *e)
+static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *args, struct res *r,
+                      struct th_error *e)
 {
 	static const char *const keys[] = {"messages", NULL};
 	if (!only_keys(args, keys, r))
@@ -432,8 +440,8 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 }
 
 th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const char *actor,
-                          json_object *call, struct th_intrinsic_effects *fx,
-                          json_object **result, struct th_error *e)
+                          json_object *call, struct th_intrinsic_effects *fx, json_object **result,
+                          struct th_error *e)
 {
 	*result = NULL;
 	struct res r = {.ok = 1};

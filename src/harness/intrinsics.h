@@ -26,10 +26,10 @@ json_object *th_intrinsics_tools(void);
 
 /* What a round of calls did that outlives its transaction. */
 struct th_intrinsic_effects {
-	json_object *ask;        /* ask_participant: the status sub-state to park in; owned */
-	json_object *ask_parts;  /* its help_request channel part(s) for the reply; owned */
-	char *ask_text;          /* the question, the reply's text; free */
-	char *child_task;        /* spawn_subtask: a child whose first turn runs after commit */
+	json_object *ask;       /* ask_participant: the status sub-state to park in; owned */
+	json_object *ask_parts; /* its help_request channel part(s) for the reply; owned */
+	char *ask_text;         /* the question, the reply's text; free */
+	char *child_task;       /* spawn_subtask: a child whose first turn runs after commit */
 	int64_t child_turn;
 };
 void th_intrinsic_effects_free(struct th_intrinsic_effects *fx);
@@ -38,7 +38,7 @@ void th_intrinsic_effects_free(struct th_intrinsic_effects *fx);
  * actor (the participant whose message started the turn). *result is the tool result
  * {"id","name","ok","content"} (a new reference). Only a store failure is an error. */
 th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const char *actor,
-                          json_object *call, struct th_intrinsic_effects *fx,
-                          json_object **result, struct th_error *e);
+                          json_object *call, struct th_intrinsic_effects *fx, json_object **result,
+                          struct th_error *e);
 
 #endif

@@ -16,7 +16,8 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
                       json_object **task, struct th_error *e)
 {
 	*task = NULL;
-	th_err rc = th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL, e);
+	th_err rc =
+	    th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL, e);
 	if (rc != TH_OK)
 		return rc;
 	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
@@ -78,11 +79,11 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
 	struct th_list_query q = {
-		.participant = participant,
-		.context_id = req->context_id,
-		.state = req->status,
-		.status_after_ms = req->status_after_ms,
-		.limit = req->page_size + 1, /* one more tells whether a next page exists */
+	    .participant = participant,
+	    .context_id = req->context_id,
+	    .state = req->status,
+	    .status_after_ms = req->status_after_ms,
+	    .limit = req->page_size + 1, /* one more tells whether a next page exists */
 	};
 	char *cursor_id = NULL;
 	if (req->page_token != NULL) {
@@ -112,7 +113,8 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	json_object *tasks = json_object_new_array();
 	for (size_t i = 0; rc == TH_OK && i < shown; i++) {
 		json_object *t = NULL;
-		rc = th_view_task(app->store, &rows[i], participant, history, req->include_artifacts, &t, e);
+		rc = th_view_task(app->store, &rows[i], participant, history,
+		                  req->include_artifacts, &t, e);
 		if (rc == TH_OK)
 			json_object_array_add(tasks, t);
 	}
@@ -121,7 +123,8 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	    (next = token_encode(rows[shown - 1].status_ms, rows[shown - 1].id)) == NULL)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK) {
-		*response = th_a2a_list_response(tasks, next ? next : "", req->page_size, (int)total);
+		*response =
+		    th_a2a_list_response(tasks, next ? next : "", req->page_size, (int)total);
 		tasks = NULL;
 	}
 	th_store_read_end(app->store, began);
@@ -130,4 +133,3 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	th_task_rows_free(rows, n);
 	return rc;
 }
-

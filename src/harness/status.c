@@ -73,8 +73,9 @@ static th_err settle_ended(struct th_store *st, const struct th_task_row *row, s
 		json_object_object_add(payload, "event", json_object_new_string("resolved"));
 		json_object_object_add(payload, "task_id", json_object_new_string(row->id));
 		json_object_object_add(payload, "name", json_object_new_string(row->name));
-		json_object_object_add(payload, "state",
-		                       json_object_new_string(th_state_name((enum th_state)row->state)));
+		json_object_object_add(
+		    payload, "state",
+		    json_object_new_string(th_state_name((enum th_state)row->state)));
 		rc = th_status_announce(st, &parent, "subtask", payload, e);
 	}
 	json_object_put(note);
@@ -95,10 +96,10 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 		                    th_state_name(state), sub ? "" : "out");
 	th_err rc;
 	if ((rc = replace(&row->sub_state, sub, e)) != TH_OK ||
-	    (rc = replace(&row->status_meta_json, sub_state_ext ? th_json_text(sub_state_ext) : NULL,
-	                  e)) != TH_OK ||
+	    (rc = replace(&row->status_meta_json,
+	                  sub_state_ext ? th_json_text(sub_state_ext) : NULL, e)) != TH_OK ||
 	    (rc = replace(&row->status_message_json, message ? th_json_text(message) : NULL, e)) !=
-	            TH_OK)
+	        TH_OK)
 		return rc;
 	row->state = (int)state;
 	row->status_ms = th_now_ms();
@@ -140,9 +141,8 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 	json_object_array_add(parts, part);
 	json_object *msg = th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 	json_object *upd = th_a2a_status_update(
-		row->id, row->context_id,
-		th_a2a_status((enum th_state)row->state, msg, th_now_ms()),
-		th_view_status_metadata(row));
+	    row->id, row->context_id, th_a2a_status((enum th_state)row->state, msg, th_now_ms()),
+	    th_view_status_metadata(row));
 	json_object *ev = json_object_new_object();
 	if (upd == NULL || ev == NULL) {
 		json_object_put(upd);

@@ -65,9 +65,9 @@ static void sleep_ms(int ms)
 
 /* Sends a snapshot Task event numbered with the task's current last seq. *cursor
  * gets that number; *closed is set when the snapshot alone ends the stream. */
-static th_err send_snapshot(struct th_app *app, const char *task_id, const char *viewer, int history,
-                            enum th_close_on when, struct th_sink *sink, int64_t *cursor,
-                            int *closed, struct th_error *e)
+static th_err send_snapshot(struct th_app *app, const char *task_id, const char *viewer,
+                            int history, enum th_close_on when, struct th_sink *sink,
+                            int64_t *cursor, int *closed, struct th_error *e)
 {
 	struct th_task_row row = {0};
 	json_object *task = NULL;
@@ -103,14 +103,14 @@ static int visible(struct th_store *st, const char *task_id, const char *viewer,
 	int member = 0;
 	struct th_error e;
 	th_error_clear(&e);
-	if (th_store_channel_is_member(st, task_id, ev->kind + 8, viewer, NULL, &member, &e) != TH_OK)
+	if (th_store_channel_is_member(st, task_id, ev->kind + 8, viewer, NULL, &member, &e) !=
+	    TH_OK)
 		return 0;
 	return member;
 }
 
-int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev,
-                      size_t n, int (*emit)(void *arg, int64_t seq, const char *json),
-                      void *arg)
+int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev, size_t n,
+                      int (*emit)(void *arg, int64_t seq, const char *json), void *arg)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].seq <= w->cursor)
@@ -148,8 +148,8 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 			struct th_error te;
 			th_error_clear(&te);
 			if (th_turn_run(app, w->task_id, own_turn, &te) != TH_OK)
-				th_log(TH_LOG_ERROR, "turn %lld on task %s: %s", (long long)own_turn,
-				       w->task_id, te.msg);
+				th_log(TH_LOG_ERROR, "turn %lld on task %s: %s",
+				       (long long)own_turn, w->task_id, te.msg);
 			own_turn = 0;
 			seen_version = -1;
 		}
@@ -159,7 +159,8 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 		if (version != seen_version) {
 			struct th_event *ev = NULL;
 			size_t n = 0;
-			th_err rc = th_store_events_since(app->store, w->task_id, w->cursor, 100, &ev, &n, e);
+			th_err rc = th_store_events_since(app->store, w->task_id, w->cursor, 100,
+			                                  &ev, &n, e);
 			if (rc != TH_OK)
 				return rc;
 			int done = th_stream_deliver(app->store, w, ev, n, sink_emit, sink);
@@ -226,8 +227,8 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
 	/* A stream shows the turn's events one by one: never an inline turn. */
-	th_err rc = th_intake_accept(app, participant, extensions, req, 0, id, &turn_id, &final_task,
-	                             e);
+	th_err rc =
+	    th_intake_accept(app, participant, extensions, req, 0, id, &turn_id, &final_task, e);
 	if (rc != TH_OK)
 		return rc;
 	json_object_put(final_task); /* the snapshot below reads the same state */
@@ -239,17 +240,19 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	/* While this message's turn is still to run, only a terminal task ends the stream
 	 * at the snapshot (a slash command answers a waiting task without moving it). */
 	rc = send_snapshot(app, id, participant, history,
-	                   turn_id > 0 ? TH_CLOSE_TERMINAL : TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink, &cursor,
-	                   &closed, e);
+	                   turn_id > 0 ? TH_CLOSE_TERMINAL : TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
+	                   &cursor, &closed, e);
 	if (rc != TH_OK || closed)
 		return rc;
-	return follow(app, id, participant, cursor, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink, e);
+	return follow(app, id, participant, cursor, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
+	              e);
 }
 
 th_err th_harness_subscribe(struct th_app *app, const char *participant, const char *task_id,
                             int64_t last_event_id, struct th_sink *sink, struct th_error *e)
 {
-	th_err rc = th_access_check(app->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
+	th_err rc =
+	    th_access_check(app->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
 	struct th_task_row row = {0};
 	if (rc == TH_OK)
 		rc = th_store_task_get(app->store, task_id, &row, e);
@@ -261,8 +264,8 @@ th_err th_harness_subscribe(struct th_app *app, const char *participant, const c
 	 * catching up on events it missed (STREAM-4). */
 	if (rc == TH_OK && last_event_id < 0 && th_state_terminal((enum th_state)row.state)) {
 		rc = th_error_set(e, TH_EUNSUPPORTED,
-		                  "task %.200s is %s; there is nothing left to subscribe to", task_id,
-		                  th_state_name((enum th_state)row.state));
+		                  "task %.200s is %s; there is nothing left to subscribe to",
+		                  task_id, th_state_name((enum th_state)row.state));
 		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
 	}
 	th_task_row_free(&row);
@@ -273,8 +276,8 @@ th_err th_harness_subscribe(struct th_app *app, const char *participant, const c
 	int64_t cursor = last_event_id;
 	if (last_event_id < 0) {
 		int closed = 0;
-		rc = send_snapshot(app, task_id, participant, app->cfg->history_default, TH_CLOSE_TERMINAL,
-		                   sink, &cursor, &closed, e);
+		rc = send_snapshot(app, task_id, participant, app->cfg->history_default,
+		                   TH_CLOSE_TERMINAL, sink, &cursor, &closed, e);
 		if (rc != TH_OK || closed)
 			return rc;
 	}

@@ -15,7 +15,6 @@
 #include "store/store.h"
 #include "util/err.h"
 
-
 /* When a stream ends by itself: SubscribeToTask at a terminal state; the rest of a
  * SendStreamingMessage also at an interrupted one (INPUT_REQUIRED, AUTH_REQUIRED). */
 enum th_close_on { TH_CLOSE_TERMINAL, TH_CLOSE_TERMINAL_OR_INTERRUPTED };
@@ -23,9 +22,9 @@ enum th_close_on { TH_CLOSE_TERMINAL, TH_CLOSE_TERMINAL_OR_INTERRUPTED };
 /* What a stream follows once its first event is out; everything a stream parked
  * outside the request needs to go on (STREAM-6). */
 struct th_watch {
-	char *task_id;       /* owned; th_watch_free */
-	char *viewer;        /* owned; the participant whose side channels it may see */
-	int64_t cursor;      /* the last seq it was sent (or skipped) */
+	char *task_id;  /* owned; th_watch_free */
+	char *viewer;   /* owned; the participant whose side channels it may see */
+	int64_t cursor; /* the last seq it was sent (or skipped) */
 	enum th_close_on close_on;
 	int64_t deadline_ms; /* monotonic (th_mono_ms): stream_max_ms after it opened */
 };
@@ -49,9 +48,8 @@ struct th_sink {
  * see, through emit, advancing w->cursor. Returns 1 when the stream is over (an event
  * that closes it was sent, or emit failed), else 0. st answers side-channel
  * membership (CH-2, CH-3). */
-int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev,
-                      size_t n, int (*emit)(void *arg, int64_t seq, const char *json),
-                      void *arg);
+int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev, size_t n,
+                      int (*emit)(void *arg, int64_t seq, const char *json), void *arg);
 
 /* SendStreamingMessage: accepts the message like SendMessage, then streams the Task
  * and every event until the task is terminal or INPUT_REQUIRED, running the turn

@@ -19,7 +19,8 @@ th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[T
 		return rc;
 	if ((size_t)snprintf(out, TH_SUBTASK_ID_MAX, "%s.%lld", parent_id, (long long)n) >=
 	    TH_SUBTASK_ID_MAX)
-		return th_error_set(e, TH_EINVAL, "sub-tasks nest too deep under %.100s", parent_id);
+		return th_error_set(e, TH_EINVAL, "sub-tasks nest too deep under %.100s",
+		                    parent_id);
 	return TH_OK;
 }
 
@@ -58,7 +59,8 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 	for (size_t i = 0; i < np; i++)
 		has_agent |= strcmp(ps[i].id, TH_AGENT_ID) == 0;
 	struct th_participant *all = calloc(np + 1, sizeof *all);
-	char agent_id[] = TH_AGENT_ID, agent_kind[] = "agent", assignee[] = "assignee", empty[] = "";
+	char agent_id[] = TH_AGENT_ID, agent_kind[] = "agent", assignee[] = "assignee",
+	     empty[] = "";
 	if (all == NULL) {
 		th_participants_free(ps, np);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
@@ -83,17 +85,17 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 	json_object_object_add(meta, "participant_id", json_object_new_string(sender));
 	json_object_object_add(first, "metadata", meta);
 	struct th_new_task nt = {
-		.id = child,
-		.context_id = parent->context_id,
-		.name = name,
-		.goal = goal,
-		.ps = all,
-		.nps = n,
-		.parent = parent->id,
-		.created_by = sender,
-		.first = first,
-		.first_sender = sender,
-		.lease_ms = app->cfg->lease_ms,
+	    .id = child,
+	    .context_id = parent->context_id,
+	    .name = name,
+	    .goal = goal,
+	    .ps = all,
+	    .nps = n,
+	    .parent = parent->id,
+	    .created_by = sender,
+	    .first = first,
+	    .first_sender = sender,
+	    .lease_ms = app->cfg->lease_ms,
 	};
 	rc = th_task_create(st, &nt, turn_id, e);
 	if (rc == TH_OK)

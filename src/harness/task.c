@@ -54,20 +54,21 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	json_object_object_add(ext, "description",
 	                       json_object_new_string(nt->description ? nt->description : ""));
 	json_object_object_add(ext, "acceptance_criteria",
-	                       nt->criteria ? json_object_get(nt->criteria) : json_object_new_array());
+	                       nt->criteria ? json_object_get(nt->criteria)
+	                                    : json_object_new_array());
 	int64_t now = th_now_ms();
 	struct th_task_row row = {
-		.id = (char *)(uintptr_t)nt->id,
-		.context_id = (char *)(uintptr_t)nt->context_id,
-		.state = TH_STATE_SUBMITTED,
-		.status_ms = now,
-		.name = (char *)(uintptr_t)nt->name,
-		.goal = (char *)(uintptr_t)nt->goal,
-		.ext_json = (char *)(uintptr_t)th_json_text(ext),
-		.created_by = (char *)(uintptr_t)nt->created_by,
-		.parent_id = (char *)(uintptr_t)nt->parent,
-		.created_ms = now,
-		.updated_ms = now,
+	    .id = (char *)(uintptr_t)nt->id,
+	    .context_id = (char *)(uintptr_t)nt->context_id,
+	    .state = TH_STATE_SUBMITTED,
+	    .status_ms = now,
+	    .name = (char *)(uintptr_t)nt->name,
+	    .goal = (char *)(uintptr_t)nt->goal,
+	    .ext_json = (char *)(uintptr_t)th_json_text(ext),
+	    .created_by = (char *)(uintptr_t)nt->created_by,
+	    .parent_id = (char *)(uintptr_t)nt->parent,
+	    .created_ms = now,
+	    .updated_ms = now,
 	};
 	json_object_object_add(nt->first, "taskId", json_object_new_string(nt->id));
 	json_object_object_add(nt->first, "contextId", json_object_new_string(nt->context_id));

@@ -11,22 +11,22 @@
 #include "util/err.h"
 
 struct th_new_task {
-	const char *id;               /* the id to use (sub-tasks: "<parent>.<n>") */
+	const char *id; /* the id to use (sub-tasks: "<parent>.<n>") */
 	const char *context_id;
 	const char *name;
 	const char *goal;
-	json_object *type;            /* string or null, or NULL = null */
-	const char *description;      /* NULL = "" */
-	json_object *criteria;        /* [{text, met}] or NULL = [] */
+	json_object *type;               /* string or null, or NULL = null */
+	const char *description;         /* NULL = "" */
+	json_object *criteria;           /* [{text, met}] or NULL = [] */
 	const struct th_participant *ps; /* every participant, harness included */
 	size_t nps;
-	const char *parent;           /* parent task id or NULL */
-	json_object *plan;            /* {steps:[…]} or NULL */
-	const char *created_by;       /* whose message started it (CTL-7) */
-	json_object *first;           /* the first message (taskId/contextId are set here) */
+	const char *parent;     /* parent task id or NULL */
+	json_object *plan;      /* {steps:[…]} or NULL */
+	const char *created_by; /* whose message started it (CTL-7) */
+	json_object *first;     /* the first message (taskId/contextId are set here) */
 	const char *first_sender;
-	int lease_ms;                 /* the first turn's lease (configuration) */
-	int inline_turn;              /* the caller runs the first turn inline (th_turn_queue) */
+	int lease_ms;    /* the first turn's lease (configuration) */
+	int inline_turn; /* the caller runs the first turn inline (th_turn_queue) */
 };
 
 /* Inside the caller's transaction: inserts the task (SUBMITTED), its participants,

@@ -21,8 +21,8 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 
-th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
-                     int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e)
+th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id, int lease_ms,
+                     int inline_turn, int64_t *turn_id, struct th_error *e)
 {
 	if (inline_turn) {
 		*turn_id = TH_TURN_INLINE;
@@ -136,8 +136,7 @@ static th_err begin_held(struct th_app *app, const char *task_id, const struct t
 }
 
 /* Whether the turn is still held with l: running, not cut, at l's epoch. */
-static th_err held_now(struct th_app *app, const struct th_lease *l, int *held,
-                       struct th_error *e)
+static th_err held_now(struct th_app *app, const struct th_lease *l, int *held, struct th_error *e)
 {
 	struct th_turn_row t = {0};
 	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
@@ -166,8 +165,7 @@ static void plan_free(struct plan *p)
 /* A built-in command answers inside settle; a file command expands into a prompt for
  * the model (CMD-4); anything else goes to the model as it is. */
 static th_err think(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
-                    const char *message_id, json_object *rounds, struct plan *p,
-                    struct th_error *e)
+                    const char *message_id, json_object *rounds, struct plan *p, struct th_error *e)
 {
 	/* A backend that reads only the new input gets only that message. */
 	json_object *history = NULL, *input = NULL, *own = NULL;
@@ -177,7 +175,8 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 	if (rc != TH_OK)
 		return rc;
 	input = context ? find_message(history, message_id) : own;
-	const char *sender = th_json_str(json_object_object_get(input, "metadata"), "participant_id");
+	const char *sender =
+	    th_json_str(json_object_object_get(input, "metadata"), "participant_id");
 	char *text = message_text(input);
 	p->sender = strdup(sender ? sender : "");
 	if (text == NULL || p->sender == NULL) {
@@ -202,13 +201,18 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 		if (rc == TH_OK && context)
 			rc = th_view_task_ext(app->store, row, &task, e);
 		struct th_model_input in = {
-			.task_id = row->id, .goal = row->goal, .task = task, .history = history,
-			.prompt = prompt ? prompt : text, .tools = app->tools,
-			.rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
+		    .task_id = row->id,
+		    .goal = row->goal,
+		    .task = task,
+		    .history = history,
+		    .prompt = prompt ? prompt : text,
+		    .tools = app->tools,
+		    .rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
 		};
 		struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
-			rc = th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, e);
+			rc =
+			    th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, e);
 		json_object_put(task);
 	}
 	free(prompt);
@@ -227,7 +231,8 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
 		return NULL;
 	json_object_array_add(parts, th_a2a_text_part(text));
 	for (size_t i = 0; extra_parts != NULL && i < json_object_array_length(extra_parts); i++)
-		json_object_array_add(parts, json_object_get(json_object_array_get_idx(extra_parts, i)));
+		json_object_array_add(parts,
+		                      json_object_get(json_object_array_get_idx(extra_parts, i)));
 	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 }
 
@@ -264,10 +269,10 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 		else if (p->builtin != NULL)
 			rc = th_builtin_run(app, p->builtin, row, p->sender, p->args, res, e);
 		const char *text = p->builtin != NULL || p->decision != NULL
-		                           ? (res->text.data ? res->text.data : "")
-		                           : fx->ask_text    ? fx->ask_text
-		                           : p->out.text     ? p->out.text
-		                                             : "";
+		                       ? (res->text.data ? res->text.data : "")
+		                   : fx->ask_text ? fx->ask_text
+		                   : p->out.text  ? p->out.text
+		                                  : "";
 		msg = rc == TH_OK ? reply_message(row, text, fx->ask ? fx->ask_parts : res->parts)
 		                  : NULL;
 		/* CTL-7: only a sub-task the model spawned on its own is completed by its
@@ -288,13 +293,14 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 		else
 			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
 		if (rc == TH_OK && completes)
-			rc = msg ? th_status_transition(app->store, row, TH_STATE_COMPLETED, NULL, msg, 1,
-			                                e)
+			rc = msg ? th_status_transition(app->store, row, TH_STATE_COMPLETED, NULL,
+			                                msg, 1, e)
 			         : th_error_set(e, TH_ENOMEM, "out of memory");
 		else if (rc == TH_OK)
-			rc = msg && sub ? th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED,
-			                                       sub, msg, 1, e)
-			                : th_error_set(e, TH_ENOMEM, "out of memory");
+			rc = msg && sub
+			         ? th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED,
+			                                sub, msg, 1, e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
 			rc = finish(app, l, TH_TURN_DONE, NULL, e);
 	}
@@ -416,8 +422,8 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 	}
 	for (size_t i = 0; rc == TH_OK && !*stopped && i < json_object_array_length(calls); i++) {
 		json_object *res = NULL;
-		rc = th_intrinsic_apply(app, &row, actor, json_object_array_get_idx(calls, i), fx, &res,
-		                        e);
+		rc = th_intrinsic_apply(app, &row, actor, json_object_array_get_idx(calls, i), fx,
+		                        &res, e);
 		if (rc == TH_OK)
 			json_object_array_add(results, res);
 	}
@@ -466,14 +472,17 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 			break;
 		mrc = think(app, &row, l, t.message_id, rounds, &p, &why);
 		size_t ncalls = p.out.tool_calls ? json_object_array_length(p.out.tool_calls) : 0;
-		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut || ncalls == 0)
+		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut ||
+		    ncalls == 0)
 			break;
 		if (round + 1 >= MAX_ROUNDS) {
 			mrc = th_error_set(&why, TH_EINTERNAL,
-			                   "the model was still calling tools after %d rounds", MAX_ROUNDS);
+			                   "the model was still calling tools after %d rounds",
+			                   MAX_ROUNDS);
 			break;
 		}
-		rc = apply_round(app, task_id, l, p.sender, p.out.tool_calls, rounds, &fx, &stopped, e);
+		rc = apply_round(app, task_id, l, p.sender, p.out.tool_calls, rounds, &fx, &stopped,
+		                 e);
 		if (stopped || fx.ask != NULL)
 			break; /* cut meanwhile, or a question ends the turn (CH-4) */
 	}
@@ -548,8 +557,7 @@ int th_turn_expired(struct th_app *app, const char *task_id)
 	return n > 0;
 }
 
-th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
-                       struct th_error *e)
+th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e)
 {
 	if (recovered != NULL)
 		*recovered = 0;
@@ -563,7 +571,8 @@ th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
 		if (t->attempts >= app->cfg->max_attempts) {
 			rc = give_up(app, t, e);
 		} else {
-			/* Two recoverers may race: the takeover inside a transaction lets one win. */
+			/* Two recoverers may race: the takeover inside a transaction lets one win.
+			 */
 			struct th_error lost;
 			th_error_clear(&lost);
 			struct th_lease l = {0};

@@ -19,8 +19,8 @@
  * worker, which will run it (now, or after its response: TURN-5). With inline_turn the
  * caller runs it with th_turn_inline before committing: no row is written and *turn_id
  * is TH_TURN_INLINE. */
-th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id,
-                     int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e);
+th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id, int lease_ms,
+                     int inline_turn, int64_t *turn_id, struct th_error *e);
 
 /* Runs a turn this worker queued to its end. A turn cut before it started, or taken
  * over by another worker after its lease expired, is left alone (TH_OK). */
@@ -46,7 +46,6 @@ int th_turn_expired(struct th_app *app, const char *task_id);
  * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
  * A turn past the configured number of attempts fails its task with the reason;
  * the others run here to their end. *recovered (may be NULL) counts the turns handled. */
-th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered,
-                       struct th_error *e);
+th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e);
 
 #endif

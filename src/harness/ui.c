@@ -29,7 +29,8 @@ static th_err load_registry(struct th_store *st, const char *task_id, json_objec
 	*reg = text ? json_tokener_parse(text) : json_object_new_object();
 	free(text);
 	if (*reg == NULL)
-		return th_error_set(e, TH_EINTERNAL, "the A2UI registry of task %.100s is not JSON", task_id);
+		return th_error_set(e, TH_EINTERNAL, "the A2UI registry of task %.100s is not JSON",
+		                    task_id);
 	return TH_OK;
 }
 
@@ -49,8 +50,8 @@ th_err th_ui_note_client(struct th_store *st, const char *task_id, unsigned exte
 	return rc;
 }
 
-th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object *msg,
-                           int *actions, int *reports, struct th_error *e)
+th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object *msg, int *actions,
+                           int *reports, struct th_error *e)
 {
 	*actions = 0;
 	*reports = 0;
@@ -72,7 +73,8 @@ th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object
 		for (size_t k = 0; rc == TH_OK && k < json_object_array_length(msgs); k++) {
 			json_object *m = json_object_array_get_idx(msgs, k);
 			if (json_object_object_get(m, "action") == NULL) {
-				(*reports)++; /* a client error report: recorded, not acted on (UI-2) */
+				(*reports)++; /* a client error report: recorded, not acted on
+				                 (UI-2) */
 				continue;
 			}
 			if ((rc = th_a2ui_check_action(reg, m, e)) == TH_OK)
@@ -156,8 +158,8 @@ th_err th_ui_confirm(struct th_app *app, struct th_task_row *row, const char *se
 	if (rc == TH_OK)
 		rc = th_store_confirm_create(app->store, row->id, id, surface, question, sender, e);
 	if (rc == TH_OK)
-		th_buf_printf(&res->text, "Approve or reject: %s (the card is artifact %s)", question,
-		              artifact);
+		th_buf_printf(&res->text, "Approve or reject: %s (the card is artifact %s)",
+		              question, artifact);
 	free(artifact);
 	json_object_put(msgs);
 	return rc;
@@ -173,7 +175,8 @@ static json_object *first_action(json_object *msg, json_object **holder)
 		if (!th_a2ui_is_part(p) || th_a2ui_parse_client(p, &msgs, NULL) != TH_OK)
 			continue;
 		for (size_t k = 0; k < json_object_array_length(msgs); k++) {
-			json_object *a = json_object_object_get(json_object_array_get_idx(msgs, k), "action");
+			json_object *a =
+			    json_object_object_get(json_object_array_get_idx(msgs, k), "action");
 			if (a != NULL) {
 				*holder = msgs;
 				return a;
@@ -252,7 +255,8 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 		th_confirm_free(&c);
 		return rc;
 	}
-	th_buf_printf(&res->text, "%s %s: %s", sender, approve ? "approved" : "rejected", c.question);
+	th_buf_printf(&res->text, "%s %s: %s", sender, approve ? "approved" : "rejected",
+	              c.question);
 	/* The decision is a channel message on the task channel (UI-4), carried by the reply. */
 	json_object *value = json_object_new_object();
 	json_object_object_add(value, "channel_id", json_object_new_string(row->id));
@@ -261,8 +265,8 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 	json_object_object_add(value, "text", json_object_new_string(res->text.data));
 	char mid[TH_UUID_LEN + 1];
 	th_uuid(mid);
-	rc = th_channel_record(app->store, row, TH_AGENT_ID, row->id, "message", res->text.data, NULL,
-	                       value, mid, e);
+	rc = th_channel_record(app->store, row, TH_AGENT_ID, row->id, "message", res->text.data,
+	                       NULL, value, mid, e);
 	res->parts = json_object_new_array();
 	json_object_array_add(res->parts, th_a2a_data_part(value, TH_MT_CHANNEL));
 	/* The Card has done its job: delete it, so a second click is refused (UI-2). */

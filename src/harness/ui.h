@@ -22,8 +22,8 @@ th_err th_ui_note_client(struct th_store *st, const char *task_id, unsigned exte
  * component, name and context). TH_EINVAL names the reason; nothing is stored. On TH_OK
  * *actions counts the accepted actions and *reports the client error reports (kept,
  * not acted on). task_id NULL: a task not created yet, which has no surfaces. */
-th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object *msg,
-                           int *actions, int *reports, struct th_error *e);
+th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object *msg, int *actions,
+                           int *reports, struct th_error *e);
 
 /* UI-1: validates messages (an array; borrowed) against the task's registry, records
  * them, stores them as artifact "a2ui:<n>" and appends its artifactUpdate event. */

@@ -77,12 +77,14 @@ th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json
 		json_object_object_add(p, "id", json_object_new_string(ps[i].id));
 		json_object_object_add(p, "kind", json_object_new_string(ps[i].kind));
 		json_object_object_add(p, "role", json_object_new_string(ps[i].role));
-		json_object_object_add(p, "display_name", json_object_new_string(ps[i].display_name));
+		json_object_object_add(p, "display_name",
+		                       json_object_new_string(ps[i].display_name));
 		json_object_array_add(parr, p);
 	}
 	json_object_object_add(ext, "participants", parr);
 	const char *parent = row->parent_id;
-	json_object_object_add(ext, "parent_tasks", task_refs(parent ? &parent : NULL, parent ? 1 : 0));
+	json_object_object_add(ext, "parent_tasks",
+	                       task_refs(parent ? &parent : NULL, parent ? 1 : 0));
 	json_object *sarr = json_object_new_array();
 	for (size_t i = 0; i < ns; i++) {
 		json_object *ref = json_object_new_object();
@@ -106,8 +108,7 @@ th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json
 
 static const char *const step_states[] = {"pending", "active", "done", "failed"};
 
-th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
-                    struct th_error *e)
+th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out, struct th_error *e)
 {
 	*out = NULL;
 	struct th_plan_step *steps = NULL;
@@ -120,14 +121,16 @@ th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
 		json_object *s = json_object_new_object();
 		json_object_object_add(s, "id", json_object_new_string(steps[i].step_id));
 		json_object_object_add(s, "name", json_object_new_string(steps[i].name));
-		json_object_object_add(s, "description", json_object_new_string(steps[i].description));
-		json_object_object_add(s, "depends_on", json_tokener_parse(steps[i].depends_on_json));
+		json_object_object_add(s, "description",
+		                       json_object_new_string(steps[i].description));
+		json_object_object_add(s, "depends_on",
+		                       json_tokener_parse(steps[i].depends_on_json));
 		json_object_object_add(s, "state",
 		                       json_object_new_string(step_states[steps[i].state & 3]));
-		json_object_object_add(s, "output", steps[i].output
-		                                            ? json_object_new_string(steps[i].output)
-		                                            : NULL);
-		json_object_object_add(s, "linked_tasks", json_tokener_parse(steps[i].linked_tasks_json));
+		json_object_object_add(
+		    s, "output", steps[i].output ? json_object_new_string(steps[i].output) : NULL);
+		json_object_object_add(s, "linked_tasks",
+		                       json_tokener_parse(steps[i].linked_tasks_json));
 		json_object_array_add(arr, s);
 	}
 	json_object_object_add(plan, "steps", arr);
@@ -173,7 +176,8 @@ static th_err filter_history(struct th_store *st, const char *task_id, const cha
 	if (rc == TH_OK && json_object_array_length(keep) != n) {
 		json_object_array_del_idx(history, 0, n);
 		for (size_t i = 0; i < json_object_array_length(keep); i++)
-			json_object_array_add(history, json_object_get(json_object_array_get_idx(keep, i)));
+			json_object_array_add(history,
+			                      json_object_get(json_object_array_get_idx(keep, i)));
 	}
 	json_object_put(keep);
 	return rc;

@@ -145,23 +145,25 @@ th_err th_http_read_body(struct th_http_req *r, struct th_http_io *io, size_t ma
 	if (cl != NULL && cl[0] != '\0') {
 		for (const char *p = cl; *p != '\0'; p++)
 			if (*p < '0' || *p > '9')
-				return th_error_set(e, TH_EINVALREQ,
-				                    "Content-Length '%.40s' is not a decimal number", cl);
+				return th_error_set(
+				    e, TH_EINVALREQ,
+				    "Content-Length '%.40s' is not a decimal number", cl);
 		errno = 0;
 		n = strtoull(cl, NULL, 10);
 		if (errno == ERANGE)
 			return th_error_set(e, TH_ETOOLARGE,
-			                    "request body is %.40s bytes; the limit is %zu bytes", cl,
-			                    max);
+			                    "request body is %.40s bytes; the limit is %zu bytes",
+			                    cl, max);
 	}
 	if ((cl == NULL || cl[0] == '\0') && param(io, "HTTP_TRANSFER_ENCODING") != NULL)
-		return th_error_set(e, TH_ELENGTH,
-		                    "the request body has no Content-Length (Transfer-Encoding: %.40s); "
-		                    "send it with a Content-Length",
-		                    param(io, "HTTP_TRANSFER_ENCODING"));
+		return th_error_set(
+		    e, TH_ELENGTH,
+		    "the request body has no Content-Length (Transfer-Encoding: %.40s); "
+		    "send it with a Content-Length",
+		    param(io, "HTTP_TRANSFER_ENCODING"));
 	if (n > max)
-		return th_error_set(e, TH_ETOOLARGE, "request body is %llu bytes; the limit is %zu bytes",
-		                    n, max);
+		return th_error_set(e, TH_ETOOLARGE,
+		                    "request body is %llu bytes; the limit is %zu bytes", n, max);
 	size_t len = (size_t)n;
 	char *buf = malloc(len + 1);
 	if (buf == NULL)
@@ -222,7 +224,8 @@ static char *decode(const char *s, size_t n, int plus_space, int *bad)
 				*bad = 1;
 				break;
 			}
-			int h = hexval((unsigned char)s[i + 1]), l = hexval((unsigned char)s[i + 2]);
+			int h = hexval((unsigned char)s[i + 1]),
+			    l = hexval((unsigned char)s[i + 2]);
 			if (h < 0 || l < 0) {
 				*bad = 1;
 				break;
@@ -294,25 +297,44 @@ char *th_http_query_get(const char *query, const char *name)
 static const char *reason_phrase(int status)
 {
 	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 204: return "No Content";
-	case 304: return "Not Modified";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 411: return "Length Required";
-	case 413: return "Content Too Large";
-	case 415: return "Unsupported Media Type";
-	case 429: return "Too Many Requests";
-	case 500: return "Internal Server Error";
-	case 501: return "Not Implemented";
-	case 502: return "Bad Gateway";
-	case 503: return "Service Unavailable";
-	default: return "Unknown";
+	case 200:
+		return "OK";
+	case 201:
+		return "Created";
+	case 204:
+		return "No Content";
+	case 304:
+		return "Not Modified";
+	case 400:
+		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 409:
+		return "Conflict";
+	case 411:
+		return "Length Required";
+	case 413:
+		return "Content Too Large";
+	case 415:
+		return "Unsupported Media Type";
+	case 429:
+		return "Too Many Requests";
+	case 500:
+		return "Internal Server Error";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Unknown";
 	}
 }
 

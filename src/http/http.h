@@ -48,9 +48,9 @@ struct th_http_req {
 	const char *if_none_match; /* If-None-Match; borrowed, may be NULL */
 	char *body;                /* NUL-terminated body, NULL until read; free */
 	size_t body_len;
-	char *version_buf;         /* owned copy when version came from the query; free */
-	int in_base;               /* 1 when the request path lies under the base path */
-	const char *raw_length;    /* CONTENT_LENGTH as sent; borrowed, may be NULL */
+	char *version_buf;      /* owned copy when version came from the query; free */
+	int in_base;            /* 1 when the request path lies under the base path */
+	const char *raw_length; /* CONTENT_LENGTH as sent; borrowed, may be NULL */
 };
 
 /* Reads the request line and headers (not the body). base_path is the path part of
@@ -120,8 +120,8 @@ void th_fcgi_end(struct th_buf *b, int request_id);
  * reads. Zero-initialise. */
 struct th_fcgi_input {
 	unsigned char head[8];
-	size_t have;  /* bytes of head filled */
-	size_t skip;  /* content and padding of the current record still to pass over */
+	size_t have; /* bytes of head filled */
+	size_t skip; /* content and padding of the current record still to pass over */
 };
 /* Feeds n bytes read from the connection; 1 when they complete an FCGI_ABORT_REQUEST
  * record, else 0. */

@@ -7,8 +7,8 @@
 #include "util/buf.h"
 
 struct th_http_mem {
-	char **params;     /* "NAME=value" copies, NULL-terminated; free (th_http_mem_free) */
-	char *body;        /* copy of the body; free (th_http_mem_free) */
+	char **params; /* "NAME=value" copies, NULL-terminated; free (th_http_mem_free) */
+	char *body;    /* copy of the body; free (th_http_mem_free) */
 	size_t body_len;
 	size_t pos;        /* next body byte to read */
 	struct th_buf out; /* everything written; th_buf_free (th_http_mem_free) */

@@ -39,16 +39,18 @@ static th_err split_command(const char *command, char **store, char *argv[MAX_AR
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	int n = 0;
 	char *save = NULL;
-	for (char *t = strtok_r(*store, " \t", &save); t != NULL; t = strtok_r(NULL, " \t", &save)) {
+	for (char *t = strtok_r(*store, " \t", &save); t != NULL;
+	     t = strtok_r(NULL, " \t", &save)) {
 		if (n == MAX_ARGS)
-			return th_error_set(e, TH_EINTERNAL,
-			                    "model_command has more than %d words", MAX_ARGS);
+			return th_error_set(e, TH_EINTERNAL, "model_command has more than %d words",
+			                    MAX_ARGS);
 		argv[n++] = t;
 	}
 	argv[n] = NULL;
 	if (n == 0 || argv[0][0] != '/')
 		return th_error_set(e, TH_EINTERNAL,
-		                    "model_command '%s' does not start with an absolute path", command);
+		                    "model_command '%s' does not start with an absolute path",
+		                    command);
 	return TH_OK;
 }
 
@@ -119,7 +121,8 @@ static void run_child(int in_fd, int out_fd, int err_fd, char *const argv[], cha
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 		_exit(127);
-	/* Nothing of the worker (its FastCGI connection, the database) reaches the program. */
+		/* Nothing of the worker (its FastCGI connection, the database) reaches the program.
+		 */
 #ifdef SYS_close_range
 	if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0)
 #endif
@@ -179,8 +182,8 @@ static th_err parse_reply(const char *who, const struct th_buf *b, struct th_mod
 	struct th_error pe;
 	th_error_clear(&pe);
 	if (th_json_parse(b->data, b->len, TH_MODEL_JSON_DEPTH, &v, &pe) != TH_OK)
-		return th_error_set(e, TH_EINTERNAL, "%s printed something that is not JSON: %s", who,
-		                    pe.msg);
+		return th_error_set(e, TH_EINTERNAL, "%s printed something that is not JSON: %s",
+		                    who, pe.msg);
 	th_err rc = TH_OK;
 	json_object *text = NULL, *calls = NULL;
 	if (!json_object_is_type(v, json_type_object)) {
@@ -199,8 +202,8 @@ static th_err parse_reply(const char *who, const struct th_buf *b, struct th_mod
 	}
 	size_t ncalls = calls != NULL ? json_object_array_length(calls) : 0;
 	if (text == NULL && ncalls == 0) {
-		rc = th_error_set(e, TH_EINTERNAL, "%s answered with neither \"text\" nor \"tool_calls\"",
-		                  who);
+		rc = th_error_set(e, TH_EINTERNAL,
+		                  "%s answered with neither \"text\" nor \"tool_calls\"", who);
 		goto done;
 	}
 	if (ncalls > 0) {
@@ -209,10 +212,11 @@ static th_err parse_reply(const char *who, const struct th_buf *b, struct th_mod
 			goto done;
 		}
 		for (size_t i = 0; rc == TH_OK && i < ncalls; i++)
-			rc = th_model_add_call(out->tool_calls, json_object_array_get_idx(calls, i), i, who,
-			                       e);
+			rc = th_model_add_call(out->tool_calls, json_object_array_get_idx(calls, i),
+			                       i, who, e);
 	}
-	if (rc == TH_OK && text != NULL && (out->text = strdup(json_object_get_string(text))) == NULL)
+	if (rc == TH_OK && text != NULL &&
+	    (out->text = strdup(json_object_get_string(text))) == NULL)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 done:
 	if (rc != TH_OK)
@@ -228,15 +232,14 @@ struct child {
 	int in[2], out[2], err[2]; /* pipes; -1 when closed (close_fd) */
 	const char *input;         /* borrowed: the input document's text */
 	size_t input_len, written;
-	struct th_buf ob, eb;      /* stdout, stderr; th_buf_free (th_model_exec) */
+	struct th_buf ob, eb; /* stdout, stderr; th_buf_free (th_model_exec) */
 	int over, was_cut, timed_out, exited;
 	int status;                /* waitpid status once reaped */
 	struct sigaction old_pipe; /* restored by reap */
 };
 
 /* Makes the pipes and forks the program in its own process group. */
-static th_err spawn(struct child *c, char **argv, char **envp, const char *who,
-                    struct th_error *e)
+static th_err spawn(struct child *c, char **argv, char **envp, const char *who, struct th_error *e)
 {
 	if (pipe2(c->in, O_CLOEXEC) != 0 || pipe2(c->out, O_CLOEXEC) != 0 ||
 	    pipe2(c->err, O_CLOEXEC) != 0)
@@ -252,7 +255,8 @@ static th_err spawn(struct child *c, char **argv, char **envp, const char *who,
 	c->pid = fork();
 	if (c->pid < 0) {
 		sigaction(SIGPIPE, &c->old_pipe, NULL);
-		return th_error_set(e, TH_EINTERNAL, "cannot start %s: fork: %s", who, strerror(errno));
+		return th_error_set(e, TH_EINTERNAL, "cannot start %s: fork: %s", who,
+		                    strerror(errno));
 	}
 	if (c->pid == 0)
 		run_child(c->in[0], c->out[1], c->err[1], argv, envp, max_fd);
@@ -276,7 +280,8 @@ static void move_ready(struct child *c, const struct pollfd *pf, int n)
 		if (pf[i].revents == 0)
 			continue;
 		if (pf[i].fd == c->in[1]) {
-			ssize_t w = write(c->in[1], c->input + c->written, c->input_len - c->written);
+			ssize_t w =
+			    write(c->in[1], c->input + c->written, c->input_len - c->written);
 			if (w > 0)
 				c->written += (size_t)w;
 			else if (w < 0 && errno != EAGAIN && errno != EINTR)
@@ -371,16 +376,18 @@ static th_err classify(struct child *c, const char *who, int timeout_ms,
 		return TH_OK;
 	}
 	if (c->timed_out)
-		return th_error_set(e, TH_EINTERNAL, "%s did not answer within %d ms (model_timeout_ms)",
-		                    who, timeout_ms);
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s did not answer within %d ms (model_timeout_ms)", who,
+		                    timeout_ms);
 	if (c->over)
 		return th_error_set(e, TH_EINTERNAL, "%s printed more than %d bytes", who,
 		                    TH_MODEL_MAX_REPLY);
 	if (!c->exited)
-		return th_error_set(e, TH_EINTERNAL, "waiting for %s failed: %s", who, strerror(errno));
+		return th_error_set(e, TH_EINTERNAL, "waiting for %s failed: %s", who,
+		                    strerror(errno));
 	if (WIFSIGNALED(st))
-		return th_error_set(e, TH_EINTERNAL, "%s was killed by signal %d%s%s", who, WTERMSIG(st),
-		                    sep, line);
+		return th_error_set(e, TH_EINTERNAL, "%s was killed by signal %d%s%s", who,
+		                    WTERMSIG(st), sep, line);
 	if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
 		return th_error_set(e, TH_EINTERNAL, "%s exited with status %d%s%s", who,
 		                    WEXITSTATUS(st), sep, line);

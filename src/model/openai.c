@@ -51,17 +51,19 @@ static void system_text(const struct th_model_input *in, struct th_buf *b)
 	th_buf_puts(b, "You are the agent of a shared task in tiny-harness, working with its "
 	               "participants. ");
 	if (in->tools != NULL && json_object_array_length(in->tools) > 0)
-		th_buf_puts(b, "Use the tools offered to change the task (plan, steps, sub-tasks, "
-		               "questions to participants, roles, UI); each tool call gets a result. "
-		               "When you are done calling tools, answer the participants with text. ");
+		th_buf_puts(b,
+		            "Use the tools offered to change the task (plan, steps, sub-tasks, "
+		            "questions to participants, roles, UI); each tool call gets a result. "
+		            "When you are done calling tools, answer the participants with text. ");
 	th_buf_puts(b, "Answer the latest message.\n");
 	if (in->task_id != NULL)
 		th_buf_printf(b, "Task id: %s\n", in->task_id);
 	if (in->goal != NULL)
 		th_buf_printf(b, "Goal: %s\n", in->goal);
 	if (in->task != NULL)
-		th_buf_printf(b, "The task (name, goal, participants and roles, plan, sub-tasks) as "
-		                 "JSON: %s\n",
+		th_buf_printf(b,
+		              "The task (name, goal, participants and roles, plan, sub-tasks) as "
+		              "JSON: %s\n",
 		              th_json_text(in->task));
 }
 
@@ -73,8 +75,8 @@ static void message_text(json_object *msg, int user, struct th_buf *b)
 	if (user && who != NULL)
 		th_buf_printf(b, "[%s] ", who);
 	size_t start = b->len;
-	for (size_t i = 0; json_object_is_type(parts, json_type_array) &&
-	                   i < json_object_array_length(parts);
+	for (size_t i = 0;
+	     json_object_is_type(parts, json_type_array) && i < json_object_array_length(parts);
 	     i++) {
 		json_object *p = json_object_array_get_idx(parts, i);
 		json_object *v;
@@ -85,8 +87,8 @@ static void message_text(json_object *msg, int user, struct th_buf *b)
 		} else if (json_object_object_get_ex(p, "data", &v)) {
 			const char *d = th_json_text(v);
 			size_t n = strlen(d);
-			th_buf_printf(b, "[data: %.*s%s]", (int)(n > DATA_QUOTE ? DATA_QUOTE : n), d,
-			              n > DATA_QUOTE ? "…" : "");
+			th_buf_printf(b, "[data: %.*s%s]", (int)(n > DATA_QUOTE ? DATA_QUOTE : n),
+			              d, n > DATA_QUOTE ? "…" : "");
 		} else {
 			const char *name = th_json_str(p, "filename");
 			const char *type = th_json_str(p, "mediaType");
@@ -104,8 +106,8 @@ static int is_agent(json_object *msg)
 static int add_history(json_object *msgs, const struct th_model_input *in)
 {
 	size_t n = json_object_is_type(in->history, json_type_array)
-	                   ? json_object_array_length(in->history)
-	                   : 0;
+	               ? json_object_array_length(in->history)
+	               : 0;
 	for (size_t i = 0; i < n; i++) {
 		json_object *m = json_object_array_get_idx(in->history, i);
 		int agent = is_agent(m);
@@ -133,14 +135,15 @@ static int add_history(json_object *msgs, const struct th_model_input *in)
 /* Each earlier round: the assistant's tool calls, then one "tool" message per result. */
 static int add_rounds(json_object *msgs, json_object *rounds)
 {
-	size_t n = json_object_is_type(rounds, json_type_array) ? json_object_array_length(rounds)
-	                                                        : 0;
+	size_t n =
+	    json_object_is_type(rounds, json_type_array) ? json_object_array_length(rounds) : 0;
 	for (size_t i = 0; i < n; i++) {
 		json_object *r = json_object_array_get_idx(rounds, i);
 		json_object *calls = json_object_object_get(r, "tool_calls");
 		json_object *results = json_object_object_get(r, "results");
 		json_object *m = json_object_new_object(), *tc = json_object_new_array();
-		if (m == NULL || tc == NULL || add(m, "role", json_object_new_string("assistant")) ||
+		if (m == NULL || tc == NULL ||
+		    add(m, "role", json_object_new_string("assistant")) ||
 		    json_object_object_add(m, "content", NULL) != 0 ||
 		    json_object_array_add(msgs, m) != 0) {
 			json_object_put(m);
@@ -162,7 +165,8 @@ static int add_rounds(json_object *msgs, json_object *rounds)
 			}
 			const char *id = th_json_str(c, "id"), *name = th_json_str(c, "name");
 			if (add(o, "id", json_object_new_string(id ? id : "")) ||
-			    add(o, "type", json_object_new_string("function")) || add(o, "function", f) ||
+			    add(o, "type", json_object_new_string("function")) ||
+			    add(o, "function", f) ||
 			    add(f, "name", json_object_new_string(name ? name : "")) ||
 			    add(f, "arguments",
 			        json_object_new_string(args != NULL ? th_json_text(args) : "{}")))
@@ -172,14 +176,16 @@ static int add_rounds(json_object *msgs, json_object *rounds)
 		                   k < json_object_array_length(results);
 		     k++) {
 			json_object *res = json_object_array_get_idx(results, k);
-			const char *id = th_json_str(res, "id"), *content = th_json_str(res, "content");
+			const char *id = th_json_str(res, "id"),
+			           *content = th_json_str(res, "content");
 			json_object *ok = json_object_object_get(res, "ok");
 			struct th_buf b;
 			th_buf_init(&b);
 			th_buf_printf(&b, "%s%s", json_object_get_boolean(ok) ? "" : "error: ",
 			              content ? content : "");
 			json_object *t = json_object_new_object();
-			int bad = b.oom || t == NULL || add(t, "role", json_object_new_string("tool")) ||
+			int bad = b.oom || t == NULL ||
+			          add(t, "role", json_object_new_string("tool")) ||
 			          add(t, "tool_call_id", json_object_new_string(id ? id : "")) ||
 			          add(t, "content", json_object_new_string(b.len ? b.data : ""));
 			th_buf_free(&b);
@@ -194,7 +200,8 @@ static int add_rounds(json_object *msgs, json_object *rounds)
 
 static int add_tools(json_object *req, json_object *tools)
 {
-	size_t n = json_object_is_type(tools, json_type_array) ? json_object_array_length(tools) : 0;
+	size_t n =
+	    json_object_is_type(tools, json_type_array) ? json_object_array_length(tools) : 0;
 	if (n == 0)
 		return 0;
 	json_object *arr = json_object_new_array();
@@ -213,8 +220,9 @@ static int add_tools(json_object *req, json_object *tools)
 		if (add(o, "type", json_object_new_string("function")) || add(o, "function", f) ||
 		    add(f, "name", json_object_new_string(name ? name : "")) ||
 		    add(f, "description", json_object_new_string(desc ? desc : "")) ||
-		    add(f, "parameters", schema != NULL ? json_object_get(schema)
-		                                        : json_tokener_parse("{\"type\":\"object\"}")))
+		    add(f, "parameters",
+		        schema != NULL ? json_object_get(schema)
+		                       : json_tokener_parse("{\"type\":\"object\"}")))
 			return -1;
 	}
 	return 0;
@@ -387,21 +395,19 @@ static th_err parse_reply(const char *who, const struct th_buf *body, struct th_
 	if (body->len == 0)
 		return th_error_set(e, TH_EINTERNAL, "%s answered with an empty body", who);
 	if (th_json_parse(body->data, body->len, TH_MODEL_JSON_DEPTH, &v, &pe) != TH_OK)
-		return th_error_set(e, TH_EINTERNAL, "%s answered with something that is not JSON: %s",
-		                    who, pe.msg);
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s answered with something that is not JSON: %s", who, pe.msg);
 	th_err rc = TH_OK;
 	json_object *choices = json_object_object_get(v, "choices");
-	json_object *msg = json_object_object_get(json_object_array_get_idx(
-	                                                  json_object_is_type(choices, json_type_array)
-	                                                          ? choices
-	                                                          : NULL,
-	                                                  0),
-	                                          "message");
+	json_object *msg = json_object_object_get(
+	    json_object_array_get_idx(
+	        json_object_is_type(choices, json_type_array) ? choices : NULL, 0),
+	    "message");
 	if (!json_object_is_type(msg, json_type_object)) {
 		char why[320];
 		api_error(body, why, sizeof why);
-		rc = th_error_set(e, TH_EINTERNAL, "%s answered without choices[0].message%s%s", who,
-		                  why[0] ? ": " : "", why);
+		rc = th_error_set(e, TH_EINTERNAL, "%s answered without choices[0].message%s%s",
+		                  who, why[0] ? ": " : "", why);
 		goto done;
 	}
 	json_object *content = json_object_object_get(msg, "content");
@@ -429,8 +435,8 @@ static th_err parse_reply(const char *who, const struct th_buf *body, struct th_
 	}
 	if (calls != NULL && !json_object_is_type(calls, json_type_array)) {
 		th_buf_free(&text);
-		rc = th_error_set(e, TH_EINTERNAL, "%s: choices[0].message.tool_calls is not an array",
-		                  who);
+		rc = th_error_set(e, TH_EINTERNAL,
+		                  "%s: choices[0].message.tool_calls is not an array", who);
 		goto done;
 	}
 	size_t ncalls = calls != NULL ? json_object_array_length(calls) : 0;
@@ -448,10 +454,12 @@ static th_err parse_reply(const char *who, const struct th_buf *body, struct th_
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	th_buf_free(&text);
 	if (rc == TH_OK && out->text == NULL && ncalls == 0) {
-		const char *fin = th_json_str(json_object_array_get_idx(choices, 0), "finish_reason");
-		rc = th_error_set(e, TH_EINTERNAL,
-		                  "%s answered with neither content nor tool_calls (finish_reason %s)",
-		                  who, fin ? fin : "none");
+		const char *fin =
+		    th_json_str(json_object_array_get_idx(choices, 0), "finish_reason");
+		rc = th_error_set(
+		    e, TH_EINTERNAL,
+		    "%s answered with neither content nor tool_calls (finish_reason %s)", who,
+		    fin ? fin : "none");
 	}
 done:
 	if (rc != TH_OK)
@@ -550,8 +558,9 @@ th_err th_model_openai(const struct th_config *cfg, const struct th_model_input 
 		rc = th_error_set(e, TH_EINTERNAL, "%s answered with more than %d bytes", who,
 		                  TH_MODEL_MAX_REPLY);
 	} else if (res == CURLE_OPERATION_TIMEDOUT) {
-		rc = th_error_set(e, TH_EINTERNAL, "%s did not answer within %d ms (model_timeout_ms)",
-		                  who, cfg->model_timeout_ms);
+		rc = th_error_set(e, TH_EINTERNAL,
+		                  "%s did not answer within %d ms (model_timeout_ms)", who,
+		                  cfg->model_timeout_ms);
 	} else if (res != CURLE_OK) {
 		rc = th_error_set(e, TH_EINTERNAL, "%s: %s", who, curl_easy_strerror(res));
 	} else if (status < 200 || status > 299) {

@@ -33,8 +33,8 @@ th_err th_model_add_call(json_object *calls, json_object *call, size_t index, co
 		                    "%s: tool_calls[%zu].name is missing or not a non-empty string",
 		                    who, index);
 	if (has_args && !json_object_is_type(args, json_type_object))
-		return th_error_set(e, TH_EINTERNAL, "%s: tool_calls[%zu].arguments is not an object",
-		                    who, index);
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s: tool_calls[%zu].arguments is not an object", who, index);
 	char gen[TH_UUID_LEN + 6];
 	const char *id_text = id != NULL ? json_object_get_string(id) : "";
 	if (*id_text == '\0') {
@@ -49,7 +49,8 @@ th_err th_model_add_call(json_object *calls, json_object *call, size_t index, co
 	if (c == NULL || a == NULL ||
 	    json_object_object_add(c, "id", json_object_new_string(id_text)) != 0 ||
 	    json_object_object_add(c, "name", json_object_get(name)) != 0 ||
-	    json_object_object_add(c, "arguments", a) != 0 || json_object_array_add(calls, c) != 0) {
+	    json_object_object_add(c, "arguments", a) != 0 ||
+	    json_object_array_add(calls, c) != 0) {
 		json_object_put(c);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}

@@ -14,24 +14,24 @@
 /* The media types of CARD-3. Input and output are the same five: the harness emits event
  * envelopes of its own (TASK-8), so a client must be told it may receive them. */
 static const char *const media_types[] = {
-	"text/plain", TH_MT_TASK, TH_MT_CHANNEL, TH_MT_EVENT, TH_MT_A2UI,
+    "text/plain", TH_MT_TASK, TH_MT_CHANNEL, TH_MT_EVENT, TH_MT_A2UI,
 };
 
 #define N_MEDIA_TYPES (sizeof(media_types) / sizeof(media_types[0]))
 
 /* Descriptions of the five extensions, in the card order of harness/ext.c (CARD-2). */
 static const char *const ext_descriptions[TH_EXT_COUNT] = {
-	"tiny-harness tasks: name, goal, acceptance criteria, participants, plan and sub-task "
-	"links in Task.metadata; event envelopes (task, control and harness events) as "
-	"application/vnd.tiny-harness.event+json data parts",
-	"tiny-harness channels between participants: messages, help requests and help replies as "
-	"application/vnd.tiny-harness.channel+json data parts",
-	"why a task is TASK_STATE_INPUT_REQUIRED: sub_state awaiting-next-message or "
-	"awaiting-answer in Task.metadata and in the status update's metadata; needs no activation",
-	"the registered slash commands (name, description, argument hint) in this extension's "
-	"params, for clients to offer as completions; a command runs whenever its text arrives",
-	"A2UI 0.9.1 surfaces streamed as application/a2ui+json artifact parts and user actions "
-	"sent back as the same media type; basic catalog only, no inline catalogs",
+    "tiny-harness tasks: name, goal, acceptance criteria, participants, plan and sub-task "
+    "links in Task.metadata; event envelopes (task, control and harness events) as "
+    "application/vnd.tiny-harness.event+json data parts",
+    "tiny-harness channels between participants: messages, help requests and help replies as "
+    "application/vnd.tiny-harness.channel+json data parts",
+    "why a task is TASK_STATE_INPUT_REQUIRED: sub_state awaiting-next-message or "
+    "awaiting-answer in Task.metadata and in the status update's metadata; needs no activation",
+    "the registered slash commands (name, description, argument hint) in this extension's "
+    "params, for clients to offer as completions; a command runs whenever its text arrives",
+    "A2UI 0.9.1 surfaces streamed as application/a2ui+json artifact parts and user actions "
+    "sent back as the same media type; basic catalog only, no inline catalogs",
 };
 
 /* Adds v under key, taking ownership of v even on failure, so callers can chain calls
@@ -116,7 +116,7 @@ static json_object *commands_params(json_object *commands)
 
 static json_object *a2ui_params(void)
 {
-	static const char *const catalogs[] = { A2UI_BASIC_CATALOG };
+	static const char *const catalogs[] = {A2UI_BASIC_CATALOG};
 	json_object *params = json_object_new_object();
 	int rc = 0;
 	rc |= put(params, "supportedCatalogIds", string_array(catalogs, 1));
@@ -168,17 +168,18 @@ static json_object *capabilities(json_object *commands)
 static json_object *skills(void)
 {
 	static const char *const tags[] = {
-		"tasks", "planning", "sub-tasks", "participants", "channels", "slash-commands", "a2ui",
+	    "tasks", "planning", "sub-tasks", "participants", "channels", "slash-commands", "a2ui",
 	};
 	json_object *skill = json_object_new_object();
 	int rc = 0;
 	rc |= put_str(skill, "id", "harness");
 	rc |= put_str(skill, "name", "Task harness");
-	rc |= put_str(skill, "description",
-	              "Works on a task together with its participants: keeps its goal, acceptance "
-	              "criteria, plan and sub-tasks, asks participants for help, runs slash commands "
-	              "and shows UI surfaces. The task waits for the next message after every turn "
-	              "until a participant completes it.");
+	rc |=
+	    put_str(skill, "description",
+	            "Works on a task together with its participants: keeps its goal, acceptance "
+	            "criteria, plan and sub-tasks, asks participants for help, runs slash commands "
+	            "and shows UI surfaces. The task waits for the next message after every turn "
+	            "until a participant completes it.");
 	rc |= put(skill, "tags", string_array(tags, sizeof(tags) / sizeof(tags[0])));
 	json_object *arr = json_object_new_array_ext(1);
 	if (rc != 0) {
@@ -204,10 +205,11 @@ json_object *th_card_build(const struct th_config *cfg, json_object *commands)
 	rc |= push(ifaces, interface(cfg->base_url, "JSONRPC"));
 	rc |= push(ifaces, interface(cfg->base_url, "HTTP+JSON"));
 	rc |= put_str(card, "name", "tiny-harness");
-	rc |= put_str(card, "description",
-	              "A tiny agent harness: tasks with goals, participants and roles, plans, "
-	              "sub-tasks, channels and help requests, slash commands and A2UI surfaces over "
-	              "A2A, kept in SQLite");
+	rc |=
+	    put_str(card, "description",
+	            "A tiny agent harness: tasks with goals, participants and roles, plans, "
+	            "sub-tasks, channels and help requests, slash commands and A2UI surfaces over "
+	            "A2A, kept in SQLite");
 	rc |= put_str(card, "version", PACKAGE_VERSION);
 	rc |= put(card, "supportedInterfaces", ifaces);
 	rc |= put(card, "capabilities", capabilities(commands));

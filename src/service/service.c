@@ -11,17 +11,17 @@
 #include "harness/stream.h"
 
 static const char *const methods[TH_OP_COUNT] = {
-	[TH_OP_SEND_MESSAGE] = "SendMessage",
-	[TH_OP_SEND_STREAMING_MESSAGE] = "SendStreamingMessage",
-	[TH_OP_GET_TASK] = "GetTask",
-	[TH_OP_LIST_TASKS] = "ListTasks",
-	[TH_OP_CANCEL_TASK] = "CancelTask",
-	[TH_OP_SUBSCRIBE_TO_TASK] = "SubscribeToTask",
-	[TH_OP_CREATE_PUSH_CONFIG] = "CreateTaskPushNotificationConfig",
-	[TH_OP_GET_PUSH_CONFIG] = "GetTaskPushNotificationConfig",
-	[TH_OP_LIST_PUSH_CONFIGS] = "ListTaskPushNotificationConfigs",
-	[TH_OP_DELETE_PUSH_CONFIG] = "DeleteTaskPushNotificationConfig",
-	[TH_OP_GET_EXTENDED_CARD] = "GetExtendedAgentCard",
+    [TH_OP_SEND_MESSAGE] = "SendMessage",
+    [TH_OP_SEND_STREAMING_MESSAGE] = "SendStreamingMessage",
+    [TH_OP_GET_TASK] = "GetTask",
+    [TH_OP_LIST_TASKS] = "ListTasks",
+    [TH_OP_CANCEL_TASK] = "CancelTask",
+    [TH_OP_SUBSCRIBE_TO_TASK] = "SubscribeToTask",
+    [TH_OP_CREATE_PUSH_CONFIG] = "CreateTaskPushNotificationConfig",
+    [TH_OP_GET_PUSH_CONFIG] = "GetTaskPushNotificationConfig",
+    [TH_OP_LIST_PUSH_CONFIGS] = "ListTaskPushNotificationConfigs",
+    [TH_OP_DELETE_PUSH_CONFIG] = "DeleteTaskPushNotificationConfig",
+    [TH_OP_GET_EXTENDED_CARD] = "GetExtendedAgentCard",
 };
 
 const char *th_op_method(enum th_op op)
@@ -223,9 +223,9 @@ static th_err parse_last_event_id(const char *s, int64_t *out, struct th_error *
 	int64_t v = 0;
 	for (const char *p = s; *p; p++) {
 		if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10)
-			return th_error_set(e, TH_EINVAL,
-			                    "Last-Event-ID '%.40s' is not an event number this server sent",
-			                    s);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "Last-Event-ID '%.40s' is not an event number this server sent", s);
 		v = v * 10 + (*p - '0');
 	}
 	*out = v;
@@ -244,7 +244,8 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 		struct th_send_req req = {0};
 		rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 		if (rc == TH_OK)
-			rc = th_harness_stream_send(app, call->participant, call->extensions, &req, sink, e);
+			rc = th_harness_stream_send(app, call->participant, call->extensions, &req,
+			                            sink, e);
 		th_send_req_free(&req);
 	} else if (op == TH_OP_SUBSCRIBE_TO_TASK) {
 		struct th_get_req req = {0};
@@ -256,7 +257,8 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 			rc = th_harness_subscribe(app, call->participant, req.id, after, sink, e);
 		th_get_req_free(&req);
 	} else {
-		rc = th_error_set(e, TH_EINTERNAL, "%s is not a streaming operation", th_op_method(op));
+		rc = th_error_set(e, TH_EINTERNAL, "%s is not a streaming operation",
+		                  th_op_method(op));
 	}
 	json_object_put(empty);
 	return rc;

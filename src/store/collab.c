@@ -811,7 +811,8 @@ int th_store_has_side_channels(struct th_store *st, const char *task_id)
 	if (th_store_stmt(st, TH_STMT_CHAN_ANY, "SELECT 1 FROM channels WHERE task_id = ?1 LIMIT 1",
 	                  &s, NULL) != TH_OK)
 		return 0;
-	int any = th_bind_text(s, 1, task_id, SQLITE_OK) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
+	int any =
+	    th_bind_text(s, 1, task_id, SQLITE_OK) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
 	th_store_stmt_done(s);
 	return any;
 }

@@ -16,8 +16,8 @@ void th_confirm_free(struct th_confirm *c)
 }
 
 th_err th_store_confirm_create(struct th_store *st, const char *task_id, const char *id,
-                               const char *surface_id, const char *question,
-                               const char *asked_by, struct th_error *e)
+                               const char *surface_id, const char *question, const char *asked_by,
+                               struct th_error *e)
 {
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_CONFIRM_CREATE,
@@ -91,5 +91,6 @@ th_err th_store_confirm_decide(struct th_store *st, const char *task_id, const c
 	th_store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "confirmation", e);
-	return changed == 1 ? TH_OK : th_error_set(e, TH_EINVAL, "the question was decided already");
+	return changed == 1 ? TH_OK
+	                    : th_error_set(e, TH_EINVAL, "the question was decided already");
 }

@@ -90,9 +90,9 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 {
 	*out = NULL;
 	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_MSG_GET,
-	                           "SELECT json FROM messages WHERE task_id = ?1 AND message_id = ?2",
-	                           &s, e);
+	th_err err = th_store_stmt(
+	    st, TH_STMT_MSG_GET, "SELECT json FROM messages WHERE task_id = ?1 AND message_id = ?2",
+	    &s, e);
 	if (err != TH_OK)
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
@@ -106,7 +106,8 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 			err = th_error_set(e, TH_EINTERNAL, "message %s of task %s is not JSON",
 			                   message_id, task_id);
 	} else if (rc == SQLITE_DONE) {
-		err = th_error_set(e, TH_ENOTFOUND, "no message %s on task %s", message_id, task_id);
+		err =
+		    th_error_set(e, TH_ENOTFOUND, "no message %s on task %s", message_id, task_id);
 	} else {
 		err = th_store_fail(st, rc, "message", e);
 	}

@@ -558,7 +558,8 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	}
 	if (err == TH_OK)
 		err = migrate(st, e);
-	int rc_ps = err == TH_OK ? query_int(st->db, "PRAGMA page_size", &st->page_size) : SQLITE_OK;
+	int rc_ps =
+	    err == TH_OK ? query_int(st->db, "PRAGMA page_size", &st->page_size) : SQLITE_OK;
 	if (rc_ps != SQLITE_OK)
 		err = th_store_fail(st, rc_ps, "page_size", e);
 	if (err != TH_OK)

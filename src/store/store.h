@@ -87,7 +87,7 @@ struct th_task_row {
 	char *parent_id;           /* parent task id or NULL; free */
 	int64_t created_ms;
 	int64_t updated_ms;
-	int64_t last_seq;          /* highest event seq of the task */
+	int64_t last_seq; /* highest event seq of the task */
 };
 void th_task_row_free(struct th_task_row *r);
 
@@ -103,13 +103,13 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, struct th_error *e);
 
 struct th_list_query {
-	const char *participant;    /* only tasks this participant is on (required) */
-	const char *context_id;     /* or NULL */
-	int state;                  /* enum th_state, 0 = any */
-	int64_t status_after_ms;    /* status_ms >= this; -1 = any */
-	int limit;                  /* rows to return */
-	int64_t cursor_ms;          /* with cursor_id: rows strictly after this key in */
-	const char *cursor_id;      /* (status_ms DESC, id DESC) order; NULL = first page */
+	const char *participant; /* only tasks this participant is on (required) */
+	const char *context_id;  /* or NULL */
+	int state;               /* enum th_state, 0 = any */
+	int64_t status_after_ms; /* status_ms >= this; -1 = any */
+	int limit;               /* rows to return */
+	int64_t cursor_ms;       /* with cursor_id: rows strictly after this key in */
+	const char *cursor_id;   /* (status_ms DESC, id DESC) order; NULL = first page */
 };
 /* Rows in (status_ms DESC, id DESC) order; *total counts every match ignoring the
  * cursor and limit. *rows is an array of *n rows, freed by th_task_rows_free. */
@@ -132,8 +132,8 @@ void th_participants_free(struct th_participant *ps, size_t n);
 th_err th_store_participant_put(struct th_store *st, const char *task_id,
                                 const struct th_participant *p, struct th_error *e);
 /* The participant's role into *role (caller frees), or TH_ENOTFOUND. */
-th_err th_store_participant_role(struct th_store *st, const char *task_id, const char *participant_id,
-                                 char **role, struct th_error *e);
+th_err th_store_participant_role(struct th_store *st, const char *task_id,
+                                 const char *participant_id, char **role, struct th_error *e);
 /* Participants in the order they were added. */
 th_err th_store_participants(struct th_store *st, const char *task_id, struct th_participant **out,
                              size_t *n, struct th_error *e);
@@ -220,8 +220,8 @@ struct th_turn_row {
 	int attempts;
 	int64_t lease_until_ms;
 	int worker_pid;
-	int cut;          /* set by complete/cancel from any process */
-	char *error;      /* free; NULL unless failed */
+	int cut;     /* set by complete/cancel from any process */
+	char *error; /* free; NULL unless failed */
 };
 void th_turn_row_free(struct th_turn_row *t);
 
@@ -439,8 +439,8 @@ th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int
 /* The last attempt of a turn seen expired (seen: a row of th_store_turns_expired) is
  * spent: failed with why, but only while it is still expired at now_ms and nobody took
  * it over since (attempts unchanged); *done = 1 when it was failed here, else 0. */
-th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen,
-                             int64_t now_ms, const char *why, int *done, struct th_error *e);
+th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen, int64_t now_ms,
+                             const char *why, int *done, struct th_error *e);
 
 /* ---- push notifications (PUSH-1, PUSH-2) ------------------------------------------------ */
 
@@ -552,8 +552,8 @@ void th_confirm_free(struct th_confirm *c);
 
 /* Records a pending approval question (surface_id NULL: asked in text). */
 th_err th_store_confirm_create(struct th_store *st, const char *task_id, const char *id,
-                               const char *surface_id, const char *question,
-                               const char *asked_by, struct th_error *e);
+                               const char *surface_id, const char *question, const char *asked_by,
+                               struct th_error *e);
 /* The pending approval of the task on surface_id, or (surface_id NULL) its latest
  * pending one asked in text; TH_ENOTFOUND when there is none. */
 th_err th_store_confirm_pending(struct th_store *st, const char *task_id, const char *surface_id,

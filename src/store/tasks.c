@@ -239,15 +239,17 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 	 * the matching rows of the same index range. */
 	int filtered = q->context_id != NULL || state != NULL || q->status_after_ms >= 0;
 	sqlite3_stmt *c;
-	th_err err = filtered ? th_store_stmt(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM, &c, e)
-	                      : th_store_stmt(st, TH_STMT_TASK_TOTAL,
-	                                      "SELECT coalesce((SELECT tasks FROM "
-	                                      "participant_task_counts WHERE participant_id = ?1 "
-	                                      "AND participant_id <> 'tiny-harness'), 0)",
-	                                      &c, e);
+	th_err err = filtered
+	                 ? th_store_stmt(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM, &c, e)
+	                 : th_store_stmt(st, TH_STMT_TASK_TOTAL,
+	                                 "SELECT coalesce((SELECT tasks FROM "
+	                                 "participant_task_counts WHERE participant_id = ?1 "
+	                                 "AND participant_id <> 'tiny-harness'), 0)",
+	                                 &c, e);
 	if (err != TH_OK)
 		return err;
-	int rc = filtered ? bind_list_filters(c, q, state) : th_bind_text(c, 1, q->participant, SQLITE_OK);
+	int rc = filtered ? bind_list_filters(c, q, state)
+	                  : th_bind_text(c, 1, q->participant, SQLITE_OK);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(c);
 	if (rc == SQLITE_ROW)

@@ -218,14 +218,14 @@ th_err th_store_turn_start(struct th_store *st, const char *task_id, const char 
 	if (task_id == NULL || message_id == NULL)
 		return th_error_set(e, TH_EINVAL, "turn needs a task and a message");
 	int64_t now = th_now_ms(), id = 0;
-	th_err err = th_store_exec(st, TH_STMT_TURN_START,
-	                           "INSERT INTO turns (task_id, message_id, state, attempts, "
-	                           "worker_pid, lease_until_ms, created_ms, updated_ms) "
-	                           "VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?6) RETURNING id",
-	                           TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(TH_LEASE_FIRST),
-	                                   TH_I(pid), TH_I(now + (lease_ms > 0 ? lease_ms : 0)),
-	                                   TH_I(now)),
-	                           &id, NULL, "turn start", e);
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURN_START,
+	                  "INSERT INTO turns (task_id, message_id, state, attempts, "
+	                  "worker_pid, lease_until_ms, created_ms, updated_ms) "
+	                  "VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?6) RETURNING id",
+	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(TH_LEASE_FIRST), TH_I(pid),
+	                          TH_I(now + (lease_ms > 0 ? lease_ms : 0)), TH_I(now)),
+	                  &id, NULL, "turn start", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err == TH_OK) {
@@ -239,14 +239,16 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
                             int pid, int state, const char *error, struct th_error *e)
 {
 	if (task_id == NULL || message_id == NULL || state < TH_TURN_DONE || state >= N_TURN_STATES)
-		return th_error_set(e, TH_EINVAL, "an inline turn needs a task, a message and an end");
-	th_err err = th_store_exec(st, TH_STMT_TURN_RECORD,
-	                           "INSERT INTO turns (task_id, message_id, state, attempts, error, "
-	                           "worker_pid, created_ms, updated_ms) "
-	                           "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",
-	                           TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(turn_states[state]),
-	                                   TH_T(error), TH_I(pid), TH_I(th_now_ms())),
-	                           NULL, NULL, "turn record", e);
+		return th_error_set(e, TH_EINVAL,
+		                    "an inline turn needs a task, a message and an end");
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURN_RECORD,
+	                  "INSERT INTO turns (task_id, message_id, state, attempts, error, "
+	                  "worker_pid, created_ms, updated_ms) "
+	                  "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",
+	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(turn_states[state]),
+	                          TH_T(error), TH_I(pid), TH_I(th_now_ms())),
+	                  NULL, NULL, "turn record", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
@@ -296,23 +298,24 @@ th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int s
 		return th_error_set(e, TH_EINVAL, "turn %lld: unknown state %d",
 		                    (long long)l->turn_id, state);
 	int64_t n = 0;
-	th_err err = th_store_exec(st, TH_STMT_TURN_FINISH,
-	                           "UPDATE turns SET state = ?3, error = ?4, updated_ms = ?5 "
-	                           "WHERE id = ?1 AND attempts = ?2 AND state = 'running'",
-	                           TH_ARGS(TH_I(l->turn_id), TH_I(l->epoch), TH_T(turn_states[state]),
-	                                   TH_T(error), TH_I(th_now_ms())),
-	                           NULL, &n, "turn finish", e);
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURN_FINISH,
+	                  "UPDATE turns SET state = ?3, error = ?4, updated_ms = ?5 "
+	                  "WHERE id = ?1 AND attempts = ?2 AND state = 'running'",
+	                  TH_ARGS(TH_I(l->turn_id), TH_I(l->epoch), TH_T(turn_states[state]),
+	                          TH_T(error), TH_I(th_now_ms())),
+	                  NULL, &n, "turn finish", e);
 	return turn_cond(st, err, n, l->turn_id, "lease no longer held; nothing written", e);
 }
 
 th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, struct th_error *e)
 {
 	int64_t cut = 0;
-	th_err err = th_store_exec(st, TH_STMT_TURNS_CUT,
-	                           "UPDATE turns SET cut = 1, state = 'cut', updated_ms = ?2 "
-	                           "WHERE task_id = ?1 AND state IN ('queued', 'running')",
-	                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut, "turns cut",
-	                           e);
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURNS_CUT,
+	                  "UPDATE turns SET cut = 1, state = 'cut', updated_ms = ?2 "
+	                  "WHERE task_id = ?1 AND state IN ('queued', 'running')",
+	                  TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut, "turns cut", e);
 	if (n != NULL)
 		*n = err == TH_OK ? (int)cut : 0;
 	return err;
@@ -419,8 +422,8 @@ th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_m
 	                           "UPDATE turns SET state = 'queued', worker_pid = NULL, "
 	                           "lease_until_ms = NULL, updated_ms = ?3 WHERE id = ?1 "
 	                           "AND state = 'running' AND coalesce(lease_until_ms, 0) < ?2",
-	                           TH_ARGS(TH_I(turn_id), TH_I(now_ms), TH_I(th_now_ms())), NULL, &n,
-	                           "turn release", e);
+	                           TH_ARGS(TH_I(turn_id), TH_I(now_ms), TH_I(th_now_ms())), NULL,
+	                           &n, "turn release", e);
 	return turn_cond(st, err, n, turn_id,
 	                 "only a running turn whose lease expired can be released", e);
 }
@@ -462,18 +465,18 @@ th_err th_store_turn_hold(struct th_store *st, const struct th_lease *l, int lea
 	return err;
 }
 
-th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen,
-                             int64_t now_ms, const char *why, int *done, struct th_error *e)
+th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen, int64_t now_ms,
+                             const char *why, int *done, struct th_error *e)
 {
 	int64_t n = 0;
-	th_err err = th_store_exec(st, TH_STMT_TURN_GIVE_UP,
-	                           "UPDATE turns SET state = 'failed', error = ?3, updated_ms = ?4 "
-	                           "WHERE id = ?1 AND attempts = ?2 AND cut = 0 AND "
-	                           "(state = 'queued' OR (state = 'running' AND "
-	                           "coalesce(lease_until_ms, 0) < ?4))",
-	                           TH_ARGS(TH_I(seen->id), TH_I(seen->attempts), TH_T(why),
-	                                   TH_I(now_ms)),
-	                           NULL, &n, "turn give up", e);
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURN_GIVE_UP,
+	                  "UPDATE turns SET state = 'failed', error = ?3, updated_ms = ?4 "
+	                  "WHERE id = ?1 AND attempts = ?2 AND cut = 0 AND "
+	                  "(state = 'queued' OR (state = 'running' AND "
+	                  "coalesce(lease_until_ms, 0) < ?4))",
+	                  TH_ARGS(TH_I(seen->id), TH_I(seen->attempts), TH_T(why), TH_I(now_ms)),
+	                  NULL, &n, "turn give up", e);
 	*done = err == TH_OK && n == 1;
 	return err;
 }

@@ -7,10 +7,10 @@
 #include <stddef.h>
 
 struct th_buf {
-	char *data;  /* NUL-terminated when len > 0; owned, freed by th_buf_free */
+	char *data; /* NUL-terminated when len > 0; owned, freed by th_buf_free */
 	size_t len;
 	size_t cap;
-	int oom;     /* set once an append failed; later appends are ignored */
+	int oom; /* set once an append failed; later appends are ignored */
 };
 
 void th_buf_init(struct th_buf *b);
@@ -19,7 +19,7 @@ int th_buf_append(struct th_buf *b, const char *s, size_t n);
 int th_buf_puts(struct th_buf *b, const char *s);
 int th_buf_printf(struct th_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int th_buf_vprintf(struct th_buf *b, const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+    __attribute__((format(printf, 2, 0)));
 /* Hands data to the caller (who frees it with free) and resets b. */
 char *th_buf_take(struct th_buf *b);
 

@@ -11,25 +11,25 @@
 
 typedef enum th_err {
 	TH_OK = 0,
-	TH_ENOMEM,          /* allocation failed */
-	TH_EPARSE,          /* body is not JSON (-32700) */
-	TH_EINVALREQ,       /* not a JSON-RPC 2.0 request (-32600) */
-	TH_ENOMETHOD,       /* unknown JSON-RPC method (-32601) or REST route (404) */
-	TH_EMETHOD,         /* REST route exists, wrong HTTP method (405) */
-	TH_EINVAL,          /* invalid params (-32602) */
-	TH_ENOTFOUND,       /* TaskNotFound (-32001) */
-	TH_ENOTCANCELABLE,  /* TaskNotCancelable (-32002) */
-	TH_EPUSHUNSUPPORTED,/* PushNotificationNotSupported (-32003) */
-	TH_EUNSUPPORTED,    /* UnsupportedOperation (-32004) */
-	TH_ECONTENTTYPE,    /* ContentTypeNotSupported (-32005) */
-	TH_EEXTCARD,        /* ExtendedAgentCardNotConfigured (-32007) */
-	TH_EEXTREQUIRED,    /* ExtensionSupportRequired (-32008) */
-	TH_EVERSION,        /* VersionNotSupported (-32009) */
-	TH_ETOOLARGE,       /* request body over the limit (HTTP 413) */
-	TH_EBUSY,           /* database stayed busy after every retry */
-	TH_EINTERNAL,       /* anything else (-32603) */
-	TH_ELENGTH,         /* a body without Content-Length (chunked): HTTP 411 */
-	TH_EUNAVAILABLE     /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
+	TH_ENOMEM,           /* allocation failed */
+	TH_EPARSE,           /* body is not JSON (-32700) */
+	TH_EINVALREQ,        /* not a JSON-RPC 2.0 request (-32600) */
+	TH_ENOMETHOD,        /* unknown JSON-RPC method (-32601) or REST route (404) */
+	TH_EMETHOD,          /* REST route exists, wrong HTTP method (405) */
+	TH_EINVAL,           /* invalid params (-32602) */
+	TH_ENOTFOUND,        /* TaskNotFound (-32001) */
+	TH_ENOTCANCELABLE,   /* TaskNotCancelable (-32002) */
+	TH_EPUSHUNSUPPORTED, /* PushNotificationNotSupported (-32003) */
+	TH_EUNSUPPORTED,     /* UnsupportedOperation (-32004) */
+	TH_ECONTENTTYPE,     /* ContentTypeNotSupported (-32005) */
+	TH_EEXTCARD,         /* ExtendedAgentCardNotConfigured (-32007) */
+	TH_EEXTREQUIRED,     /* ExtensionSupportRequired (-32008) */
+	TH_EVERSION,         /* VersionNotSupported (-32009) */
+	TH_ETOOLARGE,        /* request body over the limit (HTTP 413) */
+	TH_EBUSY,            /* database stayed busy after every retry */
+	TH_EINTERNAL,        /* anything else (-32603) */
+	TH_ELENGTH,          /* a body without Content-Length (chunked): HTTP 411 */
+	TH_EUNAVAILABLE      /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
 } th_err;
 
 #define TH_ERRMSG_MAX 512
@@ -42,7 +42,7 @@ struct th_error {
 
 /* Records code and a printf-style message in e (e may be NULL); returns code. */
 th_err th_error_set(struct th_error *e, th_err code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Clears e to TH_OK with an empty message. */
 void th_error_clear(struct th_error *e);

@@ -24,9 +24,9 @@ void th_uuid(char out[TH_UUID_LEN + 1])
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
 	snprintf(out, TH_UUID_LEN + 1,
-	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-	         b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-	         b[13], b[14], b[15]);
+	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+	         b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+	         b[15]);
 }
 
 int64_t th_now_ms(void)
@@ -52,15 +52,15 @@ void th_ts_format(int64_t ms, char out[TH_TS_LEN + 1])
 	unsigned year = (unsigned)(tm.tm_year + 1900) % 10000u;
 	snprintf(out, TH_TS_LEN + 1, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", year,
 	         (unsigned)(tm.tm_mon + 1) % 100u, (unsigned)tm.tm_mday % 100u,
-	         (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u, (unsigned)tm.tm_sec % 100u,
-	         (unsigned)(ms % 1000));
+	         (unsigned)tm.tm_hour % 100u, (unsigned)tm.tm_min % 100u,
+	         (unsigned)tm.tm_sec % 100u, (unsigned)(ms % 1000));
 }
 
 int th_ts_parse(const char *s, int64_t *ms)
 {
 	int y, mo, d, h, mi, sec, n = 0;
-	if (s == NULL || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
-	    n != 19)
+	if (s == NULL ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
 		return -1;

@@ -22,10 +22,12 @@ static size_t not_json_at(const char *s, size_t len)
 			in_string = 1;
 		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
 			size_t j = i;
-			while (j < len && ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')))
+			while (j < len &&
+			       ((s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')))
 				j++;
 			size_t n = j - i;
-			int word = (n == 4 && (memcmp(s + i, "true", 4) == 0 || memcmp(s + i, "null", 4) == 0)) ||
+			int word = (n == 4 && (memcmp(s + i, "true", 4) == 0 ||
+			                       memcmp(s + i, "null", 4) == 0)) ||
 			           (n == 5 && memcmp(s + i, "false", 5) == 0) ||
 			           (n == 1 && (c == 'e' || c == 'E'));
 			if (!word)
@@ -43,8 +45,8 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 	*out = NULL;
 	size_t bad = not_json_at(s, len);
 	if (bad < len)
-		return th_error_set(e, TH_EPARSE, "Invalid JSON payload: unexpected character at offset %zu",
-		                    bad);
+		return th_error_set(
+		    e, TH_EPARSE, "Invalid JSON payload: unexpected character at offset %zu", bad);
 	json_tokener *tok = json_tokener_new_ex(depth);
 	if (tok == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
@@ -69,9 +71,11 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 	if (jerr != json_tokener_success) {
 		if (jerr == json_tokener_error_depth)
 			rc = th_error_set(e, TH_EINVAL,
-			                  "JSON nesting is deeper than the limit of %d levels", depth);
+			                  "JSON nesting is deeper than the limit of %d levels",
+			                  depth);
 		else if (jerr == json_tokener_continue)
-			rc = th_error_set(e, TH_EPARSE, "Invalid JSON payload: unexpected end of input");
+			rc = th_error_set(e, TH_EPARSE,
+			                  "Invalid JSON payload: unexpected end of input");
 		else
 			rc = th_error_set(e, TH_EPARSE, "Invalid JSON payload: %s at offset %zu",
 			                  json_tokener_error_desc(jerr), end);
@@ -80,7 +84,8 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 			char c = s[i];
 			if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
 				rc = th_error_set(e, TH_EPARSE,
-				                  "Invalid JSON payload: unexpected data after the value at offset %zu",
+				                  "Invalid JSON payload: unexpected data after the "
+				                  "value at offset %zu",
 				                  i);
 				break;
 			}
@@ -98,7 +103,8 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 const char *th_json_str(json_object *obj, const char *key)
 {
 	json_object *v;
-	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
 }
@@ -117,13 +123,15 @@ json_object *th_json_get2(json_object *obj, const char *camel, const char *snake
 
 const char *th_json_text(json_object *v)
 {
-	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+	                                             JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 size_t th_json_size(json_object *v)
 {
 	size_t n = 0;
-	json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	json_object_to_json_string_length(
+	    v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	return n;
 }
 

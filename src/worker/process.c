@@ -22,9 +22,9 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e
 	memset(app, 0, sizeof *app);
 	app->cfg = cfg;
 	struct th_store_opts o = {
-		.path = cfg->db_path,
-		.sync_full = cfg->sync_full,
-		.busy_timeout_ms = cfg->busy_timeout_ms,
+	    .path = cfg->db_path,
+	    .sync_full = cfg->sync_full,
+	    .busy_timeout_ms = cfg->busy_timeout_ms,
 	};
 	th_err rc = th_store_open(&o, &app->store, e);
 	if (rc == TH_OK)

@@ -88,8 +88,7 @@ static void poke_if_written(struct th_app *app, struct th_streams *streams, int6
 
 /* After each response: the streams hear of its writes; expired turns they noticed
  * become after-response work (TURN-7). */
-static void after_request_streams(struct th_app *app, struct th_streams *streams,
-                                  int64_t *changes)
+static void after_request_streams(struct th_app *app, struct th_streams *streams, int64_t *changes)
 {
 	poke_if_written(app, streams, changes);
 	char **ids = NULL;
@@ -125,8 +124,10 @@ int th_worker_serve_fcgi(void)
 	if (th_streams_start(app.cfg, &streams, &e) == TH_OK)
 		app.parker = th_streams_parker(streams);
 	else
-		th_log(TH_LOG_WARN, "no stream thread (%s); each open stream holds this worker until "
-		                    "it ends", e.msg);
+		th_log(TH_LOG_WARN,
+		       "no stream thread (%s); each open stream holds this worker until "
+		       "it ends",
+		       e.msg);
 	int64_t changes = th_store_changes(app.store);
 	FCGX_Request req;
 	FCGX_InitRequest(&req, 0, 0);
@@ -151,4 +152,3 @@ int th_worker_serve_fcgi(void)
 	th_app_close(&app);
 	return 0;
 }
-

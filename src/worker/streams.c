@@ -52,20 +52,20 @@ struct th_streams {
 	const struct th_config *cfg; /* borrowed */
 	struct th_store *store;      /* owned; the thread's connection; th_streams_stop */
 	pthread_t thread;
-	int epfd;                    /* owned; closed by th_streams_stop */
-	int wakefd;                  /* owned (eventfd); closed by th_streams_stop */
+	int epfd;   /* owned; closed by th_streams_stop */
+	int wakefd; /* owned (eventfd); closed by th_streams_stop */
 	struct th_parker parker;
 
-	pthread_mutex_t mu;          /* guards inbox, open, recover, stop */
+	pthread_mutex_t mu;           /* guards inbox, open, recover, stop */
 	struct th_bind_parked *inbox; /* handed over, not yet adopted; free */
 	size_t ninbox, capinbox;
-	size_t open;                 /* streams in inbox and slots */
-	char **recover;              /* task ids for the main thread; each and array free */
+	size_t open;    /* streams in inbox and slots */
+	char **recover; /* task ids for the main thread; each and array free */
 	size_t nrecover, caprecover;
 	int stop;
 
 	/* the stream thread's own */
-	struct slot **slots;         /* each freed by drop(); array free */
+	struct slot **slots; /* each freed by drop(); array free */
 	size_t nslots, capslots;
 	int64_t seen_version;
 	int64_t next_recover_ms;
@@ -231,7 +231,8 @@ static void on_input(struct th_streams *s, struct slot *sl, uint32_t events)
 		ssize_t k = read(sl->p.conn.fd, buf, sizeof buf);
 		if (k > 0) {
 			if (th_fcgi_input_feed(&sl->in, buf, (size_t)k))
-				end_slot(sl); /* FCGI_ABORT_REQUEST: answer it with the end record */
+				end_slot(
+				    sl); /* FCGI_ABORT_REQUEST: answer it with the end record */
 			continue;
 		}
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -333,13 +334,15 @@ static void read_log(struct th_streams *s)
 		while (from != INT64_MAX) {
 			struct th_event *ev = NULL;
 			size_t n = 0;
-			if (th_store_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n, &e) != TH_OK) {
+			if (th_store_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n,
+			                          &e) != TH_OK) {
 				th_log(TH_LOG_ERROR, "stream thread: task %s: %s", task, e.msg);
 				break;
 			}
 			for (size_t k = i; k < j; k++) {
 				struct slot *sl = s->slots[k];
-				if (live(sl) && th_stream_deliver(s->store, &sl->p.watch, ev, n, emit, sl))
+				if (live(sl) &&
+				    th_stream_deliver(s->store, &sl->p.watch, ev, n, emit, sl))
 					end_slot(sl);
 			}
 			from = n == EVENTS_BATCH ? ev[n - 1].seq : INT64_MAX;
@@ -359,8 +362,8 @@ static void look_for_expired(struct th_streams *s)
 	size_t n = 0;
 	struct th_error e;
 	th_error_clear(&e);
-	if (th_store_turns_expired(s->store, NULL, now, now - s->cfg->lease_ms, 100, &rows, &n, &e) !=
-	    TH_OK)
+	if (th_store_turns_expired(s->store, NULL, now, now - s->cfg->lease_ms, 100, &rows, &n,
+	                           &e) != TH_OK)
 		return;
 	for (size_t r = 0; r < n; r++) {
 		int watched = 0;
@@ -477,8 +480,7 @@ static void raise_fd_limit(const struct th_config *cfg)
 		       (unsigned long long)rl.rlim_cur, cfg->stream_max);
 }
 
-th_err th_streams_start(const struct th_config *cfg, struct th_streams **out,
-                        struct th_error *e)
+th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, struct th_error *e)
 {
 	*out = NULL;
 	raise_fd_limit(cfg);
@@ -491,16 +493,17 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out,
 	s->parker = (struct th_parker){s, room, take};
 	pthread_mutex_init(&s->mu, NULL);
 	struct th_store_opts o = {
-		.path = cfg->db_path,
-		.sync_full = cfg->sync_full,
-		.busy_timeout_ms = cfg->busy_timeout_ms,
+	    .path = cfg->db_path,
+	    .sync_full = cfg->sync_full,
+	    .busy_timeout_ms = cfg->busy_timeout_ms,
 	};
 	th_err rc = th_store_open(&o, &s->store, e);
 	if (rc == TH_OK) {
 		s->epfd = epoll_create1(EPOLL_CLOEXEC);
 		s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-		if (s->epfd < 0 || s->wakefd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd, &ev) < 0)
+		if (s->epfd < 0 || s->wakefd < 0 ||
+		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->wakefd, &ev) < 0)
 			rc = th_error_set(e, TH_EINTERNAL, "stream thread: %s", strerror(errno));
 	}
 	if (rc == TH_OK && pthread_create(&s->thread, NULL, run, s) != 0)

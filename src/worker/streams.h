@@ -21,8 +21,7 @@ struct th_streams;
 
 /* Opens the thread's own database connection and starts the thread. cfg is borrowed
  * and must outlive the thread. *out is freed by th_streams_stop. */
-th_err th_streams_start(const struct th_config *cfg, struct th_streams **out,
-                        struct th_error *e);
+th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, struct th_error *e);
 /* Ends every open stream as a normal end of response, stops the thread, frees s. */
 void th_streams_stop(struct th_streams *s);
 

@@ -41,15 +41,15 @@ static void open_once(void)
 }
 
 static const char *const routes[][2] = {
-	{"POST", "/"},
-	{"POST", "/message:send"},
-	{"POST", "/message:stream"},
-	{"GET", "/tasks"},
-	{"GET", "/tasks/t1"},
-	{"POST", "/tasks/t1:cancel"},
-	{"GET", "/tasks/t1:subscribe"},
-	{"POST", "/tasks/t1/pushNotificationConfigs"},
-	{"GET", "/.well-known/agent-card.json"},
+    {"POST", "/"},
+    {"POST", "/message:send"},
+    {"POST", "/message:stream"},
+    {"GET", "/tasks"},
+    {"GET", "/tasks/t1"},
+    {"POST", "/tasks/t1:cancel"},
+    {"GET", "/tasks/t1:subscribe"},
+    {"POST", "/tasks/t1/pushNotificationConfigs"},
+    {"GET", "/.well-known/agent-card.json"},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -63,15 +63,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(method, sizeof method, "REQUEST_METHOD=%s", r[0]);
 	snprintf(uri, sizeof uri, "REQUEST_URI=%s", r[1]);
 	snprintf(clen, sizeof clen, "CONTENT_LENGTH=%zu", size - 1);
-	const char *params[] = {method,
-	                        uri,
-	                        clen,
-	                        "CONTENT_TYPE=application/json",
-	                        "HTTP_A2A_VERSION=1.0",
-	                        (sel & 0x10) ? "HTTP_X_PARTICIPANT_ID=alice" : "HTTP_X_PARTICIPANT_ID=bob",
-	                        (sel & 0x20) ? "HTTP_A2A_EXTENSIONS=https://a2ui.org/a2a-extension/a2ui/v0.9.1"
-	                                     : NULL,
-	                        NULL};
+	const char *params[] = {
+	    method,
+	    uri,
+	    clen,
+	    "CONTENT_TYPE=application/json",
+	    "HTTP_A2A_VERSION=1.0",
+	    (sel & 0x10) ? "HTTP_X_PARTICIPANT_ID=alice" : "HTTP_X_PARTICIPANT_ID=bob",
+	    (sel & 0x20) ? "HTTP_A2A_EXTENSIONS=https://a2ui.org/a2a-extension/a2ui/v0.9.1" : NULL,
+	    NULL};
 	struct th_http_mem *m = th_http_mem_new(params, (const char *)data + 1, size - 1);
 	if (m == NULL)
 		return 0;

@@ -30,8 +30,8 @@ static struct {
 	char participant[128];
 	int has_participant;
 	unsigned extensions;
-	const char *answer;  /* JSON text of the result; NULL = no result (Empty) */
-	th_err fail;         /* TH_OK = succeed */
+	const char *answer; /* JSON text of the result; NULL = no result (Empty) */
+	th_err fail;        /* TH_OK = succeed */
 	const char *fail_msg;
 	const char *fail_task;
 } rec;
@@ -61,8 +61,8 @@ static th_err recorder(struct th_app *a, const struct th_call *call, enum th_op 
 
 /* Streams are recorded the same way: the op and params, then an empty stream. */
 static th_err stream_recorder(struct th_app *a, const struct th_call *call, enum th_op op,
-                              json_object *params, const char *last_event_id,
-                              struct th_sink *sink, struct th_error *e)
+                              json_object *params, const char *last_event_id, struct th_sink *sink,
+                              struct th_error *e)
 {
 	(void)last_event_id;
 	(void)sink;
@@ -107,8 +107,8 @@ static void set_base(const char *base_url)
 
 struct resp {
 	int status;
-	char *head;    /* header lines after Status; free */
-	char *body;    /* free */
+	char *head;        /* header lines after Status; free */
+	char *body;        /* free */
 	json_object *json; /* parsed body or NULL; json_object_put */
 	size_t reads;
 };
@@ -234,12 +234,11 @@ static void assert_contains(const char *s, const char *part)
 	              s != NULL ? s : "(null)", part);
 }
 
-#define RPC_BODY(method, params) \
+#define RPC_BODY(method, params)                                                                   \
 	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" method "\",\"params\":" params "}"
 
 static const char *const RPC_V[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/",
-                                    "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
-                                    NULL};
+                                    "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0", NULL};
 
 /* A JSON-RPC error envelope with code and (when reason != NULL) one ErrorInfo. */
 static void assert_rpc_error(const struct resp *r, int code, const char *reason)
@@ -262,7 +261,7 @@ static void assert_rpc_error(const struct resp *r, int code, const char *reason)
 	{
 		(void)v;
 		ck_assert_msg(strcmp(k, "code") == 0 || strcmp(k, "message") == 0 ||
-		                      strcmp(k, "data") == 0,
+		                  strcmp(k, "data") == 0,
 		              "unexpected key %s", k);
 	}
 }
@@ -544,9 +543,12 @@ END_TEST
 
 START_TEST(test_lim2_unknown_rest_route_404)
 {
-	const char *paths[] = {"REQUEST_URI=/nope", "REQUEST_URI=/tasks/t1:frobnicate",
-	                       "REQUEST_URI=/tasks/t1/other", "REQUEST_URI=/tasks/",
-	                       "REQUEST_URI=/tasks/:cancel", "REQUEST_URI=/v1/message:send",
+	const char *paths[] = {"REQUEST_URI=/nope",
+	                       "REQUEST_URI=/tasks/t1:frobnicate",
+	                       "REQUEST_URI=/tasks/t1/other",
+	                       "REQUEST_URI=/tasks/",
+	                       "REQUEST_URI=/tasks/:cancel",
+	                       "REQUEST_URI=/v1/message:send",
 	                       "REQUEST_URI=/tasks/a/pushNotificationConfigs/b/c"};
 	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
 		const char *p[] = {"REQUEST_METHOD=GET", paths[i], "HTTP_A2A_VERSION=1.0", NULL};
@@ -594,8 +596,9 @@ END_TEST
 START_TEST(test_lim1_oversized_jsonrpc_body_413_before_reading)
 {
 	cfg.lim.max_body = 16;
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                   "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=17", NULL};
+	const char *p[] = {
+	    "REQUEST_METHOD=POST",  "REQUEST_URI=/",     "CONTENT_TYPE=application/json",
+	    "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=17", NULL};
 	/* The carrier fails every read: had the body been read, this would not be 413. */
 	struct resp r = run_ex(p, "{\"aaaaaaaaaaaaa\":1}", 1);
 	ck_assert_int_eq(r.status, 413);
@@ -610,9 +613,9 @@ END_TEST
 START_TEST(test_lim1_oversized_rest_body_413_before_reading)
 {
 	cfg.lim.max_body = 16;
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	const char *p[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/message:send",
 	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
-	                   "CONTENT_LENGTH=1000000", NULL};
+	                   "CONTENT_LENGTH=1000000",        NULL};
 	struct resp r = run_ex(p, "{}", 1);
 	assert_rest_error(&r, 413, "INVALID_ARGUMENT", NULL);
 	ck_assert_uint_eq(r.reads, 0);
@@ -635,8 +638,9 @@ END_TEST
 
 START_TEST(test_lim1_short_body_refused)
 {
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                   "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=100", NULL};
+	const char *p[] = {
+	    "REQUEST_METHOD=POST",  "REQUEST_URI=/",      "CONTENT_TYPE=application/json",
+	    "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=100", NULL};
 	struct resp r = run(p, "{}");
 	assert_rpc_error(&r, -32600, NULL);
 	ck_assert_int_eq(rec.calls, 0);
@@ -648,7 +652,9 @@ END_TEST
 
 START_TEST(test_ext1_unknown_extension_refused_naming_it)
 {
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	const char *p[] = {"REQUEST_METHOD=POST",
+	                   "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json",
 	                   "HTTP_A2A_VERSION=1.0",
 	                   "HTTP_A2A_EXTENSIONS=" TH_EXT_URI_TASK ", https://example.com/ext/x/v1",
 	                   NULL};
@@ -671,7 +677,9 @@ END_TEST
 
 START_TEST(test_ext2_activated_extensions_echoed)
 {
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
+	const char *p[] = {"REQUEST_METHOD=POST",
+	                   "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json",
 	                   "HTTP_A2A_VERSION=1.0",
 	                   "HTTP_A2A_EXTENSIONS=" TH_EXT_URI_STATUS " , " TH_EXT_URI_TASK
 	                   "," TH_EXT_URI_TASK,
@@ -775,8 +783,8 @@ END_TEST
 START_TEST(test_a2a1_routes_relative_to_base_path)
 {
 	set_base("http://h/a2a/");
-	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/a2a/tasks/t9", "HTTP_A2A_VERSION=1.0",
-	                   NULL};
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/a2a/tasks/t9",
+	                   "HTTP_A2A_VERSION=1.0", NULL};
 	struct resp r = run(p, NULL);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(rec.params, "{\"id\":\"t9\"}");
@@ -829,15 +837,16 @@ START_TEST(test_a2a1_rest_routes_build_params)
 	                 TH_OP_SEND_STREAMING_MESSAGE, "{\"message\":{}}");
 	assert_rest_call("GET", "/tasks/a%2Fb%3Ac?historyLength=3", NULL, TH_OP_GET_TASK,
 	                 "{\"id\":\"a/b:c\",\"historyLength\":\"3\"}");
-	assert_rest_call("GET",
-	                 "/tasks?contextId=c%201&status=TASK_STATE_WORKING&page_size=5"
-	                 "&pageToken=x&historyLength=0&statusTimestampAfter=2026-01-01T00:00:00Z"
-	                 "&includeArtifacts=true&other=1",
-	                 NULL, TH_OP_LIST_TASKS,
-	                 "{\"contextId\":\"c 1\",\"status\":\"TASK_STATE_WORKING\",\"pageSize\":\"5\","
-	                 "\"pageToken\":\"x\",\"historyLength\":\"0\","
-	                 "\"statusTimestampAfter\":\"2026-01-01T00:00:00Z\","
-	                 "\"includeArtifacts\":\"true\"}");
+	assert_rest_call(
+	    "GET",
+	    "/tasks?contextId=c%201&status=TASK_STATE_WORKING&page_size=5"
+	    "&pageToken=x&historyLength=0&statusTimestampAfter=2026-01-01T00:00:00Z"
+	    "&includeArtifacts=true&other=1",
+	    NULL, TH_OP_LIST_TASKS,
+	    "{\"contextId\":\"c 1\",\"status\":\"TASK_STATE_WORKING\",\"pageSize\":\"5\","
+	    "\"pageToken\":\"x\",\"historyLength\":\"0\","
+	    "\"statusTimestampAfter\":\"2026-01-01T00:00:00Z\","
+	    "\"includeArtifacts\":\"true\"}");
 	assert_rest_call("GET", "/tasks", NULL, TH_OP_LIST_TASKS, "{}");
 	assert_rest_call("POST", "/tasks/t1:cancel", "{\"id\":\"other\",\"metadata\":{\"k\":1}}",
 	                 TH_OP_CANCEL_TASK, "{\"id\":\"t1\",\"metadata\":{\"k\":1}}");
@@ -863,11 +872,9 @@ END_TEST
 START_TEST(test_a2a1_rest_bad_values_are_invalid_params)
 {
 	const char *bad[][3] = {
-		{"GET", "/tasks/a%zz", NULL},
-		{"GET", "/tasks/a%00b", NULL},
-		{"GET", "/tasks?pageSize=%G0", NULL},
-		{"POST", "/tasks/t1:cancel", "[1]"},
-		{"POST", "/message:send", "\"text\""},
+	    {"GET", "/tasks/a%zz", NULL},          {"GET", "/tasks/a%00b", NULL},
+	    {"GET", "/tasks?pageSize=%G0", NULL},  {"POST", "/tasks/t1:cancel", "[1]"},
+	    {"POST", "/message:send", "\"text\""},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char m[64], u[128];
@@ -900,7 +907,8 @@ START_TEST(test_a2a1_rest_success_shape)
 	resp_free(&r);
 
 	rec.answer = NULL;
-	const char *q[] = {"REQUEST_METHOD=DELETE", "REQUEST_URI=/tasks/t1/pushNotificationConfigs/c",
+	const char *q[] = {"REQUEST_METHOD=DELETE",
+	                   "REQUEST_URI=/tasks/t1/pushNotificationConfigs/c",
 	                   "HTTP_A2A_VERSION=1.0", NULL};
 	r = run(q, NULL);
 	ck_assert_int_eq(r.status, 200);
@@ -916,7 +924,8 @@ START_TEST(test_a2a1_jsonrpc_success_echoes_id_and_type)
 	                           "\"params\":{\"message\":{}}}");
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(header(&r, "Content-Type"), "application/json");
-	ck_assert_str_eq(r.body, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"result\":{\"task\":{\"id\":\"t1\"}}}");
+	ck_assert_str_eq(
+	    r.body, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"result\":{\"task\":{\"id\":\"t1\"}}}");
 	ck_assert_int_eq(rec.op, TH_OP_SEND_MESSAGE);
 	ck_assert_str_eq(rec.params, "{\"message\":{}}");
 	resp_free(&r);
@@ -933,7 +942,8 @@ START_TEST(test_a2a1_jsonrpc_success_echoes_id_and_type)
 
 	/* Delete answers Empty: result null. */
 	rec.answer = NULL;
-	r = run(RPC_V, RPC_BODY("DeleteTaskPushNotificationConfig", "{\"taskId\":\"t\",\"id\":\"c\"}"));
+	r = run(RPC_V,
+	        RPC_BODY("DeleteTaskPushNotificationConfig", "{\"taskId\":\"t\",\"id\":\"c\"}"));
 	ck_assert_str_eq(r.body, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}");
 	resp_free(&r);
 }
@@ -1049,28 +1059,28 @@ START_TEST(test_a2a4_error_table)
 		int rpc, http;
 		const char *grpc, *reason;
 	} t[] = {
-		{TH_EPARSE, -32700, 400, "INVALID_ARGUMENT", ""},
-		{TH_EINVALREQ, -32600, 400, "INVALID_ARGUMENT", ""},
-		{TH_ENOMETHOD, -32601, 404, "NOT_FOUND", ""},
-		{TH_EINVAL, -32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"},
-		{TH_EINTERNAL, -32603, 500, "INTERNAL", ""},
-		{TH_ENOMEM, -32603, 500, "INTERNAL", ""},
-		{TH_ENOTFOUND, -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND"},
-		{TH_ENOTCANCELABLE, -32002, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"},
-		{TH_EPUSHUNSUPPORTED, -32003, 400, "FAILED_PRECONDITION",
-		 "PUSH_NOTIFICATION_NOT_SUPPORTED"},
-		{TH_EUNSUPPORTED, -32004, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
-		{TH_ECONTENTTYPE, -32005, 400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
-		{TH_EEXTCARD, -32007, 400, "FAILED_PRECONDITION",
-		 "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
-		{TH_EEXTREQUIRED, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
-		{TH_EVERSION, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
-		{TH_EBUSY, -32603, 503, "UNAVAILABLE", ""},
-		{TH_ETOOLARGE, -32600, 413, "INVALID_ARGUMENT", ""},
-		{TH_EMETHOD, -32600, 405, "UNIMPLEMENTED", ""},
+	    {TH_EPARSE, -32700, 400, "INVALID_ARGUMENT", ""},
+	    {TH_EINVALREQ, -32600, 400, "INVALID_ARGUMENT", ""},
+	    {TH_ENOMETHOD, -32601, 404, "NOT_FOUND", ""},
+	    {TH_EINVAL, -32602, 400, "INVALID_ARGUMENT", "INVALID_PARAMS"},
+	    {TH_EINTERNAL, -32603, 500, "INTERNAL", ""},
+	    {TH_ENOMEM, -32603, 500, "INTERNAL", ""},
+	    {TH_ENOTFOUND, -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND"},
+	    {TH_ENOTCANCELABLE, -32002, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"},
+	    {TH_EPUSHUNSUPPORTED, -32003, 400, "FAILED_PRECONDITION",
+	     "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+	    {TH_EUNSUPPORTED, -32004, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"},
+	    {TH_ECONTENTTYPE, -32005, 400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
+	    {TH_EEXTCARD, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+	    {TH_EEXTREQUIRED, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
+	    {TH_EVERSION, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
+	    {TH_EBUSY, -32603, 503, "UNAVAILABLE", ""},
+	    {TH_ETOOLARGE, -32600, 413, "INVALID_ARGUMENT", ""},
+	    {TH_EMETHOD, -32600, 405, "UNIMPLEMENTED", ""},
 	};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-		ck_assert_msg(th_bind_rpc_code(t[i].code) == t[i].rpc, "%s", th_err_name(t[i].code));
+		ck_assert_msg(th_bind_rpc_code(t[i].code) == t[i].rpc, "%s",
+		              th_err_name(t[i].code));
 		ck_assert_msg(th_bind_http_status(t[i].code) == t[i].http, "%s",
 		              th_err_name(t[i].code));
 		ck_assert_str_eq(th_bind_grpc_status(t[i].code), t[i].grpc);
@@ -1085,8 +1095,9 @@ END_TEST
 
 START_TEST(test_id1_participant_from_header)
 {
-	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
-	                   "HTTP_X_PARTICIPANT_ID=alice", "REMOTE_USER=bob", NULL};
+	const char *p[] = {"REQUEST_METHOD=GET",   "REQUEST_URI=/tasks/t1",
+	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=alice",
+	                   "REMOTE_USER=bob",      NULL};
 	struct resp r = run(p, NULL);
 	ck_assert_int_eq(rec.has_participant, 1);
 	ck_assert_str_eq(rec.participant, "alice");
@@ -1104,15 +1115,20 @@ END_TEST
 START_TEST(test_id1_remote_user_mode_ignores_header)
 {
 	cfg.identity = TH_IDENTITY_REMOTE_USER;
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=mallory",
-	                   "REMOTE_USER=bob", NULL};
+	const char *p[] = {"REQUEST_METHOD=POST",
+	                   "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=mallory",
+	                   "REMOTE_USER=bob",
+	                   NULL};
 	struct resp r = run(p, RPC_BODY("GetTask", "{}"));
 	ck_assert_str_eq(rec.participant, "bob");
 	resp_free(&r);
 
-	const char *q[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=mallory", NULL};
+	const char *q[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=mallory", NULL};
 	r = run(q, RPC_BODY("GetTask", "{}"));
 	ck_assert_int_eq(rec.calls, 2);
 	ck_assert_int_eq(rec.has_participant, 0);
@@ -1125,12 +1141,30 @@ END_TEST
 START_TEST(test_lim3_garbage_always_answered)
 {
 	static const char *const methods[] = {"GET", "POST", "DELETE", "PUT", "", "\x01"};
-	static const char *const uris[] = {"/", "/tasks/%", "/tasks/%%%", "//", "/message:send",
-	                                   "/tasks/x:cancel", "/tasks/\xff\xfe", "", "?", "/?&&=",
-	                                   "http://host", "http://host/tasks/x", "/.well-known/",
+	static const char *const uris[] = {"/",
+	                                   "/tasks/%",
+	                                   "/tasks/%%%",
+	                                   "//",
+	                                   "/message:send",
+	                                   "/tasks/x:cancel",
+	                                   "/tasks/\xff\xfe",
+	                                   "",
+	                                   "?",
+	                                   "/?&&=",
+	                                   "http://host",
+	                                   "http://host/tasks/x",
+	                                   "/.well-known/",
 	                                   "/tasks/a/pushNotificationConfigs/"};
-	static const char *const bodies[] = {NULL, "", "{", "[]", "null", "\"\\ud800\"", "{\"a\":\xff}",
-	                                     RPC_BODY("SendMessage", "null"), "{}{}", "1e999999"};
+	static const char *const bodies[] = {NULL,
+	                                     "",
+	                                     "{",
+	                                     "[]",
+	                                     "null",
+	                                     "\"\\ud800\"",
+	                                     "{\"a\":\xff}",
+	                                     RPC_BODY("SendMessage", "null"),
+	                                     "{}{}",
+	                                     "1e999999"};
 	unsigned seed = 7;
 	for (int i = 0; i < 400; i++) {
 		seed = seed * 1103515245u + 12345u;
@@ -1138,8 +1172,12 @@ START_TEST(test_lim3_garbage_always_answered)
 		snprintf(m, sizeof m, "REQUEST_METHOD=%s", methods[seed % 6]);
 		snprintf(u, sizeof u, "REQUEST_URI=%s", uris[(seed >> 8) % 14]);
 		snprintf(v, sizeof v, "HTTP_A2A_VERSION=%s", (seed >> 4) % 3 ? "1.0" : "9");
-		const char *p[] = {m, u, v, (seed >> 12) % 2 ? "CONTENT_TYPE=application/json" : "X=1",
-		                   (seed >> 13) % 4 == 0 ? "HTTP_A2A_EXTENSIONS=,, ," : "Y=1", NULL};
+		const char *p[] = {m,
+		                   u,
+		                   v,
+		                   (seed >> 12) % 2 ? "CONTENT_TYPE=application/json" : "X=1",
+		                   (seed >> 13) % 4 == 0 ? "HTTP_A2A_EXTENSIONS=,, ," : "Y=1",
+		                   NULL};
 		rec.fail = (seed >> 16) % 5 == 0 ? TH_EBUSY : TH_OK;
 		struct resp r = run(p, bodies[(seed >> 20) % 10]);
 		ck_assert_int_ge(r.status, 200);
@@ -1153,8 +1191,9 @@ END_TEST
 
 START_TEST(test_lim3_client_gone_is_harmless)
 {
-	const char *all[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                     "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=2", NULL};
+	const char *all[] = {
+	    "REQUEST_METHOD=POST",  "REQUEST_URI=/",    "CONTENT_TYPE=application/json",
+	    "HTTP_A2A_VERSION=1.0", "CONTENT_LENGTH=2", NULL};
 	struct th_http_mem *m = th_http_mem_new(all, "{}", 2);
 	ck_assert_ptr_nonnull(m);
 	th_http_mem_disconnect(m);
@@ -1215,14 +1254,15 @@ static struct resp run_real(const char *const *params, const char *body)
 	return r;
 }
 
-#define SEND_PARAMS(mid) \
-	"{\"message\":{\"messageId\":\"" mid "\",\"role\":\"ROLE_USER\"," \
+#define SEND_PARAMS(mid)                                                                           \
+	"{\"message\":{\"messageId\":\"" mid "\",\"role\":\"ROLE_USER\","                          \
 	"\"parts\":[{\"text\":\"hello\"}]}}"
 
 START_TEST(test_a2a1_send_message_round_trip_jsonrpc)
 {
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	const char *p[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",   NULL};
 	struct resp r = run_real(p, "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"SendMessage\","
 	                            "\"params\":" SEND_PARAMS("m-rpc-1") "}");
 	ck_assert_int_eq(r.status, 200);
@@ -1248,9 +1288,9 @@ END_TEST
 
 START_TEST(test_a2a1_send_message_round_trip_rest)
 {
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/message:send",
+	const char *p[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/message:send",
 	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
-	                   "HTTP_X_PARTICIPANT_ID=bob", NULL};
+	                   "HTTP_X_PARTICIPANT_ID=bob",     NULL};
 	struct resp r = run_real(p, SEND_PARAMS("m-rest-1"));
 	ck_assert_msg(r.status == 200, "%s", r.body);
 	ck_assert_str_eq(header(&r, "Content-Type"), "application/a2a+json");
@@ -1270,8 +1310,9 @@ START_TEST(test_a2a1_send_message_round_trip_rest)
 	resp_free(&r);
 
 	/* The list over JSON-RPC has it for bob. */
-	const char *l[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/", "CONTENT_TYPE=application/json",
-	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=bob", NULL};
+	const char *l[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=bob",     NULL};
 	r = run_real(l, RPC_BODY("ListTasks", "{}"));
 	ck_assert_msg(jget(r.json, "result.tasks.0.id") != NULL, "%s", r.body);
 	ck_assert_str_eq(jstr(&r, "result.tasks.0.id"), id);
@@ -1319,7 +1360,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a1_jsonrpc_success_echoes_id_and_type);
 	tcase_add_test(tc, test_a2a4_service_errors_both_bindings);
 	tcase_add_test(tc, test_a2a4_busy_says_retry);
-	tcase_add_test(tc, test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_nothing);
+	tcase_add_test(tc,
+	               test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_nothing);
 	tcase_add_test(tc, test_a2a4_error_table);
 	tcase_add_test(tc, test_id1_participant_from_header);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);

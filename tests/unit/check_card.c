@@ -11,11 +11,11 @@
 #define BASE "http://127.0.0.1:8080/"
 
 static const char *const modes[] = {
-	"text/plain",
-	"application/vnd.tiny-harness.task+json",
-	"application/vnd.tiny-harness.channel+json",
-	"application/vnd.tiny-harness.event+json",
-	"application/a2ui+json",
+    "text/plain",
+    "application/vnd.tiny-harness.task+json",
+    "application/vnd.tiny-harness.channel+json",
+    "application/vnd.tiny-harness.event+json",
+    "application/a2ui+json",
 };
 
 /* Filled by hand so that the test depends on nothing but card.c: the card reads only
@@ -70,13 +70,15 @@ static json_object *get(json_object *obj, const char *key)
 static const char *str(json_object *obj, const char *key)
 {
 	json_object *v = get(obj, key);
-	return v != NULL && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	return v != NULL && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+	                                                             : NULL;
 }
 
 static json_object *arr(json_object *obj, const char *key)
 {
 	json_object *v = get(obj, key);
-	ck_assert_msg(v != NULL && json_object_is_type(v, json_type_array), "%s is not an array", key);
+	ck_assert_msg(v != NULL && json_object_is_type(v, json_type_array), "%s is not an array",
+	              key);
 	return v;
 }
 
@@ -99,7 +101,7 @@ START_TEST(test_card1_interfaces_use_base_url)
 {
 	json_object *ifs = arr(card, "supportedInterfaces");
 	ck_assert_uint_eq(json_object_array_length(ifs), 2);
-	static const char *const bindings[] = { "JSONRPC", "HTTP+JSON" };
+	static const char *const bindings[] = {"JSONRPC", "HTTP+JSON"};
 	for (size_t i = 0; i < 2; i++) {
 		json_object *it = json_object_array_get_idx(ifs, i);
 		ck_assert_str_eq(str(it, "url"), BASE);
@@ -160,7 +162,8 @@ START_TEST(test_card1_one_skill)
 	json_object *tags = arr(s, "tags");
 	ck_assert_uint_gt(json_object_array_length(tags), 0);
 	for (size_t i = 0; i < json_object_array_length(tags); i++)
-		ck_assert(json_object_is_type(json_object_array_get_idx(tags, i), json_type_string));
+		ck_assert(
+		    json_object_is_type(json_object_array_get_idx(tags, i), json_type_string));
 }
 END_TEST
 
@@ -175,8 +178,14 @@ END_TEST
 START_TEST(test_card1_key_order_stable)
 {
 	static const char *const keys[] = {
-		"name",         "description",       "version",           "supportedInterfaces",
-		"capabilities", "defaultInputModes", "defaultOutputModes", "skills",
+	    "name",
+	    "description",
+	    "version",
+	    "supportedInterfaces",
+	    "capabilities",
+	    "defaultInputModes",
+	    "defaultOutputModes",
+	    "skills",
 	};
 	size_t n = 0;
 	json_object_object_foreach(card, k, v)
@@ -201,11 +210,11 @@ START_TEST(test_card2_five_extensions_in_order)
 	json_object *exts = arr(get(card, "capabilities"), "extensions");
 	ck_assert_uint_eq(json_object_array_length(exts), 5);
 	static const char *const uris[] = {
-		"https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1",
-		"https://madarauchiha-314.github.io/tiny-harness/a2a/ext/channel/v1",
-		"https://madarauchiha-314.github.io/tiny-harness/a2a/ext/status/v1",
-		"https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1",
-		"https://a2ui.org/a2a-extension/a2ui/v0.9.1",
+	    "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1",
+	    "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/channel/v1",
+	    "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/status/v1",
+	    "https://madarauchiha-314.github.io/tiny-harness/a2a/ext/commands/v1",
+	    "https://a2ui.org/a2a-extension/a2ui/v0.9.1",
 	};
 	for (int i = 0; i < 5; i++) {
 		json_object *e = ext_at(i);
@@ -244,7 +253,8 @@ START_TEST(test_card2_commands_params_list_registry)
 	json_object *cmds = arr(params, "commands");
 	ck_assert(json_object_equal(cmds, commands));
 	ck_assert_str_eq(str(json_object_array_get_idx(cmds, 0), "name"), "help");
-	ck_assert_str_eq(str(json_object_array_get_idx(cmds, 1), "argument_hint"), "step; step; ...");
+	ck_assert_str_eq(str(json_object_array_get_idx(cmds, 1), "argument_hint"),
+	                 "step; step; ...");
 	/* The card keeps its own copy: a later change to the registry's array must not leak in. */
 	json_object_array_add(commands, json_object_new_object());
 	ck_assert_uint_eq(json_object_array_length(cmds), 2);
@@ -266,9 +276,9 @@ START_TEST(test_card2_a2ui_params)
 {
 	json_object *params = get(ext_at(4), "params");
 	json_object *want = json_tokener_parse(
-		"{\"supportedCatalogIds\":"
-		"[\"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json\"],"
-		"\"acceptsInlineCatalogs\":false}");
+	    "{\"supportedCatalogIds\":"
+	    "[\"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json\"],"
+	    "\"acceptsInlineCatalogs\":false}");
 	ck_assert_ptr_nonnull(want);
 	ck_assert_msg(json_object_equal(params, want), "a2ui params: %s",
 	              json_object_to_json_string(params));

@@ -38,11 +38,11 @@ static void teardown(void)
 static void team_task(void)
 {
 	json_object *r = fx_call(
-		&app, "alice", TH_OP_SEND_MESSAGE, &err,
-		"{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
-			"{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":\"Release 1.0\","
-			"\"participants\":[{\"id\":\"bob\",\"role\":\"admin\"},{\"id\":\"wendy\","
-			"\"role\":\"watcher\"}]}}") "]}}");
+	    &app, "alice", TH_OP_SEND_MESSAGE, &err,
+	    "{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+	        "{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":\"Release 1.0\","
+	        "\"participants\":[{\"id\":\"bob\",\"role\":\"admin\"},{\"id\":\"wendy\","
+	        "\"role\":\"watcher\"}]}}") "]}}");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	snprintf(task, sizeof task, "%s", fx_task_id(json_object_object_get(r, "task")));
 	json_object_put(r);
@@ -80,13 +80,17 @@ static int history_has(json_object *t, const char *needle)
 
 START_TEST(test_task4_envelope_creates_task_with_its_attributes)
 {
-	json_object *r = fx_call(
-		&app, "alice", TH_OP_SEND_MESSAGE, &err,
-		"{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
-			"{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":\"Release 1.0\","
-			"\"type\":\"release\",\"description\":\"d\",\"acceptance_criteria\":[{\"text\":"
-			"\"tests pass\"}],\"participants\":[{\"id\":\"bob\",\"role\":\"assignee\"}]}}") ","
-			"{\"text\":\"let us start\"}]}}");
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\","
+	            "\"parts\":[" ENV("{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":"
+	                              "\"Release 1.0\","
+	                              "\"type\":\"release\",\"description\":\"d\",\"acceptance_"
+	                              "criteria\":[{\"text\":"
+	                              "\"tests "
+	                              "pass\"}],\"participants\":[{\"id\":\"bob\",\"role\":"
+	                              "\"assignee\"}]}}") ","
+	                                                  "{\"text\":\"let us start\"}]}}");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object *t = json_object_object_get(r, "task"), *ext = ext_of(t);
 	ck_assert_str_eq(th_json_str(ext, "name"), "Ship");
@@ -99,7 +103,8 @@ START_TEST(test_task4_envelope_creates_task_with_its_attributes)
 	ck_assert_str_eq(role_of(t, "bob"), "assignee");
 	ck_assert_ptr_null(role_of(t, "tiny-harness"));
 	/* The text is the first message, and its turn ran. */
-	ck_assert_str_eq(fx_status_text(t), "echo: [application/vnd.tiny-harness.event+json part]\nlet us start");
+	ck_assert_str_eq(fx_status_text(t),
+	                 "echo: [application/vnd.tiny-harness.event+json part]\nlet us start");
 	json_object_put(r);
 }
 END_TEST
@@ -107,21 +112,26 @@ END_TEST
 START_TEST(test_task3_bad_envelopes_are_refused_naming_the_field)
 {
 	static const char *const bad[][2] = {
-		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"colour\":1}}", "colour"},
-		{"{\"kind\":\"task\",\"payload\":{\"goal\":\"y\"}}", "name"},
-		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\"}}", "goal"},
-		{"{\"kind\":\"task\"}", "payload"},
-		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\"},\"extra\":1}", "extra"},
-		{"{\"kind\":\"plan_updated\",\"payload\":{}}", "plan_updated"},
-		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"participants\":[{\"id\":\"b\",\"role\":\"boss\"}]}}",
-		 "role"},
-		{"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"sub_tasks\":[]}}", "sub_tasks"},
+	    {"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"colour\":1}}",
+	     "colour"},
+	    {"{\"kind\":\"task\",\"payload\":{\"goal\":\"y\"}}", "name"},
+	    {"{\"kind\":\"task\",\"payload\":{\"name\":\"x\"}}", "goal"},
+	    {"{\"kind\":\"task\"}", "payload"},
+	    {"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\"},\"extra\":1}",
+	     "extra"},
+	    {"{\"kind\":\"plan_updated\",\"payload\":{}}", "plan_updated"},
+	    {"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"participants\":[{"
+	     "\"id\":\"b\",\"role\":\"boss\"}]}}",
+	     "role"},
+	    {"{\"kind\":\"task\",\"payload\":{\"name\":\"x\",\"goal\":\"y\",\"sub_tasks\":[]}}",
+	     "sub_tasks"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-		                           "{\"message\":{\"messageId\":\"b%zu\",\"role\":\"ROLE_USER\","
-		                           "\"parts\":[{\"data\":%s,\"mediaType\":\"%s\"}]}}",
-		                           i, bad[i][0], TH_MT_EVENT));
+		ck_assert_ptr_null(
+		    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+		            "{\"message\":{\"messageId\":\"b%zu\",\"role\":\"ROLE_USER\","
+		            "\"parts\":[{\"data\":%s,\"mediaType\":\"%s\"}]}}",
+		            i, bad[i][0], TH_MT_EVENT));
 		ck_assert_int_eq(err.code, TH_EINVAL);
 		ck_assert_msg(strstr(err.msg, bad[i][1]) != NULL, "case %zu: %s", i, err.msg);
 	}
@@ -134,11 +144,11 @@ START_TEST(test_task5_envelope_updates_name_description_and_criteria)
 {
 	team_task();
 	json_object *r = fx_call(
-		&app, "bob", TH_OP_SEND_MESSAGE, &err,
-		"{\"message\":{\"taskId\":\"%s\",\"messageId\":\"u1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
-			"{\"kind\":\"task\",\"payload\":{\"name\":\"Ship it\",\"description\":\"now\","
-			"\"acceptance_criteria\":[{\"text\":\"green\",\"met\":true}]}}") "]}}",
-		task);
+	    &app, "bob", TH_OP_SEND_MESSAGE, &err,
+	    "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"u1\",\"role\":\"ROLE_USER\",\"parts\":"
+	    "[" ENV("{\"kind\":\"task\",\"payload\":{\"name\":\"Ship it\",\"description\":\"now\","
+	            "\"acceptance_criteria\":[{\"text\":\"green\",\"met\":true}]}}") "]}}",
+	    task);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object *ext = ext_of(json_object_object_get(r, "task"));
 	ck_assert_str_eq(th_json_str(ext, "name"), "Ship it");
@@ -147,10 +157,12 @@ START_TEST(test_task5_envelope_updates_name_description_and_criteria)
 	json_object_put(r);
 	/* goal, plan, sub_tasks, parent_tasks cannot change; the key is named. */
 	long msgs = fx_count(&app, "messages");
-	ck_assert_ptr_null(fx_call(&app, "bob", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"u2\",\"role\":"
-	                           "\"ROLE_USER\",\"parts\":[" ENV("{\"kind\":\"task\",\"payload\":{\"goal\":\"other\"}}") "]}}",
-	                           task));
+	ck_assert_ptr_null(
+	    fx_call(&app, "bob", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"u2\",\"role\":"
+	            "\"ROLE_USER\",\"parts\":[" ENV(
+	                "{\"kind\":\"task\",\"payload\":{\"goal\":\"other\"}}") "]}}",
+	            task));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "goal"));
 	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
@@ -162,11 +174,13 @@ START_TEST(test_id5_participants_change_only_by_admin_or_reporter)
 	team_task();
 	fx_add_participant(&app, task, "carol", "assignee");
 	long parts = fx_count(&app, "participants"), msgs = fx_count(&app, "messages");
-	ck_assert_ptr_null(fx_call(&app, "carol", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"p1\",\"role\":"
-	                           "\"ROLE_USER\",\"parts\":[" ENV("{\"kind\":\"task\",\"payload\":{"
-	                           "\"participants\":[{\"id\":\"dave\",\"role\":\"admin\"}]}}") "]}}",
-	                           task));
+	ck_assert_ptr_null(
+	    fx_call(&app, "carol", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"p1\",\"role\":"
+	            "\"ROLE_USER\",\"parts\":[" ENV(
+	                "{\"kind\":\"task\",\"payload\":{"
+	                "\"participants\":[{\"id\":\"dave\",\"role\":\"admin\"}]}}") "]}}",
+	            task));
 	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
 	ck_assert_ptr_nonnull(strstr(err.msg, "admin"));
 	ck_assert_ptr_null(fx_send_text(&app, "carol", task, "p2", "/invite dave admin", &err));
@@ -187,8 +201,8 @@ START_TEST(test_id5_participants_change_only_by_admin_or_reporter)
 	json_object_put(t);
 	sqlite3_stmt *s = NULL;
 	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%participants_updated%'", -1,
-	                   &s, NULL);
+	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%participants_updated%'",
+	                   -1, &s, NULL);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	ck_assert_int_eq(sqlite3_column_int(s, 0), 2);
 	sqlite3_finalize(s);
@@ -200,8 +214,10 @@ END_TEST
 START_TEST(test_cmd3_plan_and_step_update_the_plan_in_metadata)
 {
 	team_task();
-	json_object *t = fx_send_text(&app, "alice", task, "c1", "/plan write code; test it; ship", &err);
-	json_object *steps = json_object_object_get(json_object_object_get(ext_of(t), "plan"), "steps");
+	json_object *t =
+	    fx_send_text(&app, "alice", task, "c1", "/plan write code; test it; ship", &err);
+	json_object *steps =
+	    json_object_object_get(json_object_object_get(ext_of(t), "plan"), "steps");
 	ck_assert_uint_eq(json_object_array_length(steps), 3);
 	ck_assert_str_eq(th_json_str(json_object_array_get_idx(steps, 1), "name"), "test it");
 	json_object_put(t);
@@ -213,10 +229,11 @@ START_TEST(test_cmd3_plan_and_step_update_the_plan_in_metadata)
 	json_object_put(t);
 	long with_plan_events = 0;
 	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
-	                   "'%step_updated%'",
-	                   -1, &s, NULL);
+	sqlite3_prepare_v2(
+	    th_store_db(app.store),
+	    "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
+	    "'%step_updated%'",
+	    -1, &s, NULL);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	with_plan_events = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
@@ -227,9 +244,10 @@ END_TEST
 START_TEST(test_cmd5_bad_arguments_reply_with_usage_and_change_nothing)
 {
 	team_task();
-	static const char *const cmds[] = {"/ask bob", "/ask nobody why?", "/subtask no colon here",
-	                                   "/step nothing", "/role bob boss", "/invite",
-	                                   "/plan ;;"};
+	static const char *const cmds[] = {
+	    "/ask bob",      "/ask nobody why?", "/subtask no colon here",
+	    "/step nothing", "/role bob boss",   "/invite",
+	    "/plan ;;"};
 	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
 		char mid[16];
 		snprintf(mid, sizeof mid, "u%zu", i);
@@ -252,7 +270,7 @@ END_TEST
 START_TEST(test_cmd1_card_lists_every_builtin)
 {
 	const char *names = th_json_text(app.card);
-	static const char *const builtins[] = {"help", "status", "plan", "step", "ask",
+	static const char *const builtins[] = {"help",    "status", "plan", "step",   "ask",
 	                                       "subtask", "invite", "role", "confirm"};
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
 		char needle[64];
@@ -266,7 +284,8 @@ START_TEST(test_cmd2_status_reports_the_task_as_it_stands_and_keeps_it_waiting)
 {
 	team_task();
 	json_object *t = fx_send_text(&app, "alice", task, "s1", "/status", &err);
-	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "TASK_STATE_INPUT_REQUIRED · awaiting-next-message"));
+	ck_assert_ptr_nonnull(
+	    strstr(fx_status_text(t), "TASK_STATE_INPUT_REQUIRED · awaiting-next-message"));
 	json_object_put(t);
 	t = fx_send_text(&app, "alice", task, "s2", "/ask bob Which branch?", &err);
 	json_object_put(t);
@@ -286,7 +305,8 @@ END_TEST
 START_TEST(test_task4_subtask_inherits_participants_with_a_dotted_id)
 {
 	team_task();
-	json_object *t = fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
+	json_object *t =
+	    fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
 	char child[160];
 	snprintf(child, sizeof child, "%s.1", task);
 	ck_assert_ptr_nonnull(strstr(fx_status_text(t), child));
@@ -299,7 +319,10 @@ START_TEST(test_task4_subtask_inherits_participants_with_a_dotted_id)
 	ck_assert_str_eq(role_of(t, "wendy"), "watcher");
 	ck_assert_str_eq(role_of(t, "tiny-harness"), "assignee");
 	ck_assert_str_eq(th_json_str(ext_of(t), "goal"), "write the docs");
-	ck_assert_str_eq(th_json_str(json_object_array_get_idx(json_object_object_get(ext_of(t), "parent_tasks"), 0), "task_id"), task);
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(
+	                                 json_object_object_get(ext_of(t), "parent_tasks"), 0),
+	                             "task_id"),
+	                 task);
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
 	json_object_put(t);
 	/* A second one is .2, a grandchild .1.1 (two levels). */
@@ -356,7 +379,8 @@ END_TEST
 START_TEST(test_ctl4_resolved_child_is_noted_in_the_parent)
 {
 	team_task();
-	json_object *t = fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
+	json_object *t =
+	    fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
 	json_object_put(t);
 	char child[160];
 	snprintf(child, sizeof child, "%s.1", task);
@@ -379,11 +403,12 @@ END_TEST
 static json_object *channel_msg(const char *who, const char *mid, const char *channel,
                                 const char *kind, const char *extra)
 {
-	return fx_call(&app, who, TH_OP_SEND_MESSAGE, &err,
-	               "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
-	               "\"parts\":[{\"data\":{\"channel_id\":\"%s\",\"sender\":\"%s\",\"kind\":\"%s\","
-	               "\"text\":\"hi from %s\"%s},\"mediaType\":\"%s\"}]}}",
-	               task, mid, channel, who, kind, who, extra, TH_MT_CHANNEL);
+	return fx_call(
+	    &app, who, TH_OP_SEND_MESSAGE, &err,
+	    "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"data\":{\"channel_id\":\"%s\",\"sender\":\"%s\",\"kind\":\"%s\","
+	    "\"text\":\"hi from %s\"%s},\"mediaType\":\"%s\"}]}}",
+	    task, mid, channel, who, kind, who, extra, TH_MT_CHANNEL);
 }
 
 START_TEST(test_ch3_channel_message_is_kept_and_starts_no_turn)
@@ -449,17 +474,20 @@ START_TEST(test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers)
 	team_task();
 	json_object *t = fx_send_text(&app, "alice", task, "a1", "/ask bob Which branch?", &err);
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
-	json_object *st = json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS);
+	json_object *st =
+	    json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS);
 	ck_assert_str_eq(th_json_str(st, "sub_state"), "awaiting-answer");
 	ck_assert_str_eq(th_json_str(st, "participant_id"), "bob");
 	char req[64];
 	snprintf(req, sizeof req, "%s", th_json_str(st, "request_id"));
-	ck_assert(strstr(th_json_text(json_object_object_get(t, "status")), "\"kind\":\"help_request\"") != NULL);
+	ck_assert(strstr(th_json_text(json_object_object_get(t, "status")),
+	                 "\"kind\":\"help_request\"") != NULL);
 	json_object_put(t);
 	/* STORE-1: an operator sees who the task waits for. */
 	sqlite3_stmt *s = NULL;
 	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT waiting_for, question FROM waiting_tasks WHERE id = ?", -1, &s, NULL);
+	                   "SELECT waiting_for, question FROM waiting_tasks WHERE id = ?", -1, &s,
+	                   NULL);
 	sqlite3_bind_text(s, 1, task, -1, SQLITE_TRANSIENT);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "bob");
@@ -472,7 +500,8 @@ START_TEST(test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers)
 	ck_assert_ptr_null(channel_msg("wendy", "w1", task, "help_reply", extra));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "bob"));
-	ck_assert_ptr_null(channel_msg("bob", "b0", task, "help_reply", ",\"in_reply_to\":\"nope\""));
+	ck_assert_ptr_null(
+	    channel_msg("bob", "b0", task, "help_reply", ",\"in_reply_to\":\"nope\""));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no help request"));
 	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
@@ -530,11 +559,12 @@ static void kill_turn(int attempts)
 START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
 {
 	team_task();
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
-	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"survive\"}]},\"configuration\":"
-	                         "{\"returnImmediately\":true}}",
-	                         task);
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
+	            "\"ROLE_USER\",\"parts\":[{\"text\":\"survive\"}]},\"configuration\":"
+	            "{\"returnImmediately\":true}}",
+	            task);
 	json_object_put(r);
 	free(app.pending[0].task_id);
 	app.npending = 0; /* the worker "dies" before running it */
@@ -547,8 +577,8 @@ START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
 	ck_assert_str_eq(fx_status_text(t), "echo: survive");
 	json_object_put(t);
 	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store), "SELECT COUNT(*) FROM messages WHERE message_id = 'r1'",
-	                   -1, &s, NULL);
+	sqlite3_prepare_v2(th_store_db(app.store),
+	                   "SELECT COUNT(*) FROM messages WHERE message_id = 'r1'", -1, &s, NULL);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
 	sqlite3_finalize(s);
@@ -558,11 +588,12 @@ END_TEST
 START_TEST(test_turn4_last_attempt_fails_the_task_with_a_reason)
 {
 	team_task();
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
-	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"doomed\"}]},\"configuration\":"
-	                         "{\"returnImmediately\":true}}",
-	                         task);
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
+	            "\"ROLE_USER\",\"parts\":[{\"text\":\"doomed\"}]},\"configuration\":"
+	            "{\"returnImmediately\":true}}",
+	            task);
 	json_object_put(r);
 	free(app.pending[0].task_id);
 	app.npending = 0;

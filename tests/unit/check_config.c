@@ -62,8 +62,9 @@ END_TEST
 START_TEST(test_store3_file_then_environment_overrides)
 {
 	mkdir("conf", 0700);
-	write_file("conf/tiny-harness.conf", "# comment\n\ndb = /tmp/x.db\nmodel = echo\n"
-	                                     "base_url = https://agents.example/a2a\nmax_body=2048\n");
+	write_file("conf/tiny-harness.conf",
+	           "# comment\n\ndb = /tmp/x.db\nmodel = echo\n"
+	           "base_url = https://agents.example/a2a\nmax_body=2048\n");
 	setenv("TINY_HARNESS_DB", "/tmp/from-env.db", 1);
 	struct th_config c;
 	struct th_error e;
@@ -139,18 +140,19 @@ START_TEST(test_store3_defaults_are_unchanged)
 	ck_assert_int_eq(c.identity, TH_IDENTITY_HEADER);
 	ck_assert_int_eq(c.sync_full, 0);
 	ck_assert_int_eq(c.a2ui_v091, 0);
-	int ints[] = {c.model_timeout_ms, c.busy_timeout_ms, c.echo_delay_ms, c.lease_ms,
-	              c.max_attempts, c.history_default, c.heartbeat_ms, c.stream_max_ms,
-	              c.stream_poll_ms, c.stream_max, c.push_allow_private, c.push_timeout_ms,
-	              c.push_retry_base_ms, c.push_retry_max_ms, c.push_max_attempts,
-	              c.push_max_configs, c.push_keep_hours, c.lim.json_depth};
-	int want[] = {60000, 5000, 0, 30000, 3, -1, 15000, 300000, 50, 1000, 0, 10000,
-	              1000, 300000, 10, 10, 168, 32};
+	int ints[] = {c.model_timeout_ms,   c.busy_timeout_ms,    c.echo_delay_ms,
+	              c.lease_ms,           c.max_attempts,       c.history_default,
+	              c.heartbeat_ms,       c.stream_max_ms,      c.stream_poll_ms,
+	              c.stream_max,         c.push_allow_private, c.push_timeout_ms,
+	              c.push_retry_base_ms, c.push_retry_max_ms,  c.push_max_attempts,
+	              c.push_max_configs,   c.push_keep_hours,    c.lim.json_depth};
+	int want[] = {60000, 5000, 0,     30000, 3,      -1, 15000, 300000, 50,
+	              1000,  0,    10000, 1000,  300000, 10, 10,    168,    32};
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
 		ck_assert_msg(ints[i] == want[i], "default %zu: %d, want %d", i, ints[i], want[i]);
-	size_t sizes[] = {c.lim.max_body, c.lim.max_parts, c.lim.max_text, c.lim.max_metadata,
-	                  c.lim.max_participants, c.lim.max_plan_steps, c.lim.max_subtasks,
-	                  c.lim.max_id};
+	size_t sizes[] = {
+	    c.lim.max_body,         c.lim.max_parts,      c.lim.max_text,     c.lim.max_metadata,
+	    c.lim.max_participants, c.lim.max_plan_steps, c.lim.max_subtasks, c.lim.max_id};
 	size_t want_sizes[] = {1048576, 64, 65536, 16384, 50, 100, 100, 256};
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		ck_assert_msg(sizes[i] == want_sizes[i], "limit %zu: %zu, want %zu", i, sizes[i],
@@ -182,10 +184,11 @@ START_TEST(test_store3_every_key_takes_its_default_and_keeps_its_bounds)
 			snprintf(text, sizeof text, "%lld", cases[j]);
 			th_error_clear(&e);
 			th_err want = j < 2 ? TH_OK : TH_EINVAL;
-			ck_assert_msg(th_config_set(&c, k->name, text, &e) == want, "%s = %s", k->name,
-			              text);
+			ck_assert_msg(th_config_set(&c, k->name, text, &e) == want, "%s = %s",
+			              k->name, text);
 			if (want != TH_OK)
-				ck_assert_msg(strstr(e.msg, k->name) && strstr(e.msg, bounds), "%s", e.msg);
+				ck_assert_msg(strstr(e.msg, k->name) && strstr(e.msg, bounds), "%s",
+				              e.msg);
 		}
 	}
 	ck_assert_int_eq(th_config_set(&c, "history_length_default", "-1", &e), TH_OK);
@@ -290,7 +293,8 @@ START_TEST(test_store3_shipped_conf_names_every_key)
 		size_t i = 0;
 		while (i < nkeys && strcmp(th_config_key(i)->name, key) != 0)
 			i++;
-		ck_assert_msg(i < nkeys, "%s names '%s', which is not a configuration key", shipped, key);
+		ck_assert_msg(i < nkeys, "%s names '%s', which is not a configuration key", shipped,
+		              key);
 		const struct th_config_doc *k = th_config_key(i);
 		ck_assert_msg(k->def == NULL || strcmp(k->def, value) == 0,
 		              "%s: %s = %s, but its default is %s", shipped, key, value, k->def);
@@ -298,8 +302,8 @@ START_TEST(test_store3_shipped_conf_names_every_key)
 	}
 	fclose(f);
 	for (size_t i = 0; i < nkeys; i++)
-		ck_assert_msg(seen[i] == 1, "%s names %s %zu times", shipped, th_config_key(i)->name,
-		              seen[i]);
+		ck_assert_msg(seen[i] == 1, "%s names %s %zu times", shipped,
+		              th_config_key(i)->name, seen[i]);
 	setenv("TINY_HARNESS_CONF", shipped, 1);
 	struct th_config c;
 	struct th_error e;

@@ -53,7 +53,8 @@ static json_object *task_ext(json_object *task)
 
 START_TEST(test_task2_plain_text_creates_task_with_reporter_and_agent)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "Fix the build\nIt fails on CI", &err);
+	json_object *t =
+	    fx_send_text(&app, "alice", NULL, "m1", "Fix the build\nIt fails on CI", &err);
 	ck_assert_ptr_nonnull(t);
 	ck_assert_uint_eq(strlen(fx_task_id(t)), 36);
 	ck_assert_ptr_nonnull(th_json_str(t, "contextId"));
@@ -120,10 +121,11 @@ START_TEST(test_turn4_instant_turn_commits_with_its_message)
 {
 	const char *id = new_task("hello");
 	char sql[400];
-	snprintf(sql, sizeof sql,
-	         "SELECT state || '|' || attempts || '|' || coalesce(lease_until_ms, 'none') || '|' "
-	         "|| (worker_pid = %d) FROM turns WHERE task_id = '%s'",
-	         (int)getpid(), id);
+	snprintf(
+	    sql, sizeof sql,
+	    "SELECT state || '|' || attempts || '|' || coalesce(lease_until_ms, 'none') || '|' "
+	    "|| (worker_pid = %d) FROM turns WHERE task_id = '%s'",
+	    (int)getpid(), id);
 	sqlite3_stmt *q = NULL;
 	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(app.store), sql, -1, &q, NULL), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
@@ -184,10 +186,11 @@ END_TEST
 START_TEST(test_task6_context_id_mismatch_is_refused)
 {
 	const char *id = new_task("hello");
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"contextId\":\"other\","
-	                           "\"messageId\":\"m2\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"x\"}]}}",
-	                           id));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"contextId\":\"other\","
+	            "\"messageId\":\"m2\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"x\"}]}}",
+	            id));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "contextId"));
 }
@@ -228,7 +231,8 @@ START_TEST(test_id3_stranger_sees_the_same_not_found_as_for_a_missing_task)
 	long msgs = fx_count(&app, "messages");
 	ck_assert_ptr_null(fx_send_text(&app, "mallory", id, "x1", "hi", &err));
 	ck_assert_int_eq(err.code, TH_ENOTFOUND);
-	ck_assert_ptr_null(fx_call(&app, "mallory", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_ptr_null(
+	    fx_call(&app, "mallory", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id));
 	ck_assert_int_eq(err.code, TH_ENOTFOUND);
 	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
 }
@@ -253,9 +257,10 @@ END_TEST
 
 START_TEST(test_id1_metadata_participant_must_equal_the_sender)
 {
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
-	                           "\"metadata\":{\"participant_id\":\"bob\"},\"parts\":[{\"text\":\"x\"}]}}"));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
+	            "\"metadata\":{\"participant_id\":\"bob\"},\"parts\":[{\"text\":\"x\"}]}}"));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "participant_id"));
 	ck_assert_int_eq(fx_count(&app, "tasks"), 0);
@@ -324,7 +329,8 @@ START_TEST(test_status2_key_absent_outside_input_required)
 	const char *id = new_task("hello");
 	json_object *t = fx_complete(&app, "alice", id, &err);
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
-	ck_assert_ptr_null(json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS));
+	ck_assert_ptr_null(
+	    json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS));
 	ck_assert_ptr_nonnull(task_ext(t));
 	json_object_put(t);
 }
@@ -335,8 +341,8 @@ START_TEST(test_status4_sub_state_has_its_own_column)
 	const char *id = new_task("hello");
 	sqlite3_stmt *s = NULL;
 	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(app.store),
-	                                    "SELECT state, sub_state FROM tasks WHERE id = ?", -1, &s,
-	                                    NULL),
+	                                    "SELECT state, sub_state FROM tasks WHERE id = ?", -1,
+	                                    &s, NULL),
 	                 SQLITE_OK);
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
@@ -371,11 +377,12 @@ START_TEST(test_ctl1_control_envelope_with_other_parts_is_refused)
 {
 	const char *id = new_task("hello");
 	long msgs = fx_count(&app, "messages");
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
-	                           "\"parts\":[{\"text\":\"bye\"},{\"data\":{\"kind\":\"control\",\"action\":"
-	                           "\"complete\"},\"mediaType\":\"%s\"}]}}",
-	                           id, TH_MT_EVENT));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	            "\"parts\":[{\"text\":\"bye\"},{\"data\":{\"kind\":\"control\",\"action\":"
+	            "\"complete\"},\"mediaType\":\"%s\"}]}}",
+	            id, TH_MT_EVENT));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "only part"));
 	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
@@ -385,24 +392,27 @@ END_TEST
 START_TEST(test_ctl1_unknown_action_or_extra_field_is_refused)
 {
 	const char *id = new_task("hello");
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
-	                           "\"parts\":[{\"data\":{\"kind\":\"control\",\"action\":\"finish\"},"
-	                           "\"mediaType\":\"%s\"}]}}",
-	                           id, TH_MT_EVENT));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	            "\"parts\":[{\"data\":{\"kind\":\"control\",\"action\":\"finish\"},"
+	            "\"mediaType\":\"%s\"}]}}",
+	            id, TH_MT_EVENT));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "finish"));
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
-	                           "\"parts\":[{\"data\":{\"kind\":\"control\",\"action\":\"complete\","
-	                           "\"reason\":\"done\"},\"mediaType\":\"%s\"}]}}",
-	                           id, TH_MT_EVENT));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	            "\"parts\":[{\"data\":{\"kind\":\"control\",\"action\":\"complete\","
+	            "\"reason\":\"done\"},\"mediaType\":\"%s\"}]}}",
+	            id, TH_MT_EVENT));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "reason"));
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
-	                           "\"parts\":[{\"data\":{\"kind\":\"shutdown\"},\"mediaType\":\"%s\"}]}}",
-	                           id, TH_MT_EVENT));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"c\",\"role\":\"ROLE_USER\","
+	            "\"parts\":[{\"data\":{\"kind\":\"shutdown\"},\"mediaType\":\"%s\"}]}}",
+	            id, TH_MT_EVENT));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "shutdown"));
 	json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
@@ -432,10 +442,11 @@ START_TEST(test_ctl3_completion_cuts_a_queued_turn_that_then_changes_nothing)
 {
 	const char *id = new_task("hello");
 	/* returnImmediately: the turn is queued, not yet run. */
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"m2\",\"role\":\"ROLE_USER\","
-	                         "\"parts\":[{\"text\":\"slow\"}]},\"configuration\":{\"returnImmediately\":true}}",
-	                         id);
+	json_object *r = fx_call(
+	    &app, "alice", TH_OP_SEND_MESSAGE, &err,
+	    "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"m2\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"text\":\"slow\"}]},\"configuration\":{\"returnImmediately\":true}}",
+	    id);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_str_eq(fx_state(json_object_object_get(r, "task")), "TASK_STATE_WORKING");
 	json_object_put(r);
@@ -482,7 +493,8 @@ START_TEST(test_ctl4_unresolved_subtask_refuses_completion)
 	const char *why = fx_status_text(t);
 	ck_assert_ptr_nonnull(strstr(why, child));
 	ck_assert_ptr_nonnull(strstr(why, "Write the tests"));
-	json_object *status_msg = json_object_object_get(json_object_object_get(t, "status"), "message");
+	json_object *status_msg =
+	    json_object_object_get(json_object_object_get(t, "status"), "message");
 	ck_assert_str_eq(th_json_str(status_msg, "role"), "ROLE_AGENT");
 	json_object_put(t);
 	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
@@ -552,7 +564,8 @@ START_TEST(test_ctl9_complete_message_is_a_lone_control_envelope)
 	ck_assert_str_eq(th_json_str(p, "mediaType"), TH_MT_EVENT);
 	ck_assert_str_eq(th_json_text(json_object_object_get(p, "data")),
 	                 "{\"kind\":\"control\",\"action\":\"complete\"}");
-	ck_assert_str_eq(th_json_str(json_object_object_get(m, "metadata"), "participant_id"), "alice");
+	ck_assert_str_eq(th_json_str(json_object_object_get(m, "metadata"), "participant_id"),
+	                 "alice");
 	/* It really completes a task through the service. */
 	const char *id = new_task("hello");
 	json_object *req = json_object_new_object();
@@ -588,7 +601,8 @@ START_TEST(test_status3_ext3_sub_state_and_commands_work_with_or_without_activat
 	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "/status"));
 	json_object_put(t);
 	/* All five activated: the same. */
-	fx_extensions = TH_EXT_TASK | TH_EXT_CHANNEL | TH_EXT_STATUS | TH_EXT_COMMANDS | TH_EXT_A2UI;
+	fx_extensions =
+	    TH_EXT_TASK | TH_EXT_CHANNEL | TH_EXT_STATUS | TH_EXT_COMMANDS | TH_EXT_A2UI;
 	t = fx_send_text(&app, "alice", NULL, "m2", "/help", &err);
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
 	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "/status"));
@@ -658,9 +672,10 @@ END_TEST
 
 START_TEST(test_turn5_return_immediately_answers_before_the_turn)
 {
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":"
-	                         "[{\"text\":\"later\"}]},\"configuration\":{\"returnImmediately\":true}}");
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":"
+	            "[{\"text\":\"later\"}]},\"configuration\":{\"returnImmediately\":true}}");
 	json_object *t = json_object_object_get(r, "task");
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_WORKING");
 	char id[64];
@@ -677,8 +692,8 @@ END_TEST
 START_TEST(test_stream5_history_length_and_pagination)
 {
 	const char *id = new_task("hello");
-	json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err,
-	                         "{\"id\":\"%s\",\"historyLength\":1}", id);
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\",\"historyLength\":1}", id);
 	ck_assert_uint_eq(json_object_array_length(json_object_object_get(r, "history")), 1);
 	json_object_put(r);
 	r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\",\"historyLength\":0}", id);
@@ -700,7 +715,8 @@ START_TEST(test_stream5_history_length_and_pagination)
 	}
 	ck_assert_int_eq(seen, 5);
 	ck_assert_str_eq(token, "");
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_LIST_TASKS, &err, "{\"pageToken\":\"zz\"}"));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_LIST_TASKS, &err, "{\"pageToken\":\"zz\"}"));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "pageToken"));
 }
@@ -728,7 +744,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_status1_turn_end_parks_awaiting_next_message_in_both_places);
 	tcase_add_test(tc, test_status2_key_absent_outside_input_required);
 	tcase_add_test(tc, test_status4_sub_state_has_its_own_column);
-	tcase_add_test(tc, test_status3_ext3_sub_state_and_commands_work_with_or_without_activation);
+	tcase_add_test(tc,
+	               test_status3_ext3_sub_state_and_commands_work_with_or_without_activation);
 	tcase_add_test(tc, test_ctl1_control_envelope_with_other_parts_is_refused);
 	tcase_add_test(tc, test_ctl1_unknown_action_or_extra_field_is_refused);
 	tcase_add_test(tc, test_ctl2_refused_senders_store_and_interrupt_nothing);

@@ -346,8 +346,8 @@ START_TEST(test_respond_304_has_no_body)
 	const char *p[] = {NULL};
 	struct fx f;
 	fx_open(&f, p, NULL);
-	ck_assert_int_eq(th_http_respond(&f.io, 304, "application/json", "ETag: \"1\"\r\n", "{}", 2),
-	                 0);
+	ck_assert_int_eq(
+	    th_http_respond(&f.io, 304, "application/json", "ETag: \"1\"\r\n", "{}", 2), 0);
 	ck_assert_str_eq(th_http_mem_output(f.m, NULL),
 	                 "Status: 304 Not Modified\r\nETag: \"1\"\r\n\r\n");
 	fx_close(&f);

@@ -62,7 +62,8 @@ static json_object *call(const char *who, const char *id, const char *mid, const
 
 static json_object *plan_of(json_object *t)
 {
-	json_object *ext = json_object_object_get(json_object_object_get(t, "metadata"), TH_META_TASK);
+	json_object *ext =
+	    json_object_object_get(json_object_object_get(t, "metadata"), TH_META_TASK);
 	return json_object_object_get(json_object_object_get(ext, "plan"), "steps");
 }
 
@@ -80,16 +81,18 @@ END_TEST
 START_TEST(test_turn3_create_plan_then_complete_step)
 {
 	const char *id = task();
-	json_object *t = call("alice", id, "m1",
-	                      "[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"Write "
-	                      "code\"},{\"name\":\"Test it\",\"depends_on\":[\"Write code\"]}]}}]");
+	json_object *t =
+	    call("alice", id, "m1",
+	         "[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"Write "
+	         "code\"},{\"name\":\"Test it\",\"depends_on\":[\"Write code\"]}]}}]");
 	ck_assert_str_eq(fx_status_text(t), "done: create_plan ok: plan attached with 2 steps");
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
 	json_object *steps = plan_of(t);
 	ck_assert_uint_eq(json_object_array_length(steps), 2);
 	json_object *s1 = json_object_array_get_idx(steps, 1);
 	ck_assert_str_eq(th_json_str(s1, "id"), "test-it");
-	ck_assert_str_eq(th_json_text(json_object_object_get(s1, "depends_on")), "[\"write-code\"]");
+	ck_assert_str_eq(th_json_text(json_object_object_get(s1, "depends_on")),
+	                 "[\"write-code\"]");
 	json_object_put(t);
 	t = call("bob", id, "m2",
 	         "[{\"name\":\"complete_step\",\"arguments\":{\"step\":\"write-code\",\"output\":"
@@ -101,10 +104,11 @@ START_TEST(test_turn3_create_plan_then_complete_step)
 	json_object_put(t);
 	/* TASK-8: both changes were announced. */
 	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
-	                   "'%step_updated%'",
-	                   -1, &s, NULL);
+	sqlite3_prepare_v2(
+	    th_store_db(app.store),
+	    "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
+	    "'%step_updated%'",
+	    -1, &s, NULL);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	ck_assert_int_eq(sqlite3_column_int(s, 0), 2);
 	sqlite3_finalize(s);
@@ -115,21 +119,23 @@ START_TEST(test_turn3_bad_arguments_give_the_model_an_error_and_change_nothing)
 {
 	const char *id = task();
 	static const char *const bad[][2] = {
-		{"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"A\",\"depends_on\":"
-		 "[\"B\"]},{\"name\":\"B\",\"depends_on\":[\"A\"]}]}}]",
-		 "create_plan error: the steps' dependencies form a cycle"},
-		{"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"A\"},{\"name\":\"a\"}]}}]",
-		 "create_plan error: two steps have the id 'a'"},
-		{"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[],\"extra\":1}}]",
-		 "create_plan error: unknown argument 'extra'"},
-		{"[{\"name\":\"complete_step\",\"arguments\":{\"step\":\"x\",\"output\":\"y\"}}]",
-		 "complete_step error: the task has no plan"},
-		{"[{\"name\":\"ask_participant\",\"arguments\":{\"participant_id\":\"nobody\","
-		 "\"question\":\"?\"}}]",
-		 "ask_participant error: 'nobody' is not a participant"},
-		{"[{\"name\":\"launch_rockets\",\"arguments\":{}}]", "launch_rockets error: there is no tool"},
-		{"[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"x\"}}]",
-		 "spawn_subtask error: 'goal' is required"},
+	    {"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"A\",\"depends_on\":"
+	     "[\"B\"]},{\"name\":\"B\",\"depends_on\":[\"A\"]}]}}]",
+	     "create_plan error: the steps' dependencies form a cycle"},
+	    {"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":\"A\"},{\"name\":"
+	     "\"a\"}]}}]",
+	     "create_plan error: two steps have the id 'a'"},
+	    {"[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[],\"extra\":1}}]",
+	     "create_plan error: unknown argument 'extra'"},
+	    {"[{\"name\":\"complete_step\",\"arguments\":{\"step\":\"x\",\"output\":\"y\"}}]",
+	     "complete_step error: the task has no plan"},
+	    {"[{\"name\":\"ask_participant\",\"arguments\":{\"participant_id\":\"nobody\","
+	     "\"question\":\"?\"}}]",
+	     "ask_participant error: 'nobody' is not a participant"},
+	    {"[{\"name\":\"launch_rockets\",\"arguments\":{}}]",
+	     "launch_rockets error: there is no tool"},
+	    {"[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"x\"}}]",
+	     "spawn_subtask error: 'goal' is required"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char mid[16];
@@ -151,9 +157,10 @@ END_TEST
 START_TEST(test_ctl7_a_subtask_the_model_spawns_is_completed_by_its_turn)
 {
 	const char *id = task();
-	json_object *t = call("alice", id, "m1",
-	                      "[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"Docs\",\"goal\":"
-	                      "\"write the docs\"}}]");
+	json_object *t =
+	    call("alice", id, "m1",
+	         "[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"Docs\",\"goal\":"
+	         "\"write the docs\"}}]");
 	char child[160];
 	snprintf(child, sizeof child, "%s.1", id);
 	ck_assert_ptr_nonnull(strstr(fx_status_text(t), child));
@@ -174,14 +181,17 @@ END_TEST
 START_TEST(test_ch4_ask_participant_ends_the_turn_awaiting_that_answer)
 {
 	const char *id = task();
-	json_object *t = call("alice", id, "m1",
-	                      "[{\"name\":\"ask_participant\",\"arguments\":{\"participant_id\":\"bob\","
-	                      "\"question\":\"Which branch?\"}}]");
+	json_object *t =
+	    call("alice", id, "m1",
+	         "[{\"name\":\"ask_participant\",\"arguments\":{\"participant_id\":\"bob\","
+	         "\"question\":\"Which branch?\"}}]");
 	ck_assert_str_eq(fx_status_text(t), "Which branch?");
-	json_object *st = json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS);
+	json_object *st =
+	    json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS);
 	ck_assert_str_eq(th_json_str(st, "sub_state"), "awaiting-answer");
 	ck_assert_str_eq(th_json_str(st, "participant_id"), "bob");
-	ck_assert_ptr_nonnull(strstr(th_json_text(json_object_object_get(t, "status")), "help_request"));
+	ck_assert_ptr_nonnull(
+	    strstr(th_json_text(json_object_object_get(t, "status")), "help_request"));
 	json_object_put(t);
 	t = fx_send_text(&app, "bob", id, "m2", "main", &err);
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
@@ -193,10 +203,12 @@ END_TEST
 START_TEST(test_id5_set_participant_role_on_behalf_of_admin_or_reporter_only)
 {
 	const char *id = task();
-	json_object *t = call("carol", id, "m1",
-	                      "[{\"name\":\"set_participant_role\",\"arguments\":{\"participant_id\":"
-	                      "\"bob\",\"role\":\"admin\"}}]");
-	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "set_participant_role error: only an admin"));
+	json_object *t =
+	    call("carol", id, "m1",
+	         "[{\"name\":\"set_participant_role\",\"arguments\":{\"participant_id\":"
+	         "\"bob\",\"role\":\"admin\"}}]");
+	ck_assert_ptr_nonnull(
+	    strstr(fx_status_text(t), "set_participant_role error: only an admin"));
 	json_object_put(t);
 	t = call("alice", id, "m2",
 	         "[{\"name\":\"set_participant_role\",\"arguments\":{\"participant_id\":\"bob\","
@@ -210,12 +222,15 @@ START_TEST(test_ui1_emit_ui_only_for_a2ui_clients)
 {
 	const char *id = task();
 	static const char *const card =
-		"[{\"name\":\"emit_ui\",\"arguments\":{\"messages\":[{\"createSurface\":{\"surfaceId\":"
-		"\"s1\",\"catalogId\":\"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json\"}},"
-		"{\"updateComponents\":{\"surfaceId\":\"s1\",\"components\":[{\"id\":\"root\",\"component\":"
-		"\"Text\",\"text\":\"hi\"}]}}]}}]";
+	    "[{\"name\":\"emit_ui\",\"arguments\":{\"messages\":[{\"createSurface\":{\"surfaceId\":"
+	    "\"s1\",\"catalogId\":\"https://a2ui.org/specification/v0_9/catalogs/basic/"
+	    "catalog.json\"}},"
+	    "{\"updateComponents\":{\"surfaceId\":\"s1\",\"components\":[{\"id\":\"root\","
+	    "\"component\":"
+	    "\"Text\",\"text\":\"hi\"}]}}]}}]";
 	json_object *t = call("alice", id, "m1", card);
-	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "emit_ui error: the task's client does not render A2UI"));
+	ck_assert_ptr_nonnull(
+	    strstr(fx_status_text(t), "emit_ui error: the task's client does not render A2UI"));
 	json_object_put(t);
 	ck_assert_int_eq(fx_count(&app, "artifacts"), 0);
 	fx_extensions = TH_EXT_A2UI;

@@ -113,8 +113,13 @@ static void ctx_init(struct ctx *c, int with_round)
 	                        "\"plan created with 2 steps\"}]}]")
 	                : NULL;
 	c->in = (struct th_model_input){
-		.task_id = "t-1", .goal = "plan a trip", .task = c->task, .history = c->history,
-		.prompt = "hello there", .tools = c->tools, .rounds = c->rounds,
+	    .task_id = "t-1",
+	    .goal = "plan a trip",
+	    .task = c->task,
+	    .history = c->history,
+	    .prompt = "hello there",
+	    .tools = c->tools,
+	    .rounds = c->rounds,
 	};
 }
 
@@ -239,9 +244,8 @@ START_TEST(test_turn2_turn3_exec_tool_calls_then_text_quoting_the_results)
 	ck_assert_int_eq(strncmp(th_json_str(c1, "id"), "call_", 5), 0);
 	ck_assert(json_object_is_type(json_object_object_get(c1, "arguments"), json_type_object));
 	json_object *in = read_json(rec);
-	ck_assert(json_object_equal(json_object_object_get(json_object_object_get(in, "input"),
-	                                                   "tools"),
-	                            c.tools));
+	ck_assert(json_object_equal(
+	    json_object_object_get(json_object_object_get(in, "input"), "tools"), c.tools));
 	json_object_put(in);
 	th_model_output_free(&out);
 	ctx_free(&c);
@@ -355,11 +359,11 @@ START_TEST(test_store3_model_keys_are_checked_and_named)
 	struct {
 		const char *key, *good, *bad;
 	} cases[] = {
-		{"model_command", "/bin/true --x", "true"},
-		{"model_timeout_ms", "1500", "10"},
-		{"openai_base_url", "http://127.0.0.1:9/v1/", "ftp://x/v1"},
-		{"openai_model", "m", ""},
-		{"openai_api_key_env", "MY_KEY_2", "MY-KEY"},
+	    {"model_command", "/bin/true --x", "true"},
+	    {"model_timeout_ms", "1500", "10"},
+	    {"openai_base_url", "http://127.0.0.1:9/v1/", "ftp://x/v1"},
+	    {"openai_model", "m", ""},
+	    {"openai_api_key_env", "MY_KEY_2", "MY-KEY"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		th_error_clear(&e);
@@ -396,9 +400,9 @@ START_TEST(test_store3_openai_and_exec_need_their_keys_at_start_up)
 	struct th_error e;
 	ck_assert_int_eq(load_with("model = openai\nopenai_model = m\n", &cfg, &e), TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "openai_base_url"));
-	ck_assert_int_eq(load_with("model = openai\nopenai_base_url = http://127.0.0.1:9/v1\n", &cfg,
-	                           &e),
-	                 TH_EINVAL);
+	ck_assert_int_eq(
+	    load_with("model = openai\nopenai_base_url = http://127.0.0.1:9/v1\n", &cfg, &e),
+	    TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "openai_model"));
 	ck_assert_int_eq(load_with("model = exec\n", &cfg, &e), TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "model_command"));
@@ -493,14 +497,14 @@ static const char *msg_role(json_object *msgs, size_t i)
 START_TEST(test_turn2_turn3_openai_request_shape_tool_calls_then_text)
 {
 	int port = server_start(
-	        "[{\"status\":200,\"body\":{\"choices\":[{\"finish_reason\":\"tool_calls\","
-	        "\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":"
-	        "\"call_9\",\"type\":\"function\",\"function\":{\"name\":\"create_plan\","
-	        "\"arguments\":\"{\\\"steps\\\":[\\\"a\\\",\\\"b\\\"]}\"}},{\"id\":\"call_10\","
-	        "\"type\":\"function\",\"function\":{\"name\":\"complete_step\",\"arguments\":"
-	        "\"not json\"}}]}}]}},"
-	        "{\"status\":200,\"body\":{\"choices\":[{\"message\":{\"role\":\"assistant\","
-	        "\"content\":\"All planned.\"}}]}}]");
+	    "[{\"status\":200,\"body\":{\"choices\":[{\"finish_reason\":\"tool_calls\","
+	    "\"message\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":"
+	    "\"call_9\",\"type\":\"function\",\"function\":{\"name\":\"create_plan\","
+	    "\"arguments\":\"{\\\"steps\\\":[\\\"a\\\",\\\"b\\\"]}\"}},{\"id\":\"call_10\","
+	    "\"type\":\"function\",\"function\":{\"name\":\"complete_step\",\"arguments\":"
+	    "\"not json\"}}]}}]}},"
+	    "{\"status\":200,\"body\":{\"choices\":[{\"message\":{\"role\":\"assistant\","
+	    "\"content\":\"All planned.\"}}]}}]");
 	struct th_config cfg;
 	struct ctx c;
 	struct th_model_output out;
@@ -520,8 +524,9 @@ START_TEST(test_turn2_turn3_openai_request_shape_tool_calls_then_text)
 	json_object_put(want);
 	/* Arguments that are not JSON reach the harness as an object no schema accepts. */
 	json_object *c1 = json_object_array_get_idx(out.tool_calls, 1);
-	ck_assert_str_eq(th_json_str(json_object_object_get(c1, "arguments"), "_unparsed_arguments"),
-	                 "not json");
+	ck_assert_str_eq(
+	    th_json_str(json_object_object_get(c1, "arguments"), "_unparsed_arguments"),
+	    "not json");
 	th_model_output_free(&out);
 
 	json_object *r = recorded(0);
@@ -551,9 +556,9 @@ START_TEST(test_turn2_turn3_openai_request_shape_tool_calls_then_text)
 	ck_assert_str_eq(th_json_str(json_object_array_get_idx(tools, 0), "type"), "function");
 	ck_assert_str_eq(th_json_str(f0, "name"), "create_plan");
 	ck_assert_str_eq(th_json_str(f0, "description"), "Make a plan");
-	ck_assert(json_object_equal(json_object_object_get(f0, "parameters"),
-	                            json_object_object_get(json_object_array_get_idx(c.tools, 0),
-	                                                   "input_schema")));
+	ck_assert(json_object_equal(
+	    json_object_object_get(f0, "parameters"),
+	    json_object_object_get(json_object_array_get_idx(c.tools, 0), "input_schema")));
 	json_object_put(r);
 	ctx_free(&c);
 
@@ -572,14 +577,13 @@ START_TEST(test_turn2_turn3_openai_request_shape_tool_calls_then_text)
 	ck_assert_str_eq(msg_role(msgs, 4), "assistant");
 	json_object *tc = json_object_array_get_idx(json_object_object_get(a, "tool_calls"), 0);
 	ck_assert_str_eq(th_json_str(tc, "id"), "c1");
-	ck_assert_str_eq(th_json_str(json_object_object_get(tc, "function"), "name"), "create_plan");
+	ck_assert_str_eq(th_json_str(json_object_object_get(tc, "function"), "name"),
+	                 "create_plan");
 	want = parse(th_json_str(json_object_object_get(tc, "function"), "arguments"));
 	json_object *given = json_object_object_get(
-	        json_object_array_get_idx(json_object_object_get(json_object_array_get_idx(c.rounds,
-	                                                                                    0),
-	                                                          "tool_calls"),
-	                                  0),
-	        "arguments");
+	    json_object_array_get_idx(
+	        json_object_object_get(json_object_array_get_idx(c.rounds, 0), "tool_calls"), 0),
+	    "arguments");
 	ck_assert(json_object_equal(want, given));
 	json_object_put(want);
 	ck_assert_str_eq(msg_role(msgs, 5), "tool");

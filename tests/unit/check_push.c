@@ -369,8 +369,8 @@ START_TEST(test_push1_get_and_list_requests_decoded)
 	const int want[] = {50, 7, 2, 100};
 	for (size_t i = 0; i < 4; i++) {
 		char text[128];
-		snprintf(text, sizeof text, "{\"taskId\":\"t\",\"pageSize\":%s,\"pageToken\":\"p2\"}",
-		         sizes[i]);
+		snprintf(text, sizeof text,
+		         "{\"taskId\":\"t\",\"pageSize\":%s,\"pageToken\":\"p2\"}", sizes[i]);
 		p = parse(text);
 		ck_assert_int_eq(th_a2a_push_list_decode(p, &lim, &l, &e), TH_OK);
 		json_object_put(p);
@@ -709,10 +709,11 @@ START_TEST(test_push1_inline_config_in_send_message)
 {
 	/* Refused before anything is stored: a loopback URL without push_allow_private. */
 	long tasks = fx_count(&app, "tasks"), cfgs = fx_count(&app, "push_configs");
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"messageId\":\"i1\",\"role\":\"ROLE_USER\","
-	                           "\"parts\":[{\"text\":\"hi\"}]},\"configuration\":{"
-	                           "\"taskPushNotificationConfig\":{\"url\":\"http://127.0.0.1:9/h\"}}}"));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"i1\",\"role\":\"ROLE_USER\","
+	            "\"parts\":[{\"text\":\"hi\"}]},\"configuration\":{"
+	            "\"taskPushNotificationConfig\":{\"url\":\"http://127.0.0.1:9/h\"}}}"));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "loopback"));
 	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);

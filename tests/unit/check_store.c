@@ -818,7 +818,8 @@ START_TEST(test_stream5_list_follows_status_and_kept_count)
 	ck_assert_uint_eq(n, 2);
 	th_task_rows_free(rows, n);
 	/* The harness's own participant lists nothing (ID-6). */
-	struct th_list_query me = {.participant = "tiny-harness", .status_after_ms = -1, .limit = 10};
+	struct th_list_query me = {
+	    .participant = "tiny-harness", .status_after_ms = -1, .limit = 10};
 	list(st, &me, &rows, &n, &total);
 	ck_assert_int_eq(total, 0);
 	ck_assert_uint_eq(n, 0);
@@ -1084,8 +1085,8 @@ END_TEST
  * holder is never disturbed; a give-up of a turn taken over meanwhile does nothing. */
 START_TEST(test_turn6_stale_lease_holder_writes_nothing)
 {
-	struct th_store *st = open_store();     /* the stalled worker */
-	struct th_store *other = open_store();  /* the one that takes over */
+	struct th_store *st = open_store();    /* the stalled worker */
+	struct th_store *other = open_store(); /* the one that takes over */
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");

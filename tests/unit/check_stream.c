@@ -39,8 +39,7 @@ static void teardown(void)
 }
 
 /* Runs one request through th_bind_serve; returns the whole output (caller frees). */
-static char *serve(const char *method, const char *uri, const char *last_event_id,
-                   const char *body)
+static char *serve(const char *method, const char *uri, const char *last_event_id, const char *body)
 {
 	char clen[48], uri_p[512], lei[128];
 	snprintf(clen, sizeof clen, "CONTENT_LENGTH=%zu", body ? strlen(body) : 0);
@@ -56,7 +55,8 @@ static char *serve(const char *method, const char *uri, const char *last_event_i
 	                        "HTTP_X_PARTICIPANT_ID=alice",
 	                        last_event_id ? lei : NULL,
 	                        NULL};
-	struct th_http_mem *mem = th_http_mem_new(params, body ? body : "", body ? strlen(body) : 0);
+	struct th_http_mem *mem =
+	    th_http_mem_new(params, body ? body : "", body ? strlen(body) : 0);
 	struct th_http_io io;
 	th_http_mem_io(mem, &io);
 	th_bind_serve(&app, &io);
@@ -125,7 +125,8 @@ START_TEST(test_stream1_jsonrpc_streams_task_first_and_closes_at_input_required)
 	parse_events(out, &ev);
 	ck_assert_int_ge(ev.n, 2);
 	for (int i = 0; i < ev.n; i++) {
-		/* A2A-5: whole JSON-RPC responses carrying the request id, each with an id: line. */
+		/* A2A-5: whole JSON-RPC responses carrying the request id, each with an id: line.
+		 */
 		ck_assert_str_eq(th_json_str(ev.data[i], "jsonrpc"), "2.0");
 		ck_assert_str_eq(th_json_str(ev.data[i], "id"), "s-1");
 		ck_assert_int_gt(ev.ids[i], 0);
@@ -136,7 +137,8 @@ START_TEST(test_stream1_jsonrpc_streams_task_first_and_closes_at_input_required)
 	ck_assert_ptr_nonnull(json_object_object_get(first, "task"));
 	json_object *last = json_object_object_get(ev.data[ev.n - 1], "result");
 	ck_assert_str_eq(state_in(last), "TASK_STATE_INPUT_REQUIRED");
-	json_object *meta = json_object_object_get(json_object_object_get(last, "statusUpdate"), "metadata");
+	json_object *meta =
+	    json_object_object_get(json_object_object_get(last, "statusUpdate"), "metadata");
 	ck_assert_str_eq(th_json_str(json_object_object_get(meta, TH_META_STATUS), "sub_state"),
 	                 "awaiting-next-message");
 	free_events(&ev);
@@ -242,7 +244,9 @@ START_TEST(test_stream2_errors_before_the_stream_are_ordinary_responses)
 	json_object_put(t);
 	/* A terminal task has nothing to subscribe to (A2A §3.6). */
 	snprintf(body, sizeof body,
-	         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"SubscribeToTask\",\"params\":{\"id\":\"%s\"}}", id);
+	         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"SubscribeToTask\",\"params\":{\"id\":"
+	         "\"%s\"}}",
+	         id);
 	char *out = serve("POST", "/", NULL, body);
 	ck_assert_ptr_null(strstr(out, "text/event-stream"));
 	ck_assert_ptr_nonnull(strstr(out, "-32004"));
@@ -255,7 +259,8 @@ START_TEST(test_stream2_errors_before_the_stream_are_ordinary_responses)
 	free(out);
 	/* A streaming send to a terminal task is refused naming the state. */
 	snprintf(body, sizeof body,
-	         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"x\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"x\"}]}}",
+	         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"x\",\"role\":\"ROLE_USER\","
+	         "\"parts\":[{\"text\":\"x\"}]}}",
 	         id);
 	out = serve("POST", "/message:stream", NULL, body);
 	ck_assert_ptr_nonnull(strstr(out, "Status: 400"));

@@ -54,12 +54,12 @@ static void teardown(void)
 
 /* What the web-server side of one parked stream has read so far. */
 struct peer {
-	int fd;            /* the web server's end of the socketpair */
+	int fd;              /* the web server's end of the socketpair */
 	char stdout_[65536]; /* concatenated FCGI_STDOUT content */
 	size_t n;
-	int ended;         /* an FCGI_END_REQUEST record arrived */
-	int eof;           /* the thread closed the connection */
-	int bad;           /* a record for another request id, or a malformed one */
+	int ended; /* an FCGI_END_REQUEST record arrived */
+	int eof;   /* the thread closed the connection */
+	int bad;   /* a record for another request id, or a malformed one */
 	unsigned char raw[70000];
 	size_t nraw;
 };
@@ -73,13 +73,13 @@ static void park(struct peer *p, const char *task_id, int64_t cursor, enum th_cl
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	p->fd = sv[1];
 	struct th_bind_parked bp = {
-		.conn = {.fd = sv[0], .request_id = REQ_ID},
-		.rpc_id = strdup("5"),
-		.watch = {.task_id = strdup(task_id),
-		          .viewer = strdup("alice"),
-		          .cursor = cursor,
-		          .close_on = on,
-		          .deadline_ms = th_mono_ms() + max_ms},
+	    .conn = {.fd = sv[0], .request_id = REQ_ID},
+	    .rpc_id = strdup("5"),
+	    .watch = {.task_id = strdup(task_id),
+	              .viewer = strdup("alice"),
+	              .cursor = cursor,
+	              .close_on = on,
+	              .deadline_ms = th_mono_ms() + max_ms},
 	};
 	ck_assert_int_eq(app.parker->take(app.parker->impl, &bp), 0);
 	ck_assert_int_eq(bp.conn.fd, -1); /* moved */
@@ -194,7 +194,8 @@ START_TEST(test_stream6_parked_stream_gets_another_connections_events_once_in_or
 	ck_assert_int_eq(n, (int)(last - cursor));
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(ids[i], cursor + 1 + i);
-	ck_assert_ptr_nonnull(strstr(p.stdout_, "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"));
+	ck_assert_ptr_nonnull(
+	    strstr(p.stdout_, "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{"));
 	/* Nothing new: heartbeats only. */
 	pump(&p, 2000, got_ping);
 	ck_assert(got_ping(&p));
@@ -282,7 +283,8 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("thread");
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_stream6_parked_stream_gets_another_connections_events_once_in_order);
+	tcase_add_test(tc,
+	               test_stream6_parked_stream_gets_another_connections_events_once_in_order);
 	tcase_add_test(tc, test_stream6_closing_event_ends_the_response_and_frees_the_slot);
 	tcase_add_test(tc, test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot);
 	tcase_add_test(tc, test_stream6_abort_request_is_answered_with_the_end_record);

@@ -38,7 +38,8 @@ static void confirm_card(void)
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
 	json_object_put(t);
 	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store), "SELECT surface_id FROM confirmations", -1, &s, NULL);
+	sqlite3_prepare_v2(th_store_db(app.store), "SELECT surface_id FROM confirmations", -1, &s,
+	                   NULL);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 	snprintf(surface, sizeof surface, "%s", (const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
@@ -47,12 +48,13 @@ static void confirm_card(void)
 static json_object *action(const char *mid, const char *surface_id, const char *component,
                            const char *name, const char *context)
 {
-	return fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	               "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
-	               "\"parts\":[{\"data\":[{\"version\":\"v0.9\",\"action\":{\"name\":\"%s\","
-	               "\"surfaceId\":\"%s\",\"sourceComponentId\":\"%s\",\"timestamp\":"
-	               "\"2026-11-30T00:00:00Z\",\"context\":%s}}],\"mediaType\":\"%s\"}]}}",
-	               task, mid, name, surface_id, component, context, TH_A2UI_MEDIA_TYPE);
+	return fx_call(
+	    &app, "alice", TH_OP_SEND_MESSAGE, &err,
+	    "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"data\":[{\"version\":\"v0.9\",\"action\":{\"name\":\"%s\","
+	    "\"surfaceId\":\"%s\",\"sourceComponentId\":\"%s\",\"timestamp\":"
+	    "\"2026-11-30T00:00:00Z\",\"context\":%s}}],\"mediaType\":\"%s\"}]}}",
+	    task, mid, name, surface_id, component, context, TH_A2UI_MEDIA_TYPE);
 }
 
 START_TEST(test_ui1_confirm_emits_a_validated_card_artifact)
@@ -69,7 +71,8 @@ START_TEST(test_ui1_confirm_emits_a_validated_card_artifact)
 	json_object *msgs = json_object_object_get(part, "data");
 	ck_assert_uint_eq(json_object_array_length(msgs), 2);
 	ck_assert_str_eq(th_json_str(json_object_array_get_idx(msgs, 0), "version"), "v0.9");
-	ck_assert_ptr_nonnull(json_object_object_get(json_object_array_get_idx(msgs, 0), "createSurface"));
+	ck_assert_ptr_nonnull(
+	    json_object_object_get(json_object_array_get_idx(msgs, 0), "createSurface"));
 	ck_assert(strstr(th_json_text(msgs), "Deploy to prod?") != NULL);
 	json_object_put(t);
 	/* It is in the event log as an artifactUpdate. */
@@ -115,10 +118,11 @@ START_TEST(test_ui4_approve_click_is_recorded_and_the_card_closed)
 	json_object_put(r);
 	sqlite3_stmt *s = NULL;
 	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT text FROM channel_messages ORDER BY created_ms DESC LIMIT 1", -1, &s,
-	                   NULL);
+	                   "SELECT text FROM channel_messages ORDER BY created_ms DESC LIMIT 1", -1,
+	                   &s, NULL);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "alice approved: Deploy to prod?");
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0),
+	                 "alice approved: Deploy to prod?");
 	sqlite3_finalize(s);
 	/* The card was deleted: a second click is refused, nothing stored. */
 	long msgs = fx_count(&app, "messages");
@@ -166,12 +170,13 @@ START_TEST(test_ui2_forged_and_mismatched_actions_are_refused_storing_nothing)
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, reasons[3]));
 	/* An action on a brand-new task has no surface to be on. */
-	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                           "{\"message\":{\"messageId\":\"f5\",\"role\":\"ROLE_USER\",\"parts\":"
-	                           "[{\"data\":{\"version\":\"v0.9\",\"action\":{\"name\":\"approve\","
-	                           "\"surfaceId\":\"%s\",\"sourceComponentId\":\"approve\",\"timestamp\":"
-	                           "\"2026-11-30T00:00:00Z\",\"context\":{}}},\"mediaType\":\"%s\"}]}}",
-	                           surface, TH_A2UI_MEDIA_TYPE));
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"f5\",\"role\":\"ROLE_USER\",\"parts\":"
+	            "[{\"data\":{\"version\":\"v0.9\",\"action\":{\"name\":\"approve\","
+	            "\"surfaceId\":\"%s\",\"sourceComponentId\":\"approve\",\"timestamp\":"
+	            "\"2026-11-30T00:00:00Z\",\"context\":{}}},\"mediaType\":\"%s\"}]}}",
+	            surface, TH_A2UI_MEDIA_TYPE));
 	ck_assert_int_eq(err.code, TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "unknown surface"));
 	/* Inline catalogs in the client's capabilities are refused. */
@@ -192,12 +197,13 @@ START_TEST(test_ui2_client_error_reports_are_kept_but_start_no_turn)
 {
 	confirm_card();
 	long turns = fx_count(&app, "turns"), msgs = fx_count(&app, "messages");
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"e1\",\"role\":"
-	                         "\"ROLE_USER\",\"parts\":[{\"data\":{\"version\":\"v0.9\",\"error\":"
-	                         "{\"code\":\"RENDER\",\"surfaceId\":\"%s\",\"message\":\"oops\"}},"
-	                         "\"metadata\":{\"mimeType\":\"%s\"}}]}}",
-	                         task, surface, TH_A2UI_MEDIA_TYPE);
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"e1\",\"role\":"
+	            "\"ROLE_USER\",\"parts\":[{\"data\":{\"version\":\"v0.9\",\"error\":"
+	            "{\"code\":\"RENDER\",\"surfaceId\":\"%s\",\"message\":\"oops\"}},"
+	            "\"metadata\":{\"mimeType\":\"%s\"}}]}}",
+	            task, surface, TH_A2UI_MEDIA_TYPE);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
 	ck_assert_int_eq(fx_count(&app, "turns"), turns);

@@ -106,9 +106,9 @@ START_TEST(test_ext1_known_extensions_activate_and_unknown_are_named)
 	struct th_error e;
 	ck_assert_int_eq(th_ext_parse(NULL, &bits, &e), TH_OK);
 	ck_assert_uint_eq(bits, 0);
-	ck_assert_int_eq(th_ext_parse(" " TH_EXT_URI_TASK " ,," TH_EXT_URI_A2UI "," TH_EXT_URI_TASK,
-	                              &bits, &e),
-	                 TH_OK);
+	ck_assert_int_eq(
+	    th_ext_parse(" " TH_EXT_URI_TASK " ,," TH_EXT_URI_A2UI "," TH_EXT_URI_TASK, &bits, &e),
+	    TH_OK);
 	ck_assert_uint_eq(bits, TH_EXT_TASK | TH_EXT_A2UI);
 	struct th_buf b;
 	th_buf_init(&b);
@@ -116,7 +116,7 @@ START_TEST(test_ext1_known_extensions_activate_and_unknown_are_named)
 	ck_assert_str_eq(b.data, TH_EXT_URI_TASK "," TH_EXT_URI_A2UI);
 	th_buf_free(&b);
 	ck_assert_int_eq(th_ext_parse(TH_EXT_URI_STATUS ", https://x.example/ext/v1, urn:y, "
-	                              "https://x.example/ext/v1",
+	                                                "https://x.example/ext/v1",
 	                              &bits, &e),
 	                 TH_EUNSUPPORTED);
 	ck_assert_ptr_nonnull(strstr(e.msg, "https://x.example/ext/v1, urn:y;"));

@@ -115,8 +115,7 @@ long fx_count(struct th_app *app, const char *table)
 	return n;
 }
 
-void fx_add_participant(struct th_app *app, const char *task_id, const char *id,
-                        const char *role)
+void fx_add_participant(struct th_app *app, const char *task_id, const char *id, const char *role)
 {
 	char *pid = strdup(id), *r = strdup(role), kind[] = "human", dn[] = "";
 	struct th_participant p = {pid, kind, r, dn};
@@ -141,7 +140,8 @@ const char *fx_state(json_object *task)
 
 const char *fx_status_text(json_object *task)
 {
-	json_object *msg = json_object_object_get(json_object_object_get(task, "status"), "message");
+	json_object *msg =
+	    json_object_object_get(json_object_object_get(task, "status"), "message");
 	json_object *parts = json_object_object_get(msg, "parts");
 	return th_json_str(json_object_array_get_idx(parts, 0), "text");
 }

@@ -22,7 +22,7 @@ extern unsigned fx_extensions;
  * (NULL = none). Returns the result (caller puts) or NULL with *err filled. */
 json_object *fx_call(struct th_app *app, const char *participant, enum th_op op,
                      struct th_error *err, const char *json_fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+    __attribute__((format(printf, 5, 6)));
 
 /* SendMessage of one text part; task_id may be NULL (new task). Returns the Task. */
 json_object *fx_send_text(struct th_app *app, const char *participant, const char *task_id,
@@ -36,8 +36,7 @@ json_object *fx_complete(struct th_app *app, const char *participant, const char
 long fx_count(struct th_app *app, const char *table);
 
 /* Adds a participant with role to a task directly through the store. */
-void fx_add_participant(struct th_app *app, const char *task_id, const char *id,
-                        const char *role);
+void fx_add_participant(struct th_app *app, const char *task_id, const char *id, const char *role);
 
 /* Shortcuts into a Task object. Borrowed strings. */
 const char *fx_task_id(json_object *task);
