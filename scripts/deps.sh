@@ -16,7 +16,7 @@ set -eu
 # libssl-dev (libcrypto): push secrets encrypted at rest.
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev sqlite3 check
-lighttpd curl wrk jq valgrind procps chromium
+lighttpd curl wrk jq valgrind procps chromium clang-format
 apache2 libapache2-mod-fcgid spawn-fcgi"
 
 if [ "${1:-}" = --list ]; then

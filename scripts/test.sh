@@ -2,7 +2,8 @@
 # test.sh — every test of tiny-harness, the one command CI runs.
 #
 #  1. scripts/deps.sh (Debian packages, npm ci)
-#  2. autoreconf -fi when configure is missing (a fresh checkout)
+#  2. autoreconf -fi when configure is missing (a fresh checkout); clang-format
+#     --dry-run -Werror over every C file of src/ and tests/
 #  3. build/       out-of-tree build with --enable-werror, `make -j2 check`
 #                  (unit, contract, CGI, integration and interop layers: every test
 #                  registered in TESTS by the local.mk files)
@@ -45,6 +46,20 @@ if [ ! -x configure ] || [ "${TH_AUTORECONF:-0}" = 1 ]; then
 	autoreconf -fi || { echo "test.sh: autoreconf failed" >&2; exit 1; }
 else
 	echo "configure exists (TH_AUTORECONF=1 to regenerate)"
+fi
+
+# Issue 11: the committed .clang-format is the layout of every C file; a file that
+# differs fails the run (fix with: clang-format -i FILE).
+say "clang-format --dry-run -Werror over src/ and tests/"
+unformatted=
+for f in $(git ls-files 'src/*.c' 'src/*.h' 'tests/*.c' 'tests/*.h' 2>/dev/null); do
+	clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || unformatted="$unformatted $f"
+done
+if [ -n "$unformatted" ]; then
+	echo "not formatted as .clang-format says:$unformatted" >&2
+	stage_failed "clang-format"
+else
+	echo "every C file is formatted"
 fi
 
 # build DIR LABEL CONFIGURE-FLAGS… — configure (once) and `make check` in DIR.
