@@ -105,6 +105,22 @@ json_object *th_bind_error_info(const struct th_error *e)
 	return o;
 }
 
+/* The ErrorInfo of e, if its code has one, as a one-element array under key (JSON-RPC
+ * "data", google.rpc.Status "details"); left out when it cannot be built. */
+static void add_error_info(json_object *err, const char *key, const struct th_error *e)
+{
+	json_object *info = th_bind_error_info(e);
+	if (info == NULL)
+		return;
+	json_object *list = json_object_new_array();
+	if (list == NULL || json_object_array_add(list, info) != 0) {
+		json_object_put(info);
+		json_object_put(list);
+		return;
+	}
+	json_object_object_add(err, key, list);
+}
+
 json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
 {
 	char buf[TH_ERRMSG_MAX + 64];
@@ -120,17 +136,7 @@ json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
 	json_object_object_add(err, "code", json_object_new_int(th_bind_rpc_code(e->code)));
 	json_object_object_add(err, "message",
 	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
-	json_object *info = th_bind_error_info(e);
-	if (info != NULL) {
-		json_object *data = json_object_new_array();
-		if (data == NULL || json_object_array_add(data, info) != 0) {
-			json_object_put(info);
-			json_object_put(data);
-			data = NULL;
-		}
-		if (data != NULL)
-			json_object_object_add(err, "data", data);
-	}
+	add_error_info(err, "data", e);
 	json_object_object_add(o, "error", err);
 	return o;
 }
@@ -149,17 +155,7 @@ json_object *th_bind_rest_error_body(int status, const struct th_error *e)
 	json_object_object_add(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
 	json_object_object_add(err, "message",
 	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
-	json_object *info = th_bind_error_info(e);
-	if (info != NULL) {
-		json_object *details = json_object_new_array();
-		if (details == NULL || json_object_array_add(details, info) != 0) {
-			json_object_put(info);
-			json_object_put(details);
-			details = NULL;
-		}
-		if (details != NULL)
-			json_object_object_add(err, "details", details);
-	}
+	add_error_info(err, "details", e);
 	json_object_object_add(o, "error", err);
 	return o;
 }
