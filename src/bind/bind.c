@@ -8,6 +8,7 @@
 
 #include "bind/bind_int.h"
 #include "config/config.h"
+#include "util/log.h"
 
 #define CARD_PATH "/.well-known/agent-card.json"
 
@@ -109,4 +110,5 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	}
 	th_http_req_free(&req);
 	th_buf_free(&ctx.extra);
+	th_log_request(NULL, NULL);
 }

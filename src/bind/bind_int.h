@@ -44,6 +44,10 @@ typedef th_err (*th_bind_stream_fn)(struct th_app *app, const struct th_call *ca
                                     struct th_sink *sink, struct th_error *e);
 extern th_bind_stream_fn th_bind_stream_service;
 
+/* Names the request in the server's log lines from now on (LIM-5): the operation and
+ * the task its params address (params.id, else params.message.taskId), when any. */
+void th_bind_log_request(int op, json_object *params);
+
 /* 1 for the operations that answer with a stream (A2A-5). */
 int th_bind_is_stream_op(int op);
 

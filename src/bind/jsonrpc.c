@@ -143,6 +143,8 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	int op = -1;
 	rc = check_envelope(req, &id, &op, &params, &e);
 	if (rc == TH_OK)
+		th_bind_log_request(op, params);
+	if (rc == TH_OK)
 		rc = th_bind_check_headers(ctx, &e);
 	if (rc == TH_OK && th_bind_is_stream_op(op)) {
 		/* SSE from here on; errors before the first event still come back here. */

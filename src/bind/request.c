@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "harness/ext.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 th_bind_service_fn th_bind_service = th_service_call;
 
@@ -126,4 +127,13 @@ void th_bind_send_json(struct th_bind_ctx *ctx, int status, const char *ctype, j
 	else
 		th_bind_send(ctx, status, ctype, text, strlen(text));
 	json_object_put(v);
+}
+
+void th_bind_log_request(int op, json_object *params)
+{
+	json_object *msg = json_object_object_get(params, "message");
+	const char *task = th_json_str(params, "id");
+	if (task == NULL)
+		task = th_json_str(msg, "taskId");
+	th_log_request(op >= 0 ? th_op_method((enum th_op)op) : NULL, task);
 }

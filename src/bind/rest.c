@@ -375,6 +375,8 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	json_object *params = NULL, *result = NULL;
 	if (rc == TH_OK)
 		rc = build_params(ctx, &m, op, &params, &e);
+	if (rc == TH_OK)
+		th_bind_log_request(op, params);
 	if (rc == TH_OK && th_bind_is_stream_op(op)) {
 		/* SSE from here on; errors before the first event still come back here. */
 		rc = th_bind_stream(ctx, (enum th_op)op, params, NULL, &e);

@@ -15,6 +15,7 @@
 
 #include "store/migrations.h"
 #include "store/store_int.h"
+#include "util/log.h"
 #include "util/ids.h"
 
 /* PRAGMA application_id of a tiny-harness database: "tHar" in ASCII. A file with any
@@ -64,14 +65,21 @@ sqlite3 *th_store_db(struct th_store *st)
 	return st != NULL ? st->db : NULL;
 }
 
+/* LIM-5: SQLite's own message can name the database file or the schema; it goes to
+ * the server's log (th_log, with the request's operation and task), and the client is
+ * told only what failed. */
 th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e)
 {
 	const char *msg =
 	    st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+	if ((rc & 0xff) != SQLITE_NOMEM)
+		th_log((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? TH_LOG_WARN
+		                                                                  : TH_LOG_ERROR,
+		       "database (%s): %s (code %d)", what, msg, rc);
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
-		return th_error_set(e, TH_EBUSY, "database busy (%s): %s", what, msg);
+		return th_error_set(e, TH_EBUSY, "database busy (%s)", what);
 	case SQLITE_NOMEM:
 		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
 	case SQLITE_CONSTRAINT:
@@ -79,9 +87,17 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 		 * broke the schema's rules, which is bad input rather than a broken store. */
 		if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 			return th_error_set(e, TH_ENOTFOUND, "%s: no such task", what);
-		return th_error_set(e, TH_EINVAL, "%s: %s", what, msg);
+		return th_error_set(e, TH_EINVAL, "%s: the database refused the values", what);
+	case SQLITE_FULL:
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (%s): the disk or quota is full", what);
+	case SQLITE_READONLY:
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (%s): the database is read-only", what);
 	default:
-		return th_error_set(e, TH_EINTERNAL, "database error (%s): %s", what, msg);
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (%s); the server's error log has the details",
+		                    what);
 	}
 }
 
