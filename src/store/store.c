@@ -72,9 +72,13 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 {
 	const char *msg =
 	    st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
-	if ((rc & 0xff) != SQLITE_NOMEM)
-		th_log((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? TH_LOG_WARN
-		                                                                  : TH_LOG_ERROR,
+	int primary = rc & 0xff;
+	/* Busy and constraint failures are the client's or the load's, not a broken store. */
+	if (primary != SQLITE_NOMEM)
+		th_log(primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
+		               primary == SQLITE_CONSTRAINT
+		           ? TH_LOG_WARN
+		           : TH_LOG_ERROR,
 		       "database (%s): %s (code %d)", what, msg, rc);
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:

@@ -2310,6 +2310,25 @@ START_TEST(test_store1_002_queries_use_indexes)
 }
 END_TEST
 
+/* LIM-5: a database failure tells the client what failed, never SQLite's own message
+ * (which can name the file); that goes to the server's log. */
+START_TEST(test_lim5_database_errors_name_no_file_and_no_sqlite_text)
+{
+	struct th_store *st = open_store();
+	ck_assert_int_eq(sqlite3_exec(th_store_db(st), "PRAGMA query_only = ON", NULL, NULL, NULL),
+	                 SQLITE_OK);
+	struct th_error e;
+	th_error_clear(&e);
+	int64_t n = 0;
+	th_err rc = th_store_purge(st, INT64_MAX, 10, &n, &e);
+	ck_assert_int_eq(rc, TH_EINTERNAL);
+	ck_assert_msg(strstr(e.msg, "read-only") != NULL, "message: %s", e.msg);
+	ck_assert_msg(strstr(e.msg, tmpdir) == NULL, "message names the file: %s", e.msg);
+	ck_assert_msg(strstr(e.msg, "attempt to write") == NULL, "SQLite's text: %s", e.msg);
+	th_store_close(st);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -2358,6 +2377,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);
 	tcase_add_test(tc, test_store2_purge_cascades_terminal_old_tasks);
 	tcase_add_test(tc, test_store1_002_queries_use_indexes);
+	tcase_add_test(tc, test_lim5_database_errors_name_no_file_and_no_sqlite_text);
 	suite_add_tcase(s, tc);
 	return s;
 }
