@@ -623,11 +623,16 @@ th_err th_store_begin(struct th_store *st, struct th_error *e)
 		int prim = rc & 0xff;
 		if (prim != SQLITE_BUSY && prim != SQLITE_LOCKED)
 			return th_store_fail(st, rc, "BEGIN IMMEDIATE", e);
-		if (attempt >= TH_BEGIN_ATTEMPTS)
+		if (attempt >= TH_BEGIN_ATTEMPTS) {
+			th_log(TH_LOG_WARN,
+			       "database %s stayed busy after %d attempts to start a "
+			       "transaction",
+			       st->path, attempt);
 			return th_error_set(e, TH_EBUSY,
-			                    "database %s stayed busy after %d attempts to start a "
+			                    "the database stayed busy after %d attempts to start a "
 			                    "transaction",
-			                    st->path, attempt);
+			                    attempt);
+		}
 		backoff(st);
 	}
 }

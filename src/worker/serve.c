@@ -25,10 +25,12 @@
 /* How long a worker spends delivering queued push notifications after a request. */
 #define PUSH_BUDGET_MS 2000
 
-/* Start-up failed before the app existed: answer the one CGI request with 500 and
- * the reason, so the operator sees it in the browser as well as in the error log. */
-static void cgi_fail(const char *why)
+/* Start-up failed before the app existed: answer the one CGI request with 500. The
+ * reason can name files (the database, the configuration), so it goes to the error
+ * log only (LIM-5); the client is told where to look. */
+static void cgi_fail(void)
 {
+	const char *why = "tiny-harness could not start; the web server's error log says why";
 	json_object *body = json_object_new_object();
 	json_object *err = json_object_new_object();
 	json_object_object_add(err, "code", json_object_new_int(500));
@@ -56,7 +58,7 @@ static int open_app(struct th_app *app, int cgi)
 	}
 	th_log(TH_LOG_ERROR, "%s", e.msg);
 	if (cgi)
-		cgi_fail(e.msg);
+		cgi_fail();
 	return 1;
 }
 
