@@ -31,6 +31,11 @@ th_err th_a2a_get_str(json_object *obj, const char *camel, const char *snake, co
 	if (max > 0 && len > max)
 		return th_error_set(e, TH_EINVAL, "%s%s is %zu bytes; the limit is %zu", prefix,
 		                    camel, len, max);
+	/* LIM-4: every caller reads these as C strings; a NUL would cut them short and let
+	 * "real-id\u0000junk" address "real-id". */
+	if (memchr(json_object_get_string(v), '\0', len) != NULL)
+		return th_error_set(e, TH_EINVAL, "%s%s contains a NUL character (\\u0000)", prefix,
+		                    camel);
 	if (drop_empty && len == 0)
 		return TH_OK;
 	*out = json_object_get_string(v);

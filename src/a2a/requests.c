@@ -34,6 +34,8 @@ static th_err decode_id(json_object *params, char **out, struct th_error *e)
 	if (len > TH_A2A_ID_CAP)
 		return th_error_set(e, TH_EINVAL, "id is %zu bytes; the limit is %d", len,
 		                    TH_A2A_ID_CAP);
+	if (memchr(json_object_get_string(v), '\0', len) != NULL)
+		return th_error_set(e, TH_EINVAL, "id contains a NUL character (\\u0000)");
 	*out = strdup(json_object_get_string(v));
 	if (*out == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory copying id");

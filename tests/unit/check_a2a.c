@@ -481,6 +481,22 @@ static void get_bad(const char *in, const char *want_msg)
 	json_object_put(v);
 }
 
+/* LIM-4: an id with a NUL inside is refused naming the field, never cut at the NUL. */
+START_TEST(test_lim4_nul_in_ids_is_refused_naming_the_field)
+{
+	send_bad("{\"message\":{\"messageId\":\"m1\\u0000x\",\"role\":\"ROLE_USER\","
+	         "\"parts\":[{\"text\":\"a\"}]}}",
+	         "message.messageId contains a NUL character (\\u0000)");
+	send_bad("{\"message\":{\"messageId\":\"m1\",\"taskId\":\"t\\u0000\",\"role\":"
+	         "\"ROLE_USER\",\"parts\":[{\"text\":\"a\"}]}}",
+	         "message.taskId contains a NUL character (\\u0000)");
+	send_bad("{\"message\":{\"messageId\":\"m1\",\"contextId\":\"c\\u0000d\",\"role\":"
+	         "\"ROLE_USER\",\"parts\":[{\"text\":\"a\"}]}}",
+	         "message.contextId contains a NUL character (\\u0000)");
+	get_bad("{\"id\":\"real-id\\u0000junk\"}", "id contains a NUL character (\\u0000)");
+}
+END_TEST
+
 START_TEST(test_a2a2_get_request_decoded)
 {
 	struct th_get_req r;
@@ -989,6 +1005,7 @@ static Suite *a2a_suite(void)
 	tcase_add_test(tc, test_a2a2_send_history_length_negative_refused);
 	tcase_add_test(tc, test_a2a2_send_configuration_types);
 	tcase_add_test(tc, test_a2a2_get_request_decoded);
+	tcase_add_test(tc, test_lim4_nul_in_ids_is_refused_naming_the_field);
 	tcase_add_test(tc, test_a2a2_get_request_refusals);
 	tcase_add_test(tc, test_a2a2_cancel_request_decoded);
 	tcase_add_test(tc, test_a2a2_list_defaults);
