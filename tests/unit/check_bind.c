@@ -1112,6 +1112,32 @@ START_TEST(test_id1_participant_from_header)
 }
 END_TEST
 
+/* ID-6: the agent's own id and an id over max_id are refused as senders, and the
+ * operation never runs. */
+START_TEST(test_id6_agent_id_and_overlong_participant_are_refused)
+{
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=tiny-harness", NULL};
+	struct resp r = run(p, NULL);
+	assert_rest_error(&r, 400, "INVALID_ARGUMENT", NULL);
+	assert_contains(jstr(&r, "error.message"), "agent's own id");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	char hdr[6000];
+	int n = snprintf(hdr, sizeof hdr, "HTTP_X_PARTICIPANT_ID=");
+	memset(hdr + n, 'p', 5000);
+	hdr[n + 5000] = '\0';
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   hdr, NULL};
+	r = run(q, NULL);
+	assert_rest_error(&r, 400, "INVALID_ARGUMENT", NULL);
+	assert_contains(jstr(&r, "error.message"), "max_id");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+}
+END_TEST
+
 START_TEST(test_id1_remote_user_mode_ignores_header)
 {
 	cfg.identity = TH_IDENTITY_REMOTE_USER;
@@ -1364,6 +1390,7 @@ static Suite *suite(void)
 	               test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_nothing);
 	tcase_add_test(tc, test_a2a4_error_table);
 	tcase_add_test(tc, test_id1_participant_from_header);
+	tcase_add_test(tc, test_id6_agent_id_and_overlong_participant_are_refused);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
