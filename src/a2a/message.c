@@ -47,6 +47,11 @@ static th_err put_ref(json_object *dst, const char *key, json_object *v, struct 
 	return TH_OK;
 }
 
+/* LIM-4: every array a request carries has a limit. Extension URIs and referenced
+ * task ids are few in any real message. */
+#define STR_ARRAY_MAX 64
+#define STR_ARRAY_ITEM_MAX 2048
+
 /* An optional array of strings (extensions, referenceTaskIds); empty arrays are dropped
  * as ProtoJSON omits empty repeated fields. */
 static th_err copy_str_array(json_object *msg, json_object *dst, const char *camel,
@@ -59,10 +64,21 @@ static th_err copy_str_array(json_object *msg, json_object *dst, const char *cam
 		return th_error_set(e, TH_EINVAL, "%s%s must be an array of strings", prefix,
 		                    camel);
 	size_t n = json_object_array_length(v);
+	if (n > STR_ARRAY_MAX)
+		return th_error_set(e, TH_EINVAL, "%s%s has %zu entries; the limit is %d", prefix,
+		                    camel, n, STR_ARRAY_MAX);
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(v, i);
 		if (!json_object_is_type(s, json_type_string))
 			return th_error_set(e, TH_EINVAL, "%s%s[%zu] must be a string", prefix,
+			                    camel, i);
+		size_t len = (size_t)json_object_get_string_len(s);
+		if (len > STR_ARRAY_ITEM_MAX)
+			return th_error_set(e, TH_EINVAL, "%s%s[%zu] is %zu bytes; the limit is %d",
+			                    prefix, camel, i, len, STR_ARRAY_ITEM_MAX);
+		if (memchr(json_object_get_string(s), '\0', len) != NULL)
+			return th_error_set(e, TH_EINVAL,
+			                    "%s%s[%zu] contains a NUL character (\\u0000)", prefix,
 			                    camel, i);
 	}
 	if (n == 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
+#include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
 
@@ -494,6 +495,22 @@ START_TEST(test_lim4_nul_in_ids_is_refused_naming_the_field)
 	         "\"ROLE_USER\",\"parts\":[{\"text\":\"a\"}]}}",
 	         "message.contextId contains a NUL character (\\u0000)");
 	get_bad("{\"id\":\"real-id\\u0000junk\"}", "id contains a NUL character (\\u0000)");
+}
+END_TEST
+
+/* LIM-4: message.extensions (and referenceTaskIds) have a limit on entries. */
+START_TEST(test_lim4_message_string_arrays_have_limits)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	th_buf_puts(&b, "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
+	                "\"parts\":[{\"text\":\"a\"}],\"extensions\":[");
+	for (int i = 0; i < 65; i++)
+		th_buf_printf(&b, "%s\"urn:x:%d\"", i ? "," : "", i);
+	th_buf_puts(&b, "]}}");
+	ck_assert(!b.oom);
+	send_bad(b.data, "message.extensions has 65 entries; the limit is 64");
+	th_buf_free(&b);
 }
 END_TEST
 
@@ -1006,6 +1023,7 @@ static Suite *a2a_suite(void)
 	tcase_add_test(tc, test_a2a2_send_configuration_types);
 	tcase_add_test(tc, test_a2a2_get_request_decoded);
 	tcase_add_test(tc, test_lim4_nul_in_ids_is_refused_naming_the_field);
+	tcase_add_test(tc, test_lim4_message_string_arrays_have_limits);
 	tcase_add_test(tc, test_a2a2_get_request_refusals);
 	tcase_add_test(tc, test_a2a2_cancel_request_decoded);
 	tcase_add_test(tc, test_a2a2_list_defaults);
