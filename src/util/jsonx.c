@@ -40,6 +40,87 @@ static size_t not_json_at(const char *s, size_t len)
 	return len;
 }
 
+/* LIM-4: the offset of the first byte that does not start well-formed UTF-8 (RFC 3629:
+ * no overlong forms, no encoded surrogates, nothing above U+10FFFF), or len. json-c's
+ * own check lets overlong forms and encoded surrogates through. */
+static size_t bad_utf8_at(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i];
+		size_t n;
+		unsigned lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if (c >= 0xC2 && c <= 0xDF) {
+			n = 2;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			n = 3;
+			if (c == 0xE0)
+				lo = 0xA0; /* overlong below U+0800 */
+			if (c == 0xED)
+				hi = 0x9F; /* U+D800..U+DFFF, the surrogates */
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			n = 4;
+			if (c == 0xF0)
+				lo = 0x90; /* overlong below U+10000 */
+			if (c == 0xF4)
+				hi = 0x8F; /* above U+10FFFF */
+		} else {
+			return i; /* C0, C1 (overlong), F5..FF, or a stray continuation byte */
+		}
+		if (i + n > len || s[i + 1] < lo || s[i + 1] > hi)
+			return i;
+		for (size_t k = 2; k < n; k++)
+			if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+				return i;
+		i += n;
+	}
+	return len;
+}
+
+static int hex4(const char *p, unsigned *v)
+{
+	*v = 0;
+	for (int k = 0; k < 4; k++) {
+		char c = p[k];
+		unsigned d = c >= '0' && c <= '9'   ? (unsigned)(c - '0')
+		             : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+		             : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+		                                    : 16u;
+		if (d > 15)
+			return 0;
+		*v = *v << 4 | d;
+	}
+	return 1;
+}
+
+/* The offset of a \u escape of a UTF-16 surrogate that is not part of a pair (a high
+ * one not followed by a low one, or a low one alone), or len. Escapes occur only
+ * inside strings, and an escaped backslash is skipped with its partner. */
+static size_t lone_surrogate_at(const char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (s[i] != '\\')
+			continue;
+		unsigned v, w;
+		if (s[i + 1] != 'u' || i + 6 > len || !hex4(s + i + 2, &v)) {
+			i++; /* \\, \", \n, ...: skip the escaped character */
+			continue;
+		}
+		if (v >= 0xDC00 && v <= 0xDFFF)
+			return i;
+		if (v >= 0xD800 && v <= 0xDBFF) {
+			if (i + 12 > len || s[i + 6] != '\\' || s[i + 7] != 'u' ||
+			    !hex4(s + i + 8, &w) || w < 0xDC00 || w > 0xDFFF)
+				return i;
+			i += 6; /* the pair's low half is fine */
+		}
+		i += 5;
+	}
+	return len;
+}
+
 th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, struct th_error *e)
 {
 	*out = NULL;
@@ -47,6 +128,14 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 	if (bad < len)
 		return th_error_set(
 		    e, TH_EPARSE, "Invalid JSON payload: unexpected character at offset %zu", bad);
+	if ((bad = bad_utf8_at((const unsigned char *)s, len)) < len)
+		return th_error_set(e, TH_EPARSE,
+		                    "Invalid JSON payload: invalid UTF-8 at offset %zu", bad);
+	if ((bad = lone_surrogate_at(s, len)) < len)
+		return th_error_set(e, TH_EPARSE,
+		                    "Invalid JSON payload: an unpaired UTF-16 surrogate escape at "
+		                    "offset %zu",
+		                    bad);
 	json_tokener *tok = json_tokener_new_ex(depth);
 	if (tok == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");

@@ -29,6 +29,42 @@ START_TEST(test_lim2_parse_refuses_trailing_data_and_bad_utf8)
 }
 END_TEST
 
+/* LIM-4: every kind of invalid UTF-8 is a parse error naming the offset, and valid
+ * text of every length (and escaped surrogate pairs) still parses. */
+static void utf8_bad(const char *in, const char *want)
+{
+	json_object *v = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_msg(th_json_parse(in, strlen(in), 32, &v, &e) == TH_EPARSE, "accepted %s", in);
+	ck_assert_msg(strstr(e.msg, want) != NULL, "%s: %s", in, e.msg);
+	ck_assert_ptr_null(v);
+}
+
+static void utf8_good(const char *in)
+{
+	json_object *v = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_msg(th_json_parse(in, strlen(in), 32, &v, &e) == TH_OK, "%s: %s", in, e.msg);
+	json_object_put(v);
+}
+
+START_TEST(test_lim4_invalid_utf8_of_every_kind_is_a_parse_error)
+{
+	utf8_bad("{\"a\":\"\xc0\x80\"}", "invalid UTF-8 at offset 6");         /* overlong NUL */
+	utf8_bad("{\"a\":\"\xe0\x80\xaf\"}", "invalid UTF-8 at offset 6");     /* overlong '/' */
+	utf8_bad("{\"a\":\"\xed\xa0\x80\"}", "invalid UTF-8 at offset 6");     /* encoded U+D800 */
+	utf8_bad("{\"a\":\"\xf4\x90\x80\x80\"}", "invalid UTF-8 at offset 6"); /* > U+10FFFF */
+	utf8_bad("{\"a\":\"\x80\"}", "invalid UTF-8 at offset 6");             /* stray */
+	utf8_bad("{\"a\":\"x\\ud800\"}", "unpaired UTF-16 surrogate escape at offset 7");
+	utf8_bad("{\"a\":\"\\udc00y\"}", "unpaired UTF-16 surrogate escape at offset 6");
+	utf8_bad("{\"a\":\"\\ud800\\u0041\"}", "unpaired UTF-16 surrogate escape at offset 6");
+	utf8_good("{\"a\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}");
+	utf8_good("{\"a\":\"\\ud83d\\ude00 and \\\\ud800 is text\"}");
+}
+END_TEST
+
 START_TEST(test_lim2_parse_accepts_bare_values)
 {
 	json_object *v = NULL;
@@ -131,6 +167,7 @@ int main(void)
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("util");
 	tcase_add_test(tc, test_lim2_parse_refuses_trailing_data_and_bad_utf8);
+	tcase_add_test(tc, test_lim4_invalid_utf8_of_every_kind_is_a_parse_error);
 	tcase_add_test(tc, test_lim2_parse_accepts_bare_values);
 	tcase_add_test(tc, test_lim1_parse_depth_limit_is_named);
 	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
