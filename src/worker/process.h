@@ -5,6 +5,12 @@
 #include "app.h"
 #include "util/err.h"
 
+struct th_config;
+struct th_store_opts;
+/* How a worker opens a database connection: every connection of a process (the request
+ * loop's and the stream thread's) is opened the same way. */
+void th_worker_store_opts(const struct th_config *cfg, struct th_store_opts *o);
+
 /* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the
  * command registry and builds the card. On failure everything taken is freed. */
 th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e);

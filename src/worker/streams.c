@@ -25,6 +25,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/log.h"
+#include "worker/process.h"
 
 /* A client that reads nothing while this much output waits for it is dropped: it
  * cannot be told anything more, and the memory is better spent on others. */
@@ -492,11 +493,8 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 	s->seen_version = -1;
 	s->parker = (struct th_parker){s, room, take};
 	pthread_mutex_init(&s->mu, NULL);
-	struct th_store_opts o = {
-	    .path = cfg->db_path,
-	    .sync_full = cfg->sync_full,
-	    .busy_timeout_ms = cfg->busy_timeout_ms,
-	};
+	struct th_store_opts o;
+	th_worker_store_opts(cfg, &o);
 	th_err rc = th_store_open(&o, &s->store, e);
 	if (rc == TH_OK) {
 		s->epfd = epoll_create1(EPOLL_CLOEXEC);
