@@ -82,21 +82,14 @@ kill_worker() {
 		echo "# refusing to kill $p: parent '$ppid' (lighttpd is $LPID), command '$comm'"
 		return 1
 	fi
-	# The worker is gone when its /proc entry is, when it is a zombie, or when the pid
-	# now names another process (pid_max is 32768 here, and a full run starts many
-	# threads: a pid can come back within seconds, which kill -0 alone cannot tell).
-	local born st state
-	born=$(awk '{ print $22 }' "/proc/$p/stat" 2>/dev/null)
+	local born
+	born=$(started "$p")
 	kill -KILL "$p" || { echo "# kill -KILL $p failed"; return 1; }
-	while [ $i -lt 200 ]; do
-		st=$(cat "/proc/$p/stat" 2>/dev/null) || return 0
-		[ -n "$st" ] || return 0
-		state=$(echo "$st" | sed 's/^.*) \(.\).*$/\1/')
-		[ "$state" != Z ] || return 0
-		[ "$(echo "$st" | sed 's/^.*) //' | awk '{ print $20 }')" = "$born" ] || return 0
+	while alive_since "$p" "$born" && [ $i -lt 200 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
+	alive_since "$p" "$born" || return 0
 	echo "# worker $p still alive 20 s after SIGKILL: $(cut -c1-120 "/proc/$p/stat" 2>/dev/null)"
 	return 1
 }

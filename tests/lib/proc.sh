@@ -32,6 +32,20 @@ alive() {
 	return 0
 }
 
+# The start time of a process (field 22 of /proc/PID/stat), to tell it from a later one
+# with the same pid: pid_max can be 32768 and a full test run starts many processes and
+# threads, so a pid comes back within seconds. Empty when there is no such process.
+started() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $20 }'
+}
+
+# alive_since PID START: the process that started at START is still running (not gone,
+# not a zombie, and the pid not reused by another process).
+alive_since() {
+	alive "$1" || return 1
+	[ "$(started "$1")" = "$2" ]
+}
+
 wait_card() {
 	_i=0
 	code=
