@@ -377,8 +377,10 @@ int th_http_respond(struct th_http_io *io, int status, const char *content_type,
 			rc = put(io, body, len);
 	}
 	th_buf_free(&h);
-	if (rc == 0)
-		rc = flush(io);
+	/* No flush: the carrier's end of the request (FCGX_Finish_r, CGI's exit) sends the
+	 * response and the end of the request together. A flush here made it two writes,
+	 * and lighttpd, having read Content-Length bytes, closed the socket before the
+	 * second: EPIPE and a SIGPIPE per request. */
 	return rc;
 }
 

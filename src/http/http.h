@@ -81,7 +81,8 @@ char *th_http_pct_decode(const char *s, size_t n);
 
 /* Writes a whole response: "Status: <status> <reason>", Content-Type, Content-Length,
  * the extra header lines (each ending in "\r\n", may be NULL), a blank line and body.
- * Returns 0 or -1 (client gone). */
+ * It is not flushed: the carrier sends it when the request ends. Returns 0 or -1
+ * (client gone). */
 int th_http_respond(struct th_http_io *io, int status, const char *content_type,
                     const char *extra_headers, const char *body, size_t len);
 

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -518,6 +519,15 @@ int th_store_wal_tend(struct th_store *st)
 	return 1;
 }
 
+/* Once per process, before SQLite initialises: no memory statistics (nothing reads
+ * them, and keeping them takes a global mutex on every allocation). Callgrind, 750
+ * echo SendMessages: pthread_mutex_lock/unlock were 5% of the worker's instructions. */
+static pthread_once_t sqlite_setup_once = PTHREAD_ONCE_INIT;
+static void sqlite_setup(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e)
 {
 	*out = NULL;
@@ -544,8 +554,12 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	th_err err = make_parent_dir(st->path, e);
 	if (err != TH_OK)
 		goto fail;
+	pthread_once(&sqlite_setup_once, sqlite_setup);
+	/* NOMUTEX: a connection belongs to one thread (the worker's, or its stream
+	 * thread's own), so SQLite's per-call connection mutex only costs time. */
 	int rc =
-	    sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	    sqlite3_open_v2(st->path, &st->db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		if (st->db == NULL) {
 			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);

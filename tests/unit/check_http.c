@@ -336,7 +336,8 @@ START_TEST(test_respond_framing)
 	                                                "X-A: 1\r\n"
 	                                                "\r\n"
 	                                                "{}");
-	ck_assert_uint_ge(th_http_mem_flushes(f.m), 1);
+	/* A whole response leaves with the end of the request, in one write. */
+	ck_assert_uint_eq(th_http_mem_flushes(f.m), 0);
 	fx_close(&f);
 }
 END_TEST
