@@ -19,6 +19,9 @@
 
 /* The value of camel (or snake) in obj; NULL when absent or JSON null. Borrowed. */
 json_object *th_a2a_field(json_object *obj, const char *camel, const char *snake);
+/* TH_EINVAL when obj names one field both in camelCase and in snake_case (path prefixes
+ * the names in the message, e.g. "message."). */
+th_err th_a2a_one_spelling(json_object *obj, const char *path, struct th_error *e);
 
 /* A string field. *out is borrowed from obj, NULL when absent, null or (when drop_empty)
  * "". max > 0 caps its length in bytes. */

@@ -18,6 +18,38 @@ json_object *th_a2a_field(json_object *obj, const char *camel, const char *snake
 	return NULL;
 }
 
+/* LIM-4: ProtoJSON takes a field by its camelCase or its snake_case name. An object
+ * that gives both spellings of one field gives two values for it, and which one is
+ * read would be an accident of the decoder: refused, naming both. */
+th_err th_a2a_one_spelling(json_object *obj, const char *path, struct th_error *e)
+{
+	if (obj == NULL || !json_object_is_type(obj, json_type_object))
+		return TH_OK;
+	json_object_object_foreach(obj, key, val)
+	{
+		(void)val;
+		if (strchr(key, '_') == NULL)
+			continue;
+		char camel[128];
+		size_t n = 0;
+		int up = 0;
+		for (const char *k = key; *k != '\0' && n + 1 < sizeof camel; k++) {
+			if (*k == '_') {
+				up = 1;
+				continue;
+			}
+			camel[n++] = up && *k >= 'a' && *k <= 'z' ? (char)(*k - 'a' + 'A') : *k;
+			up = 0;
+		}
+		camel[n] = '\0';
+		if (strcmp(camel, key) != 0 && json_object_object_get_ex(obj, camel, NULL))
+			return th_error_set(e, TH_EINVAL,
+			                    "%s%.100s and %s%.100s are one field; send it once",
+			                    path, camel, path, key);
+	}
+	return TH_OK;
+}
+
 th_err th_a2a_get_str(json_object *obj, const char *camel, const char *snake, const char *prefix,
                       size_t max, int drop_empty, const char **out, struct th_error *e)
 {

@@ -93,6 +93,9 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 		return th_error_set(e, TH_EINVAL, "%s must be an object", path);
 	char prefix[TH_A2A_PATH_MAX + 2];
 	snprintf(prefix, sizeof prefix, "%s.", path);
+	th_err one = th_a2a_one_spelling(p, prefix, e);
+	if (one != TH_OK)
+		return one;
 
 	json_object *text = th_a2a_field(p, "text", NULL);
 	json_object *raw = th_a2a_field(p, "raw", NULL);
@@ -222,7 +225,9 @@ static th_err decode_message(json_object *in, const struct th_limits *lim, json_
 {
 	const char *pre = "message.";
 	const char *s;
-	th_err rc;
+	th_err rc = th_a2a_one_spelling(in, pre, e);
+	if (rc != TH_OK)
+		return rc;
 
 	json_object *idv = th_a2a_field(in, "messageId", "message_id");
 	if (idv == NULL)

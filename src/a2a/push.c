@@ -93,7 +93,9 @@ static th_err need_ids(json_object *params, const struct th_limits *lim, int nee
 	if (params == NULL || !json_object_is_type(params, json_type_object))
 		return th_error_set(e, TH_EINVAL, "params must be an object");
 	size_t max = lim != NULL ? lim->max_id : 0;
-	th_err rc = get_str(params, "taskId", "task_id", "taskId", max, task_id, e);
+	th_err rc = th_a2a_one_spelling(params, "", e);
+	if (rc == TH_OK)
+		rc = get_str(params, "taskId", "task_id", "taskId", max, task_id, e);
 	if (rc == TH_OK)
 		rc = get_str(params, "id", NULL, "id", max, id, e);
 	if (rc != TH_OK)

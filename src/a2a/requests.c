@@ -15,7 +15,7 @@ static th_err need_object(json_object *params, struct th_error *e)
 {
 	if (params == NULL || !json_object_is_type(params, json_type_object))
 		return th_error_set(e, TH_EINVAL, "params must be an object");
-	return TH_OK;
+	return th_a2a_one_spelling(params, "", e);
 }
 
 /* The task id of GetTask/CancelTask: required, non-empty, capped so that no caller
@@ -50,7 +50,9 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 	if (!json_object_is_type(cfg, json_type_object))
 		return th_error_set(e, TH_EINVAL, "configuration must be an object");
 	const char *pre = "configuration.";
-	th_err rc = th_a2a_get_history_length(cfg, pre, &out->history_length, e);
+	th_err rc = th_a2a_one_spelling(cfg, pre, e);
+	if (rc == TH_OK)
+		rc = th_a2a_get_history_length(cfg, pre, &out->history_length, e);
 	if (rc != TH_OK)
 		return rc;
 	json_object *b = th_a2a_field(cfg, "returnImmediately", "return_immediately");

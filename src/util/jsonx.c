@@ -1,5 +1,8 @@
 #include "util/jsonx.h"
 
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* json-c's strict mode still takes single-quoted names, NaN and Infinity, none of which
@@ -121,6 +124,170 @@ static size_t lone_surrogate_at(const char *s, size_t len)
 	return len;
 }
 
+/* LIM-4: duplicate names. json-c keeps the last value of a repeated name, so a proxy
+ * or an audit log that keeps the first would see another request than the one run.
+ * The text is valid JSON by now: every ':' outside strings separates one member of
+ * the innermost object. member_counts lists, for each object in the order its '{'
+ * appears, how many members the text gives it (*n entries, a new array the caller
+ * frees; NULL on allocation failure). */
+static int *member_counts(const char *s, size_t len, size_t *n)
+{
+	size_t cap = 16, depth_cap = 16, depth = 0;
+	int *counts = malloc(cap * sizeof *counts);
+	long *open = malloc(depth_cap * sizeof *open); /* object index, or -1 for an array */
+	*n = 0;
+	if (counts == NULL || open == NULL)
+		goto fail;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (c == '"') {
+			for (i++; i < len && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+		} else if (c == '{' || c == '[') {
+			if (depth == depth_cap) {
+				long *o = realloc(open, 2 * depth_cap * sizeof *open);
+				if (o == NULL)
+					goto fail;
+				open = o;
+				depth_cap *= 2;
+			}
+			if (c == '[') {
+				open[depth++] = -1;
+				continue;
+			}
+			if (*n == cap) {
+				int *k = realloc(counts, 2 * cap * sizeof *counts);
+				if (k == NULL)
+					goto fail;
+				counts = k;
+				cap *= 2;
+			}
+			counts[*n] = 0;
+			open[depth++] = (long)(*n)++;
+		} else if (c == '}' || c == ']') {
+			if (depth > 0)
+				depth--;
+		} else if (c == ':' && depth > 0 && open[depth - 1] >= 0) {
+			counts[open[depth - 1]]++;
+		}
+	}
+	free(open);
+	return counts;
+fail:
+	free(open);
+	free(counts);
+	return NULL;
+}
+
+/* Walks v in the order its text was written (json-c keeps members in the order of
+ * their first appearance) and returns the first object whose text gave it more
+ * members than it has: a name appeared twice there. */
+static json_object *first_short_object(json_object *v, const int *counts, size_t n, size_t *next)
+{
+	if (json_object_is_type(v, json_type_array)) {
+		size_t len = json_object_array_length(v);
+		for (size_t i = 0; i < len; i++) {
+			json_object *hit =
+			    first_short_object(json_object_array_get_idx(v, i), counts, n, next);
+			if (hit != NULL)
+				return hit;
+		}
+		return NULL;
+	}
+	if (!json_object_is_type(v, json_type_object))
+		return NULL;
+	if (*next >= n || counts[*next] != json_object_object_length(v))
+		return v;
+	(*next)++;
+	json_object_object_foreach(v, key, child)
+	{
+		(void)key;
+		json_object *hit = first_short_object(child, counts, n, next);
+		if (hit != NULL)
+			return hit;
+	}
+	return NULL;
+}
+
+/* The JSON string token s[0..n) decoded (a new string object), or NULL. */
+static json_object *decode_name(const char *s, size_t n)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *v =
+	    tok != NULL && n <= INT32_MAX ? json_tokener_parse_ex(tok, s, (int)n) : NULL;
+	json_tokener_free(tok);
+	return v;
+}
+
+/* The text of the object that first_short_object found is the (*next)th '{': finds
+ * it again and returns the first member name that repeats an earlier one (decoded, so
+ * "a" and "\u0061" are one name), written into out. 0 when none was found. */
+static int repeated_name(const char *s, size_t len, size_t index, char *out, size_t outsz)
+{
+	size_t seen = 0, i = 0;
+	for (; i < len; i++) {
+		if (s[i] == '"') {
+			for (i++; i < len && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+		} else if (s[i] == '{' && seen++ == index) {
+			break;
+		}
+	}
+	json_object *names = json_object_new_object();
+	int depth = 0, found = 0;
+	for (i++; names != NULL && i < len && depth >= 0 && !found; i++) {
+		char c = s[i];
+		if (c == '"') {
+			size_t start = i;
+			for (i++; i < len && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+			size_t j = i + 1;
+			while (j < len &&
+			       (s[j] == ' ' || s[j] == '\t' || s[j] == '\r' || s[j] == '\n'))
+				j++;
+			if (depth != 0 || j >= len || s[j] != ':')
+				continue;
+			json_object *name = decode_name(s + start, i + 1 - start);
+			const char *t = name != NULL ? json_object_get_string(name) : NULL;
+			if (t != NULL && json_object_object_get_ex(names, t, NULL)) {
+				snprintf(out, outsz, "%s", t);
+				found = 1;
+			} else if (t != NULL) {
+				json_object_object_add(names, t, NULL);
+			}
+			json_object_put(name);
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		}
+	}
+	json_object_put(names);
+	return found;
+}
+
+static th_err no_repeated_names(const char *s, size_t len, json_object *v, struct th_error *e)
+{
+	size_t n = 0, next = 0;
+	int *counts = member_counts(s, len, &n);
+	if (counts == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object *hit = first_short_object(v, counts, n, &next);
+	free(counts);
+	if (hit == NULL)
+		return TH_OK;
+	char name[128];
+	if (!repeated_name(s, len, next, name, sizeof name))
+		snprintf(name, sizeof name, "?");
+	return th_error_set(e, TH_EPARSE,
+	                    "Invalid JSON payload: the name \"%.100s\" appears twice in one "
+	                    "object",
+	                    name);
+}
+
 th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, struct th_error *e)
 {
 	*out = NULL;
@@ -181,6 +348,8 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 		}
 	}
 	json_tokener_free(tok);
+	if (rc == TH_OK)
+		rc = no_repeated_names(s, len, v, e);
 	if (rc != TH_OK) {
 		json_object_put(v);
 		return rc;

@@ -514,6 +514,38 @@ START_TEST(test_lim4_message_string_arrays_have_limits)
 }
 END_TEST
 
+/* LIM-4: one field in both spellings is two values for it; refused at every level a
+ * decoder reads, naming both names. */
+START_TEST(test_lim4_camel_and_snake_spelling_of_one_field_is_refused)
+{
+	send_bad("{\"message\":{\"messageId\":\"m1\",\"message_id\":\"m2\",\"role\":\"ROLE_USER\","
+	         "\"parts\":[{\"text\":\"a\"}]}}",
+	         "message.messageId and message.message_id are one field; send it once");
+	send_bad("{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
+	         "\"a\"}]},\"configuration\":{\"historyLength\":1,\"history_length\":2}}",
+	         "configuration.historyLength and configuration.history_length are one field; "
+	         "send it once");
+	send_bad("{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
+	         "\"a\",\"mediaType\":\"text/plain\",\"media_type\":\"x/y\"}]}}",
+	         "message.parts[0].mediaType and message.parts[0].media_type are one field; "
+	         "send it once");
+	struct th_list_req l;
+	struct th_error e;
+	json_object *v = J("{\"contextId\":\"c\",\"context_id\":\"d\"}");
+	ck_assert_int_eq(th_a2a_list_decode(v, &l, &e), TH_EINVAL);
+	ck_assert_str_eq(e.msg, "contextId and context_id are one field; send it once");
+	json_object_put(v);
+	/* Free-form data is the client's: both names are kept as sent. */
+	struct th_send_req r;
+	ck_assert_int_eq(send_dec("{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
+	                          "\"parts\":[{\"data\":{\"a_b\":1,\"aB\":2}}],"
+	                          "\"metadata\":{\"x_y\":1,\"xY\":2}}}",
+	                          &r, &e),
+	                 TH_OK);
+	th_send_req_free(&r);
+}
+END_TEST
+
 START_TEST(test_a2a2_get_request_decoded)
 {
 	struct th_get_req r;
@@ -1024,6 +1056,7 @@ static Suite *a2a_suite(void)
 	tcase_add_test(tc, test_a2a2_get_request_decoded);
 	tcase_add_test(tc, test_lim4_nul_in_ids_is_refused_naming_the_field);
 	tcase_add_test(tc, test_lim4_message_string_arrays_have_limits);
+	tcase_add_test(tc, test_lim4_camel_and_snake_spelling_of_one_field_is_refused);
 	tcase_add_test(tc, test_a2a2_get_request_refusals);
 	tcase_add_test(tc, test_a2a2_cancel_request_decoded);
 	tcase_add_test(tc, test_a2a2_list_defaults);

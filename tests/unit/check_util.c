@@ -65,6 +65,24 @@ START_TEST(test_lim4_invalid_utf8_of_every_kind_is_a_parse_error)
 }
 END_TEST
 
+/* LIM-4: a name repeated in one object is refused, naming it, wherever the object is
+ * (nested, after arrays, after an object whose repeated member held objects), and
+ * however the name is spelled ("a" and "\u0061" are one name). */
+START_TEST(test_lim4_duplicate_names_are_a_parse_error)
+{
+	utf8_bad("{\"messageId\":\"a\",\"messageId\":\"b\"}", "\"messageId\" appears twice");
+	utf8_bad("{\"p\":{\"x\":[{\"k\":1},{\"k\":2,\"k\":3}]}}", "\"k\" appears twice");
+	utf8_bad("{\"a\":{\"x\":{}},\"b\":1,\"a\":{\"y\":1,\"z\":2}}", "\"a\" appears twice");
+	utf8_bad("{\"ab\":1,\"a\\u0062\":2}", "\"ab\" appears twice");
+	utf8_bad("[{\"s\":\"a:b\",\"t\":\"{\"},{\"m\":1,\"n\":{\"q\":[]},\"m\":2}]",
+	         "\"m\" appears twice");
+	utf8_good(
+	    "{\"a\":{\"a\":{\"a\":1}},\"b\":[{\"a\":1},{\"a\":2}],\"c\":\"a:b,{\\\"a\\\":1}\"}");
+	utf8_good(
+	    "{\"message_id\":\"x\",\"messageId\":\"y\"}"); /* two names; the decoder decides */
+}
+END_TEST
+
 START_TEST(test_lim2_parse_accepts_bare_values)
 {
 	json_object *v = NULL;
@@ -168,6 +186,7 @@ int main(void)
 	TCase *tc = tcase_create("util");
 	tcase_add_test(tc, test_lim2_parse_refuses_trailing_data_and_bad_utf8);
 	tcase_add_test(tc, test_lim4_invalid_utf8_of_every_kind_is_a_parse_error);
+	tcase_add_test(tc, test_lim4_duplicate_names_are_a_parse_error);
 	tcase_add_test(tc, test_lim2_parse_accepts_bare_values);
 	tcase_add_test(tc, test_lim1_parse_depth_limit_is_named);
 	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
