@@ -12,7 +12,6 @@
 #include "util/err.h"
 
 /* Fixed cap for ids that arrive without a th_limits (GetTask/CancelTask id). */
-#define TH_A2A_ID_CAP 256
 
 /* Longest field path written into an error message. */
 #define TH_A2A_PATH_MAX 160

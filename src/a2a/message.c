@@ -12,7 +12,7 @@ static const struct th_limits fallback_limits = {
     .max_parts = 100,
     .max_text = 65536,
     .max_metadata = 16384,
-    .max_id = TH_A2A_ID_CAP,
+    .max_id = TH_ID_MAX,
 };
 
 /* json_object_object_add fails only on allocation; it does not take the reference then. */

@@ -31,9 +31,9 @@ static th_err decode_id(json_object *params, char **out, struct th_error *e)
 	size_t len = (size_t)json_object_get_string_len(v);
 	if (len == 0)
 		return th_error_set(e, TH_EINVAL, "id must not be empty");
-	if (len > TH_A2A_ID_CAP)
+	if (len > TH_ID_MAX)
 		return th_error_set(e, TH_EINVAL, "id is %zu bytes; the limit is %d", len,
-		                    TH_A2A_ID_CAP);
+		                    TH_ID_MAX);
 	if (memchr(json_object_get_string(v), '\0', len) != NULL)
 		return th_error_set(e, TH_EINVAL, "id contains a NUL character (\\u0000)");
 	*out = strdup(json_object_get_string(v));
@@ -184,7 +184,7 @@ static th_err list_timestamp(json_object *params, struct th_list_req *out, struc
 static th_err decode_list(json_object *params, struct th_list_req *out, struct th_error *e)
 {
 	const char *s;
-	th_err rc = th_a2a_get_str(params, "contextId", "context_id", "", TH_A2A_ID_CAP, 1, &s, e);
+	th_err rc = th_a2a_get_str(params, "contextId", "context_id", "", TH_ID_MAX, 1, &s, e);
 	if (rc != TH_OK)
 		return rc;
 	if (s != NULL && (out->context_id = strdup(s)) == NULL)

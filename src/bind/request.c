@@ -9,6 +9,7 @@
 
 #include "bind/bind_int.h"
 #include "config/config.h"
+#include "harness/access.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "util/jsonx.h"
@@ -101,11 +102,12 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 	ctx->call.participant = who != NULL && who[0] != '\0' ? who : NULL;
 	const char *source =
 	    cfg->identity == TH_IDENTITY_REMOTE_USER ? "REMOTE_USER" : "X-Participant-Id";
-	/* ID-6: participant ids obey max_id, and nobody speaks as the agent itself. */
+	/* ID-6: participant ids obey max_id and the id rule, and nobody speaks as the
+	 * agent itself. */
 	if (ctx->call.participant != NULL &&
-	    strlen(ctx->call.participant) > (size_t)cfg->lim.max_id)
-		return th_error_set(e, TH_EINVAL, "%s is %zu bytes; the limit is %zu (max_id)",
-		                    source, strlen(ctx->call.participant), cfg->lim.max_id);
+	    (rc = th_access_id_check(ctx->call.participant, strlen(ctx->call.participant),
+	                             (size_t)cfg->lim.max_id, source, e)) != TH_OK)
+		return rc;
 	if (ctx->call.participant != NULL && strcmp(ctx->call.participant, TH_AGENT_ID) == 0)
 		return th_error_set(e, TH_EINVAL,
 		                    "%s '%s' is the agent's own id; a client cannot speak as it",

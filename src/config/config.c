@@ -149,6 +149,9 @@ static const char *const identity_words[] = {"header", "remote_user", NULL};
 	{                                                                                          \
 		{n, d, NULL, text}, KEY_STRING, FIELD(f), .check = chk                             \
 	}
+/* max_id's upper bound below is written out for --help; it is the id buffers' size. */
+_Static_assert(TH_ID_MAX == 1024, "max_id's bound in keys[] must be TH_ID_MAX");
+
 #define K_INT(n, f, l, h, d, text)                                                                 \
 	{                                                                                          \
 		{n, d, #l ".." #h, text}, KEY_INT, FIELD(f), .lo = l, .hi = h                      \
@@ -232,7 +235,7 @@ static const struct key keys[] = {
     K_INT("max_participants", lim.max_participants, 2, 10000, "50", "participants per task"),
     K_INT("max_plan_steps", lim.max_plan_steps, 1, 10000, "100", "steps per plan"),
     K_INT("max_subtasks", lim.max_subtasks, 0, 100000, "100", "sub-tasks per task"),
-    K_INT("max_id", lim.max_id, 8, 4096, "256",
+    K_INT("max_id", lim.max_id, 8, 1024, "256",
           "bytes of an id (messageId, taskId, participant id)"),
 };
 

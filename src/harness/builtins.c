@@ -7,6 +7,7 @@
 
 #include "a2a/a2a.h"
 #include "config/config.h"
+#include "harness/access.h"
 #include "harness/channel.h"
 #include "harness/harness.h"
 #include "harness/status.h"
@@ -45,6 +46,33 @@ static const char *word(const char *args, char *w, size_t n)
 	while (isspace((unsigned char)*args))
 		args++;
 	return args;
+}
+
+/* The participant id that starts args, copied whole into who; *rest is what follows.
+ * 0 when it breaks the id rule (ID-6: too long, white space, control characters),
+ * with the reason in why for the usage reply; an id is never cut to fit. */
+static int participant_word(const struct th_app *app, const char *args, char who[TH_ID_BUF],
+                            const char **rest, char *why, size_t whysz)
+{
+	while (isspace((unsigned char)*args))
+		args++;
+	size_t n = 0;
+	while (args[n] != '\0' && !isspace((unsigned char)args[n]))
+		n++;
+	struct th_error e;
+	th_error_clear(&e);
+	if (n > 0 &&
+	    th_access_id_check(args, n, app->cfg->lim.max_id, "The participant id", &e) != TH_OK) {
+		snprintf(why, whysz, "%.300s.", e.msg);
+		return 0;
+	}
+	memcpy(who, args, n);
+	who[n] = '\0';
+	args += n;
+	while (isspace((unsigned char)*args))
+		args++;
+	*rest = args;
+	return 1;
 }
 
 static int valid_role(const char *r)
@@ -252,8 +280,12 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 static th_err ask(struct th_app *app, const struct th_command *c, struct th_task_row *row,
                   const char *args, struct th_cmd_result *res, struct th_error *e)
 {
-	char who[257];
-	const char *question = word(args, who, sizeof who);
+	char who[TH_ID_BUF], why[320];
+	const char *question;
+	if (!participant_word(app, args, who, &question, why, sizeof why)) {
+		usage(res, c, why);
+		return TH_OK;
+	}
 	char *role = NULL;
 	if (who[0] == '\0' || *question == '\0') {
 		usage(res, c, "Name a participant and the question.");
@@ -263,8 +295,7 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 	free(role);
 	if (rc == TH_ENOTFOUND || strcmp(who, TH_AGENT_ID) == 0) {
 		th_error_clear(e);
-		char why[320];
-		snprintf(why, sizeof why, "%s is not a participant I can ask.", who);
+		snprintf(why, sizeof why, "%.200s is not a participant I can ask.", who);
 		usage(res, c, why);
 		return TH_OK;
 	}
@@ -287,8 +318,12 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
                              struct th_task_row *row, const char *args, int inviting,
                              struct th_cmd_result *res, struct th_error *e)
 {
-	char who[257], role[32];
-	const char *rest = word(args, who, sizeof who);
+	char who[TH_ID_BUF], role[32], why[320];
+	const char *rest;
+	if (!participant_word(app, args, who, &rest, why, sizeof why)) {
+		usage(res, c, why);
+		return TH_OK;
+	}
 	rest = word(rest, role, sizeof role);
 	if (who[0] == '\0' || (!inviting && role[0] == '\0') || *rest != '\0') {
 		usage(res, c,
@@ -310,15 +345,13 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 	int on_task = rc == TH_OK;
 	free(current);
 	if (inviting && on_task) {
-		char why[320];
 		snprintf(why, sizeof why,
-		         "%s is already a participant; use /role to change the role.", who);
+		         "%.200s is already a participant; use /role to change the role.", who);
 		usage(res, c, why);
 		return TH_OK;
 	}
 	if (!inviting && !on_task) {
-		char why[320];
-		snprintf(why, sizeof why, "%s is not a participant; use /invite.", who);
+		snprintf(why, sizeof why, "%.200s is not a participant; use /invite.", who);
 		usage(res, c, why);
 		return TH_OK;
 	}
@@ -329,7 +362,6 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 			return rc;
 		th_participants_free(ps, np);
 		if (np >= app->cfg->lim.max_participants) {
-			char why[128];
 			snprintf(why, sizeof why, "A task has at most %zu participants.",
 			         app->cfg->lim.max_participants);
 			usage(res, c, why);
@@ -389,7 +421,7 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 		usage(res, c, why);
 		return TH_OK;
 	}
-	char child[TH_SUBTASK_ID_MAX];
+	char child[TH_ID_BUF];
 	int64_t turn = 0;
 	rc = th_subtask_spawn(app, row, sender, name, goal, child, &turn, e);
 	if (rc != TH_OK)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
+#include "harness/access.h"
 #include "harness/events.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
@@ -18,8 +19,8 @@ static th_err not_open(const char *channel_id, struct th_error *e)
 	return th_error_set(e, TH_EINVAL, "channel %.100s is not open to you", channel_id);
 }
 
-int th_channel_part(json_object *msg, const char *sender, struct th_chan_part *out,
-                    struct th_error *e)
+int th_channel_part(json_object *msg, const char *sender, const struct th_limits *lim,
+                    struct th_chan_part *out, struct th_error *e)
 {
 	memset(out, 0, sizeof *out);
 	json_object *parts = json_object_object_get(msg, "parts");
@@ -109,16 +110,27 @@ int th_channel_part(json_object *msg, const char *sender, struct th_chan_part *o
 			    i);
 			return -1;
 		}
-		for (size_t k = 0; out->to != NULL && k < json_object_array_length(out->to); k++) {
+		size_t nto = out->to != NULL ? json_object_array_length(out->to) : 0;
+		if (nto > lim->max_participants) {
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.to has %zu entries; a task has at most "
+			    "%zu participants",
+			    i, nto, lim->max_participants);
+			return -1;
+		}
+		for (size_t k = 0; k < nto; k++) {
 			json_object *t = json_object_array_get_idx(out->to, k);
-			if (!json_object_is_type(t, json_type_string) ||
-			    json_object_get_string_len(t) == 0) {
-				th_error_set(
-				    e, TH_EINVAL,
-				    "message.parts[%zu].data.to[%zu] must be a participant id", i,
-				    k);
+			char path[96];
+			snprintf(path, sizeof path, "message.parts[%zu].data.to[%zu]", i, k);
+			if (!json_object_is_type(t, json_type_string)) {
+				th_error_set(e, TH_EINVAL, "%s must be a participant id", path);
 				return -1;
 			}
+			if (th_access_id_check(json_object_get_string(t),
+			                       (size_t)json_object_get_string_len(t), lim->max_id,
+			                       path, e) != TH_OK)
+				return -1;
 		}
 	}
 	return found;

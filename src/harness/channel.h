@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "app.h"
+#include "config/config.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -24,9 +25,10 @@ struct th_chan_part {
 
 /* Finds the message's channel part. 1 found (valid), 0 none, -1 invalid (e set):
  * unknown key, wrong type, more than one channel part, a sender other than the
- * request's sender, a help_reply without in_reply_to. */
-int th_channel_part(json_object *msg, const char *sender, struct th_chan_part *out,
-                    struct th_error *e);
+ * request's sender, a help_reply without in_reply_to, a 'to' longer than
+ * lim->max_participants or with an id that breaks the id rule (ID-6). */
+int th_channel_part(json_object *msg, const char *sender, const struct th_limits *lim,
+                    struct th_chan_part *out, struct th_error *e);
 
 /* What accepting a message did. */
 struct th_chan_outcome {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
+#include "harness/access.h"
 #include "harness/ext.h"
 #include "util/jsonx.h"
 
@@ -122,9 +123,10 @@ static th_err parse_participants(json_object *arr, const struct th_limits *lim,
 		th_err rc = need_string(id, path, 1, e);
 		if (rc != TH_OK)
 			return rc;
-		if ((size_t)json_object_get_string_len(id) > lim->max_id)
-			return th_error_set(e, TH_EINVAL, "%s is longer than %zu bytes", path,
-			                    lim->max_id);
+		if ((rc = th_access_id_check(json_object_get_string(id),
+		                             (size_t)json_object_get_string_len(id), lim->max_id,
+		                             path, e)) != TH_OK)
+			return rc;
 		if (role == NULL || !json_object_is_type(role, json_type_string) ||
 		    one_of(json_object_get_string(role), roles) == NULL)
 			return th_error_set(

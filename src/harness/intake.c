@@ -132,7 +132,7 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
 }
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          json_object *payload, int inline_turn, char task_id_out[TH_INTAKE_ID_MAX],
+                          json_object *payload, int inline_turn, char task_id_out[TH_ID_BUF],
                           int64_t *turn_id, struct th_error *e)
 {
 	struct th_store *st = app->store;
@@ -141,7 +141,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	th_err rc = th_store_task_by_first_message(st, participant, mid, &existing, e);
 	if (rc == TH_OK) {
 		/* TASK-7: the same sender resent the message that created a task. */
-		snprintf(task_id_out, TH_INTAKE_ID_MAX, "%s", existing);
+		snprintf(task_id_out, TH_ID_BUF, "%s", existing);
 		free(existing);
 		*turn_id = 0;
 		return TH_OK;
@@ -153,7 +153,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	if ((rc = th_ui_check_inbound(st, NULL, msg, &actions, &reports, e)) != TH_OK)
 		return rc; /* a new task has no surfaces: any action is refused (UI-2) */
 
-	char uuid[TH_UUID_LEN + 1], ctx[TH_INTAKE_ID_MAX], id[TH_SUBTASK_ID_MAX];
+	char uuid[TH_UUID_LEN + 1], ctx[TH_ID_BUF], id[TH_ID_BUF];
 	th_uuid(uuid);
 	snprintf(id, sizeof id, "%s", uuid);
 	/* A copy: the message's own contextId is replaced when the task is written. */
@@ -238,7 +238,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		goto out;
 	if (nt.parent != NULL && (rc = th_subtask_announce(st, nt.parent, id, nt.name, e)) != TH_OK)
 		goto out;
-	snprintf(task_id_out, TH_INTAKE_ID_MAX, "%s", id);
+	snprintf(task_id_out, TH_ID_BUF, "%s", id);
 out:
 	free(ps);
 	th_task_payload_free(&pl);
@@ -364,7 +364,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		goto out;
 	if (th_store_message_exists(st, task_id, mid))
 		goto out; /* TASK-7: already processed; the response is the current task */
-	int has_cp = th_channel_part(msg, participant, &cp, e);
+	int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
 	if (has_cp < 0) {
 		rc = TH_EINVAL;
 		goto out;
@@ -451,9 +451,8 @@ out:
 }
 
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn,
-                        char task_id[TH_INTAKE_ID_MAX], int64_t *turn_id, json_object **final_task,
-                        struct th_error *e)
+                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
+                        int64_t *turn_id, json_object **final_task, struct th_error *e)
 {
 	*turn_id = 0;
 	*final_task = NULL;
@@ -467,14 +466,14 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		return rc;
 	const char *given = th_json_str(msg, "taskId");
 	if (given != NULL)
-		snprintf(task_id, TH_INTAKE_ID_MAX, "%s", given);
+		snprintf(task_id, TH_ID_BUF, "%s", given);
 	int ctl = th_control_detect(msg, e);
 	json_object *payload = NULL;
 	if (ctl == 0 && th_envelope_task(msg, &payload, e) < 0)
 		ctl = -1;
 	if (ctl == 0 && given == NULL) {
 		struct th_chan_part cp;
-		int has_cp = th_channel_part(msg, participant, &cp, e);
+		int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
 		if (has_cp != 0) {
 			if (has_cp > 0)
 				th_error_set(e, TH_EINVAL,
@@ -533,7 +532,7 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
                        const struct th_send_req *req, json_object **task, struct th_error *e)
 {
 	*task = NULL;
-	char id[TH_INTAKE_ID_MAX];
+	char id[TH_ID_BUF];
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
 	/* A blocking send of an instant model commits the message with its reply; with

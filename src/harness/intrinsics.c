@@ -291,7 +291,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 		fail(r, "the task already has the most sub-tasks allowed");
 		return TH_OK;
 	}
-	char child[TH_SUBTASK_ID_MAX];
+	char child[TH_ID_BUF];
 	int64_t turn = 0;
 	/* CTL-7: spawned by the model on its own, so its turn's result may complete it. */
 	if ((rc = th_subtask_spawn(app, row, TH_AGENT_ID, name, goal, child, &turn, e)) != TH_OK)

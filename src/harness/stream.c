@@ -223,7 +223,7 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
                               const struct th_send_req *req, struct th_sink *sink,
                               struct th_error *e)
 {
-	char id[TH_INTAKE_ID_MAX];
+	char id[TH_ID_BUF];
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
 	/* A stream shows the turn's events one by one: never an inline turn. */

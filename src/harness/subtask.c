@@ -10,17 +10,19 @@
 #include "harness/task.h"
 #include "util/jsonx.h"
 
-th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_SUBTASK_ID_MAX],
+th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
                           struct th_error *e)
 {
 	int64_t n = 0;
 	th_err rc = th_store_subtask_next_number(st, parent_id, &n, e);
 	if (rc != TH_OK)
 		return rc;
-	if ((size_t)snprintf(out, TH_SUBTASK_ID_MAX, "%s.%lld", parent_id, (long long)n) >=
-	    TH_SUBTASK_ID_MAX)
-		return th_error_set(e, TH_EINVAL, "sub-tasks nest too deep under %.100s",
-		                    parent_id);
+	if ((size_t)snprintf(out, TH_ID_BUF, "%s.%lld", parent_id, (long long)n) >= TH_ID_BUF)
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "sub-tasks nest too deep under %.100s: a sub-task's id would be "
+		    "longer than %d bytes",
+		    parent_id, TH_ID_MAX);
 	return TH_OK;
 }
 
@@ -43,8 +45,8 @@ th_err th_subtask_announce(struct th_store *st, const char *parent_id, const cha
 }
 
 th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, const char *sender,
-                        const char *name, const char *goal, char child[TH_SUBTASK_ID_MAX],
-                        int64_t *turn_id, struct th_error *e)
+                        const char *name, const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
+                        struct th_error *e)
 {
 	struct th_store *st = app->store;
 	struct th_participant *ps = NULL;
@@ -74,7 +76,7 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 	}
 	if (!has_agent)
 		all[n++] = (struct th_participant){agent_id, agent_kind, assignee, empty};
-	char mid[TH_SUBTASK_ID_MAX + 8];
+	char mid[TH_ID_BUF + 8];
 	snprintf(mid, sizeof mid, "%s:goal", child);
 	json_object *first = json_object_new_object(), *parts = json_object_new_array();
 	json_object *meta = json_object_new_object();

@@ -11,16 +11,14 @@
 #include "store/store.h"
 #include "util/err.h"
 
-#define TH_SUBTASK_ID_MAX 320
-
 /* Inside the caller's transaction. child receives the new id; *turn_id its queued
  * first turn (to run after commit). */
 th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, const char *sender,
-                        const char *name, const char *goal, char child[TH_SUBTASK_ID_MAX],
-                        int64_t *turn_id, struct th_error *e);
+                        const char *name, const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
+                        struct th_error *e);
 
 /* The id of parent's next child, "<parent>.<n>" (allocates n). */
-th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_SUBTASK_ID_MAX],
+th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
                           struct th_error *e);
 
 /* Tells the parent's subscribers that child was spawned (TASK-8 "subtask"). */

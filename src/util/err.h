@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "util/ids.h"
+
 typedef enum th_err {
 	TH_OK = 0,
 	TH_ENOMEM,           /* allocation failed */
@@ -37,7 +39,7 @@ typedef enum th_err {
 struct th_error {
 	th_err code;
 	char msg[TH_ERRMSG_MAX];
-	char task_id[128]; /* ErrorInfo metadata.taskId when the error is about a task, else "" */
+	char task_id[TH_ID_BUF]; /* ErrorInfo metadata.taskId when the error is about a task */
 };
 
 /* Records code and a printf-style message in e (e may be NULL); returns code. */

@@ -6,6 +6,12 @@
 #include <stdint.h>
 
 #define TH_UUID_LEN 36
+
+/* LIM-4: the longest id, in bytes, that anything here accepts or makes (task, context,
+ * message, participant, sub-task ids). max_id is configured up to it; every buffer that
+ * holds an id is TH_ID_BUF bytes, so an id is never cut short. */
+#define TH_ID_MAX 1024
+#define TH_ID_BUF (TH_ID_MAX + 1)
 #define TH_TS_LEN 24
 
 /* Writes a random (version 4) UUID and its NUL into out[37]. */

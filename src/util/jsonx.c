@@ -46,7 +46,7 @@ static size_t not_json_at(const char *s, size_t len)
 /* LIM-4: the offset of the first byte that does not start well-formed UTF-8 (RFC 3629:
  * no overlong forms, no encoded surrogates, nothing above U+10FFFF), or len. json-c's
  * own check lets overlong forms and encoded surrogates through. */
-static size_t bad_utf8_at(const unsigned char *s, size_t len)
+size_t th_utf8_bad_at(const unsigned char *s, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned c = s[i];
@@ -295,7 +295,7 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 	if (bad < len)
 		return th_error_set(
 		    e, TH_EPARSE, "Invalid JSON payload: unexpected character at offset %zu", bad);
-	if ((bad = bad_utf8_at((const unsigned char *)s, len)) < len)
+	if ((bad = th_utf8_bad_at((const unsigned char *)s, len)) < len)
 		return th_error_set(e, TH_EPARSE,
 		                    "Invalid JSON payload: invalid UTF-8 at offset %zu", bad);
 	if ((bad = lone_surrogate_at(s, len)) < len)

@@ -14,6 +14,10 @@
  * where parsing stopped, or TH_EINVAL naming the depth limit. */
 th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, struct th_error *e);
 
+/* The offset of the first byte of s that does not start well-formed UTF-8 (RFC 3629:
+ * no overlong forms, no encoded surrogates, nothing above U+10FFFF), or len. */
+size_t th_utf8_bad_at(const unsigned char *s, size_t len);
+
 /* The string value of key in obj, or NULL when absent or not a string. Borrowed. */
 const char *th_json_str(json_object *obj, const char *key);
 

@@ -571,10 +571,10 @@ START_TEST(test_a2a2_get_request_refusals)
 	get_bad("{}", "id is required");
 	get_bad("{\"id\":1}", "id must be a string");
 	get_bad("{\"id\":\"\"}", "id must not be empty");
-	char in[400] = "{\"id\":\"";
-	memset(in + 7, 'a', 257);
-	strcpy(in + 7 + 257, "\"}");
-	get_bad(in, "id is 257 bytes; the limit is 256");
+	char in[TH_ID_MAX + 16] = "{\"id\":\"";
+	memset(in + 7, 'a', TH_ID_MAX + 1);
+	strcpy(in + 7 + TH_ID_MAX + 1, "\"}");
+	get_bad(in, "id is 1025 bytes; the limit is 1024");
 	get_bad("{\"id\":\"t\",\"history_length\":-3}",
 	        "historyLength must not be negative (got -3)");
 }

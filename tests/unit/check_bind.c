@@ -1135,6 +1135,24 @@ START_TEST(test_id6_agent_id_and_overlong_participant_are_refused)
 	assert_contains(jstr(&r, "error.message"), "max_id");
 	ck_assert_int_eq(rec.calls, 0);
 	resp_free(&r);
+
+	/* The id rule: one word, UTF-8, no control characters. */
+	static const char *const bad[][2] = {
+	    {"HTTP_X_PARTICIPANT_ID=bob smith", "X-Participant-Id contains white space (byte 3)"},
+	    {"HTTP_X_PARTICIPANT_ID=bob\x7f", "X-Participant-Id contains a control character"},
+	    {"HTTP_X_PARTICIPANT_ID=b\xf6"
+	     "b",
+	     "X-Participant-Id is not UTF-8 (byte 1)"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *b[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1",
+		                   "HTTP_A2A_VERSION=1.0", bad[i][0], NULL};
+		r = run(b, NULL);
+		assert_rest_error(&r, 400, "INVALID_ARGUMENT", NULL);
+		assert_contains(jstr(&r, "error.message"), bad[i][1]);
+		ck_assert_int_eq(rec.calls, 0);
+		resp_free(&r);
+	}
 }
 END_TEST
 

@@ -267,6 +267,54 @@ START_TEST(test_cmd5_bad_arguments_reply_with_usage_and_change_nothing)
 }
 END_TEST
 
+/* ID-6: a participant id is one word of at most max_id bytes with no control
+ * characters, wherever it comes from; it is refused whole, never cut to fit or stored. */
+static json_object *channel_msg(const char *who, const char *mid, const char *channel,
+                                const char *kind, const char *extra);
+
+START_TEST(test_id6_participant_ids_in_params_obey_the_id_rule)
+{
+	team_task();
+	long parts = fx_count(&app, "participants"), chans = fx_count(&app, "channels");
+	/* A task envelope's participants. */
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"i1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+	                "{\"kind\":\"task\",\"payload\":{\"name\":\"N\",\"goal\":\"G\","
+	                "\"participants\":[{\"id\":\"bob smith\",\"role\":\"admin\"}]}}") "]}}"));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_str_eq(err.msg, "payload.participants[0].id contains white space (byte 3); a "
+	                          "participant id is one word");
+	ck_assert_ptr_null(
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"i2\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+	                "{\"kind\":\"task\",\"payload\":{\"name\":\"N\",\"goal\":\"G\","
+	                "\"participants\":[{\"id\":\"bo\\u0007b\",\"role\":\"admin\"}]}}") "]}}"));
+	ck_assert_str_eq(err.msg,
+	                 "payload.participants[0].id contains a control character (byte 2)");
+	/* A channel's members. */
+	ck_assert_ptr_null(
+	    channel_msg("alice", "i3", "side", "message", ",\"to\":[\"b\\u0000ob\"]"));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "message.parts[0].data.to[0] contains a control"));
+	/* /invite with an id over max_id (256) is refused whole, not cut to 256 bytes. */
+	char cmd[400] = "/invite ";
+	memset(cmd + 8, 'd', 300);
+	strcpy(cmd + 308, " watcher");
+	json_object *t = fx_send_text(&app, "alice", task, "i4", cmd, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "is 300 bytes; the limit is 256"));
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", task, "i5", "/ask d\x01x why?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "contains a control character"));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "participants"), parts);
+	ck_assert_int_eq(fx_count(&app, "channels"), chans);
+	ck_assert_int_eq(fx_count(&app, "help_requests"), 0);
+}
+END_TEST
+
 START_TEST(test_cmd1_card_lists_every_builtin)
 {
 	const char *names = th_json_text(app.card);
@@ -621,6 +669,7 @@ int main(void)
 	tcase_add_test(tc, test_id5_participants_change_only_by_admin_or_reporter);
 	tcase_add_test(tc, test_cmd3_plan_and_step_update_the_plan_in_metadata);
 	tcase_add_test(tc, test_cmd5_bad_arguments_reply_with_usage_and_change_nothing);
+	tcase_add_test(tc, test_id6_participant_ids_in_params_obey_the_id_rule);
 	tcase_add_test(tc, test_cmd1_card_lists_every_builtin);
 	tcase_add_test(tc, test_cmd2_status_reports_the_task_as_it_stands_and_keeps_it_waiting);
 	tcase_add_test(tc, test_task4_subtask_inherits_participants_with_a_dotted_id);

@@ -209,6 +209,27 @@ START_TEST(test_id3_no_participant_is_invalid_params)
 }
 END_TEST
 
+/* LIM-4: one TH_ID_MAX: an unknown id up to it comes back whole in ErrorInfo's
+ * metadata.taskId (it was cut to 127 bytes); a longer one is refused naming the limit. */
+START_TEST(test_lim4_error_info_echoes_a_long_id_whole)
+{
+	char id[TH_ID_MAX + 2];
+	memset(id, 'x', TH_ID_MAX);
+	id[TH_ID_MAX] = '\0';
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_str_eq(err.task_id, id);
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_str_eq(err.task_id, id);
+	id[TH_ID_MAX] = 'x';
+	id[TH_ID_MAX + 1] = '\0';
+	ck_assert_ptr_null(fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_str_eq(err.msg, "id is 1025 bytes; the limit is 1024");
+}
+END_TEST
+
 START_TEST(test_id3_stranger_sees_the_same_not_found_as_for_a_missing_task)
 {
 	const char *id = new_task("hello");
@@ -738,6 +759,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_task7_resent_message_id_is_not_processed_twice);
 	tcase_add_test(tc, test_id3_no_participant_is_invalid_params);
 	tcase_add_test(tc, test_id3_stranger_sees_the_same_not_found_as_for_a_missing_task);
+	tcase_add_test(tc, test_lim4_error_info_echoes_a_long_id_whole);
 	tcase_add_test(tc, test_id3_list_tasks_returns_only_the_senders_tasks);
 	tcase_add_test(tc, test_id1_metadata_participant_must_equal_the_sender);
 	tcase_add_test(tc, test_id4_watcher_may_read_but_not_send_complete_or_cancel);
