@@ -176,8 +176,8 @@ static th_err list_timestamp(json_object *params, struct th_list_req *out, struc
 	if (th_ts_parse(s, &out->status_after_ms) != 0)
 		return th_error_set(
 		    e, TH_EINVAL,
-		    "statusTimestampAfter must be an RFC 3339 UTC timestamp such as "
-		    "2026-01-01T00:00:00.000Z");
+		    "statusTimestampAfter must be an RFC 3339 timestamp such as "
+		    "2026-01-01T00:00:00.000Z or 2026-01-01T01:00:00+01:00 (a real date)");
 	return TH_OK;
 }
 
@@ -202,7 +202,8 @@ static th_err decode_list(json_object *params, struct th_list_req *out, struct t
 		out->page_size = (int)n;
 	}
 	/* Tokens are ours and short; a long one is garbage, refuse it before it reaches SQL. */
-	if ((rc = th_a2a_get_str(params, "pageToken", "page_token", "", 1024, 1, &s, e)) != TH_OK)
+	if ((rc = th_a2a_get_str(params, "pageToken", "page_token", "", TH_PAGE_TOKEN_MAX, 1, &s,
+	                         e)) != TH_OK)
 		return rc;
 	if (s != NULL && (out->page_token = strdup(s)) == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory copying pageToken");

@@ -44,29 +44,40 @@ static char *token_encode(int64_t ms, const char *id)
 	return out;
 }
 
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* LIM-4: strict, the exact form token_encode writes and nothing else: lowercase hex
+ * pairs of "<ms>.<id>", ms in decimal without sign or leading zero, id 1 to TH_ID_MAX
+ * bytes without control characters. 0 and *id (caller frees), or -1. */
 static int token_decode(const char *tok, int64_t *ms, char **id)
 {
 	size_t n = strlen(tok);
-	if (n == 0 || n % 2 != 0 || n > 1024)
+	if (n == 0 || n % 2 != 0 || n > TH_PAGE_TOKEN_MAX)
 		return -1;
-	char raw[513];
+	char raw[TH_PAGE_TOKEN_MAX / 2 + 1];
 	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-		if (sscanf(tok + 2 * i, "%2x", &v) != 1)
+		int hi = hexval(tok[2 * i]), lo = hexval(tok[2 * i + 1]);
+		if (hi < 0 || lo < 0)
 			return -1;
-		raw[i] = (char)v;
+		raw[i] = (char)(hi << 4 | lo);
+		if ((unsigned char)raw[i] < 0x20 || raw[i] == 0x7f)
+			return -1;
 	}
 	raw[n / 2] = '\0';
-	if (strlen(raw) != n / 2)
-		return -1;
 	char *dot = strchr(raw, '.');
-	if (dot == NULL || dot == raw || dot[1] == '\0')
+	size_t digits = dot != NULL ? (size_t)(dot - raw) : 0;
+	if (digits == 0 || digits > 18 || (raw[0] == '0' && digits > 1) || dot[1] == '\0' ||
+	    strlen(dot + 1) > TH_ID_MAX)
 		return -1;
-	*dot = '\0';
-	char *end;
-	long long v = strtoll(raw, &end, 10);
-	if (*end != '\0' || v < 0)
-		return -1;
+	int64_t v = 0;
+	for (size_t i = 0; i < digits; i++) {
+		if (raw[i] < '0' || raw[i] > '9')
+			return -1;
+		v = v * 10 + (raw[i] - '0');
+	}
 	*ms = v;
 	*id = strdup(dot + 1);
 	return *id ? 0 : -1;

@@ -56,39 +56,71 @@ void th_ts_format(int64_t ms, char out[TH_TS_LEN + 1])
 	         (unsigned)tm.tm_sec % 100u, (unsigned)(ms % 1000));
 }
 
+/* n decimal digits at s, exactly (no sign, no space): the value, or -1. */
+static int digits(const char *s, int n)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+static int days_in_month(int y, int m)
+{
+	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return m == 2 && leap ? 29 : days[m - 1];
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+static int64_t days_from_civil(int y, int m, int d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
 int th_ts_parse(const char *s, int64_t *ms)
 {
-	int y, mo, d, h, mi, sec, n = 0;
-	if (s == NULL ||
-	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+	/* RFC 3339 date-time: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), with the
+	 * date checked against the calendar and T/Z in either case. */
+	if (s == NULL || strlen(s) < 20 || s[4] != '-' || s[7] != '-' ||
+	    (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':')
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+	int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+	int h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+	if (y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+	    sec < 0 || sec > 60 || d > days_in_month(y, mo))
 		return -1;
 	const char *p = s + 19;
-	int frac_ms = 0, digits = 0;
+	int frac_ms = 0, n = 0;
 	if (*p == '.') {
-		p++;
-		while (*p >= '0' && *p <= '9') {
-			if (digits < 3)
+		for (p++; *p >= '0' && *p <= '9'; p++, n++)
+			if (n < 3)
 				frac_ms = frac_ms * 10 + (*p - '0');
-			digits++;
-			p++;
-		}
-		if (digits == 0 || digits > 9)
+		if (n == 0 || n > 9)
 			return -1;
-		for (int i = digits; i < 3; i++)
+		for (int i = n; i < 3; i++)
 			frac_ms *= 10;
 	}
-	if (strcmp(p, "Z") != 0)
+	int offset_min = 0;
+	if ((p[0] == 'Z' || p[0] == 'z') && p[1] == '\0') {
+		offset_min = 0;
+	} else if ((p[0] == '+' || p[0] == '-') && strlen(p) == 6 && p[3] == ':') {
+		int oh = digits(p + 1, 2), om = digits(p + 4, 2);
+		if (oh < 0 || oh > 23 || om < 0 || om > 59)
+			return -1;
+		offset_min = (p[0] == '+' ? 1 : -1) * (oh * 60 + om);
+	} else {
 		return -1;
-	struct tm tm = {0};
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	time_t t = timegm(&tm);
-	*ms = (int64_t)t * 1000 + frac_ms;
+	}
+	int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+	*ms = (secs - (int64_t)offset_min * 60) * 1000 + frac_ms;
 	return 0;
 }

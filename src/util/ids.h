@@ -12,6 +12,8 @@
  * holds an id is TH_ID_BUF bytes, so an id is never cut short. */
 #define TH_ID_MAX 1024
 #define TH_ID_BUF (TH_ID_MAX + 1)
+/* The longest ListTasks pageToken: lowercase hex of "<status ms>.<task id>". */
+#define TH_PAGE_TOKEN_MAX (2 * (18 + 1 + TH_ID_MAX))
 #define TH_TS_LEN 24
 
 /* Writes a random (version 4) UUID and its NUL into out[37]. */
@@ -26,7 +28,8 @@ int64_t th_mono_ms(void);
 /* Formats ms (Unix epoch) as an A2A timestamp into out[25]. */
 void th_ts_format(int64_t ms, char out[TH_TS_LEN + 1]);
 
-/* Parses an RFC 3339 UTC timestamp ("…Z", 0–9 fractional digits) into ms.
+/* Parses an RFC 3339 date-time ("…Z" or a numeric offset "+HH:MM", 0–9 fractional
+ * digits, the date checked against the calendar) into ms since the epoch, UTC.
  * Returns 0 on success, -1 if s is not such a timestamp. */
 int th_ts_parse(const char *s, int64_t *ms);
 

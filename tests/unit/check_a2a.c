@@ -757,6 +757,7 @@ START_TEST(test_a2a2_list_timestamp_fraction_digits)
 	    {"2026-01-01T00:00:00.123Z", 1767225600123LL},
 	    {"2026-01-01T00:00:00.123456Z", 1767225600123LL},
 	    {"2026-01-01T00:00:00.123456789Z", 1767225600123LL},
+	    {"2026-01-01T01:00:00+01:00", 1767225600000LL},
 	};
 	struct th_list_req r;
 	struct th_error e;
@@ -767,11 +768,12 @@ START_TEST(test_a2a2_list_timestamp_fraction_digits)
 		ck_assert_int_eq(r.status_after_ms, ok[i].ms);
 	}
 	static const char *bad[] = {
-	    "2026-01-01T00:00:00+01:00",       "2026-01-01T00:00:00.000", "2026-01-01",
-	    "2026-01-01T00:00:00.1234567890Z", "2026-13-01T00:00:00Z",    "yesterday",
+	    "2026-02-30T00:00:00Z", "2026-01-01T00:00:00.000",
+	    "2026-01-01",           "2026-01-01T00:00:00.1234567890Z",
+	    "2026-13-01T00:00:00Z", "yesterday",
 	};
-	const char *want = "statusTimestampAfter must be an RFC 3339 UTC timestamp such as "
-	                   "2026-01-01T00:00:00.000Z";
+	const char *want = "statusTimestampAfter must be an RFC 3339 timestamp such as "
+	                   "2026-01-01T00:00:00.000Z or 2026-01-01T01:00:00+01:00 (a real date)";
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char in[128];
 		snprintf(in, sizeof in, "{\"statusTimestampAfter\":\"%s\"}", bad[i]);

@@ -743,6 +743,42 @@ START_TEST(test_stream5_history_length_and_pagination)
 }
 END_TEST
 
+/* LIM-4: a pageToken is parsed strictly, in the exact form the server writes (hex of
+ * "<ms>.<id>", lowercase); anything else is refused, never read as the first page. */
+START_TEST(test_lim4_page_tokens_are_parsed_strictly)
+{
+	new_task("hello");
+	/* 1 KB of hex that is not a token; uppercase, signs, spaces, leading zeros, NUL. */
+	char kb[1025];
+	memset(kb, 'a', 1024);
+	kb[1024] = '\0';
+	const char *bad[] = {
+	    kb,
+	    "312E61",                                         /* "1.a" in uppercase hex */
+	    "2b312e61",                                       /* "+1.a" */
+	    "20312e61",                                       /* " 1.a" */
+	    "30312e61",                                       /* "01.a" */
+	    "312e",                                           /* "1." */
+	    "2e61",                                           /* ".a" */
+	    "312e6100",                                       /* "1.a\0" */
+	    "312e610a",                                       /* "1.a\n" */
+	    "3132333435363738393031323334353637383930312e61", /* 21 digits */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_msg(fx_call(&app, "alice", TH_OP_LIST_TASKS, &err,
+		                      "{\"pageToken\":\"%s\"}", bad[i]) == NULL,
+		              "accepted %.40s", bad[i]);
+		ck_assert_int_eq(err.code, TH_EINVAL);
+		ck_assert_ptr_nonnull(strstr(err.msg, "pageToken"));
+	}
+	/* The form the server writes is taken. */
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_LIST_TASKS, &err, "{\"pageToken\":\"312e61\"}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("harness");
@@ -760,6 +796,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id3_no_participant_is_invalid_params);
 	tcase_add_test(tc, test_id3_stranger_sees_the_same_not_found_as_for_a_missing_task);
 	tcase_add_test(tc, test_lim4_error_info_echoes_a_long_id_whole);
+	tcase_add_test(tc, test_lim4_page_tokens_are_parsed_strictly);
 	tcase_add_test(tc, test_id3_list_tasks_returns_only_the_senders_tasks);
 	tcase_add_test(tc, test_id1_metadata_participant_must_equal_the_sender);
 	tcase_add_test(tc, test_id4_watcher_may_read_but_not_send_complete_or_cancel);

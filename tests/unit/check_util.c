@@ -136,9 +136,38 @@ START_TEST(test_a2a2_timestamps_round_trip_with_milliseconds)
 	ck_assert_int_eq(ms, 1767225600000LL);
 	ck_assert_int_eq(th_ts_parse("2026-01-01T00:00:00.123456789Z", &ms), 0);
 	ck_assert_int_eq(ms, 1767225600123LL);
-	ck_assert_int_eq(th_ts_parse("2026-01-01T00:00:00+01:00", &ms), -1);
 	ck_assert_int_eq(th_ts_parse("2026-13-01T00:00:00Z", &ms), -1);
 	ck_assert_int_eq(th_ts_parse("yesterday", &ms), -1);
+}
+END_TEST
+
+/* LIM-4: RFC 3339 parsed strictly and correctly: numeric offsets are valid and move
+ * the instant; a date the calendar does not have, a sign or space where a digit
+ * belongs, or anything after the zone is refused. */
+START_TEST(test_lim4_rfc3339_timestamps_are_calendar_checked_with_offsets)
+{
+	int64_t ms;
+	ck_assert_int_eq(th_ts_parse("2026-01-01T01:00:00+01:00", &ms), 0);
+	ck_assert_int_eq(ms, 1767225600000LL);
+	ck_assert_int_eq(th_ts_parse("2025-12-31T19:30:00.5-04:30", &ms), 0);
+	ck_assert_int_eq(ms, 1767225600500LL);
+	ck_assert_int_eq(th_ts_parse("2026-01-01t00:00:00z", &ms), 0);
+	ck_assert_int_eq(ms, 1767225600000LL);
+	ck_assert_int_eq(th_ts_parse("2024-02-29T00:00:00Z", &ms), 0); /* a leap year */
+	ck_assert_int_eq(ms, 1709164800000LL);
+	ck_assert_int_eq(th_ts_parse("1969-12-31T23:59:59Z", &ms), 0);
+	ck_assert_int_eq(ms, -1000);
+	static const char *const bad[] = {
+	    "2026-02-30T00:00:00Z",     "2025-02-29T00:00:00Z",
+	    "2100-02-29T00:00:00Z",     "2026-04-31T00:00:00Z",
+	    "2026-01-01T24:00:00Z",     "2026-01-01T00:60:00Z",
+	    "+026-01-01T00:00:00Z",     "2026-1-01T00:00:00Z",
+	    "2026-01-01 00:00:00Z",     "2026-01-01T00:00:00",
+	    "2026-01-01T00:00:00+0100", "2026-01-01T00:00:00+24:00",
+	    "2026-01-01T00:00:00.Z",    "2026-01-01T00:00:00.1234567890Z",
+	    "2026-01-01T00:00:00Zx",    "2026-01-01T0 :00:00Z"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(th_ts_parse(bad[i], &ms) == -1, "accepted %s", bad[i]);
 }
 END_TEST
 
@@ -190,6 +219,7 @@ int main(void)
 	tcase_add_test(tc, test_lim2_parse_accepts_bare_values);
 	tcase_add_test(tc, test_lim1_parse_depth_limit_is_named);
 	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
+	tcase_add_test(tc, test_lim4_rfc3339_timestamps_are_calendar_checked_with_offsets);
 	tcase_add_test(tc, test_task3_unknown_keys_are_found);
 	tcase_add_test(tc, test_task2_uuids_are_version_4_and_distinct);
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
