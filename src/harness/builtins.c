@@ -278,7 +278,8 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 
 /* /ask PARTICIPANT QUESTION (CH-4): the task waits for that participant's answer. */
 static th_err ask(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                  const char *args, struct th_cmd_result *res, struct th_error *e)
+                  const char *sender, const char *args, struct th_cmd_result *res,
+                  struct th_error *e)
 {
 	char who[TH_ID_BUF], why[320];
 	const char *question;
@@ -303,7 +304,9 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 		return rc;
 	char *request_id = NULL;
 	json_object *part = NULL;
-	if ((rc = th_channel_ask(app->store, row, who, question, &request_id, &part, e)) != TH_OK)
+	const char *asker = sender != NULL && strcmp(sender, TH_AGENT_ID) != 0 ? sender : NULL;
+	if ((rc = th_channel_ask(app->store, row, who, asker, question, &request_id, &part, e)) !=
+	    TH_OK)
 		return rc;
 	res->parts = json_object_new_array();
 	json_object_array_add(res->parts, part);
@@ -446,7 +449,7 @@ th_err th_builtin_run(struct th_app *app, const struct th_command *c, struct th_
 	else if (strcmp(c->name, "step") == 0)
 		rc = step(app, c, row, args, res, e);
 	else if (strcmp(c->name, "ask") == 0)
-		rc = ask(app, c, row, args, res, e);
+		rc = ask(app, c, row, sender, args, res, e);
 	else if (strcmp(c->name, "invite") == 0)
 		rc = invite_or_role(app, c, row, args, 1, res, e);
 	else if (strcmp(c->name, "role") == 0)

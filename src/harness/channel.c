@@ -271,16 +271,17 @@ th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, c
                                  json_object *msg, int *answered, struct th_error *e)
 {
 	*answered = 0;
-	if (row->state != TH_STATE_INPUT_REQUIRED || row->sub_state == NULL ||
-	    strcmp(row->sub_state, TH_SUB_ANSWER) != 0)
-		return TH_OK;
+	/* decision-019: a question the harness asked stays answerable by plain text from the
+	 * one asked for as long as it is pending, whatever the task's sub-state says now (a
+	 * refused completion parks the task awaiting-next-message, CTL-4, without closing
+	 * it). The oldest pending question to the sender is the one answered. */
 	struct th_help_request h = {0};
-	th_err rc = th_store_help_pending(st, row->id, &h, e);
+	th_err rc = th_store_help_pending_for(st, row->id, TH_AGENT_ID, sender, &h, e);
 	if (rc == TH_ENOTFOUND) {
 		th_error_clear(e);
 		return TH_OK;
 	}
-	if (rc == TH_OK && strcmp(h.asked, sender) == 0 && strcmp(h.asked_by, TH_AGENT_ID) == 0) {
+	if (rc == TH_OK) {
 		const char *mid = th_json_str(msg, "messageId");
 		rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e);
 		json_object *value = json_object_new_object();
@@ -296,8 +297,8 @@ th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, c
 }
 
 th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const char *asked,
-                      const char *question, char **request_id, json_object **part,
-                      struct th_error *e)
+                      const char *asked_for, const char *question, char **request_id,
+                      json_object **part, struct th_error *e)
 {
 	*request_id = NULL;
 	*part = NULL;
@@ -309,6 +310,7 @@ th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const 
 	                            .channel_id = row->id,
 	                            .asked_by = (char *)(uintptr_t)TH_AGENT_ID,
 	                            .asked = (char *)(uintptr_t)asked,
+	                            .asked_for = (char *)(uintptr_t)asked_for,
 	                            .question = (char *)(uintptr_t)question};
 	th_err rc = th_store_help_create(st, &h, e);
 	json_object *value = json_object_new_object();

@@ -44,8 +44,9 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
                          json_object *msg, const struct th_chan_part *cp,
                          struct th_chan_outcome *out, struct th_error *e);
 
-/* A plain-text message from the participant the task is waiting for answers the
- * pending question (CH-5); stores it as the reply. *answered = 1 when it did. */
+/* A plain-text message from a participant with a pending question from the harness
+ * answers the oldest such question (CH-5, decision-019), whatever the task's sub-state;
+ * stores it as the reply. *answered = 1 when it did. */
 th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, const char *sender,
                                  json_object *msg, int *answered, struct th_error *e);
 
@@ -62,10 +63,11 @@ th_err th_channel_record(struct th_store *st, const struct th_task_row *row, con
                          struct th_error *e);
 
 /* The harness asks a participant (CH-4, /ask): stores the help request and its channel
- * message. *request_id (caller frees) names it; *part is the help_request channel part
- * for the status message (new reference). */
+ * message. asked_for is the participant who typed /ask (NULL when the model asks).
+ * *request_id (caller frees) names it; *part is the help_request channel part for the
+ * status message (new reference). */
 th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const char *asked,
-                      const char *question, char **request_id, json_object **part,
-                      struct th_error *e);
+                      const char *asked_for, const char *question, char **request_id,
+                      json_object **part, struct th_error *e);
 
 #endif

@@ -329,19 +329,16 @@ static const char *first_text(json_object *msg)
 }
 
 /* ID-4: a watcher may only answer a question addressed to them — an explicit help
- * reply, or plain text while the task waits for that watcher's answer. */
+ * reply, or plain text while a question the harness asked them is pending. */
 static int watcher_answers(struct th_store *st, const struct th_task_row *row,
                            const char *participant, const struct th_chan_part *cp, int has_cp)
 {
 	if (has_cp)
 		return strcmp(cp->kind, "help_reply") == 0;
-	if (row->sub_state == NULL || strcmp(row->sub_state, TH_SUB_ANSWER) != 0)
-		return 0;
 	struct th_help_request h = {0};
 	struct th_error e;
 	th_error_clear(&e);
-	int yes = th_store_help_pending(st, row->id, &h, &e) == TH_OK &&
-	          strcmp(h.asked, participant) == 0;
+	int yes = th_store_help_pending_for(st, row->id, TH_AGENT_ID, participant, &h, &e) == TH_OK;
 	th_help_request_free(&h);
 	return yes;
 }

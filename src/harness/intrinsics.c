@@ -336,7 +336,7 @@ static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_
 		return rc;
 	char *request_id = NULL;
 	json_object *part = NULL;
-	if ((rc = th_channel_ask(app->store, row, who, q, &request_id, &part, e)) != TH_OK)
+	if ((rc = th_channel_ask(app->store, row, who, NULL, q, &request_id, &part, e)) != TH_OK)
 		return rc;
 	fx->ask = th_status_ext(TH_SUB_ANSWER, who, request_id);
 	fx->ask_parts = json_object_new_array();

@@ -309,7 +309,7 @@ static int help_state_from_name(const char *s)
 
 #define HELP_COLS                                                                                  \
 	"id, task_id, channel_id, asked_by, asked, question, state, created_ms, "                  \
-	"coalesce(answered_ms, 0), answer_message_id"
+	"coalesce(answered_ms, 0), answer_message_id, asked_for"
 
 void th_help_request_free(struct th_help_request *h)
 {
@@ -319,6 +319,7 @@ void th_help_request_free(struct th_help_request *h)
 	free(h->task_id);
 	free(h->channel_id);
 	free(h->asked_by);
+	free(h->asked_for);
 	free(h->asked);
 	free(h->question);
 	free(h->answer_message_id);
@@ -339,7 +340,8 @@ static th_err read_help(struct th_store *st, sqlite3_stmt *s, int rc, const char
 		if ((th_col_dup(s, 0, &out->id) | th_col_dup(s, 1, &out->task_id) |
 		     th_col_dup(s, 2, &out->channel_id) | th_col_dup(s, 3, &out->asked_by) |
 		     th_col_dup(s, 4, &out->asked) | th_col_dup(s, 5, &out->question) |
-		     th_col_dup(s, 9, &out->answer_message_id)) != 0) {
+		     th_col_dup(s, 9, &out->answer_message_id) |
+		     th_col_dup(s, 10, &out->asked_for)) != 0) {
 			th_help_request_free(out);
 			err = th_error_set(e, TH_ENOMEM, "out of memory reading help request");
 		}
@@ -363,8 +365,8 @@ th_err th_store_help_create(struct th_store *st, const struct th_help_request *r
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_HELP_CREATE,
 	                           "INSERT INTO help_requests (id, task_id, channel_id, asked_by, "
-	                           "asked, question, state, created_ms) "
-	                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7)",
+	                           "asked, question, state, created_ms, asked_for) "
+	                           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8)",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
@@ -375,6 +377,7 @@ th_err th_store_help_create(struct th_store *st, const struct th_help_request *r
 	rc = th_bind_text(s, 5, r->asked, rc);
 	rc = th_bind_text(s, 6, r->question, rc);
 	rc = th_bind_i64(s, 7, th_now_ms(), rc);
+	rc = th_bind_text(s, 8, r->asked_for, rc);
 	rc = th_step_done(s, rc);
 	if (rc == SQLITE_DONE)
 		return TH_OK;
@@ -419,6 +422,26 @@ th_err th_store_help_pending(struct th_store *st, const char *task_id, struct th
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	return read_help(st, s, rc, "no pending help request on task", task_id, out, e);
+}
+
+th_err th_store_help_pending_for(struct th_store *st, const char *task_id, const char *asked_by,
+                                 const char *asked, struct th_help_request *out, struct th_error *e)
+{
+	memset(out, 0, sizeof *out);
+	if (task_id == NULL || asked_by == NULL || asked == NULL)
+		return th_error_set(e, TH_ENOTFOUND, "no task");
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, TH_STMT_HELP_PENDING_FOR,
+	                           "SELECT " HELP_COLS " FROM help_requests "
+	                           "WHERE task_id = ?1 AND asked = ?2 AND state = 'pending' "
+	                           "AND asked_by = ?3 ORDER BY created_ms, rowid LIMIT 1",
+	                           &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
+	rc = th_bind_text(s, 2, asked, rc);
+	rc = th_bind_text(s, 3, asked_by, rc);
+	return read_help(st, s, rc, "no pending help request for", asked, out, e);
 }
 
 th_err th_store_help_answer(struct th_store *st, const char *task_id, const char *id,

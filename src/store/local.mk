@@ -8,7 +8,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/002_collaboration.sql \
 	$(top_srcdir)/sql/003_confirm.sql \
 	$(top_srcdir)/sql/004_write_path.sql \
-	$(top_srcdir)/sql/005_checks.sql
+	$(top_srcdir)/sql/005_checks.sql \
+	$(top_srcdir)/sql/006_waiting.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \

@@ -328,7 +328,8 @@ struct th_help_request {
 	char *id;         /* free (th_help_request_free) */
 	char *task_id;    /* free */
 	char *channel_id; /* free */
-	char *asked_by;   /* free */
+	char *asked_by;   /* the request's sender (the agent for /ask and ask_participant); free */
+	char *asked_for;  /* who typed /ask, NULL when the model asked (006); free */
 	char *asked;      /* the participant asked; free */
 	char *question;   /* free */
 	int state;        /* enum th_help_state */
@@ -338,8 +339,9 @@ struct th_help_request {
 };
 void th_help_request_free(struct th_help_request *h);
 
-/* Stores a pending request from r (id, task_id, channel_id, asked_by, asked, question;
- * the rest is ignored). TH_EINVAL for a duplicate id or a missing field. */
+/* Stores a pending request from r (id, task_id, channel_id, asked_by, asked, question,
+ * asked_for (may be NULL); the rest is ignored). TH_EINVAL for a duplicate id or a missing field.
+ */
 th_err th_store_help_create(struct th_store *st, const struct th_help_request *r,
                             struct th_error *e);
 /* TH_ENOTFOUND when there is no request id on task_id (a request of another task is not
@@ -349,6 +351,10 @@ th_err th_store_help_get(struct th_store *st, const char *task_id, const char *i
 /* The task's latest pending request, or TH_ENOTFOUND when none is pending. */
 th_err th_store_help_pending(struct th_store *st, const char *task_id, struct th_help_request *out,
                              struct th_error *e);
+/* The oldest pending request of the task that asked_by sent to asked, or TH_ENOTFOUND. */
+th_err th_store_help_pending_for(struct th_store *st, const char *task_id, const char *asked_by,
+                                 const char *asked, struct th_help_request *out,
+                                 struct th_error *e);
 /* pending -> answered (answered_ms = now, answer_message_id). Only from pending:
  * TH_ENOTFOUND for an unknown request (or one of another task); TH_EINVAL with
  * "already answered" when it was answered before (*prev = TH_HELP_ANSWERED) or

@@ -575,6 +575,65 @@ START_TEST(test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers)
 }
 END_TEST
 
+/* The row of waiting_tasks for task as "waiting_for|asked_by|confirmations|subtasks|
+ * questions" (asked_by "-" when NULL). */
+static void waiting_row(char *out, size_t n)
+{
+	sqlite3_stmt *s = NULL;
+	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(app.store),
+	                                    "SELECT waiting_for || '|' || COALESCE(asked_by, '-') "
+	                                    "|| '|' || confirmations_pending || '|' || "
+	                                    "subtasks_open || '|' || questions_pending "
+	                                    "FROM waiting_tasks WHERE id = ?",
+	                                    -1, &s, NULL),
+	                 SQLITE_OK);
+	sqlite3_bind_text(s, 1, task, -1, SQLITE_TRANSIENT);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	snprintf(out, n, "%s", (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+}
+
+/* CH-4, CH-5, CTL-4, STORE-1, decision-019: a refused completion parks the task
+ * awaiting-next-message but leaves bob's question pending; bob's plain answer still
+ * answers it (and runs the turn), so nothing stays pending with no way to resolve it.
+ * waiting_tasks says who typed /ask and what else the task waits on. */
+START_TEST(test_ch5_question_outlives_a_refused_completion_and_is_answered)
+{
+	team_task();
+	json_object *t =
+	    fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", task, "a1", "/ask bob Which branch?", &err);
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-answer");
+	json_object_put(t);
+	char row[256];
+	waiting_row(row, sizeof row);
+	ck_assert_str_eq(row, "bob|alice|0|1|1");
+	t = fx_complete(&app, "alice", task, &err);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	json_object_put(t);
+	waiting_row(row, sizeof row);
+	ck_assert_str_eq(row, "next message from any participant|-|0|1|1");
+	long turns = fx_count(&app, "turns");
+	t = fx_send_text(&app, "bob", task, "b1", "main", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_status_text(t), "echo: main");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns"), turns + 1);
+	ck_assert_int_eq(fx_count(&app, "help_requests WHERE state = 'answered' AND "
+	                                "answer_message_id = 'b1'"),
+	                 1);
+	waiting_row(row, sizeof row);
+	ck_assert_str_eq(row, "next message from any participant|-|0|1|0");
+	/* A /confirm question counts too. */
+	t = fx_send_text(&app, "alice", task, "c1", "/confirm Ship it?", &err);
+	json_object_put(t);
+	waiting_row(row, sizeof row);
+	ck_assert_str_eq(row, "next message from any participant|-|1|1|0");
+}
+END_TEST
+
 START_TEST(test_id4_watcher_may_answer_a_question_addressed_to_them)
 {
 	team_task();
@@ -678,6 +737,7 @@ int main(void)
 	tcase_add_test(tc, test_ch3_channel_message_is_kept_and_starts_no_turn);
 	tcase_add_test(tc, test_ch2_side_channel_is_for_its_members_only);
 	tcase_add_test(tc, test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers);
+	tcase_add_test(tc, test_ch5_question_outlives_a_refused_completion_and_is_answered);
 	tcase_add_test(tc, test_id4_watcher_may_answer_a_question_addressed_to_them);
 	tcase_add_test(tc, test_turn4_expired_lease_is_taken_over_and_the_message_kept_once);
 	tcase_add_test(tc, test_turn4_last_attempt_fails_the_task_with_a_reason);

@@ -149,7 +149,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	ck_assert_int_eq(th_store_schema_version(), 5);
+	ck_assert_int_eq(th_store_schema_version(), 6);
 	ck_assert_int_eq(q_int(st, "SELECT strict FROM pragma_table_list "
 	                           "WHERE name = 'participant_task_counts'"),
 	                 1);
