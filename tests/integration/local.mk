@@ -32,6 +32,11 @@ EXTRA_DIST += conf/htaccess.example
 # (PUSH-1..PUSH-4).
 TESTS += tests/integration/push.sh
 EXTRA_DIST += tests/integration/push.sh
+# Hostile input through lighttpd on raw sockets, one table row per class: each refused
+# with its code and a message naming the field or limit, no table gaining a row, no
+# worker dying (LIM-1..LIM-5, ID-1..ID-6, A2A-2, A2A-4).
+TESTS += tests/integration/hostile.mjs
+EXTRA_DIST += tests/integration/hostile.mjs
 # Shared by the shell tests: TAP output (tap.sh), A2A requests over curl/jq/sqlite3 (a2a.sh),
 # ports and processes (proc.sh, also sourced by server.sh and apache.sh).
 EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh tests/lib/scenario.sh
