@@ -13,6 +13,7 @@
 #include "bind/bind.h"
 #include "config/config.h"
 #include "http/http.h"
+#include "worker/process.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
