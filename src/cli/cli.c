@@ -1,8 +1,11 @@
 #include "cli/cli.h"
 
+#include "config.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@ static void print_usage(FILE *f)
 	    "                                          run lighttpd with conf/lighttpd.conf in the "
 	    "foreground\n"
 	    "       tiny-harness --help                this, and every configuration key\n"
+	    "       tiny-harness --version             the program's version\n"
 	    "Configuration: conf/tiny-harness.conf or $TINY_HARNESS_CONF, overridden by "
 	    "TINY_HARNESS_* variables.\n",
 	    f);
@@ -51,6 +55,26 @@ static void print_usage(FILE *f)
 void th_cli_usage(void)
 {
 	print_usage(stderr);
+}
+
+/* A command line that cannot run: says what was wrong, points at --help, exit status 2. */
+static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_usage(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tiny-harness: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'tiny-harness --help'.\n", stderr);
+	return 2;
+}
+
+static int cmd_version(void)
+{
+	printf("%s %s\nLicensed under the Apache License, Version 2.0.\n", PACKAGE_NAME,
+	       PACKAGE_VERSION);
+	return 0;
 }
 
 /* The key list comes from the configuration table itself, so it cannot fall behind. */
@@ -144,15 +168,15 @@ static int cmd_complete(int argc, char **argv)
 			url = argv[++i];
 		else if (task == NULL && argv[i][0] != '-')
 			task = argv[i];
-		else {
-			th_cli_usage();
-			return 2;
-		}
+		else if (strcmp(argv[i], "--as") == 0 || strcmp(argv[i], "--url") == 0)
+			return bad_usage("complete: %s needs a value", argv[i]);
+		else
+			return bad_usage("complete: unexpected argument '%s'", argv[i]);
 	}
-	if (task == NULL || as == NULL) {
-		th_cli_usage();
-		return 2;
-	}
+	if (task == NULL)
+		return bad_usage("complete: name the task (tiny-harness complete TASK --as ID)");
+	if (as == NULL)
+		return bad_usage("complete: say who completes it with --as ID");
 	struct th_config *cfg = NULL;
 	if (url == NULL) {
 		if ((cfg = load_config()) == NULL)
@@ -272,9 +296,11 @@ static int cmd_serve(int argc, char **argv)
 			else
 				procs = v;
 			i++;
+		} else if (strcmp(argv[i], "--port") == 0 || strcmp(argv[i], "--procs") == 0) {
+			return bad_usage("serve: %s needs a number", argv[i]);
 		} else {
-			th_cli_usage();
-			return 2;
+			return bad_usage("serve: unexpected argument '%s' (--port N, --procs N)",
+			                 argv[i]);
 		}
 	}
 	char conf[PATH_MAX], self[PATH_MAX], cwd[PATH_MAX], state[PATH_MAX + 8], db[PATH_MAX + 32];
@@ -352,14 +378,20 @@ static int cmd_tasks(int argc, char **argv)
 				i++;
 				continue;
 			}
-			th_cli_usage();
-			return 2;
+			if (strcmp(argv[i], "--state") == 0 && i + 1 < argc)
+				return bad_usage("tasks list: unknown state '%s' (e.g. "
+				                 "TASK_STATE_INPUT_REQUIRED or input_required)",
+				                 argv[i + 1]);
+			if (strcmp(argv[i], "--state") == 0)
+				return bad_usage("tasks list: --state needs a state");
+			return bad_usage("tasks list: unexpected argument '%s'", argv[i]);
 		}
 	} else if (strcmp(sub, "show") == 0 && argc == 4) {
 		show = argv[3];
+	} else if (strcmp(sub, "show") == 0) {
+		return bad_usage("tasks show: name one task (tiny-harness tasks show TASK)");
 	} else {
-		th_cli_usage();
-		return 2;
+		return bad_usage("tasks: unknown sub-command '%s' (list or show)", sub);
 	}
 	struct th_app app;
 	if (open_app(&app) != 0)
@@ -451,12 +483,12 @@ static int64_t parse_age(const char *s)
 static int cmd_purge(int argc, char **argv)
 {
 	int64_t age = -1;
-	if (argc == 4 && strcmp(argv[2], "--older-than") == 0)
-		age = parse_age(argv[3]);
-	if (age < 0) {
-		th_cli_usage();
-		return 2;
-	}
+	if (argc != 4 || strcmp(argv[2], "--older-than") != 0)
+		return bad_usage("purge: say how old with --older-than AGE (e.g. 30d, 12h, 90m)");
+	age = parse_age(argv[3]);
+	if (age < 0)
+		return bad_usage(
+		    "purge: '%s' is not an age (a number and d, h or m: 30d, 12h, 90m)", argv[3]);
 	struct th_app app;
 	if (open_app(&app) != 0)
 		return 1;
@@ -487,24 +519,26 @@ static int cmd_purge(int argc, char **argv)
 int th_cli_main(int argc, char **argv)
 {
 	const char *cmd = argv[1];
-	if ((strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) && argc == 2)
-		return cmd_help();
-	if (strcmp(cmd, "card") == 0 && argc == 2)
-		return cmd_card();
-	if (strcmp(cmd, "migrate") == 0 && argc == 2)
-		return cmd_migrate();
+	static const struct {
+		const char *name;
+		int (*run)(void);
+	} bare[] = {{"--help", cmd_help}, {"-h", cmd_help},         {"--version", cmd_version},
+	            {"card", cmd_card},   {"migrate", cmd_migrate}, {"recover", cmd_recover},
+	            {"push", cmd_push}};
+	for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
+		if (strcmp(cmd, bare[i].name) != 0)
+			continue;
+		if (argc > 2)
+			return bad_usage("%s takes no arguments (got '%s')", cmd, argv[2]);
+		return bare[i].run();
+	}
 	if (strcmp(cmd, "complete") == 0)
 		return cmd_complete(argc, argv);
 	if (strcmp(cmd, "tasks") == 0)
 		return cmd_tasks(argc, argv);
-	if (strcmp(cmd, "recover") == 0 && argc == 2)
-		return cmd_recover();
-	if (strcmp(cmd, "push") == 0 && argc == 2)
-		return cmd_push();
 	if (strcmp(cmd, "purge") == 0)
 		return cmd_purge(argc, argv);
 	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc, argv);
-	th_cli_usage();
-	return 2;
+	return bad_usage("unknown command '%s'", cmd);
 }

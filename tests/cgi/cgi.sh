@@ -181,6 +181,31 @@ cli_card TINY_HARNESS_IDENTITY=nobody
 check "STORE-3 a bad value in the environment stops start-up naming the variable" \
 	'[ "$RC" != 0 ]' 'grep -q TINY_HARNESS_IDENTITY "$T/stderr"'
 
+# cli ARGS... — runs the program with a sub-command; sets RC, $T/body (stdout), $T/stderr.
+cli() {
+	STATUS=
+	(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" \
+		${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+		$TH_WRAP "$TH_BIN" "$@" >"$T/body" 2>"$T/stderr" </dev/null)
+	RC=$?
+	REQ_DESC="tiny-harness $*"
+}
+cli --version
+check "STORE-2 --version prints the name, the version and the licence, exit 0" \
+	'[ "$RC" = 0 ]' 'grep -q "^tiny-harness [0-9][0-9.]*$" "$T/body"' 'grep -q "Apache License" "$T/body"'
+cli frobnicate
+check "STORE-2 an unknown command is named, with a pointer to --help, exit 2" \
+	'[ "$RC" = 2 ]' 'grep -q "unknown command .frobnicate." "$T/stderr"' \
+	'grep -q "tiny-harness --help" "$T/stderr"' '[ "$(wc -l <"$T/stderr")" -le 3 ]'
+cli purge --older-than 5x
+check "STORE-2 a bad argument is named (purge --older-than 5x)" \
+	'[ "$RC" = 2 ]' 'grep -q "5x" "$T/stderr"'
+cli card extra
+check "STORE-2 an argument a command does not take is named (card extra)" \
+	'[ "$RC" = 2 ]' 'grep -q "card takes no arguments (got .extra.)" "$T/stderr"'
+cli -h
+check "STORE-2 -h prints the usage on stdout, exit 0" '[ "$RC" = 0 ]' 'grep -q "^usage:" "$T/body"'
+
 # ---------------------------------------------------------------- SendMessage
 run -d "$(rpc 1 SendMessage "$(msg m1 hello)")"
 TASK=$(jqb .result.task.id)
