@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk script for bench/compare.sh: one request kind, the same bytes for tiny-harness and
 -- the peer, and a count of the responses that were not a success.
 --

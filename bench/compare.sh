@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/compare.sh — tiny-harness side by side with a peer built on the official A2A JS
 # SDK (bench/peer: @a2a-js/sdk 1.3.0, express, tasks in SQLite), doing the same echo work.
 # Loopback only; every run is bounded in time; it stops both servers by itself.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/fuzz.sh — builds the libFuzzer targets with clang (ASan + UBSan) in their own
 # directory and runs each for a bounded number of executions (LIM-3, LIM-4). Not part of
 # CI: a run of the default size takes tens of minutes on 2 CPUs.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk script: JSON-RPC GetTask of one task; its id comes from the environment
 -- (bench/run.sh creates the task first and exports TH_BENCH_TASK).
 local task = os.getenv("TH_BENCH_TASK") or "missing-task-id"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/latency.sh — cross-process event latency (STREAM-2, STREAM-3): how long after a
 # worker commits an event another worker's SubscribeToTask delivers it to the client.
 # Loopback only, bounded in events and time, stops by itself.

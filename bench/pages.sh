@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/pages.sh — what one SendMessage writes: WAL frames (dirtied pages, counted once
 # per commit that writes them), transactions, and bytes on disk per echo task.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run.sh — request rates of tiny-harness behind lighttpd, next to a static file
 # served by the same lighttpd (the peer baseline). Loopback only, bounded, stops itself.
 #

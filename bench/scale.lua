@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk script for bench/scale.sh: one request kind against a database of many tasks, and a
 -- count of the answers that were not what the script expects.
 --

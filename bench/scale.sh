@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/scale.sh — GetTask and ListTasks pages on a database of 1,000 tasks and on one of
 # 1,000,000, and the bytes on disk each echo task takes. Loopback only; every wrk run is
 # bounded in time; it stops lighttpd and deletes its databases by itself.

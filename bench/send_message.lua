@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wrk script: JSON-RPC SendMessage (echo model), a new task per request.
 -- Each request carries a fresh messageId so no request is a duplicate (TASK-7).
 wrk.method = "POST"

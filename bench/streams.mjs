@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/streams.mjs — the client side of bench/streams.sh (STREAM-6: many open streams,
 // few workers). Plain node:http, no packages. Loopback only (it refuses any other host);
 // everything it does is bounded in count and time, and it exits by itself.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/streams.sh — many open streams, few workers (STREAM-6): do hundreds of idle
 # SubscribeToTask streams leave other requests' throughput alone, what does a stream cost
 # a worker, and how fast does an event reach a subscriber while they are open?

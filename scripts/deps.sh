@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # deps.sh — installs what tiny-harness needs to build, test and run on Debian 12, and
 # nothing that is already there. Safe to run again; prints nothing when all is present.
 #

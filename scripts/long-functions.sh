@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # long-functions.sh — functions of src/ longer than LIMIT lines (default 80), longest
 # first: "lines file:line first-line-of-the-definition". A function starts at a line
 # that begins (column 0) with its definition and ends at the next "}" in column 0,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh — build tiny-harness and serve it: lighttpd on http://127.0.0.1:8080/ in the
 # foreground with two FastCGI workers, the echo model and the database
 # var/tiny-harness.db under the repository. Ctrl-C stops it.

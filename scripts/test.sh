@@ -1,9 +1,11 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test.sh — every test of tiny-harness, the one command CI runs.
 #
 #  1. scripts/deps.sh (Debian packages, npm ci)
 #  2. autoreconf -fi when configure is missing (a fresh checkout); clang-format
-#     --dry-run -Werror over every C file of src/ and tests/
+#     --dry-run -Werror over every C file of src/ and tests/; an SPDX licence line in
+#     every source file (decision-020)
 #  3. build/       out-of-tree build with --enable-werror, `make -j2 check`
 #                  (unit, contract, CGI, integration and interop layers: every test
 #                  registered in TESTS by the local.mk files)
@@ -60,6 +62,19 @@ if [ -n "$unformatted" ]; then
 	stage_failed "clang-format"
 else
 	echo "every C file is formatted"
+fi
+
+# decision-020: every source file names its licence in an SPDX line near its top.
+say "SPDX licence line in every source file"
+unlicensed=
+for f in $(git ls-files '*.c' '*.h' '*.sh' '*.mjs' '*.js' '*.lua' 2>/dev/null); do
+	head -n 3 "$f" | grep -q 'SPDX-License-Identifier: Apache-2.0' || unlicensed="$unlicensed $f"
+done
+if [ -n "$unlicensed" ]; then
+	echo "no SPDX-License-Identifier line (docs/decisions/decision-020.md):$unlicensed" >&2
+	stage_failed "SPDX"
+else
+	echo "every source file names the licence"
 fi
 
 # build DIR LABEL CONFIGURE-FLAGS… — configure (once) and `make check` in DIR.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* app.c — the one thing the domain may do with the process context: leave work for
  * after the response (th_app_defer). Building, running and closing the context is the
  * worker's (worker/process.c). */

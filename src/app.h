@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* app.h — the process context: what one worker process holds across requests.
  * worker/process.h builds it once after the worker starts (never across fork) and
  * frees it at exit; every request borrows it. The domain only reads it and leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c — wiring only: a web server starts tiny-harness as a FastCGI worker (a
  * listening socket on fd 0) or runs it as a CGI program (one request from the
  * environment and stdin); a person runs it with a sub-command. */

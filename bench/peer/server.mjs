@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/peer/server.mjs — the benchmark's peer: an echo agent on the official A2A JS SDK.
 //
 //   node server.mjs --port 8080 --db /tmp/peer.db [--procs 1] [--synchronous normal]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* a2a.h — the A2A 1.0 wire model (ProtoJSON), and nothing else.
  *
  * Decoders take a JSON value as a binding delivered it (JSON-RPC params, or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* a2a_int.h — helpers shared by the a2a decoders; not part of the module's contract.
  *
  * Every getter looks a field up by its camelCase name, then its snake_case name, treats

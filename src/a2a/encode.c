@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* encode.c — the ProtoJSON objects the server sends (A2A 1.0 §2). Every builder returns
  * NULL when memory runs out, having released whatever it was given ownership of, so a
  * caller can pass its arguments and check one result. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* enums.c — TaskState names and numbers (A2A 1.0 §2.2). */
 #include "a2a/a2a.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fields.c — typed field access for the decoders, with errors naming the field. */
 #include "a2a/a2a_int.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* message.c — validation and canonical form of a client Message and its Parts
  * (A2A 1.0 §2.3, §2.4; PRODUCT A2A-2, LIM-1). */
 #include "a2a/a2a.h"

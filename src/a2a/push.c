@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* push.c — decoders for the push notification config requests (PUSH-1): Create, Get,
  * List and DeleteTaskPushNotificationConfig, and the config SendMessage may carry in
  * configuration.taskPushNotificationConfig.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* requests.c — decoders for SendMessage, GetTask, ListTasks and CancelTask params
  * (A2A 1.0 §2.8, §2.9, §9.5). */
 #include "a2a/a2a.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* a2ui.h — A2UI 0.9 surfaces over A2A (UI-1..UI-4, EXT-4): pure functions over json-c values.
  *
  * No SQL, no HTTP: the harness persists, per task, one JSON object (the surface registry) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* a2ui_int.h — internals shared by the A2UI module's files and its tests: the basic catalog's
  * component and function tables (catalog.c) and the small checks used in both directions. */
 #ifndef TH_A2UI_A2UI_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apply.c — outbound A2UI messages (UI-1): the envelope, the surface state machine, the basic
  * catalog (catalog.c) and the integrity of each surface's component graph, applied to the
  * task's surface registry as one batch. The batch works on a copy of the registry's surfaces,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* build.c — messages and artifacts the server builds itself: the /confirm approval surface
  * (UI-4) and the artifact that carries a batch of messages (UI-1). */
 #include "a2ui/a2ui_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* catalog.c — the A2UI 0.9 basic catalog as tables, and the checks of one component against it
  * (UI-1). Mirrors catalogs/basic/catalog.json and common_types.json; the contract test
  * tests/contract/a2ui_schema.mjs compares these tables with the official files, so a drift

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client.c — what clients send back (UI-2, UI-3): recognising A2UI data parts in the encodings
  * real clients use, the client-to-server envelope (action, error), the semantic checks of an
  * action against the task's surface registry, and the client's capabilities (EXT-4). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bind.c — the router and the agent card: one request goes to the card (CARD-1, with
  * its cache headers), to the JSON-RPC endpoint (jsonrpc.c) or to the HTTP+JSON routes
  * (rest.c). The top of src/bind: nothing in the other files calls back into it. */

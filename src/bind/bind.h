@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bind.h — the only place that knows an A2A binding.
  *
  * th_bind_serve routes one request: GET /.well-known/agent-card.json (card), POST to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bind_int.h — what the files of src/bind share, private to src/bind. Calls run one
  * way, top to bottom, and each section below is one file:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* errors.c — the one table from th_err to what each binding says (A2A-4): the
  * JSON-RPC code, the HTTP status and google.rpc status name of the HTTP+JSON binding
  * (the v1.0.1 column of the A2A error table), and the ErrorInfo reason; then every

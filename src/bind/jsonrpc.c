@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jsonrpc.c — the JSON-RPC 2.0 binding: POST to the base path, one request object
  * per body, every answer a JSON-RPC envelope with HTTP 200 except the HTTP-level
  * refusals (405 wrong method, 413 body over the limit) (A2A-1, A2A-4, LIM-2). The

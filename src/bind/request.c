@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* request.c — the steps of one request that both bindings share: the header checks
  * every A2A request goes through (A2A-3 version, EXT-1/EXT-2 extensions, ID-1
  * participant), the Content-Type test, quoting client input into error messages, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rest.c — the HTTP+JSON binding: the route table, path and query values turned
  * into the operation's params object, and the answer (A2A-1, A2A-4, LIM-2). The
  * google.rpc.Status error bodies come from errors.c, streams go to stream.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream.c — SSE framing of the streaming operations for both bindings (A2A-5,
  * STREAM-1, STREAM-2, STREAM-4), and the hand-over of an open stream to the worker's
  * stream thread (STREAM-6). The harness decides what to send; this file only decides

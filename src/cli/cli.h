@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli.h — the command-line sub-commands of tiny-harness (STORE-2): card, migrate,
  * complete, serve. Each returns the process exit status. */
 #ifndef TH_CLI_CLI_H

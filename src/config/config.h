@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.h — configuration: one file (conf/tiny-harness.conf or $TINY_HARNESS_CONF)
  * of `key = value` lines, then environment overrides TINY_HARNESS_<KEY>, on top of
  * built-in defaults, so a worker runs with no configuration at all (STORE-3).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* access.h — who may do what on a task (ID-1..ID-4). One place decides, so every
  * operation refuses with the same words. */
 #ifndef TH_HARNESS_ACCESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* builtins.h — the built-in slash commands (CMD-3). Each works without a model. A
  * built-in runs inside the turn's final transaction, after the cut check, so its
  * changes and its reply are written together or not at all. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* channel.h — channels between a task's participants (CH-1..CH-3) and help requests
  * and replies (CH-4, CH-5). A channel message is stored (channel_messages and the
  * task's history) and delivered as a message event before anything else happens; it

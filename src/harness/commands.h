@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* commands.h — the slash-command registry (CMD-1, CMD-2): built-ins plus one
  * command per conf/commands/NAME.md file, loaded once at start-up. */
 #ifndef TH_HARNESS_COMMANDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* control.h — ending a task: completion by control envelope (CTL-1..CTL-7, CTL-9)
  * and cancellation (CTL-6, CTL-8). Both act at once in the worker that receives
  * them and cut any running turn, in whichever process it runs (CTL-3). */

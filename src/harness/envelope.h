@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* envelope.h — the task extension's event envelope as clients send it (TASK-3):
  * a data part of media type application/vnd.tiny-harness.event+json whose value is
  * {"kind":"task","payload":{…}} (create or update a task, TASK-4, TASK-5) or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* events.h — the one way the harness records an event of a task (STREAM-3): the
  * StreamResponse becomes the task's next event in the caller's transaction, and a
  * delivery is queued for each push config of the task (PUSH-2) in that same

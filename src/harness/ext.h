@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ext.h — the five extensions the card advertises and request activation (EXT-1..3). */
 #ifndef TH_HARNESS_EXT_H
 #define TH_HARNESS_EXT_H

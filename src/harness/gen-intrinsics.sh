@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gen-intrinsics.sh FILE... — writes to stdout a C file embedding the intrinsic tools'
 # input schemas (docs/a2a/ext/intrinsics/NAME.json) as string literals, so the schemas a
 # model is offered are exactly the committed ones (TURN-3).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* harness.h — the domain operations the service layer calls: tasks, participants,
  * control, turns. Everything here is written against the store and the wire model;
  * nothing knows a binding. Task results are ProtoJSON Task objects. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* intake.c — SendMessage: a message creates a task (TASK-2), continues one (TASK-6),
  * is recognised as a resend (TASK-7), or completes the task (CTL-1). The message is
  * committed, with its turn queued, before any turn runs (TURN-4). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* intake.h — accepting a SendMessage (TASK-2, TASK-6, TASK-7, CTL-1): the message is
  * committed with its turn queued, and nothing has run yet. th_harness_send and the
  * streaming send build on it. */

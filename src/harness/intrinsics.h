@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* intrinsics.h — the tools a model may call during a turn (TURN-3): create_plan,
  * complete_step, spawn_subtask, ask_participant, set_participant_role, emit_ui. Their
  * input schemas are docs/a2a/ext/intrinsics/NAME.json, embedded at build time. Each call

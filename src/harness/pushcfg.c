@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pushcfg.c — the push notification config operations (PUSH-1) and the config sent
  * inline with SendMessage.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pushcfg.h — push notification configs (PUSH-1): the four operations service/ runs
  * for Create/Get/List/DeleteTaskPushNotificationConfig, and the config SendMessage may
  * carry inline, for intake.

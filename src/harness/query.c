@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* query.c — reading tasks: GetTask and ListTasks (ID-3, STREAM-5). */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status.h — task state transitions and the status extension (STATUS-1..STATUS-4).
  *
  * Every change of a task's status goes through th_status_transition, which writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stream.h — following a task's event log (STREAM-1, STREAM-2, STREAM-4).
  *
  * Every event of a task is a row in `events`, numbered in the transaction that made

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* subtask.h — sub-tasks a participant spawns with /subtask (TASK-4): the child's id is
  * "<parent>.<n>", it inherits the parent's participants and roles (the harness as
  * assignee), is linked in subtask_links and announced to the parent (TASK-8). It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* task.h — creating a task, whichever way it starts: a participant's plain text
  * (TASK-2), a task envelope (TASK-4), or /subtask (TASK-4). One function writes the
  * rows, the first message, the opening events and the first turn. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* turn.h — one pass of the harness over a task (TURN-1): claim the queued turn,
  * hand the new input to the model outside any transaction, then write the reply and
  * park the task (CTL-7) in one transaction that first checks the cut flag (CTL-3), so

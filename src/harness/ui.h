@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ui.h — A2UI in the harness (UI-1..UI-4, EXT-4). src/a2ui validates; this file keeps
  * each task's surface registry in the store, emits surfaces as artifact updates, admits
  * user actions, and runs the /confirm approval both as a Card and in text. */

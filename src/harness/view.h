@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* view.h — how a stored task looks on the wire: the Task object with its status,
  * history, artifacts and the task and status extensions in metadata (TASK-1,
  * STATUS-1..3). Built from rows on every read, so nothing derivable is stored twice. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fcgi_wire.c — FastCGI records written and read by hand on a connection that
  * libfcgi handed over (th_http_io.detach, STREAM-6). Only the record layout of the
  * FastCGI 1.0 specification is needed: an 8-byte header (version, type, request id,

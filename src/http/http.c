@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c — the carrier-independent half of src/http: request line, body, query,
  * response framing and SSE framing over any struct th_http_io. */
 #include "http/http.h"

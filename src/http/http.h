@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.h — one request in, one response out, whatever carries it.
  *
  * Three carriers implement struct th_http_io: a FastCGI request (FCGX_Request from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_cgi.c — the plain CGI carrier: one request from the environment and stdin,
  * the response to stdout. */
 #include "http/http.h"

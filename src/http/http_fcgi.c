@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_fcgi.c — the FastCGI carrier over an accepted FCGX_Request. The only file
  * that includes fcgiapp.h. */
 #include "http/http.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_mem.c — the in-memory carrier that unit tests drive th_bind_serve with. */
 #include "http/http.h"
 

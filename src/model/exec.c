@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* exec.c — the "exec" model backend (TURN-2): runs cfg->model_command with no shell,
  * writes the turn context to its stdin as one JSON object, and reads one JSON object
  * from its stdout (docs/models.md gives the protocol).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.c — picks the backend a configuration names (TURN-2). */
 #include "model/model.h"
 

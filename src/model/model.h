@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.h — turn backends (TURN-2). A backend gets the turn's context and returns
  * the agent's reply; it never touches the store. It must return promptly once
  * cut(cut_arg) says the turn was cut (CTL-3). */

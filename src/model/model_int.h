@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_int.h — what the backends of src/model share; not for other layers. */
 #ifndef TH_MODEL_MODEL_INT_H
 #define TH_MODEL_MODEL_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* openai.c — the "openai" model backend (TURN-2): one POST to
  * <openai_base_url>/chat/completions per round, for any OpenAI-compatible endpoint
  * (OpenAI, OpenRouter, Ollama, llama.cpp, vLLM). docs/models.md gives the mapping.

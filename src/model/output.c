@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* output.c — what every backend returns: the turn's output and its tool calls, checked
  * and normalised the same way whichever backend read them. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* deliver.c — the outbox sender (PUSH-2): POSTs queued StreamResponse bodies to their
  * configs' webhooks after a request has been answered, never inside a transaction.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* push.h — push notifications (PUSH-2..PUSH-4): callback URL checks, the secrets sealed
  * for the store, and the delivery of queued events to webhooks. A leaf: it knows the
  * store, config and util, and nothing of requests, participants or the service layer.

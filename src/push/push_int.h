@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* push_int.h — the push module's internal pieces, shared by its files and its unit tests;
  * not part of the module's contract (push.h is).
  *

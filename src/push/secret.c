@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* secret.c — push tokens and credentials at rest (PUSH-4): AES-256-GCM (OpenSSL
  * libcrypto) with a 32-byte key from the environment variable TINY_HARNESS_PUSH_KEY.
  *

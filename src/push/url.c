@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* url.c — callback URL checks (PUSH-3): the scheme, the parts a webhook URL may have,
  * and where its host points. The same checks run when a config is created and again
  * before every delivery (deliver.c), so a name that later resolves somewhere private

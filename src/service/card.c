@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* card.c — the public AgentCard (CARD-1..CARD-3).
  *
  * The card is the contract a client discovers first, and tests/contract pins it byte for

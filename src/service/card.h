@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* card.h — the agent card (CARD-1..CARD-3), built from configuration and the
  * command registry. */
 #ifndef TH_SERVICE_CARD_H

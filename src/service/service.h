@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* service.h — the A2A operations, each written once and used by both bindings.
  *
  * A binding decodes the transport (JSON-RPC envelope, or REST path/query/body) into

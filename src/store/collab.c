@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* collab.c — channels, help requests, plans, sub-task numbering and the A2UI surface
  * registry (CH-1..CH-5, STATUS-1, TASK-1, TASK-4, CMD-3, UI-1..UI-3). Schema: sql/002. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* confirm.c — approvals asked with /confirm (UI-4), table `confirmations` (sql/003). */
 #include <stdlib.h>
 #include <string.h>

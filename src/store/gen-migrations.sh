@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # gen-migrations.sh FILE... — writes to stdout a C file embedding the numbered SQL
 # migrations (sql/NNN_name.sql) as string literals, in the order given, so the binary
 # carries its schema and needs no sql/ directory at run time (STORE-1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* history.c — messages, artifacts and the per-task event log (STREAM-3, STREAM-4). */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* migrations.h — the SQL migrations embedded at build time (private to src/store).
  * The table is generated from sql/NNN_*.sql by gen-migrations.sh into the build
  * directory's src/store/migrations.c. */

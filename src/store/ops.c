@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ops.c — operator queries: the task overview of `tiny-harness tasks list` and `purge`
  * (STORE-1, STORE-2). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* push.c — push notification configs and the delivery outbox (PUSH-1, PUSH-2, CH-3).
  * Schema: sql/002. Tokens and credentials are opaque blobs here; encrypting them is the
  * caller's business (PUSH-4). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.c — opening the database, migrations, transactions and the statement cache
  * (STORE-1, LIM-3). */
 #include "store/store.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.h — every SQL statement of the project lives behind this header.
  *
  * One SQLite database file in WAL mode, opened once per worker process after it

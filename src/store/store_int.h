@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_int.h — what the store's source files share and nobody else sees: the
  * connection struct, the prepared-statement cache and small binding helpers. */
 #ifndef TH_STORE_STORE_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tasks.c — task rows, listing and participants (STATUS-4, STREAM-5). */
 #include <stdlib.h>
 #include <string.h>

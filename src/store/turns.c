@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* turns.c — sub-task links (CTL-4) and turns with leases and the cut flag (CTL-3,
  * TURN-4). */
 #include <stdlib.h>

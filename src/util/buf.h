@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buf.h — a growable byte buffer for building responses and SQL text.
  * The buffer owns data; th_buf_free releases it. */
 #ifndef TH_UTIL_BUF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* err.h — the project's one error enum and the error record every layer fills.
  *
  * A function that can fail returns th_err and, when it is not TH_OK, has written a

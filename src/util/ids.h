@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ids.h — identifiers and clocks: UUIDs for tasks and messages, wall-clock times
  * as A2A timestamps (YYYY-MM-DDTHH:MM:SS.sssZ) and milliseconds. */
 #ifndef TH_UTIL_IDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jsonx.h — small helpers over json-c used by every layer: strict parsing with a
  * depth limit, typed field access, and serialisation without escaped slashes. */
 #ifndef TH_UTIL_JSONX_H

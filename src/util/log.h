@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.h — the one logger (slowcgi's rule): every line a worker writes goes through
  * th_log to stderr, which the web server files in its error log. While a request is
  * served, each line names its operation and task (th_log_request), so a database or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process.c — a worker process's context (struct th_app): built once after the process
  * starts, the after-response work run, everything freed at exit. It sits above the
  * domain: it loads the command registry, builds the card and the intrinsic tools, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process.h — building, running and closing a worker's context (struct th_app). */
 #ifndef TH_WORKER_PROCESS_H
 #define TH_WORKER_PROCESS_H

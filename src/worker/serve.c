@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.c — the request loops of a worker (STORE-4): FastCGI (accept, answer, finish,
  * then the after-response work: deferred turns, the push budget, the WAL, the stream
  * thread's wake-up) and plain CGI (one request from the environment). */

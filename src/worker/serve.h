@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serve.h — the request loops of a worker process. */
 #ifndef TH_WORKER_SERVE_H
 #define TH_WORKER_SERVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* streams.c — the stream thread of a FastCGI worker (STREAM-6); see streams.h.
  *
  * Threads: the worker's main thread only calls the parker (room, take), poke, count

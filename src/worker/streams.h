@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* streams.h — the stream thread of a FastCGI worker (STREAM-6).
  *
  * A stream whose first events are out is handed over by the binding (struct

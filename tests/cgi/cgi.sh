@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # CGI black-box tests: the tiny-harness binary run as plain CGI (environment + stdin →
 # "Status:" line, headers, body on stdout), exactly as a web server's mod_cgi runs it.
 # TAP output; exit 1 on any failure, 77 (skip) when the binary or jq/sqlite3 is missing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the A2UI module emits, checked against the official A2UI 0.9 JSON Schemas and renderer
 // engine shipped in the pinned npm package @a2ui/web_core (UI-1, UI-2, UI-4): a drift between
 // the C tables (src/a2ui/catalog.c) and the real basic catalog fails the build. The C side is

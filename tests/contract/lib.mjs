@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the contract and interop tests: a tiny TAP writer, the schema loader, and a
 // runner for the program in CGI mode (one request: environment + stdin in, CGI out).
 import { spawn, spawnSync } from 'node:child_process';

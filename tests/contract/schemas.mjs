@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Extension payloads the server really produced, validated against the committed JSON Schemas
 // under docs/a2a/ext (CARD-4). The program runs as plain CGI (one request per process, state
 // in a temporary SQLite file) and as the `card` and `complete` commands.

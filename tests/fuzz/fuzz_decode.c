@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_decode.c — libFuzzer target: arbitrary bytes through the JSON parser and every
  * A2A request decoder (LIM-3: no input crashes a worker). Built by hand with clang; see
  * README.md. Not part of `make check`. */

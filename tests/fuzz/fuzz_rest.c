@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_rest.c — libFuzzer target for the HTTP+JSON routes (LIM-3, LIM-4): the input is
  * one REST request, "<method byte><path and query>\n<X-Participant-Id>\n<A2A-Extensions>\n
  * <body>", so the router, percent-decoding, query parameters, the participant id rule and
@@ -101,8 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(ext, "HTTP_A2A_EXTENSIONS=", 20);
 	line(&data, &size, ext + 20, sizeof ext - 20);
 	snprintf(clen, sizeof clen, "CONTENT_LENGTH=%zu", size);
-	const char *params[] = {method, uri, clen, "CONTENT_TYPE=application/json",
-	                        "HTTP_A2A_VERSION=1.0", who, ext, NULL};
+	const char *params[] = {
+	    method, uri, clen, "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	    who,    ext, NULL};
 	serve(params, (const char *)data, size);
 	return 0;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_serve.c — libFuzzer target for the whole request path (LIM-3): arbitrary bytes
  * become one HTTP request (the first byte picks a route and headers, the rest is the
  * body) and go through th_bind_serve with the in-memory carrier, the real service and a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: the Apache recipes (STORE-4) on loopback, run as an unprivileged user,
 # each with three worker processes. Through each: the same conversation as
 # tests/integration/lighttpd.sh over both bindings, the request body limits of the

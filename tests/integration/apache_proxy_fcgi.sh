@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: Apache httpd with conf/apache-proxy-fcgi.conf (STORE-4) — mod_proxy_fcgi
 # with flushpackets=on in front of three tiny-harness workers started by spawn-fcgi -F 3 on
 # a UNIX socket — on loopback, run as an unprivileged user. The scenario is the one of

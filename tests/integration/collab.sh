@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: collaboration through the real lighttpd (conf/lighttpd.conf) with two
 # FastCGI workers on loopback. One conversation between alice (reporter), bob (admin) and
 # wendy (watcher), created by a task envelope: a sub-task tree two levels deep (/subtask on

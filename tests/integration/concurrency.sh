@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: concurrency through lighttpd (tests/lib/server.sh) with 4 FastCGI
 # workers sharing one SQLite database (STORE-4, STREAM-3, TASK-7, LIM-3).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: durability of turns across worker processes (TURN-4, TURN-5, CTL-3),
 # through lighttpd (tests/lib/server.sh) with 3 FastCGI workers, the echo model sleeping
 # TINY_HARNESS_ECHO_DELAY_MS per turn and a short turn lease.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration test: hostile input through lighttpd, one table row per class (LIM-1..LIM-5,
 // ID-1..ID-6, A2A-2, A2A-4, CTL-4, CH-4). Every request is written byte for byte on a raw
 // socket (node:net), so the framing, the header bytes and the JSON text are exactly what the

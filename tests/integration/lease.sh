@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: fenced turn leases (TURN-6, TURN-4, TURN-7) through lighttpd
 # (tests/lib/server.sh) with 2 FastCGI workers, the echo model sleeping
 # TINY_HARNESS_ECHO_DELAY_MS (3000) per turn, a 1000 ms lease and 3 attempts.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: the real lighttpd with conf/lighttpd.conf (STORE-4), two FastCGI
 # workers, on loopback. A whole conversation over both bindings, completion with the
 # control envelope, SSE through the server, and proof that requests were served by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration test: many open SSE streams on few FastCGI workers (STREAM-6, with STREAM-2 and
 // STREAM-3). An open stream (SubscribeToTask, the waiting part of SendStreamingMessage) is
 // parked in a worker's stream thread after its snapshot, so 2 workers hold hundreds of

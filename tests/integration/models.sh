@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: a real model program behind lighttpd (TURN-1..TURN-3, CTL-7, CH-4).
 #
 # lighttpd (tests/lib/server.sh) with 2 workers runs the exec backend

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: push notifications through the real lighttpd (conf/lighttpd.conf) with
 # two FastCGI workers, delivering to a webhook receiver this script starts on 127.0.0.1
 # (a small python3 http.server program written to the scratch directory, bounded to

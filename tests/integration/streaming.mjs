@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration test: streaming across worker processes through every tested deployment —
 // lighttpd (tests/lib/server.sh, conf/lighttpd.conf), Apache + mod_fcgid and Apache +
 // mod_proxy_fcgi (tests/lib/apache.sh, conf/apache-*.conf) — each with 3 workers and an

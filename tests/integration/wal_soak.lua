@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- wal_soak.lua — wrk script of tests/integration/wal_soak.sh (STORE-5): JSON-RPC
 -- SendMessage (echo model), a new task per request, each with a fresh messageId.
 --

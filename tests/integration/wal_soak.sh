@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Integration test: the WAL stays bounded under continuous load (STORE-5), through
 # lighttpd (tests/lib/server.sh) with 4 FastCGI workers sharing one SQLite database.
 #

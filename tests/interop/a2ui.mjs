@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A2UI over A2A with the official A2A JS client (@a2a-js/sdk) against lighttpd + tiny-harness
 // (UI-1, UI-2, UI-3, UI-4, EXT-4), once per binding (JSON-RPC, then HTTP+JSON), each against its
 // own server. Every A2A call goes through the SDK's Client; A2UI is activated with the client's

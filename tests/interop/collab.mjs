@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Collaboration through the official A2A JS client (@a2a-js/sdk) against lighttpd with two
 // tiny-harness workers, over JSON-RPC and over HTTP+JSON. Every A2A call goes through the
 // SDK's Client; sqlite3 only reads row counts to prove that refusals stored nothing.

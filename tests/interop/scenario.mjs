@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The official A2A JS client (@a2a-js/sdk) driving tiny-harness end to end behind lighttpd.
 // Every A2A call goes through the SDK's Client; the only hand-made HTTP is server.sh waiting
 // for the card. Run once per binding (sdk_jsonrpc.mjs, sdk_rest.mjs).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # a2a.sh — A2A over curl, jq and sqlite3 for the shell tests; sourced (bash) after
 # tests/lib/tap.sh and tests/lib/proc.sh, with TH_SRCDIR set.
 #

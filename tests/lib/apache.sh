@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # apache.sh — start and stop Apache httpd with conf/apache-fcgid.conf or
 # conf/apache-proxy-fcgi.conf for tests and benchmarks (STORE-4).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the Node tests that run tiny-harness behind lighttpd (tests/interop, tests/ui):
 // finding programs, starting and stopping the server through tests/lib/server.sh, and the
 // @a2a-js/sdk client with the sender header.

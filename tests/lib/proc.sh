@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # proc.sh — ports and processes for tests/lib/server.sh, tests/lib/apache.sh and the tests
 # (plain POSIX sh; sourced).
 #

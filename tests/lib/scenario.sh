@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scenario.sh — the parts of the web-server conversation that every server's
 # integration test runs the same way; sourced after tests/lib/a2a.sh, with BASE, DB, T
 # and TASK (a parked task) set.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # server.sh — start and stop lighttpd with conf/lighttpd.conf for tests and benchmarks.
 #
 #   server.sh start DIR [PROCS]   start lighttpd (PROCS workers, default 2) with its

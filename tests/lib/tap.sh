@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tap.sh — TAP output for the shell tests; sourced (bash) by tests/cgi and tests/integration.
 #
 #   skip REASON          print the plan "1..0 # SKIP REASON" and exit 77 (automake's SKIP)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # exec model test program: complains on stderr and exits 3.
 cat >/dev/null
 echo 'model exploded: no GPU' >&2

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The script of tests/ui/index.html: a minimal A2UI client for tiny-harness (UI-1..UI-4).
 //
 // It speaks A2A 1.0 JSON-RPC to the page's own origin with fetch (A2A-Version, X-Participant-Id,

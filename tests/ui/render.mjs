@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A2UI in a real browser (UI-1, UI-2, UI-3, UI-4, EXT-4): lighttpd + tiny-harness serve the page
 // tests/ui/index.html and its script tests/ui/app.js, bundled at test time with esbuild together
 // with the pinned @a2ui/lit renderer into TH_STATE_DIR/www/static/ui/. Headless Debian Chromium,

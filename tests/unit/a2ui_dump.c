@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* a2ui_dump — prints what the A2UI module emits, for tests/contract/a2ui_schema.mjs, which
  * validates it against the official A2UI 0.9 schemas (UI-1, UI-4).
  *

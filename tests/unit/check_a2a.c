@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_a2a.c — unit tests for the A2A 1.0 wire model (src/a2a): decoding and validating
  * client input (A2A-2, LIM-1, §9.5 historyLength) and the ProtoJSON shapes of the builders. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_a2ui — the A2UI module (UI-1..UI-4, EXT-4): one passing payload and one failing payload
  * per validation rule, outbound and inbound, and the confirm surface round trip. JSON in this
  * file is written with single quotes, which j() turns into double quotes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_bind.c — th_bind_serve driven through the in-memory carrier: routing, the
  * header checks (A2A-3, EXT-1, EXT-2, ID-1), bad input (LIM-1, LIM-2, LIM-3), error
  * shapes (A2A-4), the agent card (CARD-1), and what each binding hands the service

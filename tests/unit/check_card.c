@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_card.c — the agent card built by th_card_build (CARD-1..CARD-3). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_collab.c — collaboration through the service layer on a real store: task
  * envelopes (TASK-3..TASK-5, TASK-8), sub-tasks (TASK-4, CTL-4, CTL-8), channels and
  * help requests (CH-1..CH-5, STATUS-1), commands (CMD-3, CMD-5), roles (ID-4, ID-5),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_config.c — configuration (STORE-3): defaults with no configuration at all,
  * the file, environment overrides, and refusals that name the key and the value;
  * the key table against the shipped conf/tiny-harness.conf. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_harness.c — the harness's rules through the service layer, on a real
  * temp-file store: tasks (TASK-2, TASK-6, TASK-7), identity (ID-1..ID-4), the status
  * extension (STATUS-1..STATUS-4), completion and cancel (CTL-1..CTL-9), commands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_http.c — the carriers' shared half (src/http/http.c) through the in-memory
  * double: request line, strict body reading (LIM-1), query and percent-decoding,
  * response and SSE framing (A2A-5). */

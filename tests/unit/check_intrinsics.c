@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_intrinsics.c — turns with tool calls (TURN-1, TURN-3) driven by a real model
  * program through the exec backend (TURN-2): tests/unit/scripted_model.py turns a
  * prompt "call [...]" into those tool calls and then quotes the results back. The

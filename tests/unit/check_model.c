@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_model.c — the exec and openai model backends (TURN-2), their cuts (CTL-3) and
  * their configuration keys (STORE-3). exec runs real programs under tests/model/;
  * openai talks to tests/model/fake_openai.py, a Chat Completions server this suite

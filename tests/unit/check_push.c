@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_push.c — push notifications: callback URL checks (PUSH-3), sealed secrets
  * (PUSH-4), the decoders of the config requests (a2a/push.c), the four config operations
  * (harness/pushcfg.c) through th_service_call on a real store with participant scoping

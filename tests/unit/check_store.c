@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_store.c — the store against temp-file databases (STORE-1, STREAM-3, STREAM-5,
  * STATUS-4, CTL-3, CTL-4, LIM-3). */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_stream.c — the streaming operations end to end inside one process: the
  * real bindings (th_bind_serve) over the in-memory carrier, the real service and a
  * temp-file store. SSE framing per binding (A2A-5), the Task first and the close at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_streams.c — the stream thread of a FastCGI worker (STREAM-6) inside one
  * process: a real app and store (harness_fixture), the real thread with its own
  * connection, and a socketpair standing in for the web server's FastCGI connection.

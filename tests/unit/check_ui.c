@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_ui.c — A2UI through the service layer on a real store: surfaces only for
  * A2UI clients (EXT-4, UI-1), the /confirm card and its decision (UI-4), actions
  * admitted only for this task's live surfaces (UI-2, UI-3), the text form. Every

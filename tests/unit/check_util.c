@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* check_util.c — the small shared pieces: strict JSON parsing (LIM-1, LIM-2),
  * timestamps (A2A-2), UUIDs, and extension activation (EXT-1). */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* harness_fixture.h — a real app (config defaults, a temp-file SQLite store, the
  * built-in command registry) for unit tests that drive the service layer, plus small
  * helpers to send messages and count rows. Only tests include it. */
