@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "bind/bind_int.h"
 #include "config/config.h"
@@ -52,14 +54,33 @@ static int etag_matches(const char *inm, const char *etag)
 	return 0;
 }
 
+/* Last-Modified of the card (RFC 9110 §8.8.2): the card is made from the program and
+ * its configuration file, so it changed last when the newer of the two did. Every worker
+ * of one installation gives the same date. 0 when neither can be read. */
+static int card_modified(const struct th_app *app, char *out, size_t n)
+{
+	struct stat sb;
+	time_t t = 0;
+	if (stat("/proc/self/exe", &sb) == 0)
+		t = sb.st_mtime;
+	const char *conf = app != NULL && app->cfg != NULL ? app->cfg->source : NULL;
+	if (conf != NULL && stat(conf, &sb) == 0 && sb.st_mtime > t)
+		t = sb.st_mtime;
+	struct tm tm;
+	if (t == 0 || gmtime_r(&t, &tm) == NULL)
+		return 0;
+	return strftime(out, n, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0;
+}
+
 static void serve_card(struct th_bind_ctx *ctx)
 {
 	struct th_error e;
 	th_error_clear(&e);
-	if (strcmp(ctx->req->method, "GET") != 0) {
+	ctx->head = strcmp(ctx->req->method, "HEAD") == 0;
+	if (strcmp(ctx->req->method, "GET") != 0 && !ctx->head) {
 		char m[40];
 		th_bind_quote(m, sizeof m, ctx->req->method);
-		th_buf_puts(&ctx->extra, "Allow: GET\r\n");
+		th_buf_puts(&ctx->extra, "Allow: GET, HEAD\r\n");
 		th_error_set(&e, TH_EMETHOD, "the agent card is read with GET, not %s", m);
 		th_bind_rest_error(ctx, 405, &e);
 		return;
@@ -73,6 +94,9 @@ static void serve_card(struct th_bind_ctx *ctx)
 	char etag[24];
 	snprintf(etag, sizeof etag, "\"%016llx\"", fnv1a(text));
 	th_buf_printf(&ctx->extra, "Cache-Control: public, max-age=300\r\nETag: %s\r\n", etag);
+	char lm[40];
+	if (card_modified(ctx->app, lm, sizeof lm))
+		th_buf_printf(&ctx->extra, "Last-Modified: %s\r\n", lm);
 	if (etag_matches(ctx->req->if_none_match, etag))
 		th_bind_send(ctx, 304, NULL, NULL, 0);
 	else

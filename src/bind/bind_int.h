@@ -27,6 +27,7 @@ struct th_bind_ctx {
 	struct th_call call; /* participant borrowed from req */
 	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
 	                        th_buf_free (th_bind_serve) */
+	int head;            /* a HEAD request: th_bind_send sends the headers only */
 };
 
 /* ---- jsonrpc.c, rest.c: the bindings, called by the router ------------------ */

@@ -130,8 +130,11 @@ void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const 
 		th_bind_send_oom(ctx);
 		return;
 	}
-	th_http_respond(ctx->io, status, ctype, ctx->extra.len > 0 ? ctx->extra.data : NULL, body,
-	                len);
+	const char *extra = ctx->extra.len > 0 ? ctx->extra.data : NULL;
+	if (ctx->head)
+		th_http_respond_head(ctx->io, status, ctype, extra, len);
+	else
+		th_http_respond(ctx->io, status, ctype, extra, body, len);
 }
 
 void th_bind_send_json(struct th_bind_ctx *ctx, int status, const char *ctype, json_object *v)

@@ -10,8 +10,8 @@
 #include "config/config.h"
 #include "util/jsonx.h"
 
-enum { M_GET, M_POST, M_DELETE, M_COUNT };
-static const char *const method_names[M_COUNT] = {"GET", "POST", "DELETE"};
+enum { M_GET, M_HEAD, M_POST, M_DELETE, M_COUNT };
+static const char *const method_names[M_COUNT] = {"GET", "HEAD", "POST", "DELETE"};
 
 enum route_kind {
 	R_SEND,
@@ -28,17 +28,20 @@ enum route_kind {
 
 #define NONE (-1)
 /* The operation each method runs on each route; NONE = 405. SubscribeToTask takes
- * both verbs because the spec text says POST and the proto says GET. */
+ * both verbs because the spec text says POST and the proto says GET. HEAD runs GET's
+ * operation and sends its headers only, wherever GET answers with one document (not on
+ * a stream). */
 static const int route_ops[R_COUNT][M_COUNT] = {
-    [R_SEND] = {NONE, TH_OP_SEND_MESSAGE, NONE},
-    [R_STREAM] = {NONE, TH_OP_SEND_STREAMING_MESSAGE, NONE},
-    [R_TASKS] = {TH_OP_LIST_TASKS, NONE, NONE},
-    [R_TASK] = {TH_OP_GET_TASK, NONE, NONE},
-    [R_CANCEL] = {NONE, TH_OP_CANCEL_TASK, NONE},
-    [R_SUBSCRIBE] = {TH_OP_SUBSCRIBE_TO_TASK, TH_OP_SUBSCRIBE_TO_TASK, NONE},
-    [R_PUSH_LIST] = {TH_OP_LIST_PUSH_CONFIGS, TH_OP_CREATE_PUSH_CONFIG, NONE},
-    [R_PUSH_ITEM] = {TH_OP_GET_PUSH_CONFIG, NONE, TH_OP_DELETE_PUSH_CONFIG},
-    [R_EXT_CARD] = {TH_OP_GET_EXTENDED_CARD, NONE, NONE},
+    [R_SEND] = {NONE, NONE, TH_OP_SEND_MESSAGE, NONE},
+    [R_STREAM] = {NONE, NONE, TH_OP_SEND_STREAMING_MESSAGE, NONE},
+    [R_TASKS] = {TH_OP_LIST_TASKS, TH_OP_LIST_TASKS, NONE, NONE},
+    [R_TASK] = {TH_OP_GET_TASK, TH_OP_GET_TASK, NONE, NONE},
+    [R_CANCEL] = {NONE, NONE, TH_OP_CANCEL_TASK, NONE},
+    [R_SUBSCRIBE] = {TH_OP_SUBSCRIBE_TO_TASK, NONE, TH_OP_SUBSCRIBE_TO_TASK, NONE},
+    [R_PUSH_LIST] = {TH_OP_LIST_PUSH_CONFIGS, TH_OP_LIST_PUSH_CONFIGS, TH_OP_CREATE_PUSH_CONFIG,
+                     NONE},
+    [R_PUSH_ITEM] = {TH_OP_GET_PUSH_CONFIG, TH_OP_GET_PUSH_CONFIG, NONE, TH_OP_DELETE_PUSH_CONFIG},
+    [R_EXT_CARD] = {TH_OP_GET_EXTENDED_CARD, TH_OP_GET_EXTENDED_CARD, NONE, NONE},
 };
 
 /* Query parameters each operation reads, camelCase (snake_case accepted too). */
@@ -353,6 +356,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 		th_bind_rest_error(ctx, 405, &e);
 		return;
 	}
+	ctx->head = mi == M_HEAD;
 	if (mi == M_POST) {
 		if (!ctype_ok(r)) {
 			char q[80];

@@ -351,8 +351,8 @@ static int flush(struct th_http_io *io)
 	return io->flush != NULL ? io->flush(io->impl) : 0;
 }
 
-int th_http_respond(struct th_http_io *io, int status, const char *content_type,
-                    const char *extra_headers, const char *body, size_t len)
+static int respond(struct th_http_io *io, int status, const char *content_type,
+                   const char *extra_headers, const char *body, size_t len, int head)
 {
 	/* 204 and 304 must not carry a body (RFC 9110 §15.3.5, §15.4.5). */
 	int bodyless = status == 204 || status == 304;
@@ -362,7 +362,7 @@ int th_http_respond(struct th_http_io *io, int status, const char *content_type,
 	if (content_type != NULL && !bodyless)
 		th_buf_printf(&h, "Content-Type: %s\r\n", content_type);
 	if (!bodyless)
-		th_buf_printf(&h, "Content-Length: %zu\r\n", body != NULL ? len : 0);
+		th_buf_printf(&h, "Content-Length: %zu\r\n", body != NULL || head ? len : 0);
 	if (extra_headers != NULL)
 		th_buf_puts(&h, extra_headers);
 	th_buf_puts(&h, "\r\n");
@@ -374,7 +374,7 @@ int th_http_respond(struct th_http_io *io, int status, const char *content_type,
 		rc = put(io, fallback, sizeof fallback - 1);
 	} else {
 		rc = put(io, h.data, h.len);
-		if (rc == 0 && !bodyless && body != NULL)
+		if (rc == 0 && !bodyless && !head && body != NULL)
 			rc = put(io, body, len);
 	}
 	th_buf_free(&h);
@@ -383,6 +383,18 @@ int th_http_respond(struct th_http_io *io, int status, const char *content_type,
 	 * and lighttpd, having read Content-Length bytes, closed the socket before the
 	 * second: EPIPE and a SIGPIPE per request. */
 	return rc;
+}
+
+int th_http_respond(struct th_http_io *io, int status, const char *content_type,
+                    const char *extra_headers, const char *body, size_t len)
+{
+	return respond(io, status, content_type, extra_headers, body, len, 0);
+}
+
+int th_http_respond_head(struct th_http_io *io, int status, const char *content_type,
+                         const char *extra_headers, size_t len)
+{
+	return respond(io, status, content_type, extra_headers, NULL, len, 1);
 }
 
 int th_http_sse_start(struct th_http_io *io, const char *extra_headers)

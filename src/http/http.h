@@ -86,6 +86,10 @@ char *th_http_pct_decode(const char *s, size_t n);
  * (client gone). */
 int th_http_respond(struct th_http_io *io, int status, const char *content_type,
                     const char *extra_headers, const char *body, size_t len);
+/* The same response to a HEAD request: every header, Content-Length included, as GET
+ * would send them, and no body (RFC 9110 §9.3.2). */
+int th_http_respond_head(struct th_http_io *io, int status, const char *content_type,
+                         const char *extra_headers, size_t len);
 
 /* Starts a text/event-stream response (Cache-Control: no-cache, X-Accel-Buffering: no,
  * plus extra_headers) and flushes it. */

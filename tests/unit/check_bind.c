@@ -580,15 +580,48 @@ START_TEST(test_lim2_wrong_http_method_405_with_allow)
 	assert_405("GET", "/", "POST");
 	assert_405("PUT", "/message:send", "POST");
 	assert_405("GET", "/message:stream", "POST");
-	assert_405("DELETE", "/tasks/t1", "GET");
-	assert_405("POST", "/tasks", "GET");
+	assert_405("DELETE", "/tasks/t1", "GET, HEAD");
+	assert_405("POST", "/tasks", "GET, HEAD");
 	assert_405("GET", "/tasks/t1:cancel", "POST");
 	assert_405("DELETE", "/tasks/t1:subscribe", "GET, POST");
-	assert_405("DELETE", "/tasks/t1/pushNotificationConfigs", "GET, POST");
-	assert_405("POST", "/tasks/t1/pushNotificationConfigs/c1", "GET, DELETE");
-	assert_405("POST", "/extendedAgentCard", "GET");
-	assert_405("POST", "/.well-known/agent-card.json", "GET");
+	assert_405("HEAD", "/tasks/t1:subscribe", "GET, POST");
+	assert_405("DELETE", "/tasks/t1/pushNotificationConfigs", "GET, HEAD, POST");
+	assert_405("POST", "/tasks/t1/pushNotificationConfigs/c1", "GET, HEAD, DELETE");
+	assert_405("POST", "/extendedAgentCard", "GET, HEAD");
+	assert_405("POST", "/.well-known/agent-card.json", "GET, HEAD");
 	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+/* HEAD wherever GET answers one document (RFC 9110 §9.3.2): the same status and headers,
+ * Content-Length of the body GET would send, and no body. The card also carries
+ * Last-Modified beside its ETag. */
+START_TEST(test_a2a4_head_answers_like_get_without_a_body)
+{
+	const char *g[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", NULL};
+	struct resp get = run(g, NULL);
+	ck_assert_int_eq(get.status, 200);
+	ck_assert_ptr_nonnull(header(&get, "Last-Modified"));
+	ck_assert_ptr_nonnull(strstr(header(&get, "Last-Modified"), " GMT"));
+	const char *h[] = {"REQUEST_METHOD=HEAD", "REQUEST_URI=/.well-known/agent-card.json", NULL};
+	struct resp head = run(h, NULL);
+	ck_assert_int_eq(head.status, 200);
+	ck_assert_str_eq(header(&head, "Content-Length"), header(&get, "Content-Length"));
+	ck_assert_str_eq(header(&head, "ETag"), header(&get, "ETag"));
+	ck_assert_str_eq(header(&head, "Last-Modified"), header(&get, "Last-Modified"));
+	ck_assert_str_eq(head.body, "");
+	resp_free(&get);
+	resp_free(&head);
+
+	const char *t[] = {"REQUEST_METHOD=HEAD", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	head = run(t, NULL);
+	ck_assert_int_eq(head.status, 200);
+	ck_assert_int_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.op, TH_OP_GET_TASK);
+	ck_assert_str_eq(head.body, "");
+	ck_assert_int_gt(atoi(header(&head, "Content-Length")), 0);
+	resp_free(&head);
 }
 END_TEST
 
@@ -1388,6 +1421,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim2_rest_empty_post_needs_no_content_type);
 	tcase_add_test(tc, test_lim2_unknown_rest_route_404);
 	tcase_add_test(tc, test_lim2_wrong_http_method_405_with_allow);
+	tcase_add_test(tc, test_a2a4_head_answers_like_get_without_a_body);
 	tcase_add_test(tc, test_lim1_oversized_jsonrpc_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_oversized_rest_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_json_depth_limit_named);
