@@ -10,11 +10,11 @@
 
 #include "bind/bind_int.h"
 #include "config/config.h"
-#include "harness/access.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "util/idrule.h"
 
 th_bind_service_fn th_bind_service = th_service_call;
 
@@ -100,14 +100,21 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 	 * chosen header must not be able to impersonate anyone there. */
 	const char *who = cfg->identity == TH_IDENTITY_REMOTE_USER ? ctx->req->remote_user
 	                                                           : ctx->req->participant;
-	ctx->call.participant = who != NULL && who[0] != '\0' ? who : NULL;
 	const char *source =
 	    cfg->identity == TH_IDENTITY_REMOTE_USER ? "REMOTE_USER" : "X-Participant-Id";
+	/* An opt-in for clients that know no X-Participant-Id (docs/bindings.md): a request
+	 * without one acts as the configured participant. */
+	if ((who == NULL || who[0] == '\0') && cfg->identity == TH_IDENTITY_HEADER &&
+	    cfg->anonymous_participant != NULL && cfg->anonymous_participant[0] != '\0') {
+		who = cfg->anonymous_participant;
+		source = "anonymous_participant";
+	}
+	ctx->call.participant = who != NULL && who[0] != '\0' ? who : NULL;
 	/* ID-6: participant ids obey max_id and the id rule, and nobody speaks as the
 	 * agent itself. */
 	if (ctx->call.participant != NULL &&
-	    (rc = th_access_id_check(ctx->call.participant, strlen(ctx->call.participant),
-	                             (size_t)cfg->lim.max_id, source, e)) != TH_OK)
+	    (rc = th_id_check(ctx->call.participant, strlen(ctx->call.participant),
+	                      (size_t)cfg->lim.max_id, source, e)) != TH_OK)
 		return rc;
 	if (ctx->call.participant != NULL && strcmp(ctx->call.participant, TH_AGENT_ID) == 0)
 		return th_error_set(e, TH_EINVAL,

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/idrule.h"
+
 /* ------------------------------------------------------------------ value checks */
 
 static th_err check_nonempty(const char *key, const char *value, struct th_error *e)
@@ -39,6 +41,22 @@ static th_err check_absolute(const char *key, const char *value, struct th_error
 		    "to the program",
 		    key, value);
 	return TH_OK;
+}
+
+/* anonymous_participant: empty (off) or a participant id under the id rule (ID-6) that
+ * is not the agent's own. */
+static th_err check_participant(const char *key, const char *value, struct th_error *e)
+{
+	if (*value == '\0')
+		return TH_OK;
+	char what[96];
+	snprintf(what, sizeof what, "configuration key %s", key);
+	th_err rc = th_id_check(value, strlen(value), TH_ID_MAX, what, e);
+	if (rc == TH_OK && strcmp(value, "tiny-harness") == 0)
+		rc =
+		    th_error_set(e, TH_EINVAL,
+		                 "configuration key %s: 'tiny-harness' is the agent's own id", key);
+	return rc;
 }
 
 static th_err check_env_name(const char *key, const char *value, struct th_error *e)
@@ -224,6 +242,9 @@ static const struct key keys[] = {
           "delivered and dead deliveries are deleted after this many hours"),
     K_ENUM("identity", identity, identity_words, "header",
            "who is speaking: header (X-Participant-Id) or remote_user (REMOTE_USER) (ID-1)"),
+    K_STR("anonymous_participant", anonymous_participant, check_participant, NULL,
+          "with identity = header, the participant a request without X-Participant-Id acts "
+          "as; empty = such requests are refused (single-user and demo servers only)"),
     K_INT("history_length_default", history_default, -1, 100000, "-1",
           "messages of history when a request gives no historyLength; -1 = all"),
     K_INT("max_body", lim.max_body, 1024, 1073741824, "1048576",

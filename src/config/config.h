@@ -31,42 +31,43 @@ struct th_limits {
 };
 
 struct th_config {
-	char *source;              /* the file read, or NULL; free */
-	char *db_path;             /* db; free */
-	char *base_url;            /* base_url, always ending in '/'; free */
-	char *base_path;           /* path part of base_url, e.g. "/" or "/a2a/"; free */
-	char *model;               /* model: echo | exec | openai; free */
-	char *model_command;       /* model_command: the exec backend's program, an absolute
-	                              path and arguments split at spaces, or NULL; free */
-	int model_timeout_ms;      /* model_timeout_ms: one model call (exec, openai) */
-	char *openai_base_url;     /* openai_base_url without trailing '/', or NULL; free */
-	char *openai_model;        /* openai_model, or NULL; free */
-	char *openai_api_key_env;  /* openai_api_key_env: the NAME of the variable holding
-	                              the API key; free */
-	char *commands_dir;        /* commands_dir; free */
-	enum th_identity identity; /* identity: header | remote_user */
-	int sync_full;             /* synchronous: 0 normal, 1 full */
-	int busy_timeout_ms;       /* busy_timeout_ms */
-	int echo_delay_ms;         /* echo_delay_ms (lets tests hold a turn open) */
-	int lease_ms;              /* turn_lease_ms */
-	int max_attempts;          /* turn_max_attempts */
-	int history_default;       /* history_length_default (-1: all) */
-	int heartbeat_ms;          /* heartbeat_ms: SSE comment heartbeat interval */
-	int stream_max_ms;         /* stream_max_ms: longest a stream stays open */
-	int stream_poll_ms;        /* stream_poll_ms: how often a stream looks for events */
-	int stream_max;            /* stream_max: open streams one FastCGI worker holds at once
-	                              (STREAM-6); one more is refused with 503 */
-	int a2ui_v091;             /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
-	                              messages carry (UI-1) */
-	int push_allow_private;    /* push_allow_private: 0 refuses private, loopback and
-	                              link-local webhook addresses (PUSH-3) */
-	int push_timeout_ms;       /* push_timeout_ms: one webhook POST (PUSH-2) */
-	int push_retry_base_ms;    /* push_retry_base_ms: delay after a failed POST, doubled
-	                              each attempt */
-	int push_retry_max_ms;     /* push_retry_max_ms: cap of that delay */
-	int push_max_attempts;     /* push_max_attempts: then the delivery is dead */
-	int push_max_configs;      /* push_max_configs: per participant and task (PUSH-1) */
-	int push_keep_hours;       /* push_keep_hours: finished deliveries kept this long */
+	char *source;                /* the file read, or NULL; free */
+	char *db_path;               /* db; free */
+	char *base_url;              /* base_url, always ending in '/'; free */
+	char *base_path;             /* path part of base_url, e.g. "/" or "/a2a/"; free */
+	char *model;                 /* model: echo | exec | openai; free */
+	char *model_command;         /* model_command: the exec backend's program, an absolute
+	                                path and arguments split at spaces, or NULL; free */
+	int model_timeout_ms;        /* model_timeout_ms: one model call (exec, openai) */
+	char *openai_base_url;       /* openai_base_url without trailing '/', or NULL; free */
+	char *openai_model;          /* openai_model, or NULL; free */
+	char *openai_api_key_env;    /* openai_api_key_env: the NAME of the variable holding
+	                                the API key; free */
+	char *commands_dir;          /* commands_dir; free */
+	enum th_identity identity;   /* identity: header | remote_user */
+	char *anonymous_participant; /* anonymous_participant: NULL or "" = off; free */
+	int sync_full;               /* synchronous: 0 normal, 1 full */
+	int busy_timeout_ms;         /* busy_timeout_ms */
+	int echo_delay_ms;           /* echo_delay_ms (lets tests hold a turn open) */
+	int lease_ms;                /* turn_lease_ms */
+	int max_attempts;            /* turn_max_attempts */
+	int history_default;         /* history_length_default (-1: all) */
+	int heartbeat_ms;            /* heartbeat_ms: SSE comment heartbeat interval */
+	int stream_max_ms;           /* stream_max_ms: longest a stream stays open */
+	int stream_poll_ms;          /* stream_poll_ms: how often a stream looks for events */
+	int stream_max;              /* stream_max: open streams one FastCGI worker holds at once
+	                                (STREAM-6); one more is refused with 503 */
+	int a2ui_v091;               /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
+	                                messages carry (UI-1) */
+	int push_allow_private;      /* push_allow_private: 0 refuses private, loopback and
+	                                link-local webhook addresses (PUSH-3) */
+	int push_timeout_ms;         /* push_timeout_ms: one webhook POST (PUSH-2) */
+	int push_retry_base_ms;      /* push_retry_base_ms: delay after a failed POST, doubled
+	                                each attempt */
+	int push_retry_max_ms;       /* push_retry_max_ms: cap of that delay */
+	int push_max_attempts;       /* push_max_attempts: then the delivery is dead */
+	int push_max_configs;        /* push_max_configs: per participant and task (PUSH-1) */
+	int push_keep_hours;         /* push_keep_hours: finished deliveries kept this long */
 	struct th_limits lim;
 };
 

@@ -5,39 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/jsonx.h"
-
 th_err th_access_not_found(const char *task_id, struct th_error *e)
 {
 	th_error_set(e, TH_ENOTFOUND, "task %.200s not found", task_id);
 	if (e != NULL)
 		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
 	return TH_ENOTFOUND;
-}
-
-th_err th_access_id_check(const char *id, size_t len, size_t max, const char *what,
-                          struct th_error *e)
-{
-	if (len == 0)
-		return th_error_set(e, TH_EINVAL, "%s must not be empty", what);
-	if (len > max)
-		return th_error_set(e, TH_EINVAL, "%s is %zu bytes; the limit is %zu (max_id)",
-		                    what, len, max);
-	size_t bad = th_utf8_bad_at((const unsigned char *)id, len);
-	if (bad < len)
-		return th_error_set(e, TH_EINVAL, "%s is not UTF-8 (byte %zu)", what, bad);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)id[i];
-		if (c == ' ' || (c >= '\t' && c <= '\r'))
-			return th_error_set(e, TH_EINVAL,
-			                    "%s contains white space (byte %zu); a participant id "
-			                    "is one word",
-			                    what, i);
-		if (c < 0x20 || c == 0x7f)
-			return th_error_set(e, TH_EINVAL,
-			                    "%s contains a control character (byte %zu)", what, i);
-	}
-	return TH_OK;
 }
 
 th_err th_access_no_participant(struct th_error *e)

@@ -20,14 +20,6 @@ enum th_access {
 th_err th_access_check(struct th_store *st, const char *task_id, const char *participant,
                        enum th_access need, const char *what, char **role, struct th_error *e);
 
-/* ID-6: the rule for every participant id, wherever it comes from (X-Participant-Id,
- * REMOTE_USER, a task envelope, a channel's members, /ask, /invite, /role): 1 to max
- * bytes of UTF-8 with no white space and no control characters, so that an id reads
- * the same in a header, a command line and JSON, and is never cut or joined. what
- * names the id's source in the TH_EINVAL message ("payload.participants[0].id"). */
-th_err th_access_id_check(const char *id, size_t len, size_t max, const char *what,
-                          struct th_error *e);
-
 /* The one TaskNotFound error (ID-3: the same for unknown and foreign tasks). */
 th_err th_access_not_found(const char *task_id, struct th_error *e);
 

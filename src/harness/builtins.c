@@ -8,7 +8,6 @@
 
 #include "a2a/a2a.h"
 #include "config/config.h"
-#include "harness/access.h"
 #include "harness/channel.h"
 #include "harness/harness.h"
 #include "harness/status.h"
@@ -16,6 +15,7 @@
 #include "harness/ui.h"
 #include "harness/view.h"
 #include "util/jsonx.h"
+#include "util/idrule.h"
 
 void th_cmd_result_free(struct th_cmd_result *r)
 {
@@ -63,7 +63,7 @@ static int participant_word(const struct th_app *app, const char *args, char who
 	struct th_error e;
 	th_error_clear(&e);
 	if (n > 0 &&
-	    th_access_id_check(args, n, app->cfg->lim.max_id, "The participant id", &e) != TH_OK) {
+	    th_id_check(args, n, app->cfg->lim.max_id, "The participant id", &e) != TH_OK) {
 		snprintf(why, whysz, "%.300s.", e.msg);
 		return 0;
 	}

@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
-#include "harness/access.h"
 #include "harness/events.h"
 #include "harness/ext.h"
 #include "harness/harness.h"
 #include "harness/status.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/idrule.h"
 
 /* CH-2: the same words whether the channel does not exist or the sender is not in it. */
 static th_err not_open(const char *channel_id, struct th_error *e)
@@ -128,9 +128,9 @@ int th_channel_part(json_object *msg, const char *sender, const struct th_limits
 				th_error_set(e, TH_EINVAL, "%s must be a participant id", path);
 				return -1;
 			}
-			if (th_access_id_check(json_object_get_string(t),
-			                       (size_t)json_object_get_string_len(t), lim->max_id,
-			                       path, e) != TH_OK)
+			if (th_id_check(json_object_get_string(t),
+			                (size_t)json_object_get_string_len(t), lim->max_id, path,
+			                e) != TH_OK)
 				return -1;
 		}
 	}

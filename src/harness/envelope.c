@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
-#include "harness/access.h"
 #include "harness/ext.h"
 #include "util/jsonx.h"
+#include "util/idrule.h"
 
 int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e)
 {
@@ -124,9 +124,9 @@ static th_err parse_participants(json_object *arr, const struct th_limits *lim,
 		th_err rc = need_string(id, path, 1, e);
 		if (rc != TH_OK)
 			return rc;
-		if ((rc = th_access_id_check(json_object_get_string(id),
-		                             (size_t)json_object_get_string_len(id), lim->max_id,
-		                             path, e)) != TH_OK)
+		if ((rc = th_id_check(json_object_get_string(id),
+		                      (size_t)json_object_get_string_len(id), lim->max_id, path,
+		                      e)) != TH_OK)
 			return rc;
 		if (role == NULL || !json_object_is_type(role, json_type_string) ||
 		    one_of(json_object_get_string(role), roles) == NULL)

@@ -1190,6 +1190,36 @@ START_TEST(test_id6_agent_id_and_overlong_participant_are_refused)
 }
 END_TEST
 
+/* issue 13: with anonymous_participant set, a request without X-Participant-Id acts as
+ * that participant (header identity only); a sent header still wins. */
+START_TEST(test_id1_anonymous_participant_is_opt_in)
+{
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_int_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.has_participant, 0); /* the service refuses it (ID-3) */
+	resp_free(&r);
+	char guest[] = "guest", *saved = cfg.anonymous_participant;
+	cfg.anonymous_participant = guest;
+	r = run(p, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(rec.has_participant, 1);
+	ck_assert_str_eq(rec.participant, "guest");
+	resp_free(&r);
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	r = run(q, NULL);
+	ck_assert_str_eq(rec.participant, "alice");
+	resp_free(&r);
+	cfg.identity = TH_IDENTITY_REMOTE_USER;
+	r = run(p, NULL);
+	ck_assert_int_eq(rec.has_participant, 0);
+	resp_free(&r);
+	cfg.anonymous_participant = saved;
+}
+END_TEST
+
 START_TEST(test_id1_remote_user_mode_ignores_header)
 {
 	cfg.identity = TH_IDENTITY_REMOTE_USER;
@@ -1445,6 +1475,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id1_participant_from_header);
 	tcase_add_test(tc, test_id6_agent_id_and_overlong_participant_are_refused);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
+	tcase_add_test(tc, test_id1_anonymous_participant_is_opt_in);
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
 	suite_add_tcase(s, tc);

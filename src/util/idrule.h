@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* idrule.h — the one rule for participant ids (ID-6), shared by the configuration (the
+ * anonymous participant), the bindings (X-Participant-Id, REMOTE_USER) and the domain
+ * (task envelopes, channel members, /ask, /invite, /role). */
+#ifndef TH_UTIL_IDRULE_H
+#define TH_UTIL_IDRULE_H
+
+#include <stddef.h>
+
+#include "util/err.h"
+
+/* ID-6: the rule for every participant id, wherever it comes from (X-Participant-Id,
+ * REMOTE_USER, a task envelope, a channel's members, /ask, /invite, /role): 1 to max
+ * bytes of UTF-8 with no white space and no control characters, so that an id reads
+ * the same in a header, a command line and JSON, and is never cut or joined. what
+ * names the id's source in the TH_EINVAL message ("payload.participants[0].id"). */
+th_err th_id_check(const char *id, size_t len, size_t max, const char *what, struct th_error *e);
+
+#endif
