@@ -13,12 +13,13 @@ set -eu
 # Build: compiler, autotools, the four libraries and Check. Run: lighttpd (the
 # development server and the lighttpd integration test), sqlite3 (operators and tests).
 # Tests and benchmarks: curl, jq, wrk, valgrind, procps; Apache with mod_fcgid and
-# spawn-fcgi for the Apache recipes. libcurl: the `complete` client, model and pushes;
-# libssl-dev (libcrypto): push secrets encrypted at rest.
+# spawn-fcgi for the Apache recipes; nginx-light for the nginx recipe. libcurl: the
+# `complete` client, model and pushes; libssl-dev (libcrypto): push secrets encrypted
+# at rest.
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev sqlite3 check
 lighttpd curl wrk jq valgrind procps chromium clang-format
-apache2 libapache2-mod-fcgid spawn-fcgi"
+apache2 libapache2-mod-fcgid spawn-fcgi nginx-light"
 
 if [ "${1:-}" = --list ]; then
 	echo $TH_DEPS_PACKAGES

@@ -13,7 +13,9 @@
 #                            program's configuration file)
 #   apache_fcgid.sh proxy    conf/apache-proxy-fcgi.conf (mod_proxy_fcgi + spawn-fcgi);
 #                            tests/integration/apache_proxy_fcgi.sh runs this
-#   apache_fcgid.sh MODE…    any of fcgid, htaccess, proxy
+#   apache_fcgid.sh nginx    conf/nginx.conf (nginx + spawn-fcgi, started by
+#                            tests/lib/nginx.sh); tests/integration/nginx.sh runs this
+#   apache_fcgid.sh MODE…    any of fcgid, htaccess, proxy, nginx
 #
 # TAP output; 77 (skip) when no mode can run (apache2, the module, spawn-fcgi, curl, jq
 # or sqlite3 missing); a mode whose module is missing is skipped on its own.
@@ -22,8 +24,8 @@ set -u
 
 MODES=${*:-fcgid htaccess}
 for m in $MODES; do
-	case $m in fcgid | proxy | htaccess) ;; *)
-		echo "usage: $0 [fcgid|proxy|htaccess]..." >&2
+	case $m in fcgid | proxy | htaccess | nginx) ;; *)
+		echo "usage: $0 [fcgid|proxy|htaccess|nginx]..." >&2
 		exit 2
 		;;
 	esac
@@ -35,38 +37,46 @@ done
 . "$TH_SRCDIR/tests/lib/a2a.sh"
 . "$TH_SRCDIR/tests/lib/scenario.sh"
 APACHE=$TH_SRCDIR/tests/lib/apache.sh
+# The launcher of a mode: tests/lib/nginx.sh for nginx, tests/lib/apache.sh otherwise
+# (the same check/start/workers/stop commands).
+launcher() {
+	if [ "$1" = nginx ]; then echo "$TH_SRCDIR/tests/lib/nginx.sh"; else echo "$APACHE"; fi
+}
 
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
 require_tools curl jq sqlite3
 runnable=
 for m in $MODES; do
-	sh "$APACHE" check "$m" >/dev/null && runnable="$runnable $m"
+	sh "$(launcher "$m")" check "$m" >/dev/null && runnable="$runnable $m"
 done
-[ -n "$runnable" ] || skip "$(sh "$APACHE" check "${MODES%% *}")"
+[ -n "$runnable" ] || skip "$(sh "$(launcher "${MODES%% *}")" check "${MODES%% *}")"
 
 scratch th-apache
 # The server runs as an unprivileged user when we are root: let it through to its dir.
 chmod 711 "$T"
-on_exit 'for m in $MODES; do sh "$APACHE" stop "$T/$m"; done'
+on_exit 'for m in $MODES; do sh "$(launcher "$m")" stop "$T/$m"; done'
 
 # One recipe, start to stop.
 run_mode() {
 	MODE=$1
-	BAIL_LOGS=("$T/$MODE/error.log" "$T/$MODE/apache.out")
+	BAIL_LOGS=("$T/$MODE/error.log" "$T/$MODE/apache.out" "$T/$MODE/nginx.out")
+	LAUNCHER=$(launcher "$MODE")
+	PIDFILE=apache.pid
 	case $MODE in
 	fcgid) RECIPE=conf/apache-fcgid.conf LABEL="Apache+mod_fcgid" ;;
 	proxy) RECIPE=conf/apache-proxy-fcgi.conf LABEL="Apache+mod_proxy_fcgi" ;;
 	htaccess) RECIPE=conf/htaccess.example LABEL="shared hosting (.htaccess + mod_fcgid)" ;;
+	nginx) RECIPE=conf/nginx.conf LABEL="nginx+spawn-fcgi" PIDFILE=nginx.pid ;;
 	esac
 	local why
-	if ! why=$(sh "$APACHE" check "$MODE"); then
+	if ! why=$(sh "$LAUNCHER" check "$MODE"); then
 		n=$((n + 1))
 		echo "ok $n - STORE-4 $MODE recipe # SKIP $why"
 		return 0
 	fi
 	# ------------------------------------------------------------------ the recipe itself
 	# apache2 -t with the variables the launcher sets, run as the server's user.
-	if [ "$MODE" != htaccess ]; then
+	if [ "$MODE" != htaccess ] && [ "$MODE" != nginx ]; then
 		runas=
 		if [ "$(id -u)" = 0 ]; then
 			runas="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
@@ -81,7 +91,12 @@ run_mode() {
 		echo "$syntax" >"$T/body"
 		check "STORE-4 $RECIPE passes apache2 -t" 'echo "$syntax" | grep -q "Syntax OK"'
 	fi
-	if [ "$MODE" = htaccess ]; then
+	if [ "$MODE" = nginx ]; then
+		check "STORE-4 STREAM-1 $RECIPE turns FastCGI buffering off, waits out long streams and matches the 1 MiB body limit" \
+			'grep -Eq "^[[:space:]]*fastcgi_buffering off;" "$TH_SRCDIR/$RECIPE"' \
+			'grep -Eq "^[[:space:]]*fastcgi_read_timeout 1h;" "$TH_SRCDIR/$RECIPE"' \
+			'grep -Eq "^[[:space:]]*client_max_body_size 1m;" "$TH_SRCDIR/$RECIPE"'
+	elif [ "$MODE" = htaccess ]; then
 		check "STORE-4 $RECIPE runs the program as fcgid-script, routes every URL to it and turns big bodies into 413" \
 			'grep -Eq "^[[:space:]]*SetHandler fcgid-script$" "$TH_SRCDIR/$RECIPE"' \
 			'grep -Eq "^RewriteRule \^ tiny-harness.fcgi \[END\]$" "$TH_SRCDIR/$RECIPE"' \
@@ -100,7 +115,7 @@ run_mode() {
 	# Every worker sleeps this long per turn, so concurrent turns overlap in time (and a
 	# setting of the caller's environment must reach the workers to have this effect).
 	export TINY_HARNESS_ECHO_DELAY_MS=300
-	BASE=$(sh "$APACHE" start "$MODE" "$T/$MODE" 3) || bail "$LABEL did not start"
+	BASE=$(sh "$LAUNCHER" start "$MODE" "$T/$MODE" 3) || bail "$LABEL did not start"
 	DB=$T/$MODE/tiny-harness.db
 	echo "# $LABEL at $BASE, state in $T/$MODE"
 
@@ -239,12 +254,12 @@ run_mode() {
 	workers_checks " behind $LABEL"
 
 	# ------------------------------------------------------------------ shutdown
-	workers=$(sh "$APACHE" workers "$T/$MODE")
-	apid=$(cat "$T/$MODE/apache.pid" 2>/dev/null)
-	sh "$APACHE" stop "$T/$MODE"
+	workers=$(sh "$LAUNCHER" workers "$T/$MODE")
+	apid=$(cat "$T/$MODE/$PIDFILE" 2>/dev/null)
+	sh "$LAUNCHER" stop "$T/$MODE"
 	left=
 	for p in $apid $workers $pids; do alive "$p" && left="$left $p"; done
-	REQ_DESC="apache.sh stop; Apache $apid, workers $(echo $workers), turn workers $(echo $pids); still running:$left"
+	REQ_DESC="$(basename "$LAUNCHER") stop; server $apid, workers $(echo $workers), turn workers $(echo $pids); still running:$left"
 	check "STORE-4 stopping $LABEL stops its worker processes" '[ -n "$apid" ]' \
 		'[ "$(printf "%s\n" $workers | grep -c .)" -ge 2 ]' '[ -z "$left" ]'
 }

@@ -7,6 +7,10 @@ EXTRA_DIST += tests/integration/lighttpd.sh tests/lib/server.sh
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
 EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh \
 	tests/lib/apache.sh conf/apache-fcgid.conf conf/apache-proxy-fcgi.conf
+# The nginx recipe (conf/nginx.conf) in front of spawn-fcgi workers, through
+# tests/lib/nginx.sh and the same scenario; exits 77 when nginx or spawn-fcgi is missing.
+TESTS += tests/integration/nginx.sh
+EXTRA_DIST += tests/integration/nginx.sh tests/lib/nginx.sh conf/nginx.conf
 # Streaming across worker processes through lighttpd, Apache+mod_fcgid and
 # Apache+mod_proxy_fcgi (skips a server whose prerequisites are missing).
 TESTS += tests/integration/streaming.mjs
