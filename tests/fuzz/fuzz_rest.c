@@ -19,6 +19,8 @@
 #include "http/http.h"
 #include "worker/process.h"
 
+#include "fuzz_app.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct th_app app;
@@ -40,20 +42,7 @@ static void open_once(void)
 {
 	if (opened)
 		return;
-	char dir[] = "/tmp/th-fuzz-rest-XXXXXX";
-	if (mkdtemp(dir) == NULL)
-		abort();
-	struct th_config *cfg = malloc(sizeof *cfg);
-	struct th_error e;
-	char db[64];
-	snprintf(db, sizeof db, "%s/db", dir);
-	if (cfg == NULL || th_config_defaults(cfg) != TH_OK ||
-	    th_config_set(cfg, "db", db, &e) != TH_OK ||
-	    th_config_set(cfg, "stream_max_ms", "100", &e) != TH_OK ||
-	    th_config_set(cfg, "heartbeat_ms", "100", &e) != TH_OK ||
-	    th_config_set(cfg, "commands_dir", "/nonexistent", &e) != TH_OK ||
-	    th_app_open(&app, cfg, &e) != TH_OK)
-		abort();
+	fuzz_app_open(&app, "th-fuzz-rest");
 	opened = 1;
 	/* Task "seed" of alice's, made the way a client makes one. */
 	static const char body[] = "{\"message\":{\"messageId\":\"seed\",\"role\":\"ROLE_USER\","

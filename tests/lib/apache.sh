@@ -371,25 +371,6 @@ start_spawn() {
 	return 0
 }
 
-# SIGTERM to each pid, wait up to 10 s, then SIGKILL what is left (these pids only).
-term_wait() {
-	what=$1
-	shift
-	left=
-	for p in "$@"; do alive "$p" && kill -TERM "$p" 2>/dev/null && left="$left $p"; done
-	i=0
-	while [ -n "$left" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-		still=
-		for p in $left; do alive "$p" && still="$still $p"; done
-		left=$still
-	done
-	if [ -n "$left" ]; then
-		echo "$me: $what$left ignored SIGTERM for 10 s; sending SIGKILL" >&2
-		for p in $left; do kill -KILL "$p" 2>/dev/null; done
-	fi
-}
 
 stop() {
 	[ $# -ge 1 ] || die "usage: apache.sh stop DIR"

@@ -78,20 +78,6 @@ workers() {
 	done
 }
 
-# SIGTERM to each pid, wait up to 10 s, then SIGKILL what is left (these pids only).
-term_wait() {
-	left=
-	for p in "$@"; do alive "$p" && kill -TERM "$p" 2>/dev/null && left="$left $p"; done
-	i=0
-	while [ -n "$left" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-		still=
-		for p in $left; do alive "$p" && still="$still $p"; done
-		left=$still
-	done
-	for p in $left; do kill -KILL "$p" 2>/dev/null; done
-}
 
 stop() {
 	[ -d "$1" ] || return 0
@@ -101,12 +87,12 @@ stop() {
 	if [ -n "$pid" ] && alive "$pid"; then
 		kids=$(pgrep -P "$pid" 2>/dev/null)
 		# shellcheck disable=SC2086
-		term_wait "$pid" $kids
+		term_wait "nginx" "$pid" $kids
 	fi
 	rm -f "$dir/nginx.pid"
 	if [ -f "$dir/spawn-fcgi.pid" ]; then
 		# shellcheck disable=SC2046
-		term_wait $(cat "$dir/spawn-fcgi.pid")
+		term_wait "spawn-fcgi workers" $(cat "$dir/spawn-fcgi.pid")
 		rm -f "$dir/spawn-fcgi.pid" "$dir/tiny-harness.sock"
 	fi
 	return 0

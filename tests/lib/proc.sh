@@ -8,6 +8,8 @@
 #   wait_card PID URL    poll (every 0.1 s, TH_SERVER_TIMEOUT seconds) until URL's
 #                        .well-known/agent-card.json answers 200 (true) or PID dies or
 #                        time runs out (false); the last HTTP status is left in `code`
+#   term_wait WHAT PID…  SIGTERM to each pid, up to 10 s for them to go, then SIGKILL
+#                        what is left (these pids only); WHAT names them in the message
 
 # A random port in 20000–31999: below Linux's ephemeral range (32768–60999), so an
 # outgoing connection's local port never takes it while we start.
@@ -60,4 +62,24 @@ wait_card() {
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# SIGTERM to each pid, wait up to 10 s, then SIGKILL what is left (these pids only).
+term_wait() {
+	what=$1
+	shift
+	left=
+	for p in "$@"; do alive "$p" && kill -TERM "$p" 2>/dev/null && left="$left $p"; done
+	i=0
+	while [ -n "$left" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+		still=
+		for p in $left; do alive "$p" && still="$still $p"; done
+		left=$still
+	done
+	if [ -n "$left" ]; then
+		echo "${me:-proc.sh}: $what$left ignored SIGTERM for 10 s; sending SIGKILL" >&2
+		for p in $left; do kill -KILL "$p" 2>/dev/null; done
+	fi
 }
