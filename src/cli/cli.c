@@ -16,6 +16,7 @@
 #include "app.h"
 #include "worker/process.h"
 #include "config/config.h"
+#include "config/layout.h"
 #include "harness/commands.h"
 #include "harness/harness.h"
 #include "harness/turn.h"
@@ -48,9 +49,12 @@ static void print_usage(FILE *f)
 	    "foreground\n"
 	    "       tiny-harness --help                this, and every configuration key\n"
 	    "       tiny-harness --version             the program's version\n"
-	    "Configuration: conf/tiny-harness.conf or $TINY_HARNESS_CONF, overridden by "
+	    "Configuration: $TINY_HARNESS_CONF, else the file below, overridden by "
 	    "TINY_HARNESS_* variables.\n",
 	    f);
+	fprintf(f, "Configuration file: %s%s\n", th_layout_conf_file(),
+	        th_layout_installed() ? " (installed layout)"
+	                              : " (relative to the working directory)");
 }
 
 void th_cli_usage(void)
@@ -85,7 +89,13 @@ static int cmd_help(void)
 	puts("\nConfiguration keys (key = default, accepted range; TINY_HARNESS_<KEY> overrides):");
 	const struct th_config_doc *k;
 	for (size_t i = 0; (k = th_config_key(i)) != NULL; i++) {
-		printf("  %s = %s", k->name, k->def ? k->def : "(no default)");
+		/* Installed, the paths default to the autoconf directories (decision-021). */
+		const char *def = k->def;
+		if (strcmp(k->name, "db") == 0)
+			def = th_layout_db();
+		else if (strcmp(k->name, "commands_dir") == 0)
+			def = th_layout_commands_dir();
+		printf("  %s = %s", k->name, def ? def : "(no default)");
 		if (k->range != NULL)
 			printf("  (%s)", k->range);
 		printf("\n      %s\n", k->doc);
@@ -249,15 +259,34 @@ static int cmd_complete(int argc, char **argv)
 	return status;
 }
 
-/* Finds conf/lighttpd.conf: $TH_SRCDIR, then the source tree this binary was built
- * from, then the working directory. */
+/* Finds the lighttpd recipe: $TH_SRCDIR/conf, the installed recipes (decision-021), the
+ * source tree around a build directory's src/ (build/src/tiny-harness ->
+ * build/../conf), then ./conf. */
 static int find_conf(char *out, size_t n)
 {
-	const char *roots[] = {getenv("TH_SRCDIR"), TH_SOURCE_DIR, "."};
-	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-		if (roots[i] == NULL || *roots[i] == '\0')
+	char self[PATH_MAX] = "", up[PATH_MAX + 16] = "";
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (len > 0) {
+		self[len] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash != NULL) {
+			*slash = '\0';
+			snprintf(up, sizeof up, "%s/../..", self);
+		}
+	}
+	const char *recipes = th_layout_recipes_dir();
+	char installed[PATH_MAX] = "";
+	if (recipes != NULL)
+		snprintf(installed, sizeof installed, "%s/lighttpd.conf", recipes);
+	const char *src = getenv("TH_SRCDIR");
+	const char *tries[][2] = {{src, "/conf/lighttpd.conf"},
+	                          {installed, ""},
+	                          {up, "/conf/lighttpd.conf"},
+	                          {".", "/conf/lighttpd.conf"}};
+	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+		if (tries[i][0] == NULL || *tries[i][0] == '\0')
 			continue;
-		snprintf(out, n, "%s/conf/lighttpd.conf", roots[i]);
+		snprintf(out, n, "%s%s", tries[i][0], tries[i][1]);
 		if (access(out, R_OK) == 0)
 			return 0;
 	}
@@ -307,8 +336,9 @@ static int cmd_serve(int argc, char **argv)
 	char conf[PATH_MAX], self[PATH_MAX], cwd[PATH_MAX], state[PATH_MAX + 8], db[PATH_MAX + 32];
 	char buf[64];
 	if (find_conf(conf, sizeof conf) != 0) {
-		fprintf(stderr,
-		        "tiny-harness serve: conf/lighttpd.conf not found (set TH_SRCDIR)\n");
+		fprintf(stderr, "tiny-harness serve: no lighttpd.conf recipe found (installed in "
+		                "the package's data directory, or conf/ of a source tree: set "
+		                "TH_SRCDIR)\n");
 		return 1;
 	}
 	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

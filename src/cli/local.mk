@@ -1,4 +1,3 @@
 noinst_LTLIBRARIES += src/cli/libth_cli.la
 src_cli_libth_cli_la_SOURCES = src/cli/cli.c src/cli/cli.h
-src_cli_libth_cli_la_CPPFLAGS = $(AM_CPPFLAGS) -DTH_SOURCE_DIR='"$(abs_top_srcdir)"'
 src_libth_la_LIBADD += src/cli/libth_cli.la

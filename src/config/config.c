@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/layout.h"
 #include "util/idrule.h"
 
 /* ------------------------------------------------------------------ value checks */
@@ -389,7 +390,13 @@ th_err th_config_defaults(struct th_config *cfg)
 	for (size_t i = 0; i < NKEYS; i++) {
 		if (keys[i].info.def == NULL)
 			continue;
-		if (set_key(cfg, &keys[i], keys[i].info.def, &e) != TH_OK) {
+		/* Installed, the paths default to the autoconf directories (decision-021). */
+		const char *def = keys[i].info.def;
+		if (th_layout_installed() && strcmp(keys[i].info.name, "db") == 0)
+			def = th_layout_db();
+		else if (th_layout_installed() && strcmp(keys[i].info.name, "commands_dir") == 0)
+			def = th_layout_commands_dir();
+		if (set_key(cfg, &keys[i], def, &e) != TH_OK) {
 			th_config_free(cfg);
 			return e.code;
 		}
@@ -504,8 +511,8 @@ th_err th_config_load(struct th_config *cfg, struct th_error *e)
 	th_err rc = TH_OK;
 	if (path != NULL && *path != '\0') {
 		rc = load_file(cfg, path, e);
-	} else if (access("conf/tiny-harness.conf", R_OK) == 0) {
-		path = "conf/tiny-harness.conf";
+	} else if (access(th_layout_conf_file(), R_OK) == 0) {
+		path = th_layout_conf_file();
 		rc = load_file(cfg, path, e);
 	} else {
 		path = NULL;
