@@ -207,6 +207,18 @@ check "STORE-2 an argument a command does not take is named (card extra)" \
 cli -h
 check "STORE-2 -h prints the usage on stdout, exit 0" '[ "$RC" = 0 ]' 'grep -q "^usage:" "$T/body"'
 
+# decision-022: a CGI request that needs no HTTP out and no secrets loads neither library
+# (the dynamic loader says what it loads under LD_DEBUG=files).
+if [ -z "$TH_WRAP" ]; then
+	(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" REQUEST_METHOD=GET \
+		REQUEST_URI=/.well-known/agent-card.json LD_DEBUG=files "$TH_BIN" >"$T/body" 2>"$T/stderr" </dev/null)
+	RC=$?
+	REQ_DESC="LD_DEBUG=files CGI GET /.well-known/agent-card.json"
+	check "issue-13 a CGI card request loads neither libcurl nor libcrypto, and ldd lists neither" \
+		'[ "$RC" = 0 ]' 'grep -q "file=libsqlite3" "$T/stderr"' \
+		'! grep -qE "libcurl|libcrypto" "$T/stderr"' '! ldd "$TH_BIN" | grep -qE "libcurl|libcrypto"'
+fi
+
 # ---------------------------------------------------------------- SendMessage
 run -d "$(rpc 1 SendMessage "$(msg m1 hello)")"
 TASK=$(jqb .result.task.id)

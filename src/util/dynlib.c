@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dynlib.c — libcurl and libcrypto, loaded on first use (issue 13, decision-022).
+ *
+ * A plain-CGI process serves one request and exits, so its start-up is most of what a
+ * request costs; linking libcurl and libcrypto made every process load 30 more shared
+ * libraries (37 in all) although only push delivery, the openai model, push secrets and
+ * `tiny-harness complete` use them. The program is not linked with them: it defines the
+ * functions it calls, each of which opens the library (dlopen, once per process) and
+ * forwards to the library's own function. The rest of the code calls libcurl and
+ * libcrypto as usual, through their headers.
+ *
+ * When a library cannot be opened, the functions fail as their libraries document for
+ * lack of memory or initialisation (NULL, 0, CURLE_FAILED_INIT, …) and one line names the
+ * library on stderr. */
+#define CURL_DISABLE_TYPECHECK 1 /* curl.h's macro would rename curl_easy_setopt below */
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "config.h"
+
+#ifndef TH_CURL_SONAME
+#define TH_CURL_SONAME "libcurl.so.4"
+#endif
+#ifndef TH_CRYPTO_SONAME
+#define TH_CRYPTO_SONAME "libcrypto.so.3"
+#endif
+
+static void *curl_lib, *crypto_lib;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT, crypto_once = PTHREAD_ONCE_INIT;
+
+static void *open_lib(const char *soname)
+{
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL)
+		fprintf(stderr, "tiny-harness: cannot load %s: %s\n", soname, dlerror());
+	return h;
+}
+
+static void open_curl(void)
+{
+	curl_lib = open_lib(TH_CURL_SONAME);
+}
+
+static void open_crypto(void)
+{
+	crypto_lib = open_lib(TH_CRYPTO_SONAME);
+}
+
+/* The library's own function name, or NULL. */
+static void *curl_fn(const char *name)
+{
+	pthread_once(&curl_once, open_curl);
+	return curl_lib != NULL ? dlsym(curl_lib, name) : NULL;
+}
+
+static void *crypto_fn(const char *name)
+{
+	pthread_once(&crypto_once, open_crypto);
+	return crypto_lib != NULL ? dlsym(crypto_lib, name) : NULL;
+}
+
+/* One forwarding function: looks the symbol up once, then calls it; fail when missing.
+ * dlsym returns an object pointer; POSIX guarantees it converts to a function pointer. */
+#define FORWARD(lib, ret, name, params, args, fail)                                                \
+	ret name params                                                                            \
+	{                                                                                          \
+		static ret(*fn) params;                                                            \
+		if (fn == NULL)                                                                    \
+			*(void **)&fn = lib##_fn(#name);                                           \
+		if (fn == NULL)                                                                    \
+			return fail;                                                               \
+		return fn args;                                                                    \
+	}
+#define FORWARD_VOID(lib, name, params, args)                                                      \
+	void name params                                                                           \
+	{                                                                                          \
+		static void(*fn) params;                                                           \
+		if (fn == NULL)                                                                    \
+			*(void **)&fn = lib##_fn(#name);                                           \
+		if (fn != NULL)                                                                    \
+			fn args;                                                                   \
+	}
+
+/* ---- libcurl ---------------------------------------------------------------- */
+
+FORWARD(curl, CURL *, curl_easy_init, (void), (), NULL)
+FORWARD_VOID(curl, curl_easy_cleanup, (CURL * h), (h))
+FORWARD(curl, CURLcode, curl_easy_perform, (CURL * h), (h), CURLE_FAILED_INIT)
+FORWARD(curl, const char *, curl_easy_strerror, (CURLcode c), (c), "libcurl is not available")
+FORWARD_VOID(curl, curl_free, (void *p), (p))
+FORWARD(curl, CURLM *, curl_multi_init, (void), (), NULL)
+FORWARD(curl, CURLMcode, curl_multi_cleanup, (CURLM * m), (m), CURLM_INTERNAL_ERROR)
+FORWARD(curl, CURLMcode, curl_multi_add_handle, (CURLM * m, CURL *h), (m, h), CURLM_INTERNAL_ERROR)
+FORWARD(curl, CURLMcode, curl_multi_remove_handle, (CURLM * m, CURL *h), (m, h),
+        CURLM_INTERNAL_ERROR)
+FORWARD(curl, CURLMcode, curl_multi_perform, (CURLM * m, int *running), (m, running),
+        CURLM_INTERNAL_ERROR)
+FORWARD(curl, CURLMcode, curl_multi_poll,
+        (CURLM * m, struct curl_waitfd *extra, unsigned n, int ms, int *numfds),
+        (m, extra, n, ms, numfds), CURLM_INTERNAL_ERROR)
+FORWARD(curl, CURLMsg *, curl_multi_info_read, (CURLM * m, int *left), (m, left), NULL)
+FORWARD(curl, struct curl_slist *, curl_slist_append, (struct curl_slist * l, const char *s),
+        (l, s), NULL)
+FORWARD_VOID(curl, curl_slist_free_all, (struct curl_slist * l), (l))
+FORWARD(curl, CURLU *, curl_url, (void), (), NULL)
+FORWARD_VOID(curl, curl_url_cleanup, (CURLU * u), (u))
+FORWARD(curl, CURLUcode, curl_url_get, (CURLU * u, CURLUPart what, char **part, unsigned f),
+        (u, what, part, f), CURLUE_OUT_OF_MEMORY)
+FORWARD(curl, CURLUcode, curl_url_set, (CURLU * u, CURLUPart what, const char *part, unsigned f),
+        (u, what, part, f), CURLUE_OUT_OF_MEMORY)
+FORWARD(curl, const char *, curl_url_strerror, (CURLUcode c), (c), "libcurl is not available")
+
+/* The variadic two: the argument's type follows from the option's number (curl.h:
+ * CURLOPTTYPE_* and CURLINFO_* ranges). */
+CURLcode curl_easy_setopt(CURL *h, CURLoption opt, ...)
+{
+	static CURLcode (*fn)(CURL *, CURLoption, ...);
+	if (fn == NULL)
+		*(void **)&fn = curl_fn("curl_easy_setopt");
+	if (fn == NULL)
+		return CURLE_FAILED_INIT;
+	va_list ap;
+	va_start(ap, opt);
+	CURLcode rc;
+	if (opt < CURLOPTTYPE_OBJECTPOINT)
+		rc = fn(h, opt, va_arg(ap, long));
+	else if (opt < CURLOPTTYPE_FUNCTIONPOINT)
+		rc = fn(h, opt, va_arg(ap, void *));
+	else if (opt < CURLOPTTYPE_OFF_T)
+		rc = fn(h, opt, va_arg(ap, void (*)(void)));
+	else if (opt < CURLOPTTYPE_BLOB)
+		rc = fn(h, opt, va_arg(ap, curl_off_t));
+	else
+		rc = fn(h, opt, va_arg(ap, void *));
+	va_end(ap);
+	return rc;
+}
+
+CURLcode curl_easy_getinfo(CURL *h, CURLINFO info, ...)
+{
+	static CURLcode (*fn)(CURL *, CURLINFO, ...);
+	if (fn == NULL)
+		*(void **)&fn = curl_fn("curl_easy_getinfo");
+	if (fn == NULL)
+		return CURLE_FAILED_INIT;
+	va_list ap;
+	va_start(ap, info);
+	CURLcode rc = fn(h, info, va_arg(ap, void *)); /* every CURLINFO_* takes a pointer */
+	va_end(ap);
+	return rc;
+}
+
+/* ---- libcrypto -------------------------------------------------------------- */
+
+FORWARD(crypto, EVP_CIPHER_CTX *, EVP_CIPHER_CTX_new, (void), (), NULL)
+FORWARD_VOID(crypto, EVP_CIPHER_CTX_free, (EVP_CIPHER_CTX * c), (c))
+FORWARD(crypto, int, EVP_CIPHER_CTX_ctrl, (EVP_CIPHER_CTX * c, int type, int arg, void *ptr),
+        (c, type, arg, ptr), 0)
+FORWARD(crypto, const EVP_CIPHER *, EVP_aes_256_gcm, (void), (), NULL)
+FORWARD(crypto, int, EVP_EncryptInit_ex,
+        (EVP_CIPHER_CTX * c, const EVP_CIPHER *t, ENGINE *e, const unsigned char *k,
+         const unsigned char *iv),
+        (c, t, e, k, iv), 0)
+FORWARD(crypto, int, EVP_EncryptUpdate,
+        (EVP_CIPHER_CTX * c, unsigned char *out, int *outl, const unsigned char *in, int inl),
+        (c, out, outl, in, inl), 0)
+FORWARD(crypto, int, EVP_EncryptFinal_ex, (EVP_CIPHER_CTX * c, unsigned char *out, int *outl),
+        (c, out, outl), 0)
+FORWARD(crypto, int, EVP_DecryptInit_ex,
+        (EVP_CIPHER_CTX * c, const EVP_CIPHER *t, ENGINE *e, const unsigned char *k,
+         const unsigned char *iv),
+        (c, t, e, k, iv), 0)
+FORWARD(crypto, int, EVP_DecryptUpdate,
+        (EVP_CIPHER_CTX * c, unsigned char *out, int *outl, const unsigned char *in, int inl),
+        (c, out, outl, in, inl), 0)
+FORWARD(crypto, int, EVP_DecryptFinal_ex, (EVP_CIPHER_CTX * c, unsigned char *out, int *outl),
+        (c, out, outl), 0)
+FORWARD(crypto, int, RAND_bytes, (unsigned char *buf, int num), (buf, num), 0)
+FORWARD_VOID(crypto, OPENSSL_cleanse, (void *p, size_t n), (p, n))
