@@ -238,6 +238,21 @@ run_mode() {
 	fi
 
 	if [ "$MODE" = htaccess ]; then
+		# The same upload on a host that has not loaded mod_fcgid: every request is a 503
+		# that says so, and the program is never served as a file.
+		nof=$(TH_HOST_MODULES="mpm_event authz_core rewrite" TH_SERVER_EXPECT=503 \
+			sh "$APACHE" start htaccess "$T/nofcgid" 1) || nof=
+		saved_base=$BASE
+		BASE=${nof:-$BASE}
+		http POST / "$(rpc 9 GetTask "{\"id\":\"$TASK\"}")"
+		nof_status=$STATUS
+		nof_says=$(grep -c "has not loaded mod_fcgid" "$T/body")
+		http GET /tiny-harness.fcgi "" ""
+		check "STORE-4 on a host without mod_fcgid $RECIPE answers 503 naming mod_fcgid ($nof_status) and never serves the program ($STATUS)" \
+			'[ -n "$nof" ]' '[ "$nof_status" = 503 ]' '[ "$nof_says" -ge 1 ]' \
+			'[ "$STATUS" != 200 ]' '! head -c 4 "$T/body" | grep -q ELF'
+		sh "$APACHE" stop "$T/nofcgid"
+		BASE=$saved_base
 		http GET /conf/tiny-harness.conf "" ""
 		conf_status=$STATUS
 		conf_leak=$(grep -c '^base_url' "$T/body")

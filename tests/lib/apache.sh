@@ -42,7 +42,10 @@
 # repository holding this script), TH_BUILDDIR (default $TH_SRCDIR/build), APACHE2
 # (default apache2 on PATH or /usr/sbin/apache2), TH_APACHE_MODULES (default
 # /usr/lib/apache2/modules), SPAWN_FCGI (default spawn-fcgi on PATH),
-# TH_APACHE_USER (default nobody), TH_SERVER_TIMEOUT (seconds to wait, default 30).
+# TH_APACHE_USER (default nobody), TH_SERVER_TIMEOUT (seconds to wait, default 30),
+# TH_HOST_MODULES (htaccess mode: the modules the host loads, default "mpm_event
+# authz_core rewrite fcgid"), TH_SERVER_EXPECT (the card's status that means started,
+# default 200).
 #
 # Plain POSIX sh: callers run it as `sh apache.sh …` or directly.
 
@@ -187,9 +190,10 @@ write_host_conf() {
 		echo "DefaultRuntimeDir \"\${TH_STATE_DIR}\""
 		echo "ErrorLog \"\${TH_STATE_DIR}/error.log\""
 		echo "LogLevel warn"
-		for m in mpm_event authz_core rewrite fcgid; do
+		for m in ${TH_HOST_MODULES:-mpm_event authz_core rewrite fcgid}; do
 			echo "LoadModule ${m}_module \${TH_APACHE_MODULES}/mod_$m.so"
 		done
+		echo "<IfModule mod_fcgid.c>"
 		echo "FcgidIPCDir \"\${TH_STATE_DIR}/fcgid\""
 		echo "FcgidProcessTableFile \"\${TH_STATE_DIR}/fcgid_shm\""
 		echo "FcgidMaxProcessesPerClass \${TH_PROCS}"
@@ -197,6 +201,7 @@ write_host_conf() {
 			eval "val=\${$v:-}"
 			[ -z "$val" ] || echo "FcgidInitialEnv $v \"$val\""
 		done
+		echo "</IfModule>"
 		echo "DocumentRoot \"\${TH_STATE_DIR}/htdocs\""
 		echo "<Directory />"
 		echo "    AllowOverride None"
@@ -326,7 +331,7 @@ start() {
 		echo "$pid" >"$dir/apache.pid"
 		echo "$TINY_HARNESS_BASE_URL" >"$dir/base_url"
 		# Poll every 0.1 s until the card answers, Apache dies, or time runs out.
-		if wait_card "$pid" "$TINY_HARNESS_BASE_URL"; then
+		if wait_card "$pid" "$TINY_HARNESS_BASE_URL" "${TH_SERVER_EXPECT:-200}"; then
 			echo "$TINY_HARNESS_BASE_URL"
 			return 0
 		fi

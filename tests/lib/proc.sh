@@ -5,9 +5,10 @@
 #   random_port          a random port in 20000–31999
 #   port_busy PORT       true when something listens on 127.0.0.1:PORT
 #   alive PID            true while PID runs (not gone, not a zombie)
-#   wait_card PID URL    poll (every 0.1 s, TH_SERVER_TIMEOUT seconds) until URL's
-#                        .well-known/agent-card.json answers 200 (true) or PID dies or
-#                        time runs out (false); the last HTTP status is left in `code`
+#   wait_card PID URL [STATUS]  poll (every 0.1 s, TH_SERVER_TIMEOUT seconds) until
+#                        URL's .well-known/agent-card.json answers STATUS (default 200;
+#                        true) or PID dies or time runs out (false); the last HTTP status
+#                        is left in `code`
 #   term_wait WHAT PID…  SIGTERM to each pid, up to 10 s for them to go, then SIGKILL
 #                        what is left (these pids only); WHAT names them in the message
 
@@ -57,7 +58,7 @@ wait_card() {
 		alive "$1" || return 1
 		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
 			"${2}.well-known/agent-card.json" 2>/dev/null)
-		[ "$code" = 200 ] && return 0
+		[ "$code" = "${3:-200}" ] && return 0
 		sleep 0.1
 		_i=$((_i + 1))
 	done
