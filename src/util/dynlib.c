@@ -22,8 +22,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "config.h"
-
 #ifndef TH_CURL_SONAME
 #define TH_CURL_SONAME "libcurl.so.4"
 #endif

@@ -7,4 +7,7 @@ src_util_libth_util_la_SOURCES = \
 	src/util/log.c src/util/log.h \
 	src/util/idrule.c src/util/idrule.h \
 	src/util/dynlib.c
+# decision-022: the shared-object names configure found.
+src_util_libth_util_la_CPPFLAGS = $(AM_CPPFLAGS) -DTH_CURL_SONAME='"$(TH_CURL_SONAME)"' \
+	-DTH_CRYPTO_SONAME='"$(TH_CRYPTO_SONAME)"'
 src_libth_la_LIBADD += src/util/libth_util.la
