@@ -441,7 +441,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if (!instant && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
-	rc = th_turn_queue(st, task_id, mid, app->cfg->lease_ms, inline_turn, turn_id, e);
+	rc = th_task_queue_turn(st, task_id, mid, app->cfg->lease_ms, inline_turn, turn_id, e);
 out:
 	free(role);
 	th_task_row_free(&row);

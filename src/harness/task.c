@@ -3,11 +3,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "a2a/a2a.h"
 #include "harness/events.h"
 #include "harness/status.h"
-#include "harness/turn.h"
 #include "harness/view.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
@@ -101,7 +101,22 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	if (rc == TH_OK)
 		rc = th_status_transition(st, &live, TH_STATE_WORKING, NULL, NULL, 0, e);
 	if (rc == TH_OK)
-		rc = th_turn_queue(st, nt->id, mid, nt->lease_ms, nt->inline_turn, turn_id, e);
+		rc = th_task_queue_turn(st, nt->id, mid, nt->lease_ms, nt->inline_turn, turn_id, e);
 	th_task_row_free(&live);
+	return rc;
+}
+
+th_err th_task_queue_turn(struct th_store *st, const char *task_id, const char *message_id,
+                          int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e)
+{
+	if (inline_turn) {
+		*turn_id = TH_TURN_INLINE;
+		return TH_OK;
+	}
+	/* The worker that accepts a message runs its turn, so it takes the lease in the
+	 * same transaction; if it dies first, the lease expires like any other (TURN-4). */
+	struct th_lease l;
+	th_err rc = th_store_turn_start(st, task_id, message_id, (int)getpid(), lease_ms, &l, e);
+	*turn_id = l.turn_id;
 	return rc;
 }

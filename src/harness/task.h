@@ -27,7 +27,7 @@ struct th_new_task {
 	json_object *first;     /* the first message (taskId/contextId are set here) */
 	const char *first_sender;
 	int lease_ms;    /* the first turn's lease (configuration) */
-	int inline_turn; /* the caller runs the first turn inline (th_turn_queue) */
+	int inline_turn; /* the caller runs the first turn inline (th_task_queue_turn) */
 };
 
 /* Inside the caller's transaction: inserts the task (SUBMITTED), its participants,
@@ -35,5 +35,15 @@ struct th_new_task {
  * queued turn for the first message (*turn_id). */
 th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t *turn_id,
                       struct th_error *e);
+
+/* *turn_id of a turn that th_turn_inline will run before the transaction commits. */
+#define TH_TURN_INLINE (-1)
+
+/* Queues the turn that answers message_id, inside the caller's transaction, leased at
+ * once to this worker, which will run it (now, or after its response: TURN-5). With
+ * inline_turn the caller runs it with th_turn_inline before committing: no row is
+ * written and *turn_id is TH_TURN_INLINE. */
+th_err th_task_queue_turn(struct th_store *st, const char *task_id, const char *message_id,
+                          int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e);
 
 #endif

@@ -22,21 +22,6 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 
-th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id, int lease_ms,
-                     int inline_turn, int64_t *turn_id, struct th_error *e)
-{
-	if (inline_turn) {
-		*turn_id = TH_TURN_INLINE;
-		return TH_OK;
-	}
-	/* The worker that accepts a message runs its turn, so it takes the lease in the
-	 * same transaction; if it dies first, the lease expires like any other (TURN-4). */
-	struct th_lease l;
-	th_err rc = th_store_turn_start(st, task_id, message_id, (int)getpid(), lease_ms, &l, e);
-	*turn_id = l.turn_id;
-	return rc;
-}
-
 /* The text of a message: its text parts (and a channel part's text) joined by new
  * lines; other parts are named so the model can see that something arrived. */
 static char *message_text(json_object *msg)
@@ -503,7 +488,7 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e)
 {
-	/* The worker that queued the turn holds its first lease (th_turn_queue). */
+	/* The worker that queued the turn holds its first lease (th_task_queue_turn). */
 	const struct th_lease l = {turn_id, TH_LEASE_FIRST};
 	int held = 0;
 	th_err rc = held_now(app, &l, &held, e);

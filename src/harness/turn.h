@@ -13,16 +13,6 @@
 #include "store/store.h"
 #include "util/err.h"
 
-/* *turn_id of a turn that th_turn_inline will run before the transaction commits. */
-#define TH_TURN_INLINE (-1)
-
-/* Queues a turn for message_id inside the caller's transaction, leased at once to this
- * worker, which will run it (now, or after its response: TURN-5). With inline_turn the
- * caller runs it with th_turn_inline before committing: no row is written and *turn_id
- * is TH_TURN_INLINE. */
-th_err th_turn_queue(struct th_store *st, const char *task_id, const char *message_id, int lease_ms,
-                     int inline_turn, int64_t *turn_id, struct th_error *e);
-
 /* Runs a turn this worker queued to its end. A turn cut before it started, or taken
  * over by another worker after its lease expired, is left alone (TH_OK). */
 th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
