@@ -416,26 +416,6 @@ static int is_number(json_object *v)
 	return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
 }
 
-static const char *type_name(json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-	case json_type_int:
-		return "a number";
-	case json_type_string:
-		return "a string";
-	case json_type_array:
-		return "an array";
-	case json_type_object:
-		return "an object";
-	}
-	return "a value";
-}
-
 static th_err check_value(struct vctx *c, const char *path, const struct prop *p, json_object *v);
 
 static const struct fn *find_fn(const char *name)
@@ -519,7 +499,7 @@ static th_err add_ref(struct vctx *c, const char *path, json_object *v)
 {
 	if (!json_object_is_type(v, json_type_string))
 		return th_a2ui_fail(c->w, path, "a component id reference must be a string, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	if (!th_a2ui_id_ok(v))
 		return th_a2ui_fail(c->w, path, "a component id reference must be 1..%d bytes",
 		                    TH_A2UI_MAX_ID_BYTES);
@@ -538,7 +518,7 @@ static th_err check_object_list(struct vctx *c, const char *path, json_object *v
                                 const struct prop *props, size_t min_items, const char *what)
 {
 	if (!json_object_is_type(v, json_type_array))
-		return th_a2ui_fail(c->w, path, "must be an array, not %s", type_name(v));
+		return th_a2ui_fail(c->w, path, "must be an array, not %s", th_json_type_name(v));
 	size_t n = json_object_array_length(v);
 	if (n < min_items)
 		return th_a2ui_fail(c->w, path, "needs at least %zu item(s)", min_items);
@@ -584,7 +564,7 @@ static const struct prop template_props[] = {
 static th_err check_action(struct vctx *c, const char *path, json_object *v)
 {
 	if (!json_object_is_type(v, json_type_object))
-		return th_a2ui_fail(c->w, path, "must be an object, not %s", type_name(v));
+		return th_a2ui_fail(c->w, path, "must be an object, not %s", th_json_type_name(v));
 	json_object *fc = NULL, *ev = NULL;
 	int has_fc = json_object_object_get_ex(v, "functionCall", &fc);
 	int has_ev = json_object_object_get_ex(v, "event", &ev);
@@ -618,7 +598,8 @@ static th_err check_action(struct vctx *c, const char *path, json_object *v)
 	char csub[256];
 	join(csub, sizeof csub, sub, "context");
 	if (!json_object_is_type(ctx, json_type_object))
-		return th_a2ui_fail(c->w, csub, "must be an object, not %s", type_name(ctx));
+		return th_a2ui_fail(c->w, csub, "must be an object, not %s",
+		                    th_json_type_name(ctx));
 	if (json_object_object_length(ctx) > TH_A2UI_MAX_CONTEXT_KEYS)
 		return th_a2ui_fail(c->w, csub, "more than %d keys", TH_A2UI_MAX_CONTEXT_KEYS);
 	static const struct prop dv = {"", K_DVALUE, 0, NULL};
@@ -650,21 +631,21 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		if (json_object_is_type(v, json_type_object))
 			return check_dynamic_object(c, path, v, "string");
 		return th_a2ui_fail(c->w, path, "expected a string or a binding, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	case K_DNUM:
 		if (is_number(v))
 			return TH_OK;
 		if (json_object_is_type(v, json_type_object))
 			return check_dynamic_object(c, path, v, "number");
 		return th_a2ui_fail(c->w, path, "expected a number or a binding, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	case K_DBOOL:
 		if (json_object_is_type(v, json_type_boolean))
 			return TH_OK;
 		if (json_object_is_type(v, json_type_object))
 			return check_dynamic_object(c, path, v, "boolean");
 		return th_a2ui_fail(c->w, path, "expected a boolean or a binding, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	case K_DSTRLIST:
 		if (json_object_is_type(v, json_type_array)) {
 			for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -677,7 +658,7 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		if (json_object_is_type(v, json_type_object))
 			return check_dynamic_object(c, path, v, "array");
 		return th_a2ui_fail(c->w, path, "expected an array of strings or a binding, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	case K_DVALUE:
 		if (json_object_is_type(v, json_type_string) || is_number(v) ||
 		    json_object_is_type(v, json_type_boolean) ||
@@ -690,18 +671,20 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		return TH_OK;
 	case K_STR:
 		if (!json_object_is_type(v, json_type_string))
-			return th_a2ui_fail(c->w, path, "expected a string, not %s", type_name(v));
+			return th_a2ui_fail(c->w, path, "expected a string, not %s",
+			                    th_json_type_name(v));
 		if (strcmp(p->name, "path") == 0 && !th_a2ui_pointer_ok(json_object_get_string(v)))
 			return th_a2ui_fail(c->w, path, "not a JSON Pointer");
 		return TH_OK;
 	case K_NUM:
 		if (!is_number(v))
-			return th_a2ui_fail(c->w, path, "expected a number, not %s", type_name(v));
+			return th_a2ui_fail(c->w, path, "expected a number, not %s",
+			                    th_json_type_name(v));
 		return TH_OK;
 	case K_UINT: {
 		if (!is_number(v))
 			return th_a2ui_fail(c->w, path, "expected an integer, not %s",
-			                    type_name(v));
+			                    th_json_type_name(v));
 		double d = json_object_get_double(v);
 		if (json_object_is_type(v, json_type_int) ? json_object_get_int64(v) < 0
 		                                          : (d < 0 || floor(d) != d))
@@ -710,7 +693,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 	}
 	case K_BOOL:
 		if (!json_object_is_type(v, json_type_boolean))
-			return th_a2ui_fail(c->w, path, "expected a boolean, not %s", type_name(v));
+			return th_a2ui_fail(c->w, path, "expected a boolean, not %s",
+			                    th_json_type_name(v));
 		return TH_OK;
 	case K_ENUM:
 		if (!json_object_is_type(v, json_type_string) ||
@@ -718,7 +702,7 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 			return th_a2ui_fail(c->w, path, "%s is not one of the enum values",
 			                    json_object_is_type(v, json_type_string)
 			                        ? json_object_get_string(v)
-			                        : type_name(v));
+			                        : th_json_type_name(v));
 		return TH_OK;
 	case K_URI:
 		if (!json_object_is_type(v, json_type_string) || !uri_ok(json_object_get_string(v)))
@@ -741,7 +725,7 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 			return check_props(c, path, template_props, v, "property");
 		return th_a2ui_fail(c->w, path,
 		                    "expected an array of ids or {componentId, path}, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	case K_TABS:
 		return check_object_list(c, path, v, tab_props, 1, "property");
 	case K_OPTIONS:
@@ -770,7 +754,8 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		return th_a2ui_fail(c->w, path, "expected an icon name, {svgPath} or {path}");
 	case K_ACCESS:
 		if (!json_object_is_type(v, json_type_object))
-			return th_a2ui_fail(c->w, path, "must be an object, not %s", type_name(v));
+			return th_a2ui_fail(c->w, path, "must be an object, not %s",
+			                    th_json_type_name(v));
 		return check_props(c, path, access_props, v, "property");
 	case K_DBOOLS2: {
 		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) < 2)
@@ -826,7 +811,7 @@ th_err th_a2ui_check_component(const struct th_a2ui_where *w, json_object *comp,
 	*type = NULL;
 	if (!json_object_is_type(comp, json_type_object))
 		return th_a2ui_fail(w, NULL, "a component must be an object, not %s",
-		                    type_name(comp));
+		                    th_json_type_name(comp));
 	json_object *name = NULL;
 	if (!json_object_object_get_ex(comp, "component", &name))
 		return th_a2ui_fail(w, NULL, "missing required property \"component\"");

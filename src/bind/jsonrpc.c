@@ -29,26 +29,6 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 	th_bind_send_json(ctx, status, "application/json", o);
 }
 
-static const char *type_name(json_object *v)
-{
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-	case json_type_int:
-		return "a number";
-	case json_type_string:
-		return "a string";
-	case json_type_array:
-		return "an array";
-	case json_type_object:
-		return "an object";
-	}
-	return "something else";
-}
-
 /* Checks the envelope; on success *op and *params (borrowed, NULL when absent) are
  * set. *id is set (borrowed) as soon as it is known to be valid, so that later errors
  * can echo it. */
@@ -64,7 +44,7 @@ static th_err check_envelope(json_object *req, json_object **id, int *op, json_o
 	if (!json_object_is_type(req, json_type_object))
 		return th_error_set(e, TH_EINVALREQ,
 		                    "a JSON-RPC request must be a JSON object, not %s",
-		                    type_name(req));
+		                    th_json_type_name(req));
 	json_object *v = NULL;
 	if (!json_object_object_get_ex(req, "id", &v))
 		return th_error_set(e, TH_EINVALREQ,
@@ -74,7 +54,7 @@ static th_err check_envelope(json_object *req, json_object **id, int *op, json_o
 	    !json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
 		return th_error_set(e, TH_EINVALREQ,
 		                    "\"id\" must be a string, a number or null, not %s",
-		                    type_name(v));
+		                    th_json_type_name(v));
 	*id = v;
 	const char *ver = th_json_str(req, "jsonrpc");
 	if (ver == NULL || strcmp(ver, "2.0") != 0) {
@@ -98,7 +78,7 @@ static th_err check_envelope(json_object *req, json_object **id, int *op, json_o
 	if (json_object_object_get_ex(req, "params", &v) && v != NULL) {
 		if (!json_object_is_type(v, json_type_object))
 			return th_error_set(e, TH_EINVAL, "\"params\" must be an object, not %s",
-			                    type_name(v));
+			                    th_json_type_name(v));
 		*params = v;
 	}
 	return TH_OK;

@@ -359,6 +359,26 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
 	return TH_OK;
 }
 
+const char *th_json_type_name(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_double:
+	case json_type_int:
+		return "a number";
+	case json_type_string:
+		return "a string";
+	case json_type_array:
+		return "an array";
+	case json_type_object:
+		return "an object";
+	}
+	return "a value";
+}
+
 const char *th_json_str(json_object *obj, const char *key)
 {
 	json_object *v;

@@ -19,6 +19,10 @@ th_err th_json_parse(const char *s, size_t len, int depth, json_object **out, st
  * no overlong forms, no encoded surrogates, nothing above U+10FFFF), or len. */
 size_t th_utf8_bad_at(const unsigned char *s, size_t len);
 
+/* What kind of JSON value v is, for error messages: "null", "a boolean", "a number",
+ * "a string", "an array" or "an object". */
+const char *th_json_type_name(json_object *v);
+
 /* The string value of key in obj, or NULL when absent or not a string. Borrowed. */
 const char *th_json_str(json_object *obj, const char *key);
 
