@@ -56,20 +56,29 @@ static int etag_matches(const char *inm, const char *etag)
 
 /* Last-Modified of the card (RFC 9110 §8.8.2): the card is made from the program and
  * its configuration file, so it changed last when the newer of the two did. Every worker
- * of one installation gives the same date. 0 when neither can be read. */
+ * of one installation gives the same date. Neither changes while a process runs, so the
+ * date is read once (two stat calls), not on every card request. 0 when neither can be
+ * read. */
 static int card_modified(const struct th_app *app, char *out, size_t n)
 {
-	struct stat sb;
-	time_t t = 0;
-	if (stat("/proc/self/exe", &sb) == 0)
-		t = sb.st_mtime;
-	const char *conf = app != NULL && app->cfg != NULL ? app->cfg->source : NULL;
-	if (conf != NULL && stat(conf, &sb) == 0 && sb.st_mtime > t)
-		t = sb.st_mtime;
-	struct tm tm;
-	if (t == 0 || gmtime_r(&t, &tm) == NULL)
-		return 0;
-	return strftime(out, n, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0;
+	static char date[40];
+	static int read_once;
+	if (!read_once) {
+		read_once = 1;
+		struct stat sb;
+		time_t t = 0;
+		if (stat("/proc/self/exe", &sb) == 0)
+			t = sb.st_mtime;
+		const char *conf = app != NULL && app->cfg != NULL ? app->cfg->source : NULL;
+		if (conf != NULL && stat(conf, &sb) == 0 && sb.st_mtime > t)
+			t = sb.st_mtime;
+		struct tm tm;
+		if (t == 0 || gmtime_r(&t, &tm) == NULL ||
+		    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) == 0)
+			date[0] = '\0';
+	}
+	snprintf(out, n, "%s", date);
+	return date[0] != '\0';
 }
 
 static void serve_card(struct th_bind_ctx *ctx)
