@@ -192,20 +192,20 @@ cli() {
 	REQ_DESC="tiny-harness $*"
 }
 cli --version
-check "STORE-2 --version prints the name, the version and the licence, exit 0" \
+check "PKG-1 --version prints the name, the version and the licence, exit 0" \
 	'[ "$RC" = 0 ]' 'grep -q "^tiny-harness [0-9][0-9.]*$" "$T/body"' 'grep -q "Apache License" "$T/body"'
 cli frobnicate
-check "STORE-2 an unknown command is named, with a pointer to --help, exit 2" \
+check "PKG-1 an unknown command is named, with a pointer to --help, exit 2" \
 	'[ "$RC" = 2 ]' 'grep -q "unknown command .frobnicate." "$T/stderr"' \
 	'grep -q "tiny-harness --help" "$T/stderr"' '[ "$(wc -l <"$T/stderr")" -le 3 ]'
 cli purge --older-than 5x
-check "STORE-2 a bad argument is named (purge --older-than 5x)" \
+check "PKG-1 a bad argument is named (purge --older-than 5x)" \
 	'[ "$RC" = 2 ]' 'grep -q "5x" "$T/stderr"'
 cli card extra
-check "STORE-2 an argument a command does not take is named (card extra)" \
+check "PKG-1 an argument a command does not take is named (card extra)" \
 	'[ "$RC" = 2 ]' 'grep -q "card takes no arguments (got .extra.)" "$T/stderr"'
 cli -h
-check "STORE-2 -h prints the usage on stdout, exit 0" '[ "$RC" = 0 ]' 'grep -q "^usage:" "$T/body"'
+check "PKG-1 -h prints the usage on stdout, exit 0" '[ "$RC" = 0 ]' 'grep -q "^usage:" "$T/body"'
 
 # decision-022: a CGI request that needs no HTTP out and no secrets loads neither library
 # (the dynamic loader says what it loads under LD_DEBUG=files).
@@ -214,7 +214,7 @@ if [ -z "$TH_WRAP" ]; then
 		REQUEST_URI=/.well-known/agent-card.json LD_DEBUG=files "$TH_BIN" >"$T/body" 2>"$T/stderr" </dev/null)
 	RC=$?
 	REQ_DESC="LD_DEBUG=files CGI GET /.well-known/agent-card.json"
-	check "issue-13 a CGI card request loads neither libcurl nor libcrypto, and ldd lists neither" \
+	check "PKG-4 a CGI card request loads neither libcurl nor libcrypto, and ldd lists neither" \
 		'[ "$RC" = 0 ]' 'grep -q "file=libsqlite3" "$T/stderr"' \
 		'! grep -qE "libcurl|libcrypto" "$T/stderr"' '! ldd "$TH_BIN" | grep -qE "libcurl|libcrypto"'
 fi

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Install test (issue 13, STORE-2, decision-021): configure the source tree with a
+# Install test (PKG-1, STORE-2, decision-021): configure the source tree with a
 # --prefix in a scratch directory, `make install`, and use the installed program as an
 # administrator would, from another working directory: --version, --help naming the
 # installed configuration file and database, the manual pages (every configuration key
@@ -38,7 +38,7 @@ mkdir -p "$T/build"
 (cd "$T/build" && "$TH_SRCDIR/configure" -q --prefix="$P" CFLAGS="-O0" >"$T/out" 2>&1 &&
 	make -s -j2 install >>"$T/out" 2>&1)
 rc=$?
-check "STORE-2 make install into a fresh prefix succeeds" '[ "$rc" = 0 ]' '[ -x "$P/bin/tiny-harness" ]'
+check "PKG-1 make install into a fresh prefix succeeds" '[ "$rc" = 0 ]' '[ -x "$P/bin/tiny-harness" ]'
 [ "$rc" = 0 ] || bail "make install failed"
 BIN=$P/bin/tiny-harness
 
@@ -50,11 +50,11 @@ run_bin() { env -i PATH="$PATH" "$BIN" "$@" >"$T/out" 2>&1; }
 run_bin --version
 rc=$?
 REQ_DESC="$BIN --version"
-check "STORE-2 the installed program has --version" '[ "$rc" = 0 ]' 'grep -q "^tiny-harness [0-9]" "$T/out"'
+check "PKG-1 the installed program has --version" '[ "$rc" = 0 ]' 'grep -q "^tiny-harness [0-9]" "$T/out"'
 
 run_bin --help
 REQ_DESC="$BIN --help"
-check "decision-021 --help names the installed configuration file and database" \
+check "PKG-1 --help names the installed configuration file and database" \
 	'grep -qF "Configuration file: $P/etc/tiny-harness/tiny-harness.conf (installed layout)" "$T/out"' \
 	'grep -qF "  db = $P/var/lib/tiny-harness/tiny-harness.db" "$T/out"' \
 	'grep -qF "  commands_dir = $P/etc/tiny-harness/commands" "$T/out"'
@@ -65,11 +65,11 @@ for k in $keys; do
 	grep -qx ".B $(printf '%s' "$k" | sed 's/-/\\\\-/g')" "$man5" 2>/dev/null || missing="$missing $k"
 done
 REQ_DESC="keys of --help not in $man5:$missing"
-check "STORE-2 man pages installed: tiny-harness(1), and tiny-harness.conf(5) names all $(echo $keys | wc -w) keys" \
+check "PKG-1 man pages installed: tiny-harness(1), and tiny-harness.conf(5) names all $(echo $keys | wc -w) keys" \
 	'[ -s "$P/share/man/man1/tiny-harness.1" ]' '[ -s "$man5" ]' '[ -n "$keys" ]' '[ -z "$missing" ]'
 
 REQ_DESC="ls $P/etc/tiny-harness $P/share/tiny-harness $P/var/lib"
-check "STORE-2 the example configuration, every recipe and the licence are installed" \
+check "PKG-1 the example configuration, every recipe and the licence are installed" \
 	'[ -f "$P/etc/tiny-harness/tiny-harness.conf" ]' \
 	'[ -f "$P/share/tiny-harness/lighttpd.conf" ]' '[ -f "$P/share/tiny-harness/apache-fcgid.conf" ]' \
 	'[ -f "$P/share/tiny-harness/apache-proxy-fcgi.conf" ]' '[ -f "$P/share/tiny-harness/nginx.conf" ]' \
@@ -78,13 +78,13 @@ check "STORE-2 the example configuration, every recipe and the licence are insta
 
 run_bin migrate
 REQ_DESC="$BIN migrate (from $T/elsewhere)"
-check "decision-021 migrate creates the database under localstatedir, nothing in the working directory" \
+check "PKG-1 migrate creates the database under localstatedir, nothing in the working directory" \
 	'[ -f "$P/var/lib/tiny-harness/tiny-harness.db" ]' '[ ! -e "$T/elsewhere/var" ]'
 
 printf 'base_url = http://installed.example.test:9/agent/\n' >>"$P/etc/tiny-harness/tiny-harness.conf"
 run_bin card
 REQ_DESC="$BIN card with base_url added to $P/etc/tiny-harness/tiny-harness.conf"
-check "decision-021 the installed program reads the installed configuration file" \
+check "PKG-1 the installed program reads the installed configuration file" \
 	'jq -e ".supportedInterfaces[0].url | startswith(\"http://installed.example.test:9/agent\")" "$T/out" >/dev/null'
 sed -i '/installed.example.test/d' "$P/etc/tiny-harness/tiny-harness.conf"
 
@@ -96,7 +96,7 @@ on_exit 'p=$(cat "$T/elsewhere/var/lighttpd.pid" 2>/dev/null); [ -n "$p" ] && te
 wait_card "$serve_pid" "http://127.0.0.1:$port/"
 code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/.well-known/agent-card.json")
 REQ_DESC="$BIN serve --port $port (from $T/elsewhere); $(head -c 300 "$T/serve.out")"
-check "STORE-2 serve runs lighttpd from the installed recipe and serves the card" \
+check "PKG-1 serve runs lighttpd from the installed recipe and serves the card" \
 	'[ "$code" = 200 ]' 'jq -e .name "$T/out" >/dev/null'
 
 tap_done

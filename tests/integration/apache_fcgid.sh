@@ -92,7 +92,7 @@ run_mode() {
 		check "STORE-4 $RECIPE passes apache2 -t" 'echo "$syntax" | grep -q "Syntax OK"'
 	fi
 	if [ "$MODE" = nginx ]; then
-		check "STORE-4 STREAM-1 $RECIPE turns FastCGI buffering off, waits out long streams and matches the 1 MiB body limit" \
+		check "PKG-3 STORE-4 STREAM-1 $RECIPE turns FastCGI buffering off, waits out long streams and matches the 1 MiB body limit" \
 			'grep -Eq "^[[:space:]]*fastcgi_buffering off;" "$TH_SRCDIR/$RECIPE"' \
 			'grep -Eq "^[[:space:]]*fastcgi_read_timeout 1h;" "$TH_SRCDIR/$RECIPE"' \
 			'grep -Eq "^[[:space:]]*client_max_body_size 1m;" "$TH_SRCDIR/$RECIPE"'
@@ -248,7 +248,7 @@ run_mode() {
 		nof_status=$STATUS
 		nof_says=$(grep -c "has not loaded mod_fcgid" "$T/body")
 		http GET /tiny-harness.fcgi "" ""
-		check "STORE-4 on a host without mod_fcgid $RECIPE answers 503 naming mod_fcgid ($nof_status) and never serves the program ($STATUS)" \
+		check "PKG-3 STORE-4 on a host without mod_fcgid $RECIPE answers 503 naming mod_fcgid ($nof_status) and never serves the program ($STATUS)" \
 			'[ -n "$nof" ]' '[ "$nof_status" = 503 ]' '[ "$nof_says" -ge 1 ]' \
 			'[ "$STATUS" != 200 ]' '! head -c 4 "$T/body" | grep -q ELF'
 		sh "$APACHE" stop "$T/nofcgid"

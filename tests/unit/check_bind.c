@@ -593,10 +593,10 @@ START_TEST(test_lim2_wrong_http_method_405_with_allow)
 }
 END_TEST
 
-/* HEAD wherever GET answers one document (RFC 9110 §9.3.2): the same status and headers,
+/* PKG-1: HEAD wherever GET answers one document (RFC 9110 §9.3.2): the same status and headers,
  * Content-Length of the body GET would send, and no body. The card also carries
  * Last-Modified beside its ETag. */
-START_TEST(test_a2a4_head_answers_like_get_without_a_body)
+START_TEST(test_pkg1_head_answers_like_get_without_a_body)
 {
 	const char *g[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", NULL};
 	struct resp get = run(g, NULL);
@@ -1190,9 +1190,9 @@ START_TEST(test_id6_agent_id_and_overlong_participant_are_refused)
 }
 END_TEST
 
-/* issue 13: with anonymous_participant set, a request without X-Participant-Id acts as
+/* PKG-5: with anonymous_participant set, a request without X-Participant-Id acts as
  * that participant (header identity only); a sent header still wins. */
-START_TEST(test_id1_anonymous_participant_is_opt_in)
+START_TEST(test_pkg5_anonymous_participant_is_opt_in)
 {
 	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
 	                   NULL};
@@ -1451,7 +1451,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim2_rest_empty_post_needs_no_content_type);
 	tcase_add_test(tc, test_lim2_unknown_rest_route_404);
 	tcase_add_test(tc, test_lim2_wrong_http_method_405_with_allow);
-	tcase_add_test(tc, test_a2a4_head_answers_like_get_without_a_body);
+	tcase_add_test(tc, test_pkg1_head_answers_like_get_without_a_body);
 	tcase_add_test(tc, test_lim1_oversized_jsonrpc_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_oversized_rest_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_json_depth_limit_named);
@@ -1475,7 +1475,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id1_participant_from_header);
 	tcase_add_test(tc, test_id6_agent_id_and_overlong_participant_are_refused);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
-	tcase_add_test(tc, test_id1_anonymous_participant_is_opt_in);
+	tcase_add_test(tc, test_pkg5_anonymous_participant_is_opt_in);
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
 	suite_add_tcase(s, tc);
