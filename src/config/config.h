@@ -57,6 +57,8 @@ struct th_config {
 	int stream_poll_ms;          /* stream_poll_ms: how often a stream looks for events */
 	int stream_max;              /* stream_max: open streams one FastCGI worker holds at once
 	                                (STREAM-6); one more is refused with 503 */
+	int worker_threads;          /* worker_threads: requests one FastCGI worker serves at
+	                                once; their writes commit together (decision-023) */
 	int a2ui_v091;               /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
 	                                messages carry (UI-1) */
 	int push_allow_private;      /* push_allow_private: 0 refuses private, loopback and

@@ -15,6 +15,7 @@ noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
 	src/store/store.h src/store/store_int.h src/store/migrations.h \
 	src/store/store.c \
+	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \
 	src/store/turns.c \
@@ -39,4 +40,11 @@ TESTS += tests/unit/check_store
 tests_unit_check_store_SOURCES = tests/unit/check_store.c
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_store_LDADD = src/store/libth_store.la src/util/libth_util.la \
+	$(CHECK_LIBS) $(TH_LIBS)
+
+check_PROGRAMS += tests/unit/check_group
+TESTS += tests/unit/check_group
+tests_unit_check_group_SOURCES = tests/unit/check_group.c
+tests_unit_check_group_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_group_LDADD = src/store/libth_store.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)

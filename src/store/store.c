@@ -479,6 +479,14 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
+/* The WAL was reset (by this store or another): its frames are forgotten. */
+static void wal_forget(struct th_store *st)
+{
+	st->wal_frames = 0;
+	if (st->group != NULL)
+		th_store_group_wal_reset(st->group);
+}
+
 int th_store_wal_frames(struct th_store *st)
 {
 	return st->wal_frames;
@@ -486,8 +494,11 @@ int th_store_wal_frames(struct th_store *st)
 
 int th_store_wal_tend(struct th_store *st)
 {
-	if (st == NULL || st->wal_frames < TH_WAL_CHECKPOINT_FRAMES ||
-	    !sqlite3_get_autocommit(st->db))
+	if (st == NULL || st->in_group || !sqlite3_get_autocommit(st->own_db))
+		return 0;
+	/* A member of a group counts the frames its group's commits left. */
+	int frames = st->group != NULL ? th_store_group_wal_frames(st->group) : st->wal_frames;
+	if (frames < TH_WAL_CHECKPOINT_FRAMES)
 		return 0;
 	/* A reader that stays (an operator's open sqlite3 session) must not cost every
 	 * request the wait: after a failure, try again a second later. */
@@ -499,7 +510,7 @@ int th_store_wal_tend(struct th_store *st)
 	struct stat sb;
 	if (stat(st->wal_path, &sb) == 0 &&
 	    sb.st_size < (off_t)TH_WAL_CHECKPOINT_FRAMES * (off_t)st->page_size) {
-		st->wal_frames = 0;
+		wal_forget(st);
 		return 0;
 	}
 	/* TRUNCATE waits (through the busy handler) for the writer lock and then for every
@@ -507,16 +518,17 @@ int th_store_wal_tend(struct th_store *st)
 	 * wait: the worker has answered already, but other workers' writes queue behind it. */
 	/* A passive pass first copies what it can while writers go on; the TRUNCATE that
 	 * follows, which holds writers off, then has little left to copy. */
-	(void)sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	(void)sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	st->busy_limit_ms = TH_WAL_TEND_WAIT_MS;
 	int log = -1, done = -1;
-	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	int rc =
+	    sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
 	st->busy_limit_ms = st->busy_timeout_ms;
 	if (rc != SQLITE_OK) {
 		st->wal_retry_ms = now + TH_WAL_RETRY_MS;
 		return 0;
 	}
-	st->wal_frames = 0;
+	wal_forget(st);
 	return 1;
 }
 
@@ -558,18 +570,20 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	pthread_once(&sqlite_setup_once, sqlite_setup);
 	/* NOMUTEX: a connection belongs to one thread (the worker's, or its stream
 	 * thread's own), so SQLite's per-call connection mutex only costs time. */
+	st->stmt = st->own_stmt;
 	int rc =
-	    sqlite3_open_v2(st->path, &st->db,
+	    sqlite3_open_v2(st->path, &st->own_db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		if (st->db == NULL) {
+		if (st->own_db == NULL) {
 			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
 		} else {
 			err = th_error_set(e, TH_EINTERNAL, "cannot open database %s: %s", st->path,
-			                   sqlite3_errmsg(st->db));
+			                   sqlite3_errmsg(st->own_db));
 		}
 		goto fail;
 	}
+	st->db = st->own_db;
 	sqlite3_extended_result_codes(st->db, 1);
 	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
 	st->busy_limit_ms = st->busy_timeout_ms;
@@ -580,6 +594,10 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	err = check_identity(st, e);
 	if (err == TH_OK)
 		err = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", e);
+	/* Statement and savepoint journals (each group member's part is a SAVEPOINT) in
+	 * memory: Debian's SQLite otherwise opens and unlinks a file in /var/tmp for each. */
+	if (err == TH_OK)
+		err = exec(st, "PRAGMA temp_store = MEMORY", "temp_store", e);
 	if (err == TH_OK)
 		err = exec(
 		    st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
@@ -610,12 +628,14 @@ void th_store_close(struct th_store *st)
 {
 	if (st == NULL)
 		return;
+	/* A group transaction left open is the group's to end; it is never this one's. */
+	assert(!st->in_group);
 	for (int i = 0; i < TH_STMT_COUNT_; i++)
-		sqlite3_finalize(st->stmt[i]);
-	if (st->db != NULL) {
-		if (!sqlite3_get_autocommit(st->db))
-			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_close_v2(st->db);
+		sqlite3_finalize(st->own_stmt[i]);
+	if (st->own_db != NULL) {
+		if (!sqlite3_get_autocommit(st->own_db))
+			sqlite3_exec(st->own_db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close_v2(st->own_db);
 	}
 	free(st->path);
 	free(st->wal_path);
@@ -625,6 +645,24 @@ void th_store_close(struct th_store *st)
 /* ---- transactions ---------------------------------------------------------------- */
 
 th_err th_store_begin(struct th_store *st, struct th_error *e)
+{
+	return st->group != NULL ? th_store_group_enter(st, e) : th_store_begin_own(st, e);
+}
+
+th_err th_store_commit(struct th_store *st, struct th_error *e)
+{
+	return st->in_group ? th_store_group_commit(st, e) : th_store_commit_own(st, e);
+}
+
+void th_store_rollback(struct th_store *st)
+{
+	if (st != NULL && st->in_group)
+		th_store_group_rollback(st);
+	else
+		th_store_rollback_own(st);
+}
+
+th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 {
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_BEGIN, "BEGIN IMMEDIATE", &s, e);
@@ -652,12 +690,12 @@ th_err th_store_begin(struct th_store *st, struct th_error *e)
 	}
 }
 
-th_err th_store_commit(struct th_store *st, struct th_error *e)
+th_err th_store_commit_own(struct th_store *st, struct th_error *e)
 {
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_COMMIT, "COMMIT", &s, e);
 	if (err != TH_OK) {
-		th_store_rollback(st);
+		th_store_rollback_own(st);
 		return err;
 	}
 	int rc = sqlite3_step(s);
@@ -666,7 +704,7 @@ th_err th_store_commit(struct th_store *st, struct th_error *e)
 		return TH_OK;
 	err = th_store_fail(st, rc, "COMMIT", e);
 	/* A failed COMMIT leaves the transaction open; end it so the worker stays usable. */
-	th_store_rollback(st);
+	th_store_rollback_own(st);
 	return err;
 }
 
@@ -691,10 +729,10 @@ void th_store_read_end(struct th_store *st, int began)
 {
 	/* Ending a read transaction has nothing to undo: a rollback cannot fail it. */
 	if (began)
-		th_store_rollback(st);
+		th_store_rollback_own(st);
 }
 
-void th_store_rollback(struct th_store *st)
+void th_store_rollback_own(struct th_store *st)
 {
 	if (st == NULL || st->db == NULL || sqlite3_get_autocommit(st->db))
 		return;
@@ -722,7 +760,7 @@ int64_t th_store_data_version(struct th_store *st)
 
 int64_t th_store_changes(struct th_store *st)
 {
-	return sqlite3_total_changes64(st->db);
+	return sqlite3_total_changes64(st->own_db) + st->group_writes;
 }
 
 th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,

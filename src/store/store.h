@@ -71,6 +71,33 @@ th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e);
 void th_store_read_end(struct th_store *st, int began);
 void th_store_rollback(struct th_store *st); /* safe to call when no transaction is open */
 
+/* ---- group commit (decision-023) ------------------------------------------
+ * The request threads of one FastCGI worker share one writer connection: write
+ * transactions that overlap in time commit together, each member's part in a
+ * SAVEPOINT of its own. th_store_begin/commit/rollback of a joined store work as
+ * before for its caller: commit returns once the batch that holds the part committed,
+ * with that COMMIT's result; rollback undoes only the caller's part. Reads stay on
+ * each store's own connection. store/group.c has the protocol. */
+struct th_store_group;
+struct th_store_group_stats {
+	int64_t batches; /* batches committed or failed with at least one part */
+	int64_t parts;   /* parts those batches held */
+	int waiting;     /* members waiting to run their part now */
+};
+/* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after
+ * every member store has left its last transaction. */
+th_err th_store_group_open(const struct th_store_opts *o, struct th_store_group **out,
+                           struct th_error *e);
+void th_store_group_close(struct th_store_group *g);
+/* From now on st's write transactions are parts of g's batches (g is borrowed; it must
+ * outlive st's last transaction). Call it outside a transaction. */
+void th_store_join(struct th_store *st, struct th_store_group *g);
+void th_store_group_stats(struct th_store_group *g, struct th_store_group_stats *out);
+/* Frames in the WAL after the group's last commit, and forgetting them once a member
+ * reset the WAL (th_store_wal_tend). */
+int th_store_group_wal_frames(struct th_store_group *g);
+void th_store_group_wal_reset(struct th_store_group *g);
+
 /* ---- tasks ------------------------------------------------------------- */
 
 struct th_task_row {

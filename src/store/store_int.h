@@ -99,27 +99,38 @@ enum th_stmt_id {
 	TH_STMT_CONFIRM_DECIDE,
 	TH_STMT_PUSH_ANY_DUE,
 	TH_STMT_CHAN_ANY,
+	/* group commit (group.c): one member's part of a shared write transaction */
+	TH_STMT_SAVEPOINT,
+	TH_STMT_RELEASE,
+	TH_STMT_ROLLBACK_TO,
 	TH_STMT_COUNT_
 };
 
 struct th_store {
-	sqlite3 *db;                        /* sqlite3_close_v2 (th_store_close) */
-	char *path;                         /* free (th_store_close) */
-	char *wal_path;                     /* path + "-wal"; free (th_store_close) */
-	int64_t page_size;                  /* PRAGMA page_size, read at open */
-	sqlite3_stmt *stmt[TH_STMT_COUNT_]; /* sqlite3_finalize each (th_store_close) */
-	uint64_t rng;                       /* back-off jitter state, seeded per process */
-	int busy_timeout_ms;                /* the configured busy timeout */
-	int busy_limit_ms;                  /* how long busy_wait waits now: the timeout, or
-	                                       th_store_wal_tend's shorter one */
-	int64_t busy_since_ms;              /* monotonic start of the current wait */
-	int wal_frames;                     /* frames in the WAL after this connection's
-	                                       last commit (the WAL hook) */
-	int64_t wal_retry_ms;               /* monotonic time before which a failed reset
-	                                       is not tried again */
-	int pushes_queued;                  /* deliveries this connection queued since
-	                                       th_store_push_take_queued (a rolled-back
-	                                       one included: it only costs a look) */
+	sqlite3 *db;         /* the connection statements run on now: own_db, or inside a
+	                        group transaction the group's writer (borrowed) */
+	sqlite3_stmt **stmt; /* that connection's statement cache: own_stmt or the writer's */
+	sqlite3 *own_db;     /* sqlite3_close_v2 (th_store_close) */
+	sqlite3_stmt *own_stmt[TH_STMT_COUNT_]; /* sqlite3_finalize each (th_store_close) */
+	struct th_store_group *group;           /* borrowed (th_store_join); NULL: this
+	                                           connection writes for itself */
+	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
+	int64_t group_writes;  /* rows this store's group transactions committed */
+	char *path;            /* free (th_store_close) */
+	char *wal_path;        /* path + "-wal"; free (th_store_close) */
+	int64_t page_size;     /* PRAGMA page_size, read at open */
+	uint64_t rng;          /* back-off jitter state, seeded per process */
+	int busy_timeout_ms;   /* the configured busy timeout */
+	int busy_limit_ms;     /* how long busy_wait waits now: the timeout, or
+	                          th_store_wal_tend's shorter one */
+	int64_t busy_since_ms; /* monotonic start of the current wait */
+	int wal_frames;        /* frames in the WAL after this connection's
+	                          last commit (the WAL hook) */
+	int64_t wal_retry_ms;  /* monotonic time before which a failed reset
+	                          is not tried again */
+	int pushes_queued;     /* deliveries this connection queued since
+	                          th_store_push_take_queued (a rolled-back
+	                          one included: it only costs a look) */
 };
 
 /* The cached statement id into *out, prepared from sql on first use (each call site
@@ -127,6 +138,16 @@ struct th_store {
  * columns). */
 th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
                      struct th_error *e);
+/* Group commit (group.c): th_store_begin, th_store_commit and th_store_rollback of a
+ * store joined to a group come here. */
+th_err th_store_group_enter(struct th_store *st, struct th_error *e);
+th_err th_store_group_commit(struct th_store *st, struct th_error *e);
+void th_store_group_rollback(struct th_store *st);
+/* The plain transaction calls on one connection (the group's writer uses them). */
+th_err th_store_begin_own(struct th_store *st, struct th_error *e);
+th_err th_store_commit_own(struct th_store *st, struct th_error *e);
+void th_store_rollback_own(struct th_store *st);
+
 /* Resets s and clears its bindings so it holds no read transaction open. */
 void th_store_stmt_done(sqlite3_stmt *s);
 /* Maps an SQLite result code to th_err and writes a message with sqlite3_errmsg:

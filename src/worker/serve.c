@@ -5,6 +5,8 @@
 #include "worker/serve.h"
 
 #include <fcgiapp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,67 @@ static void after_request_streams(struct th_app *app, struct th_streams *streams
 	free(ids);
 }
 
+/* One request thread of a FastCGI worker: its own context (configuration, database
+ * connection, after-response queue), the process's streams and write group shared. */
+struct loop {
+	struct th_app app;
+	struct th_streams *streams; /* borrowed; NULL: no stream thread */
+	pthread_t thread;
+	int started; /* the thread runs (joined by th_worker_serve_fcgi) */
+};
+
+static void *serve_loop(void *arg)
+{
+	struct loop *l = arg;
+	struct th_app *app = &l->app;
+	int64_t changes = th_store_changes(app->store);
+	FCGX_Request req;
+	if (FCGX_InitRequest(&req, 0, 0) != 0)
+		return NULL;
+	while (FCGX_Accept_r(&req) >= 0) {
+		struct th_http_io io;
+		th_http_fcgi_io(&io, &req);
+		th_bind_serve(app, &io);
+		/* The response is complete for the client before any deferred turn runs
+		 * (TURN-5: returnImmediately). */
+		FCGX_Finish_r(&req);
+		if (l->streams != NULL)
+			after_request_streams(app, l->streams, &changes);
+		th_app_run_pending(app);
+		if (l->streams != NULL)
+			poke_if_written(app, l->streams, &changes);
+		th_push_after_request(app, PUSH_BUDGET_MS);
+		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
+		th_store_wal_tend(app->store);
+	}
+	FCGX_Free(&req, 0);
+	return NULL;
+}
+
+/* Opens the contexts of threads 1..n-1 (thread 0's is open), each joined to group,
+ * and starts them. A thread that cannot be opened or started is left out (logged): the
+ * worker serves with fewer. */
+static void start_threads(struct loop *loops, int n, struct th_store_group *group,
+                          struct th_streams *streams)
+{
+	for (int i = 1; i < n; i++) {
+		struct loop *l = &loops[i];
+		if (open_app(&l->app, 0) != 0)
+			break;
+		th_store_join(l->app.store, group);
+		l->streams = streams;
+		l->app.parker = loops[0].app.parker;
+		if (pthread_create(&l->thread, NULL, serve_loop, l) != 0) {
+			th_log(TH_LOG_WARN, "worker thread %d could not start; serving with %d", i,
+			       i);
+			l->app.parker = NULL;
+			th_app_close(&l->app);
+			break;
+		}
+		l->started = 1;
+	}
+}
+
 int th_worker_serve_fcgi(void)
 {
 #ifdef __GLIBC__
@@ -112,46 +175,69 @@ int th_worker_serve_fcgi(void)
 	mallopt(M_TRIM_THRESHOLD, 32 * 1024 * 1024);
 	mallopt(M_TOP_PAD, 4 * 1024 * 1024);
 #endif
+	/* A client or model program that went away is a write error, never a signal that
+	 * ends the process and every request its threads serve. */
+	signal(SIGPIPE, SIG_IGN);
 	if (FCGX_Init() != 0) {
 		th_log(TH_LOG_ERROR, "FCGX_Init failed");
 		return 1;
 	}
-	struct th_app app;
-	if (open_app(&app, 0) != 0)
+	struct loop first = {0};
+	if (open_app(&first.app, 0) != 0)
 		return 1;
+	int nthreads = first.app.cfg->worker_threads;
+	struct loop *loops = calloc((size_t)nthreads, sizeof *loops);
+	if (loops == NULL) {
+		th_log(TH_LOG_WARN, "out of memory: serving one request at a time");
+		nthreads = 1;
+		loops = &first;
+	} else {
+		loops[0] = first;
+	}
 	/* STREAM-6: open streams are followed by this worker's stream thread, not by the
 	 * request loop. Without the thread each stream keeps this loop until it ends. */
 	struct th_streams *streams = NULL;
 	struct th_error e;
 	th_error_clear(&e);
-	if (th_streams_start(app.cfg, &streams, &e) == TH_OK)
-		app.parker = th_streams_parker(streams);
+	if (th_streams_start(loops[0].app.cfg, &streams, &e) == TH_OK)
+		loops[0].app.parker = th_streams_parker(streams);
 	else
 		th_log(TH_LOG_WARN,
 		       "no stream thread (%s); each open stream holds this worker until "
 		       "it ends",
 		       e.msg);
-	int64_t changes = th_store_changes(app.store);
-	FCGX_Request req;
-	FCGX_InitRequest(&req, 0, 0);
-	while (FCGX_Accept_r(&req) >= 0) {
-		struct th_http_io io;
-		th_http_fcgi_io(&io, &req);
-		th_bind_serve(&app, &io);
-		/* The response is complete for the client before any deferred turn runs
-		 * (TURN-5: returnImmediately). */
-		FCGX_Finish_r(&req);
-		if (streams != NULL)
-			after_request_streams(&app, streams, &changes);
-		th_app_run_pending(&app);
-		if (streams != NULL)
-			poke_if_written(&app, streams, &changes);
-		th_push_after_request(&app, PUSH_BUDGET_MS);
-		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
-		th_store_wal_tend(app.store);
+	loops[0].streams = streams;
+	/* decision-023: the threads' write transactions commit together on one writer. */
+	struct th_store_group *group = NULL;
+	if (nthreads > 1) {
+		struct th_store_opts o;
+		th_worker_store_opts(loops[0].app.cfg, &o);
+		th_error_clear(&e);
+		if (th_store_group_open(&o, &group, &e) != TH_OK) {
+			th_log(TH_LOG_WARN, "no group writer (%s); serving one request at a time",
+			       e.msg);
+			nthreads = 1;
+		} else {
+			th_store_join(loops[0].app.store, group);
+			start_threads(loops, nthreads, group, streams);
+		}
 	}
-	app.parker = NULL;
+	/* Thread 0 is this one. When its loop ends the process is stopping: the other
+	 * threads, blocked in accept or finishing a request, end with it. */
+	(void)serve_loop(&loops[0]);
+	int others = 0;
+	for (int i = 1; i < nthreads; i++)
+		others += loops[i].started;
+	if (others > 0) {
+		/* The contexts, the streams and the group stay allocated until exit: another
+		 * thread may still be inside a request that uses them. */
+		return 0;
+	}
+	loops[0].app.parker = NULL;
 	th_streams_stop(streams);
-	th_app_close(&app);
+	th_app_close(&loops[0].app);
+	th_store_group_close(group);
+	if (loops != &first)
+		free(loops);
 	return 0;
 }

@@ -141,14 +141,14 @@ START_TEST(test_store3_defaults_are_unchanged)
 	ck_assert_int_eq(c.identity, TH_IDENTITY_HEADER);
 	ck_assert_int_eq(c.sync_full, 0);
 	ck_assert_int_eq(c.a2ui_v091, 0);
-	int ints[] = {c.model_timeout_ms,   c.busy_timeout_ms,    c.echo_delay_ms,
-	              c.lease_ms,           c.max_attempts,       c.history_default,
-	              c.heartbeat_ms,       c.stream_max_ms,      c.stream_poll_ms,
-	              c.stream_max,         c.push_allow_private, c.push_timeout_ms,
-	              c.push_retry_base_ms, c.push_retry_max_ms,  c.push_max_attempts,
-	              c.push_max_configs,   c.push_keep_hours,    c.lim.json_depth};
-	int want[] = {60000, 5000, 0,     30000, 3,      -1, 15000, 300000, 50,
-	              1000,  0,    10000, 1000,  300000, 10, 10,    168,    32};
+	int ints[] = {
+	    c.model_timeout_ms,   c.busy_timeout_ms,   c.echo_delay_ms,      c.lease_ms,
+	    c.max_attempts,       c.history_default,   c.heartbeat_ms,       c.stream_max_ms,
+	    c.stream_poll_ms,     c.stream_max,        c.push_allow_private, c.push_timeout_ms,
+	    c.push_retry_base_ms, c.push_retry_max_ms, c.push_max_attempts,  c.push_max_configs,
+	    c.push_keep_hours,    c.lim.json_depth,    c.worker_threads};
+	int want[] = {60000, 5000,  0,    30000,  3,  -1, 15000, 300000, 50, 1000,
+	              0,     10000, 1000, 300000, 10, 10, 168,   32,     4};
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
 		ck_assert_msg(ints[i] == want[i], "default %zu: %d, want %d", i, ints[i], want[i]);
 	size_t sizes[] = {

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* group.c — group commit: the request threads of one worker process share one writer
+ * connection, and the write transactions they run at the same time commit together.
+ *
+ * Why: a write transaction's fixed costs (taking SQLite's write lock, reloading pages
+ * another process changed, writing the WAL frames of every b-tree it touched, COMMIT)
+ * were most of a SendMessage's time, and they serialised every worker (bench/README.md,
+ * "Where a SendMessage's time goes"). In a batch they are paid once.
+ *
+ * How: a member (a thread's store, th_store_join) that begins a write waits until no
+ * other member is running statements on the writer, opens the writer's transaction if
+ * none is open (BEGIN IMMEDIATE) and runs its part inside SAVEPOINT th_member. Its
+ * commit releases the savepoint and then either waits, when other members are queued
+ * to run their parts (the last of them commits for all), or commits the batch itself.
+ * A member's commit returns only once COMMIT has returned, with COMMIT's result: no
+ * request is answered before what it wrote is in the database (TURN-4). A member that
+ * rolls back undoes only its own part (ROLLBACK TO th_member). A failed COMMIT, or a
+ * transaction SQLite rolled back by itself (disk full, I/O error), fails every member
+ * of the batch, and nothing any of them wrote is stored. A batch holds at most one part
+ * per thread, since a member waiting for the commit runs nothing else.
+ * docs/decisions/decision-023-group-commit.md records the design. */
+#include <assert.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/store_int.h"
+
+/* A member waiting for its batch to close: close_batch writes the result and sets done. */
+struct waiter {
+	struct th_error *result; /* borrowed: the waiting member's */
+	int done;
+	struct waiter *next;
+};
+
+struct th_store_group {
+	pthread_mutex_t mu;    /* guards every field below but w's connection state */
+	pthread_cond_t turn;   /* signalled when the writer is free for the next member */
+	pthread_cond_t closed; /* broadcast when a batch closed (its kept members' results) */
+	struct th_store *w;    /* the writer connection; th_store_close (th_store_group_close).
+	                          Used by one thread at a time: the busy member, or the closer */
+	int busy;              /* a member is running its part on w */
+	int closing;           /* a member is committing or rolling back the whole batch */
+	int open;              /* w has a transaction open (the batch) */
+	int waiting;           /* members waiting to run their part */
+	int lost;              /* SQLite ended the open batch's transaction by itself */
+	struct waiter *kept;   /* the parts of the open batch that were released (kept): their
+	                          members wait for its result; borrowed from their stacks */
+	int wal_frames;        /* frames in the WAL after the last commit (th_store_wal_tend) */
+	struct th_store_group_stats stats;
+};
+
+/* The error every member of a batch whose transaction SQLite rolled back receives. */
+static th_err lost_error(struct th_error *e)
+{
+	return th_error_set(e, TH_EINTERNAL,
+	                    "database error (commit): the write transaction was rolled back; "
+	                    "nothing was stored");
+}
+
+th_err th_store_group_open(const struct th_store_opts *o, struct th_store_group **out,
+                           struct th_error *e)
+{
+	*out = NULL;
+	struct th_store_group *g = calloc(1, sizeof *g);
+	if (g == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory opening the group writer");
+	th_err rc = th_store_open(o, &g->w, e);
+	if (rc != TH_OK) {
+		free(g);
+		return rc;
+	}
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->turn, NULL);
+	pthread_cond_init(&g->closed, NULL);
+	*out = g;
+	return TH_OK;
+}
+
+void th_store_group_close(struct th_store_group *g)
+{
+	if (g == NULL)
+		return;
+	/* Every member has left: a thread still inside a batch would be using w. */
+	assert(!g->busy && !g->closing && g->kept == NULL);
+	th_store_close(g->w);
+	pthread_cond_destroy(&g->turn);
+	pthread_cond_destroy(&g->closed);
+	pthread_mutex_destroy(&g->mu);
+	free(g);
+}
+
+void th_store_join(struct th_store *st, struct th_store_group *g)
+{
+	assert(!st->in_group);
+	st->group = g;
+}
+
+void th_store_group_stats(struct th_store_group *g, struct th_store_group_stats *out)
+{
+	pthread_mutex_lock(&g->mu);
+	*out = g->stats;
+	out->waiting = g->waiting;
+	pthread_mutex_unlock(&g->mu);
+}
+
+int th_store_group_wal_frames(struct th_store_group *g)
+{
+	pthread_mutex_lock(&g->mu);
+	int n = g->wal_frames;
+	pthread_mutex_unlock(&g->mu);
+	return n;
+}
+
+void th_store_group_wal_reset(struct th_store_group *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->wal_frames = 0;
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* Runs one of the member statements (SAVEPOINT, RELEASE, ROLLBACK TO) on w. */
+static th_err member_stmt(struct th_store_group *g, enum th_stmt_id id, const char *sql,
+                          struct th_error *e)
+{
+	return th_store_exec(g->w, id, sql, NULL, 0, NULL, NULL, sql, e);
+}
+
+/* Ends the open batch; the caller set closing and holds no lock. COMMIT when parts were
+ * kept and the transaction is still there, else ROLLBACK. Every kept part's member
+ * receives the result and is woken. */
+static void close_batch(struct th_store_group *g)
+{
+	struct th_error r;
+	th_error_clear(&r);
+	pthread_mutex_lock(&g->mu);
+	struct waiter *kept = g->kept;
+	int lost = g->lost;
+	pthread_mutex_unlock(&g->mu);
+
+	if (kept == NULL || lost) {
+		th_store_rollback_own(g->w);
+		if (lost)
+			lost_error(&r);
+	} else if (th_store_commit_own(g->w, &r) == TH_OK) {
+		r.code = TH_OK;
+	}
+
+	pthread_mutex_lock(&g->mu);
+	int64_t parts = 0;
+	for (struct waiter *k = g->kept; k != NULL; k = k->next) {
+		*k->result = r;
+		k->done = 1;
+		parts++;
+	}
+	g->kept = NULL;
+	g->open = 0;
+	g->lost = 0;
+	g->closing = 0;
+	if (parts > 0) {
+		g->stats.batches++;
+		g->stats.parts += parts;
+		if (r.code == TH_OK)
+			g->wal_frames = th_store_wal_frames(g->w);
+	}
+	if (parts > 0)
+		pthread_cond_broadcast(&g->closed);
+	if (g->waiting > 0)
+		pthread_cond_signal(&g->turn);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* The member gives up w. With kept its part stays in the batch, and it returns the
+ * batch's result once the batch closed (TH_OK: committed); without, TH_OK at once. */
+static th_err leave(struct th_store *st, int kept, struct th_error *e)
+{
+	struct th_store_group *g = st->group;
+	st->in_group = 0;
+	st->db = st->own_db;
+	st->stmt = st->own_stmt;
+
+	struct th_error r;
+	th_error_clear(&r);
+	struct waiter me = {.result = &r, .done = 0, .next = NULL};
+	pthread_mutex_lock(&g->mu);
+	if (kept) {
+		me.next = g->kept;
+		g->kept = &me;
+	}
+	g->busy = 0;
+	if (g->waiting > 0 && !g->lost) {
+		/* Another member runs its part next; the last one to leave closes the batch. */
+		pthread_cond_signal(&g->turn);
+		while (kept && !me.done)
+			pthread_cond_wait(&g->closed, &g->mu);
+		pthread_mutex_unlock(&g->mu);
+	} else {
+		g->closing = 1;
+		pthread_mutex_unlock(&g->mu);
+		close_batch(g);
+	}
+	if (!kept || r.code == TH_OK)
+		return TH_OK;
+	if (e != NULL)
+		*e = r;
+	return r.code;
+}
+
+/* Notes that SQLite ended the batch's transaction by itself (after SQLITE_FULL, an I/O
+ * error or no memory): every part of it is gone, so the batch fails as a whole. */
+static void note_lost(struct th_store_group *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->lost = 1;
+	pthread_mutex_unlock(&g->mu);
+}
+
+th_err th_store_group_enter(struct th_store *st, struct th_error *e)
+{
+	struct th_store_group *g = st->group;
+	assert(!st->in_group);
+	pthread_mutex_lock(&g->mu);
+	g->waiting++;
+	while (g->busy || g->closing)
+		pthread_cond_wait(&g->turn, &g->mu);
+	g->waiting--;
+	g->busy = 1;
+	int open = g->open;
+	pthread_mutex_unlock(&g->mu);
+
+	th_err rc = TH_OK;
+	if (!open) {
+		rc = th_store_begin_own(g->w, e);
+		if (rc == TH_OK) {
+			pthread_mutex_lock(&g->mu);
+			g->open = 1;
+			pthread_mutex_unlock(&g->mu);
+		}
+	}
+	if (rc == TH_OK)
+		rc = member_stmt(g, TH_STMT_SAVEPOINT, "SAVEPOINT th_member", e);
+	st->in_group = 1;
+	st->db = g->w->db;
+	st->stmt = g->w->stmt;
+	if (rc != TH_OK)
+		th_store_group_rollback(st);
+	return rc;
+}
+
+th_err th_store_group_commit(struct th_store *st, struct th_error *e)
+{
+	struct th_store_group *g = st->group;
+	assert(st->in_group);
+	if (sqlite3_get_autocommit(g->w->db)) {
+		th_store_group_rollback(st);
+		return lost_error(e);
+	}
+	th_err rc = member_stmt(g, TH_STMT_RELEASE, "RELEASE th_member", e);
+	if (rc != TH_OK) {
+		th_store_group_rollback(st);
+		return rc;
+	}
+	rc = leave(st, 1, e);
+	if (rc == TH_OK)
+		st->group_writes++;
+	return rc;
+}
+
+void th_store_group_rollback(struct th_store *st)
+{
+	struct th_store_group *g = st->group;
+	assert(st->in_group);
+	int open = !sqlite3_get_autocommit(g->w->db);
+	pthread_mutex_lock(&g->mu);
+	int had = g->open;
+	pthread_mutex_unlock(&g->mu);
+	if (open) {
+		struct th_error ignored;
+		if (member_stmt(g, TH_STMT_ROLLBACK_TO, "ROLLBACK TO th_member", &ignored) == TH_OK)
+			(void)member_stmt(g, TH_STMT_RELEASE, "RELEASE th_member", &ignored);
+	}
+	if (had && sqlite3_get_autocommit(g->w->db))
+		note_lost(g);
+	(void)leave(st, 0, NULL);
+}
