@@ -505,24 +505,29 @@ int th_store_wal_tend(struct th_store *st)
 	int64_t now = th_mono_ms();
 	if (now < st->wal_retry_ms)
 		return 0;
-	/* Another worker may have truncated it since our commit: a stat is cheaper than
-	 * taking the writer lock to find an empty WAL. */
-	struct stat sb;
-	if (stat(st->wal_path, &sb) == 0 &&
-	    sb.st_size < (off_t)TH_WAL_CHECKPOINT_FRAMES * (off_t)st->page_size) {
+	/* A passive pass copies what it can while writers go on, and tells how many frames
+	 * the WAL holds now: fewer than the threshold when another worker (or thread)
+	 * reset it since this one's last commit. */
+	int log = -1, done = -1;
+	int rc =
+	    sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	if (rc == SQLITE_OK && log < TH_WAL_CHECKPOINT_FRAMES) {
 		wal_forget(st);
 		return 0;
 	}
-	/* TRUNCATE waits (through the busy handler) for the writer lock and then for every
-	 * reader to leave the WAL, which is what a passive checkpoint never does. A short
-	 * wait: the worker has answered already, but other workers' writes queue behind it. */
-	/* A passive pass first copies what it can while writers go on; the TRUNCATE that
-	 * follows, which holds writers off, then has little left to copy. */
-	(void)sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	/* RESTART waits (through the busy handler) for the writer lock and then for every
+	 * reader to leave the WAL, which is what a passive checkpoint never does; the next
+	 * commit then writes from the start of the file, over blocks the file system has
+	 * already allocated (TRUNCATE made every commit extend the file again: ~10% of a
+	 * worker's CPU was ext4 allocating blocks). A WAL that grew past
+	 * journal_size_limit while a reader pinned it is truncated instead. A short wait:
+	 * the worker has answered already, but other workers' writes queue behind it. */
+	struct stat sb;
+	int big = stat(st->wal_path, &sb) == 0 && sb.st_size > (off_t)TH_WAL_SIZE_LIMIT;
 	st->busy_limit_ms = TH_WAL_TEND_WAIT_MS;
-	int log = -1, done = -1;
-	int rc =
-	    sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	rc = sqlite3_wal_checkpoint_v2(st->own_db, NULL,
+	                               big ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_RESTART,
+	                               &log, &done);
 	st->busy_limit_ms = st->busy_timeout_ms;
 	if (rc != SQLITE_OK) {
 		st->wal_retry_ms = now + TH_WAL_RETRY_MS;

@@ -43,19 +43,21 @@ sqlite3 *th_store_db(struct th_store *st);
  * overlapping readers keep in use, so under steady load from several workers the WAL
  * grew without end. Instead the WAL hook only notes the WAL's size, and once it holds
  * TH_WAL_CHECKPOINT_FRAMES frames the worker, after its response, runs
- * th_store_wal_tend: a TRUNCATE checkpoint that waits at most TH_WAL_TEND_WAIT_MS for
- * the writer lock and for readers to leave the WAL. One worker checkpoints at a time;
- * the others find it busy and skip. journal_size_limit caps what a WAL that was
- * restarted rather than truncated keeps on disk. docs/store.md has the policy. */
+ * th_store_wal_tend: a RESTART checkpoint that waits at most TH_WAL_TEND_WAIT_MS for
+ * the writer lock and for readers to leave the WAL (TRUNCATE when the file grew past
+ * TH_WAL_SIZE_LIMIT). One worker checkpoints at a time; the others find it busy or
+ * already reset and skip. journal_size_limit caps what a restarted WAL keeps on disk.
+ * docs/store.md has the policy. */
 #define TH_WAL_CHECKPOINT_FRAMES 2048
 #define TH_WAL_TEND_WAIT_MS 250
 #define TH_WAL_SIZE_LIMIT (16 * 1024 * 1024)
 #define TH_WAL_RETRY_MS 1000
 
-/* Checkpoints and truncates the WAL when this connection's last commit left it with
- * TH_WAL_CHECKPOINT_FRAMES frames or more (a no-op otherwise, inside a transaction, or
- * within TH_WAL_RETRY_MS of a failed try). Returns 1 when it truncated the WAL, 0 when
- * there was nothing to do or it stayed busy (tried again after a later commit). */
+/* Checkpoints and resets the WAL when this connection's (or its group's) last commit
+ * left it with TH_WAL_CHECKPOINT_FRAMES frames or more (a no-op otherwise, inside a
+ * transaction, or within TH_WAL_RETRY_MS of a failed try). Returns 1 when it reset the
+ * WAL, 0 when there was nothing to do or it stayed busy (tried again after a later
+ * commit). */
 int th_store_wal_tend(struct th_store *st);
 /* Frames in the WAL after this connection's last commit (0 before any). */
 int th_store_wal_frames(struct th_store *st);
