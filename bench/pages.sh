@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$root/build}
 TH_BIN=${TH_BIN:-$BUILD/src/tiny-harness}
 N=${N:-200}
-PROCS=${PROCS:-2}
+PROCS=${PROCS:-1}
 export TH_BIN TH_SRCDIR=$root
 die() { echo "pages: $*" >&2; exit 1; }
 [ -x "$TH_BIN" ] || die "no program at $TH_BIN"

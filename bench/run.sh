@@ -22,7 +22,7 @@ TH_BIN=${TH_BIN:-$BUILD/src/tiny-harness}
 DURATION=${DURATION:-10s}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-8}
-PROCS=${PROCS:-2}
+PROCS=${PROCS:-1}
 export TH_BIN TH_SRCDIR=$root
 
 die() { echo "bench: $*" >&2; exit 1; }

@@ -1,17 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # run.sh — build tiny-harness and serve it: lighttpd on http://127.0.0.1:8080/ in the
-# foreground with two FastCGI workers, the echo model and the database
+# foreground with one FastCGI worker of 8 request threads, the echo model and the database
 # var/tiny-harness.db under the repository. Ctrl-C stops it.
 #
 #   PORT=8081 ./scripts/run.sh     another port
-#   PROCS=4 ./scripts/run.sh       more workers
+#   PROCS=2 ./scripts/run.sh       more worker processes (each with worker_threads threads)
 # Any TINY_HARNESS_* variable (README, "Configuration") reaches the workers.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 PORT=${PORT:-8080}
-PROCS=${PROCS:-2}
+PROCS=${PROCS:-1}
 
 ./scripts/deps.sh
 
@@ -39,7 +39,7 @@ fi
 url=http://127.0.0.1:$PORT/
 cat <<MSG
 
-tiny-harness: $url  (lighttpd, $PROCS workers, echo model, database var/tiny-harness.db)
+tiny-harness: $url  (lighttpd, $PROCS worker process(es), echo model, database var/tiny-harness.db)
   agent card:  curl -s ${url}.well-known/agent-card.json
   send:        curl -s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \\
                  -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}' \\

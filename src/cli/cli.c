@@ -310,7 +310,7 @@ static int setenv_default(const char *name, const char *value)
 
 static int cmd_serve(int argc, char **argv)
 {
-	long port = 8080, procs = 2;
+	long port = 8080, procs = 1;
 	for (int i = 2; i < argc; i++) {
 		char *end;
 		if ((strcmp(argv[i], "--port") == 0 || strcmp(argv[i], "--procs") == 0) &&

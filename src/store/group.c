@@ -18,7 +18,7 @@
  * transaction SQLite rolled back by itself (disk full, I/O error), fails every member
  * of the batch, and nothing any of them wrote is stored. A batch holds at most one part
  * per thread, since a member waiting for the commit runs nothing else.
- * docs/decisions/decision-023-group-commit.md records the design. */
+ * docs/decisions/decision-023.md records the design. */
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
