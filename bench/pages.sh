@@ -5,6 +5,9 @@
 #
 #   bench/pages.sh            N=200 sequential SendMessages (new task each), 2 workers
 #   N=500 PROCS=2 bench/pages.sh
+#   CONNS=16 SECS=5 bench/pages.sh   SendMessage from wrk's CONNS connections for SECS
+#                             seconds instead: what overlapping requests write, when
+#                             their transactions commit together (decision-023)
 #
 # A second connection keeps a read transaction open for the whole run, so no
 # checkpoint can reset the WAL: its growth divided by the frame size (page size + 24
@@ -49,9 +52,19 @@ page=$(sqlite3 "$db" 'PRAGMA page_size')
 wal0=$(stat -c %s "$db-wal" 2>/dev/null || echo 0)
 size0=$(( $(sqlite3 "$db" 'PRAGMA page_count') * page ))
 bad=0
-for i in $(seq 1 "$N"); do
-	[ "$(send "$i")" = 200 ] || bad=$((bad + 1))
-done
+if [ -n "${CONNS:-}" ]; then
+	command -v wrk >/dev/null 2>&1 || die "CONNS needs wrk"
+	out=$(timeout -s KILL $((${SECS:-5} + 30)) wrk -t2 -c"$CONNS" -d"${SECS:-5}s" \
+		-s "$root/bench/send_message.lua" "$url") || die "wrk failed"
+	N=$(echo "$out" | awk '/requests in/ { print $1 }')
+	bad=$(echo "$out" | awk '/Non-2xx/ { print $NF }')
+	bad=${bad:-0}
+	sleep 0.5 # requests wrk left in flight finish
+else
+	for i in $(seq 1 "$N"); do
+		[ "$(send "$i")" = 200 ] || bad=$((bad + 1))
+	done
+fi
 wal1=$(stat -c %s "$db-wal")
 [ -z "${PAGES_DETAIL:-}" ] || python3 "$PAGES_DETAIL" "$db" "$db-wal" "$wal0" "$N"
 exec 9>&-
