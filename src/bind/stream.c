@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "harness/stream.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 struct sse {
 	struct th_bind_ctx *ctx;
@@ -128,7 +129,7 @@ static int sse_park(void *impl, struct th_watch *w)
 		th_buf_init(&end);
 		th_bind_parked_end(&p, &end);
 		if (!end.oom && write(p.conn.fd, end.data, end.len) < 0)
-			fprintf(stderr, "tiny-harness: ending an unparked stream: write failed\n");
+			th_log(TH_LOG_WARN, "ending an unparked stream: write failed");
 		th_buf_free(&end);
 		th_bind_parked_free(&p);
 	}

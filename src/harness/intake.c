@@ -27,6 +27,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 #define NAME_MAX_CHARS 60
 
@@ -552,8 +553,8 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 			struct th_error te;
 			th_error_clear(&te);
 			if (th_turn_run(app, id, turn_id, &te) != TH_OK)
-				fprintf(stderr, "tiny-harness: turn %lld on task %s: %s\n",
-				        (long long)turn_id, id, te.msg);
+				th_log(TH_LOG_WARN, "turn %lld on task %s: %s", (long long)turn_id,
+				       id, te.msg);
 		}
 	}
 	/* A2A §3.1: the blocking answer carries the latest status and all artifacts. */

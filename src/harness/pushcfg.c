@@ -18,6 +18,7 @@
 #include "push/push.h"
 #include "store/store.h"
 #include "util/ids.h"
+#include "util/log.h"
 
 /* ---- answers ------------------------------------------------------------------------------- */
 
@@ -74,7 +75,7 @@ static th_err seal_secrets(const struct th_push_create_req *r, struct th_push_co
 		    e, TH_EUNSUPPORTED, "%s %s",
 		    r->token != NULL ? "token:" : "authentication.credentials:", sub.msg);
 	if (rc != TH_OK) {
-		fprintf(stderr, "tiny-harness: %s\n", sub.msg);
+		th_log(TH_LOG_ERROR, "%s", sub.msg);
 		return th_error_set(e, rc, "%s", sub.msg);
 	}
 	if (r->token != NULL)

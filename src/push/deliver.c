@@ -34,6 +34,7 @@
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/ids.h"
+#include "util/log.h"
 
 /* A claim outlives its POST by this much, so no other sender takes a row in flight. */
 #define LEASE_MARGIN_MS 5000
@@ -279,9 +280,8 @@ static int step(struct th_app *app, const struct result *r, int claim, int timeo
 		else
 			rc = th_store_push_retry(st, r->id, th_now_ms(), r->error, &b, &dead, &e);
 		if (r->kind != O_DELIVERED)
-			fprintf(stderr, "tiny-harness: push delivery %" PRId64 " %s: %s\n", r->id,
-			        r->kind == O_DEAD || dead ? "is dead" : "will be retried",
-			        r->error);
+			th_log(TH_LOG_WARN, "push delivery %" PRId64 " %s: %s", r->id,
+			       r->kind == O_DEAD || dead ? "is dead" : "will be retried", r->error);
 		/* Gone: its config was deleted meanwhile. */
 		if (rc == TH_ENOTFOUND)
 			rc = TH_OK;
@@ -296,7 +296,7 @@ static int step(struct th_app *app, const struct result *r, int claim, int timeo
 		th_push_deliveries_free(*d, *n);
 		*d = NULL;
 		*n = 0;
-		fprintf(stderr, "tiny-harness: push deliveries: %s\n", e.msg);
+		th_log(TH_LOG_ERROR, "push deliveries: %s", e.msg);
 		return -1;
 	}
 	return 0;
@@ -347,7 +347,7 @@ static void prune(struct th_app *app)
 		rc = th_store_commit(app->store, &e);
 	if (rc != TH_OK) {
 		th_store_rollback(app->store);
-		fprintf(stderr, "tiny-harness: pruning push deliveries: %s\n", e.msg);
+		th_log(TH_LOG_ERROR, "pruning push deliveries: %s", e.msg);
 	}
 }
 

@@ -11,7 +11,7 @@
  *
  * When a library cannot be opened, the functions fail as their libraries document for
  * lack of memory or initialisation (NULL, 0, CURLE_FAILED_INIT, …) and one line names the
- * library on stderr. */
+ * library in the log (th_log). */
 #define CURL_DISABLE_TYPECHECK 1 /* curl.h's macro would rename curl_easy_setopt below */
 #include <curl/curl.h>
 #include <dlfcn.h>
@@ -21,6 +21,8 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+
+#include "util/log.h"
 
 #ifndef TH_CURL_SONAME
 #define TH_CURL_SONAME "libcurl.so.4"
@@ -36,7 +38,7 @@ static void *open_lib(const char *soname)
 {
 	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
-		fprintf(stderr, "tiny-harness: cannot load %s: %s\n", soname, dlerror());
+		th_log(TH_LOG_ERROR, "cannot load %s: %s", soname, dlerror());
 	return h;
 }
 
