@@ -546,6 +546,35 @@ static void sqlite_setup(void)
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* The settings every connection runs with, then the schema (migrate) and the page size. */
+static th_err setup(struct th_store *st, const struct th_store_opts *o, struct th_error *e)
+{
+	th_err err = check_identity(st, e);
+	if (err == TH_OK)
+		err = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", e);
+	/* Statement and savepoint journals (each group member's part is a SAVEPOINT) in
+	 * memory: Debian's SQLite otherwise opens and unlinks a file in /var/tmp for each. */
+	if (err == TH_OK)
+		err = exec(st, "PRAGMA temp_store = MEMORY", "temp_store", e);
+	if (err == TH_OK)
+		err = exec(
+		    st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+		    "synchronous", e);
+	if (err == TH_OK)
+		err = ensure_wal(st, e);
+	if (err == TH_OK) {
+		char sql[64];
+		snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %d", TH_WAL_SIZE_LIMIT);
+		err = exec(st, sql, "journal_size_limit", e);
+	}
+	if (err == TH_OK)
+		err = migrate(st, e);
+	int rc = err == TH_OK ? query_int(st->db, "PRAGMA page_size", &st->page_size) : SQLITE_OK;
+	if (rc != SQLITE_OK)
+		err = th_store_fail(st, rc, "page_size", e);
+	return err;
+}
+
 th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e)
 {
 	*out = NULL;
@@ -573,8 +602,9 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	if (err != TH_OK)
 		goto fail;
 	pthread_once(&sqlite_setup_once, sqlite_setup);
-	/* NOMUTEX: a connection belongs to one thread (the worker's, or its stream
-	 * thread's own), so SQLite's per-call connection mutex only costs time. */
+	/* NOMUTEX: a connection is used by one thread at a time (its own, or for the group's
+	 * writer the member the group lets in, under the group's mutex), so SQLite's
+	 * per-call connection mutex only costs time. */
 	st->stmt = st->own_stmt;
 	int rc =
 	    sqlite3_open_v2(st->path, &st->own_db,
@@ -596,30 +626,7 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	/* Replaces SQLite's own autocheckpoint (STORE-5, th_store_wal_tend). */
 	sqlite3_wal_hook(st->db, wal_hook, st);
 
-	err = check_identity(st, e);
-	if (err == TH_OK)
-		err = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", e);
-	/* Statement and savepoint journals (each group member's part is a SAVEPOINT) in
-	 * memory: Debian's SQLite otherwise opens and unlinks a file in /var/tmp for each. */
-	if (err == TH_OK)
-		err = exec(st, "PRAGMA temp_store = MEMORY", "temp_store", e);
-	if (err == TH_OK)
-		err = exec(
-		    st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-		    "synchronous", e);
-	if (err == TH_OK)
-		err = ensure_wal(st, e);
-	if (err == TH_OK) {
-		char sql[64];
-		snprintf(sql, sizeof sql, "PRAGMA journal_size_limit = %d", TH_WAL_SIZE_LIMIT);
-		err = exec(st, sql, "journal_size_limit", e);
-	}
-	if (err == TH_OK)
-		err = migrate(st, e);
-	int rc_ps =
-	    err == TH_OK ? query_int(st->db, "PRAGMA page_size", &st->page_size) : SQLITE_OK;
-	if (rc_ps != SQLITE_OK)
-		err = th_store_fail(st, rc_ps, "page_size", e);
+	err = setup(st, o, e);
 	if (err != TH_OK)
 		goto fail;
 	*out = st;
