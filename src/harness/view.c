@@ -194,8 +194,11 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 	/* Only a task with side channels needs its whole history read to filter it (CH-2). */
 	if (viewer != NULL && !th_store_has_side_channels(st, row->id))
 		viewer = NULL;
+	/* A history nobody filters is only written out: its messages stay stored text. */
 	if (rc == TH_OK && history_length != 0)
-		rc = th_store_history(st, row->id, viewer ? -1 : history_length, &history, e);
+		rc = viewer != NULL
+		         ? th_store_history(st, row->id, -1, &history, e)
+		         : th_store_history_raw(st, row->id, history_length, &history, e);
 	if (rc == TH_OK && history != NULL && viewer != NULL) {
 		rc = filter_history(st, row->id, viewer, history, e);
 		th_a2a_trim_history(history, history_length);

@@ -7,6 +7,7 @@
 #include "store/store.h"
 #include "store/store_int.h"
 #include "util/ids.h"
+#include "util/jsonx.h"
 
 th_err th_store_message_append(struct th_store *st, const char *task_id, const char *message_id,
                                const char *role, const char *sender, const char *json,
@@ -116,8 +117,11 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 	return err;
 }
 
-static th_err collect_json(struct th_store *st, sqlite3_stmt *s, int rc, int col, const char *what,
-                           json_object **out, struct th_error *e)
+/* Each row's JSON text column col as an element of a new array: parsed, or with raw set
+ * as th_json_raw (no parse; a broken text would then reach the client as it is stored,
+ * and only this program writes these columns). */
+static th_err collect(struct th_store *st, sqlite3_stmt *s, int rc, int col, int raw,
+                      const char *what, json_object **out, struct th_error *e)
 {
 	*out = NULL;
 	json_object *arr = json_object_new_array();
@@ -126,7 +130,9 @@ static th_err collect_json(struct th_store *st, sqlite3_stmt *s, int rc, int col
 		err = th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
 	while (err == TH_OK && rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *text = (const char *)sqlite3_column_text(s, col);
-		json_object *v = text != NULL ? json_tokener_parse(text) : NULL;
+		json_object *v = text == NULL ? NULL
+		                 : raw        ? th_json_raw(text)
+		                              : json_tokener_parse(text);
 		if (v == NULL) {
 			err = th_error_set(e, TH_EINTERNAL, "%s: stored JSON does not parse", what);
 			break;
@@ -149,8 +155,14 @@ static th_err collect_json(struct th_store *st, sqlite3_stmt *s, int rc, int col
 	return TH_OK;
 }
 
-th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
-                        struct th_error *e)
+static th_err collect_json(struct th_store *st, sqlite3_stmt *s, int rc, int col, const char *what,
+                           json_object **out, struct th_error *e)
+{
+	return collect(st, s, rc, col, 0, what, out, e);
+}
+
+static th_err history(struct th_store *st, const char *task_id, int limit, int raw,
+                      json_object **out, struct th_error *e)
 {
 	*out = NULL;
 	sqlite3_stmt *s;
@@ -166,7 +178,19 @@ th_err th_store_history(struct th_store *st, const char *task_id, int limit, jso
 		return err;
 	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	rc = th_bind_i64(s, 2, limit >= 0 ? limit : INT64_MAX / 2, rc);
-	return collect_json(st, s, rc, 0, "history", out, e);
+	return collect(st, s, rc, 0, raw, "history", out, e);
+}
+
+th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
+                        struct th_error *e)
+{
+	return history(st, task_id, limit, 0, out, e);
+}
+
+th_err th_store_history_raw(struct th_store *st, const char *task_id, int limit, json_object **out,
+                            struct th_error *e)
+{
+	return history(st, task_id, limit, 1, out, e);
 }
 
 int64_t th_store_message_count(struct th_store *st, const char *task_id)

@@ -184,6 +184,10 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 /* The last `limit` messages (limit < 0: all) oldest first, as a new JSON array. */
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
                         struct th_error *e);
+/* The same, each message as its stored text (th_json_raw): for a view that is only
+ * serialised (a response, an event snapshot), never read. */
+th_err th_store_history_raw(struct th_store *st, const char *task_id, int limit, json_object **out,
+                            struct th_error *e);
 /* The stored message (task_id, message_id) as a new JSON object, or TH_ENOTFOUND. */
 th_err th_store_message_get(struct th_store *st, const char *task_id, const char *message_id,
                             json_object **out, struct th_error *e);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/printbuf.h>
+
 /* json-c's strict mode still takes single-quoted names, NaN and Infinity, none of which
  * is JSON (RFC 8259). Outside strings, JSON has only punctuation, numbers, white space
  * and the words true, false and null: returns the offset of the first other byte, or
@@ -428,4 +430,21 @@ const char *th_json_unknown_key(json_object *obj, const char *const *allowed)
 			return key;
 	}
 	return NULL;
+}
+
+static int raw_text(json_object *v, struct printbuf *pb, int level, int flags)
+{
+	(void)level;
+	(void)flags;
+	return printbuf_memappend(pb, json_object_get_string(v), json_object_get_string_len(v)) < 0
+	           ? -1
+	           : 0;
+}
+
+json_object *th_json_raw(const char *text)
+{
+	json_object *v = json_object_new_string(text);
+	if (v != NULL)
+		json_object_set_serializer(v, raw_text, NULL, NULL);
+	return v;
 }

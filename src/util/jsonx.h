@@ -37,6 +37,13 @@ const char *th_json_unknown_key(json_object *obj, const char *const *allowed);
 /* Serialises v compactly without escaping '/'. The string belongs to v. */
 const char *th_json_text(json_object *v);
 
+/* A value that serialises as text verbatim: text must be one JSON value this program
+ * wrote (th_json_text of it, as stored in the database). Its type is string, so it is
+ * for views that are only serialised, never read: parsing a stored message to write it
+ * out again unchanged was a third of a GetTask's view. New reference, or NULL when out
+ * of memory. */
+json_object *th_json_raw(const char *text);
+
 /* Serialised size in bytes of v. */
 size_t th_json_size(json_object *v);
 
