@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,29 @@ static int cmd_card(void)
 	return status;
 }
 
+/* PKG-3: a new database belongs to whoever ran migrate, and the user the web server runs
+ * the program as must write it and its directory (SQLite adds -wal and -shm files there):
+ * say whose it is, and warn when it is root's (no web server runs programs as root). */
+static void report_owner(const char *db)
+{
+	struct stat st;
+	if (stat(db, &st) != 0)
+		return;
+	const char *slash = strrchr(db, '/');
+	const char *dir = slash == NULL ? "." : db;
+	int dirlen = slash == NULL || slash == db ? 1 : (int)(slash - db);
+	const struct passwd *pw = getpwuid(st.st_uid);
+	printf("%s: owned by %s (uid %u); the user the web server runs tiny-harness as must be "
+	       "able to write it and %.*s\n",
+	       db, pw ? pw->pw_name : "?", (unsigned)st.st_uid, dirlen, dir);
+	if (st.st_uid == 0)
+		fprintf(stderr,
+		        "tiny-harness: warning: %s belongs to root, but web servers do not run "
+		        "programs as root: run migrate as the user yours runs tiny-harness as, or "
+		        "chown -R USER %.*s\n",
+		        db, dirlen, dir);
+}
+
 static int cmd_migrate(void)
 {
 	struct th_config *cfg = load_config();
@@ -158,6 +182,7 @@ static int cmd_migrate(void)
 		return 1;
 	}
 	printf("%s: schema version %d\n", app.cfg->db_path, th_store_schema_version());
+	report_owner(app.cfg->db_path);
 	th_app_close(&app);
 	return 0;
 }

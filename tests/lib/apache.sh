@@ -15,6 +15,9 @@
 #                    conf/htaccess.example as DIR/htdocs/agent/.htaccess, the program
 #                    copied to DIR/htdocs/agent/tiny-harness.fcgi and its settings in
 #                    DIR/htdocs/agent/conf/tiny-harness.conf; base URL …/agent/
+#     MODE htaccess-cgi  shared hosting with plain CGI: the same, with mod_cgid (default)
+#                    or mod_cgi, conf/htaccess-cgi.example as the .htaccess and the
+#                    program as DIR/htdocs/agent/tiny-harness.cgi (PKG-3)
 #   apache.sh workers DIR                print the pids of the running tiny-harness
 #                                        worker processes of that server, one a line
 #   apache.sh stop DIR                   stop Apache and the workers by pid, wait until
@@ -44,8 +47,9 @@
 # /usr/lib/apache2/modules), SPAWN_FCGI (default spawn-fcgi on PATH),
 # TH_APACHE_USER (default nobody), TH_SERVER_TIMEOUT (seconds to wait, default 30),
 # TH_HOST_MODULES (htaccess mode: the modules the host loads, default "mpm_event
-# authz_core rewrite fcgid"), TH_SERVER_EXPECT (the card's status that means started,
-# default 200).
+# authz_core rewrite fcgid"; htaccess-cgi mode: "mpm_event authz_core rewrite env cgid"),
+# TH_HOST_OVERRIDE (both: the web root's AllowOverride, default All), TH_SERVER_EXPECT
+# (the card's status that means started, default 200).
 #
 # Plain POSIX sh: callers run it as `sh apache.sh …` or directly.
 
@@ -83,11 +87,16 @@ missing() {
 		[ -r "$TH_APACHE_MODULES/mod_fcgid.so" ] || { echo "mod_fcgid is not installed (libapache2-mod-fcgid)"; return 0; }
 		[ -r "$TH_APACHE_MODULES/mod_rewrite.so" ] || { echo "mod_rewrite is not in $TH_APACHE_MODULES"; return 0; }
 		;;
+	htaccess-cgi)
+		[ -r "$TH_APACHE_MODULES/mod_cgid.so" ] || [ -r "$TH_APACHE_MODULES/mod_cgi.so" ] ||
+			{ echo "neither mod_cgid nor mod_cgi is in $TH_APACHE_MODULES"; return 0; }
+		[ -r "$TH_APACHE_MODULES/mod_rewrite.so" ] || { echo "mod_rewrite is not in $TH_APACHE_MODULES"; return 0; }
+		;;
 	proxy)
 		[ -r "$TH_APACHE_MODULES/mod_proxy_fcgi.so" ] || { echo "mod_proxy_fcgi is not in $TH_APACHE_MODULES"; return 0; }
 		[ -x "$SPAWN_FCGI" ] || { echo "spawn-fcgi is not installed"; return 0; }
 		;;
-	*) echo "unknown mode '$1' (fcgid, proxy or htaccess)" ;;
+	*) echo "unknown mode '$1' (fcgid, proxy, htaccess or htaccess-cgi)" ;;
 	esac
 	if [ "$(id -u)" = 0 ]; then
 		command -v setpriv >/dev/null 2>&1 || { echo "setpriv is not installed (util-linux)"; return 0; }
@@ -178,11 +187,21 @@ write_fcgid_env() {
 # The shared host's own server configuration (what a hosting company runs, not part of
 # the recipe): mod_fcgid at its defaults but for its state and the process count,
 # .htaccess allowed on the web root. Sanitizer options reach the workers as a host
-# setting (a site cannot pass environment variables).
+# setting (a site cannot pass environment variables). MODE htaccess-cgi: a host with
+# mod_cgid (its socket in the state directory) or mod_cgi instead, passing sanitizer
+# options to CGI programs with SetEnv.
 write_host_conf() {
 	hdir=$1
+	hmode=${3:-htaccess}
+	if [ "$hmode" = htaccess-cgi ]; then
+		hmods=${TH_HOST_MODULES:-mpm_event authz_core rewrite env cgid}
+		hrecipe=conf/htaccess-cgi.example
+	else
+		hmods=${TH_HOST_MODULES:-mpm_event authz_core rewrite fcgid}
+		hrecipe=conf/htaccess.example
+	fi
 	{
-		echo "# Written by tests/lib/apache.sh: a shared host running conf/htaccess.example."
+		echo "# Written by tests/lib/apache.sh: a shared host running $hrecipe."
 		echo "ServerRoot \"\${TH_STATE_DIR}\""
 		echo "ServerName 127.0.0.1"
 		echo "Listen 127.0.0.1:\${TH_PORT}"
@@ -190,9 +209,18 @@ write_host_conf() {
 		echo "DefaultRuntimeDir \"\${TH_STATE_DIR}\""
 		echo "ErrorLog \"\${TH_STATE_DIR}/error.log\""
 		echo "LogLevel warn"
-		for m in ${TH_HOST_MODULES:-mpm_event authz_core rewrite fcgid}; do
+		for m in $hmods; do
 			echo "LoadModule ${m}_module \${TH_APACHE_MODULES}/mod_$m.so"
 		done
+		echo "<IfModule mod_cgid.c>"
+		echo "ScriptSock \"\${TH_STATE_DIR}/cgid.sock\""
+		echo "</IfModule>"
+		echo "<IfModule mod_env.c>"
+		for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+			eval "val=\${$v:-}"
+			[ -z "$val" ] || echo "SetEnv $v \"$val\""
+		done
+		echo "</IfModule>"
 		echo "<IfModule mod_fcgid.c>"
 		echo "FcgidIPCDir \"\${TH_STATE_DIR}/fcgid\""
 		echo "FcgidProcessTableFile \"\${TH_STATE_DIR}/fcgid_shm\""
@@ -209,7 +237,7 @@ write_host_conf() {
 		echo "</Directory>"
 		echo "<Directory \"\${TH_STATE_DIR}/htdocs\">"
 		echo "    Options None"
-		echo "    AllowOverride All"
+		echo "    AllowOverride ${TH_HOST_OVERRIDE:-All}"
 		echo "    Require all granted"
 		echo "</Directory>"
 	} >"$hdir/httpd.conf"
@@ -237,9 +265,9 @@ write_site_conf() {
 }
 
 start() {
-	[ $# -ge 2 ] || die "usage: apache.sh start fcgid|proxy|htaccess DIR [PROCS]"
+	[ $# -ge 2 ] || die "usage: apache.sh start fcgid|proxy|htaccess|htaccess-cgi DIR [PROCS]"
 	mode=$1
-	case $mode in fcgid | proxy | htaccess) ;; *) die "mode must be fcgid, proxy or htaccess, not '$mode'" ;; esac
+	case $mode in fcgid | proxy | htaccess | htaccess-cgi) ;; *) die "mode must be fcgid, proxy, htaccess or htaccess-cgi, not '$mode'" ;; esac
 	why=$(missing "$mode")
 	[ -z "$why" ] || die "$why"
 	mkdir -p "$2" || die "cannot create $2"
@@ -252,11 +280,13 @@ start() {
 	fcgid) conf=$TH_SRCDIR/conf/apache-fcgid.conf ;;
 	proxy) conf=$TH_SRCDIR/conf/apache-proxy-fcgi.conf ;;
 	htaccess)
-		conf=$dir/httpd.conf
-		[ -r "$TH_SRCDIR/conf/htaccess.example" ] || die "no $TH_SRCDIR/conf/htaccess.example"
+		conf=$dir/httpd.conf site_recipe=$TH_SRCDIR/conf/htaccess.example site_bin=tiny-harness.fcgi
+		;;
+	htaccess-cgi)
+		conf=$dir/httpd.conf site_recipe=$TH_SRCDIR/conf/htaccess-cgi.example site_bin=tiny-harness.cgi
 		;;
 	esac
-	[ "$mode" = htaccess ] || [ -r "$conf" ] || die "no $conf"
+	case $mode in htaccess*) [ -r "$site_recipe" ] || die "no $site_recipe" ;; *) [ -r "$conf" ] || die "no $conf" ;; esac
 	if [ -f "$dir/apache.pid" ] && alive "$(cat "$dir/apache.pid")"; then
 		die "a server is already running for $dir (pid $(cat "$dir/apache.pid"))"
 	fi
@@ -267,7 +297,7 @@ start() {
 	runas test -w "$dir" -a -x "$dir" ||
 		die "$dir is not writable by $(if [ "$(id -u)" = 0 ]; then echo "$TH_APACHE_USER"; else id -un; fi) (let it through the parent directories: chmod 711)"
 	runas test -x "$TH_BIN" || die "$TH_BIN is not executable by $TH_APACHE_USER"
-	[ "$mode" = htaccess ] || runas test -r "$conf" || die "$conf is not readable by $TH_APACHE_USER"
+	case $mode in htaccess*) ;; *) runas test -r "$conf" || die "$conf is not readable by $TH_APACHE_USER" ;; esac
 	mkdir -p "$dir/fcgid" && { [ "$(id -u)" != 0 ] || chown "$TH_APACHE_USER" "$dir/fcgid"; } ||
 		die "cannot create $dir/fcgid"
 
@@ -280,18 +310,20 @@ start() {
 		export TINY_HARNESS_COMMANDS_DIR
 	fi
 	echo "$mode" >"$dir/mode"
-	if [ "$mode" = htaccess ]; then
+	case $mode in htaccess*)
 		# The site as a user would upload it: .htaccess, the program, its configuration.
 		site=$dir/htdocs/agent
 		mkdir -p "$site/conf" || die "cannot create $site"
-		cp "$TH_SRCDIR/conf/htaccess.example" "$site/.htaccess" &&
-			cp "$TH_BIN" "$site/tiny-harness.fcgi" && chmod 755 "$site/tiny-harness.fcgi" ||
+		cp "$site_recipe" "$site/.htaccess" &&
+			cp "$TH_BIN" "$site/$site_bin" && chmod 755 "$site/$site_bin" ||
 			die "cannot set up $site"
 		[ "$(id -u)" != 0 ] || chown -R "$TH_APACHE_USER" "$dir/htdocs"
-		echo "$site/tiny-harness.fcgi" >"$dir/th_bin"
-	else
+		echo "$site/$site_bin" >"$dir/th_bin"
+		;;
+	*)
 		echo "$TH_BIN" >"$dir/th_bin"
-	fi
+		;;
+	esac
 
 	# Apply the schema once, as the workers' user, before several workers race to open
 	# a new database (the files are then theirs).
@@ -302,7 +334,7 @@ start() {
 	if [ "$mode" = fcgid ]; then
 		write_fcgid_env "$dir/fcgid-env.conf" || die "cannot write $dir/fcgid-env.conf"
 	fi
-	[ "$mode" != htaccess ] || write_host_conf "$dir" "$procs" || die "cannot write $dir/httpd.conf"
+	case $mode in htaccess*) write_host_conf "$dir" "$procs" "$mode" || die "cannot write $dir/httpd.conf" ;; esac
 
 	tries=0
 	while [ $tries -lt 5 ]; do
@@ -313,11 +345,12 @@ start() {
 		fi
 		TH_PORT=$port
 		TINY_HARNESS_BASE_URL=http://127.0.0.1:$port/
-		[ "$mode" != htaccess ] || TINY_HARNESS_BASE_URL=http://127.0.0.1:$port/agent/
+		case $mode in htaccess*) TINY_HARNESS_BASE_URL=http://127.0.0.1:$port/agent/ ;; esac
 		export TH_PORT TINY_HARNESS_BASE_URL
-		if [ "$mode" = htaccess ]; then
+		case $mode in htaccess*)
 			write_site_conf "$dir/htdocs/agent/conf/tiny-harness.conf" || die "cannot write the site's configuration"
-		fi
+			;;
+		esac
 
 		if [ "$mode" = proxy ]; then
 			start_spawn "$dir" "$procs" || return 1
@@ -415,7 +448,7 @@ stop() {
 
 case ${1:-} in
 check)
-	[ $# -ge 2 ] || die "usage: apache.sh check fcgid|proxy|htaccess"
+	[ $# -ge 2 ] || die "usage: apache.sh check fcgid|proxy|htaccess|htaccess-cgi"
 	why=$(missing "$2")
 	if [ -n "$why" ]; then
 		echo "$why"
@@ -437,7 +470,7 @@ stop)
 	stop "$@"
 	;;
 *)
-	echo "usage: apache.sh check MODE | start MODE DIR [PROCS] | workers DIR | stop DIR (MODE: fcgid, proxy, htaccess)" >&2
+	echo "usage: apache.sh check MODE | start MODE DIR [PROCS] | workers DIR | stop DIR (MODE: fcgid, proxy, htaccess, htaccess-cgi)" >&2
 	exit 2
 	;;
 esac
