@@ -15,11 +15,14 @@ set -eu
 # Tests and benchmarks: curl, jq, wrk, valgrind, procps; Apache with mod_fcgid and
 # spawn-fcgi for the Apache recipes; nginx-light for the nginx recipe. libcurl: the
 # `complete` client, model and pushes; libssl-dev (libcrypto): push secrets encrypted
-# at rest.
+# at rest. Debian package (tests/package/deb.sh, PKG-2): debhelper (dh, dh_autoreconf),
+# dpkg-dev (dpkg-buildpackage), lintian. systemd: systemd-analyze verifies the units in
+# conf/systemd (tests/integration/systemd.sh); nothing here starts it.
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev sqlite3 check
 lighttpd curl wrk jq valgrind procps chromium clang-format
-apache2 libapache2-mod-fcgid spawn-fcgi nginx-light"
+apache2 libapache2-mod-fcgid spawn-fcgi nginx-light
+debhelper dpkg-dev lintian systemd"
 
 if [ "${1:-}" = --list ]; then
 	echo $TH_DEPS_PACKAGES
