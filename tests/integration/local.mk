@@ -7,10 +7,20 @@ EXTRA_DIST += tests/integration/lighttpd.sh tests/lib/server.sh
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
 EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh \
 	tests/lib/apache.sh conf/apache-fcgid.conf conf/apache-proxy-fcgi.conf
+# Shared hosting with plain CGI from .htaccess alone (conf/htaccess-cgi.example) on
+# simulated hosts through tests/lib/apache.sh (PKG-3); exits 77 when apache2, mod_cgid or
+# mod_cgi, or mod_rewrite is missing.
+TESTS += tests/integration/shared_cgi.sh
+EXTRA_DIST += tests/integration/shared_cgi.sh conf/htaccess-cgi.example
 # The nginx recipe (conf/nginx.conf) in front of spawn-fcgi workers, through
 # tests/lib/nginx.sh and the same scenario; exits 77 when nginx or spawn-fcgi is missing.
 TESTS += tests/integration/nginx.sh
 EXTRA_DIST += tests/integration/nginx.sh tests/lib/nginx.sh conf/nginx.conf
+# The systemd units (conf/systemd, PKG-3): systemd-analyze verify, then the socket bound as
+# tiny-harness.socket says and passed on fd 0 to tiny-harness.service's command, asked for
+# the card with cgi-fcgi and through nginx; exits 77 without python3, curl, jq or sqlite3.
+TESTS += tests/integration/systemd.sh
+EXTRA_DIST += tests/integration/systemd.sh
 # Streaming across worker processes through lighttpd, Apache+mod_fcgid and
 # Apache+mod_proxy_fcgi (skips a server whose prerequisites are missing).
 TESTS += tests/integration/streaming.mjs

@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, assertValid, importDep, makeTmp, show } from '../contract/lib.mjs';
 import { findLighttpd, onPath, sdkClient, startLighttpd } from '../lib/interop.mjs';
+import { missingModules } from './deps.mjs';
 
 const EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 const MT = 'application/a2ui+json';
@@ -49,7 +50,7 @@ try {
 	schemaDir = null;
 }
 if ([sdk, client, errors, wc, bc, ajvMod, fmtMod, schemaDir].includes(null))
-	t.skipAll('@a2a-js/sdk, @a2ui/web_core or ajv is not installed: run `npm ci` in the source tree');
+	missingModules(t, '@a2a-js/sdk, @a2ui/web_core or ajv is not installed: run `npm ci` in the source tree');
 
 const { Role, TaskState } = sdk;
 const { ServiceParameters, withA2AExtensions } = client;

@@ -19,6 +19,7 @@ import { spawnSync } from 'node:child_process';
 
 import { META_STATUS, META_TASK, MT_CHANNEL, MT_EVENT, TH_BIN, Tap, makeTmp, show } from '../contract/lib.mjs';
 import { findLighttpd, onPath, sdkClient, startLighttpdOrExit } from '../lib/interop.mjs';
+import { importDep, missingModules } from './deps.mjs';
 
 const EXT = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext';
 const TASK_EXT = `${EXT}/task/v1`;
@@ -28,14 +29,11 @@ const STATUS_EXT = `${EXT}/status/v1`;
 const t = new Tap();
 if (!TH_BIN)
 	t.skipAll('TH_BIN is not set (run through make check)');
-let sdk, clientMod, errors;
-try {
-	sdk = await import('@a2a-js/sdk');
-	clientMod = await import('@a2a-js/sdk/client');
-	errors = await import('@a2a-js/sdk/errors');
-} catch (e) {
-	t.skipAll(`@a2a-js/sdk is not installed (run \`npm ci\` in the source tree): ${e.code ?? e.message}`);
-}
+const sdk = await importDep('@a2a-js/sdk');
+const clientMod = await importDep('@a2a-js/sdk/client');
+const errors = await importDep('@a2a-js/sdk/errors');
+if ([sdk, clientMod, errors].includes(null))
+	missingModules(t, '@a2a-js/sdk is not installed (run `npm ci` in the source tree)');
 const LIGHTTPD = findLighttpd();
 if (LIGHTTPD == null)
 	t.skipAll('lighttpd is not installed');

@@ -15,3 +15,5 @@ EXTRA_DIST += tests/interop/a2ui.mjs
 # Shared by the Node tests behind lighttpd (interop, ui, streaming): programs on PATH, server.sh
 # start/stop, the SDK client with X-Participant-Id.
 EXTRA_DIST += tests/lib/interop.mjs
+# Where the Node tests find their npm modules; a missing one fails under TH_REQUIRE_NODE=1.
+EXTRA_DIST += tests/interop/deps.mjs

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 
 import { META_STATUS, META_TASK, MT_EVENT, TH_BIN, Tap, makeTmp, show } from '../contract/lib.mjs';
 import { findLighttpd, sdkClient, startLighttpdOrExit } from '../lib/interop.mjs';
+import { importDep, missingModules } from './deps.mjs';
 
 const TASK_EXT = 'https://madarauchiha-314.github.io/tiny-harness/a2a/ext/task/v1';
 const ALL_EXTS = [
@@ -24,14 +25,11 @@ export async function run(binding) {
 	const t = new Tap();
 	if (!TH_BIN)
 		t.skipAll('TH_BIN is not set (run through make check)');
-	let sdk, client, errors;
-	try {
-		sdk = await import('@a2a-js/sdk');
-		client = await import('@a2a-js/sdk/client');
-		errors = await import('@a2a-js/sdk/errors');
-	} catch (e) {
-		t.skipAll(`@a2a-js/sdk is not installed (run \`npm ci\` in the source tree): ${e.code ?? e.message}`);
-	}
+	const sdk = await importDep('@a2a-js/sdk');
+	const client = await importDep('@a2a-js/sdk/client');
+	const errors = await importDep('@a2a-js/sdk/errors');
+	if ([sdk, client, errors].includes(null))
+		missingModules(t, '@a2a-js/sdk is not installed (run `npm ci` in the source tree)');
 	if (findLighttpd() == null)
 		t.skipAll('lighttpd is not installed');
 	const { Role, TaskState } = sdk;

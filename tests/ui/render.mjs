@@ -20,6 +20,7 @@ import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, removeTmp, show } from '../contract/lib.mjs';
 import { findLighttpd, onPath, startLighttpdOrExit } from '../lib/interop.mjs';
+import { missingModules, nodeModuleDirs } from '../interop/deps.mjs';
 
 const EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 const MT = 'application/a2ui+json';
@@ -48,7 +49,7 @@ try {
 	litResolved = false;
 }
 if (pw == null || esbuild == null || !litResolved)
-	t.skipAll('playwright-core, esbuild or @a2ui/lit is not installed: run `npm ci` in the source tree');
+	missingModules(t, 'playwright-core, esbuild or @a2ui/lit is not installed: run `npm ci` in the source tree');
 const chromium = pw.chromium ?? pw.default?.chromium;
 const build = esbuild.build ?? esbuild.default?.build;
 
@@ -124,7 +125,7 @@ try {
 			format: 'iife', // a classic script: lighttpd serves .js as application/octet-stream
 			platform: 'browser',
 			outfile: join(www, 'app.js'),
-			nodePaths: [join(SRCDIR, 'node_modules')],
+			nodePaths: nodeModuleDirs(),
 			logLevel: 'error',
 		});
 		copyFileSync(join(SRCDIR, 'tests', 'ui', 'index.html'), join(www, 'index.html'));
