@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* group.c — group commit: the request threads of one worker process share one writer
- * connection, and the write transactions they run at the same time commit together.
+/* group.c — the transaction calls (th_store_begin, th_store_commit, th_store_rollback)
+ * and group commit: the request threads of one worker process share one writer
+ * connection, and the write transactions they run at the same time commit together. A
+ * store that joined no group runs its transactions on its own connection (store.c).
  *
  * Why: a write transaction's fixed costs (taking SQLite's write lock, reloading pages
  * another process changed, writing the WAL frames of every b-tree it touched, COMMIT)
@@ -29,6 +31,7 @@
 
 /* A member waiting for its batch to close: close_batch writes the result and sets done. */
 struct waiter {
+	struct th_store *st;     /* borrowed: the member; its wal_frames is set at the commit */
 	struct th_error *result; /* borrowed: the waiting member's */
 	int done;
 	struct waiter *next;
@@ -47,7 +50,6 @@ struct th_store_group {
 	int lost;              /* SQLite ended the open batch's transaction by itself */
 	struct waiter *kept;   /* the parts of the open batch that were released (kept): their
 	                          members wait for its result; borrowed from their stacks */
-	int wal_frames;        /* frames in the WAL after the last commit (th_store_wal_tend) */
 	struct th_store_group_stats stats;
 };
 
@@ -105,20 +107,7 @@ void th_store_group_stats(struct th_store_group *g, struct th_store_group_stats 
 	pthread_mutex_unlock(&g->mu);
 }
 
-int th_store_group_wal_frames(struct th_store_group *g)
-{
-	pthread_mutex_lock(&g->mu);
-	int n = g->wal_frames;
-	pthread_mutex_unlock(&g->mu);
-	return n;
-}
-
-void th_store_group_wal_reset(struct th_store_group *g)
-{
-	pthread_mutex_lock(&g->mu);
-	g->wal_frames = 0;
-	pthread_mutex_unlock(&g->mu);
-}
+static void group_rollback(struct th_store *st);
 
 /* Runs one of the member statements (SAVEPOINT, RELEASE, ROLLBACK TO) on w. */
 static th_err member_stmt(struct th_store_group *g, enum th_stmt_id id, const char *sql,
@@ -147,10 +136,15 @@ static void close_batch(struct th_store_group *g)
 		r.code = TH_OK;
 	}
 
+	/* Each member tends the WAL after its response (th_store_wal_tend) with the
+	 * count this commit left. */
+	int frames = r.code == TH_OK ? th_store_wal_frames(g->w) : 0;
 	pthread_mutex_lock(&g->mu);
 	int64_t parts = 0;
 	for (struct waiter *k = g->kept; k != NULL; k = k->next) {
 		*k->result = r;
+		if (r.code == TH_OK)
+			k->st->wal_frames = frames;
 		k->done = 1;
 		parts++;
 	}
@@ -161,8 +155,6 @@ static void close_batch(struct th_store_group *g)
 	if (parts > 0) {
 		g->stats.batches++;
 		g->stats.parts += parts;
-		if (r.code == TH_OK)
-			g->wal_frames = th_store_wal_frames(g->w);
 	}
 	if (parts > 0)
 		pthread_cond_broadcast(&g->closed);
@@ -182,7 +174,7 @@ static th_err leave(struct th_store *st, int kept, struct th_error *e)
 
 	struct th_error r;
 	th_error_clear(&r);
-	struct waiter me = {.result = &r, .done = 0, .next = NULL};
+	struct waiter me = {.st = st, .result = &r, .done = 0, .next = NULL};
 	pthread_mutex_lock(&g->mu);
 	if (kept) {
 		me.next = g->kept;
@@ -216,7 +208,7 @@ static void note_lost(struct th_store_group *g)
 	pthread_mutex_unlock(&g->mu);
 }
 
-th_err th_store_group_enter(struct th_store *st, struct th_error *e)
+static th_err group_enter(struct th_store *st, struct th_error *e)
 {
 	struct th_store_group *g = st->group;
 	assert(!st->in_group);
@@ -244,21 +236,21 @@ th_err th_store_group_enter(struct th_store *st, struct th_error *e)
 	st->db = g->w->db;
 	st->stmt = g->w->stmt;
 	if (rc != TH_OK)
-		th_store_group_rollback(st);
+		group_rollback(st);
 	return rc;
 }
 
-th_err th_store_group_commit(struct th_store *st, struct th_error *e)
+static th_err group_commit(struct th_store *st, struct th_error *e)
 {
 	struct th_store_group *g = st->group;
 	assert(st->in_group);
 	if (sqlite3_get_autocommit(g->w->db)) {
-		th_store_group_rollback(st);
+		group_rollback(st);
 		return lost_error(e);
 	}
 	th_err rc = member_stmt(g, TH_STMT_RELEASE, "RELEASE th_member", e);
 	if (rc != TH_OK) {
-		th_store_group_rollback(st);
+		group_rollback(st);
 		return rc;
 	}
 	rc = leave(st, 1, e);
@@ -267,7 +259,7 @@ th_err th_store_group_commit(struct th_store *st, struct th_error *e)
 	return rc;
 }
 
-void th_store_group_rollback(struct th_store *st)
+static void group_rollback(struct th_store *st)
 {
 	struct th_store_group *g = st->group;
 	assert(st->in_group);
@@ -283,4 +275,24 @@ void th_store_group_rollback(struct th_store *st)
 	if (had && sqlite3_get_autocommit(g->w->db))
 		note_lost(g);
 	(void)leave(st, 0, NULL);
+}
+
+/* ---- the transaction calls: a store's own connection, or its group's writer ---- */
+
+th_err th_store_begin(struct th_store *st, struct th_error *e)
+{
+	return st->group != NULL ? group_enter(st, e) : th_store_begin_own(st, e);
+}
+
+th_err th_store_commit(struct th_store *st, struct th_error *e)
+{
+	return st->in_group ? group_commit(st, e) : th_store_commit_own(st, e);
+}
+
+void th_store_rollback(struct th_store *st)
+{
+	if (st != NULL && st->in_group)
+		group_rollback(st);
+	else
+		th_store_rollback_own(st);
 }

@@ -410,7 +410,7 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 	if (uv == th_store_schema_version())
 		return TH_OK;
 
-	th_err err = th_store_begin(st, e);
+	th_err err = th_store_begin_own(st, e);
 	if (err != TH_OK)
 		return err;
 	/* Re-read under the write lock: another worker may have migrated meanwhile. */
@@ -443,10 +443,10 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 		err = exec(st, sql, "setting schema version", e);
 	}
 	if (err != TH_OK) {
-		th_store_rollback(st);
+		th_store_rollback_own(st);
 		return err;
 	}
-	return th_store_commit(st, e);
+	return th_store_commit_own(st, e);
 }
 
 /* The busy handler: SQLite's own sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries, but
@@ -479,14 +479,6 @@ static int wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-/* The WAL was reset (by this store or another): its frames are forgotten. */
-static void wal_forget(struct th_store *st)
-{
-	st->wal_frames = 0;
-	if (st->group != NULL)
-		th_store_group_wal_reset(st->group);
-}
-
 int th_store_wal_frames(struct th_store *st)
 {
 	return st->wal_frames;
@@ -496,9 +488,8 @@ int th_store_wal_tend(struct th_store *st)
 {
 	if (st == NULL || st->in_group || !sqlite3_get_autocommit(st->own_db))
 		return 0;
-	/* A member of a group counts the frames its group's commits left. */
-	int frames = st->group != NULL ? th_store_group_wal_frames(st->group) : st->wal_frames;
-	if (frames < TH_WAL_CHECKPOINT_FRAMES)
+	/* A member of a group has the count its group's last commit of its part left. */
+	if (st->wal_frames < TH_WAL_CHECKPOINT_FRAMES)
 		return 0;
 	/* A reader that stays (an operator's open sqlite3 session) must not cost every
 	 * request the wait: after a failure, try again a second later. */
@@ -512,7 +503,7 @@ int th_store_wal_tend(struct th_store *st)
 	int rc =
 	    sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
 	if (rc == SQLITE_OK && log < TH_WAL_CHECKPOINT_FRAMES) {
-		wal_forget(st);
+		st->wal_frames = 0;
 		return 0;
 	}
 	/* RESTART waits (through the busy handler) for the writer lock and then for every
@@ -533,7 +524,7 @@ int th_store_wal_tend(struct th_store *st)
 		st->wal_retry_ms = now + TH_WAL_RETRY_MS;
 		return 0;
 	}
-	wal_forget(st);
+	st->wal_frames = 0;
 	return 1;
 }
 
@@ -655,24 +646,6 @@ void th_store_close(struct th_store *st)
 }
 
 /* ---- transactions ---------------------------------------------------------------- */
-
-th_err th_store_begin(struct th_store *st, struct th_error *e)
-{
-	return st->group != NULL ? th_store_group_enter(st, e) : th_store_begin_own(st, e);
-}
-
-th_err th_store_commit(struct th_store *st, struct th_error *e)
-{
-	return st->in_group ? th_store_group_commit(st, e) : th_store_commit_own(st, e);
-}
-
-void th_store_rollback(struct th_store *st)
-{
-	if (st != NULL && st->in_group)
-		th_store_group_rollback(st);
-	else
-		th_store_rollback_own(st);
-}
 
 th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 {

@@ -59,7 +59,8 @@ sqlite3 *th_store_db(struct th_store *st);
  * WAL, 0 when there was nothing to do or it stayed busy (tried again after a later
  * commit). */
 int th_store_wal_tend(struct th_store *st);
-/* Frames in the WAL after this connection's last commit (0 before any). */
+/* Frames in the WAL after this connection's last commit, or for a group member the last
+ * batch that held its part (0 before any). */
 int th_store_wal_frames(struct th_store *st);
 
 /* BEGIN IMMEDIATE, retried with randomised back-off when SQLITE_BUSY outlives the
@@ -95,10 +96,6 @@ void th_store_group_close(struct th_store_group *g);
  * outlive st's last transaction). Call it outside a transaction. */
 void th_store_join(struct th_store *st, struct th_store_group *g);
 void th_store_group_stats(struct th_store_group *g, struct th_store_group_stats *out);
-/* Frames in the WAL after the group's last commit, and forgetting them once a member
- * reset the WAL (th_store_wal_tend). */
-int th_store_group_wal_frames(struct th_store_group *g);
-void th_store_group_wal_reset(struct th_store_group *g);
 
 /* ---- tasks ------------------------------------------------------------- */
 

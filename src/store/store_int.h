@@ -138,12 +138,8 @@ struct th_store {
  * columns). */
 th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
                      struct th_error *e);
-/* Group commit (group.c): th_store_begin, th_store_commit and th_store_rollback of a
- * store joined to a group come here. */
-th_err th_store_group_enter(struct th_store *st, struct th_error *e);
-th_err th_store_group_commit(struct th_store *st, struct th_error *e);
-void th_store_group_rollback(struct th_store *st);
-/* The plain transaction calls on one connection (the group's writer uses them). */
+/* The plain transaction calls on one connection: th_store_begin, th_store_commit and
+ * th_store_rollback (group.c) use them for a store of its own and for a group's writer. */
 th_err th_store_begin_own(struct th_store *st, struct th_error *e);
 th_err th_store_commit_own(struct th_store *st, struct th_error *e);
 void th_store_rollback_own(struct th_store *st);
