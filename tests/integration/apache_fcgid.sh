@@ -266,7 +266,13 @@ run_mode() {
 	completion_checks " through $LABEL"
 
 	# ------------------------------------------------------------------ several workers
-	workers_checks " behind $LABEL"
+	# A shared host's mod_fcgid decides how many processes to start, and one threaded
+	# worker (decision-023) takes the next request while its last one's turn runs, so
+	# behind .htaccess one process may serve it all; the recipes configured here must
+	# still show two.
+	min_workers=2
+	[ "$MODE" = htaccess ] && min_workers=1
+	workers_checks " behind $LABEL" "$min_workers"
 
 	# ------------------------------------------------------------------ shutdown
 	workers=$(sh "$LAUNCHER" workers "$T/$MODE")
@@ -276,7 +282,7 @@ run_mode() {
 	for p in $apid $workers $pids; do alive "$p" && left="$left $p"; done
 	REQ_DESC="$(basename "$LAUNCHER") stop; server $apid, workers $(echo $workers), turn workers $(echo $pids); still running:$left"
 	check "STORE-4 stopping $LABEL stops its worker processes" '[ -n "$apid" ]' \
-		'[ "$(printf "%s\n" $workers | grep -c .)" -ge 2 ]' '[ -z "$left" ]'
+		'[ "$(printf "%s\n" $workers | grep -c .)" -ge "$min_workers" ]' '[ -z "$left" ]'
 }
 
 for m in $MODES; do
