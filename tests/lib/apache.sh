@@ -251,8 +251,6 @@ write_site_conf() {
 		echo "# Written by tests/lib/apache.sh from its environment."
 		echo "db = $TINY_HARNESS_DB"
 		echo "base_url = $TINY_HARNESS_BASE_URL"
-		# As conf/htaccess.example says for mod_fcgid (one request per process).
-		[ -n "${TINY_HARNESS_WORKER_THREADS:-}" ] || echo "worker_threads = 1"
 		env | LC_ALL=C sort | while IFS= read -r line; do
 			name=${line%%=*}
 			case $name in
