@@ -12,6 +12,10 @@ EXTRA_DIST += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_f
 # mod_cgi, or mod_rewrite is missing.
 TESTS += tests/integration/shared_cgi.sh
 EXTRA_DIST += tests/integration/shared_cgi.sh conf/htaccess-cgi.example
+# Not at the same time as apache_fcgid.sh: in every full run (make -j2 check) where the two
+# overlapped, the .htaccess + mod_fcgid host of apache_fcgid.sh stopped answering
+# mid-scenario; each passes alone. Until the cause is found, they run one after the other.
+tests/integration/shared_cgi.log: tests/integration/apache_fcgid.log
 # The nginx recipe (conf/nginx.conf) in front of spawn-fcgi workers, through
 # tests/lib/nginx.sh and the same scenario; exits 77 when nginx or spawn-fcgi is missing.
 TESTS += tests/integration/nginx.sh
