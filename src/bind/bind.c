@@ -4,6 +4,7 @@
  * (rest.c). The top of src/bind: nothing in the other files calls back into it. */
 #include "bind/bind.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,8 +62,11 @@ static int etag_matches(const char *inm, const char *etag)
  * read. */
 static int card_modified(const struct th_app *app, char *out, size_t n)
 {
+	/* A worker's request threads share the date: the first to serve a card reads it. */
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static char date[40];
 	static int read_once;
+	pthread_mutex_lock(&mu);
 	if (!read_once) {
 		read_once = 1;
 		struct stat sb;
@@ -78,7 +82,9 @@ static int card_modified(const struct th_app *app, char *out, size_t n)
 			date[0] = '\0';
 	}
 	snprintf(out, n, "%s", date);
-	return date[0] != '\0';
+	int have = date[0] != '\0';
+	pthread_mutex_unlock(&mu);
+	return have;
 }
 
 static void serve_card(struct th_bind_ctx *ctx)
