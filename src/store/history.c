@@ -65,9 +65,11 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 	if (sender == NULL || message_id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no message");
 	sqlite3_stmt *s;
+	/* The oldest such task, in the partial index's own order (rowid ascends as rows are
+	 * added): no sort, so no temporary b-tree for every new task. */
 	th_err err = th_store_stmt(st, TH_STMT_MSG_FIRST,
 	                           "SELECT task_id FROM messages WHERE message_id = ?1 "
-	                           "AND sender = ?2 AND pos = 1 ORDER BY created_ms LIMIT 1",
+	                           "AND sender = ?2 AND pos = 1 ORDER BY rowid LIMIT 1",
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
@@ -262,11 +264,13 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	if (sqlite3_get_autocommit(st->db))
 		return th_error_set(e, TH_EINTERNAL,
 		                    "event append outside a transaction (STREAM-3 needs one)");
-	sqlite3_stmt *b, *s;
-	th_err err = th_store_stmt(st, TH_STMT_EV_BUMP,
-	                           "UPDATE tasks SET last_seq = last_seq + 1 WHERE id = ?1 "
-	                           "RETURNING last_seq",
-	                           &b, e);
+	sqlite3_stmt *m, *s;
+	/* The next seq is the log's own last one plus one: a seek to the end of the task's
+	 * events in their primary key. Writers are serialised, and a task's events are only
+	 * ever deleted with the task, so it is gap-free and never reused (STREAM-3). */
+	th_err err =
+	    th_store_stmt(st, TH_STMT_EV_LAST,
+	                  "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?1", &m, e);
 	if (err != TH_OK)
 		return err;
 	err = th_store_stmt(st, TH_STMT_EV_INSERT,
@@ -277,19 +281,14 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 		return err;
 
 	int64_t next = 0;
-	int rc = th_bind_text(b, 1, task_id, SQLITE_OK);
+	int rc = th_bind_text(m, 1, task_id, SQLITE_OK);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(b);
-	if (rc == SQLITE_ROW) {
-		next = sqlite3_column_int64(b, 0);
-		/* Run the statement to completion so the update is final before the insert. */
-		rc = sqlite3_step(b);
-	}
-	th_store_stmt_done(b);
-	if (rc != SQLITE_DONE)
+		rc = sqlite3_step(m);
+	if (rc == SQLITE_ROW)
+		next = sqlite3_column_int64(m, 0) + 1;
+	th_store_stmt_done(m);
+	if (rc != SQLITE_ROW)
 		return th_store_fail(st, rc, "event seq", e);
-	if (next == 0)
-		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 
 	rc = th_bind_text(s, 1, task_id, SQLITE_OK);
 	rc = th_bind_i64(s, 2, next, rc);
@@ -297,6 +296,8 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	rc = th_bind_text(s, 4, json, rc);
 	rc = th_bind_i64(s, 5, th_now_ms(), rc);
 	rc = th_step_done(s, rc);
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "event append", e);
 	if (seq != NULL)

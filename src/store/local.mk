@@ -9,7 +9,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/003_confirm.sql \
 	$(top_srcdir)/sql/004_write_path.sql \
 	$(top_srcdir)/sql/005_checks.sql \
-	$(top_srcdir)/sql/006_waiting.sql
+	$(top_srcdir)/sql/006_waiting.sql \
+	$(top_srcdir)/sql/007_event_seq.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \

@@ -114,7 +114,7 @@ struct th_task_row {
 	char *parent_id;           /* parent task id or NULL; free */
 	int64_t created_ms;
 	int64_t updated_ms;
-	int64_t last_seq; /* highest event seq of the task */
+	int64_t last_seq; /* highest event seq of the task (read from events) */
 };
 void th_task_row_free(struct th_task_row *r);
 
@@ -201,8 +201,8 @@ th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object 
 
 /* ---- events (the per-task log every stream reads) ------------------------ */
 
-/* Appends json (a StreamResponse) as the next seq of the task (tasks.last_seq + 1,
- * updated in the same statement group); *seq receives it (may be NULL). kind is a
+/* Appends json (a StreamResponse) as the next seq of the task (its last event's seq + 1;
+ * inside the caller's write transaction); *seq receives it (may be NULL). kind is a
  * short label for operators: "task", "status", "artifact", "message". */
 th_err th_store_event_append(struct th_store *st, const char *task_id, const char *kind,
                              const char *json, int64_t *seq, struct th_error *e);

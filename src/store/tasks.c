@@ -11,7 +11,7 @@
 #define TASK_COLS                                                                                  \
 	"t.id, t.context_id, t.state, t.sub_state, t.status_meta_json, t.status_message_json, "    \
 	"t.status_ms, t.name, t.goal, t.ext_json, t.created_by, t.parent_id, t.created_ms, "       \
-	"t.updated_ms, t.last_seq"
+	"t.updated_ms, (SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.task_id = t.id)"
 
 void th_task_row_free(struct th_task_row *r)
 {

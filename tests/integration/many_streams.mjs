@@ -448,7 +448,7 @@ const q = (s) => `'${String(s).replace(/'/g, "''")}'`;
 const inList = (ids) => `(${ids.map(q).join(',')})`;
 function lastSeqs(db, taskIds) {
 	const m = new Map();
-	for (const r of sql(db, `SELECT id, last_seq FROM tasks WHERE id IN ${inList(taskIds)}`))
+	for (const r of sql(db, `SELECT task_id AS id, max(seq) AS last_seq FROM events WHERE task_id IN ${inList(taskIds)} GROUP BY task_id`))
 		m.set(r.id, r.last_seq);
 	return m;
 }

@@ -150,7 +150,11 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	ck_assert_int_eq(th_store_schema_version(), 6);
+	ck_assert_int_eq(th_store_schema_version(), 7);
+	/* 007: an event's seq comes from the log; the task row keeps no counter. */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('tasks') "
+	                           "WHERE name = 'last_seq'"),
+	                 0);
 	ck_assert_int_eq(q_int(st, "SELECT strict FROM pragma_table_list "
 	                           "WHERE name = 'participant_task_counts'"),
 	                 1);
@@ -341,6 +345,7 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 		ck_assert_int_eq(seq, want[i]);
 	}
 	ck_assert_int_eq(th_store_event_append(st, "nope", "status", "{}", &seq, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 5); /* the refused one: none */
 	commit(st);
 
 	struct th_task_row r;
@@ -461,7 +466,8 @@ START_TEST(test_store1_lim3_two_processes_gap_free_seq_no_busy)
 	ck_assert_int_eq(q_int(st, "SELECT count(DISTINCT seq) FROM events"), 2 * PER_PROC);
 	ck_assert_int_eq(q_int(st, "SELECT min(seq) FROM events"), 1);
 	ck_assert_int_eq(q_int(st, "SELECT max(seq) FROM events"), 2 * PER_PROC);
-	ck_assert_int_eq(q_int(st, "SELECT last_seq FROM tasks WHERE id = 'shared'"), 2 * PER_PROC);
+	ck_assert_int_eq(q_int(st, "SELECT max(seq) FROM events WHERE task_id = 'shared'"),
+	                 2 * PER_PROC);
 	/* Both workers really interleaved on one task. */
 	ck_assert_int_eq(
 	    q_int(st, "SELECT count(DISTINCT json_extract(json, '$.pid')) FROM events"), 2);
