@@ -439,7 +439,9 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	}
 	if (!resume)
 		goto out;
-	if (!instant && row.state != TH_STATE_WORKING &&
+	/* An instant turn settles in this transaction: a WORKING step nobody could see is
+	 * neither written nor announced (decision-025). */
+	if (!instant && !inline_turn && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
 	rc = th_task_queue_turn(st, task_id, mid, app->cfg->lease_ms, inline_turn, turn_id, e);

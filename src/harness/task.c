@@ -61,7 +61,10 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	struct th_task_row row = {
 	    .id = (char *)(uintptr_t)nt->id,
 	    .context_id = (char *)(uintptr_t)nt->context_id,
-	    .state = TH_STATE_SUBMITTED,
+	    /* An instant turn settles in this transaction, so no one could ever see the
+	     * task SUBMITTED: it starts WORKING, with no status event of its own
+	     * (decision-025). */
+	    .state = nt->inline_turn ? TH_STATE_WORKING : TH_STATE_SUBMITTED,
 	    .status_ms = now,
 	    .name = (char *)(uintptr_t)nt->name,
 	    .goal = (char *)(uintptr_t)nt->goal,
@@ -96,9 +99,9 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	rc = th_event_record(st, nt->id, "task", NULL, ev, e);
 	json_object_put(ev);
 	struct th_task_row live = {0};
-	if (rc == TH_OK)
+	if (rc == TH_OK && !nt->inline_turn)
 		rc = th_store_task_get(st, nt->id, &live, e);
-	if (rc == TH_OK)
+	if (rc == TH_OK && !nt->inline_turn)
 		rc = th_status_transition(st, &live, TH_STATE_WORKING, NULL, NULL, 0, e);
 	if (rc == TH_OK)
 		rc = th_task_queue_turn(st, nt->id, mid, nt->lease_ms, nt->inline_turn, turn_id, e);

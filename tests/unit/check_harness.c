@@ -116,8 +116,8 @@ END_TEST
 
 /* decision-014 (TURN-4, TURN-6): with the instant echo model a blocking send runs its turn
  * inside the transaction that accepts the message: the turn is recorded done by this
- * worker with no lease, and the events of the task are still Task, WORKING and
- * INPUT_REQUIRED in order. */
+ * worker with no lease. decision-025: the events are the Task (WORKING) and
+ * INPUT_REQUIRED; no WORKING step nobody could see is recorded. */
 START_TEST(test_turn4_instant_turn_commits_with_its_message)
 {
 	const char *id = new_task("hello");
@@ -136,10 +136,10 @@ START_TEST(test_turn4_instant_turn_commits_with_its_message)
 	struct th_event *ev = NULL;
 	size_t n = 0;
 	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
-	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(n, 2);
 	ck_assert_ptr_nonnull(strstr(ev[0].json, "\"task\""));
-	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_WORKING"));
-	ck_assert_ptr_nonnull(strstr(ev[2].json, "TASK_STATE_INPUT_REQUIRED"));
+	ck_assert_ptr_nonnull(strstr(ev[0].json, "TASK_STATE_WORKING"));
+	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_INPUT_REQUIRED"));
 	th_events_free(ev, n);
 }
 END_TEST
@@ -336,7 +336,7 @@ START_TEST(test_status1_turn_end_parks_awaiting_next_message_in_both_places)
 	struct th_event *ev = NULL;
 	size_t n = 0;
 	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
-	ck_assert_uint_ge(n, 3);
+	ck_assert_uint_ge(n, 2);
 	json_object *last = json_tokener_parse(ev[n - 1].json);
 	json_object *upd = json_object_object_get(last, "statusUpdate");
 	ck_assert_str_eq(th_json_str(json_object_object_get(upd, "status"), "state"),
@@ -684,12 +684,13 @@ START_TEST(test_stream3_task_events_are_numbered_in_order)
 	struct th_event *ev = NULL;
 	size_t n = 0;
 	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
-	/* task, WORKING, INPUT_REQUIRED, WORKING, INPUT_REQUIRED */
-	ck_assert_uint_eq(n, 5);
+	/* task, INPUT_REQUIRED, INPUT_REQUIRED: instant turns record no WORKING step
+	 * (decision-025) */
+	ck_assert_uint_eq(n, 3);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_int_eq(ev[i].seq, (int64_t)i + 1);
 	ck_assert_ptr_nonnull(strstr(ev[0].json, "\"task\""));
-	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_WORKING"));
+	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_INPUT_REQUIRED"));
 	ck_assert_ptr_nonnull(strstr(ev[2].json, "TASK_STATE_INPUT_REQUIRED"));
 	th_events_free(ev, n);
 }
@@ -711,6 +712,16 @@ START_TEST(test_turn5_return_immediately_answers_before_the_turn)
 	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
 	ck_assert_str_eq(fx_status_text(r), "echo: later");
 	json_object_put(r);
+	/* decision-025: a turn run after the response was WORKING for all to see, with its
+	 * own status update between the Task (SUBMITTED) and INPUT_REQUIRED. */
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_nonnull(strstr(ev[0].json, "TASK_STATE_SUBMITTED"));
+	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_WORKING"));
+	ck_assert_ptr_nonnull(strstr(ev[2].json, "TASK_STATE_INPUT_REQUIRED"));
+	th_events_free(ev, n);
 }
 END_TEST
 
