@@ -7,7 +7,7 @@
  * not an array"); values that travel in HTTP headers (token, credentials, the scheme) are
  * checked here for the characters a header may hold. Whether the URL may receive pushes
  * (PUSH-3) and whether the server holds a key for secrets (PUSH-4) are not the wire's
- * business: harness/pushcfg.c asks push/ before it stores anything. */
+ * business: ops/pushcfg.c asks push/ before it stores anything. */
 #include "a2a/a2a.h"
 #include "a2a/a2a_int.h"
 

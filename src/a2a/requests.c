@@ -80,7 +80,7 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 			out->accepted_output_modes = json_object_get(modes);
 	}
 	/* An inline push config is kept as sent: th_a2a_push_inline_decode (push.c) decodes it
-	 * where SendMessage considers it, after the sender's checks (harness/intake.c). */
+	 * where SendMessage considers it, after the sender's checks (ops/intake.c). */
 	json_object *push = NULL;
 	rc = th_a2a_get_obj(cfg, "taskPushNotificationConfig", "task_push_notification_config", pre,
 	                    0, &push, e);

@@ -11,7 +11,7 @@
 #define TH_BIND_BIND_H
 
 #include "app.h"
-#include "harness/stream.h"
+#include "ops/stream.h"
 #include "http/http.h"
 #include "util/buf.h"
 #include "util/err.h"

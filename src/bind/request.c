@@ -10,8 +10,9 @@
 
 #include "bind/bind_int.h"
 #include "config/config.h"
-#include "harness/ext.h"
-#include "harness/harness.h"
+#include "domain/ext.h"
+#include "ops/ops.h"
+#include "domain/access.h"
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/idrule.h"

@@ -1,6 +1,6 @@
 # src/push — push notifications (PUSH-2..PUSH-4), a leaf: callback URL checks, secrets
 # sealed with libcrypto, and the outbox sender (libcurl). The config operations (PUSH-1)
-# are harness/pushcfg.c's.
+# are ops/pushcfg.c's.
 noinst_LTLIBRARIES += src/push/libth_push.la
 src_push_libth_push_la_SOURCES = src/push/push.h src/push/push_int.h \
 	src/push/url.c \

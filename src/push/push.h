@@ -2,9 +2,9 @@
 /* push.h — push notifications (PUSH-2..PUSH-4): callback URL checks, the secrets sealed
  * for the store, and the delivery of queued events to webhooks. A leaf: it knows the
  * store, config and util, and nothing of requests, participants or the service layer.
- * The config operations (PUSH-1) are harness/pushcfg.c's, their requests a2a/push.c's.
+ * The config operations (PUSH-1) are ops/pushcfg.c's, their requests a2a/push.c's.
  *
- * Events are queued by harness/events.c in the transaction that records them (one
+ * Events are queued by domain/events.c in the transaction that records them (one
  * push_outbox row per config); th_push_deliver_due POSTs them later, outside any
  * transaction, with retries and back-off, so a slow webhook never blocks a request and
  * a worker crash loses no delivery. */

@@ -8,7 +8,7 @@
 
 #include "service/card.h"
 
-#include "harness/ext.h"
+#include "domain/ext.h"
 
 #define A2UI_BASIC_CATALOG "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 
@@ -20,7 +20,7 @@ static const char *const media_types[] = {
 
 #define N_MEDIA_TYPES (sizeof(media_types) / sizeof(media_types[0]))
 
-/* Descriptions of the five extensions, in the card order of harness/ext.c (CARD-2). */
+/* Descriptions of the five extensions, in the card order of domain/ext.c (CARD-2). */
 static const char *const ext_descriptions[TH_EXT_COUNT] = {
     "tiny-harness tasks: name, goal, acceptance criteria, participants, plan and sub-task "
     "links in Task.metadata; event envelopes (task, control and harness events) as "

@@ -6,10 +6,10 @@
 
 #include "a2a/a2a.h"
 #include "config/config.h"
-#include "harness/access.h"
-#include "harness/harness.h"
-#include "harness/pushcfg.h"
-#include "harness/stream.h"
+#include "domain/access.h"
+#include "ops/ops.h"
+#include "ops/pushcfg.h"
+#include "ops/stream.h"
 
 static const char *const methods[TH_OP_COUNT] = {
     [TH_OP_SEND_MESSAGE] = "SendMessage",

@@ -16,7 +16,7 @@
 
 struct th_call {
 	const char *participant; /* the asserted sender (ID-1), NULL when none; borrowed */
-	unsigned extensions;     /* TH_EXT_* bits the client activated (harness/ext.h) */
+	unsigned extensions;     /* TH_EXT_* bits the client activated (domain/ext.h) */
 };
 
 enum th_op {
@@ -47,7 +47,7 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 struct th_sink;
 
 /* Runs a streaming operation (SendStreamingMessage, SubscribeToTask), writing its
- * events to sink (harness/stream.h). last_event_id is the client's Last-Event-ID (or
+ * events to sink (ops/stream.h). last_event_id is the client's Last-Event-ID (or
  * NULL) for resuming a subscription (STREAM-4). An error returned before sink->open
  * was called is an ordinary error response; after it, the binding reports it inside
  * the stream. */

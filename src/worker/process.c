@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "harness/commands.h"
-#include "harness/intrinsics.h"
-#include "harness/turn.h"
+#include "turn/commands.h"
+#include "turn/intrinsics.h"
+#include "turn/turn.h"
 #include "service/card.h"
 #include "store/store.h"
 #include "util/jsonx.h"

@@ -21,7 +21,7 @@
 
 #include "bind/bind.h"
 #include "config/config.h"
-#include "harness/stream.h"
+#include "ops/stream.h"
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/ids.h"

@@ -4,7 +4,7 @@ check_PROGRAMS += tests/unit/check_card
 TESTS += tests/unit/check_card
 tests_unit_check_card_SOURCES = tests/unit/check_card.c
 tests_unit_check_card_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_card_LDADD = src/service/libth_service.la src/harness/libth_harness.la \
+tests_unit_check_card_LDADD = src/service/libth_service.la src/domain/libth_domain.la \
 	src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)
 
 # test_agent_card.py is run directly (executable, python3 from the system); its name is the one

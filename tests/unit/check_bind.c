@@ -14,7 +14,7 @@
 #include "bind/bind.h"
 #include "bind/bind_int.h"
 #include "config/config.h"
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "http/http.h"
 #include "util/jsonx.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "service/card.h"
 
 #define BASE "http://127.0.0.1:8080/"

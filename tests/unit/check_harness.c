@@ -12,8 +12,8 @@
 
 #include "a2a/a2a.h"
 #include "config/config.h"
-#include "harness/ext.h"
-#include "harness/harness.h"
+#include "domain/ext.h"
+#include "ops/ops.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/jsonx.h"

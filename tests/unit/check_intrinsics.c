@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/jsonx.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_push.c — push notifications: callback URL checks (PUSH-3), sealed secrets
  * (PUSH-4), the decoders of the config requests (a2a/push.c), the four config operations
- * (harness/pushcfg.c) through th_service_call on a real store with participant scoping
+ * (ops/pushcfg.c) through th_service_call on a real store with participant scoping
  * (PUSH-1, ID-3, ID-4), and delivery to a webhook receiver this test
  * forks on 127.0.0.1 (PUSH-2): order, headers, retry, dead, expired claims, the re-check
  * of the URL at delivery. Every refusal checks the code, the words, and that nothing

@@ -12,7 +12,7 @@
 #include "app.h"
 #include "bind/bind.h"
 #include "config/config.h"
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "harness_fixture.h"
 #include "http/http.h"
 #include "store/store.h"

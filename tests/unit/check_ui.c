@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "a2ui/a2ui.h"
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/jsonx.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "harness/ext.h"
+#include "domain/ext.h"
 #include "store/store.h"
 #include "util/jsonx.h"
 

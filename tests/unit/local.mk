@@ -11,14 +11,14 @@ tests_unit_check_harness_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 
 tests_unit_check_config_SOURCES = tests/unit/check_config.c
 tests_unit_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_config_LDADD = src/config/libth_config.la src/harness/libth_harness.la \
+tests_unit_check_config_LDADD = src/config/libth_config.la src/domain/libth_domain.la \
 	src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)
 
 check_PROGRAMS += tests/unit/check_util
 TESTS += tests/unit/check_util
 tests_unit_check_util_SOURCES = tests/unit/check_util.c
 tests_unit_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_util_LDADD = src/harness/libth_harness.la src/util/libth_util.la \
+tests_unit_check_util_LDADD = src/domain/libth_domain.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)
 
 check_PROGRAMS += tests/unit/check_stream

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "domain/channel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2a/a2a.h"
+#include "domain/events.h"
+#include "domain/ext.h"
+#include "domain/access.h"
+#include "domain/status.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+#include "util/idrule.h"
+
+/* CH-2: the same words whether the channel does not exist or the sender is not in it. */
+static th_err not_open(const char *channel_id, struct th_error *e)
+{
+	return th_error_set(e, TH_EINVAL, "channel %.100s is not open to you", channel_id);
+}
+
+int th_channel_part(json_object *msg, const char *sender, const struct th_limits *lim,
+                    struct th_chan_part *out, struct th_error *e)
+{
+	memset(out, 0, sizeof *out);
+	json_object *parts = json_object_object_get(msg, "parts");
+	int found = 0;
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		json_object *p = json_object_array_get_idx(parts, i), *v = NULL;
+		const char *mt = th_json_str(p, "mediaType");
+		if (mt == NULL || strcmp(mt, TH_MT_CHANNEL) != 0 ||
+		    !json_object_object_get_ex(p, "data", &v))
+			continue;
+		if (found++) {
+			th_error_set(e, TH_EINVAL, "a message carries at most one channel part");
+			return -1;
+		}
+		if (!json_object_is_type(v, json_type_object)) {
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data: a channel message must be an object",
+			             i);
+			return -1;
+		}
+		json_object_object_foreach(v, key, val)
+		{
+			static const char *const keys[] = {"channel_id", "sender", "kind",
+			                                   "text",       "parts",  "in_reply_to",
+			                                   "to",         NULL};
+			int ok = 0;
+			for (size_t k = 0; keys[k] != NULL; k++)
+				ok |= strcmp(key, keys[k]) == 0;
+			if (!ok) {
+				th_error_set(
+				    e, TH_EINVAL,
+				    "message.parts[%zu].data: unknown channel key '%.60s' (see "
+				    "docs/a2a/ext/channel.json)",
+				    i, key);
+				return -1;
+			}
+			if ((strcmp(key, "parts") == 0 || strcmp(key, "to") == 0) &&
+			    !json_object_is_type(val, json_type_array)) {
+				th_error_set(e, TH_EINVAL,
+				             "message.parts[%zu].data.%s must be an array", i, key);
+				return -1;
+			}
+			if (strcmp(key, "in_reply_to") == 0 && val == NULL)
+				continue;
+			if (strcmp(key, "parts") != 0 && strcmp(key, "to") != 0 &&
+			    !json_object_is_type(val, json_type_string)) {
+				th_error_set(e, TH_EINVAL,
+				             "message.parts[%zu].data.%s must be a string", i, key);
+				return -1;
+			}
+		}
+		out->value = v;
+		out->channel_id = th_json_str(v, "channel_id");
+		const char *snd = th_json_str(v, "sender");
+		out->kind = th_json_str(v, "kind") ? th_json_str(v, "kind") : "message";
+		out->text = th_json_str(v, "text") ? th_json_str(v, "text") : "";
+		out->in_reply_to = th_json_str(v, "in_reply_to");
+		out->to = json_object_object_get(v, "to");
+		if (out->channel_id == NULL || *out->channel_id == '\0') {
+			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.channel_id is required",
+			             i);
+			return -1;
+		}
+		if (snd == NULL || strcmp(snd, sender) != 0) {
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.sender must be the sender asserted by "
+			    "X-Participant-Id (%.100s)",
+			    i, sender);
+			return -1;
+		}
+		if (strcmp(out->kind, "message") && strcmp(out->kind, "help_request") &&
+		    strcmp(out->kind, "help_reply")) {
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.kind '%.60s' is not message, help_request or "
+			    "help_reply",
+			    i, out->kind);
+			return -1;
+		}
+		if (strcmp(out->kind, "help_reply") == 0 &&
+		    (out->in_reply_to == NULL || *out->in_reply_to == '\0')) {
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.in_reply_to is required in a help_reply (the "
+			    "help request's id)",
+			    i);
+			return -1;
+		}
+		size_t nto = out->to != NULL ? json_object_array_length(out->to) : 0;
+		if (nto > lim->max_participants) {
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data.to has %zu entries; a task has at most "
+			    "%zu participants",
+			    i, nto, lim->max_participants);
+			return -1;
+		}
+		for (size_t k = 0; k < nto; k++) {
+			json_object *t = json_object_array_get_idx(out->to, k);
+			char path[96];
+			snprintf(path, sizeof path, "message.parts[%zu].data.to[%zu]", i, k);
+			if (!json_object_is_type(t, json_type_string)) {
+				th_error_set(e, TH_EINVAL, "%s must be a participant id", path);
+				return -1;
+			}
+			if (th_id_check(json_object_get_string(t),
+			                (size_t)json_object_get_string_len(t), lim->max_id, path,
+			                e) != TH_OK)
+				return -1;
+		}
+	}
+	return found;
+}
+
+th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, const char *sender,
+                          const char *channel_id, json_object *msg, struct th_error *e)
+{
+	const char *mid = th_json_str(msg, "messageId");
+	const char *role = strcmp(sender, TH_AGENT_ID) == 0 ? "ROLE_AGENT" : "ROLE_USER";
+	th_err rc = th_store_message_append(st, row->id, mid, role, sender, th_json_text(msg), e);
+	if (rc != TH_OK)
+		return rc;
+	json_object *ev = json_object_new_object();
+	if (ev == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_object_add(ev, "message", json_object_get(msg));
+	int side = channel_id != NULL && strcmp(channel_id, row->id) != 0;
+	rc = th_event_record(st, row->id, "message", side ? channel_id : NULL, ev, e);
+	json_object_put(ev);
+	return rc;
+}
+
+th_err th_channel_record(struct th_store *st, const struct th_task_row *row, const char *sender,
+                         const char *channel_id, const char *kind, const char *text,
+                         const char *in_reply_to, json_object *value, const char *message_id,
+                         struct th_error *e)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} kinds[] = {{"message", TH_CHAN_MESSAGE},
+	             {"help_request", TH_CHAN_HELP_REQUEST},
+	             {"help_reply", TH_CHAN_HELP_REPLY}};
+	struct th_channel_msg m = {0};
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(kinds[i].name, kind) == 0)
+			m.kind = kinds[i].kind;
+	m.channel_id = (char *)(uintptr_t)channel_id;
+	m.message_id = (char *)(uintptr_t)message_id;
+	m.sender = (char *)(uintptr_t)sender;
+	m.text = (char *)(uintptr_t)text;
+	m.json = (char *)(uintptr_t)th_json_text(value);
+	m.in_reply_to = (char *)(uintptr_t)in_reply_to;
+	return th_store_channel_append(st, row->id, &m, NULL, e);
+}
+
+th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const char *sender,
+                         json_object *msg, const struct th_chan_part *cp,
+                         struct th_chan_outcome *out, struct th_error *e)
+{
+	out->resume = 0;
+	const char *mid = th_json_str(msg, "messageId");
+	int exists = 0, member = 0;
+	th_err rc =
+	    th_store_channel_is_member(st, row->id, cp->channel_id, sender, &exists, &member, e);
+	if (rc != TH_OK)
+		return rc;
+	if (!exists && strcmp(cp->kind, "message") == 0 && cp->to != NULL &&
+	    json_object_array_length(cp->to) > 0) {
+		/* CH-1: a new channel among some of the task's participants. */
+		size_t n = json_object_array_length(cp->to);
+		const char **members = calloc(n, sizeof *members);
+		if (members == NULL)
+			return th_error_set(e, TH_ENOMEM, "out of memory");
+		for (size_t i = 0; i < n; i++)
+			members[i] = json_object_get_string(json_object_array_get_idx(cp->to, i));
+		rc = th_store_channel_create(st, row->id, cp->channel_id, sender, members, n, e);
+		free(members);
+		if (rc == TH_EINVAL)
+			rc = th_error_set(
+			    e, TH_EINVAL,
+			    "channel %.100s cannot be opened: every id in 'to' must be a "
+			    "participant of the task",
+			    cp->channel_id);
+		if (rc != TH_OK)
+			return rc;
+		member = 1;
+	}
+	if (!member)
+		return not_open(cp->channel_id, e);
+
+	if (strcmp(cp->kind, "help_request") == 0) {
+		/* CH-4: a participant asks others; one participant per request. */
+		if (cp->to == NULL || json_object_array_length(cp->to) != 1)
+			return th_error_set(e, TH_EINVAL,
+			                    "a help_request names exactly one participant in 'to'");
+		const char *asked = json_object_get_string(json_object_array_get_idx(cp->to, 0));
+		char *role = NULL;
+		if (th_store_participant_role(st, row->id, asked, &role, e) != TH_OK)
+			return th_error_set(e, TH_EINVAL,
+			                    "help_request: %.100s is not a participant of the task",
+			                    asked);
+		free(role);
+		char id[TH_UUID_LEN + 1];
+		th_uuid(id);
+		struct th_help_request h = {.id = id,
+		                            .task_id = row->id,
+		                            .channel_id = (char *)(uintptr_t)cp->channel_id,
+		                            .asked_by = (char *)(uintptr_t)sender,
+		                            .asked = (char *)(uintptr_t)asked,
+		                            .question = (char *)(uintptr_t)cp->text};
+		if ((rc = th_store_help_create(st, &h, e)) != TH_OK)
+			return rc;
+	} else if (strcmp(cp->kind, "help_reply") == 0) {
+		struct th_help_request h = {0};
+		rc = th_store_help_get(st, row->id, cp->in_reply_to, &h, e);
+		if (rc == TH_ENOTFOUND)
+			rc =
+			    th_error_set(e, TH_EINVAL,
+			                 "help_reply: there is no help request %.100s on this task",
+			                 cp->in_reply_to);
+		else if (rc == TH_OK && strcmp(h.asked, sender) != 0)
+			rc =
+			    th_error_set(e, TH_EINVAL,
+			                 "help_reply: help request %.100s asked %.100s, not %.100s",
+			                 cp->in_reply_to, h.asked, sender);
+		else if (rc == TH_OK &&
+		         (rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e)) == TH_EINVAL)
+			rc = th_error_set(
+			    e, TH_EINVAL, "help_reply: help request %.100s was already %s",
+			    cp->in_reply_to, h.state == TH_HELP_CANCELED ? "canceled" : "answered");
+		/* The harness's own question is what the task waits for: it resumes. */
+		if (rc == TH_OK)
+			out->resume = strcmp(h.asked_by, TH_AGENT_ID) == 0;
+		th_help_request_free(&h);
+		if (rc != TH_OK)
+			return rc;
+	}
+	rc = th_channel_record(st, row, sender, cp->channel_id, cp->kind, cp->text, cp->in_reply_to,
+	                       cp->value, mid, e);
+	if (rc == TH_OK)
+		rc = th_channel_deliver(st, row, sender, cp->channel_id, msg, e);
+	return rc;
+}
+
+th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, const char *sender,
+                                 json_object *msg, int *answered, struct th_error *e)
+{
+	*answered = 0;
+	/* decision-019: a question the harness asked stays answerable by plain text from the
+	 * one asked for as long as it is pending, whatever the task's sub-state says now (a
+	 * refused completion parks the task awaiting-next-message, CTL-4, without closing
+	 * it). The oldest pending question to the sender is the one answered. */
+	struct th_help_request h = {0};
+	th_err rc = th_store_help_pending_for(st, row->id, TH_AGENT_ID, sender, &h, e);
+	if (rc == TH_ENOTFOUND) {
+		th_error_clear(e);
+		return TH_OK;
+	}
+	if (rc == TH_OK) {
+		const char *mid = th_json_str(msg, "messageId");
+		rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e);
+		json_object *value = json_object_new_object();
+		json_object_object_add(value, "in_reply_to", json_object_new_string(h.id));
+		if (rc == TH_OK)
+			rc = th_channel_record(st, row, sender, h.channel_id, "help_reply", "",
+			                       h.id, value, mid, e);
+		json_object_put(value);
+		*answered = rc == TH_OK;
+	}
+	th_help_request_free(&h);
+	return rc;
+}
+
+th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const char *asked,
+                      const char *asked_for, const char *question, char **request_id,
+                      json_object **part, struct th_error *e)
+{
+	*request_id = NULL;
+	*part = NULL;
+	char id[TH_UUID_LEN + 1], mid[TH_UUID_LEN + 1];
+	th_uuid(id);
+	th_uuid(mid);
+	struct th_help_request h = {.id = id,
+	                            .task_id = row->id,
+	                            .channel_id = row->id,
+	                            .asked_by = (char *)(uintptr_t)TH_AGENT_ID,
+	                            .asked = (char *)(uintptr_t)asked,
+	                            .asked_for = (char *)(uintptr_t)asked_for,
+	                            .question = (char *)(uintptr_t)question};
+	th_err rc = th_store_help_create(st, &h, e);
+	json_object *value = json_object_new_object();
+	json_object *to = json_object_new_array();
+	if (value == NULL || to == NULL) {
+		json_object_put(value);
+		json_object_put(to);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	json_object_array_add(to, json_object_new_string(asked));
+	json_object_object_add(value, "channel_id", json_object_new_string(row->id));
+	json_object_object_add(value, "sender", json_object_new_string(TH_AGENT_ID));
+	json_object_object_add(value, "kind", json_object_new_string("help_request"));
+	json_object_object_add(value, "text", json_object_new_string(question));
+	json_object_object_add(value, "to", to);
+	if (rc == TH_OK)
+		rc = th_channel_record(st, row, TH_AGENT_ID, row->id, "help_request", question,
+		                       NULL, value, mid, e);
+	if (rc != TH_OK) {
+		json_object_put(value);
+		return rc;
+	}
+	*part = th_a2a_data_part(value, TH_MT_CHANNEL);
+	*request_id = strdup(id);
+	if (*part == NULL || *request_id == NULL) {
+		json_object_put(*part);
+		free(*request_id);
+		*part = NULL;
+		*request_id = NULL;
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	return TH_OK;
+}

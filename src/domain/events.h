@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* events.h — the one way the harness records an event of a task (STREAM-3): the
+ * StreamResponse becomes the task's next event in the caller's transaction, and a
+ * delivery is queued for each push config of the task (PUSH-2) in that same
+ * transaction, so a subscriber, a resuming client and a webhook all see one log. */
+#ifndef TH_DOMAIN_EVENTS_H
+#define TH_DOMAIN_EVENTS_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "store/store.h"
+#include "util/err.h"
+
+/* kind labels the row for operators ("task", "status", "artifact", "message"); a
+ * side-channel message passes its channel_id (its kind becomes "channel:<id>", and
+ * only members' push configs get it, CH-3), others pass NULL. */
+th_err th_event_record(struct th_store *st, const char *task_id, const char *kind,
+                       const char *channel_id, json_object *stream_response, struct th_error *e);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ext.h — the five extensions the card advertises and request activation (EXT-1..3). */
+#ifndef TH_DOMAIN_EXT_H
+#define TH_DOMAIN_EXT_H
+
+#include "util/buf.h"
+#include "util/err.h"
+
+#define TH_EXT_ROOT "https://madarauchiha-314.github.io/tiny-harness"
+#define TH_EXT_URI_TASK TH_EXT_ROOT "/a2a/ext/task/v1"
+#define TH_EXT_URI_CHANNEL TH_EXT_ROOT "/a2a/ext/channel/v1"
+#define TH_EXT_URI_STATUS TH_EXT_ROOT "/a2a/ext/status/v1"
+#define TH_EXT_URI_COMMANDS TH_EXT_ROOT "/a2a/ext/commands/v1"
+#define TH_EXT_URI_A2UI "https://a2ui.org/a2a-extension/a2ui/v0.9.1"
+
+/* Metadata keys of the task and status extensions (TASK-1, STATUS-1). */
+#define TH_META_TASK "io.github.madarauchiha-314.tiny-harness/task"
+#define TH_META_STATUS "io.github.madarauchiha-314.tiny-harness/status"
+
+/* Media types (CARD-3). */
+#define TH_MT_TASK "application/vnd.tiny-harness.task+json"
+#define TH_MT_CHANNEL "application/vnd.tiny-harness.channel+json"
+#define TH_MT_EVENT "application/vnd.tiny-harness.event+json"
+#define TH_MT_A2UI "application/a2ui+json"
+
+enum {
+	TH_EXT_TASK = 1u << 0,
+	TH_EXT_CHANNEL = 1u << 1,
+	TH_EXT_STATUS = 1u << 2,
+	TH_EXT_COMMANDS = 1u << 3,
+	TH_EXT_A2UI = 1u << 4
+};
+#define TH_EXT_COUNT 5
+
+/* The URI of extension number i (0..TH_EXT_COUNT-1), in card order. */
+const char *th_ext_uri(int i);
+
+/* Parses an A2A-Extensions header value (comma-separated URIs; spaces trimmed;
+ * empties and duplicates ignored) into *bits. Any URI the card does not list →
+ * TH_EUNSUPPORTED whose message names every unknown URI (EXT-1). hdr may be NULL. */
+th_err th_ext_parse(const char *hdr, unsigned *bits, struct th_error *e);
+
+/* Writes the comma-separated URIs of bits (card order) into out; empty if none. */
+void th_ext_format(unsigned bits, struct th_buf *out);
+
+#endif

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "domain/access.h"
+#include "domain/subtask.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2a/a2a.h"
+#include "domain/status.h"
+#include "domain/task.h"
+#include "util/jsonx.h"
+
+th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
+                          struct th_error *e)
+{
+	int64_t n = 0;
+	th_err rc = th_store_subtask_next_number(st, parent_id, &n, e);
+	if (rc != TH_OK)
+		return rc;
+	if ((size_t)snprintf(out, TH_ID_BUF, "%s.%lld", parent_id, (long long)n) >= TH_ID_BUF)
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "sub-tasks nest too deep under %.100s: a sub-task's id would be "
+		    "longer than %d bytes",
+		    parent_id, TH_ID_MAX);
+	return TH_OK;
+}
+
+th_err th_subtask_announce(struct th_store *st, const char *parent_id, const char *child_id,
+                           const char *name, struct th_error *e)
+{
+	struct th_task_row parent = {0};
+	th_err rc = th_store_task_get(st, parent_id, &parent, e);
+	if (rc == TH_OK) {
+		json_object *payload = json_object_new_object();
+		json_object_object_add(payload, "event", json_object_new_string("spawned"));
+		json_object_object_add(payload, "task_id", json_object_new_string(child_id));
+		json_object_object_add(payload, "name", json_object_new_string(name));
+		json_object_object_add(payload, "state",
+		                       json_object_new_string(th_state_name(TH_STATE_WORKING)));
+		rc = th_status_announce(st, &parent, "subtask", payload, e);
+	}
+	th_task_row_free(&parent);
+	return rc;
+}
+
+th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, const char *sender,
+                        const char *name, const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
+                        struct th_error *e)
+{
+	struct th_store *st = app->store;
+	struct th_participant *ps = NULL;
+	size_t np = 0;
+	th_err rc = th_subtask_next_id(st, parent->id, child, e);
+	if (rc == TH_OK)
+		rc = th_store_participants(st, parent->id, &ps, &np, e);
+	if (rc != TH_OK)
+		return rc;
+	/* TASK-4: the parent's participants and roles, with the harness as assignee. */
+	int has_agent = 0;
+	for (size_t i = 0; i < np; i++)
+		has_agent |= strcmp(ps[i].id, TH_AGENT_ID) == 0;
+	struct th_participant *all = calloc(np + 1, sizeof *all);
+	char agent_id[] = TH_AGENT_ID, agent_kind[] = "agent", assignee[] = "assignee",
+	     empty[] = "";
+	if (all == NULL) {
+		th_participants_free(ps, np);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < np; i++) {
+		all[n] = ps[i];
+		if (strcmp(ps[i].id, TH_AGENT_ID) == 0)
+			all[n].role = assignee;
+		n++;
+	}
+	if (!has_agent)
+		all[n++] = (struct th_participant){agent_id, agent_kind, assignee, empty};
+	char mid[TH_ID_BUF + 8];
+	snprintf(mid, sizeof mid, "%s:goal", child);
+	json_object *first = json_object_new_object(), *parts = json_object_new_array();
+	json_object *meta = json_object_new_object();
+	json_object_object_add(first, "messageId", json_object_new_string(mid));
+	json_object_object_add(first, "role", json_object_new_string("ROLE_USER"));
+	json_object_array_add(parts, th_a2a_text_part(goal));
+	json_object_object_add(first, "parts", parts);
+	json_object_object_add(meta, "participant_id", json_object_new_string(sender));
+	json_object_object_add(first, "metadata", meta);
+	struct th_new_task nt = {
+	    .id = child,
+	    .context_id = parent->context_id,
+	    .name = name,
+	    .goal = goal,
+	    .ps = all,
+	    .nps = n,
+	    .parent = parent->id,
+	    .created_by = sender,
+	    .first = first,
+	    .first_sender = sender,
+	    .lease_ms = app->cfg->lease_ms,
+	};
+	rc = th_task_create(st, &nt, turn_id, e);
+	if (rc == TH_OK)
+		rc = th_subtask_announce(st, parent->id, child, name, e);
+	json_object_put(first);
+	free(all);
+	th_participants_free(ps, np);
+	return rc;
+}

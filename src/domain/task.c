@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "domain/task.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2a/a2a.h"
+#include "domain/events.h"
+#include "domain/status.h"
+#include "domain/view.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+
+static const char *const step_states[] = {"pending", "active", "done", "failed"};
+
+static th_err store_plan(struct th_store *st, const char *task_id, json_object *plan,
+                         struct th_error *e)
+{
+	json_object *steps = json_object_object_get(plan, "steps");
+	size_t n = json_object_array_length(steps);
+	if (n == 0)
+		return TH_OK;
+	struct th_plan_step *rows = calloc(n, sizeof *rows);
+	if (rows == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = json_object_array_get_idx(steps, i), *v = NULL;
+		rows[i].step_id = (char *)(uintptr_t)th_json_str(s, "id");
+		rows[i].name = (char *)(uintptr_t)th_json_str(s, "name");
+		rows[i].description = (char *)(uintptr_t)th_json_str(s, "description");
+		rows[i].output = (char *)(uintptr_t)th_json_str(s, "output");
+		if (json_object_object_get_ex(s, "depends_on", &v))
+			rows[i].depends_on_json = (char *)(uintptr_t)th_json_text(v);
+		if (json_object_object_get_ex(s, "linked_tasks", &v))
+			rows[i].linked_tasks_json = (char *)(uintptr_t)th_json_text(v);
+		const char *state = th_json_str(s, "state");
+		rows[i].state = TH_STEP_PENDING;
+		for (int k = 0; state != NULL && k < 4; k++)
+			if (strcmp(state, step_states[k]) == 0)
+				rows[i].state = k;
+	}
+	th_err rc = th_store_plan_replace(st, task_id, rows, n, e);
+	free(rows);
+	return rc;
+}
+
+th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t *turn_id,
+                      struct th_error *e)
+{
+	json_object *ext = json_object_new_object();
+	if (ext == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_object_add(ext, "type", json_object_get(nt->type));
+	json_object_object_add(ext, "description",
+	                       json_object_new_string(nt->description ? nt->description : ""));
+	json_object_object_add(ext, "acceptance_criteria",
+	                       nt->criteria ? json_object_get(nt->criteria)
+	                                    : json_object_new_array());
+	int64_t now = th_now_ms();
+	struct th_task_row row = {
+	    .id = (char *)(uintptr_t)nt->id,
+	    .context_id = (char *)(uintptr_t)nt->context_id,
+	    /* An instant turn settles in this transaction, so no one could ever see the
+	     * task SUBMITTED: it starts WORKING, with no status event of its own
+	     * (decision-025). */
+	    .state = nt->inline_turn ? TH_STATE_WORKING : TH_STATE_SUBMITTED,
+	    .status_ms = now,
+	    .name = (char *)(uintptr_t)nt->name,
+	    .goal = (char *)(uintptr_t)nt->goal,
+	    .ext_json = (char *)(uintptr_t)th_json_text(ext),
+	    .created_by = (char *)(uintptr_t)nt->created_by,
+	    .parent_id = (char *)(uintptr_t)nt->parent,
+	    .created_ms = now,
+	    .updated_ms = now,
+	};
+	json_object_object_add(nt->first, "taskId", json_object_new_string(nt->id));
+	json_object_object_add(nt->first, "contextId", json_object_new_string(nt->context_id));
+	const char *mid = th_json_str(nt->first, "messageId");
+	json_object *snapshot = NULL, *ev = NULL;
+	th_err rc = th_store_task_insert(st, &row, e);
+	for (size_t i = 0; rc == TH_OK && i < nt->nps; i++)
+		rc = th_store_participant_put(st, nt->id, &nt->ps[i], e);
+	if (rc == TH_OK && nt->parent != NULL)
+		rc = th_store_subtask_link(st, nt->parent, nt->id, e);
+	if (rc == TH_OK && nt->plan != NULL)
+		rc = store_plan(st, nt->id, nt->plan, e);
+	if (rc == TH_OK)
+		rc = th_store_message_append(st, nt->id, mid, "ROLE_USER", nt->first_sender,
+		                             th_json_text(nt->first), e);
+	if (rc == TH_OK)
+		rc = th_view_task(st, &row, NULL, -1, 0, &snapshot, e);
+	json_object_put(ext);
+	if (rc != TH_OK)
+		return rc;
+	/* The first event of every task is the Task itself (STREAM-1). */
+	ev = json_object_new_object();
+	json_object_object_add(ev, "task", snapshot);
+	rc = th_event_record(st, nt->id, "task", NULL, ev, e);
+	json_object_put(ev);
+	struct th_task_row live = {0};
+	if (rc == TH_OK && !nt->inline_turn)
+		rc = th_store_task_get(st, nt->id, &live, e);
+	if (rc == TH_OK && !nt->inline_turn)
+		rc = th_status_transition(st, &live, TH_STATE_WORKING, NULL, NULL, 0, e);
+	if (rc == TH_OK)
+		rc = th_task_queue_turn(st, nt->id, mid, nt->lease_ms, nt->inline_turn, turn_id, e);
+	th_task_row_free(&live);
+	return rc;
+}
+
+th_err th_task_queue_turn(struct th_store *st, const char *task_id, const char *message_id,
+                          int lease_ms, int inline_turn, int64_t *turn_id, struct th_error *e)
+{
+	if (inline_turn) {
+		*turn_id = TH_TURN_INLINE;
+		return TH_OK;
+	}
+	/* The worker that accepts a message runs its turn, so it takes the lease in the
+	 * same transaction; if it dies first, the lease expires like any other (TURN-4). */
+	struct th_lease l;
+	th_err rc = th_store_turn_start(st, task_id, message_id, (int)getpid(), lease_ms, &l, e);
+	*turn_id = l.turn_id;
+	return rc;
+}

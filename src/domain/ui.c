@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "domain/ui.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "a2a/a2a.h"
+#include "a2ui/a2ui.h"
+#include "config/config.h"
+#include "domain/channel.h"
+#include "domain/events.h"
+#include "domain/ext.h"
+#include "domain/access.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+
+/* The task's registry (new reference), or NULL with *exists = 0 when it has none. */
+static th_err load_registry(struct th_store *st, const char *task_id, json_object **reg,
+                            int *exists, struct th_error *e)
+{
+	char *text = NULL;
+	*reg = NULL;
+	th_err rc = th_store_a2ui_get(st, task_id, &text, e);
+	if (rc != TH_OK)
+		return rc;
+	*exists = text != NULL;
+	*reg = text ? json_tokener_parse(text) : json_object_new_object();
+	free(text);
+	if (*reg == NULL)
+		return th_error_set(e, TH_EINTERNAL, "the A2UI registry of task %.100s is not JSON",
+		                    task_id);
+	return TH_OK;
+}
+
+th_err th_ui_note_client(struct th_store *st, const char *task_id, unsigned extensions,
+                         json_object *msg, struct th_error *e)
+{
+	json_object *meta = json_object_object_get(msg, "metadata");
+	th_err rc = th_a2ui_check_capabilities(meta, e);
+	if (rc != TH_OK || !th_a2ui_client_supports(meta, (extensions & TH_EXT_A2UI) != 0))
+		return rc;
+	char *text = NULL;
+	if ((rc = th_store_a2ui_get(st, task_id, &text, e)) != TH_OK)
+		return rc;
+	if (text == NULL)
+		rc = th_store_a2ui_put(st, task_id, "{}", e);
+	free(text);
+	return rc;
+}
+
+th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object *msg, int *actions,
+                           int *reports, struct th_error *e)
+{
+	*actions = 0;
+	*reports = 0;
+	json_object *parts = json_object_object_get(msg, "parts"), *reg = NULL;
+	int exists = 0;
+	th_err rc = TH_OK;
+	for (size_t i = 0; rc == TH_OK && i < json_object_array_length(parts); i++) {
+		json_object *p = json_object_array_get_idx(parts, i), *msgs = NULL;
+		if (!th_a2ui_is_part(p))
+			continue;
+		if (reg == NULL && task_id == NULL && (reg = json_object_new_object()) == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+		if (reg == NULL && rc == TH_OK)
+			rc = load_registry(st, task_id, &reg, &exists, e);
+		if (rc != TH_OK)
+			break;
+		if ((rc = th_a2ui_parse_client(p, &msgs, e)) != TH_OK)
+			break;
+		for (size_t k = 0; rc == TH_OK && k < json_object_array_length(msgs); k++) {
+			json_object *m = json_object_array_get_idx(msgs, k);
+			if (json_object_object_get(m, "action") == NULL) {
+				(*reports)++; /* a client error report: recorded, not acted on
+				                 (UI-2) */
+				continue;
+			}
+			if ((rc = th_a2ui_check_action(reg, m, e)) == TH_OK)
+				(*actions)++;
+		}
+		json_object_put(msgs);
+	}
+	json_object_put(reg);
+	return rc;
+}
+
+static const char *version_of(const struct th_app *app)
+{
+	return app->cfg->a2ui_v091 ? TH_A2UI_VERSION_091 : TH_A2UI_VERSION;
+}
+
+th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object *messages,
+                  char **artifact_id, struct th_error *e)
+{
+	*artifact_id = NULL;
+	json_object *reg = NULL;
+	int exists = 0;
+	th_err rc = load_registry(app->store, row->id, &reg, &exists, e);
+	struct th_a2ui_opts opts = {.version = version_of(app), .fill_version = 1};
+	int64_t n = 0;
+	json_object *artifact = NULL, *ev = NULL;
+	if (rc == TH_OK)
+		rc = th_a2ui_apply(reg, messages, &opts, e);
+	if (rc == TH_OK)
+		rc = th_store_a2ui_put(app->store, row->id, th_json_text(reg), e);
+	if (rc == TH_OK)
+		rc = th_store_a2ui_next_artifact(app->store, row->id, &n, e);
+	if (rc == TH_OK && (artifact = th_a2ui_artifact(n, messages)) == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc == TH_OK)
+		rc = th_store_artifact_put(app->store, row->id, th_json_str(artifact, "artifactId"),
+		                           th_json_text(artifact), e);
+	if (rc == TH_OK) {
+		*artifact_id = strdup(th_json_str(artifact, "artifactId"));
+		ev = json_object_new_object();
+		json_object *upd = th_a2a_artifact_update(row->id, row->context_id,
+		                                          json_object_get(artifact), 0, 1);
+		if (ev == NULL || upd == NULL || *artifact_id == NULL) {
+			json_object_put(upd);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+		} else {
+			json_object_object_add(ev, "artifactUpdate", upd);
+			rc = th_event_record(app->store, row->id, "artifact", NULL, ev, e);
+		}
+	}
+	json_object_put(ev);
+	json_object_put(artifact);
+	json_object_put(reg);
+	return rc;
+}
+
+th_err th_ui_confirm(struct th_app *app, struct th_task_row *row, const char *sender,
+                     const char *question, struct th_cmd_result *res, struct th_error *e)
+{
+	char *text = NULL;
+	th_err rc = th_store_a2ui_get(app->store, row->id, &text, e);
+	int renders = text != NULL;
+	free(text);
+	if (rc != TH_OK)
+		return rc;
+	char id[TH_UUID_LEN + 1], surface[64];
+	th_uuid(id);
+	if (!renders) {
+		/* EXT-4: no A2UI on the client side; the same question in words. */
+		rc = th_store_confirm_create(app->store, row->id, id, NULL, question, sender, e);
+		if (rc == TH_OK)
+			th_buf_printf(&res->text, "Please answer approve or reject: %s", question);
+		return rc;
+	}
+	snprintf(surface, sizeof surface, "confirm-%.8s", id);
+	json_object *msgs = th_a2ui_confirm_surface(surface, question, version_of(app));
+	char *artifact = NULL;
+	if (msgs == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	rc = th_ui_emit(app, row, msgs, &artifact, e);
+	if (rc == TH_OK)
+		rc = th_store_confirm_create(app->store, row->id, id, surface, question, sender, e);
+	if (rc == TH_OK)
+		th_buf_printf(&res->text, "Approve or reject: %s (the card is artifact %s)",
+		              question, artifact);
+	free(artifact);
+	json_object_put(msgs);
+	return rc;
+}
+
+/* The first A2UI action in msg (borrowed inside *holder, which the caller puts). */
+static json_object *first_action(json_object *msg, json_object **holder)
+{
+	*holder = NULL;
+	json_object *parts = json_object_object_get(msg, "parts");
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		json_object *p = json_object_array_get_idx(parts, i), *msgs = NULL;
+		if (!th_a2ui_is_part(p) || th_a2ui_parse_client(p, &msgs, NULL) != TH_OK)
+			continue;
+		for (size_t k = 0; k < json_object_array_length(msgs); k++) {
+			json_object *a =
+			    json_object_object_get(json_object_array_get_idx(msgs, k), "action");
+			if (a != NULL) {
+				*holder = msgs;
+				return a;
+			}
+		}
+		json_object_put(msgs);
+	}
+	return NULL;
+}
+
+/* "approve" / "reject" typed alone (case and surrounding space ignored): 1 / 0; -1. */
+static int typed_decision(json_object *msg)
+{
+	json_object *parts = json_object_object_get(msg, "parts");
+	if (json_object_array_length(parts) != 1)
+		return -1;
+	const char *t = th_json_str(json_object_array_get_idx(parts, 0), "text");
+	if (t == NULL)
+		return -1;
+	while (isspace((unsigned char)*t))
+		t++;
+	size_t n = strlen(t);
+	while (n > 0 && isspace((unsigned char)t[n - 1]))
+		n--;
+	if (n == 7 && strncasecmp(t, "approve", 7) == 0)
+		return 1;
+	if (n == 6 && strncasecmp(t, "reject", 6) == 0)
+		return 0;
+	return -1;
+}
+
+/* The pending confirmation msg answers, and the decision (1 approve, 0 reject). */
+static th_err answered(struct th_store *st, const char *task_id, json_object *msg,
+                       struct th_confirm *c, int *approve, struct th_error *e)
+{
+	json_object *holder = NULL;
+	json_object *action = first_action(msg, &holder);
+	th_err rc;
+	if (action != NULL) {
+		const char *name = th_json_str(action, "name");
+		*approve = name != NULL && strcmp(name, TH_A2UI_CONFIRM_APPROVE) == 0;
+		rc = th_store_confirm_pending(st, task_id, th_json_str(action, "surfaceId"), c, e);
+	} else if ((*approve = typed_decision(msg)) >= 0) {
+		rc = th_store_confirm_pending(st, task_id, NULL, c, e);
+	} else {
+		rc = th_error_set(e, TH_ENOTFOUND, "not a decision");
+	}
+	json_object_put(holder);
+	return rc;
+}
+
+int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg)
+{
+	struct th_confirm c = {0};
+	int approve = 0;
+	int yes = answered(st, task_id, msg, &c, &approve, NULL) == TH_OK;
+	th_confirm_free(&c);
+	return yes;
+}
+
+th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sender,
+                    json_object *msg, struct th_cmd_result *res, struct th_error *e)
+{
+	struct th_confirm c = {0};
+	int approve = 0;
+	th_err rc = answered(app->store, row->id, msg, &c, &approve, e);
+	if (rc == TH_ENOTFOUND) {
+		/* Decided in another worker between the turn's start and now. */
+		th_error_clear(e);
+		th_buf_puts(&res->text, "That question was decided already.");
+		return TH_OK;
+	}
+	if (rc == TH_OK)
+		rc = th_store_confirm_decide(app->store, row->id, c.id, approve, sender, e);
+	if (rc != TH_OK) {
+		th_confirm_free(&c);
+		return rc;
+	}
+	th_buf_printf(&res->text, "%s %s: %s", sender, approve ? "approved" : "rejected",
+	              c.question);
+	/* The decision is a channel message on the task channel (UI-4), carried by the reply. */
+	json_object *value = json_object_new_object();
+	json_object_object_add(value, "channel_id", json_object_new_string(row->id));
+	json_object_object_add(value, "sender", json_object_new_string(TH_AGENT_ID));
+	json_object_object_add(value, "kind", json_object_new_string("message"));
+	json_object_object_add(value, "text", json_object_new_string(res->text.data));
+	char mid[TH_UUID_LEN + 1];
+	th_uuid(mid);
+	rc = th_channel_record(app->store, row, TH_AGENT_ID, row->id, "message", res->text.data,
+	                       NULL, value, mid, e);
+	res->parts = json_object_new_array();
+	json_object_array_add(res->parts, th_a2a_data_part(value, TH_MT_CHANNEL));
+	/* The Card has done its job: delete it, so a second click is refused (UI-2). */
+	if (rc == TH_OK && c.surface_id != NULL) {
+		json_object *del = json_object_new_array(), *m = json_object_new_object(),
+		            *body = json_object_new_object();
+		json_object_object_add(body, "surfaceId", json_object_new_string(c.surface_id));
+		json_object_object_add(m, "version", json_object_new_string(version_of(app)));
+		json_object_object_add(m, "deleteSurface", body);
+		json_object_array_add(del, m);
+		char *artifact = NULL;
+		rc = th_ui_emit(app, row, del, &artifact, e);
+		free(artifact);
+		json_object_put(del);
+	}
+	th_confirm_free(&c);
+	return rc;
+}

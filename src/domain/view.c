@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "domain/view.h"
+
+#include <string.h>
+
+#include "a2a/a2a.h"
+#include "domain/access.h"
+#include "domain/ext.h"
+#include "util/jsonx.h"
+
+static json_object *parse_or_null(const char *text)
+{
+	return text != NULL ? json_tokener_parse(text) : NULL;
+}
+
+json_object *th_view_status(const struct th_task_row *row)
+{
+	return th_a2a_status((enum th_state)row->state, parse_or_null(row->status_message_json),
+	                     row->status_ms);
+}
+
+json_object *th_view_status_metadata(const struct th_task_row *row)
+{
+	if (row->state != TH_STATE_INPUT_REQUIRED || row->status_meta_json == NULL)
+		return NULL;
+	json_object *meta = json_object_new_object();
+	json_object *ext = json_tokener_parse(row->status_meta_json);
+	if (meta == NULL || ext == NULL) {
+		json_object_put(meta);
+		json_object_put(ext);
+		return NULL;
+	}
+	json_object_object_add(meta, TH_META_STATUS, ext);
+	return meta;
+}
+
+static json_object *task_refs(const char *const *ids, size_t n)
+{
+	json_object *arr = json_object_new_array();
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		json_object *ref = json_object_new_object();
+		json_object_object_add(ref, "task_id", json_object_new_string(ids[i]));
+		json_object_array_add(arr, ref);
+	}
+	return arr;
+}
+
+th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json_object **out,
+                        struct th_error *e)
+{
+	*out = NULL;
+	struct th_participant *ps = NULL;
+	size_t np = 0;
+	struct th_subtask_ref *subs = NULL;
+	size_t ns = 0;
+	th_err rc = th_store_participants(st, row->id, &ps, &np, e);
+	if (rc == TH_OK)
+		rc = th_store_subtasks(st, row->id, 0, &subs, &ns, e);
+	if (rc != TH_OK) {
+		th_participants_free(ps, np);
+		return rc;
+	}
+	json_object *stored = parse_or_null(row->ext_json);
+	json_object *ext = json_object_new_object();
+	json_object_object_add(ext, "name", json_object_new_string(row->name));
+	json_object_object_add(ext, "goal", json_object_new_string(row->goal));
+	/* Stored attributes (type, description, acceptance_criteria, plan) keep their
+	 * order; the derived lists come from their own tables. */
+	static const char *const stored_keys[] = {"type", "description", "acceptance_criteria"};
+	for (size_t i = 0; i < sizeof stored_keys / sizeof stored_keys[0]; i++) {
+		json_object *v = NULL;
+		if (stored != NULL && json_object_object_get_ex(stored, stored_keys[i], &v))
+			json_object_object_add(ext, stored_keys[i], json_object_get(v));
+	}
+	json_object *parr = json_object_new_array();
+	for (size_t i = 0; i < np; i++) {
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "id", json_object_new_string(ps[i].id));
+		json_object_object_add(p, "kind", json_object_new_string(ps[i].kind));
+		json_object_object_add(p, "role", json_object_new_string(ps[i].role));
+		json_object_object_add(p, "display_name",
+		                       json_object_new_string(ps[i].display_name));
+		json_object_array_add(parr, p);
+	}
+	json_object_object_add(ext, "participants", parr);
+	const char *parent = row->parent_id;
+	json_object_object_add(ext, "parent_tasks",
+	                       task_refs(parent ? &parent : NULL, parent ? 1 : 0));
+	json_object *sarr = json_object_new_array();
+	for (size_t i = 0; i < ns; i++) {
+		json_object *ref = json_object_new_object();
+		json_object_object_add(ref, "task_id", json_object_new_string(subs[i].id));
+		json_object_array_add(sarr, ref);
+	}
+	json_object_object_add(ext, "sub_tasks", sarr);
+	json_object *plan = NULL;
+	rc = th_view_plan(st, row->id, &plan, e);
+	json_object_object_add(ext, "plan", plan);
+	json_object_put(stored);
+	th_participants_free(ps, np);
+	th_subtask_refs_free(subs, ns);
+	if (rc != TH_OK) {
+		json_object_put(ext);
+		return rc;
+	}
+	*out = ext;
+	return TH_OK;
+}
+
+static const char *const step_states[] = {"pending", "active", "done", "failed"};
+
+th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out, struct th_error *e)
+{
+	*out = NULL;
+	struct th_plan_step *steps = NULL;
+	size_t n = 0;
+	th_err rc = th_store_plan(st, task_id, &steps, &n, e);
+	if (rc != TH_OK || n == 0)
+		return rc;
+	json_object *plan = json_object_new_object(), *arr = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = json_object_new_object();
+		json_object_object_add(s, "id", json_object_new_string(steps[i].step_id));
+		json_object_object_add(s, "name", json_object_new_string(steps[i].name));
+		json_object_object_add(s, "description",
+		                       json_object_new_string(steps[i].description));
+		json_object_object_add(s, "depends_on",
+		                       json_tokener_parse(steps[i].depends_on_json));
+		json_object_object_add(s, "state",
+		                       json_object_new_string(step_states[steps[i].state & 3]));
+		json_object_object_add(
+		    s, "output", steps[i].output ? json_object_new_string(steps[i].output) : NULL);
+		json_object_object_add(s, "linked_tasks",
+		                       json_tokener_parse(steps[i].linked_tasks_json));
+		json_object_array_add(arr, s);
+	}
+	json_object_object_add(plan, "steps", arr);
+	th_plan_steps_free(steps, n);
+	*out = plan;
+	return TH_OK;
+}
+
+const char *th_view_side_channel(json_object *msg, const char *task_id)
+{
+	json_object *parts = json_object_object_get(msg, "parts");
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		json_object *p = json_object_array_get_idx(parts, i);
+		const char *mt = th_json_str(p, "mediaType");
+		if (mt == NULL || strcmp(mt, TH_MT_CHANNEL) != 0)
+			continue;
+		const char *ch = th_json_str(json_object_object_get(p, "data"), "channel_id");
+		if (ch != NULL && strcmp(ch, task_id) != 0)
+			return ch;
+	}
+	return NULL;
+}
+
+/* CH-2: messages of a side channel are only for its members. */
+static th_err filter_history(struct th_store *st, const char *task_id, const char *viewer,
+                             json_object *history, struct th_error *e)
+{
+	json_object *keep = json_object_new_array();
+	if (keep == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	th_err rc = TH_OK;
+	for (size_t i = 0; rc == TH_OK && i < json_object_array_length(history); i++) {
+		json_object *m = json_object_array_get_idx(history, i);
+		const char *ch = th_view_side_channel(m, task_id);
+		int member = 1;
+		if (ch != NULL)
+			rc = th_store_channel_is_member(st, task_id, ch, viewer, NULL, &member, e);
+		if (rc == TH_OK && member)
+			json_object_array_add(keep, json_object_get(m));
+	}
+	/* Replace the contents in place: the caller owns history. */
+	size_t n = json_object_array_length(history);
+	if (rc == TH_OK && json_object_array_length(keep) != n) {
+		json_object_array_del_idx(history, 0, n);
+		for (size_t i = 0; i < json_object_array_length(keep); i++)
+			json_object_array_add(history,
+			                      json_object_get(json_object_array_get_idx(keep, i)));
+	}
+	json_object_put(keep);
+	return rc;
+}
+
+th_err th_view_task(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                    int history_length, int include_artifacts, json_object **out,
+                    struct th_error *e)
+{
+	*out = NULL;
+	json_object *ext = NULL, *history = NULL, *artifacts = NULL;
+	th_err rc = th_view_task_ext(st, row, &ext, e);
+	/* Only a task with side channels needs its whole history read to filter it (CH-2). */
+	if (viewer != NULL && !th_store_has_side_channels(st, row->id))
+		viewer = NULL;
+	/* A history nobody filters is only written out: its messages stay stored text. */
+	if (rc == TH_OK && history_length != 0)
+		rc = viewer != NULL
+		         ? th_store_history(st, row->id, -1, &history, e)
+		         : th_store_history_raw(st, row->id, history_length, &history, e);
+	if (rc == TH_OK && history != NULL && viewer != NULL) {
+		rc = filter_history(st, row->id, viewer, history, e);
+		th_a2a_trim_history(history, history_length);
+	}
+	if (rc == TH_OK && include_artifacts)
+		rc = th_store_artifacts(st, row->id, &artifacts, e);
+	if (rc != TH_OK) {
+		json_object_put(ext);
+		json_object_put(history);
+		json_object_put(artifacts);
+		return rc;
+	}
+	json_object *meta = th_view_status_metadata(row);
+	if (meta == NULL)
+		meta = json_object_new_object();
+	json_object_object_add(meta, TH_META_TASK, ext);
+	*out = th_a2a_task(row->id, row->context_id, th_view_status(row), history, artifacts, meta);
+	if (*out == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	return TH_OK;
+}
+
+th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,
+                          int history_length, int include_artifacts, json_object **out,
+                          struct th_error *e)
+{
+	struct th_task_row row = {0};
+	int began = 0;
+	th_err rc = th_store_read_begin(st, &began, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(st, id, &row, e);
+	if (rc == TH_ENOTFOUND)
+		rc = th_access_not_found(id, e);
+	else if (rc == TH_OK)
+		rc = th_view_task(st, &row, viewer, history_length, include_artifacts, out, e);
+	th_store_read_end(st, began);
+	th_task_row_free(&row);
+	return rc;
+}

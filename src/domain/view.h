@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* view.h — how a stored task looks on the wire: the Task object with its status,
+ * history, artifacts and the task and status extensions in metadata (TASK-1,
+ * STATUS-1..3). Built from rows on every read, so nothing derivable is stored twice. */
+#ifndef TH_DOMAIN_VIEW_H
+#define TH_DOMAIN_VIEW_H
+
+#include <json-c/json.h>
+
+#include "store/store.h"
+#include "util/err.h"
+
+/* TaskStatus of row (state, stored status message, timestamp). A new reference. */
+json_object *th_view_status(const struct th_task_row *row);
+
+/* {"…/status": {sub_state…}} while INPUT_REQUIRED, else NULL (STATUS-2). */
+json_object *th_view_status_metadata(const struct th_task_row *row);
+
+/* The task-extension object: name, goal, the stored attributes, participants,
+ * parent_tasks and sub_tasks from their tables (TASK-1). */
+th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json_object **out,
+                        struct th_error *e);
+
+/* The plan object {steps:[…]} from the task's plan_steps, or NULL (no plan). */
+th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
+                    struct th_error *e);
+
+/* The whole Task as viewer sees it: side-channel messages of channels viewer is not a
+ * member of are left out of the history (CH-2); viewer NULL shows everything.
+ * history_length < 0: all; 0: no history key. */
+th_err th_view_task(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                    int history_length, int include_artifacts, json_object **out,
+                    struct th_error *e);
+
+/* Loads the row and builds the Task; TH_ENOTFOUND if the task is gone. */
+th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,
+                          int history_length, int include_artifacts, json_object **out,
+                          struct th_error *e);
+
+/* The side channel a message was posted on (borrowed), or NULL when it is not a
+ * side-channel message (the task channel is everybody's). */
+const char *th_view_side_channel(json_object *msg, const char *task_id);
+
+#endif

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ops/control.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2a/a2a.h"
+#include "config/config.h"
+#include "domain/access.h"
+#include "domain/ext.h"
+#include "ops/ops.h"
+#include "domain/status.h"
+#include "domain/view.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+
+/* Validates one envelope value (TASK-3): an object with a string kind. Kinds a
+ * client may send are "task" and "control"; control has exactly {kind, action} with
+ * action "complete". Returns the kind, or NULL with e set. */
+static const char *envelope_kind(json_object *v, size_t idx, struct th_error *e)
+{
+	if (!json_object_is_type(v, json_type_object)) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data: an event envelope must be an object", idx);
+		return NULL;
+	}
+	const char *kind = th_json_str(v, "kind");
+	if (kind == NULL) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data.kind is required (a string: task or control)",
+		             idx);
+		return NULL;
+	}
+	if (strcmp(kind, "control") == 0) {
+		static const char *const keys[] = {"kind", "action", NULL};
+		const char *bad = th_json_unknown_key(v, keys);
+		if (bad != NULL) {
+			th_error_set(
+			    e, TH_EINVAL,
+			    "message.parts[%zu].data: a control envelope has only kind and action; "
+			    "'%.100s' is not allowed",
+			    idx, bad);
+			return NULL;
+		}
+		const char *action = th_json_str(v, "action");
+		if (action == NULL) {
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data.action is required (\"complete\")",
+			             idx);
+			return NULL;
+		}
+		if (strcmp(action, "complete") != 0) {
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data.action '%.100s' is unknown; the only "
+			             "action is "
+			             "\"complete\"",
+			             idx, action);
+			return NULL;
+		}
+		return kind;
+	}
+	if (strcmp(kind, "task") == 0)
+		return kind;
+	th_error_set(
+	    e, TH_EINVAL,
+	    "message.parts[%zu].data.kind '%.100s' is not an envelope kind a client may send "
+	    "(task or control)",
+	    idx, kind);
+	return NULL;
+}
+
+int th_control_detect(json_object *msg, struct th_error *e)
+{
+	json_object *parts = NULL;
+	if (!json_object_object_get_ex(msg, "parts", &parts))
+		return 0;
+	size_t n = json_object_array_length(parts);
+	int controls = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(parts, i), *data = NULL;
+		const char *mt = th_json_str(p, "mediaType");
+		if (mt == NULL || strcmp(mt, TH_MT_EVENT) != 0 ||
+		    !json_object_object_get_ex(p, "data", &data))
+			continue;
+		const char *kind = envelope_kind(data, i, e);
+		if (kind == NULL)
+			return -1;
+		if (strcmp(kind, "control") == 0)
+			controls++;
+	}
+	if (controls == 0)
+		return 0;
+	if (n != 1) {
+		th_error_set(e, TH_EINVAL,
+		             "a control envelope must be the only part of its message; this "
+		             "message has %zu parts",
+		             n);
+		return -1;
+	}
+	return 1;
+}
+
+static th_err refuse_terminal(const struct th_task_row *row, th_err code, const char *what,
+                              struct th_error *e)
+{
+	th_error_set(e, code, "task %.200s is already %s; it cannot be %s", row->id,
+	             th_state_name((enum th_state)row->state), what);
+	if (e != NULL)
+		snprintf(e->task_id, sizeof e->task_id, "%s", row->id);
+	return code;
+}
+
+/* The refusal text of CTL-4: every unresolved sub-task by id and name. */
+static char *unresolved_text(const struct th_task_row *row, const struct th_subtask_ref *subs,
+                             size_t n)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	th_buf_printf(&b, "task %s cannot be completed: %zu sub-task%s still unresolved: ", row->id,
+	              n, n == 1 ? " is" : "s are");
+	for (size_t i = 0; i < n; i++)
+		th_buf_printf(&b, "%s%s (%s, %s)", i ? "; " : "", subs[i].id, subs[i].name,
+		              th_state_name((enum th_state)subs[i].state));
+	if (b.oom) {
+		th_buf_free(&b);
+		return NULL;
+	}
+	return th_buf_take(&b);
+}
+
+/* Runs body inside BEGIN IMMEDIATE … COMMIT, rolling back on any error. */
+#define IN_TXN(st, e, rc, body)                                                                    \
+	do {                                                                                       \
+		if (((rc) = th_store_begin((st), (e))) == TH_OK) {                                 \
+			body;                                                                      \
+			if ((rc) == TH_OK)                                                         \
+				(rc) = th_store_commit((st), (e));                                 \
+			if ((rc) != TH_OK)                                                         \
+				th_store_rollback(st);                                             \
+		}                                                                                  \
+	} while (0)
+
+th_err th_control_complete(struct th_app *app, const char *participant, const char *task_id,
+                           json_object *msg, json_object **task, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	struct th_task_row row = {0};
+	struct th_subtask_ref *subs = NULL;
+	size_t ns = 0;
+	json_object *status_msg = NULL, *sub = NULL;
+	char *text = NULL;
+	th_err rc;
+	*task = NULL;
+	IN_TXN(st, e, rc, {
+		rc =
+		    th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "complete", NULL, e);
+		if (rc == TH_OK)
+			rc = th_store_task_get(st, task_id, &row, e);
+		const char *mid = th_json_str(msg, "messageId");
+		int duplicate = rc == TH_OK && th_store_message_exists(st, task_id, mid);
+		if (rc == TH_OK && !duplicate && th_state_terminal((enum th_state)row.state))
+			rc = refuse_terminal(&row, TH_EUNSUPPORTED, "completed", e);
+		if (rc == TH_OK && !duplicate)
+			rc = th_store_turns_cut(st, task_id, NULL, e);
+		if (rc == TH_OK && !duplicate)
+			rc = th_store_subtasks(st, task_id, 1, &subs, &ns, e);
+		if (rc == TH_OK && !duplicate && ns > 0) {
+			/* CTL-4: refused, parked awaiting the next message, saying why. */
+			text = unresolved_text(&row, subs, ns);
+			status_msg = text ? th_status_agent_text(&row, text) : NULL;
+			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+			rc = status_msg && sub
+			         ? th_status_transition(st, &row, TH_STATE_INPUT_REQUIRED, sub,
+			                                status_msg, 0, e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
+		} else if (rc == TH_OK && !duplicate) {
+			/* CTL-5: the participant's control message stays in history, and the
+			 * task ends for every subscriber with "completed by <id>". */
+			rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
+			                             th_json_text(msg), e);
+			struct th_buf b;
+			th_buf_init(&b);
+			th_buf_printf(&b, "completed by %s", participant);
+			status_msg = b.oom ? NULL : th_status_agent_text(&row, b.data);
+			th_buf_free(&b);
+			if (rc == TH_OK)
+				rc = status_msg ? th_status_transition(st, &row, TH_STATE_COMPLETED,
+				                                       NULL, status_msg, 1, e)
+				                : th_error_set(e, TH_ENOMEM, "out of memory");
+		}
+	});
+	if (rc == TH_OK)
+		rc = th_view_task(st, &row, participant, app->cfg->history_default, 1, task, e);
+	free(text);
+	json_object_put(status_msg);
+	json_object_put(sub);
+	th_subtask_refs_free(subs, ns);
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* Cancels row (already loaded, not terminal) and, depth first, its unresolved
+ * sub-tasks (CTL-8), inside the caller's transaction. */
+static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const char *participant,
+                          const char *parent, int depth, struct th_error *e)
+{
+	if (depth > 64)
+		return th_error_set(e, TH_EINTERNAL, "sub-task tree deeper than 64 levels under %s",
+		                    row->id);
+	struct th_subtask_ref *subs = NULL;
+	size_t ns = 0;
+	th_err rc = th_store_turns_cut(st, row->id, NULL, e);
+	if (rc == TH_OK)
+		rc = th_store_subtasks(st, row->id, 1, &subs, &ns, e);
+	for (size_t i = 0; rc == TH_OK && i < ns; i++) {
+		struct th_task_row child = {0};
+		rc = th_store_task_get(st, subs[i].id, &child, e);
+		if (rc == TH_OK && !th_state_terminal((enum th_state)child.state))
+			rc = cancel_tree(st, &child, participant, row->id, depth + 1, e);
+		th_task_row_free(&child);
+	}
+	th_subtask_refs_free(subs, ns);
+	if (rc != TH_OK)
+		return rc;
+	struct th_buf b;
+	th_buf_init(&b);
+	th_buf_printf(&b, "canceled by %s", participant);
+	if (parent != NULL)
+		th_buf_printf(&b, " (parent task %s was canceled)", parent);
+	json_object *msg = b.oom ? NULL : th_status_agent_text(row, b.data);
+	th_buf_free(&b);
+	rc = msg ? th_status_transition(st, row, TH_STATE_CANCELED, NULL, msg, 1, e)
+	         : th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_put(msg);
+	return rc;
+}
+
+th_err th_control_cancel(struct th_app *app, const char *participant, const char *task_id,
+                         json_object **task, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	struct th_task_row row = {0};
+	th_err rc;
+	*task = NULL;
+	IN_TXN(st, e, rc, {
+		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "cancel", NULL, e);
+		if (rc == TH_OK)
+			rc = th_store_task_get(st, task_id, &row, e);
+		/* CTL-6: stricter than the SDKs' idempotent cancel (docs/decisions). */
+		if (rc == TH_OK && th_state_terminal((enum th_state)row.state))
+			rc = refuse_terminal(&row, TH_ENOTCANCELABLE, "canceled", e);
+		if (rc == TH_OK)
+			rc = cancel_tree(st, &row, participant, NULL, 0, e);
+	});
+	if (rc == TH_OK)
+		rc = th_view_task(st, &row, participant, app->cfg->history_default, 1, task, e);
+	th_task_row_free(&row);
+	return rc;
+}
+
+json_object *th_complete_message(const char *task_id, const char *participant_id)
+{
+	char mid[TH_UUID_LEN + 1];
+	th_uuid(mid);
+	json_object *msg = json_object_new_object();
+	json_object *parts = json_object_new_array();
+	json_object *env = json_object_new_object();
+	json_object *meta = json_object_new_object();
+	if (msg == NULL || parts == NULL || env == NULL || meta == NULL) {
+		json_object_put(msg);
+		json_object_put(parts);
+		json_object_put(env);
+		json_object_put(meta);
+		return NULL;
+	}
+	json_object_object_add(env, "kind", json_object_new_string("control"));
+	json_object_object_add(env, "action", json_object_new_string("complete"));
+	json_object_object_add(msg, "messageId", json_object_new_string(mid));
+	json_object_object_add(msg, "taskId", json_object_new_string(task_id));
+	json_object_object_add(msg, "role", json_object_new_string("ROLE_USER"));
+	json_object_array_add(parts, th_a2a_data_part(env, TH_MT_EVENT));
+	json_object_object_add(msg, "parts", parts);
+	json_object_object_add(meta, "participant_id", json_object_new_string(participant_id));
+	json_object_object_add(msg, "metadata", meta);
+	return msg;
+}
+
+th_err th_harness_cancel(struct th_app *app, const char *participant,
+                         const struct th_cancel_req *req, json_object **task, struct th_error *e)
+{
+	return th_control_cancel(app, participant, req->id, task, e);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* control.h — ending a task: completion by control envelope (CTL-1..CTL-7, CTL-9)
+ * and cancellation (CTL-6, CTL-8). Both act at once in the worker that receives
+ * them and cut any running turn, in whichever process it runs (CTL-3). */
+#ifndef TH_OPS_CONTROL_H
+#define TH_OPS_CONTROL_H
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "util/err.h"
+
+/* Looks for event envelopes (data parts of TH_MT_EVENT) in a canonical message.
+ * Returns 1 when the message is a well-formed completion (its only part is
+ * {"kind":"control","action":"complete"}), 0 when it holds no control envelope,
+ * and -1 with TH_EINVAL in e when a control envelope is malformed or shares the
+ * message with other parts (CTL-1) or another envelope is malformed (TASK-3). */
+int th_control_detect(json_object *msg, struct th_error *e);
+
+/* Completes task_id for participant (CTL-2..CTL-6). msg is the canonical control
+ * message (kept in history when the completion succeeds). *task is the result. */
+th_err th_control_complete(struct th_app *app, const char *participant, const char *task_id,
+                           json_object *msg, json_object **task, struct th_error *e);
+
+/* Cancels task_id and its unresolved sub-tasks (CTL-6, CTL-8). */
+th_err th_control_cancel(struct th_app *app, const char *participant, const char *task_id,
+                         json_object **task, struct th_error *e);
+
+#endif

@@ -1,0 +1,564 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* intake.c — SendMessage: a message creates a task (TASK-2), continues one (TASK-6),
+ * is recognised as a resend (TASK-7), or completes the task (CTL-1). The message is
+ * committed, with its turn queued, before any turn runs (TURN-4). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "a2a/a2a.h"
+#include "config/config.h"
+#include "domain/access.h"
+#include "ops/control.h"
+#include "domain/ext.h"
+#include "turn/builtins.h"
+#include "domain/channel.h"
+#include "domain/envelope.h"
+#include "ops/ops.h"
+#include "ops/intake.h"
+#include "domain/subtask.h"
+#include "domain/task.h"
+#include "domain/ui.h"
+#include "ops/pushcfg.h"
+#include "domain/status.h"
+#include "turn/turn.h"
+#include "domain/view.h"
+#include "store/store.h"
+#include "util/buf.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+#include "util/log.h"
+
+#define NAME_MAX_CHARS 60
+
+/* ID-1: metadata.participant_id, when present, must be the sender; the stored
+ * message records the sender there. Returns a copy of msg for storage. */
+static th_err stamp_sender(json_object *msg, const char *participant, json_object **out,
+                           struct th_error *e)
+{
+	*out = NULL;
+	json_object *meta = NULL;
+	if (json_object_object_get_ex(msg, "metadata", &meta) && meta != NULL) {
+		json_object *pid = NULL;
+		if (json_object_object_get_ex(meta, "participant_id", &pid)) {
+			if (!json_object_is_type(pid, json_type_string) ||
+			    strcmp(json_object_get_string(pid), participant) != 0)
+				return th_error_set(
+				    e, TH_EINVAL,
+				    "message.metadata.participant_id must equal the sender "
+				    "(%.100s) asserted by X-Participant-Id",
+				    participant);
+		}
+	}
+	json_object *copy = NULL;
+	if (json_object_deep_copy(msg, &copy, NULL) != 0)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	if (!json_object_object_get_ex(copy, "metadata", &meta) || meta == NULL) {
+		meta = json_object_new_object();
+		json_object_object_add(copy, "metadata", meta);
+	}
+	json_object_object_add(meta, "participant_id", json_object_new_string(participant));
+	*out = copy;
+	return TH_OK;
+}
+
+/* The task's text: its text parts joined by new lines (may be empty). */
+static char *joined_text(json_object *msg)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	th_buf_puts(&b, "");
+	json_object *parts = NULL;
+	json_object_object_get_ex(msg, "parts", &parts);
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		const char *t = th_json_str(json_object_array_get_idx(parts, i), "text");
+		if (t == NULL)
+			continue;
+		if (b.len > 0)
+			th_buf_puts(&b, "\n");
+		th_buf_puts(&b, t);
+	}
+	if (b.oom) {
+		th_buf_free(&b);
+		return NULL;
+	}
+	return th_buf_take(&b);
+}
+
+/* TASK-2: the first line, cut to 60 characters (not bytes: never split UTF-8). */
+static char *task_name(const char *text)
+{
+	while (*text == ' ' || *text == '\t' || *text == '\n' || *text == '\r')
+		text++;
+	size_t n = 0, chars = 0;
+	while (text[n] != '\0' && text[n] != '\n' && text[n] != '\r' && chars < NAME_MAX_CHARS) {
+		n++;
+		while (((unsigned char)text[n] & 0xC0) == 0x80)
+			n++;
+		chars++;
+	}
+	while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+		n--;
+	return n > 0 ? strndup(text, n) : strdup("task");
+}
+
+/* TASK-4: the payload's participants, the sender as reporter unless listed, and the
+ * harness as assignee unless an assignee is named. *ps is freed with free() only
+ * (the strings stay borrowed from the payload and literals). */
+static th_err envelope_participants(const struct th_task_payload *pl, const char *sender,
+                                    const struct th_limits *lim, struct th_participant **ps,
+                                    size_t *n, struct th_error *e)
+{
+	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
+	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
+	*ps = calloc(pl->nps + 2, sizeof **ps);
+	if (*ps == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	int has_sender = 0, has_assignee = 0;
+	for (size_t i = 0; i < pl->nps; i++) {
+		(*ps)[i] = pl->ps[i];
+		has_sender |= strcmp(pl->ps[i].id, sender) == 0;
+		has_assignee |= strcmp(pl->ps[i].role, "assignee") == 0;
+	}
+	*n = pl->nps;
+	if (!has_sender)
+		(*ps)[(*n)++] =
+		    (struct th_participant){(char *)(uintptr_t)sender, human, reporter, empty};
+	if (!has_assignee)
+		(*ps)[(*n)++] = (struct th_participant){agent_id, agent, assignee, empty};
+	if (*n > lim->max_participants)
+		return th_error_set(e, TH_EINVAL,
+		                    "a task has at most %zu participants; this one would have %zu",
+		                    lim->max_participants, *n);
+	return TH_OK;
+}
+
+static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
+                          json_object *payload, int inline_turn, char task_id_out[TH_ID_BUF],
+                          int64_t *turn_id, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	const char *mid = th_json_str(msg, "messageId");
+	char *existing = NULL;
+	th_err rc = th_store_task_by_first_message(st, participant, mid, &existing, e);
+	if (rc == TH_OK) {
+		/* TASK-7: the same sender resent the message that created a task. */
+		snprintf(task_id_out, TH_ID_BUF, "%s", existing);
+		free(existing);
+		*turn_id = 0;
+		return TH_OK;
+	}
+	if (rc != TH_ENOTFOUND)
+		return rc;
+	th_error_clear(e);
+	int actions = 0, reports = 0;
+	if ((rc = th_ui_check_inbound(st, NULL, msg, &actions, &reports, e)) != TH_OK)
+		return rc; /* a new task has no surfaces: any action is refused (UI-2) */
+
+	char uuid[TH_UUID_LEN + 1], ctx[TH_ID_BUF], id[TH_ID_BUF];
+	th_uuid(uuid);
+	snprintf(id, sizeof id, "%s", uuid);
+	/* A copy: the message's own contextId is replaced when the task is written. */
+	const char *given_ctx = th_json_str(msg, "contextId");
+	if (given_ctx != NULL)
+		snprintf(ctx, sizeof ctx, "%s", given_ctx);
+	else
+		th_uuid(ctx);
+	struct th_task_payload pl = {0};
+	struct th_participant *ps = NULL;
+	size_t nps = 0;
+	char *text = joined_text(msg);
+	char *name = text ? task_name(text) : NULL;
+	if (text == NULL || name == NULL) {
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+		goto out;
+	}
+	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
+	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
+	struct th_participant plain[2] = {
+	    {(char *)(uintptr_t)participant, human, reporter, empty},
+	    {agent_id, agent, assignee, empty},
+	};
+	struct th_new_task nt = {
+	    .id = id,
+	    .context_id = ctx,
+	    .name = name,
+	    .goal = text,
+	    .ps = plain,
+	    .nps = 2,
+	    .created_by = participant,
+	    .first = msg,
+	    .first_sender = participant,
+	    .lease_ms = app->cfg->lease_ms,
+	    .inline_turn = inline_turn,
+	};
+	if (payload != NULL) {
+		if ((rc = th_task_payload_parse(payload, 1, &app->cfg->lim, &pl, e)) != TH_OK ||
+		    (rc = envelope_participants(&pl, participant, &app->cfg->lim, &ps, &nps, e)) !=
+		        TH_OK)
+			goto out;
+		if (pl.parent != NULL) {
+			/* TASK-4: the sender links a sub-task only under a task they may write to.
+			 */
+			struct th_subtask_ref *subs = NULL;
+			size_t ns = 0;
+			if ((rc = th_access_check(st, pl.parent, participant, TH_ACCESS_WRITE,
+			                          "add sub-tasks to", NULL, e)) != TH_OK ||
+			    (rc = th_store_subtasks(st, pl.parent, 0, &subs, &ns, e)) != TH_OK)
+				goto out;
+			th_subtask_refs_free(subs, ns);
+			if (ns >= app->cfg->lim.max_subtasks) {
+				rc = th_error_set(
+				    e, TH_EINVAL,
+				    "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
+				    "the limit is %zu",
+				    pl.parent, ns, app->cfg->lim.max_subtasks);
+				goto out;
+			}
+			if ((rc = th_subtask_next_id(st, pl.parent, id, e)) != TH_OK)
+				goto out;
+			/* A sub-task lives in its parent's context unless the client chose one. */
+			struct th_task_row parent = {0};
+			if ((rc = th_store_task_get(st, pl.parent, &parent, e)) == TH_OK &&
+			    given_ctx == NULL)
+				snprintf(ctx, sizeof ctx, "%s", parent.context_id);
+			th_task_row_free(&parent);
+			if (rc != TH_OK)
+				goto out;
+		}
+		nt.name = pl.name;
+		nt.goal = pl.goal;
+		nt.type = pl.type;
+		nt.description = pl.description;
+		nt.criteria = pl.criteria;
+		nt.ps = ps;
+		nt.nps = nps;
+		nt.parent = pl.parent;
+		nt.plan = pl.plan;
+	}
+	if ((rc = th_task_create(st, &nt, turn_id, e)) != TH_OK)
+		goto out;
+	if (nt.parent != NULL && (rc = th_subtask_announce(st, nt.parent, id, nt.name, e)) != TH_OK)
+		goto out;
+	snprintf(task_id_out, TH_ID_BUF, "%s", id);
+out:
+	free(ps);
+	th_task_payload_free(&pl);
+	free(text);
+	free(name);
+	return rc;
+}
+
+/* TASK-5: a task envelope on an existing task changes name, description,
+ * acceptance_criteria (any non-watcher) and participants (admin or reporter, ID-5). */
+static th_err update_task(struct th_app *app, struct th_task_row *row, const char *participant,
+                          const char *role, json_object *payload, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	struct th_task_payload pl = {0};
+	th_err rc = th_task_payload_parse(payload, 0, &app->cfg->lim, &pl, e);
+	if (rc != TH_OK)
+		return rc;
+	if (pl.has_participants && strcmp(role, "admin") != 0 && strcmp(role, "reporter") != 0) {
+		rc = th_error_set(
+		    e, TH_EUNSUPPORTED,
+		    "changing participants takes an admin or the reporter; %.100s is %s",
+		    participant, role);
+		goto out;
+	}
+	if (pl.name != NULL || pl.description != NULL || pl.criteria != NULL) {
+		json_object *ext = row->ext_json ? json_tokener_parse(row->ext_json) : NULL;
+		if (ext == NULL)
+			ext = json_object_new_object();
+		if (pl.description != NULL)
+			json_object_object_add(ext, "description",
+			                       json_object_new_string(pl.description));
+		if (pl.criteria != NULL)
+			json_object_object_add(ext, "acceptance_criteria",
+			                       json_object_get(pl.criteria));
+		char *name = strdup(pl.name ? pl.name : row->name);
+		char *ext_text = strdup(th_json_text(ext));
+		json_object_put(ext);
+		if (name == NULL || ext_text == NULL) {
+			free(name);
+			free(ext_text);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+			goto out;
+		}
+		free(row->name);
+		free(row->ext_json);
+		row->name = name;
+		row->ext_json = ext_text;
+		if ((rc = th_store_task_set_ext(st, row, e)) != TH_OK)
+			goto out;
+	}
+	if (pl.has_participants) {
+		if (pl.nps > app->cfg->lim.max_participants) {
+			rc = th_error_set(e, TH_EINVAL, "a task has at most %zu participants",
+			                  app->cfg->lim.max_participants);
+			goto out;
+		}
+		for (size_t i = 0; rc == TH_OK && i < pl.nps; i++)
+			rc = th_store_participant_put(st, row->id, &pl.ps[i], e);
+		if (rc == TH_OK)
+			rc = th_status_announce_participants(st, row, NULL, NULL, e);
+	}
+out:
+	th_task_payload_free(&pl);
+	return rc;
+}
+
+/* 1 when msg has a text part (a task envelope alone starts no turn). */
+static int has_text(json_object *msg)
+{
+	json_object *parts = json_object_object_get(msg, "parts");
+	for (size_t i = 0; i < json_object_array_length(parts); i++)
+		if (th_json_str(json_object_array_get_idx(parts, i), "text") != NULL)
+			return 1;
+	return 0;
+}
+
+/* The first text part, where a slash command would be (CMD-2). */
+static const char *first_text(json_object *msg)
+{
+	json_object *parts = json_object_object_get(msg, "parts");
+	for (size_t i = 0; i < json_object_array_length(parts); i++) {
+		const char *t = th_json_str(json_object_array_get_idx(parts, i), "text");
+		if (t != NULL)
+			return t;
+	}
+	return NULL;
+}
+
+/* ID-4: a watcher may only answer a question addressed to them — an explicit help
+ * reply, or plain text while a question the harness asked them is pending. */
+static int watcher_answers(struct th_store *st, const struct th_task_row *row,
+                           const char *participant, const struct th_chan_part *cp, int has_cp)
+{
+	if (has_cp)
+		return strcmp(cp->kind, "help_reply") == 0;
+	struct th_help_request h = {0};
+	struct th_error e;
+	th_error_clear(&e);
+	int yes = th_store_help_pending_for(st, row->id, TH_AGENT_ID, participant, &h, &e) == TH_OK;
+	th_help_request_free(&h);
+	return yes;
+}
+
+static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
+                        json_object *payload, const char *task_id, int inline_turn,
+                        int64_t *turn_id, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	struct th_task_row row = {0};
+	struct th_chan_part cp;
+	char *role = NULL;
+	const char *mid = th_json_str(msg, "messageId");
+	*turn_id = 0;
+	th_err rc =
+	    th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to", &role, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(st, task_id, &row, e);
+	if (rc != TH_OK)
+		goto out;
+	if (th_store_message_exists(st, task_id, mid))
+		goto out; /* TASK-7: already processed; the response is the current task */
+	int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
+	if (has_cp < 0) {
+		rc = TH_EINVAL;
+		goto out;
+	}
+	if (strcmp(role, "watcher") == 0 &&
+	    (payload != NULL || !watcher_answers(st, &row, participant, &cp, has_cp))) {
+		/* ID-4: the same refusal as th_access_check gives watchers. */
+		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "send messages to",
+		                     NULL, e);
+		goto out;
+	}
+	if (th_state_terminal((enum th_state)row.state)) {
+		rc = th_error_set(
+		    e, TH_EUNSUPPORTED,
+		    "task %.200s is %s; it accepts no more messages (start a new task in "
+		    "the same context)",
+		    task_id, th_state_name((enum th_state)row.state));
+		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+		goto out;
+	}
+	const char *ctx = th_json_str(msg, "contextId");
+	if (ctx != NULL && strcmp(ctx, row.context_id) != 0) {
+		rc = th_error_set(
+		    e, TH_EINVAL,
+		    "message.contextId %.100s does not match task %.100s's context %.100s", ctx,
+		    task_id, row.context_id);
+		goto out;
+	}
+	const char *cmd = first_text(msg);
+	if (cmd != NULL &&
+	    (rc = th_builtin_permitted(app->commands, cmd, participant, role, e)) != TH_OK)
+		goto out;
+	/* CMD-2: a built-in runs whenever its text arrives — also while the task waits for
+	 * someone's answer — and answers about the task as it stands, so the task is not
+	 * moved to WORKING for it. */
+	const struct th_command *c = cmd ? th_registry_match(app->commands, cmd, NULL) : NULL;
+	int builtin = c != NULL && c->kind == TH_CMD_BUILTIN && payload == NULL && !has_cp;
+	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
+	if (payload != NULL &&
+	    (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
+		goto out;
+
+	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
+	 * resumes the task (UI-3), client error reports are kept only. */
+	int actions = 0, reports = 0;
+	if ((rc = th_ui_check_inbound(st, task_id, msg, &actions, &reports, e)) != TH_OK)
+		goto out;
+	/* UI-4: a click on a /confirm card, or approve/reject typed to a question asked in
+	 * text, is answered at once like a command, whatever else the task waits for. */
+	int instant = builtin || (!has_cp && th_ui_is_decision(st, task_id, msg));
+	int resume = 0;
+	if (has_cp) {
+		/* CH-3: stored and delivered; only a reply to the harness's question resumes. */
+		struct th_chan_outcome oc = {0};
+		if ((rc = th_channel_accept(st, &row, participant, msg, &cp, &oc, e)) != TH_OK)
+			goto out;
+		resume = oc.resume;
+	} else {
+		int answered = 0;
+		if ((rc = th_channel_answer_pending(st, &row, participant, msg, &answered, e)) !=
+		    TH_OK)
+			goto out;
+		int awaiting_other =
+		    !answered && row.sub_state != NULL && strcmp(row.sub_state, TH_SUB_ANSWER) == 0;
+		if ((rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
+		                                  th_json_text(msg), e)) != TH_OK)
+			goto out;
+		/* CH-5: while the task waits for someone's answer, others' messages are kept
+		 * but start no turn; an envelope alone starts none either. */
+		int reports_only = reports > 0 && actions == 0 && !has_text(msg);
+		resume = instant || (!awaiting_other && !reports_only &&
+		                     (answered || has_text(msg) || payload == NULL));
+	}
+	if (!resume)
+		goto out;
+	/* An instant turn settles in this transaction: a WORKING step nobody could see is
+	 * neither written nor announced (decision-025). */
+	if (!instant && !inline_turn && row.state != TH_STATE_WORKING &&
+	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
+		goto out;
+	rc = th_task_queue_turn(st, task_id, mid, app->cfg->lease_ms, inline_turn, turn_id, e);
+out:
+	free(role);
+	th_task_row_free(&row);
+	return rc;
+}
+
+th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
+                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
+                        int64_t *turn_id, json_object **final_task, struct th_error *e)
+{
+	*turn_id = 0;
+	*final_task = NULL;
+	task_id[0] = '\0';
+	if (participant == NULL || *participant == '\0')
+		return th_access_no_participant(e);
+	json_object *msg = NULL;
+	struct th_push_create_req push = {0}; /* the inline config, once checked */
+	th_err rc = stamp_sender(req->message, participant, &msg, e);
+	if (rc != TH_OK)
+		return rc;
+	const char *given = th_json_str(msg, "taskId");
+	if (given != NULL)
+		snprintf(task_id, TH_ID_BUF, "%s", given);
+	int ctl = th_control_detect(msg, e);
+	json_object *payload = NULL;
+	if (ctl == 0 && th_envelope_task(msg, &payload, e) < 0)
+		ctl = -1;
+	if (ctl == 0 && given == NULL) {
+		struct th_chan_part cp;
+		int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
+		if (has_cp != 0) {
+			if (has_cp > 0)
+				th_error_set(e, TH_EINVAL,
+				             "a channel message belongs to a task: message.taskId "
+				             "is required");
+			ctl = -1;
+		}
+	}
+	if (given != NULL && ctl >= 0) {
+		/* TURN-4: a task whose turn's worker died is taken over by whoever touches it. */
+		struct th_error re;
+		th_error_clear(&re);
+		th_turn_recover(app, given, NULL, &re);
+	}
+	if (ctl < 0) {
+		rc = TH_EINVAL;
+	} else if (ctl == 1) {
+		rc = given != NULL
+		         ? th_control_complete(app, participant, task_id, msg, final_task, e)
+		         : th_error_set(e, TH_EINVAL,
+		                        "a control envelope completes an existing task: "
+		                        "message.taskId is required");
+	} else if (req->push_config != NULL &&
+	           (rc = th_pushcfg_inline_check(app, req->push_config, &push, e)) != TH_OK) {
+		/* refused before anything is stored */
+	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
+		if (given == NULL)
+			rc = create_task(app, participant, msg, payload, inline_turn, task_id,
+			                 turn_id, e);
+		else
+			rc = follow_up(app, participant, msg, payload, task_id, inline_turn,
+			               turn_id, e);
+		/* EXT-4: remember that this task's client renders A2UI. */
+		if (rc == TH_OK)
+			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
+		/* PUSH-1: a config sent with the message belongs to its task and sender. */
+		if (rc == TH_OK && push.url != NULL)
+			rc = th_pushcfg_inline_attach(app, participant, task_id, &push, e);
+		/* An instant turn commits with its message: one write transaction (TURN-4 holds:
+		 * nothing is accepted, or the message and its reply are). Last, so that the
+		 * reply's events reach a push config sent with the message. */
+		if (rc == TH_OK && *turn_id == TH_TURN_INLINE &&
+		    (rc = th_turn_inline(app, task_id, th_json_str(msg, "messageId"), e)) == TH_OK)
+			*turn_id = 0;
+		if (rc == TH_OK)
+			rc = th_store_commit(app->store, e);
+		if (rc != TH_OK)
+			th_store_rollback(app->store);
+	}
+	th_push_create_req_free(&push);
+	json_object_put(msg);
+	return rc;
+}
+
+th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
+                       const struct th_send_req *req, json_object **task, struct th_error *e)
+{
+	*task = NULL;
+	char id[TH_ID_BUF];
+	int64_t turn_id = 0;
+	json_object *final_task = NULL;
+	/* A blocking send of an instant model commits the message with its reply; with
+	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
+	int inline_turn = !req->return_immediately && th_turn_instant(app);
+	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, id, &turn_id,
+	                             &final_task, e);
+	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	if (rc != TH_OK)
+		return rc;
+	if (final_task != NULL) {
+		th_a2a_trim_history(json_object_object_get(final_task, "history"), history);
+		*task = final_task;
+		return TH_OK;
+	}
+	if (turn_id > 0) {
+		if (!req->return_immediately || th_app_defer(app, id, turn_id) != TH_OK) {
+			/* A turn that fails leaves its lease to recovery; the message is safe. */
+			struct th_error te;
+			th_error_clear(&te);
+			if (th_turn_run(app, id, turn_id, &te) != TH_OK)
+				th_log(TH_LOG_WARN, "turn %lld on task %s: %s", (long long)turn_id,
+				       id, te.msg);
+		}
+	}
+	/* A2A §3.1: the blocking answer carries the latest status and all artifacts. */
+	return th_view_task_by_id(app->store, id, participant, history, 1, task, e);
+}

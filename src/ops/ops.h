@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ops.h — the operations the service layer calls: send, get, list, cancel, and the
+ * control envelope a client completes a task with. They are written against the
+ * domain (domain/), the turn engine (turn/) and the store; nothing here knows a
+ * binding. Task results are ProtoJSON Task objects. */
+#ifndef TH_OPS_OPS_H
+#define TH_OPS_OPS_H
+
+#include <json-c/json.h>
+
+#include "a2a/a2a.h"
+#include "app.h"
+#include "util/err.h"
+
+/* The harness's own participant id (ID-2). */
+/* SendMessage (TASK-2, TASK-6, TASK-7, CTL-1..CTL-7): creates a task or continues
+ * one, or completes it when the message is a control envelope. Runs the turn unless
+ * req->return_immediately, in which case the turn is queued on app->pending.
+ * *task is the Task (with history trimmed to req->history_length). */
+th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
+                       const struct th_send_req *req, json_object **task, struct th_error *e);
+
+/* GetTask (ID-3, STREAM-5). */
+th_err th_harness_get(struct th_app *app, const char *participant, const struct th_get_req *req,
+                      json_object **task, struct th_error *e);
+
+/* ListTasks (ID-3, STREAM-5): a ListTasksResponse. */
+th_err th_harness_list(struct th_app *app, const char *participant, const struct th_list_req *req,
+                       json_object **response, struct th_error *e);
+
+/* CancelTask (CTL-6, CTL-8). */
+th_err th_harness_cancel(struct th_app *app, const char *participant,
+                         const struct th_cancel_req *req, json_object **task, struct th_error *e);
+
+/* The completion message of CTL-9: a Message whose only part is the control
+ * envelope {"kind":"control","action":"complete"}, for task_id, asserting
+ * participant_id in metadata. A new reference. */
+json_object *th_complete_message(const char *task_id, const char *participant_id);
+
+#endif

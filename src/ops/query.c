@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* query.c — reading tasks: GetTask and ListTasks (ID-3, STREAM-5). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "domain/access.h"
+#include "ops/ops.h"
+#include "turn/turn.h"
+#include "domain/view.h"
+#include "store/store.h"
+#include "util/buf.h"
+
+th_err th_harness_get(struct th_app *app, const char *participant, const struct th_get_req *req,
+                      json_object **task, struct th_error *e)
+{
+	*task = NULL;
+	th_err rc =
+	    th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL, e);
+	if (rc != TH_OK)
+		return rc;
+	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
+	 * worker after the answer is sent, so the next read sees it finished (TURN-4). */
+	if (th_turn_expired(app, req->id))
+		(void)th_app_defer(app, req->id, 0);
+	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	return th_view_task_by_id(app->store, req->id, participant, history, 1, task, e);
+}
+
+/* Page tokens are opaque to clients: "<status_ms>.<task id>" in hex, so that a
+ * token is one URL-safe word and a hand-made one is easy to refuse. */
+static char *token_encode(int64_t ms, const char *id)
+{
+	struct th_buf raw, hex;
+	th_buf_init(&raw);
+	th_buf_init(&hex);
+	th_buf_printf(&raw, "%" PRId64 ".%s", ms, id);
+	for (size_t i = 0; !raw.oom && i < raw.len; i++)
+		th_buf_printf(&hex, "%02x", (unsigned char)raw.data[i]);
+	char *out = raw.oom || hex.oom ? NULL : th_buf_take(&hex);
+	th_buf_free(&raw);
+	th_buf_free(&hex);
+	return out;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* LIM-4: strict, the exact form token_encode writes and nothing else: lowercase hex
+ * pairs of "<ms>.<id>", ms in decimal without sign or leading zero, id 1 to TH_ID_MAX
+ * bytes without control characters. 0 and *id (caller frees), or -1. */
+static int token_decode(const char *tok, int64_t *ms, char **id)
+{
+	size_t n = strlen(tok);
+	if (n == 0 || n % 2 != 0 || n > TH_PAGE_TOKEN_MAX)
+		return -1;
+	char raw[TH_PAGE_TOKEN_MAX / 2 + 1];
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval(tok[2 * i]), lo = hexval(tok[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		raw[i] = (char)(hi << 4 | lo);
+		if ((unsigned char)raw[i] < 0x20 || raw[i] == 0x7f)
+			return -1;
+	}
+	raw[n / 2] = '\0';
+	char *dot = strchr(raw, '.');
+	size_t digits = dot != NULL ? (size_t)(dot - raw) : 0;
+	if (digits == 0 || digits > 18 || (raw[0] == '0' && digits > 1) || dot[1] == '\0' ||
+	    strlen(dot + 1) > TH_ID_MAX)
+		return -1;
+	int64_t v = 0;
+	for (size_t i = 0; i < digits; i++) {
+		if (raw[i] < '0' || raw[i] > '9')
+			return -1;
+		v = v * 10 + (raw[i] - '0');
+	}
+	*ms = v;
+	*id = strdup(dot + 1);
+	return *id ? 0 : -1;
+}
+
+th_err th_harness_list(struct th_app *app, const char *participant, const struct th_list_req *req,
+                       json_object **response, struct th_error *e)
+{
+	*response = NULL;
+	if (participant == NULL || *participant == '\0')
+		return th_access_no_participant(e);
+	struct th_list_query q = {
+	    .participant = participant,
+	    .context_id = req->context_id,
+	    .state = req->status,
+	    .status_after_ms = req->status_after_ms,
+	    .limit = req->page_size + 1, /* one more tells whether a next page exists */
+	};
+	char *cursor_id = NULL;
+	if (req->page_token != NULL) {
+		if (token_decode(req->page_token, &q.cursor_ms, &cursor_id) != 0)
+			return th_error_set(e, TH_EINVAL,
+			                    "pageToken is not a token this server issued (use the "
+			                    "nextPageToken of a previous ListTasks response)");
+		q.cursor_id = cursor_id;
+	}
+	struct th_task_row *rows = NULL;
+	size_t n = 0;
+	int64_t total = 0;
+	/* One snapshot for the page, its totalSize and every task view in it (TURN-7). */
+	int began = 0;
+	th_err rc = th_store_read_begin(app->store, &began, e);
+	if (rc == TH_OK)
+		rc = th_store_task_list(app->store, &q, &rows, &n, &total, e);
+	free(cursor_id);
+	if (rc != TH_OK) {
+		th_store_read_end(app->store, began);
+		return rc;
+	}
+	size_t shown = n > (size_t)req->page_size ? (size_t)req->page_size : n;
+	/* Listing many tasks with their whole history would be large: history only when
+	 * asked for (docs/decisions/decision-003-list-history.md). */
+	int history = req->history_length >= 0 ? req->history_length : 0;
+	json_object *tasks = json_object_new_array();
+	for (size_t i = 0; rc == TH_OK && i < shown; i++) {
+		json_object *t = NULL;
+		rc = th_view_task(app->store, &rows[i], participant, history,
+		                  req->include_artifacts, &t, e);
+		if (rc == TH_OK)
+			json_object_array_add(tasks, t);
+	}
+	char *next = NULL;
+	if (rc == TH_OK && n > shown &&
+	    (next = token_encode(rows[shown - 1].status_ms, rows[shown - 1].id)) == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc == TH_OK) {
+		*response =
+		    th_a2a_list_response(tasks, next ? next : "", req->page_size, (int)total);
+		tasks = NULL;
+	}
+	th_store_read_end(app->store, began);
+	json_object_put(tasks);
+	free(next);
+	th_task_rows_free(rows, n);
+	return rc;
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ops/stream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/config.h"
+#include "domain/access.h"
+#include "ops/intake.h"
+#include "turn/turn.h"
+#include "domain/view.h"
+#include "store/store.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+#include "util/log.h"
+
+/* The state a StreamResponse leaves the task in, or -1 if it says nothing of it. */
+static int state_of(json_object *ev)
+{
+	json_object *holder = NULL, *status = NULL;
+	if (!json_object_object_get_ex(ev, "statusUpdate", &holder) &&
+	    !json_object_object_get_ex(ev, "task", &holder))
+		return -1;
+	if (!json_object_object_get_ex(holder, "status", &status))
+		return -1;
+	return th_state_from_json(json_object_object_get(status, "state"));
+}
+
+static int closes(json_object *ev, enum th_close_on when)
+{
+	int s = state_of(ev);
+	if (s < 0)
+		return 0;
+	if (th_state_terminal((enum th_state)s))
+		return 1;
+	return when == TH_CLOSE_TERMINAL_OR_INTERRUPTED && th_state_interrupted((enum th_state)s);
+}
+
+/* Only task and status events carry a state (events.c records the kinds). */
+static int closes_text(const struct th_event *ev, enum th_close_on when)
+{
+	if (strcmp(ev->kind, "status") != 0 && strcmp(ev->kind, "task") != 0)
+		return 0;
+	json_object *obj = json_tokener_parse(ev->json);
+	int c = obj != NULL && closes(obj, when);
+	json_object_put(obj);
+	return c;
+}
+
+void th_watch_free(struct th_watch *w)
+{
+	if (w == NULL)
+		return;
+	free(w->task_id);
+	free(w->viewer);
+	memset(w, 0, sizeof *w);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Sends a snapshot Task event numbered with the task's current last seq. *cursor
+ * gets that number; *closed is set when the snapshot alone ends the stream. */
+static th_err send_snapshot(struct th_app *app, const char *task_id, const char *viewer,
+                            int history, enum th_close_on when, struct th_sink *sink,
+                            int64_t *cursor, int *closed, struct th_error *e)
+{
+	struct th_task_row row = {0};
+	json_object *task = NULL;
+	/* One snapshot, so the Task event and its seq agree (TURN-7, STREAM-4). */
+	int began = 0;
+	th_err rc = th_store_read_begin(app->store, &began, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_ENOTFOUND)
+		rc = th_access_not_found(task_id, e);
+	if (rc == TH_OK)
+		rc = th_view_task(app->store, &row, viewer, history, 1, &task, e);
+	th_store_read_end(app->store, began);
+	if (rc == TH_OK) {
+		json_object *ev = json_object_new_object();
+		json_object_object_add(ev, "task", task);
+		*cursor = row.last_seq;
+		*closed = closes(ev, when);
+		if (sink->event(sink->impl, row.last_seq, th_json_text(ev)) != 0)
+			*closed = 1;
+		json_object_put(ev);
+	}
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* Events of a side channel ("channel:<id>") reach only its members (CH-2, CH-3). */
+static int visible(struct th_store *st, const char *task_id, const char *viewer,
+                   const struct th_event *ev)
+{
+	if (strncmp(ev->kind, "channel:", 8) != 0)
+		return 1;
+	int member = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_channel_is_member(st, task_id, ev->kind + 8, viewer, NULL, &member, &e) !=
+	    TH_OK)
+		return 0;
+	return member;
+}
+
+int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev, size_t n,
+                      int (*emit)(void *arg, int64_t seq, const char *json), void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].seq <= w->cursor)
+			continue;
+		w->cursor = ev[i].seq;
+		if (!visible(st, w->task_id, w->viewer, &ev[i]))
+			continue;
+		if (emit(arg, ev[i].seq, ev[i].json) != 0 || closes_text(&ev[i], w->close_on))
+			return 1;
+	}
+	return 0;
+}
+
+static int sink_emit(void *arg, int64_t seq, const char *json)
+{
+	struct th_sink *sink = arg;
+	return sink->event(sink->impl, seq, json);
+}
+
+/* Streams the events after cursor until one closes the stream, the client goes away
+ * or stream_max_ms passes. own_turn (0 = none) is a turn this request queued: it runs
+ * here, in this worker, first. Then the stream is parked when the carrier can hand
+ * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
+ * otherwise (CGI, tests) this request polls the log itself. */
+static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_turn,
+                           struct th_sink *sink, struct th_error *e)
+{
+	const struct th_config *cfg = app->cfg;
+	int64_t last_beat = th_mono_ms();
+	int64_t seen_version = -1;
+	int64_t last_recover = th_mono_ms();
+	int parkable = sink->park != NULL;
+	for (;;) {
+		if (own_turn > 0) {
+			struct th_error te;
+			th_error_clear(&te);
+			if (th_turn_run(app, w->task_id, own_turn, &te) != TH_OK)
+				th_log(TH_LOG_ERROR, "turn %lld on task %s: %s",
+				       (long long)own_turn, w->task_id, te.msg);
+			own_turn = 0;
+			seen_version = -1;
+		}
+		/* Another connection's commit changes data_version; our own commits are read
+		 * right after they happen (seen_version reset), so nothing is skipped. */
+		int64_t version = th_store_data_version(app->store);
+		if (version != seen_version) {
+			struct th_event *ev = NULL;
+			size_t n = 0;
+			th_err rc = th_store_events_since(app->store, w->task_id, w->cursor, 100,
+			                                  &ev, &n, e);
+			if (rc != TH_OK)
+				return rc;
+			int done = th_stream_deliver(app->store, w, ev, n, sink_emit, sink);
+			th_events_free(ev, n);
+			if (done)
+				return TH_OK;
+			if (n == 100)
+				continue; /* more may be waiting: read on before sleeping */
+			seen_version = version;
+		}
+		if (parkable) {
+			if (sink->park(sink->impl, w) == 0)
+				return TH_OK;
+			parkable = 0; /* it could not be handed over: follow it here */
+		}
+		int64_t now = th_mono_ms();
+		if (now >= w->deadline_ms)
+			return TH_OK;
+		/* TURN-7: a stream never runs a turn; once a second it looks for a turn whose
+		 * worker died and leaves it to this worker's after-response work (or to
+		 * `tiny-harness recover`, or to the next request that touches the task). */
+		if (now - last_recover >= 1000) {
+			if (th_turn_expired(app, w->task_id))
+				(void)th_app_defer(app, w->task_id, 0);
+			last_recover = now;
+		}
+		if (now - last_beat >= cfg->heartbeat_ms) {
+			if (sink->heartbeat(sink->impl) != 0)
+				return TH_OK;
+			last_beat = now;
+		}
+		sleep_ms(cfg->stream_poll_ms);
+	}
+}
+
+/* Streams the events after cursor until one closes the stream, the client goes away
+ * or stream_max_ms passes. own_turn (0 = none) is a turn this request queued: it runs
+ * here, in this worker, first. Then the stream is parked when the carrier can hand
+ * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
+ * otherwise (CGI, tests) this request polls the log itself. */
+static th_err follow(struct th_app *app, const char *task_id, const char *viewer, int64_t cursor,
+                     int64_t own_turn, enum th_close_on when, struct th_sink *sink,
+                     struct th_error *e)
+{
+	struct th_watch w = {.task_id = strdup(task_id),
+	                     .viewer = viewer != NULL ? strdup(viewer) : NULL,
+	                     .cursor = cursor,
+	                     .close_on = when,
+	                     .deadline_ms = th_mono_ms() + app->cfg->stream_max_ms};
+	th_err rc;
+	if (w.task_id == NULL || (viewer != NULL && w.viewer == NULL))
+		rc = th_error_set(e, TH_ENOMEM, "out of memory following task %.200s", task_id);
+	else
+		rc = follow_watch(app, &w, own_turn, sink, e);
+	th_watch_free(&w); /* nothing left to free once it was parked */
+	return rc;
+}
+
+th_err th_harness_stream_send(struct th_app *app, const char *participant, unsigned extensions,
+                              const struct th_send_req *req, struct th_sink *sink,
+                              struct th_error *e)
+{
+	char id[TH_ID_BUF];
+	int64_t turn_id = 0;
+	json_object *final_task = NULL;
+	/* A stream shows the turn's events one by one: never an inline turn. */
+	th_err rc =
+	    th_intake_accept(app, participant, extensions, req, 0, id, &turn_id, &final_task, e);
+	if (rc != TH_OK)
+		return rc;
+	json_object_put(final_task); /* the snapshot below reads the same state */
+	if (sink->open(sink->impl) != 0)
+		return TH_OK;
+	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	int64_t cursor = 0;
+	int closed = 0;
+	/* While this message's turn is still to run, only a terminal task ends the stream
+	 * at the snapshot (a slash command answers a waiting task without moving it). */
+	rc = send_snapshot(app, id, participant, history,
+	                   turn_id > 0 ? TH_CLOSE_TERMINAL : TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
+	                   &cursor, &closed, e);
+	if (rc != TH_OK || closed)
+		return rc;
+	return follow(app, id, participant, cursor, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
+	              e);
+}
+
+th_err th_harness_subscribe(struct th_app *app, const char *participant, const char *task_id,
+                            int64_t last_event_id, struct th_sink *sink, struct th_error *e)
+{
+	th_err rc =
+	    th_access_check(app->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
+	struct th_task_row row = {0};
+	if (rc == TH_OK)
+		rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_OK && last_event_id > row.last_seq)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "Last-Event-ID %lld is past the last event (%lld) of task %.200s",
+		                  (long long)last_event_id, (long long)row.last_seq, task_id);
+	/* A2A §3.6: nothing more will happen to a terminal task, unless the client is
+	 * catching up on events it missed (STREAM-4). */
+	if (rc == TH_OK && last_event_id < 0 && th_state_terminal((enum th_state)row.state)) {
+		rc = th_error_set(e, TH_EUNSUPPORTED,
+		                  "task %.200s is %s; there is nothing left to subscribe to",
+		                  task_id, th_state_name((enum th_state)row.state));
+		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+	}
+	th_task_row_free(&row);
+	if (rc != TH_OK)
+		return rc;
+	if (sink->open(sink->impl) != 0)
+		return TH_OK;
+	int64_t cursor = last_event_id;
+	if (last_event_id < 0) {
+		int closed = 0;
+		rc = send_snapshot(app, task_id, participant, app->cfg->history_default,
+		                   TH_CLOSE_TERMINAL, sink, &cursor, &closed, e);
+		if (rc != TH_OK || closed)
+			return rc;
+	}
+	return follow(app, task_id, participant, cursor, 0, TH_CLOSE_TERMINAL, sink, e);
+}

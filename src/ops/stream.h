@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* stream.h — following a task's event log (STREAM-1, STREAM-2, STREAM-4).
+ *
+ * Every event of a task is a row in `events`, numbered in the transaction that made
+ * the change; a stream reads them by sequence, from any worker process, polling with
+ * PRAGMA data_version so idle polls cost nothing and no read transaction stays open
+ * while it sleeps. The binding supplies a sink that frames what it is given. */
+#ifndef TH_OPS_STREAM_H
+#define TH_OPS_STREAM_H
+
+#include <json-c/json.h>
+#include <stdint.h>
+
+#include "a2a/a2a.h"
+#include "app.h"
+#include "store/store.h"
+#include "util/err.h"
+
+/* When a stream ends by itself: SubscribeToTask at a terminal state; the rest of a
+ * SendStreamingMessage also at an interrupted one (INPUT_REQUIRED, AUTH_REQUIRED). */
+enum th_close_on { TH_CLOSE_TERMINAL, TH_CLOSE_TERMINAL_OR_INTERRUPTED };
+
+/* What a stream follows once its first event is out; everything a stream parked
+ * outside the request needs to go on (STREAM-6). */
+struct th_watch {
+	char *task_id;  /* owned; th_watch_free */
+	char *viewer;   /* owned; the participant whose side channels it may see */
+	int64_t cursor; /* the last seq it was sent (or skipped) */
+	enum th_close_on close_on;
+	int64_t deadline_ms; /* monotonic (th_mono_ms): stream_max_ms after it opened */
+};
+void th_watch_free(struct th_watch *w);
+
+struct th_sink {
+	void *impl;
+	/* Sends the stream's headers; called once, before the first event. 0 or -1. */
+	int (*open)(void *impl);
+	/* One StreamResponse as JSON text (borrowed) and its seq; -1 when the client is gone. */
+	int (*event)(void *impl, int64_t seq, const char *stream_response);
+	/* A comment line that keeps proxies from timing out; -1 when the client is gone. */
+	int (*heartbeat)(void *impl);
+	/* May be NULL. Hands the rest of the stream to someone else (STREAM-6): on 0 *w
+	 * was taken (its strings belong to the taker and *w is zeroed) and this request
+	 * is done with the stream; on -1 the request goes on following it itself. */
+	int (*park)(void *impl, struct th_watch *w);
+};
+
+/* Sends the events of w's task in ev[0..n) (ascending seq) that w has not had and may
+ * see, through emit, advancing w->cursor. Returns 1 when the stream is over (an event
+ * that closes it was sent, or emit failed), else 0. st answers side-channel
+ * membership (CH-2, CH-3). */
+int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev, size_t n,
+                      int (*emit)(void *arg, int64_t seq, const char *json), void *arg);
+
+/* SendStreamingMessage: accepts the message like SendMessage, then streams the Task
+ * and every event until the task is terminal or INPUT_REQUIRED, running the turn
+ * this message queued in between. An error before anything was sent is returned
+ * and the sink was never opened. */
+th_err th_harness_stream_send(struct th_app *app, const char *participant, unsigned extensions,
+                              const struct th_send_req *req, struct th_sink *sink,
+                              struct th_error *e);
+
+/* SubscribeToTask: the current Task, then every new event until the task is
+ * terminal, the client goes away or the configured maximum duration passes.
+ * last_event_id >= 0 resumes after that sequence number instead of the Task. */
+th_err th_harness_subscribe(struct th_app *app, const char *participant, const char *task_id,
+                            int64_t last_event_id, struct th_sink *sink, struct th_error *e);
+
+#endif

@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "turn/turn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "a2a/a2a.h"
+#include "config/config.h"
+#include "turn/builtins.h"
+#include "turn/commands.h"
+#include "domain/access.h"
+#include "domain/ext.h"
+#include "domain/task.h"
+#include "turn/intrinsics.h"
+#include "domain/view.h"
+#include "domain/status.h"
+#include "domain/ui.h"
+#include "model/model.h"
+#include "util/buf.h"
+#include "util/ids.h"
+#include "util/jsonx.h"
+#include "util/log.h"
+
+/* The text of a message: its text parts (and a channel part's text) joined by new
+ * lines; other parts are named so the model can see that something arrived. */
+static char *message_text(json_object *msg)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	th_buf_puts(&b, "");
+	json_object *parts = NULL;
+	if (msg != NULL && json_object_object_get_ex(msg, "parts", &parts)) {
+		for (size_t i = 0; i < json_object_array_length(parts); i++) {
+			json_object *p = json_object_array_get_idx(parts, i);
+			const char *t = th_json_str(p, "text");
+			const char *mt = th_json_str(p, "mediaType");
+			if (t == NULL && mt != NULL && strcmp(mt, TH_MT_CHANNEL) == 0)
+				t = th_json_str(json_object_object_get(p, "data"), "text");
+			if (b.len > 0)
+				th_buf_puts(&b, "\n");
+			if (t != NULL)
+				th_buf_puts(&b, t);
+			else
+				th_buf_printf(&b, "[%s part]", mt ? mt : "non-text");
+		}
+	}
+	if (b.oom) {
+		th_buf_free(&b);
+		return NULL;
+	}
+	return th_buf_take(&b);
+}
+
+static json_object *find_message(json_object *history, const char *message_id)
+{
+	for (size_t i = json_object_array_length(history); i-- > 0;) {
+		json_object *m = json_object_array_get_idx(history, i);
+		const char *id = th_json_str(m, "messageId");
+		if (id != NULL && strcmp(id, message_id) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+struct cut_arg {
+	struct th_store *st;
+	const struct th_lease *lease;
+	int lease_ms;
+	int64_t renewed_ms; /* monotonic time of the last lease renewal */
+};
+
+/* Asked by the model between steps: has complete/cancel cut this turn? It also keeps
+ * the lease alive while the model works, renewing it every third of its length; a
+ * lease that is no longer ours (taken over after a stall) counts as a cut (TURN-6). */
+static int is_cut(void *arg)
+{
+	struct cut_arg *c = arg;
+	if (th_store_turn_is_cut(c->st, c->lease->turn_id))
+		return 1;
+	int64_t now = th_mono_ms();
+	if (now - c->renewed_ms >= c->lease_ms / 3) {
+		struct th_error e;
+		th_error_clear(&e);
+		int held = 1;
+		/* A busy database is no verdict: the next call tries again. */
+		if (th_store_turn_hold(c->st, c->lease, c->lease_ms, &held, &e) == TH_OK && !held)
+			return 1;
+		c->renewed_ms = now;
+	}
+	return 0;
+}
+
+/* The lease was lost (TURN-6): another worker took the turn over or it was cut. Nothing
+ * of this attempt was written; say so in the server's log. */
+static void lost(const char *task_id, const struct th_lease *l, const char *where)
+{
+	th_log(TH_LOG_WARN,
+	       "turn %lld on task %s: attempt %d no longer holds the lease (%s); its result is "
+	       "discarded",
+	       (long long)l->turn_id, task_id, l->epoch, where);
+}
+
+/* Opens a transaction for the holder of l: BEGIN IMMEDIATE, then th_store_turn_hold, so
+ * the lease check and the turn's writes commit together (TURN-6). *held = 0 when the
+ * lease is gone: the transaction is rolled back, the loss logged, and the caller writes
+ * nothing (rc stays TH_OK). */
+static th_err begin_held(struct th_app *app, const char *task_id, const struct th_lease *l,
+                         const char *where, int *held, struct th_error *e)
+{
+	*held = 0;
+	th_err rc = th_store_begin(app->store, e);
+	if (rc != TH_OK)
+		return rc;
+	rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, held, e);
+	if (rc != TH_OK || !*held) {
+		th_store_rollback(app->store);
+		if (rc == TH_OK)
+			lost(task_id, l, where);
+	}
+	return rc;
+}
+
+/* Whether the turn is still held with l: running, not cut, at l's epoch. */
+static th_err held_now(struct th_app *app, const struct th_lease *l, int *held, struct th_error *e)
+{
+	struct th_turn_row t = {0};
+	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
+	*held = rc == TH_OK && t.state == TH_TURN_RUNNING && !t.cut && t.attempts == l->epoch;
+	th_turn_row_free(&t);
+	return rc;
+}
+
+/* What the turn decided outside any transaction. */
+struct plan {
+	const struct th_command *builtin; /* runs inside settle's transaction */
+	json_object *decision;            /* the input, when it answers a /confirm (UI-4) */
+	char *args;                       /* its argument text; free */
+	char *sender;                     /* who sent the input; free */
+	struct th_model_output out;       /* the model's reply (no built-in) */
+};
+
+static void plan_free(struct plan *p)
+{
+	free(p->args);
+	free(p->sender);
+	json_object_put(p->decision);
+	th_model_output_free(&p->out);
+}
+
+/* A built-in command answers inside settle; a file command expands into a prompt for
+ * the model (CMD-4); anything else goes to the model as it is. */
+static th_err think(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
+                    const char *message_id, json_object *rounds, struct plan *p, struct th_error *e)
+{
+	/* A backend that reads only the new input gets only that message. */
+	json_object *history = NULL, *input = NULL, *own = NULL;
+	int context = th_model_wants_context(app->cfg);
+	th_err rc = context ? th_store_history(app->store, row->id, -1, &history, e)
+	                    : th_store_message_get(app->store, row->id, message_id, &own, e);
+	if (rc != TH_OK)
+		return rc;
+	input = context ? find_message(history, message_id) : own;
+	const char *sender =
+	    th_json_str(json_object_object_get(input, "metadata"), "participant_id");
+	char *text = message_text(input);
+	p->sender = strdup(sender ? sender : "");
+	if (text == NULL || p->sender == NULL) {
+		free(text);
+		json_object_put(history);
+		json_object_put(own);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	const char *args = NULL;
+	const struct th_command *c = th_registry_match(app->commands, text, &args);
+	char *prompt = NULL;
+	if (input != NULL && th_ui_is_decision(app->store, row->id, input)) {
+		p->decision = json_object_get(input);
+	} else if (c != NULL && c->kind == TH_CMD_BUILTIN) {
+		p->builtin = c;
+		if ((p->args = strdup(args)) == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	} else {
+		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory");
+		json_object *task = NULL;
+		if (rc == TH_OK && context)
+			rc = th_view_task_ext(app->store, row, &task, e);
+		struct th_model_input in = {
+		    .task_id = row->id,
+		    .goal = row->goal,
+		    .task = task,
+		    .history = history,
+		    .prompt = prompt ? prompt : text,
+		    .tools = app->tools,
+		    .rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
+		};
+		struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
+		if (rc == TH_OK)
+			rc =
+			    th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, e);
+		json_object_put(task);
+	}
+	free(prompt);
+	free(text);
+	json_object_put(history);
+	json_object_put(own);
+	return rc;
+}
+
+/* The reply message: text, plus the parts a built-in added. */
+static json_object *reply_message(const struct th_task_row *row, const char *text,
+                                  json_object *extra_parts)
+{
+	json_object *parts = json_object_new_array();
+	if (parts == NULL)
+		return NULL;
+	json_object_array_add(parts, th_a2a_text_part(text));
+	for (size_t i = 0; extra_parts != NULL && i < json_object_array_length(extra_parts); i++)
+		json_object_array_add(parts,
+		                      json_object_get(json_object_array_get_idx(extra_parts, i)));
+	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
+}
+
+/* Ends the turn held with l (none for an inline turn: it has no row). */
+static th_err finish(struct th_app *app, const struct th_lease *l, int state, const char *error,
+                     struct th_error *e)
+{
+	return l != NULL ? th_store_turn_finish(app->store, l, state, error, e) : TH_OK;
+}
+
+/* The turn's result, written in the caller's transaction by the holder of l (NULL for
+ * an inline turn). A turn
+ * cut by complete/cancel in any process, or whose task ended while the model ran,
+ * discards its result (CTL-3). Otherwise a built-in runs here, the reply is appended and
+ * the participant's task parks — awaiting the next message (CTL-7), or an answer when
+ * the command asked a question (CH-4). A sub-task a built-in spawned is left in res. */
+static th_err apply_result(struct th_app *app, struct th_task_row *row, const struct th_lease *l,
+                           struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
+                           struct th_cmd_result *res, struct th_error *e)
+{
+	json_object *msg = NULL, *sub = NULL;
+	th_err rc = TH_OK;
+	if (p->out.cut || th_state_terminal((enum th_state)row->state)) {
+		rc = finish(app, l, TH_TURN_CUT, NULL, e);
+	} else if (failure != NULL) {
+		msg = th_status_agent_text(row, failure);
+		rc = msg ? th_status_transition(app->store, row, TH_STATE_FAILED, NULL, msg, 1, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+		if (rc == TH_OK)
+			rc = finish(app, l, TH_TURN_FAILED, failure, e);
+	} else {
+		if (p->decision != NULL)
+			rc = th_ui_decide(app, row, p->sender, p->decision, res, e);
+		else if (p->builtin != NULL)
+			rc = th_builtin_run(app, p->builtin, row, p->sender, p->args, res, e);
+		const char *text = p->builtin != NULL || p->decision != NULL
+		                       ? (res->text.data ? res->text.data : "")
+		                   : fx->ask_text ? fx->ask_text
+		                   : p->out.text  ? p->out.text
+		                                  : "";
+		msg = rc == TH_OK ? reply_message(row, text, fx->ask ? fx->ask_parts : res->parts)
+		                  : NULL;
+		/* CTL-7: only a sub-task the model spawned on its own is completed by its
+		 * turn's result; everything else parks. */
+		int completes = p->builtin == NULL && p->decision == NULL && fx->ask == NULL &&
+		                strcmp(row->created_by, TH_AGENT_ID) == 0 && row->parent_id != NULL;
+		/* A built-in that asks nothing leaves a waiting task waiting for the same
+		 * thing (an answer it awaits stays awaited). */
+		if (completes)
+			sub = NULL;
+		else if (fx->ask != NULL)
+			sub = json_object_get(fx->ask);
+		else if (res->sub_ext != NULL)
+			sub = json_object_get(res->sub_ext);
+		else if ((p->builtin != NULL || p->decision != NULL) &&
+		         row->state == TH_STATE_INPUT_REQUIRED && row->status_meta_json != NULL)
+			sub = json_tokener_parse(row->status_meta_json);
+		else
+			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+		if (rc == TH_OK && completes)
+			rc = msg ? th_status_transition(app->store, row, TH_STATE_COMPLETED, NULL,
+			                                msg, 1, e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
+		else if (rc == TH_OK)
+			rc = msg && sub
+			         ? th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED,
+			                                sub, msg, 1, e)
+			         : th_error_set(e, TH_ENOMEM, "out of memory");
+		if (rc == TH_OK)
+			rc = finish(app, l, TH_TURN_DONE, NULL, e);
+	}
+	json_object_put(msg);
+	json_object_put(sub);
+	return rc;
+}
+
+/* The turn's last write, in one transaction that first checks and renews the lease
+ * (TURN-6), so a worker that lost it while stalled writes nothing at all. */
+static th_err settle(struct th_app *app, const char *task_id, const struct th_lease *l,
+                     struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
+                     struct th_error *e)
+{
+	struct th_task_row row = {0};
+	struct th_cmd_result res = {0};
+	th_buf_init(&res.text);
+	int held = 0;
+	th_err rc = begin_held(app, task_id, l, "settle", &held, e);
+	if (rc != TH_OK || !held) {
+		th_cmd_result_free(&res);
+		return rc;
+	}
+	rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_OK)
+		rc = apply_result(app, &row, l, p, fx, failure, &res, e);
+	if (rc == TH_OK)
+		rc = th_store_commit(app->store, e);
+	if (rc != TH_OK)
+		th_store_rollback(app->store);
+	/* A sub-task's first turn runs once the parent's reply is safe. */
+	if (rc == TH_OK && res.child_task != NULL)
+		(void)th_app_defer(app, res.child_task, res.child_turn);
+	th_cmd_result_free(&res);
+	th_task_row_free(&row);
+	return rc;
+}
+
+int th_turn_instant(const struct th_app *app)
+{
+	return strcmp(app->cfg->model, "echo") == 0 && app->cfg->echo_delay_ms == 0;
+}
+
+th_err th_turn_inline(struct th_app *app, const char *task_id, const char *message_id,
+                      struct th_error *e)
+{
+	struct th_task_row row = {0};
+	struct th_cmd_result res = {0};
+	struct plan p = {0};
+	struct th_intrinsic_effects fx = {0};
+	th_buf_init(&res.text);
+	json_object *rounds = json_object_new_array();
+	struct th_error why;
+	th_error_clear(&why);
+	th_err rc = rounds ? th_store_task_get(app->store, task_id, &row, e)
+	                   : th_error_set(e, TH_ENOMEM, "out of memory");
+	th_err mrc = TH_OK;
+	if (rc == TH_OK)
+		mrc = think(app, &row, NULL, message_id, rounds, &p, &why);
+	if (mrc == TH_OK && p.out.tool_calls != NULL && json_object_array_length(p.out.tool_calls))
+		mrc = th_error_set(&why, TH_EINTERNAL, "an instant model called tools");
+	char failure[TH_ERRMSG_MAX + 32];
+	if (mrc != TH_OK)
+		snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
+	if (rc == TH_OK)
+		rc = apply_result(app, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res, e);
+	/* Operators still see one turn per message in `turns`. */
+	if (rc == TH_OK)
+		rc = th_store_turn_record(app->store, task_id, message_id, (int)getpid(),
+		                          mrc != TH_OK ? TH_TURN_FAILED : TH_TURN_DONE,
+		                          mrc != TH_OK ? failure : NULL, e);
+	/* Runs after the response; if the caller rolls back instead, the child's turn is
+	 * not found then and nothing runs. */
+	if (rc == TH_OK && res.child_task != NULL)
+		(void)th_app_defer(app, res.child_task, res.child_turn);
+	th_cmd_result_free(&res);
+	json_object_put(rounds);
+	plan_free(&p);
+	th_task_row_free(&row);
+	return rc;
+}
+
+#define MAX_ROUNDS 8
+
+/* Queues a sub-task's first turn to run once its parent's change is committed. */
+static void defer_child(struct th_app *app, struct th_intrinsic_effects *fx)
+{
+	if (fx->child_task != NULL)
+		(void)th_app_defer(app, fx->child_task, fx->child_turn);
+}
+
+/* One round of tool calls (TURN-3), applied in one transaction that first re-checks
+ * the cut flag and the task (CTL-3). *stopped = 1 when the turn was cut meanwhile (it is
+ * then finished as cut). The calls and their results are appended to rounds. */
+static th_err apply_round(struct th_app *app, const char *task_id, const struct th_lease *l,
+                          const char *actor, json_object *calls, json_object *rounds,
+                          struct th_intrinsic_effects *fx, int *stopped, struct th_error *e)
+{
+	*stopped = 0;
+	struct th_task_row row = {0};
+	json_object *results = json_object_new_array();
+	if (results == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	int held = 0;
+	th_err rc = begin_held(app, task_id, l, "tool round", &held, e);
+	if (rc != TH_OK || !held) {
+		/* TURN-6: cut or taken over meanwhile; this attempt writes nothing more. A
+		 * failure drops the round's effects, as below. */
+		*stopped = rc == TH_OK;
+		if (rc != TH_OK)
+			th_intrinsic_effects_free(fx);
+		json_object_put(results);
+		return rc;
+	}
+	rc = th_store_task_get(app->store, task_id, &row, e);
+	if (rc == TH_OK && th_state_terminal((enum th_state)row.state)) {
+		*stopped = 1;
+		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
+	}
+	for (size_t i = 0; rc == TH_OK && !*stopped && i < json_object_array_length(calls); i++) {
+		json_object *res = NULL;
+		rc = th_intrinsic_apply(app, &row, actor, json_object_array_get_idx(calls, i), fx,
+		                        &res, e);
+		if (rc == TH_OK)
+			json_object_array_add(results, res);
+	}
+	if (rc == TH_OK)
+		rc = th_store_commit(app->store, e);
+	if (rc != TH_OK) {
+		th_store_rollback(app->store);
+		/* Nothing of the round was kept: neither may its effects outlive it. */
+		th_intrinsic_effects_free(fx);
+	}
+	if (rc == TH_OK && !*stopped) {
+		json_object *round = json_object_new_object();
+		json_object_object_add(round, "tool_calls", json_object_get(calls));
+		json_object_object_add(round, "results", results);
+		results = NULL;
+		json_object_array_add(rounds, round);
+		defer_child(app, fx);
+	}
+	json_object_put(results);
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* Runs a turn this worker holds (claimed or taken over) to its end: rounds of model
+ * calls and intrinsic tools until the model answers in words (TURN-1), then settle. */
+static th_err run_held(struct th_app *app, const char *task_id, const struct th_lease *l,
+                       struct th_error *e)
+{
+	struct th_turn_row t = {0};
+	struct th_task_row row = {0};
+	struct plan p = {0};
+	struct th_intrinsic_effects fx = {0};
+	json_object *rounds = json_object_new_array();
+	if (rounds == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
+	struct th_error why;
+	th_error_clear(&why);
+	th_err mrc = TH_OK;
+	int stopped = 0;
+	for (int round = 0; rc == TH_OK; round++) {
+		th_task_row_free(&row);
+		plan_free(&p);
+		memset(&p, 0, sizeof p);
+		if ((rc = th_store_task_get(app->store, task_id, &row, e)) != TH_OK)
+			break;
+		mrc = think(app, &row, l, t.message_id, rounds, &p, &why);
+		size_t ncalls = p.out.tool_calls ? json_object_array_length(p.out.tool_calls) : 0;
+		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut ||
+		    ncalls == 0)
+			break;
+		if (round + 1 >= MAX_ROUNDS) {
+			mrc = th_error_set(&why, TH_EINTERNAL,
+			                   "the model was still calling tools after %d rounds",
+			                   MAX_ROUNDS);
+			break;
+		}
+		rc = apply_round(app, task_id, l, p.sender, p.out.tool_calls, rounds, &fx, &stopped,
+		                 e);
+		if (stopped || fx.ask != NULL)
+			break; /* cut meanwhile, or a question ends the turn (CH-4) */
+	}
+	if (rc == TH_OK && !stopped) {
+		char failure[TH_ERRMSG_MAX + 32];
+		if (mrc != TH_OK)
+			snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
+		rc = settle(app, task_id, l, &p, &fx, mrc != TH_OK ? failure : NULL, e);
+	}
+	th_intrinsic_effects_free(&fx);
+	json_object_put(rounds);
+	plan_free(&p);
+	th_turn_row_free(&t);
+	th_task_row_free(&row);
+	return rc;
+}
+
+th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e)
+{
+	/* The worker that queued the turn holds its first lease (th_task_queue_turn). */
+	const struct th_lease l = {turn_id, TH_LEASE_FIRST};
+	int held = 0;
+	th_err rc = held_now(app, &l, &held, e);
+	if (rc != TH_OK || !held)
+		return rc;
+	return run_held(app, task_id, &l, e);
+}
+
+/* The last attempt is spent: the turn fails and so does its task, saying why
+ * (TURN-4: no task stays WORKING forever). */
+static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th_error *e)
+{
+	struct th_task_row row = {0};
+	json_object *msg = NULL;
+	char why[256];
+	snprintf(why, sizeof why,
+	         "turn failed: its worker stopped %d time%s before finishing (lease expired)",
+	         t->attempts, t->attempts == 1 ? "" : "s");
+	th_err rc = th_store_begin(app->store, e);
+	if (rc != TH_OK)
+		return rc;
+	/* Only while nobody took the turn over since it was seen expired (TURN-6). */
+	int done = 0;
+	rc = th_store_turn_give_up(app->store, t, th_now_ms(), why, &done, e);
+	if (rc == TH_OK && done)
+		rc = th_store_task_get(app->store, t->task_id, &row, e);
+	if (rc == TH_OK && done && !th_state_terminal((enum th_state)row.state)) {
+		msg = th_status_agent_text(&row, why);
+		rc = msg ? th_status_transition(app->store, &row, TH_STATE_FAILED, NULL, msg, 1, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	if (rc == TH_OK)
+		rc = th_store_commit(app->store, e);
+	if (rc != TH_OK)
+		th_store_rollback(app->store);
+	json_object_put(msg);
+	th_task_row_free(&row);
+	return rc;
+}
+
+int th_turn_expired(struct th_app *app, const char *task_id)
+{
+	int64_t now = th_now_ms();
+	struct th_turn_row *rows = NULL;
+	size_t n = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_turns_expired(app->store, task_id, now, now - app->cfg->lease_ms, 1, &rows, &n,
+	                           &e) != TH_OK)
+		return 0;
+	th_turn_rows_free(rows, n);
+	return n > 0;
+}
+
+th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e)
+{
+	if (recovered != NULL)
+		*recovered = 0;
+	int64_t now = th_now_ms();
+	struct th_turn_row *rows = NULL;
+	size_t n = 0;
+	th_err rc = th_store_turns_expired(app->store, task_id, now, now - app->cfg->lease_ms, 100,
+	                                   &rows, &n, e);
+	for (size_t i = 0; rc == TH_OK && i < n; i++) {
+		struct th_turn_row *t = &rows[i];
+		if (t->attempts >= app->cfg->max_attempts) {
+			rc = give_up(app, t, e);
+		} else {
+			/* Two recoverers may race: the takeover inside a transaction lets one win.
+			 */
+			struct th_error lost;
+			th_error_clear(&lost);
+			struct th_lease l = {0};
+			int held = 0;
+			if ((rc = th_store_begin(app->store, e)) == TH_OK) {
+				held = th_store_turn_takeover(app->store, t->id, (int)getpid(),
+				                              app->cfg->lease_ms, th_now_ms(), &l,
+				                              &lost) == TH_OK;
+				rc = th_store_commit(app->store, e);
+				if (rc != TH_OK)
+					th_store_rollback(app->store);
+			}
+			if (rc == TH_OK && held)
+				rc = run_held(app, t->task_id, &l, e);
+		}
+		if (rc == TH_OK && recovered != NULL)
+			(*recovered)++;
+	}
+	th_turn_rows_free(rows, n);
+	return rc;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* turn.h — one pass of the harness over a task (TURN-1): claim the queued turn,
+ * hand the new input to the model outside any transaction, then write the reply and
+ * park the task (CTL-7) in one transaction that first checks the cut flag (CTL-3), so
+ * a cut turn can never overwrite a completed or canceled task. Built-in commands run
+ * inside that last transaction. Turns hold leases (TURN-4). */
+#ifndef TH_TURN_TURN_H
+#define TH_TURN_TURN_H
+
+#include <stdint.h>
+
+#include "app.h"
+#include "store/store.h"
+#include "util/err.h"
+
+/* Runs a turn this worker queued to its end. A turn cut before it started, or taken
+ * over by another worker after its lease expired, is left alone (TH_OK). */
+th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
+
+/* 1 when the configured model answers at once in this process (echo without a delay):
+ * such a turn may run inside the transaction that accepts its message (th_turn_inline). */
+int th_turn_instant(const struct th_app *app);
+
+/* Runs the turn for message_id of task_id to its end inside the caller's write
+ * transaction: the message, the reply and the parked task commit together (one
+ * transaction instead of two), and the turn needs no row and no lease: it cannot outlive
+ * its transaction. Only for th_turn_instant models, never for a model that does I/O
+ * (exec, openai), which must not run inside a transaction. */
+th_err th_turn_inline(struct th_app *app, const char *task_id, const char *message_id,
+                      struct th_error *e);
+
+/* 1 when a turn of the task has a lease that expired (or was queued and never claimed
+ * within a lease): a read that sees it hands the task to th_app_defer (TURN-7). */
+int th_turn_expired(struct th_app *app, const char *task_id);
+
+/* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
+ * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
+ * A turn past the configured number of attempts fails its task with the reason;
+ * the others run here to their end. *recovered (may be NULL) counts the turns handled. */
+th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e);
+
+#endif
