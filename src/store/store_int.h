@@ -160,12 +160,19 @@ int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
 /* A typed statement parameter, bound at its place in an array (the first at ?1): the
  * compiler checks each one, unlike a format string of varargs. TH_T(NULL) binds NULL. */
 struct th_arg {
-	char t;        /* 't' text, 'i' integer */
-	const char *s; /* 't': borrowed for the call */
+	char t;        /* 't' text, 'i' integer, 'b' blob */
+	const void *s; /* 't', 'b': borrowed for the call */
 	int64_t i;     /* 'i' */
+	size_t len;    /* 'b': bytes at s */
 };
-#define TH_T(v) ((struct th_arg){.t = 't', .s = (v)})
+/* TH_T takes a string only: the compiler refuses anything else. */
+static inline const void *th_arg_text(const char *v)
+{
+	return v;
+}
+#define TH_T(v) ((struct th_arg){.t = 't', .s = th_arg_text(v)})
 #define TH_I(v) ((struct th_arg){.t = 'i', .i = (int64_t)(v)})
+#define TH_B(v, n) ((struct th_arg){.t = 'b', .s = (v), .len = (n)})
 /* An array of th_arg and its length, for the two parameters of th_store_exec. */
 #define TH_ARGS(...)                                                                               \
 	(const struct th_arg[]){__VA_ARGS__},                                                      \
@@ -178,6 +185,73 @@ struct th_arg {
 th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
                      const char *what, struct th_error *e);
+
+/* A column table: where each column of a result row goes in a row struct, by type.
+ * Column k of the SELECT fills cols[k]. The TH_COL_* macros check at compile time that
+ * the field has the type the column kind writes (a wrong one does not compile). */
+struct th_col {
+	char t;                     /* 't' text: char *, a copy (NULL for SQL NULL);
+	                               'i' int64_t; 'n' int; 'e' int from a name (name);
+	                               'b' blob: unsigned char * copy, its size at len_off */
+	size_t off;                 /* the field */
+	size_t len_off;             /* 'b': the size_t field */
+	int (*name)(const char *v); /* 'e': the stored name to its value */
+};
+struct th_row_def {
+	const struct th_col *cols;
+	size_t ncols;
+	size_t size; /* sizeof the row struct */
+};
+/* offsetof(T, f), refused at compile time unless T.f has type want. */
+#define TH_FIELD_OF(T, f, want)                                                                    \
+	(offsetof(T, f) +                                                                          \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((T *)0)->f), want) ? 1 : -1]))
+#define TH_COL_TEXT(T, f)                                                                          \
+	{                                                                                          \
+		.t = 't', .off = TH_FIELD_OF(T, f, char *)                                         \
+	}
+#define TH_COL_I64(T, f)                                                                           \
+	{                                                                                          \
+		.t = 'i', .off = TH_FIELD_OF(T, f, int64_t)                                        \
+	}
+#define TH_COL_INT(T, f)                                                                           \
+	{                                                                                          \
+		.t = 'n', .off = TH_FIELD_OF(T, f, int)                                            \
+	}
+#define TH_COL_ENUM(T, f, fn)                                                                      \
+	{                                                                                          \
+		.t = 'e', .off = TH_FIELD_OF(T, f, int), .name = (fn)                              \
+	}
+#define TH_COL_BLOB(T, f, lf)                                                                      \
+	{                                                                                          \
+		.t = 'b', .off = TH_FIELD_OF(T, f, unsigned char *),                               \
+		.len_off = TH_FIELD_OF(T, lf, size_t)                                              \
+	}
+#define TH_ROW_DEF(T, cols)                                                                        \
+	{                                                                                          \
+		(cols), sizeof(cols) / sizeof((cols)[0]), sizeof(T)                                \
+	}
+
+/* The first row of statement id (args bound as th_store_exec does) into row, a def->size
+ * struct zeroed first: TH_OK, TH_ENOTFOUND ("no <what>") when there is none, or the
+ * failure. The caller frees row with th_row_free(def, row). */
+th_err th_store_one(struct th_store *st, enum th_stmt_id id, const char *sql,
+                    const struct th_arg *args, size_t n, const struct th_row_def *def, void *row,
+                    const char *what, struct th_error *e);
+/* Every row, as a new array of *count structs in *rows (NULL when none); freed by
+ * th_rows_free(def, *rows, *count). */
+th_err th_store_each(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
+                     size_t *count, const char *what, struct th_error *e);
+/* The first row's first column as a new string into *out (free; NULL for SQL NULL), or
+ * TH_ENOTFOUND as th_store_one. */
+th_err th_store_text(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, char **out, const char *what,
+                     struct th_error *e);
+/* Frees what def says row owns (text and blob fields) and zeroes it. */
+void th_row_free(const struct th_row_def *def, void *row);
+/* th_row_free for each of n rows of the array, then the array. */
+void th_rows_free(const struct th_row_def *def, void *rows, size_t n);
 
 /* Runs a statement that returns no row (when rc is SQLITE_OK) and resets it, so no read
  * transaction stays open; returns the result code (SQLITE_DONE on success, or rc when a

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* stmt.c — the statement layer every store file runs its SQL through (decision-018):
+ * the per-connection statement cache, typed parameter arrays (struct th_arg), and
+ * column tables (struct th_row_def) that copy a result row into a row struct and free
+ * it again, so no store function binds, steps, copies or frees column by column. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/store_int.h"
+
+/* Binds args to ?1..?n; the first failure's code, or SQLITE_OK. */
+static int bind_args(sqlite3_stmt *s, const struct th_arg *args, size_t n)
+{
+	int rc = SQLITE_OK;
+	for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {
+		int i = (int)k + 1;
+		switch (args[k].t) {
+		case 'i':
+			rc = th_bind_i64(s, i, args[k].i, rc);
+			break;
+		case 't':
+			rc = th_bind_text(s, i, args[k].s, rc);
+			break;
+		default:
+			assert(args[k].t == 'b');
+			rc = th_bind_blob(s, i, args[k].s, args[k].len, rc);
+			break;
+		}
+	}
+	return rc;
+}
+
+th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
+                     struct th_error *e)
+{
+	*out = st->stmt[id];
+	if (*out != NULL)
+		return TH_OK;
+	int rc =
+	    sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
+	if (rc != SQLITE_OK) {
+		th_err err = th_store_fail(st, rc, "prepare", e);
+		sqlite3_finalize(st->stmt[id]);
+		st->stmt[id] = NULL;
+		return err;
+	}
+	*out = st->stmt[id];
+	return TH_OK;
+}
+
+void th_store_stmt_done(sqlite3_stmt *s)
+{
+	if (s == NULL)
+		return;
+	/* The step's error was already reported; reset repeats it, so its code is moot. */
+	(void)sqlite3_reset(s);
+	(void)sqlite3_clear_bindings(s);
+}
+
+int th_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	if (v == NULL)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+}
+
+int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	return sqlite3_bind_int64(s, i, v);
+}
+
+int th_col_dup(sqlite3_stmt *s, int i, char **out)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	if (t == NULL) {
+		*out = NULL;
+		/* NULL text is either SQL NULL or an allocation failure while converting. */
+		return sqlite3_column_type(s, i) == SQLITE_NULL ? 0 : -1;
+	}
+	*out = strdup((const char *)t);
+	return *out == NULL ? -1 : 0;
+}
+
+int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
+{
+	if (rc != SQLITE_OK)
+		return rc;
+	if (v == NULL)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_blob64(s, i, v, (sqlite3_uint64)len, SQLITE_TRANSIENT);
+}
+
+int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	if (sqlite3_column_type(s, i) == SQLITE_NULL)
+		return 0;
+	const void *b = sqlite3_column_blob(s, i);
+	int n = sqlite3_column_bytes(s, i);
+	if (b == NULL && n > 0)
+		return -1;
+	/* One byte more so an empty blob is a non-NULL pointer, told apart from SQL NULL. */
+	*out = malloc((size_t)n + 1);
+	if (*out == NULL)
+		return -1;
+	if (n > 0)
+		memcpy(*out, b, (size_t)n);
+	*len = (size_t)n;
+	return 0;
+}
+
+int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem)
+{
+	if (cnt < *cap)
+		return 0;
+	size_t ncap = *cap == 0 ? 8 : *cap * 2;
+	if (ncap > SIZE_MAX / elem)
+		return -1;
+	void *grown = realloc(*arr, ncap * elem);
+	if (grown == NULL)
+		return -1;
+	*arr = grown;
+	*cap = ncap;
+	return 0;
+}
+
+th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
+                     const char *what, struct th_error *e)
+{
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, id, sql, &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = bind_args(s, args, n);
+	int64_t returned = 0;
+	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (value != NULL)
+			*value = sqlite3_column_int64(s, 0);
+		returned++;
+		rc = SQLITE_OK;
+	}
+	if (rc == SQLITE_DONE && rows != NULL)
+		*rows = sqlite3_column_count(s) > 0 ? returned : sqlite3_changes(st->db);
+	th_store_stmt_done(s);
+	return rc == SQLITE_DONE ? TH_OK : th_store_fail(st, rc, what, e);
+}
+
+int th_step_returning(sqlite3_stmt *s, int rc, int64_t *value)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*value = sqlite3_column_int64(s, 0);
+		rc = sqlite3_step(s);
+	}
+	return rc;
+}
+
+int th_step_done(sqlite3_stmt *s, int rc)
+{
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	th_store_stmt_done(s);
+	return rc;
+}
+
+/* ---- rows --------------------------------------------------------------------------- */
+
+#define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))
+
+void th_row_free(const struct th_row_def *def, void *row)
+{
+	if (row == NULL)
+		return;
+	for (size_t k = 0; k < def->ncols; k++) {
+		const struct th_col *c = &def->cols[k];
+		if (c->t == 't')
+			free(*FIELD(row, c, char *));
+		else if (c->t == 'b')
+			free(*FIELD(row, c, unsigned char *));
+	}
+	memset(row, 0, def->size);
+}
+
+void th_rows_free(const struct th_row_def *def, void *rows, size_t n)
+{
+	if (rows == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		th_row_free(def, (char *)rows + i * def->size);
+	free(rows);
+}
+
+/* Copies the current result row of s into row (zeroed first) as def says; -1 when a copy
+ * could not be allocated (row is then freed). */
+static int read_row(sqlite3_stmt *s, const struct th_row_def *def, void *row)
+{
+	memset(row, 0, def->size);
+	assert((size_t)sqlite3_column_count(s) >= def->ncols);
+	int bad = 0;
+	for (size_t k = 0; k < def->ncols; k++) {
+		const struct th_col *c = &def->cols[k];
+		int i = (int)k;
+		switch (c->t) {
+		case 't':
+			bad |= th_col_dup(s, i, FIELD(row, c, char *));
+			break;
+		case 'i':
+			*FIELD(row, c, int64_t) = sqlite3_column_int64(s, i);
+			break;
+		case 'n':
+			*FIELD(row, c, int) = sqlite3_column_int(s, i);
+			break;
+		case 'e':
+			*FIELD(row, c, int) = c->name((const char *)sqlite3_column_text(s, i));
+			break;
+		default:
+			assert(c->t == 'b');
+			bad |= th_col_blob(s, i, FIELD(row, c, unsigned char *),
+			                   (size_t *)(void *)((char *)row + c->len_off));
+			break;
+		}
+	}
+	if (bad) {
+		th_row_free(def, row);
+		return -1;
+	}
+	return 0;
+}
+
+th_err th_store_one(struct th_store *st, enum th_stmt_id id, const char *sql,
+                    const struct th_arg *args, size_t n, const struct th_row_def *def, void *row,
+                    const char *what, struct th_error *e)
+{
+	memset(row, 0, def->size);
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, id, sql, &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = bind_args(s, args, n);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		err = read_row(s, def, row) == 0
+		          ? TH_OK
+		          : th_error_set(e, TH_ENOMEM, "out of memory reading %s", what);
+	else if (rc == SQLITE_DONE)
+		err = th_error_set(e, TH_ENOTFOUND, "no %s", what);
+	else
+		err = th_store_fail(st, rc, what, e);
+	th_store_stmt_done(s);
+	return err;
+}
+
+th_err th_store_each(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
+                     size_t *count, const char *what, struct th_error *e)
+{
+	*rows = NULL;
+	*count = 0;
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, id, sql, &s, e);
+	if (err != TH_OK)
+		return err;
+	void *arr = NULL;
+	size_t cap = 0, cnt = 0;
+	int rc = bind_args(s, args, n);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (th_grow(&arr, &cap, cnt, def->size) != 0 ||
+		    read_row(s, def, (char *)arr + cnt * def->size) != 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		cnt++;
+		rc = SQLITE_OK;
+	}
+	th_store_stmt_done(s);
+	if (rc != SQLITE_DONE) {
+		th_rows_free(def, arr, cnt);
+		return rc == SQLITE_NOMEM
+		           ? th_error_set(e, TH_ENOMEM, "out of memory reading %s", what)
+		           : th_store_fail(st, rc, what, e);
+	}
+	*rows = arr;
+	*count = cnt;
+	return TH_OK;
+}
+
+th_err th_store_text(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, char **out, const char *what,
+                     struct th_error *e)
+{
+	struct one_text {
+		char *v;
+	} row;
+	static const struct th_col cols[] = {TH_COL_TEXT(struct one_text, v)};
+	static const struct th_row_def def = TH_ROW_DEF(struct one_text, cols);
+	th_err err = th_store_one(st, id, sql, args, n, &def, &row, what, e);
+	*out = err == TH_OK ? row.v : NULL;
+	return err;
+}
