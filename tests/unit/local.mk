@@ -63,3 +63,8 @@ tests_unit_check_streams_SOURCES = tests/unit/check_streams.c \
 tests_unit_check_streams_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_streams_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_streams_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
+# statements.py (STORE-1): every statement of src/store/ prepares against the migrated
+# schema, and no statement id carries two SQL texts. Run directly (python3, sqlite3).
+TESTS += tests/unit/statements.py
+EXTRA_DIST += tests/unit/statements.py
