@@ -133,27 +133,70 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
 	return TH_OK;
 }
 
-static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          json_object *payload, int inline_turn, char task_id_out[TH_ID_BUF],
-                          int64_t *turn_id, struct th_error *e)
+/* TASK-4: a new task linked under parent. The sender may link a sub-task only under a
+ * task they may write to, within the sub-task limit; the child's id becomes
+ * "<parent>.<n>" and, unless the client chose a context (ctx_given), it lives in its
+ * parent's context. id and ctx are rewritten in place. */
+static th_err under_parent(struct th_app *app, const char *participant, const char *parent,
+                           int ctx_given, char id[TH_ID_BUF], char ctx[TH_ID_BUF],
+                           struct th_error *e)
 {
 	struct th_store *st = app->store;
-	const char *mid = th_json_str(msg, "messageId");
+	struct th_subtask_ref *subs = NULL;
+	size_t ns = 0;
+	th_err rc =
+	    th_access_check(st, parent, participant, TH_ACCESS_WRITE, "add sub-tasks to", NULL, e);
+	if (rc == TH_OK)
+		rc = th_store_subtasks(st, parent, 0, &subs, &ns, e);
+	if (rc != TH_OK)
+		return rc;
+	th_subtask_refs_free(subs, ns);
+	if (ns >= app->cfg->lim.max_subtasks)
+		return th_error_set(e, TH_EINVAL,
+		                    "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
+		                    "the limit is %zu",
+		                    parent, ns, app->cfg->lim.max_subtasks);
+	if ((rc = th_subtask_next_id(st, parent, id, e)) != TH_OK)
+		return rc;
+	struct th_task_row row = {0};
+	if ((rc = th_store_task_get(st, parent, &row, e)) == TH_OK && !ctx_given)
+		snprintf(ctx, TH_ID_BUF, "%s", row.context_id);
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* TASK-7: when the same sender resent the message that created a task, *resent = 1 and
+ * task_id_out names that task. Otherwise the message starts a new one, which has no
+ * surfaces yet: any A2UI action in it is refused (UI-2). */
+static th_err resent_or_new(struct th_store *st, const char *participant, json_object *msg,
+                            char task_id_out[TH_ID_BUF], int *resent, struct th_error *e)
+{
 	char *existing = NULL;
-	th_err rc = th_store_task_by_first_message(st, participant, mid, &existing, e);
+	th_err rc = th_store_task_by_first_message(st, participant, th_json_str(msg, "messageId"),
+	                                           &existing, e);
 	if (rc == TH_OK) {
-		/* TASK-7: the same sender resent the message that created a task. */
 		snprintf(task_id_out, TH_ID_BUF, "%s", existing);
 		free(existing);
-		*turn_id = 0;
+		*resent = 1;
 		return TH_OK;
 	}
 	if (rc != TH_ENOTFOUND)
 		return rc;
 	th_error_clear(e);
 	int actions = 0, reports = 0;
-	if ((rc = th_ui_check_inbound(st, NULL, msg, &actions, &reports, e)) != TH_OK)
-		return rc; /* a new task has no surfaces: any action is refused (UI-2) */
+	return th_ui_check_inbound(st, NULL, msg, &actions, &reports, e);
+}
+
+static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
+                          json_object *payload, int inline_turn, char task_id_out[TH_ID_BUF],
+                          int64_t *turn_id, struct th_error *e)
+{
+	struct th_store *st = app->store;
+	int resent = 0;
+	*turn_id = 0;
+	th_err rc = resent_or_new(st, participant, msg, task_id_out, &resent, e);
+	if (rc != TH_OK || resent)
+		return rc;
 
 	char uuid[TH_UUID_LEN + 1], ctx[TH_ID_BUF], id[TH_ID_BUF];
 	th_uuid(uuid);
@@ -197,35 +240,10 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		    (rc = envelope_participants(&pl, participant, &app->cfg->lim, &ps, &nps, e)) !=
 		        TH_OK)
 			goto out;
-		if (pl.parent != NULL) {
-			/* TASK-4: the sender links a sub-task only under a task they may write to.
-			 */
-			struct th_subtask_ref *subs = NULL;
-			size_t ns = 0;
-			if ((rc = th_access_check(st, pl.parent, participant, TH_ACCESS_WRITE,
-			                          "add sub-tasks to", NULL, e)) != TH_OK ||
-			    (rc = th_store_subtasks(st, pl.parent, 0, &subs, &ns, e)) != TH_OK)
-				goto out;
-			th_subtask_refs_free(subs, ns);
-			if (ns >= app->cfg->lim.max_subtasks) {
-				rc = th_error_set(
-				    e, TH_EINVAL,
-				    "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
-				    "the limit is %zu",
-				    pl.parent, ns, app->cfg->lim.max_subtasks);
-				goto out;
-			}
-			if ((rc = th_subtask_next_id(st, pl.parent, id, e)) != TH_OK)
-				goto out;
-			/* A sub-task lives in its parent's context unless the client chose one. */
-			struct th_task_row parent = {0};
-			if ((rc = th_store_task_get(st, pl.parent, &parent, e)) == TH_OK &&
-			    given_ctx == NULL)
-				snprintf(ctx, sizeof ctx, "%s", parent.context_id);
-			th_task_row_free(&parent);
-			if (rc != TH_OK)
-				goto out;
-		}
+		if (pl.parent != NULL &&
+		    (rc = under_parent(app, participant, pl.parent, given_ctx != NULL, id, ctx,
+		                       e)) != TH_OK)
+			goto out;
 		nt.name = pl.name;
 		nt.goal = pl.goal;
 		nt.type = pl.type;
@@ -345,6 +363,67 @@ static int watcher_answers(struct th_store *st, const struct th_task_row *row,
 	return yes;
 }
 
+/* A follow-up is refused by an ended task (with the task's id for the error's data) and
+ * when it names another context than the task's. */
+static th_err open_to(const struct th_task_row *row, json_object *msg, struct th_error *e)
+{
+	if (th_state_terminal((enum th_state)row->state)) {
+		th_err rc = th_error_set(
+		    e, TH_EUNSUPPORTED,
+		    "task %.200s is %s; it accepts no more messages (start a new task in "
+		    "the same context)",
+		    row->id, th_state_name((enum th_state)row->state));
+		snprintf(e->task_id, sizeof e->task_id, "%s", row->id);
+		return rc;
+	}
+	const char *ctx = th_json_str(msg, "contextId");
+	if (ctx != NULL && strcmp(ctx, row->context_id) != 0)
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "message.contextId %.100s does not match task %.100s's context %.100s", ctx,
+		    row->id, row->context_id);
+	return TH_OK;
+}
+
+/* A follow-up outside any side channel: it answers the sender's pending question if it
+ * is one, and joins the history. *resume says whether it starts a turn: not while the
+ * task waits for someone else's answer (CH-5), nor for client error reports alone or an
+ * envelope alone. */
+static th_err keep_message(struct th_store *st, struct th_task_row *row, const char *participant,
+                           json_object *msg, int has_payload, int reports_only, int *resume,
+                           struct th_error *e)
+{
+	int answered = 0;
+	*resume = 0;
+	th_err rc = th_channel_answer_pending(st, row, participant, msg, &answered, e);
+	if (rc == TH_OK)
+		rc = th_store_message_append(st, row->id, th_json_str(msg, "messageId"),
+		                             "ROLE_USER", participant, th_json_text(msg), e);
+	if (rc != TH_OK)
+		return rc;
+	int awaiting_other =
+	    !answered && row->sub_state != NULL && strcmp(row->sub_state, TH_SUB_ANSWER) == 0;
+	*resume = !awaiting_other && !reports_only && (answered || has_text(msg) || !has_payload);
+	return TH_OK;
+}
+
+/* CMD-2: *builtin = 1 when the message's text calls a built-in command, which runs
+ * whenever its text arrives — also while the task waits for someone's answer — and
+ * answers about the task as it stands, so the task is not moved to WORKING for it.
+ * A built-in the sender's role may not use is refused (ID-5). */
+static th_err which_builtin(struct th_app *app, json_object *msg, const char *participant,
+                            const char *role, int *builtin, struct th_error *e)
+{
+	const char *cmd = first_text(msg);
+	*builtin = 0;
+	if (cmd == NULL)
+		return TH_OK;
+	th_err rc = th_builtin_permitted(app->commands, cmd, participant, role, e);
+	const struct th_command *c = th_registry_match(app->commands, cmd, NULL);
+	*builtin = rc == TH_OK && c != NULL && c->kind == TH_CMD_BUILTIN;
+	return rc;
+}
+
 static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
                         json_object *payload, const char *task_id, int inline_turn,
                         int64_t *turn_id, struct th_error *e)
@@ -375,32 +454,12 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		                     NULL, e);
 		goto out;
 	}
-	if (th_state_terminal((enum th_state)row.state)) {
-		rc = th_error_set(
-		    e, TH_EUNSUPPORTED,
-		    "task %.200s is %s; it accepts no more messages (start a new task in "
-		    "the same context)",
-		    task_id, th_state_name((enum th_state)row.state));
-		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+	if ((rc = open_to(&row, msg, e)) != TH_OK)
 		goto out;
-	}
-	const char *ctx = th_json_str(msg, "contextId");
-	if (ctx != NULL && strcmp(ctx, row.context_id) != 0) {
-		rc = th_error_set(
-		    e, TH_EINVAL,
-		    "message.contextId %.100s does not match task %.100s's context %.100s", ctx,
-		    task_id, row.context_id);
+	int builtin = 0;
+	if ((rc = which_builtin(app, msg, participant, role, &builtin, e)) != TH_OK)
 		goto out;
-	}
-	const char *cmd = first_text(msg);
-	if (cmd != NULL &&
-	    (rc = th_builtin_permitted(app->commands, cmd, participant, role, e)) != TH_OK)
-		goto out;
-	/* CMD-2: a built-in runs whenever its text arrives — also while the task waits for
-	 * someone's answer — and answers about the task as it stands, so the task is not
-	 * moved to WORKING for it. */
-	const struct th_command *c = cmd ? th_registry_match(app->commands, cmd, NULL) : NULL;
-	int builtin = c != NULL && c->kind == TH_CMD_BUILTIN && payload == NULL && !has_cp;
+	builtin = builtin && payload == NULL && !has_cp;
 	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
 	if (payload != NULL &&
 	    (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
@@ -422,20 +481,11 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 			goto out;
 		resume = oc.resume;
 	} else {
-		int answered = 0;
-		if ((rc = th_channel_answer_pending(st, &row, participant, msg, &answered, e)) !=
-		    TH_OK)
-			goto out;
-		int awaiting_other =
-		    !answered && row.sub_state != NULL && strcmp(row.sub_state, TH_SUB_ANSWER) == 0;
-		if ((rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
-		                                  th_json_text(msg), e)) != TH_OK)
-			goto out;
-		/* CH-5: while the task waits for someone's answer, others' messages are kept
-		 * but start no turn; an envelope alone starts none either. */
 		int reports_only = reports > 0 && actions == 0 && !has_text(msg);
-		resume = instant || (!awaiting_other && !reports_only &&
-		                     (answered || has_text(msg) || payload == NULL));
+		if ((rc = keep_message(st, &row, participant, msg, payload != NULL, reports_only,
+		                       &resume, e)) != TH_OK)
+			goto out;
+		resume = resume || instant;
 	}
 	if (!resume)
 		goto out;
