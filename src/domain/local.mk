@@ -12,6 +12,7 @@ src_domain_libth_domain_la_SOURCES = \
 	src/domain/channel.c src/domain/channel.h \
 	src/domain/task.c src/domain/task.h \
 	src/domain/subtask.c src/domain/subtask.h \
+	src/domain/plan.c src/domain/plan.h \
 	src/domain/ui.c src/domain/ui.h \
 	src/domain/status.c src/domain/status.h \
 	src/domain/view.c src/domain/view.h

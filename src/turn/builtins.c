@@ -9,6 +9,7 @@
 #include "a2a/a2a.h"
 #include "config/config.h"
 #include "domain/channel.h"
+#include "domain/plan.h"
 #include "domain/access.h"
 #include "domain/status.h"
 #include "domain/subtask.h"
@@ -129,20 +130,6 @@ static th_err status(struct th_app *app, const struct th_task_row *row, struct t
 	return rc;
 }
 
-static th_err announce_plan(struct th_app *app, struct th_task_row *row, const char *kind,
-                            json_object *step, struct th_error *e)
-{
-	json_object *plan = NULL;
-	th_err rc = th_view_plan(app->store, row->id, &plan, e);
-	if (rc != TH_OK)
-		return rc;
-	json_object *payload = json_object_new_object();
-	if (step != NULL)
-		json_object_object_add(payload, "step", step);
-	json_object_object_add(payload, "plan", plan);
-	return th_status_announce(app->store, row, kind, payload, e);
-}
-
 /* /plan step; step; … replaces the plan (CMD-3, TASK-8 plan_updated). */
 static th_err plan(struct th_app *app, const struct th_command *c, struct th_task_row *row,
                    const char *args, struct th_cmd_result *res, struct th_error *e)
@@ -183,8 +170,7 @@ static th_err plan(struct th_app *app, const struct th_command *c, struct th_tas
 		usage(res, c, why);
 	} else if (n == 0) {
 		usage(res, c, "Name at least one step.");
-	} else if ((rc = th_store_plan_replace(app->store, row->id, steps, n, e)) == TH_OK &&
-	           (rc = announce_plan(app, row, "plan_updated", NULL, e)) == TH_OK) {
+	} else if ((rc = th_plan_replace(app->store, row, steps, n, e)) == TH_OK) {
 		th_buf_printf(&res->text, "Plan set: %zu step%s.", n, n == 1 ? "" : "s");
 		for (size_t i = 0; i < n; i++)
 			th_buf_printf(&res->text, "\n  %s. %s", steps[i].step_id, steps[i].name);
@@ -249,17 +235,8 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 		const char *output = hit + (state == TH_STEP_DONE ? 4 : 6);
 		while (isspace((unsigned char)*output))
 			output++;
-		rc = th_store_plan_step_update(app->store, row->id, found->step_id, state,
-		                               *output ? output : NULL, NULL, e);
-		json_object *sj = json_object_new_object();
-		json_object_object_add(sj, "id", json_object_new_string(found->step_id));
-		json_object_object_add(sj, "state", json_object_new_string(step_states[state]));
-		if (*output)
-			json_object_object_add(sj, "output", json_object_new_string(output));
-		if (rc == TH_OK)
-			rc = announce_plan(app, row, "step_updated", sj, e);
-		else
-			json_object_put(sj);
+		rc = th_plan_step_set(app->store, row, found->step_id, state,
+		                      *output ? output : NULL, e);
 		if (rc == TH_OK)
 			th_buf_printf(&res->text, "Step %s (%s) is %s.", found->step_id,
 			              found->name, step_states[state]);
@@ -377,8 +354,7 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 			}
 		th_participants_free(ps, np);
 	}
-	if ((rc = th_store_participant_put(app->store, row->id, &p, e)) != TH_OK ||
-	    (rc = th_status_announce_participants(app->store, row, who, role, e)) != TH_OK)
+	if ((rc = th_plan_participant_set(app->store, row, &p, e)) != TH_OK)
 		return rc;
 	th_buf_printf(&res->text, inviting ? "%s joined as %s." : "%s is now %s.", who, role);
 	return TH_OK;

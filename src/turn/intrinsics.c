@@ -10,6 +10,7 @@
 #include "a2a/a2a.h"
 #include "config/config.h"
 #include "domain/channel.h"
+#include "domain/plan.h"
 #include "domain/access.h"
 #include "domain/status.h"
 #include "domain/subtask.h"
@@ -194,15 +195,8 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 	free(edge);
 	if (!r->ok)
 		goto out;
-	if ((rc = th_store_plan_replace(app->store, row->id, rows, n, e)) != TH_OK)
+	if ((rc = th_plan_replace(app->store, row, rows, n, e)) != TH_OK)
 		goto out;
-	json_object *plan = NULL, *payload = json_object_new_object();
-	if ((rc = th_view_plan(app->store, row->id, &plan, e)) == TH_OK) {
-		json_object_object_add(payload, "plan", plan);
-		rc = th_status_announce(app->store, row, "plan_updated", payload, e);
-	} else {
-		json_object_put(payload);
-	}
 	th_buf_printf(&r->text, "plan attached with %zu step%s", n, n == 1 ? "" : "s");
 out:
 	for (size_t i = 0; deps != NULL && i < n; i++)
@@ -246,24 +240,9 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 		fail(r, "the task has no plan; create one with create_plan");
 	else if (id == NULL)
 		fail(r, "the plan has no step '%s'", step);
-	else if ((rc = th_store_plan_step_update(app->store, row->id, id, state, output, NULL,
-	                                         e)) == TH_OK) {
-		json_object *payload = json_object_new_object(), *plan = NULL,
-		            *sj = json_object_new_object();
-		json_object_object_add(sj, "id", json_object_new_string(id));
-		json_object_object_add(
-		    sj, "state", json_object_new_string(state == TH_STEP_DONE ? "done" : "failed"));
-		json_object_object_add(sj, "output", json_object_new_string(output));
-		json_object_object_add(payload, "step", sj);
-		if ((rc = th_view_plan(app->store, row->id, &plan, e)) == TH_OK) {
-			json_object_object_add(payload, "plan", plan);
-			rc = th_status_announce(app->store, row, "step_updated", payload, e);
-		} else {
-			json_object_put(payload);
-		}
+	else if ((rc = th_plan_step_set(app->store, row, id, state, output, e)) == TH_OK)
 		th_buf_printf(&r->text, "step %s is %s", id,
 		              state == TH_STEP_DONE ? "done" : "failed");
-	}
 	th_plan_steps_free(steps, n);
 	return rc;
 }
@@ -394,11 +373,9 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 		if (strcmp(ps[i].id, who) == 0) {
 			struct th_participant p = ps[i];
 			p.role = (char *)(uintptr_t)role;
-			rc = th_store_participant_put(app->store, row->id, &p, e);
+			rc = th_plan_participant_set(app->store, row, &p, e);
 		}
 	th_participants_free(ps, np);
-	if (rc == TH_OK)
-		rc = th_status_announce_participants(app->store, row, who, role, e);
 	if (rc == TH_OK)
 		th_buf_printf(&r->text, "%s is now %s", who, role);
 	return rc;

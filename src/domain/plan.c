@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "domain/plan.h"
+
+#include "domain/status.h"
+#include "domain/view.h"
+#include "util/jsonx.h"
+
+/* TASK-8: kind (plan_updated, step_updated) with {step?, plan}; step is consumed. */
+static th_err announce(struct th_store *st, const struct th_task_row *row, const char *kind,
+                       json_object *step, struct th_error *e)
+{
+	json_object *plan = NULL;
+	th_err rc = th_view_plan(st, row->id, &plan, e);
+	json_object *payload = rc == TH_OK ? json_object_new_object() : NULL;
+	if (rc == TH_OK && payload == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc != TH_OK) {
+		json_object_put(plan);
+		json_object_put(step);
+		return rc;
+	}
+	if (step != NULL)
+		json_object_object_add(payload, "step", step);
+	json_object_object_add(payload, "plan", plan);
+	return th_status_announce(st, row, kind, payload, e);
+}
+
+th_err th_plan_replace(struct th_store *st, const struct th_task_row *row,
+                       const struct th_plan_step *steps, size_t n, struct th_error *e)
+{
+	th_err rc = th_store_plan_replace(st, row->id, steps, n, e);
+	return rc == TH_OK ? announce(st, row, "plan_updated", NULL, e) : rc;
+}
+
+th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, const char *step_id,
+                        int state, const char *output, struct th_error *e)
+{
+	th_err rc = th_store_plan_step_update(st, row->id, step_id, state, output, NULL, e);
+	if (rc != TH_OK)
+		return rc;
+	json_object *step = json_object_new_object();
+	if (step == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_object_add(step, "id", json_object_new_string(step_id));
+	json_object_object_add(step, "state",
+	                       json_object_new_string(state == TH_STEP_DONE ? "done" : "failed"));
+	if (output != NULL)
+		json_object_object_add(step, "output", json_object_new_string(output));
+	return announce(st, row, "step_updated", step, e);
+}
+
+th_err th_plan_participant_set(struct th_store *st, const struct th_task_row *row,
+                               const struct th_participant *p, struct th_error *e)
+{
+	th_err rc = th_store_participant_put(st, row->id, p, e);
+	return rc == TH_OK ? th_status_announce_participants(st, row, p->id, p->role, e) : rc;
+}
