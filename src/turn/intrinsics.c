@@ -108,59 +108,44 @@ static void slug(const char *name, char *out, size_t n)
 
 #define MAX_STEPS 100
 
-static th_err create_plan(struct th_app *app, struct th_task_row *row, json_object *args,
-                          struct res *r, struct th_error *e)
+/* The steps' names into rows[0..n) with their ids (slugs of the names, kept in ids):
+ * 0, or -1 with r saying why (not an object, unknown key, no name, a repeated id). */
+static int read_steps(json_object *steps, size_t n, char (*ids)[64], struct th_plan_step *rows,
+                      struct res *r)
 {
-	static const char *const keys[] = {"steps", NULL};
-	json_object *steps = json_object_object_get(args, "steps");
-	if (!only_keys(args, keys, r))
-		return TH_OK;
-	size_t n =
-	    json_object_is_type(steps, json_type_array) ? json_object_array_length(steps) : 0;
-	if (n == 0 || n > MAX_STEPS || n > app->cfg->lim.max_plan_steps) {
-		r->ok = 0;
-		th_buf_printf(&r->text, "'steps' must be an array of 1 to %zu steps",
-		              app->cfg->lim.max_plan_steps < MAX_STEPS
-		                  ? app->cfg->lim.max_plan_steps
-		                  : (size_t)MAX_STEPS);
-		return TH_OK;
-	}
-	char(*ids)[64] = calloc(n, sizeof *ids);
-	struct th_plan_step *rows = calloc(n, sizeof *rows);
-	char **deps = calloc(n, sizeof *deps);
-	th_err rc = TH_OK;
-	if (ids == NULL || rows == NULL || deps == NULL) {
-		rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		goto out;
-	}
+	static const char *const skeys[] = {"name", "description", "depends_on", NULL};
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(steps, i);
-		static const char *const skeys[] = {"name", "description", "depends_on", NULL};
 		if (!json_object_is_type(s, json_type_object) || !only_keys(s, skeys, r)) {
 			if (r->ok)
 				fail(r, "every step is an object {name, description, depends_on}");
-			goto out;
+			return -1;
 		}
 		const char *name = need_str(s, "name", r);
 		if (name == NULL)
-			goto out;
+			return -1;
 		slug(name, ids[i], sizeof ids[i]);
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(ids[k], ids[i]) == 0) {
 				fail(r, "two steps have the id '%s'", ids[i]);
-				goto out;
+				return -1;
 			}
 		rows[i].step_id = ids[i];
 		rows[i].name = (char *)(uintptr_t)name;
 		rows[i].description = (char *)(uintptr_t)th_json_str(s, "description");
 		rows[i].state = TH_STEP_PENDING;
 	}
-	/* depends_on: every name resolves to a step, and there is no cycle. */
+	return 0;
+}
+
+/* depends_on: every name resolves to a step (its id goes into deps[i], a JSON array the
+ * row borrows; free each), and the steps form no cycle. r says what is wrong. */
+static th_err link_steps(json_object *steps, size_t n, char (*ids)[64], struct th_plan_step *rows,
+                         char **deps, struct res *r, struct th_error *e)
+{
 	int *edge = calloc(n * n, sizeof *edge);
-	if (edge == NULL) {
-		rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		goto out;
-	}
+	if (edge == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && r->ok; i++) {
 		json_object *d =
 		    json_object_object_get(json_object_array_get_idx(steps, i), "depends_on");
@@ -193,12 +178,36 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 		if (edge[i * n + i])
 			fail(r, "the steps' dependencies form a cycle through '%s'", ids[i]);
 	free(edge);
-	if (!r->ok)
-		goto out;
-	if ((rc = th_plan_replace(app->store, row, rows, n, e)) != TH_OK)
-		goto out;
-	th_buf_printf(&r->text, "plan attached with %zu step%s", n, n == 1 ? "" : "s");
-out:
+	return TH_OK;
+}
+
+static th_err create_plan(struct th_app *app, struct th_task_row *row, json_object *args,
+                          struct res *r, struct th_error *e)
+{
+	static const char *const keys[] = {"steps", NULL};
+	json_object *steps = json_object_object_get(args, "steps");
+	if (!only_keys(args, keys, r))
+		return TH_OK;
+	size_t n =
+	    json_object_is_type(steps, json_type_array) ? json_object_array_length(steps) : 0;
+	if (n == 0 || n > MAX_STEPS || n > app->cfg->lim.max_plan_steps) {
+		r->ok = 0;
+		th_buf_printf(&r->text, "'steps' must be an array of 1 to %zu steps",
+		              app->cfg->lim.max_plan_steps < MAX_STEPS
+		                  ? app->cfg->lim.max_plan_steps
+		                  : (size_t)MAX_STEPS);
+		return TH_OK;
+	}
+	char(*ids)[64] = calloc(n, sizeof *ids);
+	struct th_plan_step *rows = calloc(n, sizeof *rows);
+	char **deps = calloc(n, sizeof *deps);
+	th_err rc = TH_OK;
+	if (ids == NULL || rows == NULL || deps == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	else if (read_steps(steps, n, ids, rows, r) == 0 &&
+	         (rc = link_steps(steps, n, ids, rows, deps, r, e)) == TH_OK && r->ok &&
+	         (rc = th_plan_replace(app->store, row, rows, n, e)) == TH_OK)
+		th_buf_printf(&r->text, "plan attached with %zu step%s", n, n == 1 ? "" : "s");
 	for (size_t i = 0; deps != NULL && i < n; i++)
 		free(deps[i]);
 	free(deps);
