@@ -20,6 +20,105 @@ static th_err not_open(const char *channel_id, struct th_error *e)
 	return th_error_set(e, TH_EINVAL, "channel %.100s is not open to you", channel_id);
 }
 
+/* CH-1: a channel part's data has only the keys docs/a2a/ext/channel.json names, each
+ * of its type; 0, or -1 with e naming the key (part i of the message). */
+static int check_keys(json_object *v, size_t i, struct th_error *e)
+{
+	json_object_object_foreach(v, key, val)
+	{
+		static const char *const keys[] = {"channel_id", "sender",      "kind", "text",
+		                                   "parts",      "in_reply_to", "to",   NULL};
+		int ok = 0;
+		for (size_t k = 0; keys[k] != NULL; k++)
+			ok |= strcmp(key, keys[k]) == 0;
+		if (!ok) {
+			th_error_set(e, TH_EINVAL,
+			             "message.parts[%zu].data: unknown channel key '%.60s' (see "
+			             "docs/a2a/ext/channel.json)",
+			             i, key);
+			return -1;
+		}
+		if ((strcmp(key, "parts") == 0 || strcmp(key, "to") == 0) &&
+		    !json_object_is_type(val, json_type_array)) {
+			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.%s must be an array", i,
+			             key);
+			return -1;
+		}
+		if (strcmp(key, "in_reply_to") == 0 && val == NULL)
+			continue;
+		if (strcmp(key, "parts") != 0 && strcmp(key, "to") != 0 &&
+		    !json_object_is_type(val, json_type_string)) {
+			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.%s must be a string", i,
+			             key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The channel part's fields into out (borrowed from v): channel, sender (the one
+ * X-Participant-Id asserted), kind, text, in_reply_to (a help_reply's request) and the
+ * addressees (at most a task's participants, each a valid id); 0 or -1 with e. */
+static int read_part(json_object *v, size_t i, const char *sender, const struct th_limits *lim,
+                     struct th_chan_part *out, struct th_error *e)
+{
+	out->value = v;
+	out->channel_id = th_json_str(v, "channel_id");
+	const char *snd = th_json_str(v, "sender");
+	out->kind = th_json_str(v, "kind") ? th_json_str(v, "kind") : "message";
+	out->text = th_json_str(v, "text") ? th_json_str(v, "text") : "";
+	out->in_reply_to = th_json_str(v, "in_reply_to");
+	out->to = json_object_object_get(v, "to");
+	if (out->channel_id == NULL || *out->channel_id == '\0') {
+		th_error_set(e, TH_EINVAL, "message.parts[%zu].data.channel_id is required", i);
+		return -1;
+	}
+	if (snd == NULL || strcmp(snd, sender) != 0) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data.sender must be the sender asserted by "
+		             "X-Participant-Id (%.100s)",
+		             i, sender);
+		return -1;
+	}
+	if (strcmp(out->kind, "message") && strcmp(out->kind, "help_request") &&
+	    strcmp(out->kind, "help_reply")) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data.kind '%.60s' is not message, help_request or "
+		             "help_reply",
+		             i, out->kind);
+		return -1;
+	}
+	if (strcmp(out->kind, "help_reply") == 0 &&
+	    (out->in_reply_to == NULL || *out->in_reply_to == '\0')) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data.in_reply_to is required in a help_reply (the "
+		             "help request's id)",
+		             i);
+		return -1;
+	}
+	size_t nto = out->to != NULL ? json_object_array_length(out->to) : 0;
+	if (nto > lim->max_participants) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data.to has %zu entries; a task has at most "
+		             "%zu participants",
+		             i, nto, lim->max_participants);
+		return -1;
+	}
+	for (size_t k = 0; k < nto; k++) {
+		json_object *t = json_object_array_get_idx(out->to, k);
+		char path[96];
+		snprintf(path, sizeof path, "message.parts[%zu].data.to[%zu]", i, k);
+		if (!json_object_is_type(t, json_type_string)) {
+			th_error_set(e, TH_EINVAL, "%s must be a participant id", path);
+			return -1;
+		}
+		if (th_id_check(json_object_get_string(t), (size_t)json_object_get_string_len(t),
+		                lim->max_id, path, e) != TH_OK)
+			return -1;
+	}
+	return 0;
+}
+
 int th_channel_part(json_object *msg, const char *sender, const struct th_limits *lim,
                     struct th_chan_part *out, struct th_error *e)
 {
@@ -42,97 +141,8 @@ int th_channel_part(json_object *msg, const char *sender, const struct th_limits
 			             i);
 			return -1;
 		}
-		json_object_object_foreach(v, key, val)
-		{
-			static const char *const keys[] = {"channel_id", "sender", "kind",
-			                                   "text",       "parts",  "in_reply_to",
-			                                   "to",         NULL};
-			int ok = 0;
-			for (size_t k = 0; keys[k] != NULL; k++)
-				ok |= strcmp(key, keys[k]) == 0;
-			if (!ok) {
-				th_error_set(
-				    e, TH_EINVAL,
-				    "message.parts[%zu].data: unknown channel key '%.60s' (see "
-				    "docs/a2a/ext/channel.json)",
-				    i, key);
-				return -1;
-			}
-			if ((strcmp(key, "parts") == 0 || strcmp(key, "to") == 0) &&
-			    !json_object_is_type(val, json_type_array)) {
-				th_error_set(e, TH_EINVAL,
-				             "message.parts[%zu].data.%s must be an array", i, key);
-				return -1;
-			}
-			if (strcmp(key, "in_reply_to") == 0 && val == NULL)
-				continue;
-			if (strcmp(key, "parts") != 0 && strcmp(key, "to") != 0 &&
-			    !json_object_is_type(val, json_type_string)) {
-				th_error_set(e, TH_EINVAL,
-				             "message.parts[%zu].data.%s must be a string", i, key);
-				return -1;
-			}
-		}
-		out->value = v;
-		out->channel_id = th_json_str(v, "channel_id");
-		const char *snd = th_json_str(v, "sender");
-		out->kind = th_json_str(v, "kind") ? th_json_str(v, "kind") : "message";
-		out->text = th_json_str(v, "text") ? th_json_str(v, "text") : "";
-		out->in_reply_to = th_json_str(v, "in_reply_to");
-		out->to = json_object_object_get(v, "to");
-		if (out->channel_id == NULL || *out->channel_id == '\0') {
-			th_error_set(e, TH_EINVAL, "message.parts[%zu].data.channel_id is required",
-			             i);
+		if (check_keys(v, i, e) != 0 || read_part(v, i, sender, lim, out, e) != 0)
 			return -1;
-		}
-		if (snd == NULL || strcmp(snd, sender) != 0) {
-			th_error_set(
-			    e, TH_EINVAL,
-			    "message.parts[%zu].data.sender must be the sender asserted by "
-			    "X-Participant-Id (%.100s)",
-			    i, sender);
-			return -1;
-		}
-		if (strcmp(out->kind, "message") && strcmp(out->kind, "help_request") &&
-		    strcmp(out->kind, "help_reply")) {
-			th_error_set(
-			    e, TH_EINVAL,
-			    "message.parts[%zu].data.kind '%.60s' is not message, help_request or "
-			    "help_reply",
-			    i, out->kind);
-			return -1;
-		}
-		if (strcmp(out->kind, "help_reply") == 0 &&
-		    (out->in_reply_to == NULL || *out->in_reply_to == '\0')) {
-			th_error_set(
-			    e, TH_EINVAL,
-			    "message.parts[%zu].data.in_reply_to is required in a help_reply (the "
-			    "help request's id)",
-			    i);
-			return -1;
-		}
-		size_t nto = out->to != NULL ? json_object_array_length(out->to) : 0;
-		if (nto > lim->max_participants) {
-			th_error_set(
-			    e, TH_EINVAL,
-			    "message.parts[%zu].data.to has %zu entries; a task has at most "
-			    "%zu participants",
-			    i, nto, lim->max_participants);
-			return -1;
-		}
-		for (size_t k = 0; k < nto; k++) {
-			json_object *t = json_object_array_get_idx(out->to, k);
-			char path[96];
-			snprintf(path, sizeof path, "message.parts[%zu].data.to[%zu]", i, k);
-			if (!json_object_is_type(t, json_type_string)) {
-				th_error_set(e, TH_EINVAL, "%s must be a participant id", path);
-				return -1;
-			}
-			if (th_id_check(json_object_get_string(t),
-			                (size_t)json_object_get_string_len(t), lim->max_id, path,
-			                e) != TH_OK)
-				return -1;
-		}
 	}
 	return found;
 }
@@ -179,6 +189,78 @@ th_err th_channel_record(struct th_store *st, const struct th_task_row *row, con
 	return th_store_channel_append(st, row->id, &m, NULL, e);
 }
 
+/* CH-1: a first message to a channel that does not exist yet, addressed to some of the
+ * task's participants, opens it with the sender and them as members. */
+static th_err open_channel(struct th_store *st, const struct th_task_row *row, const char *sender,
+                           const struct th_chan_part *cp, struct th_error *e)
+{
+	size_t n = json_object_array_length(cp->to);
+	const char **members = calloc(n, sizeof *members);
+	if (members == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		members[i] = json_object_get_string(json_object_array_get_idx(cp->to, i));
+	th_err rc = th_store_channel_create(st, row->id, cp->channel_id, sender, members, n, e);
+	free(members);
+	if (rc == TH_EINVAL)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "channel %.100s cannot be opened: every id in 'to' must be a "
+		                  "participant of the task",
+		                  cp->channel_id);
+	return rc;
+}
+
+/* CH-4: a participant asks others for help; one participant per request. */
+static th_err ask_for_help(struct th_store *st, const struct th_task_row *row, const char *sender,
+                           const struct th_chan_part *cp, struct th_error *e)
+{
+	if (cp->to == NULL || json_object_array_length(cp->to) != 1)
+		return th_error_set(e, TH_EINVAL,
+		                    "a help_request names exactly one participant in 'to'");
+	const char *asked = json_object_get_string(json_object_array_get_idx(cp->to, 0));
+	char *role = NULL;
+	if (th_store_participant_role(st, row->id, asked, &role, e) != TH_OK)
+		return th_error_set(e, TH_EINVAL,
+		                    "help_request: %.100s is not a participant of the task", asked);
+	free(role);
+	char id[TH_UUID_LEN + 1];
+	th_uuid(id);
+	struct th_help_request h = {.id = id,
+	                            .task_id = row->id,
+	                            .channel_id = (char *)(uintptr_t)cp->channel_id,
+	                            .asked_by = (char *)(uintptr_t)sender,
+	                            .asked = (char *)(uintptr_t)asked,
+	                            .question = (char *)(uintptr_t)cp->text};
+	return th_store_help_create(st, &h, e);
+}
+
+/* CH-4: the one asked answers a help request with message mid. *resume = 1 when it was
+ * the harness's own question, which is what the task waits for. */
+static th_err reply_to_help(struct th_store *st, const struct th_task_row *row, const char *sender,
+                            const struct th_chan_part *cp, const char *mid, int *resume,
+                            struct th_error *e)
+{
+	struct th_help_request h = {0};
+	th_err rc = th_store_help_get(st, row->id, cp->in_reply_to, &h, e);
+	if (rc == TH_ENOTFOUND)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "help_reply: there is no help request %.100s on this task",
+		                  cp->in_reply_to);
+	else if (rc == TH_OK && strcmp(h.asked, sender) != 0)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "help_reply: help request %.100s asked %.100s, not %.100s",
+		                  cp->in_reply_to, h.asked, sender);
+	else if (rc == TH_OK &&
+	         (rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e)) == TH_EINVAL)
+		rc = th_error_set(e, TH_EINVAL, "help_reply: help request %.100s was already %s",
+		                  cp->in_reply_to,
+		                  h.state == TH_HELP_CANCELED ? "canceled" : "answered");
+	if (rc == TH_OK)
+		*resume = strcmp(h.asked_by, TH_AGENT_ID) == 0;
+	th_help_request_free(&h);
+	return rc;
+}
+
 th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const char *sender,
                          json_object *msg, const struct th_chan_part *cp,
                          struct th_chan_outcome *out, struct th_error *e)
@@ -192,77 +274,19 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 		return rc;
 	if (!exists && strcmp(cp->kind, "message") == 0 && cp->to != NULL &&
 	    json_object_array_length(cp->to) > 0) {
-		/* CH-1: a new channel among some of the task's participants. */
-		size_t n = json_object_array_length(cp->to);
-		const char **members = calloc(n, sizeof *members);
-		if (members == NULL)
-			return th_error_set(e, TH_ENOMEM, "out of memory");
-		for (size_t i = 0; i < n; i++)
-			members[i] = json_object_get_string(json_object_array_get_idx(cp->to, i));
-		rc = th_store_channel_create(st, row->id, cp->channel_id, sender, members, n, e);
-		free(members);
-		if (rc == TH_EINVAL)
-			rc = th_error_set(
-			    e, TH_EINVAL,
-			    "channel %.100s cannot be opened: every id in 'to' must be a "
-			    "participant of the task",
-			    cp->channel_id);
-		if (rc != TH_OK)
+		if ((rc = open_channel(st, row, sender, cp, e)) != TH_OK)
 			return rc;
 		member = 1;
 	}
 	if (!member)
 		return not_open(cp->channel_id, e);
-
-	if (strcmp(cp->kind, "help_request") == 0) {
-		/* CH-4: a participant asks others; one participant per request. */
-		if (cp->to == NULL || json_object_array_length(cp->to) != 1)
-			return th_error_set(e, TH_EINVAL,
-			                    "a help_request names exactly one participant in 'to'");
-		const char *asked = json_object_get_string(json_object_array_get_idx(cp->to, 0));
-		char *role = NULL;
-		if (th_store_participant_role(st, row->id, asked, &role, e) != TH_OK)
-			return th_error_set(e, TH_EINVAL,
-			                    "help_request: %.100s is not a participant of the task",
-			                    asked);
-		free(role);
-		char id[TH_UUID_LEN + 1];
-		th_uuid(id);
-		struct th_help_request h = {.id = id,
-		                            .task_id = row->id,
-		                            .channel_id = (char *)(uintptr_t)cp->channel_id,
-		                            .asked_by = (char *)(uintptr_t)sender,
-		                            .asked = (char *)(uintptr_t)asked,
-		                            .question = (char *)(uintptr_t)cp->text};
-		if ((rc = th_store_help_create(st, &h, e)) != TH_OK)
-			return rc;
-	} else if (strcmp(cp->kind, "help_reply") == 0) {
-		struct th_help_request h = {0};
-		rc = th_store_help_get(st, row->id, cp->in_reply_to, &h, e);
-		if (rc == TH_ENOTFOUND)
-			rc =
-			    th_error_set(e, TH_EINVAL,
-			                 "help_reply: there is no help request %.100s on this task",
-			                 cp->in_reply_to);
-		else if (rc == TH_OK && strcmp(h.asked, sender) != 0)
-			rc =
-			    th_error_set(e, TH_EINVAL,
-			                 "help_reply: help request %.100s asked %.100s, not %.100s",
-			                 cp->in_reply_to, h.asked, sender);
-		else if (rc == TH_OK &&
-		         (rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e)) == TH_EINVAL)
-			rc = th_error_set(
-			    e, TH_EINVAL, "help_reply: help request %.100s was already %s",
-			    cp->in_reply_to, h.state == TH_HELP_CANCELED ? "canceled" : "answered");
-		/* The harness's own question is what the task waits for: it resumes. */
-		if (rc == TH_OK)
-			out->resume = strcmp(h.asked_by, TH_AGENT_ID) == 0;
-		th_help_request_free(&h);
-		if (rc != TH_OK)
-			return rc;
-	}
-	rc = th_channel_record(st, row, sender, cp->channel_id, cp->kind, cp->text, cp->in_reply_to,
-	                       cp->value, mid, e);
+	if (strcmp(cp->kind, "help_request") == 0)
+		rc = ask_for_help(st, row, sender, cp, e);
+	else if (strcmp(cp->kind, "help_reply") == 0)
+		rc = reply_to_help(st, row, sender, cp, mid, &out->resume, e);
+	if (rc == TH_OK)
+		rc = th_channel_record(st, row, sender, cp->channel_id, cp->kind, cp->text,
+		                       cp->in_reply_to, cp->value, mid, e);
 	if (rc == TH_OK)
 		rc = th_channel_deliver(st, row, sender, cp->channel_id, msg, e);
 	return rc;
