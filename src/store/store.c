@@ -110,20 +110,10 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 th_err th_store_task_exists(struct th_store *st, const char *task_id, int *exists,
                             struct th_error *e)
 {
-	*exists = 0;
-	sqlite3_stmt *s;
-	th_err err =
-	    th_store_stmt(st, TH_STMT_TASK_EXISTS, "SELECT 1 FROM tasks WHERE id = ?1", &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		*exists = 1;
-	else if (rc != SQLITE_DONE)
-		err = th_store_fail(st, rc, "task exists", e);
-	th_store_stmt_done(s);
+	int64_t rows = 0;
+	th_err err = th_store_exec(st, TH_STMT_TASK_EXISTS, "SELECT 1 FROM tasks WHERE id = ?1",
+	                           TH_ARGS(TH_T(task_id)), NULL, &rows, "task exists", e);
+	*exists = err == TH_OK && rows > 0;
 	return err;
 }
 

@@ -248,6 +248,13 @@ th_err th_store_each(struct th_store *st, enum th_stmt_id id, const char *sql,
 th_err th_store_text(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, char **out, const char *what,
                      struct th_error *e);
+/* After a helper above failed: the SQLite extended result code of the failure (a
+ * statement's reset leaves it on the connection), for a caller that words a constraint
+ * failure itself (SQLITE_CONSTRAINT_UNIQUE: "duplicate …", _FOREIGNKEY: "no task …"). */
+static inline int th_store_failed_with(const struct th_store *st)
+{
+	return sqlite3_extended_errcode(st->db);
+}
 /* Frees what def says row owns (text and blob fields) and zeroes it. */
 void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */

@@ -1,69 +1,50 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tasks.c — task rows, listing and participants (STATUS-4, STREAM-5). */
-#include <stdlib.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "store/store.h"
 #include "store/store_int.h"
 #include "util/ids.h"
 
-/* Column list shared by every query that fills a struct th_task_row (see read_task). */
+/* Column list shared by every query that fills a struct th_task_row (task_cols). */
 #define TASK_COLS                                                                                  \
 	"t.id, t.context_id, t.state, t.sub_state, t.status_meta_json, t.status_message_json, "    \
 	"t.status_ms, t.name, t.goal, t.ext_json, t.created_by, t.parent_id, t.created_ms, "       \
 	"t.updated_ms, (SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.task_id = t.id)"
 
+static const struct th_col task_cols[] = {
+    TH_COL_TEXT(struct th_task_row, id),
+    TH_COL_TEXT(struct th_task_row, context_id),
+    TH_COL_ENUM(struct th_task_row, state, th_store_state_from_name),
+    TH_COL_TEXT(struct th_task_row, sub_state),
+    TH_COL_TEXT(struct th_task_row, status_meta_json),
+    TH_COL_TEXT(struct th_task_row, status_message_json),
+    TH_COL_I64(struct th_task_row, status_ms),
+    TH_COL_TEXT(struct th_task_row, name),
+    TH_COL_TEXT(struct th_task_row, goal),
+    TH_COL_TEXT(struct th_task_row, ext_json),
+    TH_COL_TEXT(struct th_task_row, created_by),
+    TH_COL_TEXT(struct th_task_row, parent_id),
+    TH_COL_I64(struct th_task_row, created_ms),
+    TH_COL_I64(struct th_task_row, updated_ms),
+    TH_COL_I64(struct th_task_row, last_seq),
+};
+static const struct th_row_def task_row = TH_ROW_DEF(struct th_task_row, task_cols);
+
 void th_task_row_free(struct th_task_row *r)
 {
 	if (r == NULL)
 		return;
-	free(r->id);
-	free(r->context_id);
-	free(r->sub_state);
-	free(r->status_meta_json);
-	free(r->status_message_json);
-	free(r->name);
-	free(r->goal);
-	free(r->ext_json);
-	free(r->created_by);
-	free(r->parent_id);
-	memset(r, 0, sizeof *r);
+	th_row_free(&task_row, r);
 }
 
 void th_task_rows_free(struct th_task_row *rows, size_t n)
 {
 	if (rows == NULL)
 		return;
-	for (size_t i = 0; i < n; i++)
-		th_task_row_free(&rows[i]);
-	free(rows);
-}
-
-/* Fills r from a row of TASK_COLS; on allocation failure r is freed and -1 returned. */
-static int read_task(sqlite3_stmt *s, struct th_task_row *r)
-{
-	memset(r, 0, sizeof *r);
-	int bad = 0;
-	bad |= th_col_dup(s, 0, &r->id);
-	bad |= th_col_dup(s, 1, &r->context_id);
-	r->state = th_store_state_from_name((const char *)sqlite3_column_text(s, 2));
-	bad |= th_col_dup(s, 3, &r->sub_state);
-	bad |= th_col_dup(s, 4, &r->status_meta_json);
-	bad |= th_col_dup(s, 5, &r->status_message_json);
-	r->status_ms = sqlite3_column_int64(s, 6);
-	bad |= th_col_dup(s, 7, &r->name);
-	bad |= th_col_dup(s, 8, &r->goal);
-	bad |= th_col_dup(s, 9, &r->ext_json);
-	bad |= th_col_dup(s, 10, &r->created_by);
-	bad |= th_col_dup(s, 11, &r->parent_id);
-	r->created_ms = sqlite3_column_int64(s, 12);
-	r->updated_ms = sqlite3_column_int64(s, 13);
-	r->last_seq = sqlite3_column_int64(s, 14);
-	if (bad) {
-		th_task_row_free(r);
-		return -1;
-	}
-	return 0;
+	th_rows_free(&task_row, rows, n);
 }
 
 static const char *state_or_null(int state)
@@ -80,41 +61,30 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_row *r, st
 	const char *state = state_or_null(r->state);
 	if (state == NULL)
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
-	sqlite3_stmt *s;
-	th_err err =
-	    th_store_stmt(st, TH_STMT_TASK_INSERT,
-	                  "INSERT INTO tasks (id, context_id, state, sub_state, "
-	                  "status_meta_json, status_message_json, status_ms, name, goal, "
-	                  "ext_json, created_by, parent_id, created_ms, updated_ms) "
-	                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-	                  &s, e);
-	if (err != TH_OK)
-		return err;
-	int64_t now = th_now_ms();
-	int64_t created = r->created_ms > 0 ? r->created_ms : now;
-	int rc = th_bind_text(s, 1, r->id, SQLITE_OK);
-	rc = th_bind_text(s, 2, r->context_id, rc);
-	rc = th_bind_text(s, 3, state, rc);
-	rc = th_bind_text(s, 4, r->sub_state, rc);
-	rc = th_bind_text(s, 5, r->status_meta_json, rc);
-	rc = th_bind_text(s, 6, r->status_message_json, rc);
-	rc = th_bind_i64(s, 7, r->status_ms > 0 ? r->status_ms : created, rc);
-	rc = th_bind_text(s, 8, r->name != NULL ? r->name : "", rc);
-	rc = th_bind_text(s, 9, r->goal != NULL ? r->goal : "", rc);
-	rc = th_bind_text(s, 10, r->ext_json != NULL ? r->ext_json : "{}", rc);
-	rc = th_bind_text(s, 11, r->created_by, rc);
-	rc = th_bind_text(s, 12, r->parent_id, rc);
-	rc = th_bind_i64(s, 13, created, rc);
-	rc = th_bind_i64(s, 14, r->updated_ms > 0 ? r->updated_ms : created, rc);
-	rc = th_step_done(s, rc);
-	if (rc == SQLITE_DONE)
+	int64_t created = r->created_ms > 0 ? r->created_ms : th_now_ms();
+	th_err err = th_store_exec(
+	    st, TH_STMT_TASK_INSERT,
+	    "INSERT INTO tasks (id, context_id, state, sub_state, "
+	    "status_meta_json, status_message_json, status_ms, name, goal, "
+	    "ext_json, created_by, parent_id, created_ms, updated_ms) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	    TH_ARGS(TH_T(r->id), TH_T(r->context_id), TH_T(state), TH_T(r->sub_state),
+	            TH_T(r->status_meta_json), TH_T(r->status_message_json),
+	            TH_I(r->status_ms > 0 ? r->status_ms : created),
+	            TH_T(r->name != NULL ? r->name : ""), TH_T(r->goal != NULL ? r->goal : ""),
+	            TH_T(r->ext_json != NULL ? r->ext_json : "{}"), TH_T(r->created_by),
+	            TH_T(r->parent_id), TH_I(created),
+	            TH_I(r->updated_ms > 0 ? r->updated_ms : created)),
+	    NULL, NULL, "task insert", e);
+	if (err == TH_OK)
 		return TH_OK;
+	int rc = th_store_failed_with(st);
 	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate task id %s", r->id);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "parent task %s not found",
 		                    r->parent_id != NULL ? r->parent_id : "");
-	return th_store_fail(st, rc, "task insert", e);
+	return err;
 }
 
 th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row *out,
@@ -123,36 +93,20 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 	memset(out, 0, sizeof *out);
 	if (id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no task id");
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TASK_GET,
-	                           "SELECT " TASK_COLS " FROM tasks t WHERE t.id = ?1", &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		err = read_task(s, out) == 0
-		          ? TH_OK
-		          : th_error_set(e, TH_ENOMEM, "out of memory reading task");
-	else if (rc == SQLITE_DONE)
-		err = th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
-	else
-		err = th_store_fail(st, rc, "task get", e);
-	th_store_stmt_done(s);
+	th_err err =
+	    th_store_one(st, TH_STMT_TASK_GET, "SELECT " TASK_COLS " FROM tasks t WHERE t.id = ?1",
+	                 TH_ARGS(TH_T(id)), &task_row, out, "task get", e);
+	if (err == TH_ENOTFOUND)
+		return th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
 	return err;
 }
 
-/* Runs an UPDATE and turns "no row changed" into TH_ENOTFOUND. */
-static th_err step_update(struct th_store *st, sqlite3_stmt *s, int rc, const char *what,
-                          const char *id, struct th_error *e)
+/* The result of an UPDATE of task id: "no row changed" is TH_ENOTFOUND. */
+static th_err updated(th_err err, int64_t changed, const char *id, struct th_error *e)
 {
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, what, e);
-	if (sqlite3_changes(st->db) == 0)
+	if (err == TH_OK && changed == 0)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
-	return TH_OK;
+	return err;
 }
 
 th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r,
@@ -163,42 +117,34 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 	const char *state = state_or_null(r->state);
 	if (state == NULL)
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TASK_SET_STATUS,
+	int64_t now = th_now_ms();
+	int64_t changed = 0;
+	th_err err = th_store_exec(st, TH_STMT_TASK_SET_STATUS,
 	                           "UPDATE tasks SET state = ?2, sub_state = ?3, "
 	                           "status_meta_json = ?4, status_message_json = ?5, "
 	                           "status_ms = ?6, updated_ms = ?7 WHERE id = ?1",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int64_t now = th_now_ms();
-	int rc = th_bind_text(s, 1, r->id, SQLITE_OK);
-	rc = th_bind_text(s, 2, state, rc);
-	rc = th_bind_text(s, 3, r->sub_state, rc);
-	rc = th_bind_text(s, 4, r->status_meta_json, rc);
-	rc = th_bind_text(s, 5, r->status_message_json, rc);
-	rc = th_bind_i64(s, 6, r->status_ms > 0 ? r->status_ms : now, rc);
-	rc = th_bind_i64(s, 7, r->updated_ms > 0 ? r->updated_ms : now, rc);
-	return step_update(st, s, rc, "task status", r->id, e);
+	                           TH_ARGS(TH_T(r->id), TH_T(state), TH_T(r->sub_state),
+	                                   TH_T(r->status_meta_json), TH_T(r->status_message_json),
+	                                   TH_I(r->status_ms > 0 ? r->status_ms : now),
+	                                   TH_I(r->updated_ms > 0 ? r->updated_ms : now)),
+	                           NULL, &changed, "task status", e);
+	return updated(err, changed, r->id, e);
 }
 
 th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, struct th_error *e)
 {
 	if (r == NULL || r->id == NULL)
 		return th_error_set(e, TH_EINVAL, "task update needs an id");
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_TASK_SET_EXT,
+	int64_t changed = 0;
+	th_err err = th_store_exec(st, TH_STMT_TASK_SET_EXT,
 	                           "UPDATE tasks SET name = ?2, goal = ?3, ext_json = ?4, "
 	                           "updated_ms = ?5 WHERE id = ?1",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, r->id, SQLITE_OK);
-	rc = th_bind_text(s, 2, r->name != NULL ? r->name : "", rc);
-	rc = th_bind_text(s, 3, r->goal != NULL ? r->goal : "", rc);
-	rc = th_bind_text(s, 4, r->ext_json != NULL ? r->ext_json : "{}", rc);
-	rc = th_bind_i64(s, 5, th_now_ms(), rc);
-	return step_update(st, s, rc, "task ext", r->id, e);
+	                           TH_ARGS(TH_T(r->id), TH_T(r->name != NULL ? r->name : ""),
+	                                   TH_T(r->goal != NULL ? r->goal : ""),
+	                                   TH_T(r->ext_json != NULL ? r->ext_json : "{}"),
+	                                   TH_I(th_now_ms())),
+	                           NULL, &changed, "task ext", e);
+	return updated(err, changed, r->id, e);
 }
 
 /* Both list statements share these filters, bound at the same positions:
@@ -213,13 +159,10 @@ th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, s
 	" AND (?2 IS NULL OR t.context_id = ?2)"                                                   \
 	" AND (?3 IS NULL OR t.state = ?3) AND p.status_ms >= ?4"
 
-static int bind_list_filters(sqlite3_stmt *s, const struct th_list_query *q, const char *state)
-{
-	int rc = th_bind_text(s, 1, q->participant, SQLITE_OK);
-	rc = th_bind_text(s, 2, q->context_id, rc);
-	rc = th_bind_text(s, 3, state, rc);
-	return th_bind_i64(s, 4, q->status_after_ms >= 0 ? q->status_after_ms : INT64_MIN, rc);
-}
+/* The four filter arguments ?1..?4 of LIST_FROM, for a TH_ARGS list. */
+#define LIST_ARGS(q, state)                                                                        \
+	TH_T((q)->participant), TH_T((q)->context_id), TH_T(state),                                \
+	    TH_I((q)->status_after_ms >= 0 ? (q)->status_after_ms : INT64_MIN)
 
 th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
                           struct th_task_row **rows, size_t *n, int64_t *total, struct th_error *e)
@@ -239,76 +182,39 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 	/* totalSize: without a filter it is the participant's kept count; a filter counts
 	 * the matching rows of the same index range. */
 	int filtered = q->context_id != NULL || state != NULL || q->status_after_ms >= 0;
-	sqlite3_stmt *c;
-	th_err err = filtered
-	                 ? th_store_stmt(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM, &c, e)
-	                 : th_store_stmt(st, TH_STMT_TASK_TOTAL,
-	                                 "SELECT coalesce((SELECT tasks FROM "
-	                                 "participant_task_counts WHERE participant_id = ?1 "
-	                                 "AND participant_id <> 'tiny-harness'), 0)",
-	                                 &c, e);
+	th_err err =
+	    filtered ? th_store_exec(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM,
+	                             TH_ARGS(LIST_ARGS(q, state)), total, NULL, "task count", e)
+	             : th_store_exec(st, TH_STMT_TASK_TOTAL,
+	                             "SELECT coalesce((SELECT tasks FROM "
+	                             "participant_task_counts WHERE participant_id = ?1 "
+	                             "AND participant_id <> 'tiny-harness'), 0)",
+	                             TH_ARGS(TH_T(q->participant)), total, NULL, "task count", e);
 	if (err != TH_OK)
 		return err;
-	int rc = filtered ? bind_list_filters(c, q, state)
-	                  : th_bind_text(c, 1, q->participant, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(c);
-	if (rc == SQLITE_ROW)
-		*total = sqlite3_column_int64(c, 0);
-	th_store_stmt_done(c);
-	if (rc != SQLITE_ROW)
-		return th_store_fail(st, rc, "task count", e);
 
 	/* A later page starts right after the cursor: the row value is a range bound on the
 	 * index, so a page deep in the list costs what the first one does (an OR of the two
-	 * conditions would make SQLite walk every row before the cursor). */
-	sqlite3_stmt *s;
+	 * conditions would make SQLite walk every row before the cursor). The first page's
+	 * statement does not use ?5 and ?6; they are bound all the same. */
+	size_t cnt = 0;
+	void *out = NULL; /* struct th_task_row[cnt]; th_task_rows_free, or the caller's */
+	int64_t limit = q->limit > 0 ? q->limit : -1;
 	err = q->cursor_id == NULL
-	          ? th_store_stmt(st, TH_STMT_TASK_LIST,
+	          ? th_store_each(st, TH_STMT_TASK_LIST,
 	                          "SELECT " TASK_COLS LIST_FROM
 	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
-	                          &s, e)
-	          : th_store_stmt(st, TH_STMT_TASK_LIST_AFTER,
+	                          TH_ARGS(LIST_ARGS(q, state), TH_T(NULL), TH_I(0), TH_I(limit)),
+	                          &task_row, &out, &cnt, "task list", e)
+	          : th_store_each(st, TH_STMT_TASK_LIST_AFTER,
 	                          "SELECT " TASK_COLS LIST_FROM
 	                          " AND (p.status_ms, p.task_id) < (?6, ?5)"
 	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
-	                          &s, e);
+	                          TH_ARGS(LIST_ARGS(q, state), TH_T(q->cursor_id),
+	                                  TH_I(q->cursor_ms), TH_I(limit)),
+	                          &task_row, &out, &cnt, "task list", e);
 	if (err != TH_OK)
 		return err;
-	rc = bind_list_filters(s, q, state);
-	if (q->cursor_id != NULL) {
-		rc = th_bind_text(s, 5, q->cursor_id, rc);
-		rc = th_bind_i64(s, 6, q->cursor_ms, rc);
-	}
-	rc = th_bind_i64(s, 7, q->limit > 0 ? q->limit : -1, rc);
-	struct th_task_row *out = NULL;
-	size_t cnt = 0, cap = 0;
-	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			size_t ncap = cap == 0 ? 16 : cap * 2;
-			struct th_task_row *grown = realloc(out, ncap * sizeof *out);
-			if (grown == NULL) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			out = grown;
-			cap = ncap;
-		}
-		if (read_task(s, &out[cnt]) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		cnt++;
-		rc = SQLITE_OK;
-	}
-	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM ? th_error_set(e, TH_ENOMEM, "out of memory listing tasks")
-		                         : th_store_fail(st, rc, "task list", e);
-	th_store_stmt_done(s);
-	if (err != TH_OK) {
-		th_task_rows_free(out, cnt);
-		return err;
-	}
 	*rows = out;
 	*n = cnt;
 	return TH_OK;
@@ -316,24 +222,27 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 
 /* ---- participants ------------------------------------------------------------------ */
 
+static const struct th_col participant_cols[] = {
+    TH_COL_TEXT(struct th_participant, id),
+    TH_COL_TEXT(struct th_participant, kind),
+    TH_COL_TEXT(struct th_participant, role),
+    TH_COL_TEXT(struct th_participant, display_name),
+};
+static const struct th_row_def participant_row =
+    TH_ROW_DEF(struct th_participant, participant_cols);
+
 void th_participant_free(struct th_participant *p)
 {
 	if (p == NULL)
 		return;
-	free(p->id);
-	free(p->kind);
-	free(p->role);
-	free(p->display_name);
-	memset(p, 0, sizeof *p);
+	th_row_free(&participant_row, p);
 }
 
 void th_participants_free(struct th_participant *ps, size_t n)
 {
 	if (ps == NULL)
 		return;
-	for (size_t i = 0; i < n; i++)
-		th_participant_free(&ps[i]);
-	free(ps);
+	th_rows_free(&participant_row, ps, n);
 }
 
 th_err th_store_participant_put(struct th_store *st, const char *task_id,
@@ -341,27 +250,21 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 {
 	if (task_id == NULL || p == NULL || p->id == NULL || p->kind == NULL || p->role == NULL)
 		return th_error_set(e, TH_EINVAL, "participant needs a task, id, kind and role");
-	sqlite3_stmt *s;
 	/* Upsert keeps added_ms (and so the listing order) of a participant already on it. */
-	th_err err = th_store_stmt(st, TH_STMT_PART_PUT,
+	th_err err = th_store_exec(st, TH_STMT_PART_PUT,
 	                           "INSERT INTO participants (task_id, participant_id, kind, role, "
 	                           "display_name, added_ms, status_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
 	                           "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0)) "
 	                           "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
 	                           "kind = excluded.kind, role = excluded.role, "
 	                           "display_name = excluded.display_name",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, p->id, rc);
-	rc = th_bind_text(s, 3, p->kind, rc);
-	rc = th_bind_text(s, 4, p->role, rc);
-	rc = th_bind_text(s, 5, p->display_name != NULL ? p->display_name : "", rc);
-	rc = th_bind_i64(s, 6, th_now_ms(), rc);
-	rc = th_step_done(s, rc);
-	if (rc == SQLITE_DONE)
+	                           TH_ARGS(TH_T(task_id), TH_T(p->id), TH_T(p->kind), TH_T(p->role),
+	                                   TH_T(p->display_name != NULL ? p->display_name : ""),
+	                                   TH_I(th_now_ms())),
+	                           NULL, NULL, "participant put", e);
+	if (err == TH_OK)
 		return TH_OK;
+	int rc = th_store_failed_with(st);
 	if (rc == SQLITE_CONSTRAINT_CHECK)
 		return th_error_set(e, TH_EINVAL,
 		                    "participant %s: kind must be human|agent and role "
@@ -369,7 +272,7 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 		                    p->id, p->kind, p->role);
 	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
-	return th_store_fail(st, rc, "participant put", e);
+	return err;
 }
 
 th_err th_store_participant_role(struct th_store *st, const char *task_id,
@@ -378,26 +281,14 @@ th_err th_store_participant_role(struct th_store *st, const char *task_id,
 	*role = NULL;
 	if (task_id == NULL || participant_id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no participant");
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_PART_ROLE,
+	th_err err = th_store_text(st, TH_STMT_PART_ROLE,
 	                           "SELECT role FROM participants "
 	                           "WHERE task_id = ?1 AND participant_id = ?2",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, participant_id, rc);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW)
-		err = th_col_dup(s, 0, role) == 0 ? TH_OK
-		                                  : th_error_set(e, TH_ENOMEM, "out of memory");
-	else if (rc == SQLITE_DONE)
-		err = th_error_set(e, TH_ENOTFOUND, "%s is not a participant of task %s",
-		                   participant_id, task_id);
-	else
-		err = th_store_fail(st, rc, "participant role", e);
-	th_store_stmt_done(s);
+	                           TH_ARGS(TH_T(task_id), TH_T(participant_id)), role,
+	                           "participant role", e);
+	if (err == TH_ENOTFOUND)
+		return th_error_set(e, TH_ENOTFOUND, "%s is not a participant of task %s",
+		                    participant_id, task_id);
 	return err;
 }
 
@@ -406,48 +297,15 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 {
 	*out = NULL;
 	*n = 0;
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_PART_LIST,
-	                           "SELECT participant_id, kind, role, display_name "
-	                           "FROM participants WHERE task_id = ?1 ORDER BY added_ms, rowid",
-	                           &s, e);
+	size_t cnt = 0;
+	void *ps = NULL; /* struct th_participant[cnt]; th_participants_free, or the caller's */
+	th_err err =
+	    th_store_each(st, TH_STMT_PART_LIST,
+	                  "SELECT participant_id, kind, role, display_name "
+	                  "FROM participants WHERE task_id = ?1 ORDER BY added_ms, rowid",
+	                  TH_ARGS(TH_T(task_id)), &participant_row, &ps, &cnt, "participants", e);
 	if (err != TH_OK)
 		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	struct th_participant *ps = NULL;
-	size_t cnt = 0, cap = 0;
-	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			size_t ncap = cap == 0 ? 8 : cap * 2;
-			struct th_participant *grown = realloc(ps, ncap * sizeof *ps);
-			if (grown == NULL) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			ps = grown;
-			cap = ncap;
-		}
-		struct th_participant *p = &ps[cnt];
-		memset(p, 0, sizeof *p);
-		int bad = th_col_dup(s, 0, &p->id) | th_col_dup(s, 1, &p->kind) |
-		          th_col_dup(s, 2, &p->role) | th_col_dup(s, 3, &p->display_name);
-		if (bad) {
-			th_participant_free(p);
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		cnt++;
-		rc = SQLITE_OK;
-	}
-	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM
-		          ? th_error_set(e, TH_ENOMEM, "out of memory listing participants")
-		          : th_store_fail(st, rc, "participants", e);
-	th_store_stmt_done(s);
-	if (err != TH_OK) {
-		th_participants_free(ps, cnt);
-		return err;
-	}
 	*out = ps;
 	*n = cnt;
 	return TH_OK;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* turns.c — sub-task links (CTL-4) and turns with leases and the cut flag (CTL-3,
  * TURN-4). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
@@ -17,114 +16,61 @@ th_err th_store_subtask_link(struct th_store *st, const char *parent_id, const c
 		return th_error_set(e, TH_EINVAL, "sub-task link needs parent and child");
 	if (strcmp(parent_id, child_id) == 0)
 		return th_error_set(e, TH_EINVAL, "task %s cannot be its own sub-task", child_id);
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_SUB_LINK,
+	th_err err = th_store_exec(st, TH_STMT_SUB_LINK,
 	                           "INSERT INTO subtask_links (parent_id, child_id, created_ms) "
 	                           "VALUES (?1, ?2, ?3)",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, parent_id, SQLITE_OK);
-	rc = th_bind_text(s, 2, child_id, rc);
-	rc = th_bind_i64(s, 3, th_now_ms(), rc);
-	rc = th_step_done(s, rc);
-	if (rc == SQLITE_DONE)
-		return TH_OK;
-	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+	                           TH_ARGS(TH_T(parent_id), TH_T(child_id), TH_I(th_now_ms())),
+	                           NULL, NULL, "sub-task link", e);
+	/* Both ids are set and the table has no CHECK or trigger, so th_store_fail's TH_EINVAL
+	 * is the primary key (the child is linked already) and TH_ENOTFOUND a foreign key. */
+	if (err == TH_EINVAL)
 		return th_error_set(e, TH_EINVAL, "task %s is already a sub-task", child_id);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s or %s not found", parent_id,
 		                    child_id);
-	return th_store_fail(st, rc, "sub-task link", e);
+	return err;
 }
+
+static const struct th_col subtask_cols[] = {
+    TH_COL_TEXT(struct th_subtask_ref, id),
+    TH_COL_TEXT(struct th_subtask_ref, name),
+    TH_COL_ENUM(struct th_subtask_ref, state, th_store_state_from_name),
+};
+static const struct th_row_def subtask_row = TH_ROW_DEF(struct th_subtask_ref, subtask_cols);
 
 void th_subtask_refs_free(struct th_subtask_ref *r, size_t n)
 {
-	if (r == NULL)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		free(r[i].id);
-		free(r[i].name);
-	}
-	free(r);
+	th_rows_free(&subtask_row, r, n);
 }
 
 th_err th_store_subtasks(struct th_store *st, const char *parent_id, int unresolved_only,
                          struct th_subtask_ref **out, size_t *n, struct th_error *e)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *s;
 	/* Unresolved: the link is open and the child is not terminal, so a child that ended
 	 * counts as resolved even before anyone called th_store_subtask_resolve. */
-	th_err err = th_store_stmt(
+	return th_store_each(
 	    st, TH_STMT_SUB_LIST,
 	    "SELECT t.id, t.name, t.state FROM subtask_links l JOIN tasks t ON t.id = l.child_id "
 	    "WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("
 	    "'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "
 	    "'TASK_STATE_REJECTED'))) ORDER BY l.created_ms, l.rowid",
-	    &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, parent_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, unresolved_only ? 1 : 0, rc);
-	struct th_subtask_ref *refs = NULL;
-	size_t cnt = 0, cap = 0;
-	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			size_t ncap = cap == 0 ? 8 : cap * 2;
-			struct th_subtask_ref *grown = realloc(refs, ncap * sizeof *refs);
-			if (grown == NULL) {
-				rc = SQLITE_NOMEM;
-				break;
-			}
-			refs = grown;
-			cap = ncap;
-		}
-		struct th_subtask_ref *r = &refs[cnt++];
-		r->id = NULL;
-		r->name = NULL;
-		r->state = th_store_state_from_name((const char *)sqlite3_column_text(s, 2));
-		if ((th_col_dup(s, 0, &r->id) | th_col_dup(s, 1, &r->name)) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		rc = SQLITE_OK;
-	}
-	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM
-		          ? th_error_set(e, TH_ENOMEM, "out of memory listing sub-tasks")
-		          : th_store_fail(st, rc, "sub-tasks", e);
-	th_store_stmt_done(s);
-	if (err != TH_OK) {
-		th_subtask_refs_free(refs, cnt);
-		return err;
-	}
-	*out = refs;
-	*n = cnt;
-	return TH_OK;
+	    TH_ARGS(TH_T(parent_id), TH_I(unresolved_only ? 1 : 0)), &subtask_row, (void **)out, n,
+	    "sub-tasks", e);
 }
 
 th_err th_store_subtask_resolve(struct th_store *st, const char *child_id, struct th_error *e)
 {
-	sqlite3_stmt *s;
+	int64_t changed = 0;
 	/* Resolving twice keeps the first time. */
-	th_err err =
-	    th_store_stmt(st, TH_STMT_SUB_RESOLVE,
-	                  "UPDATE subtask_links SET resolved_ms = coalesce(resolved_ms, ?2) "
-	                  "WHERE child_id = ?1",
-	                  &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_text(s, 1, child_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, th_now_ms(), rc);
-	rc = th_step_done(s, rc);
-	if (rc != SQLITE_DONE)
-		return th_store_fail(st, rc, "sub-task resolve", e);
-	if (sqlite3_changes(st->db) == 0)
+	th_err err = th_store_exec(
+	    st, TH_STMT_SUB_RESOLVE,
+	    "UPDATE subtask_links SET resolved_ms = coalesce(resolved_ms, ?2) "
+	    "WHERE child_id = ?1",
+	    TH_ARGS(TH_T(child_id), TH_I(th_now_ms())), NULL, &changed, "sub-task resolve", e);
+	if (err == TH_OK && changed == 0)
 		return th_error_set(e, TH_ENOTFOUND, "task %s is not a sub-task",
 		                    child_id != NULL ? child_id : "");
-	return TH_OK;
+	return err;
 }
 
 /* ---- turns ------------------------------------------------------------------------------ */
@@ -143,14 +89,35 @@ static int turn_state_from_name(const char *s)
 	return TH_TURN_FAILED;
 }
 
+/* The columns of TURN_COLS, in order. */
+static const struct th_col turn_cols[] = {
+    TH_COL_I64(struct th_turn_row, id),
+    TH_COL_TEXT(struct th_turn_row, task_id),
+    TH_COL_TEXT(struct th_turn_row, message_id),
+    TH_COL_ENUM(struct th_turn_row, state, turn_state_from_name),
+    TH_COL_INT(struct th_turn_row, attempts),
+    TH_COL_I64(struct th_turn_row, lease_until_ms),
+    TH_COL_INT(struct th_turn_row, worker_pid),
+    TH_COL_INT(struct th_turn_row, cut),
+    TH_COL_TEXT(struct th_turn_row, error),
+};
+static const struct th_row_def turn_row = TH_ROW_DEF(struct th_turn_row, turn_cols);
+#define TURN_COLS                                                                                  \
+	"id, task_id, message_id, state, attempts, coalesce(lease_until_ms, 0), "                  \
+	"coalesce(worker_pid, 0), cut, error"
+
+/* Only state and worker_pid of a turn row (turn_refused): nothing to free. */
+static const struct th_col turn_state_cols[] = {
+    TH_COL_ENUM(struct th_turn_row, state, turn_state_from_name),
+    TH_COL_INT(struct th_turn_row, worker_pid),
+};
+static const struct th_row_def turn_state_row = TH_ROW_DEF(struct th_turn_row, turn_state_cols);
+
 void th_turn_row_free(struct th_turn_row *t)
 {
 	if (t == NULL)
 		return;
-	free(t->task_id);
-	free(t->message_id);
-	free(t->error);
-	memset(t, 0, sizeof *t);
+	th_row_free(&turn_row, t);
 }
 
 /* After a conditional UPDATE changed nothing: TH_ENOTFOUND for an unknown turn, else
@@ -158,30 +125,19 @@ void th_turn_row_free(struct th_turn_row *t)
 static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *what,
                            struct th_error *e)
 {
-	sqlite3_stmt *s;
-	th_err err =
-	    th_store_stmt(st, TH_STMT_TURN_STATE,
-	                  "SELECT state, coalesce(worker_pid, 0) FROM turns WHERE id = ?1", &s, e);
+	struct th_turn_row t;
+	th_err err = th_store_one(st, TH_STMT_TURN_STATE,
+	                          "SELECT state, coalesce(worker_pid, 0) FROM turns WHERE id = ?1",
+	                          TH_ARGS(TH_I(turn_id)), &turn_state_row, &t, "turn state", e);
+	if (err == TH_ENOTFOUND)
+		return th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
 	if (err != TH_OK)
 		return err;
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		const char *state = (const char *)sqlite3_column_text(s, 0);
-		err =
-		    th_error_set(e, TH_EINVAL, "turn %lld (%s, worker %d): %s", (long long)turn_id,
-		                 state != NULL ? state : "?", sqlite3_column_int(s, 1), what);
-	} else if (rc == SQLITE_DONE) {
-		err = th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
-	} else {
-		err = th_store_fail(st, rc, "turn state", e);
-	}
-	th_store_stmt_done(s);
-	return err;
+	/* The CHECK on turns.state admits only the names of turn_states. */
+	return th_error_set(e, TH_EINVAL, "turn %lld (%s, worker %d): %s", (long long)turn_id,
+	                    turn_states[t.state], t.worker_pid, what);
 }
 
-/* Steps a conditional UPDATE on one turn; nothing changed -> turn_refused(what). */
 /* After a conditional write changed n rows: none -> turn_refused(what). */
 static th_err turn_cond(struct th_store *st, th_err err, int64_t n, int64_t turn_id,
                         const char *what, struct th_error *e)
@@ -258,37 +214,11 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
 th_err th_store_turn_get(struct th_store *st, int64_t turn_id, struct th_turn_row *out,
                          struct th_error *e)
 {
-	memset(out, 0, sizeof *out);
-	sqlite3_stmt *s;
 	th_err err =
-	    th_store_stmt(st, TH_STMT_TURN_GET,
-	                  "SELECT id, task_id, message_id, state, attempts, "
-	                  "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
-	                  "FROM turns WHERE id = ?1",
-	                  &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_i64(s, 1, turn_id, SQLITE_OK);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(s, 0);
-		out->state = turn_state_from_name((const char *)sqlite3_column_text(s, 3));
-		out->attempts = sqlite3_column_int(s, 4);
-		out->lease_until_ms = sqlite3_column_int64(s, 5);
-		out->worker_pid = sqlite3_column_int(s, 6);
-		out->cut = sqlite3_column_int(s, 7);
-		if ((th_col_dup(s, 1, &out->task_id) | th_col_dup(s, 2, &out->message_id) |
-		     th_col_dup(s, 8, &out->error)) != 0) {
-			th_turn_row_free(out);
-			err = th_error_set(e, TH_ENOMEM, "out of memory reading turn");
-		}
-	} else if (rc == SQLITE_DONE) {
-		err = th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
-	} else {
-		err = th_store_fail(st, rc, "turn get", e);
-	}
-	th_store_stmt_done(s);
+	    th_store_one(st, TH_STMT_TURN_GET, "SELECT " TURN_COLS " FROM turns WHERE id = ?1",
+	                 TH_ARGS(TH_I(turn_id)), &turn_row, out, "turn get", e);
+	if (err == TH_ENOTFOUND)
+		return th_error_set(e, TH_ENOTFOUND, "turn %lld not found", (long long)turn_id);
 	return err;
 }
 
@@ -324,95 +254,44 @@ th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, stru
 
 int th_store_turn_is_cut(struct th_store *st, int64_t turn_id)
 {
-	sqlite3_stmt *s;
-	if (th_store_stmt(st, TH_STMT_TURN_IS_CUT, "SELECT cut FROM turns WHERE id = ?1", &s,
-	                  NULL) != TH_OK)
+	int64_t cut = 0;
+	/* No error to report: a failure (logged by th_store_fail) reads as not cut. */
+	if (th_store_exec(st, TH_STMT_TURN_IS_CUT, "SELECT cut FROM turns WHERE id = ?1",
+	                  TH_ARGS(TH_I(turn_id)), &cut, NULL, "turn is cut", NULL) != TH_OK)
 		return 0;
-	int cut = 0;
-	if (th_bind_i64(s, 1, turn_id, SQLITE_OK) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-		cut = sqlite3_column_int(s, 0) != 0;
-	th_store_stmt_done(s);
-	return cut;
+	return cut != 0;
 }
 
 /* ---- turn recovery (TURN-4) ------------------------------------------------------------ */
 
 void th_turn_rows_free(struct th_turn_row *t, size_t n)
 {
-	if (t == NULL)
-		return;
-	for (size_t i = 0; i < n; i++)
-		th_turn_row_free(&t[i]);
-	free(t);
+	th_rows_free(&turn_row, t, n);
 }
 
 th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t now_ms,
                               int64_t queued_before_ms, int limit, struct th_turn_row **out,
                               size_t *n, struct th_error *e)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *s;
+	/* ?4, the task, only for TURNS_EXPIRED_TASK. */
+	const struct th_arg args[] = {TH_I(now_ms), TH_I(queued_before_ms),
+	                              TH_I(limit > 0 ? limit : -1), TH_T(task_id)};
 	/* Across tasks each half is a range on its own index: (state, lease_until_ms) for
 	 * running turns, (state, updated_ms) for queued ones; for one task, its live turns
 	 * on (task_id, state). */
-	th_err err =
-	    task_id == NULL
-	        ? th_store_stmt(st, TH_STMT_TURNS_EXPIRED,
-	                        "SELECT id, task_id, message_id, state, attempts, "
-	                        "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
-	                        "FROM (SELECT * FROM turns WHERE state = 'running' AND "
-	                        "lease_until_ms < ?1 UNION ALL SELECT * FROM turns WHERE "
-	                        "state = 'queued' AND updated_ms < ?2) ORDER BY id LIMIT ?3",
-	                        &s, e)
-	        : th_store_stmt(st, TH_STMT_TURNS_EXPIRED_TASK,
-	                        "SELECT id, task_id, message_id, state, attempts, "
-	                        "coalesce(lease_until_ms, 0), coalesce(worker_pid, 0), cut, error "
-	                        "FROM turns WHERE task_id = ?4 AND state IN ('queued', 'running') "
-	                        "AND ((state = 'running' AND lease_until_ms < ?1) OR "
-	                        "(state = 'queued' AND updated_ms < ?2)) ORDER BY id LIMIT ?3",
-	                        &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_bind_i64(s, 1, now_ms, SQLITE_OK);
-	rc = th_bind_i64(s, 2, queued_before_ms, rc);
-	rc = th_bind_i64(s, 3, limit > 0 ? limit : -1, rc);
-	if (task_id != NULL)
-		rc = th_bind_text(s, 4, task_id, rc);
-	struct th_turn_row *v = NULL;
-	size_t cnt = 0, cap = 0;
-	while (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (th_grow((void **)&v, &cap, cnt, sizeof *v) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		struct th_turn_row *t = &v[cnt++];
-		memset(t, 0, sizeof *t);
-		t->id = sqlite3_column_int64(s, 0);
-		t->state = turn_state_from_name((const char *)sqlite3_column_text(s, 3));
-		t->attempts = sqlite3_column_int(s, 4);
-		t->lease_until_ms = sqlite3_column_int64(s, 5);
-		t->worker_pid = sqlite3_column_int(s, 6);
-		t->cut = sqlite3_column_int(s, 7);
-		if ((th_col_dup(s, 1, &t->task_id) | th_col_dup(s, 2, &t->message_id) |
-		     th_col_dup(s, 8, &t->error)) != 0) {
-			rc = SQLITE_NOMEM;
-			break;
-		}
-		rc = SQLITE_OK;
-	}
-	if (rc != SQLITE_DONE)
-		err = rc == SQLITE_NOMEM
-		          ? th_error_set(e, TH_ENOMEM, "out of memory listing expired turns")
-		          : th_store_fail(st, rc, "expired turns", e);
-	th_store_stmt_done(s);
-	if (err != TH_OK) {
-		th_turn_rows_free(v, cnt);
-		return err;
-	}
-	*out = v;
-	*n = cnt;
-	return TH_OK;
+	if (task_id == NULL)
+		return th_store_each(st, TH_STMT_TURNS_EXPIRED,
+		                     "SELECT " TURN_COLS " "
+		                     "FROM (SELECT * FROM turns WHERE state = 'running' AND "
+		                     "lease_until_ms < ?1 UNION ALL SELECT * FROM turns WHERE "
+		                     "state = 'queued' AND updated_ms < ?2) ORDER BY id LIMIT ?3",
+		                     args, 3, &turn_row, (void **)out, n, "expired turns", e);
+	return th_store_each(st, TH_STMT_TURNS_EXPIRED_TASK,
+	                     "SELECT " TURN_COLS " "
+	                     "FROM turns WHERE task_id = ?4 AND state IN ('queued', 'running') "
+	                     "AND ((state = 'running' AND lease_until_ms < ?1) OR "
+	                     "(state = 'queued' AND updated_ms < ?2)) ORDER BY id LIMIT ?3",
+	                     args, 4, &turn_row, (void **)out, n, "expired turns", e);
 }
 
 th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
