@@ -43,7 +43,7 @@ th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, cons
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	json_object_object_add(step, "id", json_object_new_string(step_id));
 	json_object_object_add(step, "state",
-	                       json_object_new_string(state == TH_STEP_DONE ? "done" : "failed"));
+	                       json_object_new_string(th_store_step_state_name(state)));
 	if (output != NULL)
 		json_object_object_add(step, "output", json_object_new_string(output));
 	return announce(st, row, "step_updated", step, e);

@@ -12,8 +12,6 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 
-static const char *const step_states[] = {"pending", "active", "done", "failed"};
-
 static th_err store_plan(struct th_store *st, const char *task_id, json_object *plan,
                          struct th_error *e)
 {
@@ -34,11 +32,7 @@ static th_err store_plan(struct th_store *st, const char *task_id, json_object *
 			rows[i].depends_on_json = (char *)(uintptr_t)th_json_text(v);
 		if (json_object_object_get_ex(s, "linked_tasks", &v))
 			rows[i].linked_tasks_json = (char *)(uintptr_t)th_json_text(v);
-		const char *state = th_json_str(s, "state");
-		rows[i].state = TH_STEP_PENDING;
-		for (int k = 0; state != NULL && k < 4; k++)
-			if (strcmp(state, step_states[k]) == 0)
-				rows[i].state = k;
+		rows[i].state = th_store_step_state_from_name(th_json_str(s, "state"));
 	}
 	th_err rc = th_store_plan_replace(st, task_id, rows, n, e);
 	free(rows);

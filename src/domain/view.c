@@ -107,8 +107,6 @@ th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json
 	return TH_OK;
 }
 
-static const char *const step_states[] = {"pending", "active", "done", "failed"};
-
 th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out, struct th_error *e)
 {
 	*out = NULL;
@@ -126,8 +124,8 @@ th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
 		                       json_object_new_string(steps[i].description));
 		json_object_object_add(s, "depends_on",
 		                       json_tokener_parse(steps[i].depends_on_json));
-		json_object_object_add(s, "state",
-		                       json_object_new_string(step_states[steps[i].state & 3]));
+		json_object_object_add(
+		    s, "state", json_object_new_string(th_store_step_state_name(steps[i].state)));
 		json_object_object_add(
 		    s, "output", steps[i].output ? json_object_new_string(steps[i].output) : NULL);
 		json_object_object_add(s, "linked_tasks",

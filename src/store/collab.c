@@ -405,7 +405,12 @@ static const char *const step_states[] = {
 };
 #define N_STEP_STATES ((int)(sizeof step_states / sizeof step_states[0]))
 
-static int step_state_from_name(const char *s)
+const char *th_store_step_state_name(int state)
+{
+	return state >= 0 && state < N_STEP_STATES ? step_states[state] : "";
+}
+
+int th_store_step_state_from_name(const char *s)
 {
 	for (int i = 0; s != NULL && i < N_STEP_STATES; i++)
 		if (strcmp(step_states[i], s) == 0)
@@ -418,7 +423,7 @@ static const struct th_col plan_step_cols[] = {
     TH_COL_TEXT(struct th_plan_step, name),
     TH_COL_TEXT(struct th_plan_step, description),
     TH_COL_TEXT(struct th_plan_step, depends_on_json),
-    TH_COL_ENUM(struct th_plan_step, state, step_state_from_name),
+    TH_COL_ENUM(struct th_plan_step, state, th_store_step_state_from_name),
     TH_COL_TEXT(struct th_plan_step, output),
     TH_COL_TEXT(struct th_plan_step, linked_tasks_json),
     TH_COL_I64(struct th_plan_step, updated_ms),

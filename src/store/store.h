@@ -400,6 +400,11 @@ th_err th_store_help_cancel_pending(struct th_store *st, const char *task_id, in
 /* ---- plans (TASK-1, CMD-3) ------------------------------------------------------------ */
 
 enum th_step_state { TH_STEP_PENDING, TH_STEP_ACTIVE, TH_STEP_DONE, TH_STEP_FAILED };
+/* A step state's name, as stored and as on the wire ("pending", "active", "done",
+ * "failed"); "" for a value out of range. The one table of them. */
+const char *th_store_step_state_name(int state);
+/* The state a name stands for; TH_STEP_PENDING for NULL or an unknown name. */
+int th_store_step_state_from_name(const char *name);
 
 struct th_plan_step {
 	char *step_id;           /* free (th_plan_steps_free) */

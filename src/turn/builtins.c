@@ -84,8 +84,6 @@ static void help(const struct th_registry *r, struct th_buf *b)
 	}
 }
 
-static const char *const step_states[] = {"pending", "active", "done", "failed"};
-
 static th_err status(struct th_app *app, const struct th_task_row *row, struct th_buf *b,
                      struct th_error *e)
 {
@@ -114,7 +112,8 @@ static th_err status(struct th_app *app, const struct th_task_row *row, struct t
 			th_buf_puts(b, "\nPlan:");
 		for (size_t i = 0; i < nst; i++)
 			th_buf_printf(b, "\n  %s. %s [%s]%s%s", steps[i].step_id, steps[i].name,
-			              step_states[steps[i].state & 3], steps[i].output ? " — " : "",
+			              th_store_step_state_name(steps[i].state),
+			              steps[i].output ? " — " : "",
 			              steps[i].output ? steps[i].output : "");
 		if (ns == 0)
 			th_buf_puts(b, "\nSub-tasks: none");
@@ -239,7 +238,7 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 		                      *output ? output : NULL, e);
 		if (rc == TH_OK)
 			th_buf_printf(&res->text, "Step %s (%s) is %s.", found->step_id,
-			              found->name, step_states[state]);
+			              found->name, th_store_step_state_name(state));
 	}
 	th_plan_steps_free(steps, n);
 	return rc;

@@ -250,8 +250,7 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 	else if (id == NULL)
 		fail(r, "the plan has no step '%s'", step);
 	else if ((rc = th_plan_step_set(app->store, row, id, state, output, e)) == TH_OK)
-		th_buf_printf(&r->text, "step %s is %s", id,
-		              state == TH_STEP_DONE ? "done" : "failed");
+		th_buf_printf(&r->text, "step %s is %s", id, th_store_step_state_name(state));
 	th_plan_steps_free(steps, n);
 	return rc;
 }
