@@ -227,11 +227,9 @@ static th_err resolve_check(const char *q, const char *host, const char *curl_ho
 	return rc;
 }
 
-th_err th_push_url_check(const char *url, int allow_private, struct th_push_target *out,
-                         struct th_error *e)
+/* The URL as text: present, not too long, printable ASCII only (PUSH-3). */
+static th_err check_text(const char *url, struct th_error *e)
 {
-	if (out != NULL)
-		memset(out, 0, sizeof *out);
 	if (url == NULL || *url == '\0')
 		return th_error_set(e, TH_EINVAL,
 		                    "url is required: the http:// or https:// address to POST the "
@@ -248,103 +246,114 @@ th_err th_push_url_check(const char *url, int allow_private, struct th_push_targ
 			    "at offset %zu; percent-encode it (an international host "
 			    "name in its xn-- form)",
 			    i);
+	return TH_OK;
+}
+
+/* The parts libcurl parsed out of a URL; each curl_free'd by parts_free. */
+struct parts {
+	char *scheme, *user, *password, *host, *port, *zone;
+};
+
+static void parts_free(struct parts *p)
+{
+	curl_free(p->scheme);
+	curl_free(p->user);
+	curl_free(p->password);
+	curl_free(p->host);
+	curl_free(p->port);
+	curl_free(p->zone);
+}
+
+/* The parsed URL h (quoted as q in messages): http or https, no credentials, a host with
+ * no zone or escapes, a port in range (*port). */
+static th_err check_parts(CURLU *h, const char *q, struct parts *p, long *port, struct th_error *e)
+{
+	if (curl_url_get(h, CURLUPART_SCHEME, &p->scheme, 0) != CURLUE_OK || p->scheme == NULL)
+		return th_error_set(e, TH_EINVAL, "url %s has no scheme; use http:// or https://",
+		                    q);
+	for (char *c = p->scheme; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	if (strcmp(p->scheme, "http") != 0 && strcmp(p->scheme, "https") != 0)
+		return th_error_set(e, TH_EINVAL,
+		                    "url %s: scheme %.20s is not allowed; push notifications go to "
+		                    "http:// or https:// URLs only",
+		                    q, p->scheme);
+	if (curl_url_get(h, CURLUPART_USER, &p->user, 0) == CURLUE_OK ||
+	    curl_url_get(h, CURLUPART_PASSWORD, &p->password, 0) == CURLUE_OK)
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "url %s carries a user name or password (user:password@host), "
+		    "which is not allowed; send credentials in authentication instead",
+		    q);
+	if (curl_url_get(h, CURLUPART_HOST, &p->host, 0) != CURLUE_OK || p->host == NULL ||
+	    *p->host == '\0')
+		return th_error_set(e, TH_EINVAL, "url %s has no host", q);
+	if (curl_url_get(h, CURLUPART_ZONEID, &p->zone, 0) == CURLUE_OK ||
+	    strchr(p->host, '%') != NULL)
+		return th_error_set(e, TH_EINVAL,
+		                    "url %s: host %.100s has an IPv6 zone or a percent-encoded "
+		                    "character, which is not allowed",
+		                    q, p->host);
+	if (curl_url_get(h, CURLUPART_PORT, &p->port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
+	    p->port == NULL)
+		return th_error_set(e, TH_EINVAL, "url %s has no usable port", q);
+	*port = strtol(p->port, NULL, 10);
+	if (*port <= 0 || *port > 65535)
+		return th_error_set(e, TH_EINVAL, "url %s: port %.10s is out of range", q, p->port);
+	return TH_OK;
+}
+
+/* host as getaddrinfo wants it (an IPv6 literal without its brackets) into bare. */
+static th_err bare_host(const char *host, const char *q, char bare[256], struct th_error *e)
+{
+	size_t hn = strlen(host);
+	if (host[0] == '[' && hn >= 2 && host[hn - 1] == ']' && hn - 2 < 256) {
+		memcpy(bare, host + 1, hn - 2);
+		bare[hn - 2] = '\0';
+	} else if (hn < 256) {
+		memcpy(bare, host, hn + 1);
+	} else {
+		return th_error_set(e, TH_EINVAL, "url %s: host name longer than 253 bytes", q);
+	}
+	return TH_OK;
+}
+
+th_err th_push_url_check(const char *url, int allow_private, struct th_push_target *out,
+                         struct th_error *e)
+{
+	if (out != NULL)
+		memset(out, 0, sizeof *out);
+	th_err rc = check_text(url, e);
+	if (rc != TH_OK)
+		return rc;
 	char q[160];
 	quote(q, sizeof q, url);
-
 	CURLU *h = curl_url();
 	if (h == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	char *scheme = NULL, *user = NULL, *password = NULL, *host = NULL, *port = NULL,
-	     *zone = NULL;
+	struct parts p = {0};
 	struct th_push_target t = {0};
-	th_err rc = TH_OK;
+	char bare[256];
 	CURLUcode uc = curl_url_set(h, CURLUPART_URL, url, CURLU_NON_SUPPORT_SCHEME);
-	if (uc != CURLUE_OK) {
+	if (uc != CURLUE_OK)
 		rc = th_error_set(e, TH_EINVAL,
 		                  "url %s is not an absolute http:// or https:// URL (%s)", q,
 		                  curl_url_strerror(uc));
-		goto done;
-	}
-	if (curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK || scheme == NULL) {
-		rc = th_error_set(e, TH_EINVAL, "url %s has no scheme; use http:// or https://", q);
-		goto done;
-	}
-	for (char *p = scheme; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
-		rc = th_error_set(e, TH_EINVAL,
-		                  "url %s: scheme %.20s is not allowed; push notifications go to "
-		                  "http:// or https:// URLs only",
-		                  q, scheme);
-		goto done;
-	}
-	if (curl_url_get(h, CURLUPART_USER, &user, 0) == CURLUE_OK ||
-	    curl_url_get(h, CURLUPART_PASSWORD, &password, 0) == CURLUE_OK) {
-		rc =
-		    th_error_set(e, TH_EINVAL,
-		                 "url %s carries a user name or password (user:password@host), "
-		                 "which is not allowed; send credentials in authentication instead",
-		                 q);
-		goto done;
-	}
-	if (curl_url_get(h, CURLUPART_HOST, &host, 0) != CURLUE_OK || host == NULL ||
-	    *host == '\0') {
-		rc = th_error_set(e, TH_EINVAL, "url %s has no host", q);
-		goto done;
-	}
-	if (curl_url_get(h, CURLUPART_ZONEID, &zone, 0) == CURLUE_OK || strchr(host, '%') != NULL) {
-		rc = th_error_set(e, TH_EINVAL,
-		                  "url %s: host %.100s has an IPv6 zone or a percent-encoded "
-		                  "character, which is not allowed",
-		                  q, host);
-		goto done;
-	}
-	if (curl_url_get(h, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK ||
-	    port == NULL) {
-		rc = th_error_set(e, TH_EINVAL, "url %s has no usable port", q);
-		goto done;
-	}
-	t.port = strtol(port, NULL, 10);
-	if (t.port <= 0 || t.port > 65535) {
-		rc = th_error_set(e, TH_EINVAL, "url %s: port %.10s is out of range", q, port);
-		goto done;
-	}
-	/* getaddrinfo wants an IPv6 literal without its brackets. */
-	size_t hn = strlen(host);
-	char bare[256];
-	if (hn >= sizeof bare + 2) {
-		rc = th_error_set(e, TH_EINVAL, "url %s: host name longer than 253 bytes", q);
-		goto done;
-	}
-	if (host[0] == '[' && hn >= 2 && host[hn - 1] == ']') {
-		memcpy(bare, host + 1, hn - 2);
-		bare[hn - 2] = '\0';
-	} else if (hn < sizeof bare) {
-		memcpy(bare, host, hn + 1);
-	} else {
-		rc = th_error_set(e, TH_EINVAL, "url %s: host name longer than 253 bytes", q);
-		goto done;
-	}
-	rc = resolve_check(q, bare, host, t.port, allow_private, &t, e);
+	if (rc == TH_OK && (rc = check_parts(h, q, &p, &t.port, e)) == TH_OK &&
+	    (rc = bare_host(p.host, q, bare, e)) == TH_OK)
+		rc = resolve_check(q, bare, p.host, t.port, allow_private, &t, e);
 	if (rc == TH_OK && out != NULL) {
-		t.host = strdup(host);
-		if (t.host == NULL) {
+		if ((t.host = strdup(p.host)) == NULL) {
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-			goto done;
+		} else {
+			*out = t;
+			memset(&t, 0, sizeof t);
 		}
-		*out = t;
-		memset(&t, 0, sizeof t);
 	}
-done:
 	if (rc != TH_OK && out != NULL)
 		out->transient = t.transient;
 	th_push_target_free(&t);
-	curl_free(scheme);
-	curl_free(user);
-	curl_free(password);
-	curl_free(host);
-	curl_free(port);
-	curl_free(zone);
+	parts_free(&p);
 	curl_url_cleanup(h);
 	return rc;
 }
