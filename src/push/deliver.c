@@ -131,83 +131,87 @@ static th_err open_secrets(const struct th_push_config *c, char **token, char **
 	return rc;
 }
 
-static void post(struct th_app *app, const struct th_push_delivery *d, int timeout_ms,
-                 struct result *r)
+/* Whether d may be posted at all: its config still exists, its owner is still on the
+ * task (ID-3), its URL still resolves to an allowed address (PUSH-3, into *t) and its
+ * secrets open (*token, *credentials: th_push_secret_free). 0, or -1 with r set and
+ * nothing left to free. */
+static int ready(struct th_app *app, const struct th_push_delivery *d, struct th_push_config *c,
+                 struct th_push_target *t, char **token, char **credentials, struct result *r)
 {
-	r->id = d->id;
-	struct th_push_config c;
 	struct th_error e;
 	th_error_clear(&e);
-	th_err rc = th_store_push_config_get(app->store, d->task_id, d->config_id, NULL, &c, &e);
-	if (rc == TH_ENOTFOUND) {
-		set(r, O_DEAD, "the push notification config was deleted");
-		return;
-	}
+	th_err rc = th_store_push_config_get(app->store, d->task_id, d->config_id, NULL, c, &e);
 	if (rc != TH_OK) {
-		set(r, O_RETRY, "%s", e.msg);
-		return;
+		set(r, rc == TH_ENOTFOUND ? O_DEAD : O_RETRY, "%s",
+		    rc == TH_ENOTFOUND ? "the push notification config was deleted" : e.msg);
+		return -1;
 	}
-	/* The owner must still be on the task to hear from it (ID-3). */
 	char *role = NULL;
-	rc = th_store_participant_role(app->store, c.task_id, c.participant_id, &role, &e);
+	rc = th_store_participant_role(app->store, c->task_id, c->participant_id, &role, &e);
 	free(role);
 	if (rc != TH_OK) {
 		set(r, rc == TH_ENOTFOUND ? O_DEAD : O_RETRY, "%s",
 		    rc == TH_ENOTFOUND ? "the config's owner is no longer a participant of the task"
 		                       : e.msg);
-		th_push_config_free(&c);
-		return;
+		th_push_config_free(c);
+		return -1;
 	}
-	/* The host is resolved and checked again: it may point elsewhere now (PUSH-3). */
-	struct th_push_target t;
-	rc = th_push_url_check(c.url, app->cfg->push_allow_private, &t, &e);
-	if (rc != TH_OK) {
-		set(r, t.transient ? O_RETRY : O_DEAD, "%s", e.msg);
-		th_push_config_free(&c);
-		return;
+	/* The host is resolved and checked again: it may point elsewhere now. */
+	if (th_push_url_check(c->url, app->cfg->push_allow_private, t, &e) != TH_OK) {
+		set(r, t->transient ? O_RETRY : O_DEAD, "%s", e.msg);
+		th_push_config_free(c);
+		return -1;
 	}
-	char *token = NULL, *credentials = NULL;
-	rc = open_secrets(&c, &token, &credentials, &e);
-	if (rc != TH_OK) {
+	if (open_secrets(c, token, credentials, &e) != TH_OK) {
 		/* The operator may still put the right key in place. */
 		set(r, O_RETRY, "%s", e.msg);
-		th_push_target_free(&t);
-		th_push_config_free(&c);
-		return;
+		th_push_target_free(t);
+		th_push_config_free(c);
+		return -1;
 	}
+	return 0;
+}
 
-	CURL *h = curl_easy_init();
-	struct curl_slist *headers = NULL, *pin = NULL;
-	char seq[32], errbuf[CURL_ERROR_SIZE] = "";
+/* The POST's headers into *headers and the pinned address into *pin (curl_slist_free_all
+ * each); the secrets are wiped and freed here. -1 when out of memory. */
+static int headers_for(const struct th_push_config *c, const struct th_push_delivery *d,
+                       const struct th_push_target *t, char *token, char *credentials,
+                       struct curl_slist **headers, struct curl_slist **pin)
+{
+	char seq[32];
 	snprintf(seq, sizeof seq, "%" PRId64, d->seq);
-	int bad = h == NULL;
-	bad |= add_header(&headers, "Content-Type", "application/a2a+json");
+	int bad = add_header(headers, "Content-Type", "application/a2a+json");
 	/* No "Expect: 100-continue" round trip before larger bodies. */
-	bad |= add_header(&headers, "Expect", "");
-	bad |= add_header(&headers, "X-Tiny-Harness-Event-Seq", seq);
+	bad |= add_header(headers, "Expect", "");
+	bad |= add_header(headers, "X-Tiny-Harness-Event-Seq", seq);
 	if (token != NULL)
-		bad |= add_header(&headers, "X-A2A-Notification-Token", token);
-	if (c.auth_scheme != NULL && credentials != NULL) {
+		bad |= add_header(headers, "X-A2A-Notification-Token", token);
+	if (c->auth_scheme != NULL && credentials != NULL) {
 		struct th_buf v;
 		th_buf_init(&v);
-		th_buf_printf(&v, "%s %s", c.auth_scheme, credentials);
-		bad |= v.oom || add_header(&headers, "Authorization", v.data);
+		th_buf_printf(&v, "%s %s", c->auth_scheme, credentials);
+		bad |= v.oom || add_header(headers, "Authorization", v.data);
 		th_push_wipe(v.data, v.len);
 		th_buf_free(&v);
 	}
 	th_push_secret_free(token);
 	th_push_secret_free(credentials);
-	if (t.resolve != NULL) {
-		struct curl_slist *l = curl_slist_append(NULL, t.resolve);
-		bad |= l == NULL;
-		pin = l;
+	if (t->resolve != NULL) {
+		*pin = curl_slist_append(NULL, t->resolve);
+		bad |= *pin == NULL;
 	}
-	if (bad) {
-		set(r, O_RETRY, "out of memory preparing the POST");
-		goto done;
-	}
-	struct guard g = {.allow_private = app->cfg->push_allow_private};
-	curl_easy_setopt(h, CURLOPT_URL, c.url);
+	return bad ? -1 : 0;
+}
+
+/* POSTs d's body to url with h, and sorts the outcome into r: delivered on 2xx, dead on
+ * a refused address or a 4xx other than 408 and 429, else retried. */
+static void perform(CURL *h, const char *url, const struct th_push_delivery *d,
+                    struct curl_slist *headers, struct curl_slist *pin, int allow_private,
+                    int timeout_ms, struct result *r)
+{
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct guard g = {.allow_private = allow_private};
+	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, d->body);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(d->body));
@@ -234,17 +238,34 @@ static void post(struct th_app *app, const struct th_push_delivery *d, int timeo
 	if (cc == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	if (g.refused != NULL)
-		set(r, O_DEAD, "%.120s: connecting to %s was refused (push_allow_private)", c.url,
+		set(r, O_DEAD, "%.120s: connecting to %s was refused (push_allow_private)", url,
 		    g.refused);
 	else if (cc != CURLE_OK)
-		set(r, O_RETRY, "%.120s: %s", c.url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		set(r, O_RETRY, "%.120s: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 	else if (status >= 200 && status <= 299)
 		set(r, O_DELIVERED, "%s", "");
 	else if (status >= 400 && status <= 499 && status != 408 && status != 429)
-		set(r, O_DEAD, "%.120s answered HTTP %ld", c.url, status);
+		set(r, O_DEAD, "%.120s answered HTTP %ld", url, status);
 	else
-		set(r, O_RETRY, "%.120s answered HTTP %ld", c.url, status);
-done:
+		set(r, O_RETRY, "%.120s answered HTTP %ld", url, status);
+}
+
+static void post(struct th_app *app, const struct th_push_delivery *d, int timeout_ms,
+                 struct result *r)
+{
+	r->id = d->id;
+	struct th_push_config c;
+	struct th_push_target t;
+	char *token = NULL, *credentials = NULL;
+	if (ready(app, d, &c, &t, &token, &credentials, r) != 0)
+		return;
+	CURL *h = curl_easy_init();
+	struct curl_slist *headers = NULL, *pin = NULL;
+	int bad = headers_for(&c, d, &t, token, credentials, &headers, &pin);
+	if (h == NULL || bad)
+		set(r, O_RETRY, "out of memory preparing the POST");
+	else
+		perform(h, c.url, d, headers, pin, app->cfg->push_allow_private, timeout_ms, r);
 	curl_slist_free_all(headers);
 	curl_slist_free_all(pin);
 	if (h != NULL)
