@@ -469,6 +469,78 @@ done:
 	return rc;
 }
 
+/* The request's headers into *hdr (curl_slist_free_all): JSON both ways, and the API key
+ * from the environment variable cfg names, if set (its copy is wiped). -1 when out of
+ * memory. */
+static int request_headers(const struct th_config *cfg, struct curl_slist **hdr)
+{
+	if (add_header(hdr, "Content-Type: application/json") != 0 ||
+	    add_header(hdr, "Accept: application/json") != 0)
+		return -1;
+	const char *key = getenv(cfg->openai_api_key_env);
+	if (key == NULL || *key == '\0')
+		return 0;
+	struct th_buf a;
+	th_buf_init(&a);
+	th_buf_printf(&a, "Authorization: Bearer %s", key);
+	int bad = a.oom || add_header(hdr, a.data) != 0;
+	if (a.data != NULL)
+		explicit_bzero(a.data, a.len);
+	th_buf_free(&a);
+	return bad ? -1 : 0;
+}
+
+/* Runs h on m until it ends or the turn is cut (x->was_cut); the transfer's result. */
+static CURLcode run_cuttable(CURLM *m, CURL *h, struct xfer *x)
+{
+	int running = 1;
+	CURLcode res = CURLE_OK;
+	while (running) {
+		if (curl_multi_perform(m, &running) != CURLM_OK) {
+			res = CURLE_FAILED_INIT;
+			break;
+		}
+		if (!running || cut_now(x))
+			break;
+		curl_multi_poll(m, NULL, 0, TH_MODEL_CUT_POLL_MS, NULL);
+	}
+	CURLMsg *msg;
+	int left;
+	while (!running && (msg = curl_multi_info_read(m, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE && msg->easy_handle == h)
+			res = msg->data.result;
+	return res;
+}
+
+/* What the endpoint's answer means for the turn: cut, a failure naming why, or the
+ * parsed reply in out. */
+static th_err outcome(const struct th_config *cfg, const char *who, struct xfer *x, CURLcode res,
+                      long status, struct th_model_output *out, struct th_error *e)
+{
+	char why[320];
+	if (x->was_cut) {
+		out->cut = 1;
+		return TH_OK;
+	}
+	if (x->body.oom)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	if (x->over)
+		return th_error_set(e, TH_EINTERNAL, "%s answered with more than %d bytes", who,
+		                    TH_MODEL_MAX_REPLY);
+	if (res == CURLE_OPERATION_TIMEDOUT)
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s did not answer within %d ms (model_timeout_ms)", who,
+		                    cfg->model_timeout_ms);
+	if (res != CURLE_OK)
+		return th_error_set(e, TH_EINTERNAL, "%s: %s", who, curl_easy_strerror(res));
+	if (status < 200 || status > 299) {
+		api_error(&x->body, why, sizeof why);
+		return th_error_set(e, TH_EINTERNAL, "%s answered HTTP %ld%s%s", who, status,
+		                    why[0] ? ": " : "", why);
+	}
+	return parse_reply(who, &x->body, out, e);
+}
+
 th_err th_model_openai(const struct th_config *cfg, const struct th_model_input *in,
                        th_model_cut_fn cut, void *cut_arg, struct th_model_output *out,
                        struct th_error *e)
@@ -491,24 +563,9 @@ th_err th_model_openai(const struct th_config *cfg, const struct th_model_input 
 	CURL *h = curl_easy_init();
 	CURLM *m = curl_multi_init();
 	th_err rc = TH_OK;
-	const char *key = getenv(cfg->openai_api_key_env);
-	if (h == NULL || m == NULL || add_header(&hdr, "Content-Type: application/json") != 0 ||
-	    add_header(&hdr, "Accept: application/json") != 0) {
+	if (h == NULL || m == NULL || request_headers(cfg, &hdr) != 0) {
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		goto done;
-	}
-	if (key != NULL && *key != '\0') {
-		struct th_buf a;
-		th_buf_init(&a);
-		th_buf_printf(&a, "Authorization: Bearer %s", key);
-		int bad = a.oom || add_header(&hdr, a.data) != 0;
-		if (a.data != NULL)
-			explicit_bzero(a.data, a.len);
-		th_buf_free(&a);
-		if (bad) {
-			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-			goto done;
-		}
 	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -529,48 +586,11 @@ th_err th_model_openai(const struct th_config *cfg, const struct th_model_input 
 		rc = th_error_set(e, TH_EINTERNAL, "%s: cannot start the request", who);
 		goto done;
 	}
-	int running = 1;
-	CURLcode res = CURLE_OK;
-	while (running) {
-		if (curl_multi_perform(m, &running) != CURLM_OK) {
-			res = CURLE_FAILED_INIT;
-			break;
-		}
-		if (!running)
-			break;
-		if (cut_now(&x))
-			break;
-		curl_multi_poll(m, NULL, 0, TH_MODEL_CUT_POLL_MS, NULL);
-	}
-	CURLMsg *msg;
-	int left;
-	while (!running && (msg = curl_multi_info_read(m, &left)) != NULL)
-		if (msg->msg == CURLMSG_DONE && msg->easy_handle == h)
-			res = msg->data.result;
+	CURLcode res = run_cuttable(m, h, &x);
 	curl_multi_remove_handle(m, h);
 	long status = 0;
 	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	char why[320];
-	if (x.was_cut) {
-		out->cut = 1;
-	} else if (x.body.oom) {
-		rc = th_error_set(e, TH_ENOMEM, "out of memory");
-	} else if (x.over) {
-		rc = th_error_set(e, TH_EINTERNAL, "%s answered with more than %d bytes", who,
-		                  TH_MODEL_MAX_REPLY);
-	} else if (res == CURLE_OPERATION_TIMEDOUT) {
-		rc = th_error_set(e, TH_EINTERNAL,
-		                  "%s did not answer within %d ms (model_timeout_ms)", who,
-		                  cfg->model_timeout_ms);
-	} else if (res != CURLE_OK) {
-		rc = th_error_set(e, TH_EINTERNAL, "%s: %s", who, curl_easy_strerror(res));
-	} else if (status < 200 || status > 299) {
-		api_error(&x.body, why, sizeof why);
-		rc = th_error_set(e, TH_EINTERNAL, "%s answered HTTP %ld%s%s", who, status,
-		                  why[0] ? ": " : "", why);
-	} else {
-		rc = parse_reply(who, &x.body, out, e);
-	}
+	rc = outcome(cfg, who, &x, res, status, out, e);
 done:
 	if (m != NULL)
 		curl_multi_cleanup(m);
