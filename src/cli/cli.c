@@ -194,6 +194,40 @@ static size_t collect(char *data, size_t size, size_t n, void *arg)
 }
 
 /* CTL-9: builds th_complete_message and sends it as a JSON-RPC SendMessage. */
+/* CTL-9: the JSON-RPC SendMessage that carries th_complete_message (json_object_put). */
+static json_object *complete_request(const char *task, const char *as)
+{
+	json_object *req = json_object_new_object();
+	json_object *params = json_object_new_object();
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "id", json_object_new_int(1));
+	json_object_object_add(req, "method", json_object_new_string("SendMessage"));
+	json_object_object_add(params, "message", th_complete_message(task, as));
+	json_object_object_add(req, "params", params);
+	return req;
+}
+
+/* Prints the task the server answered (exit status 0), or its refusal in its own words
+ * on stderr (1). */
+static int report_answer(const char *url, const struct th_buf *body)
+{
+	json_object *resp = body->data ? json_tokener_parse(body->data) : NULL;
+	json_object *err = NULL, *result = NULL;
+	int status = 1;
+	if (resp != NULL && json_object_object_get_ex(resp, "error", &err)) {
+		fprintf(stderr, "tiny-harness: refused: %s\n",
+		        th_json_str(err, "message") ? th_json_str(err, "message") : "?");
+	} else if (resp != NULL && json_object_object_get_ex(resp, "result", &result)) {
+		puts(json_object_to_json_string_ext(result, JSON_C_TO_STRING_PRETTY |
+		                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+		status = 0;
+	} else {
+		fprintf(stderr, "tiny-harness: %s answered something that is not JSON-RPC\n", url);
+	}
+	json_object_put(resp);
+	return status;
+}
+
 static int cmd_complete(int argc, char **argv)
 {
 	const char *task = NULL, *as = NULL, *url = NULL;
@@ -219,14 +253,7 @@ static int cmd_complete(int argc, char **argv)
 			return 1;
 		url = cfg->base_url;
 	}
-	json_object *req = json_object_new_object();
-	json_object *params = json_object_new_object();
-	json_object *msg = th_complete_message(task, as);
-	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(req, "id", json_object_new_int(1));
-	json_object_object_add(req, "method", json_object_new_string("SendMessage"));
-	json_object_object_add(params, "message", msg);
-	json_object_object_add(req, "params", params);
+	json_object *req = complete_request(task, as);
 
 	struct th_buf body;
 	th_buf_init(&body);
@@ -250,25 +277,7 @@ static int cmd_complete(int argc, char **argv)
 		if (cc != CURLE_OK) {
 			fprintf(stderr, "tiny-harness: %s: %s\n", url, curl_easy_strerror(cc));
 		} else {
-			json_object *resp = body.data ? json_tokener_parse(body.data) : NULL;
-			json_object *err = NULL, *result = NULL;
-			if (resp != NULL && json_object_object_get_ex(resp, "error", &err)) {
-				fprintf(stderr, "tiny-harness: refused: %s\n",
-				        th_json_str(err, "message") ? th_json_str(err, "message")
-				                                    : "?");
-			} else if (resp != NULL &&
-			           json_object_object_get_ex(resp, "result", &result)) {
-				puts(json_object_to_json_string_ext(
-				    result,
-				    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-				status = 0;
-			} else {
-				fprintf(
-				    stderr,
-				    "tiny-harness: %s answered something that is not JSON-RPC\n",
-				    url);
-			}
-			json_object_put(resp);
+			status = report_answer(url, &body);
 		}
 	}
 	curl_slist_free_all(h);
