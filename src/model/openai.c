@@ -387,6 +387,30 @@ static th_err add_api_call(json_object *calls, json_object *c, size_t i, const c
 	return rc;
 }
 
+/* choices[0].message.content into text (*has_text = 1 when there was any): a string, or
+ * the text of each part as some servers send it ([{"type":"text","text":"…"}]). */
+static th_err read_content(const char *who, json_object *content, struct th_buf *text,
+                           int *has_text, struct th_error *e)
+{
+	*has_text = 0;
+	if (json_object_is_type(content, json_type_string)) {
+		th_buf_puts(text, json_object_get_string(content));
+		*has_text = 1;
+	} else if (json_object_is_type(content, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(content); i++) {
+			const char *t = th_json_str(json_object_array_get_idx(content, i), "text");
+			if (t != NULL) {
+				th_buf_puts(text, t);
+				*has_text = 1;
+			}
+		}
+	} else if (content != NULL) {
+		return th_error_set(e, TH_EINTERNAL,
+		                    "%s: choices[0].message.content is not a string", who);
+	}
+	return TH_OK;
+}
+
 static th_err parse_reply(const char *who, const struct th_buf *body, struct th_model_output *out,
                           struct th_error *e)
 {
@@ -411,27 +435,13 @@ static th_err parse_reply(const char *who, const struct th_buf *body, struct th_
 		                  who, why[0] ? ": " : "", why);
 		goto done;
 	}
-	json_object *content = json_object_object_get(msg, "content");
 	json_object *calls = json_object_object_get(msg, "tool_calls");
 	struct th_buf text;
 	th_buf_init(&text);
 	int has_text = 0;
-	if (json_object_is_type(content, json_type_string)) {
-		th_buf_puts(&text, json_object_get_string(content));
-		has_text = 1;
-	} else if (json_object_is_type(content, json_type_array)) {
-		/* Some servers send content as parts: [{"type":"text","text":"…"}]. */
-		for (size_t i = 0; i < json_object_array_length(content); i++) {
-			const char *t = th_json_str(json_object_array_get_idx(content, i), "text");
-			if (t != NULL) {
-				th_buf_puts(&text, t);
-				has_text = 1;
-			}
-		}
-	} else if (content != NULL) {
+	if ((rc = read_content(who, json_object_object_get(msg, "content"), &text, &has_text, e)) !=
+	    TH_OK) {
 		th_buf_free(&text);
-		rc = th_error_set(e, TH_EINTERNAL, "%s: choices[0].message.content is not a string",
-		                  who);
 		goto done;
 	}
 	if (calls != NULL && !json_object_is_type(calls, json_type_array)) {
