@@ -492,6 +492,33 @@ static th_err check_surface(struct batch *b, const char *sid, size_t idx)
 	return rc;
 }
 
+/* For each message without a version, a copy {version, <its keys>} into (*filled)[i]
+ * (an array of n, calloc'd; NULL where the message had one). On failure the copies made
+ * so far stay in *filled for the caller to put. */
+static th_err fill_versions(json_object *messages, size_t n, const char *version,
+                            json_object ***filled, struct th_error *e)
+{
+	if ((*filled = calloc(n, sizeof **filled)) == NULL)
+		return nomem(e);
+	th_err rc = TH_OK;
+	for (size_t i = 0; rc == TH_OK && i < n; i++) {
+		json_object *m = json_object_array_get_idx(messages, i);
+		if (get(m, "version") != NULL)
+			continue;
+		json_object *f = json_object_new_object();
+		if (f == NULL)
+			return nomem(e);
+		(*filled)[i] = f;
+		rc = put(e, f, "version", json_object_new_string(version));
+		json_object_object_foreach(m, k, v)
+		{
+			if (rc == TH_OK)
+				rc = put(e, f, k, json_object_get(v));
+		}
+	}
+	return rc;
+}
+
 th_err th_a2ui_apply(json_object *registry, json_object *messages, const struct th_a2ui_opts *opts,
                      struct th_error *e)
 {
@@ -533,28 +560,8 @@ th_err th_a2ui_apply(json_object *registry, json_object *messages, const struct 
 	/* Messages lacking version are rebuilt as {version, <key>} before anything is committed,
 	 * so that a failed allocation leaves both registry and messages as they were. */
 	json_object **filled = NULL;
-	if (rc == TH_OK && b.fill) {
-		filled = calloc(n, sizeof *filled);
-		if (filled == NULL)
-			rc = nomem(e);
-		for (size_t i = 0; rc == TH_OK && i < n; i++) {
-			json_object *m = json_object_array_get_idx(messages, i);
-			if (get(m, "version") != NULL)
-				continue;
-			json_object *f = json_object_new_object();
-			if (f == NULL) {
-				rc = nomem(e);
-				break;
-			}
-			filled[i] = f;
-			rc = put(e, f, "version", json_object_new_string(version));
-			json_object_object_foreach(m, k, v)
-			{
-				if (rc == TH_OK)
-					rc = put(e, f, k, json_object_get(v));
-			}
-		}
-	}
+	if (rc == TH_OK && b.fill)
+		rc = fill_versions(messages, n, version, &filled, e);
 	if (rc == TH_OK) {
 		rc = put(e, registry, "surfaces", b.surfaces);
 		b.surfaces = NULL; /* put took it, or freed it on failure */
