@@ -614,7 +614,9 @@ static th_err check_action(struct vctx *c, const char *path, json_object *v)
 	return TH_OK;
 }
 
-static th_err check_value(struct vctx *c, const char *path, const struct prop *p, json_object *v)
+/* A value that may also be a binding ({path} or a function call): DSTR, DTBOUND, DNUM, DBOOL,
+ * DSTRLIST, DVALUE. */
+static th_err check_dynamic(struct vctx *c, const char *path, const struct prop *p, json_object *v)
 {
 	switch (p->kind) {
 	case K_DSTR:
@@ -667,6 +669,79 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 		if (json_object_is_type(v, json_type_object))
 			return check_dynamic_object(c, path, v, "any");
 		return th_a2ui_fail(c->w, path, "null is not a value here");
+	default:
+		break;
+	}
+	return th_error_set(c->w->e, TH_EINTERNAL, "unhandled property kind");
+}
+
+/* A ChildList: an array of component ids, or a template {componentId, path}. */
+static th_err check_children(struct vctx *c, const char *path, json_object *v)
+{
+	if (json_object_is_type(v, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			char sub[256];
+			join_index(sub, sizeof sub, path, i);
+			th_err rc = add_ref(c, sub, json_object_array_get_idx(v, i));
+			if (rc != TH_OK)
+				return rc;
+		}
+		return TH_OK;
+	}
+	if (json_object_is_type(v, json_type_object))
+		return check_props(c, path, template_props, v, "property");
+	return th_a2ui_fail(c->w, path, "expected an array of ids or {componentId, path}, not %s",
+	                    th_json_type_name(v));
+}
+
+/* An icon: one of the icon names, {svgPath} or a binding {path}. */
+static th_err check_icon(struct vctx *c, const char *path, json_object *v)
+{
+	if (json_object_is_type(v, json_type_string)) {
+		if (!in_list(json_object_get_string(v), icon_names))
+			return th_a2ui_fail(c->w, path,
+			                    "%s is not one of the enum values (icon names)",
+			                    json_object_get_string(v));
+		return TH_OK;
+	}
+	if (json_object_is_type(v, json_type_object) && json_object_object_length(v) == 1) {
+		json_object *s = NULL;
+		if (json_object_object_get_ex(v, "svgPath", &s))
+			return json_object_is_type(s, json_type_string)
+			           ? TH_OK
+			           : th_a2ui_fail(c->w, path, "svgPath must be a string");
+		if (json_object_object_get_ex(v, "path", NULL))
+			return check_dynamic_object(c, path, v, "string");
+	}
+	return th_a2ui_fail(c->w, path, "expected an icon name, {svgPath} or {path}");
+}
+
+/* DBOOLS2: an array of at least two booleans or bindings. */
+static th_err check_bools(struct vctx *c, const char *path, json_object *v)
+{
+	if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) < 2)
+		return th_a2ui_fail(c->w, path, "expected an array of at least 2 booleans");
+	static const struct prop b = {"", K_DBOOL, 0, NULL};
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		char sub[256];
+		join_index(sub, sizeof sub, path, i);
+		th_err rc = check_value(c, sub, &b, json_object_array_get_idx(v, i));
+		if (rc != TH_OK)
+			return rc;
+	}
+	return TH_OK;
+}
+
+static th_err check_value(struct vctx *c, const char *path, const struct prop *p, json_object *v)
+{
+	switch (p->kind) {
+	case K_DSTR:
+	case K_DTBOUND:
+	case K_DNUM:
+	case K_DBOOL:
+	case K_DSTRLIST:
+	case K_DVALUE:
+		return check_dynamic(c, path, p, v);
 	case K_ANY:
 		return TH_OK;
 	case K_STR:
@@ -711,21 +786,7 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 	case K_CID:
 		return add_ref(c, path, v);
 	case K_CHILDLIST:
-		if (json_object_is_type(v, json_type_array)) {
-			for (size_t i = 0; i < json_object_array_length(v); i++) {
-				char sub[256];
-				join_index(sub, sizeof sub, path, i);
-				th_err rc = add_ref(c, sub, json_object_array_get_idx(v, i));
-				if (rc != TH_OK)
-					return rc;
-			}
-			return TH_OK;
-		}
-		if (json_object_is_type(v, json_type_object))
-			return check_props(c, path, template_props, v, "property");
-		return th_a2ui_fail(c->w, path,
-		                    "expected an array of ids or {componentId, path}, not %s",
-		                    th_json_type_name(v));
+		return check_children(c, path, v);
 	case K_TABS:
 		return check_object_list(c, path, v, tab_props, 1, "property");
 	case K_OPTIONS:
@@ -735,41 +796,14 @@ static th_err check_value(struct vctx *c, const char *path, const struct prop *p
 	case K_ACTION:
 		return check_action(c, path, v);
 	case K_ICON:
-		if (json_object_is_type(v, json_type_string)) {
-			if (!in_list(json_object_get_string(v), icon_names))
-				return th_a2ui_fail(c->w, path,
-				                    "%s is not one of the enum values (icon names)",
-				                    json_object_get_string(v));
-			return TH_OK;
-		}
-		if (json_object_is_type(v, json_type_object) && json_object_object_length(v) == 1) {
-			json_object *s = NULL;
-			if (json_object_object_get_ex(v, "svgPath", &s))
-				return json_object_is_type(s, json_type_string)
-				           ? TH_OK
-				           : th_a2ui_fail(c->w, path, "svgPath must be a string");
-			if (json_object_object_get_ex(v, "path", NULL))
-				return check_dynamic_object(c, path, v, "string");
-		}
-		return th_a2ui_fail(c->w, path, "expected an icon name, {svgPath} or {path}");
+		return check_icon(c, path, v);
 	case K_ACCESS:
 		if (!json_object_is_type(v, json_type_object))
 			return th_a2ui_fail(c->w, path, "must be an object, not %s",
 			                    th_json_type_name(v));
 		return check_props(c, path, access_props, v, "property");
-	case K_DBOOLS2: {
-		if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) < 2)
-			return th_a2ui_fail(c->w, path, "expected an array of at least 2 booleans");
-		static const struct prop b = {"", K_DBOOL, 0, NULL};
-		for (size_t i = 0; i < json_object_array_length(v); i++) {
-			char sub[256];
-			join_index(sub, sizeof sub, path, i);
-			th_err rc = check_value(c, sub, &b, json_object_array_get_idx(v, i));
-			if (rc != TH_OK)
-				return rc;
-		}
-		return TH_OK;
-	}
+	case K_DBOOLS2:
+		return check_bools(c, path, v);
 	}
 	return th_error_set(c->w->e, TH_EINTERNAL, "unhandled property kind");
 }
