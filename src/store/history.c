@@ -147,8 +147,8 @@ static th_err history(struct th_store *st, const char *task_id, int limit, int r
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_bind_i64(s, 2, limit >= 0 ? limit : INT64_MAX / 2, rc);
+	int rc = th_sql_bind_text(s, 1, task_id, SQLITE_OK);
+	rc = th_sql_bind_i64(s, 2, limit >= 0 ? limit : INT64_MAX / 2, rc);
 	return collect(st, s, rc, 0, raw, "history", out, e);
 }
 
@@ -204,7 +204,7 @@ th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object 
 	                           &s, e);
 	if (err != TH_OK)
 		return err;
-	int rc = th_bind_text(s, 1, task_id, SQLITE_OK);
+	int rc = th_sql_bind_text(s, 1, task_id, SQLITE_OK);
 	return collect_json(st, s, rc, 0, "artifacts", out, e);
 }
 

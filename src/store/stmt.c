@@ -18,14 +18,14 @@ static int bind_args(sqlite3_stmt *s, const struct th_arg *args, size_t n)
 		int i = (int)k + 1;
 		switch (args[k].t) {
 		case 'i':
-			rc = th_bind_i64(s, i, args[k].i, rc);
+			rc = th_sql_bind_i64(s, i, args[k].i, rc);
 			break;
 		case 't':
-			rc = th_bind_text(s, i, args[k].s, rc);
+			rc = th_sql_bind_text(s, i, args[k].s, rc);
 			break;
 		default:
 			assert(args[k].t == 'b');
-			rc = th_bind_blob(s, i, args[k].s, args[k].len, rc);
+			rc = th_sql_bind_blob(s, i, args[k].s, args[k].len, rc);
 			break;
 		}
 	}
@@ -59,7 +59,7 @@ void th_store_stmt_done(sqlite3_stmt *s)
 	(void)sqlite3_clear_bindings(s);
 }
 
-int th_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
+int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
 {
 	if (rc != SQLITE_OK)
 		return rc;
@@ -68,7 +68,7 @@ int th_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
 	return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
 }
 
-int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
+int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
 {
 	if (rc != SQLITE_OK)
 		return rc;
@@ -87,7 +87,7 @@ int th_col_dup(sqlite3_stmt *s, int i, char **out)
 	return *out == NULL ? -1 : 0;
 }
 
-int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
+int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
 {
 	if (rc != SQLITE_OK)
 		return rc;

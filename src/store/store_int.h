@@ -152,10 +152,10 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 
 /* Binding helpers: each does nothing and returns rc when rc is already an error, so
  * a run of binds can be chained and checked once. A NULL string binds SQL NULL. */
-int th_bind_text(sqlite3_stmt *s, int i, const char *v, int rc);
-int th_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
+int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc);
+int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
 /* Binds len bytes (SQL NULL when v is NULL). */
-int th_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
+int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
 
 /* A typed statement parameter, bound at its place in an array (the first at ?1): the
  * compiler checks each one, unlike a format string of varargs. TH_T(NULL) binds NULL. */
