@@ -7,26 +7,14 @@
 #include <string.h>
 
 #include "util/ids.h"
-
-/* Adds v under key, dropping v when the add fails; returns 0 on success. A NULL v is
- * an earlier allocation failure and counts as one. */
-static int add(json_object *o, const char *key, json_object *v)
-{
-	if (v == NULL)
-		return -1;
-	if (json_object_object_add(o, key, v) != 0) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
+#include "util/jsonx.h"
 
 /* Adds a string unless s is NULL or "" (ProtoJSON omits default strings). */
 static int add_str(json_object *o, const char *key, const char *s)
 {
 	if (s == NULL || *s == '\0')
 		return 0;
-	return add(o, key, json_object_new_string(s));
+	return th_json_put(o, key, json_object_new_string(s));
 }
 
 json_object *th_a2a_text_part(const char *text)
@@ -34,7 +22,7 @@ json_object *th_a2a_text_part(const char *text)
 	json_object *p = json_object_new_object();
 	if (p == NULL)
 		return NULL;
-	if (add(p, "text", json_object_new_string(text != NULL ? text : "")) != 0) {
+	if (th_json_put(p, "text", json_object_new_string(text != NULL ? text : "")) != 0) {
 		json_object_put(p);
 		return NULL;
 	}
@@ -67,18 +55,18 @@ json_object *th_a2a_agent_message(const char *context_id, const char *task_id, j
 	json_object *m = json_object_new_object();
 	char id[TH_UUID_LEN + 1];
 	th_uuid(id);
-	if (m == NULL || add(m, "messageId", json_object_new_string(id)) != 0 ||
+	if (m == NULL || th_json_put(m, "messageId", json_object_new_string(id)) != 0 ||
 	    add_str(m, "contextId", context_id) != 0 || add_str(m, "taskId", task_id) != 0 ||
-	    add(m, "role", json_object_new_string("ROLE_AGENT")) != 0)
+	    th_json_put(m, "role", json_object_new_string("ROLE_AGENT")) != 0)
 		goto fail;
 	json_object *p = parts != NULL ? parts : json_object_new_array();
 	parts = NULL;
-	if (add(m, "parts", p) != 0)
+	if (th_json_put(m, "parts", p) != 0)
 		goto fail;
 	if (metadata != NULL) {
 		json_object *md = metadata;
 		metadata = NULL;
-		if (add(m, "metadata", md) != 0)
+		if (th_json_put(m, "metadata", md) != 0)
 			goto fail;
 	}
 	return m;
@@ -92,18 +80,18 @@ fail:
 json_object *th_a2a_status(enum th_state state, json_object *message, int64_t ts_ms)
 {
 	json_object *s = json_object_new_object();
-	if (s == NULL || add(s, "state", json_object_new_string(th_state_name(state))) != 0)
+	if (s == NULL || th_json_put(s, "state", json_object_new_string(th_state_name(state))) != 0)
 		goto fail;
 	if (message != NULL) {
 		json_object *m = message;
 		message = NULL;
-		if (add(s, "message", m) != 0)
+		if (th_json_put(s, "message", m) != 0)
 			goto fail;
 	}
 	if (ts_ms >= 0) {
 		char ts[TH_TS_LEN + 1];
 		th_ts_format(ts_ms, ts);
-		if (add(s, "timestamp", json_object_new_string(ts)) != 0)
+		if (th_json_put(s, "timestamp", json_object_new_string(ts)) != 0)
 			goto fail;
 	}
 	return s;
@@ -123,7 +111,7 @@ static int add_owned(json_object *o, const char *key, json_object *v)
 		json_object_put(v);
 		return 0;
 	}
-	return add(o, key, v);
+	return th_json_put(o, key, v);
 }
 
 json_object *th_a2a_task(const char *id, const char *context_id, json_object *status,
@@ -132,13 +120,13 @@ json_object *th_a2a_task(const char *id, const char *context_id, json_object *st
 	json_object *t = json_object_new_object();
 	if (t == NULL)
 		goto fail;
-	if (add(t, "id", json_object_new_string(id != NULL ? id : "")) != 0 ||
+	if (th_json_put(t, "id", json_object_new_string(id != NULL ? id : "")) != 0 ||
 	    add_str(t, "contextId", context_id) != 0)
 		goto fail;
 	/* Keys are added in wire order; each add consumes its value whatever happens. */
 	json_object *v;
 	v = status, status = NULL;
-	if (add(t, "status", v) != 0)
+	if (th_json_put(t, "status", v) != 0)
 		goto fail;
 	v = artifacts, artifacts = NULL;
 	if (add_owned(t, "artifacts", v) != 0)
@@ -164,12 +152,13 @@ json_object *th_a2a_status_update(const char *task_id, const char *context_id, j
 {
 	json_object *u = json_object_new_object();
 	if (u == NULL ||
-	    add(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
-	    add(u, "contextId", json_object_new_string(context_id != NULL ? context_id : "")) != 0)
+	    th_json_put(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
+	    th_json_put(u, "contextId",
+	                json_object_new_string(context_id != NULL ? context_id : "")) != 0)
 		goto fail;
 	json_object *v;
 	v = status, status = NULL;
-	if (add(u, "status", v) != 0)
+	if (th_json_put(u, "status", v) != 0)
 		goto fail;
 	v = metadata, metadata = NULL;
 	if (add_owned(u, "metadata", v) != 0)
@@ -187,17 +176,18 @@ json_object *th_a2a_artifact_update(const char *task_id, const char *context_id,
 {
 	json_object *u = json_object_new_object();
 	if (u == NULL ||
-	    add(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
-	    add(u, "contextId", json_object_new_string(context_id != NULL ? context_id : "")) != 0)
+	    th_json_put(u, "taskId", json_object_new_string(task_id != NULL ? task_id : "")) != 0 ||
+	    th_json_put(u, "contextId",
+	                json_object_new_string(context_id != NULL ? context_id : "")) != 0)
 		goto fail;
 	json_object *v = artifact;
 	artifact = NULL;
-	if (add(u, "artifact", v) != 0)
+	if (th_json_put(u, "artifact", v) != 0)
 		goto fail;
 	/* Implicit-presence booleans: false is the default and is omitted. */
-	if (append && add(u, "append", json_object_new_boolean(1)) != 0)
+	if (append && th_json_put(u, "append", json_object_new_boolean(1)) != 0)
 		goto fail;
-	if (last_chunk && add(u, "lastChunk", json_object_new_boolean(1)) != 0)
+	if (last_chunk && th_json_put(u, "lastChunk", json_object_new_boolean(1)) != 0)
 		goto fail;
 	return u;
 fail:
@@ -209,7 +199,7 @@ fail:
 json_object *th_a2a_stream_response(const char *member, json_object *value)
 {
 	json_object *r = json_object_new_object();
-	if (r == NULL || member == NULL || add(r, member, value) != 0) {
+	if (r == NULL || member == NULL || th_json_put(r, member, value) != 0) {
 		if (r == NULL || member == NULL)
 			json_object_put(value);
 		json_object_put(r);
@@ -223,14 +213,15 @@ json_object *th_a2a_list_response(json_object *tasks, const char *next_page_toke
 {
 	json_object *r = json_object_new_object();
 	if (r == NULL ||
-	    add(r, "nextPageToken",
-	        json_object_new_string(next_page_token != NULL ? next_page_token : "")) != 0 ||
-	    add(r, "pageSize", json_object_new_int(page_size)) != 0 ||
-	    add(r, "totalSize", json_object_new_int(total_size)) != 0)
+	    th_json_put(r, "nextPageToken",
+	                json_object_new_string(next_page_token != NULL ? next_page_token : "")) !=
+	        0 ||
+	    th_json_put(r, "pageSize", json_object_new_int(page_size)) != 0 ||
+	    th_json_put(r, "totalSize", json_object_new_int(total_size)) != 0)
 		goto fail;
 	json_object *v = tasks != NULL ? tasks : json_object_new_array();
 	tasks = NULL;
-	if (add(r, "tasks", v) != 0)
+	if (th_json_put(r, "tasks", v) != 0)
 		goto fail;
 	return r;
 fail:

@@ -3,6 +3,7 @@
  * (A2A 1.0 §2.3, §2.4; PRODUCT A2A-2, LIM-1). */
 #include "a2a/a2a.h"
 #include "a2a/a2a_int.h"
+#include "util/jsonx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +20,9 @@ static const struct th_limits fallback_limits = {
 /* json_object_object_add fails only on allocation; it does not take the reference then. */
 static th_err put(json_object *dst, const char *key, json_object *v, struct th_error *e)
 {
-	if (v == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory building %s", key);
-	if (json_object_object_add(dst, key, v) != 0) {
-		json_object_put(v);
-		return th_error_set(e, TH_ENOMEM, "out of memory building %s", key);
-	}
-	return TH_OK;
+	return th_json_put(dst, key, v) == 0
+	           ? TH_OK
+	           : th_error_set(e, TH_ENOMEM, "out of memory building %s", key);
 }
 
 static th_err put_str(json_object *dst, const char *key, const char *s, struct th_error *e)

@@ -42,13 +42,7 @@ static th_err nomem(struct th_error *e)
 
 static th_err put(struct th_error *e, json_object *o, const char *k, json_object *v)
 {
-	if (v == NULL)
-		return nomem(e);
-	if (json_object_object_add(o, k, v) != 0) {
-		json_object_put(v);
-		return nomem(e);
-	}
-	return TH_OK;
+	return th_json_put(o, k, v) == 0 ? TH_OK : nomem(e);
 }
 
 /* The registry's records have the shapes this module writes; anything else is corruption. */

@@ -910,28 +910,17 @@ th_err th_a2ui_check_theme(const struct th_a2ui_where *w, json_object *theme)
 
 /* ---- the tables as JSON (contract test) ---- */
 
-static int put(json_object *o, const char *k, json_object *v)
-{
-	if (v == NULL)
-		return -1;
-	if (json_object_object_add(o, k, v) != 0) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
-
 static json_object *prop_json(const struct prop *p)
 {
 	json_object *o = json_object_new_object();
 	if (o == NULL)
 		return NULL;
-	int rc = put(o, "kind", json_object_new_string(kind_names[p->kind]));
-	rc |= put(o, "required", json_object_new_boolean(p->required));
+	int rc = th_json_put(o, "kind", json_object_new_string(kind_names[p->kind]));
+	rc |= th_json_put(o, "required", json_object_new_boolean(p->required));
 	if (p->kind == K_ENUM || p->kind == K_ICON) {
 		const char *const *vals = p->kind == K_ENUM ? p->values : icon_names;
 		json_object *a = json_object_new_array();
-		rc |= put(o, "enum", a);
+		rc |= th_json_put(o, "enum", a);
 		for (size_t i = 0; a != NULL && vals[i] != NULL; i++) {
 			json_object *s = json_object_new_string(vals[i]);
 			if (s == NULL || json_object_array_add(a, s) != 0) {
@@ -951,7 +940,7 @@ static int props_json(json_object *into, const struct prop *props)
 {
 	int rc = 0;
 	for (size_t i = 0; i < MAX_PROPS && props[i].name != NULL; i++)
-		rc |= put(into, props[i].name, prop_json(&props[i]));
+		rc |= th_json_put(into, props[i].name, prop_json(&props[i]));
 	return rc;
 }
 
@@ -965,7 +954,7 @@ json_object *th_a2ui_catalog_json(void)
 		json_object_put(fs);
 		return NULL;
 	}
-	int rc = put(root, "components", cs) | put(root, "functions", fs);
+	int rc = th_json_put(root, "components", cs) | th_json_put(root, "functions", fs);
 	if (rc != 0) {
 		json_object_put(root);
 		return NULL;
@@ -975,28 +964,28 @@ json_object *th_a2ui_catalog_json(void)
 	for (size_t i = 0; i < NCOMPS; i++) {
 		json_object *c = json_object_new_object();
 		json_object *ps = json_object_new_object();
-		rc |= put(cs, comps[i].name, c);
-		if (c == NULL || put(c, "properties", ps) != 0) {
+		rc |= th_json_put(cs, comps[i].name, c);
+		if (c == NULL || th_json_put(c, "properties", ps) != 0) {
 			rc = -1;
 			break;
 		}
-		rc |= put(ps, "id", prop_json(&id_prop));
-		rc |= put(ps, "component", prop_json(&component_prop));
+		rc |= th_json_put(ps, "id", prop_json(&id_prop));
+		rc |= th_json_put(ps, "component", prop_json(&component_prop));
 		rc |= props_json(ps, common_props);
 		if (comps[i].checkable)
-			rc |= put(ps, "checks", prop_json(&checkable_prop));
+			rc |= th_json_put(ps, "checks", prop_json(&checkable_prop));
 		rc |= props_json(ps, comps[i].props);
 	}
 	for (size_t i = 0; rc == 0 && i < NFNS; i++) {
 		json_object *f = json_object_new_object();
 		json_object *as = json_object_new_object();
-		rc |= put(fs, fns[i].name, f);
-		if (f == NULL || put(f, "args", as) != 0) {
+		rc |= th_json_put(fs, fns[i].name, f);
+		if (f == NULL || th_json_put(f, "args", as) != 0) {
 			rc = -1;
 			break;
 		}
-		rc |= put(f, "returns", json_object_new_string(fns[i].returns));
-		rc |= put(f, "minOrMax", json_object_new_boolean(fns[i].min_or_max));
+		rc |= th_json_put(f, "returns", json_object_new_string(fns[i].returns));
+		rc |= th_json_put(f, "minOrMax", json_object_new_boolean(fns[i].min_or_max));
 		rc |= props_json(as, fns[i].args);
 	}
 	if (rc != 0) {

@@ -9,6 +9,7 @@
 #include "service/card.h"
 
 #include "domain/ext.h"
+#include "util/jsonx.h"
 
 #define A2UI_BASIC_CATALOG "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 
@@ -35,21 +36,6 @@ static const char *const ext_descriptions[TH_EXT_COUNT] = {
     "sent back as the same media type; basic catalog only, no inline catalogs",
 };
 
-/* Adds v under key, taking ownership of v even on failure, so callers can chain calls
- * without leaking when an allocation fails part-way. */
-static int put(json_object *obj, const char *key, json_object *v)
-{
-	if (obj == NULL || v == NULL) {
-		json_object_put(v);
-		return -1;
-	}
-	if (json_object_object_add(obj, key, v) != 0) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
-
 static int push(json_object *arr, json_object *v)
 {
 	if (arr == NULL || v == NULL) {
@@ -65,7 +51,7 @@ static int push(json_object *arr, json_object *v)
 
 static int put_str(json_object *obj, const char *key, const char *s)
 {
-	return put(obj, key, json_object_new_string(s));
+	return th_json_put(obj, key, json_object_new_string(s));
 }
 
 static json_object *string_array(const char *const *items, size_t n)
@@ -108,7 +94,7 @@ static json_object *commands_params(json_object *commands)
 		copy = json_object_new_array();
 	}
 	json_object *params = json_object_new_object();
-	if (put(params, "commands", copy) != 0) {
+	if (th_json_put(params, "commands", copy) != 0) {
 		json_object_put(params);
 		return NULL;
 	}
@@ -120,8 +106,8 @@ static json_object *a2ui_params(void)
 	static const char *const catalogs[] = {A2UI_BASIC_CATALOG};
 	json_object *params = json_object_new_object();
 	int rc = 0;
-	rc |= put(params, "supportedCatalogIds", string_array(catalogs, 1));
-	rc |= put(params, "acceptsInlineCatalogs", json_object_new_boolean(0));
+	rc |= th_json_put(params, "supportedCatalogIds", string_array(catalogs, 1));
+	rc |= th_json_put(params, "acceptsInlineCatalogs", json_object_new_boolean(0));
 	if (rc != 0) {
 		json_object_put(params);
 		return NULL;
@@ -138,9 +124,9 @@ static json_object *extension(int i, json_object *commands)
 	rc |= put_str(o, "uri", th_ext_uri(i));
 	rc |= put_str(o, "description", ext_descriptions[i]);
 	if ((1u << i) == TH_EXT_COMMANDS)
-		rc |= put(o, "params", commands_params(commands));
+		rc |= th_json_put(o, "params", commands_params(commands));
 	else if ((1u << i) == TH_EXT_A2UI)
-		rc |= put(o, "params", a2ui_params());
+		rc |= th_json_put(o, "params", a2ui_params());
 	if (rc != 0) {
 		json_object_put(o);
 		return NULL;
@@ -155,9 +141,9 @@ static json_object *capabilities(json_object *commands)
 	int rc = 0;
 	for (int i = 0; i < TH_EXT_COUNT && rc == 0; i++)
 		rc |= push(exts, extension(i, commands));
-	rc |= put(o, "streaming", json_object_new_boolean(1));
-	rc |= put(o, "pushNotifications", json_object_new_boolean(1));
-	rc |= put(o, "extensions", exts);
+	rc |= th_json_put(o, "streaming", json_object_new_boolean(1));
+	rc |= th_json_put(o, "pushNotifications", json_object_new_boolean(1));
+	rc |= th_json_put(o, "extensions", exts);
 	if (rc != 0) {
 		json_object_put(o);
 		return NULL;
@@ -181,7 +167,7 @@ static json_object *skills(void)
 	            "criteria, plan and sub-tasks, asks participants for help, runs slash commands "
 	            "and shows UI surfaces. The task waits for the next message after every turn "
 	            "until a participant completes it.");
-	rc |= put(skill, "tags", string_array(tags, sizeof(tags) / sizeof(tags[0])));
+	rc |= th_json_put(skill, "tags", string_array(tags, sizeof(tags) / sizeof(tags[0])));
 	json_object *arr = json_object_new_array_ext(1);
 	if (rc != 0) {
 		json_object_put(skill);
@@ -212,11 +198,11 @@ json_object *th_card_build(const struct th_config *cfg, json_object *commands)
 	            "sub-tasks, channels and help requests, slash commands and A2UI surfaces over "
 	            "A2A, kept in SQLite");
 	rc |= put_str(card, "version", PACKAGE_VERSION);
-	rc |= put(card, "supportedInterfaces", ifaces);
-	rc |= put(card, "capabilities", capabilities(commands));
-	rc |= put(card, "defaultInputModes", string_array(media_types, N_MEDIA_TYPES));
-	rc |= put(card, "defaultOutputModes", string_array(media_types, N_MEDIA_TYPES));
-	rc |= put(card, "skills", skills());
+	rc |= th_json_put(card, "supportedInterfaces", ifaces);
+	rc |= th_json_put(card, "capabilities", capabilities(commands));
+	rc |= th_json_put(card, "defaultInputModes", string_array(media_types, N_MEDIA_TYPES));
+	rc |= th_json_put(card, "defaultOutputModes", string_array(media_types, N_MEDIA_TYPES));
+	rc |= th_json_put(card, "skills", skills());
 	if (rc != 0) {
 		json_object_put(card);
 		return NULL;

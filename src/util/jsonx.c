@@ -408,6 +408,15 @@ const char *th_json_text(json_object *v)
 	                                             JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+int th_json_put(json_object *obj, const char *key, json_object *v)
+{
+	if (obj == NULL || v == NULL || json_object_object_add(obj, key, v) != 0) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
 size_t th_json_size(json_object *v)
 {
 	size_t n = 0;

@@ -37,6 +37,11 @@ const char *th_json_unknown_key(json_object *obj, const char *const *allowed);
 /* Serialises v compactly without escaping '/'. The string belongs to v. */
 const char *th_json_text(json_object *v);
 
+/* Adds v under key to obj and takes v whatever happens (decision-026): 0, or -1 when v is
+ * NULL (an allocation that failed), obj is NULL or the add failed, v then freed. A builder
+ * ORs the results and reports TH_ENOMEM once. */
+int th_json_put(json_object *obj, const char *key, json_object *v);
+
 /* A value that serialises as text verbatim: text must be one JSON value this program
  * wrote (th_json_text of it, as stored in the database). Its type is string, so it is
  * for views that are only serialised, never read: parsing a stored message to write it

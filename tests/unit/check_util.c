@@ -10,6 +10,26 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 
+/* decision-026: the consuming add takes its value whatever happens, so a builder never
+ * leaks or double-frees when an allocation fails. */
+START_TEST(test_oom1_json_put_consumes_its_value)
+{
+	json_object *o = json_object_new_object();
+	json_object *v = json_object_new_string("x");
+	json_object_get(v); /* a reference of our own, to see what th_json_put left */
+	ck_assert_int_eq(th_json_put(o, "k", v), 0);
+	ck_assert_str_eq(th_json_str(o, "k"), "x");
+	ck_assert_int_eq(json_object_put(v), 0); /* o still holds it */
+	json_object *w = json_object_new_string("y");
+	json_object_get(w);
+	ck_assert_int_eq(th_json_put(NULL, "k", w), -1); /* no object: w is dropped */
+	ck_assert_int_eq(json_object_put(w), 1);         /* ours was the last reference */
+	ck_assert_int_eq(th_json_put(o, "n", NULL), -1); /* a failed allocation */
+	ck_assert_ptr_null(json_object_object_get(o, "n"));
+	json_object_put(o);
+}
+END_TEST
+
 START_TEST(test_lim2_parse_refuses_trailing_data_and_bad_utf8)
 {
 	json_object *v = NULL;
@@ -224,6 +244,7 @@ int main(void)
 	tcase_add_test(tc, test_task3_unknown_keys_are_found);
 	tcase_add_test(tc, test_task2_uuids_are_version_4_and_distinct);
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
+	tcase_add_test(tc, test_oom1_json_put_consumes_its_value);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
