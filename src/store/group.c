@@ -2,7 +2,7 @@
 /* group.c — the transaction calls (th_store_begin, th_store_commit, th_store_rollback)
  * and group commit: the request threads of one worker process share one writer
  * connection, and the write transactions they run at the same time commit together. A
- * store that joined no group runs its transactions on its own connection (store.c).
+ * store that joined no group runs its transactions on its own connection (db.c).
  *
  * Why: a write transaction's fixed costs (taking SQLite's write lock, reloading pages
  * another process changed, writing the WAL frames of every b-tree it touched, COMMIT)

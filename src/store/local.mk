@@ -15,7 +15,7 @@ TH_SQL_MIGRATIONS = \
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
 	src/store/store.h src/store/store_int.h src/store/migrations.h \
-	src/store/store.c \
+	src/store/db.c \
 	src/store/stmt.c \
 	src/store/group.c \
 	src/store/tasks.c \

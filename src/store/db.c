@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store.c — opening the database, migrations, transactions and the statement cache
- * (STORE-1, LIM-3). */
+/* db.c — opening the database, migrations, transactions and the WAL's upkeep; the
+ * statements themselves run through stmt.c (STORE-1, LIM-3). */
 #include "store/store.h"
 
 #include <assert.h>
@@ -65,46 +65,6 @@ int th_store_schema_version(void)
 sqlite3 *th_store_db(struct th_store *st)
 {
 	return st != NULL ? st->db : NULL;
-}
-
-/* LIM-5: SQLite's own message can name the database file or the schema; it goes to
- * the server's log (th_log, with the request's operation and task), and the client is
- * told only what failed. */
-th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e)
-{
-	const char *msg =
-	    st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
-	int primary = rc & 0xff;
-	/* Busy and constraint failures are the client's or the load's, not a broken store. */
-	if (primary != SQLITE_NOMEM)
-		th_log(primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
-		               primary == SQLITE_CONSTRAINT
-		           ? TH_LOG_WARN
-		           : TH_LOG_ERROR,
-		       "database (%s): %s (code %d)", what, msg, rc);
-	switch (rc & 0xff) {
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return th_error_set(e, TH_EBUSY, "database busy (%s)", what);
-	case SQLITE_NOMEM:
-		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
-	case SQLITE_CONSTRAINT:
-		/* Writes check their inputs first; a constraint still failing means a caller
-		 * broke the schema's rules, which is bad input rather than a broken store. */
-		if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-			return th_error_set(e, TH_ENOTFOUND, "%s: no such task", what);
-		return th_error_set(e, TH_EINVAL, "%s: the database refused the values", what);
-	case SQLITE_FULL:
-		return th_error_set(e, TH_EINTERNAL,
-		                    "database error (%s): the disk or quota is full", what);
-	case SQLITE_READONLY:
-		return th_error_set(e, TH_EINTERNAL,
-		                    "database error (%s): the database is read-only", what);
-	default:
-		return th_error_set(e, TH_EINTERNAL,
-		                    "database error (%s); the server's error log has the details",
-		                    what);
-	}
 }
 
 th_err th_store_task_exists(struct th_store *st, const char *task_id, int *exists,
