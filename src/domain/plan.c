@@ -39,13 +39,14 @@ th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, cons
 	if (rc != TH_OK)
 		return rc;
 	json_object *step = json_object_new_object();
-	if (step == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	json_object_object_add(step, "id", json_object_new_string(step_id));
-	json_object_object_add(step, "state",
-	                       json_object_new_string(th_store_step_state_name(state)));
+	int bad = th_json_put(step, "id", json_object_new_string(step_id));
+	bad |= th_json_put(step, "state", json_object_new_string(th_store_step_state_name(state)));
 	if (output != NULL)
-		json_object_object_add(step, "output", json_object_new_string(output));
+		bad |= th_json_put(step, "output", json_object_new_string(output));
+	if (bad) {
+		json_object_put(step);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a step_updated event");
+	}
 	return announce(st, row, "step_updated", step, e);
 }
 

@@ -17,13 +17,15 @@ json_object *th_status_ext(const char *sub_state, const char *participant_id,
                            const char *request_id)
 {
 	json_object *o = json_object_new_object();
-	if (o == NULL)
-		return NULL;
-	json_object_object_add(o, "sub_state", json_object_new_string(sub_state));
+	int bad = th_json_put(o, "sub_state", json_object_new_string(sub_state));
 	if (participant_id != NULL)
-		json_object_object_add(o, "participant_id", json_object_new_string(participant_id));
+		bad |= th_json_put(o, "participant_id", json_object_new_string(participant_id));
 	if (request_id != NULL)
-		json_object_object_add(o, "request_id", json_object_new_string(request_id));
+		bad |= th_json_put(o, "request_id", json_object_new_string(request_id));
+	if (bad) {
+		json_object_put(o);
+		return NULL; /* decision-026: the caller reports TH_ENOMEM */
+	}
 	return o;
 }
 
@@ -71,13 +73,18 @@ static th_err settle_ended(struct th_store *st, const struct th_task_row *row, s
 	}
 	if (rc == TH_OK) {
 		json_object *payload = json_object_new_object();
-		json_object_object_add(payload, "event", json_object_new_string("resolved"));
-		json_object_object_add(payload, "task_id", json_object_new_string(row->id));
-		json_object_object_add(payload, "name", json_object_new_string(row->name));
-		json_object_object_add(
-		    payload, "state",
-		    json_object_new_string(th_state_name((enum th_state)row->state)));
-		rc = th_status_announce(st, &parent, "subtask", payload, e);
+		int bad = th_json_put(payload, "event", json_object_new_string("resolved"));
+		bad |= th_json_put(payload, "task_id", json_object_new_string(row->id));
+		bad |= th_json_put(payload, "name", json_object_new_string(row->name));
+		bad |=
+		    th_json_put(payload, "state",
+		                json_object_new_string(th_state_name((enum th_state)row->state)));
+		if (bad) {
+			json_object_put(payload);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a subtask event");
+		} else {
+			rc = th_status_announce(st, &parent, "subtask", payload, e);
+		}
 	}
 	json_object_put(note);
 	th_task_row_free(&parent);
@@ -168,12 +175,17 @@ th_err th_status_announce_participants(struct th_store *st, const struct th_task
 		json_object_put(ext);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
+	int bad = 0;
 	if (who != NULL)
-		json_object_object_add(payload, "participant_id", json_object_new_string(who));
+		bad |= th_json_put(payload, "participant_id", json_object_new_string(who));
 	if (role != NULL)
-		json_object_object_add(payload, "role", json_object_new_string(role));
-	json_object_object_add(payload, "participants",
-	                       json_object_get(json_object_object_get(ext, "participants")));
+		bad |= th_json_put(payload, "role", json_object_new_string(role));
+	bad |= th_json_put(payload, "participants",
+	                   json_object_get(json_object_object_get(ext, "participants")));
 	json_object_put(ext);
+	if (bad) {
+		json_object_put(payload);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a participants event");
+	}
 	return th_status_announce(st, row, "participants_updated", payload, e);
 }

@@ -34,12 +34,17 @@ th_err th_subtask_announce(struct th_store *st, const char *parent_id, const cha
 	th_err rc = th_store_task_get(st, parent_id, &parent, e);
 	if (rc == TH_OK) {
 		json_object *payload = json_object_new_object();
-		json_object_object_add(payload, "event", json_object_new_string("spawned"));
-		json_object_object_add(payload, "task_id", json_object_new_string(child_id));
-		json_object_object_add(payload, "name", json_object_new_string(name));
-		json_object_object_add(payload, "state",
-		                       json_object_new_string(th_state_name(TH_STATE_WORKING)));
-		rc = th_status_announce(st, &parent, "subtask", payload, e);
+		int bad = th_json_put(payload, "event", json_object_new_string("spawned"));
+		bad |= th_json_put(payload, "task_id", json_object_new_string(child_id));
+		bad |= th_json_put(payload, "name", json_object_new_string(name));
+		bad |= th_json_put(payload, "state",
+		                   json_object_new_string(th_state_name(TH_STATE_WORKING)));
+		if (bad) {
+			json_object_put(payload);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a subtask event");
+		} else {
+			rc = th_status_announce(st, &parent, "subtask", payload, e);
+		}
 	}
 	th_task_row_free(&parent);
 	return rc;
@@ -80,13 +85,22 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 	char mid[TH_ID_BUF + 8];
 	snprintf(mid, sizeof mid, "%s:goal", child);
 	json_object *first = json_object_new_object(), *parts = json_object_new_array();
-	json_object *meta = json_object_new_object();
-	json_object_object_add(first, "messageId", json_object_new_string(mid));
-	json_object_object_add(first, "role", json_object_new_string("ROLE_USER"));
-	json_object_array_add(parts, th_a2a_text_part(goal));
-	json_object_object_add(first, "parts", parts);
-	json_object_object_add(meta, "participant_id", json_object_new_string(sender));
-	json_object_object_add(first, "metadata", meta);
+	json_object *meta = json_object_new_object(), *text = th_a2a_text_part(goal);
+	int bad = parts == NULL || text == NULL || json_object_array_add(parts, text) != 0;
+	if (bad)
+		json_object_put(text);
+	bad |= th_json_put(meta, "participant_id", json_object_new_string(sender));
+	bad |= th_json_put(first, "messageId", json_object_new_string(mid));
+	bad |= th_json_put(first, "role", json_object_new_string("ROLE_USER"));
+	bad |= th_json_put(first, "parts", parts);
+	bad |= th_json_put(first, "metadata", meta);
+	if (bad) {
+		json_object_put(first);
+		free(all);
+		th_participants_free(ps, np);
+		return th_error_set(e, TH_ENOMEM,
+		                    "out of memory building a sub-task's first message");
+	}
 	struct th_new_task nt = {
 	    .id = child,
 	    .context_id = parent->context_id,
