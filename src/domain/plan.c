@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "domain/plan.h"
 
+#include <string.h>
+
 #include "domain/status.h"
 #include "domain/view.h"
 #include "util/jsonx.h"
@@ -30,6 +32,16 @@ th_err th_plan_replace(struct th_store *st, const struct th_task_row *row,
 {
 	th_err rc = th_store_plan_replace(st, row->id, steps, n, e);
 	return rc == TH_OK ? announce(st, row, "plan_updated", NULL, e) : rc;
+}
+
+const struct th_plan_step *th_plan_find_step(const struct th_plan_step *steps, size_t n,
+                                             const char *id_or_name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(steps[i].step_id, id_or_name) == 0 ||
+		    strcmp(steps[i].name, id_or_name) == 0)
+			return &steps[i];
+	return NULL;
 }
 
 th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, const char *step_id,

@@ -16,6 +16,11 @@
 th_err th_plan_replace(struct th_store *st, const struct th_task_row *row,
                        const struct th_plan_step *steps, size_t n, struct th_error *e);
 
+/* The step of steps[0..n) whose id or name is id_or_name (the first such), or NULL: how
+ * /step and complete_step name a step. */
+const struct th_plan_step *th_plan_find_step(const struct th_plan_step *steps, size_t n,
+                                             const char *id_or_name);
+
 /* Sets step step_id (an existing step's id) to state (TH_STEP_DONE or TH_STEP_FAILED),
  * with output when not NULL, and announces step_updated with the step and the plan. */
 th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, const char *step_id,

@@ -210,7 +210,7 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 		}
 		w = end;
 	}
-	struct th_plan_step *found = NULL;
+	const struct th_plan_step *found = NULL;
 	char name[256] = "";
 	if (hit != NULL) {
 		size_t len = (size_t)(hit - args);
@@ -218,9 +218,7 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 			len--;
 		snprintf(name, sizeof name, "%.*s",
 		         (int)(len < sizeof name ? len : sizeof name - 1), args);
-		for (size_t i = 0; i < n && found == NULL; i++)
-			if (strcmp(steps[i].step_id, name) == 0 || strcmp(steps[i].name, name) == 0)
-				found = &steps[i];
+		found = th_plan_find_step(steps, n, name);
 	}
 	if (n == 0) {
 		usage(res, c, "The task has no plan; set one with /plan first.");

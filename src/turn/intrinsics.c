@@ -241,10 +241,8 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 	th_err rc = th_store_plan(app->store, row->id, &steps, &n, e);
 	if (rc != TH_OK)
 		return rc;
-	const char *id = NULL;
-	for (size_t i = 0; i < n && id == NULL; i++)
-		if (strcmp(steps[i].step_id, step) == 0 || strcmp(steps[i].name, step) == 0)
-			id = steps[i].step_id;
+	const struct th_plan_step *found = th_plan_find_step(steps, n, step);
+	const char *id = found != NULL ? found->step_id : NULL;
 	if (n == 0)
 		fail(r, "the task has no plan; create one with create_plan");
 	else if (id == NULL)
