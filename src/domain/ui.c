@@ -132,13 +132,20 @@ th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object
 	return rc;
 }
 
+th_err th_ui_renders(struct th_store *st, const char *task_id, int *renders, struct th_error *e)
+{
+	char *text = NULL;
+	th_err rc = th_store_a2ui_get(st, task_id, &text, e);
+	*renders = text != NULL;
+	free(text);
+	return rc;
+}
+
 th_err th_ui_confirm(struct th_app *app, struct th_task_row *row, const char *sender,
                      const char *question, struct th_cmd_result *res, struct th_error *e)
 {
-	char *text = NULL;
-	th_err rc = th_store_a2ui_get(app->store, row->id, &text, e);
-	int renders = text != NULL;
-	free(text);
+	int renders = 0;
+	th_err rc = th_ui_renders(app->store, row->id, &renders, e);
 	if (rc != TH_OK)
 		return rc;
 	char id[TH_UUID_LEN + 1], surface[64];

@@ -31,6 +31,9 @@ th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object
 th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object *messages,
                   char **artifact_id, struct th_error *e);
 
+/* *renders = 1 when the task's client said it renders A2UI (EXT-4: it has a registry). */
+th_err th_ui_renders(struct th_store *st, const char *task_id, int *renders, struct th_error *e);
+
 /* UI-4 /confirm QUESTION: a Card with Approve / Reject when the client renders A2UI,
  * else the question in text (answered "approve" / "reject"). */
 th_err th_ui_confirm(struct th_app *app, struct th_task_row *row, const char *sender,

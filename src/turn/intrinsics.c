@@ -398,10 +398,8 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 		fail(r, "'messages' must be a non-empty array of A2UI messages");
 		return TH_OK;
 	}
-	char *text = NULL;
-	th_err rc = th_store_a2ui_get(app->store, row->id, &text, e);
-	int renders = text != NULL;
-	free(text);
+	int renders = 0;
+	th_err rc = th_ui_renders(app->store, row->id, &renders, e);
 	if (rc != TH_OK)
 		return rc;
 	if (!renders) {
