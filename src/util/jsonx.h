@@ -42,6 +42,10 @@ const char *th_json_text(json_object *v);
  * ORs the results and reports TH_ENOMEM once. */
 int th_json_put(json_object *obj, const char *key, json_object *v);
 
+/* The same for an array: appends v to arr and takes v whatever happens; 0, or -1 when v
+ * is NULL, arr is NULL or the append failed (v then freed). */
+int th_json_push(json_object *arr, json_object *v);
+
 /* A value that serialises as text verbatim: text must be one JSON value this program
  * wrote (th_json_text of it, as stored in the database). Its type is string, so it is
  * for views that are only serialised, never read: parsing a stored message to write it

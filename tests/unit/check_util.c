@@ -30,6 +30,24 @@ START_TEST(test_oom1_json_put_consumes_its_value)
 }
 END_TEST
 
+START_TEST(test_oom1_json_push_consumes_its_value)
+{
+	json_object *a = json_object_new_array();
+	json_object *v = json_object_new_string("x");
+	json_object_get(v);
+	ck_assert_int_eq(th_json_push(a, v), 0);
+	ck_assert_int_eq(json_object_array_length(a), 1);
+	ck_assert_int_eq(json_object_put(v), 0); /* a still holds it */
+	json_object *w = json_object_new_string("y");
+	json_object_get(w);
+	ck_assert_int_eq(th_json_push(NULL, w), -1); /* no array: w is dropped */
+	ck_assert_int_eq(json_object_put(w), 1);
+	ck_assert_int_eq(th_json_push(a, NULL), -1); /* a failed allocation */
+	ck_assert_int_eq(json_object_array_length(a), 1);
+	json_object_put(a);
+}
+END_TEST
+
 START_TEST(test_lim2_parse_refuses_trailing_data_and_bad_utf8)
 {
 	json_object *v = NULL;
@@ -245,6 +263,7 @@ int main(void)
 	tcase_add_test(tc, test_task2_uuids_are_version_4_and_distinct);
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
 	tcase_add_test(tc, test_oom1_json_put_consumes_its_value);
+	tcase_add_test(tc, test_oom1_json_push_consumes_its_value);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
