@@ -13,16 +13,27 @@ void th_uuid(char out[TH_UUID_LEN + 1])
 {
 	unsigned char b[16];
 	ssize_t got = getrandom(b, sizeof b, 0);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
 	if (got != (ssize_t)sizeof b) {
 		/* getrandom cannot fail for 16 bytes once the pool is ready; fall back
 		 * to mixing the clock and pid rather than aborting a worker. */
-		uint64_t x = (uint64_t)th_now_ms() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock();
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock();
 		for (size_t i = 0; i < sizeof b; i++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 			b[i] = (unsigned char)(x >> 56);
 		}
 	}
-	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	/* Version 7 (RFC 9562 §5.7): 48 bits of Unix milliseconds, then 12 bits of the
+	 * sub-millisecond fraction (§6.2, method 3), then 62 random bits. Ids made one after
+	 * another sort one after another, so every b-tree keyed by a task id grows at its
+	 * right edge and the tasks a batch creates share pages (decision-028). */
+	uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	unsigned frac = (unsigned)(((uint64_t)(ts.tv_nsec % 1000000) << 12) / 1000000u);
+	for (int i = 0; i < 6; i++)
+		b[i] = (unsigned char)(ms >> (40 - 8 * i));
+	b[6] = (unsigned char)(0x70 | (frac >> 8));
+	b[7] = (unsigned char)(frac & 0xff);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
 	snprintf(out, TH_UUID_LEN + 1,
 	         "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],

@@ -17,7 +17,8 @@
 #define TH_PAGE_TOKEN_MAX (2 * (18 + 1 + TH_ID_MAX))
 #define TH_TS_LEN 24
 
-/* Writes a random (version 4) UUID and its NUL into out[37]. */
+/* Writes a time-ordered (version 7) UUID and its NUL into out[37]: 62 random bits after
+ * the time, so ids made later sort later (decision-028). */
 void th_uuid(char out[TH_UUID_LEN + 1]);
 
 /* Milliseconds since the Unix epoch, wall clock. */

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "domain/ext.h"
 #include "util/buf.h"
@@ -210,15 +211,28 @@ START_TEST(test_lim4_rfc3339_timestamps_are_calendar_checked_with_offsets)
 }
 END_TEST
 
-START_TEST(test_task2_uuids_are_version_4_and_distinct)
+START_TEST(test_task2_uuids_are_version_7_distinct_and_ordered)
 {
 	char a[TH_UUID_LEN + 1], b[TH_UUID_LEN + 1];
+	int64_t before = th_now_ms();
 	th_uuid(a);
+	struct timespec pause = {0, 2000000}; /* 2 ms: b falls in a later millisecond */
+	nanosleep(&pause, NULL);
 	th_uuid(b);
 	ck_assert_uint_eq(strlen(a), 36);
-	ck_assert_int_eq(a[14], '4');
+	ck_assert_int_eq(a[8], '-');
+	ck_assert_int_eq(a[14], '7');
 	ck_assert(strchr("89ab", a[19]) != NULL);
 	ck_assert_str_ne(a, b);
+	ck_assert_msg(strcmp(a, b) < 0, "%s made before %s sorts after it", a, b);
+	/* The first 48 bits are the Unix time in milliseconds. */
+	char hex[13];
+	memcpy(hex, a, 8);
+	memcpy(hex + 8, a + 9, 4);
+	hex[12] = '\0';
+	int64_t ms = (int64_t)strtoll(hex, NULL, 16);
+	ck_assert_int_ge(ms, before);
+	ck_assert_int_le(ms, before + 1000);
 }
 END_TEST
 
@@ -260,7 +274,7 @@ int main(void)
 	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
 	tcase_add_test(tc, test_lim4_rfc3339_timestamps_are_calendar_checked_with_offsets);
 	tcase_add_test(tc, test_task3_unknown_keys_are_found);
-	tcase_add_test(tc, test_task2_uuids_are_version_4_and_distinct);
+	tcase_add_test(tc, test_task2_uuids_are_version_7_distinct_and_ordered);
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
 	tcase_add_test(tc, test_oom1_json_put_consumes_its_value);
 	tcase_add_test(tc, test_oom1_json_push_consumes_its_value);
