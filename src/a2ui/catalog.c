@@ -7,6 +7,7 @@
  * unknown keys. */
 #include "a2ui/a2ui_int.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -915,6 +916,7 @@ static json_object *prop_json(const struct prop *p)
 	json_object *o = json_object_new_object();
 	if (o == NULL)
 		return NULL;
+	assert(p->kind >= 0 && (size_t)p->kind < sizeof kind_names / sizeof kind_names[0]);
 	int rc = th_json_put(o, "kind", json_object_new_string(kind_names[p->kind]));
 	rc |= th_json_put(o, "required", json_object_new_boolean(p->required));
 	if (p->kind == K_ENUM || p->kind == K_ICON) {

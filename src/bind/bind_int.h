@@ -66,7 +66,8 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 /* The client-facing message of e; for TH_EBUSY it always says to retry. */
 const char *th_bind_message(const struct th_error *e, char *buf, size_t n);
 
-/* The ErrorInfo detail of e (new reference), or NULL when its code has no reason. */
+/* The ErrorInfo detail of e (new reference), or NULL when its code has no reason or
+ * when out of memory. */
 json_object *th_bind_error_info(const struct th_error *e);
 
 /* The error bodies of each binding as JSON (new references; NULL when out of memory):

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/jsonx.h"
+
 struct row {
 	int rpc;
 	int http;
@@ -93,33 +95,35 @@ json_object *th_bind_error_info(const struct th_error *e)
 	json_object *o = json_object_new_object();
 	if (o == NULL)
 		return NULL;
-	json_object_object_add(o, "@type",
-	                       json_object_new_string("type.googleapis.com/google.rpc.ErrorInfo"));
-	json_object_object_add(o, "reason", json_object_new_string(reason));
-	json_object_object_add(o, "domain", json_object_new_string("a2a-protocol.org"));
+	int bad = th_json_put(o, "@type",
+	                      json_object_new_string("type.googleapis.com/google.rpc.ErrorInfo"));
+	bad |= th_json_put(o, "reason", json_object_new_string(reason));
+	bad |= th_json_put(o, "domain", json_object_new_string("a2a-protocol.org"));
 	if (e->task_id[0] != '\0') {
 		json_object *md = json_object_new_object();
-		if (md != NULL)
-			json_object_object_add(md, "taskId", json_object_new_string(e->task_id));
-		json_object_object_add(o, "metadata", md);
+		bad |= th_json_put(md, "taskId", json_object_new_string(e->task_id));
+		bad |= th_json_put(o, "metadata", md);
+	}
+	if (bad) {
+		json_object_put(o);
+		return NULL; /* decision-026: out of memory */
 	}
 	return o;
 }
 
 /* The ErrorInfo of e, if its code has one, as a one-element array under key (JSON-RPC
- * "data", google.rpc.Status "details"); left out when it cannot be built. */
-static void add_error_info(json_object *err, const char *key, const struct th_error *e)
+ * "data", google.rpc.Status "details"): 0, or -1 when it cannot be built (out of
+ * memory; the caller then fails the whole body). */
+static int add_error_info(json_object *err, const char *key, const struct th_error *e)
 {
-	json_object *info = th_bind_error_info(e);
-	if (info == NULL)
-		return;
+	if (th_bind_reason(e->code)[0] == '\0')
+		return 0;
 	json_object *list = json_object_new_array();
-	if (list == NULL || json_object_array_add(list, info) != 0) {
-		json_object_put(info);
+	if (th_json_push(list, th_bind_error_info(e)) != 0) {
 		json_object_put(list);
-		return;
+		return -1;
 	}
-	json_object_object_add(err, key, list);
+	return th_json_put(err, key, list);
 }
 
 json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
@@ -132,13 +136,21 @@ json_object *th_bind_rpc_error(json_object *id, const struct th_error *e)
 		json_object_put(err);
 		return NULL;
 	}
-	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(o, "id", json_object_get(id));
-	json_object_object_add(err, "code", json_object_new_int(th_bind_rpc_code(e->code)));
-	json_object_object_add(err, "message",
-	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
-	add_error_info(err, "data", e);
-	json_object_object_add(o, "error", err);
+	int bad = th_json_put(o, "jsonrpc", json_object_new_string("2.0"));
+	json_object *idv = json_object_get(id); /* NULL is the JSON null id */
+	if (json_object_object_add(o, "id", idv) != 0) {
+		json_object_put(idv);
+		bad = -1;
+	}
+	bad |= th_json_put(err, "code", json_object_new_int(th_bind_rpc_code(e->code)));
+	bad |= th_json_put(err, "message",
+	                   json_object_new_string(th_bind_message(e, buf, sizeof buf)));
+	bad |= add_error_info(err, "data", e);
+	bad |= th_json_put(o, "error", err);
+	if (bad) {
+		json_object_put(o);
+		return NULL; /* decision-026: the caller sends th_bind_send_oom */
+	}
 	return o;
 }
 
@@ -152,12 +164,16 @@ json_object *th_bind_rest_error_body(int status, const struct th_error *e)
 		json_object_put(err);
 		return NULL;
 	}
-	json_object_object_add(err, "code", json_object_new_int(status));
-	json_object_object_add(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
-	json_object_object_add(err, "message",
-	                       json_object_new_string(th_bind_message(e, buf, sizeof buf)));
-	add_error_info(err, "details", e);
-	json_object_object_add(o, "error", err);
+	int bad = th_json_put(err, "code", json_object_new_int(status));
+	bad |= th_json_put(err, "status", json_object_new_string(th_bind_grpc_status(e->code)));
+	bad |= th_json_put(err, "message",
+	                   json_object_new_string(th_bind_message(e, buf, sizeof buf)));
+	bad |= add_error_info(err, "details", e);
+	bad |= th_json_put(o, "error", err);
+	if (bad) {
+		json_object_put(o);
+		return NULL; /* decision-026: the caller sends th_bind_send_oom */
+	}
 	return o;
 }
 

@@ -151,10 +151,15 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 		th_bind_send_oom(ctx);
 		return;
 	}
-	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	int bad = th_json_put(o, "jsonrpc", json_object_new_string("2.0"));
 	/* The same id, the same JSON type: json-c keeps the parsed value as it was. */
-	json_object_object_add(o, "id", json_object_get(id));
-	json_object_object_add(o, "result", result);
+	bad |= th_json_put_null(o, "id", json_object_get(id));
+	bad |= th_json_put_null(o, "result", result); /* NULL: a JSON null result */
 	json_object_put(req);
+	if (bad) {
+		json_object_put(o);
+		th_bind_send_oom(ctx); /* decision-026 */
+		return;
+	}
 	th_bind_send_json(ctx, 200, "application/json", o);
 }

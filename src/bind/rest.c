@@ -2,6 +2,7 @@
 /* rest.c — the HTTP+JSON binding: the route table, path and query values turned
  * into the operation's params object, and the answer (A2A-1, A2A-4, LIM-2). The
  * google.rpc.Status error bodies come from errors.c, streams go to stream.c. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,6 +339,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 		return;
 	}
 	int mi = method_index(r->method);
+	assert(m.kind >= 0 && (size_t)m.kind < sizeof route_ops / sizeof route_ops[0]);
 	int op = mi >= 0 ? route_ops[m.kind][mi] : NONE;
 	if (op == NONE) {
 		th_buf_puts(&ctx->extra, "Allow: ");

@@ -194,16 +194,21 @@ static size_t collect(char *data, size_t size, size_t n, void *arg)
 }
 
 /* CTL-9: builds th_complete_message and sends it as a JSON-RPC SendMessage. */
-/* CTL-9: the JSON-RPC SendMessage that carries th_complete_message (json_object_put). */
+/* CTL-9: the JSON-RPC SendMessage that carries th_complete_message (json_object_put), or NULL
+ * when out of memory. */
 static json_object *complete_request(const char *task, const char *as)
 {
 	json_object *req = json_object_new_object();
 	json_object *params = json_object_new_object();
-	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(req, "id", json_object_new_int(1));
-	json_object_object_add(req, "method", json_object_new_string("SendMessage"));
-	json_object_object_add(params, "message", th_complete_message(task, as));
-	json_object_object_add(req, "params", params);
+	int bad = th_json_put(req, "jsonrpc", json_object_new_string("2.0"));
+	bad |= th_json_put(req, "id", json_object_new_int(1));
+	bad |= th_json_put(req, "method", json_object_new_string("SendMessage"));
+	bad |= th_json_put(params, "message", th_complete_message(task, as));
+	bad |= th_json_put(req, "params", params);
+	if (bad) {
+		json_object_put(req);
+		return NULL; /* decision-026: out of memory */
+	}
 	return req;
 }
 
@@ -254,6 +259,14 @@ static int cmd_complete(int argc, char **argv)
 		url = cfg->base_url;
 	}
 	json_object *req = complete_request(task, as);
+	if (req == NULL) {
+		fprintf(stderr, "tiny-harness: out of memory building the request\n");
+		if (cfg != NULL) {
+			th_config_free(cfg);
+			free(cfg);
+		}
+		return 1;
+	}
 
 	struct th_buf body;
 	th_buf_init(&body);

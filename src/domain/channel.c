@@ -156,9 +156,10 @@ th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, co
 	if (rc != TH_OK)
 		return rc;
 	json_object *ev = json_object_new_object();
-	if (ev == NULL)
+	if (th_json_put(ev, "message", json_object_get(msg)) != 0) {
+		json_object_put(ev);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	json_object_object_add(ev, "message", json_object_get(msg));
+	}
 	int side = channel_id != NULL && strcmp(channel_id, row->id) != 0;
 	rc = th_event_record(st, row->id, "message", side ? channel_id : NULL, ev, e);
 	json_object_put(ev);
@@ -310,7 +311,9 @@ th_err th_channel_answer_pending(struct th_store *st, struct th_task_row *row, c
 		const char *mid = th_json_str(msg, "messageId");
 		rc = th_store_help_answer(st, row->id, h.id, mid, NULL, e);
 		json_object *value = json_object_new_object();
-		json_object_object_add(value, "in_reply_to", json_object_new_string(h.id));
+		if (th_json_put(value, "in_reply_to", json_object_new_string(h.id)) != 0 &&
+		    rc == TH_OK)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a help reply");
 		if (rc == TH_OK)
 			rc = th_channel_record(st, row, sender, h.channel_id, "help_reply", "",
 			                       h.id, value, mid, e);
@@ -345,12 +348,14 @@ th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const 
 		json_object_put(to);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	json_object_array_add(to, json_object_new_string(asked));
-	json_object_object_add(value, "channel_id", json_object_new_string(row->id));
-	json_object_object_add(value, "sender", json_object_new_string(TH_AGENT_ID));
-	json_object_object_add(value, "kind", json_object_new_string("help_request"));
-	json_object_object_add(value, "text", json_object_new_string(question));
-	json_object_object_add(value, "to", to);
+	int bad = th_json_push(to, json_object_new_string(asked));
+	bad |= th_json_put(value, "channel_id", json_object_new_string(row->id));
+	bad |= th_json_put(value, "sender", json_object_new_string(TH_AGENT_ID));
+	bad |= th_json_put(value, "kind", json_object_new_string("help_request"));
+	bad |= th_json_put(value, "text", json_object_new_string(question));
+	bad |= th_json_put(value, "to", to);
+	if (rc == TH_OK && bad)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory building a help request");
 	if (rc == TH_OK)
 		rc = th_channel_record(st, row, TH_AGENT_ID, row->id, "help_request", question,
 		                       NULL, value, mid, e);

@@ -194,10 +194,13 @@ static th_err parse_criteria(json_object *arr, struct th_task_payload *out, stru
 			    e, TH_EINVAL,
 			    "payload.acceptance_criteria[%zu].met must be true or false", i);
 		json_object *n = json_object_new_object();
-		json_object_object_add(n, "text", json_object_get(text));
-		json_object_object_add(
-		    n, "met", json_object_new_boolean(met ? json_object_get_boolean(met) : 0));
-		json_object_array_add(out->criteria, n);
+		int oom = th_json_put(n, "text", json_object_get(text));
+		oom |= th_json_put(n, "met",
+		                   json_object_new_boolean(met ? json_object_get_boolean(met) : 0));
+		oom |= th_json_push(out->criteria, n);
+		if (oom)
+			return th_error_set(e, TH_ENOMEM,
+			                    "out of memory building the acceptance criteria");
 	}
 	return TH_OK;
 }
@@ -328,11 +331,11 @@ th_err th_task_payload_parse(json_object *payload, int creating, const struct th
 json_object *th_envelope_part(const char *kind, json_object *payload)
 {
 	json_object *env = json_object_new_object();
-	if (env == NULL) {
-		json_object_put(payload);
-		return NULL;
+	int bad = th_json_put(env, "kind", json_object_new_string(kind));
+	bad |= th_json_put(env, "payload", payload);
+	if (bad) {
+		json_object_put(env);
+		return NULL; /* decision-026: the caller reports TH_ENOMEM */
 	}
-	json_object_object_add(env, "kind", json_object_new_string(kind));
-	json_object_object_add(env, "payload", payload);
 	return th_a2a_data_part(env, TH_MT_EVENT);
 }

@@ -21,9 +21,12 @@ static th_err announce(struct th_store *st, const struct th_task_row *row, const
 		json_object_put(step);
 		return rc;
 	}
-	if (step != NULL)
-		json_object_object_add(payload, "step", step);
-	json_object_object_add(payload, "plan", plan);
+	int bad = step != NULL && th_json_put(payload, "step", step) != 0;
+	bad |= th_json_put_null(payload, "plan", plan); /* no plan: null */
+	if (bad) {
+		json_object_put(payload);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a plan event");
+	}
 	return th_status_announce(st, row, kind, payload, e);
 }
 

@@ -34,7 +34,10 @@ json_object *th_status_agent_text(const struct th_task_row *row, const char *tex
 	json_object *parts = json_object_new_array();
 	if (parts == NULL)
 		return NULL;
-	json_object_array_add(parts, th_a2a_text_part(text));
+	if (th_json_push(parts, th_a2a_text_part(text)) != 0) {
+		json_object_put(parts);
+		return NULL;
+	}
 	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 }
 
@@ -123,12 +126,10 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 	json_object *ev = json_object_new_object();
 	json_object *upd = th_a2a_status_update(row->id, row->context_id, th_view_status(row),
 	                                        th_view_status_metadata(row));
-	if (ev == NULL || upd == NULL) {
+	if (th_json_put(ev, "statusUpdate", upd) != 0) {
 		json_object_put(ev);
-		json_object_put(upd);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	json_object_object_add(ev, "statusUpdate", upd);
 	rc = th_event_record(st, row->id, "status", NULL, ev, e);
 	json_object_put(ev);
 	if (rc == TH_OK && th_state_terminal(state))
@@ -146,18 +147,19 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 		json_object_put(part);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	json_object_array_add(parts, part);
+	if (th_json_push(parts, part) != 0) {
+		json_object_put(parts);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	}
 	json_object *msg = th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 	json_object *upd = th_a2a_status_update(
 	    row->id, row->context_id, th_a2a_status((enum th_state)row->state, msg, th_now_ms()),
 	    th_view_status_metadata(row));
 	json_object *ev = json_object_new_object();
-	if (upd == NULL || ev == NULL) {
-		json_object_put(upd);
+	if (th_json_put(ev, "statusUpdate", upd) != 0) {
 		json_object_put(ev);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	json_object_object_add(ev, "statusUpdate", upd);
 	th_err rc = th_event_record(st, row->id, "status", NULL, ev, e);
 	json_object_put(ev);
 	return rc;

@@ -45,12 +45,18 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	json_object *ext = json_object_new_object();
 	if (ext == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	json_object_object_add(ext, "type", json_object_get(nt->type));
-	json_object_object_add(ext, "description",
-	                       json_object_new_string(nt->description ? nt->description : ""));
-	json_object_object_add(ext, "acceptance_criteria",
-	                       nt->criteria ? json_object_get(nt->criteria)
-	                                    : json_object_new_array());
+	/* No type is JSON null. */
+	int bad = th_json_put_null(ext, "type", json_object_get(nt->type));
+	bad |= th_json_put(ext, "description",
+	                   json_object_new_string(nt->description ? nt->description : ""));
+	bad |= th_json_put(ext, "acceptance_criteria",
+	                   nt->criteria ? json_object_get(nt->criteria) : json_object_new_array());
+	bad |= th_json_put(nt->first, "taskId", json_object_new_string(nt->id));
+	bad |= th_json_put(nt->first, "contextId", json_object_new_string(nt->context_id));
+	if (bad) {
+		json_object_put(ext);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a new task");
+	}
 	int64_t now = th_now_ms();
 	struct th_task_row row = {
 	    .id = (char *)(uintptr_t)nt->id,
@@ -68,8 +74,6 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	    .created_ms = now,
 	    .updated_ms = now,
 	};
-	json_object_object_add(nt->first, "taskId", json_object_new_string(nt->id));
-	json_object_object_add(nt->first, "contextId", json_object_new_string(nt->context_id));
 	const char *mid = th_json_str(nt->first, "messageId");
 	json_object *snapshot = NULL, *ev = NULL;
 	th_err rc = th_store_task_insert(st, &row, e);
@@ -89,8 +93,10 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 		return rc;
 	/* The first event of every task is the Task itself (STREAM-1). */
 	ev = json_object_new_object();
-	json_object_object_add(ev, "task", snapshot);
-	rc = th_event_record(st, nt->id, "task", NULL, ev, e);
+	if (th_json_put(ev, "task", snapshot) != 0)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory building a task event");
+	else
+		rc = th_event_record(st, nt->id, "task", NULL, ev, e);
 	json_object_put(ev);
 	struct th_task_row live = {0};
 	if (rc == TH_OK && !nt->inline_turn)

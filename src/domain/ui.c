@@ -118,13 +118,10 @@ th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object
 		ev = json_object_new_object();
 		json_object *upd = th_a2a_artifact_update(row->id, row->context_id,
 		                                          json_object_get(artifact), 0, 1);
-		if (ev == NULL || upd == NULL || *artifact_id == NULL) {
-			json_object_put(upd);
+		if (th_json_put(ev, "artifactUpdate", upd) != 0 || *artifact_id == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		} else {
-			json_object_object_add(ev, "artifactUpdate", upd);
+		else
 			rc = th_event_record(app->store, row->id, "artifact", NULL, ev, e);
-		}
 	}
 	json_object_put(ev);
 	json_object_put(artifact);
@@ -267,26 +264,36 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 	              c.question);
 	/* The decision is a channel message on the task channel (UI-4), carried by the reply. */
 	json_object *value = json_object_new_object();
-	json_object_object_add(value, "channel_id", json_object_new_string(row->id));
-	json_object_object_add(value, "sender", json_object_new_string(TH_AGENT_ID));
-	json_object_object_add(value, "kind", json_object_new_string("message"));
-	json_object_object_add(value, "text", json_object_new_string(res->text.data));
+	int bad = th_json_put(value, "channel_id", json_object_new_string(row->id));
+	bad |= th_json_put(value, "sender", json_object_new_string(TH_AGENT_ID));
+	bad |= th_json_put(value, "kind", json_object_new_string("message"));
+	bad |= th_json_put(value, "text", json_object_new_string(res->text.data));
+	if (bad) {
+		json_object_put(value);
+		th_confirm_free(&c);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a decision message");
+	}
 	char mid[TH_UUID_LEN + 1];
 	th_uuid(mid);
 	rc = th_channel_record(app->store, row, TH_AGENT_ID, row->id, "message", res->text.data,
 	                       NULL, value, mid, e);
 	res->parts = json_object_new_array();
-	json_object_array_add(res->parts, th_a2a_data_part(value, TH_MT_CHANNEL));
+	if (th_json_push(res->parts, th_a2a_data_part(value, TH_MT_CHANNEL)) != 0 && rc == TH_OK)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory building a decision message");
 	/* The Card has done its job: delete it, so a second click is refused (UI-2). */
 	if (rc == TH_OK && c.surface_id != NULL) {
 		json_object *del = json_object_new_array(), *m = json_object_new_object(),
 		            *body = json_object_new_object();
-		json_object_object_add(body, "surfaceId", json_object_new_string(c.surface_id));
-		json_object_object_add(m, "version", json_object_new_string(version_of(app)));
-		json_object_object_add(m, "deleteSurface", body);
-		json_object_array_add(del, m);
+		bad = th_json_put(body, "surfaceId", json_object_new_string(c.surface_id));
+		bad |= th_json_put(m, "version", json_object_new_string(version_of(app)));
+		bad |= th_json_put(m, "deleteSurface", body);
+		bad |= th_json_push(del, m);
 		char *artifact = NULL;
-		rc = th_ui_emit(app, row, del, &artifact, e);
+		if (bad)
+			rc = th_error_set(e, TH_ENOMEM,
+			                  "out of memory building a deleteSurface message");
+		else
+			rc = th_ui_emit(app, row, del, &artifact, e);
 		free(artifact);
 		json_object_put(del);
 	}

@@ -25,22 +25,25 @@ json_object *th_view_status_metadata(const struct th_task_row *row)
 		return NULL;
 	json_object *meta = json_object_new_object();
 	json_object *ext = json_tokener_parse(row->status_meta_json);
-	if (meta == NULL || ext == NULL) {
+	if (th_json_put(meta, TH_META_STATUS, ext) != 0) {
 		json_object_put(meta);
-		json_object_put(ext);
 		return NULL;
 	}
-	json_object_object_add(meta, TH_META_STATUS, ext);
 	return meta;
 }
 
 static json_object *task_refs(const char *const *ids, size_t n)
 {
 	json_object *arr = json_object_new_array();
-	for (size_t i = 0; arr != NULL && i < n; i++) {
+	int bad = arr == NULL;
+	for (size_t i = 0; !bad && i < n; i++) {
 		json_object *ref = json_object_new_object();
-		json_object_object_add(ref, "task_id", json_object_new_string(ids[i]));
-		json_object_array_add(arr, ref);
+		bad |= th_json_put(ref, "task_id", json_object_new_string(ids[i]));
+		bad |= th_json_push(arr, ref);
+	}
+	if (bad) {
+		json_object_put(arr);
+		return NULL; /* decision-026: the caller reports TH_ENOMEM */
 	}
 	return arr;
 }
@@ -62,43 +65,44 @@ th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json
 	}
 	json_object *stored = parse_or_null(row->ext_json);
 	json_object *ext = json_object_new_object();
-	json_object_object_add(ext, "name", json_object_new_string(row->name));
-	json_object_object_add(ext, "goal", json_object_new_string(row->goal));
+	int bad = th_json_put(ext, "name", json_object_new_string(row->name));
+	bad |= th_json_put(ext, "goal", json_object_new_string(row->goal));
 	/* Stored attributes (type, description, acceptance_criteria, plan) keep their
 	 * order; the derived lists come from their own tables. */
 	static const char *const stored_keys[] = {"type", "description", "acceptance_criteria"};
 	for (size_t i = 0; i < sizeof stored_keys / sizeof stored_keys[0]; i++) {
 		json_object *v = NULL;
+		/* v is NULL for a stored JSON null (a task without a type). */
 		if (stored != NULL && json_object_object_get_ex(stored, stored_keys[i], &v))
-			json_object_object_add(ext, stored_keys[i], json_object_get(v));
+			bad |= th_json_put_null(ext, stored_keys[i], json_object_get(v));
 	}
 	json_object *parr = json_object_new_array();
 	for (size_t i = 0; i < np; i++) {
 		json_object *p = json_object_new_object();
-		json_object_object_add(p, "id", json_object_new_string(ps[i].id));
-		json_object_object_add(p, "kind", json_object_new_string(ps[i].kind));
-		json_object_object_add(p, "role", json_object_new_string(ps[i].role));
-		json_object_object_add(p, "display_name",
-		                       json_object_new_string(ps[i].display_name));
-		json_object_array_add(parr, p);
+		bad |= th_json_put(p, "id", json_object_new_string(ps[i].id));
+		bad |= th_json_put(p, "kind", json_object_new_string(ps[i].kind));
+		bad |= th_json_put(p, "role", json_object_new_string(ps[i].role));
+		bad |= th_json_put(p, "display_name", json_object_new_string(ps[i].display_name));
+		bad |= th_json_push(parr, p);
 	}
-	json_object_object_add(ext, "participants", parr);
+	bad |= th_json_put(ext, "participants", parr);
 	const char *parent = row->parent_id;
-	json_object_object_add(ext, "parent_tasks",
-	                       task_refs(parent ? &parent : NULL, parent ? 1 : 0));
+	bad |= th_json_put(ext, "parent_tasks", task_refs(parent ? &parent : NULL, parent ? 1 : 0));
 	json_object *sarr = json_object_new_array();
 	for (size_t i = 0; i < ns; i++) {
 		json_object *ref = json_object_new_object();
-		json_object_object_add(ref, "task_id", json_object_new_string(subs[i].id));
-		json_object_array_add(sarr, ref);
+		bad |= th_json_put(ref, "task_id", json_object_new_string(subs[i].id));
+		bad |= th_json_push(sarr, ref);
 	}
-	json_object_object_add(ext, "sub_tasks", sarr);
+	bad |= th_json_put(ext, "sub_tasks", sarr);
 	json_object *plan = NULL;
 	rc = th_view_plan(st, row->id, &plan, e);
-	json_object_object_add(ext, "plan", plan);
+	bad |= th_json_put_null(ext, "plan", plan); /* no plan: null */
 	json_object_put(stored);
 	th_participants_free(ps, np);
 	th_subtask_refs_free(subs, ns);
+	if (rc == TH_OK && bad)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory building a task's extension");
 	if (rc != TH_OK) {
 		json_object_put(ext);
 		return rc;
@@ -116,24 +120,29 @@ th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
 	if (rc != TH_OK || n == 0)
 		return rc;
 	json_object *plan = json_object_new_object(), *arr = json_object_new_array();
+	int bad = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_new_object();
-		json_object_object_add(s, "id", json_object_new_string(steps[i].step_id));
-		json_object_object_add(s, "name", json_object_new_string(steps[i].name));
-		json_object_object_add(s, "description",
-		                       json_object_new_string(steps[i].description));
-		json_object_object_add(s, "depends_on",
-		                       json_tokener_parse(steps[i].depends_on_json));
-		json_object_object_add(
+		bad |= th_json_put(s, "id", json_object_new_string(steps[i].step_id));
+		bad |= th_json_put(s, "name", json_object_new_string(steps[i].name));
+		bad |= th_json_put(s, "description", json_object_new_string(steps[i].description));
+		bad |=
+		    th_json_put_null(s, "depends_on", json_tokener_parse(steps[i].depends_on_json));
+		bad |= th_json_put(
 		    s, "state", json_object_new_string(th_store_step_state_name(steps[i].state)));
-		json_object_object_add(
-		    s, "output", steps[i].output ? json_object_new_string(steps[i].output) : NULL);
-		json_object_object_add(s, "linked_tasks",
-		                       json_tokener_parse(steps[i].linked_tasks_json));
-		json_object_array_add(arr, s);
+		bad |= steps[i].output != NULL
+		           ? th_json_put(s, "output", json_object_new_string(steps[i].output))
+		           : th_json_put_null(s, "output", NULL);
+		bad |= th_json_put_null(s, "linked_tasks",
+		                        json_tokener_parse(steps[i].linked_tasks_json));
+		bad |= th_json_push(arr, s);
 	}
-	json_object_object_add(plan, "steps", arr);
+	bad |= th_json_put(plan, "steps", arr);
 	th_plan_steps_free(steps, n);
+	if (bad) {
+		json_object_put(plan);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a task's plan");
+	}
 	*out = plan;
 	return TH_OK;
 }
@@ -167,16 +176,18 @@ static th_err filter_history(struct th_store *st, const char *task_id, const cha
 		int member = 1;
 		if (ch != NULL)
 			rc = th_store_channel_is_member(st, task_id, ch, viewer, NULL, &member, e);
-		if (rc == TH_OK && member)
-			json_object_array_add(keep, json_object_get(m));
+		if (rc == TH_OK && member && th_json_push(keep, json_object_get(m)) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
 	}
 	/* Replace the contents in place: the caller owns history. */
 	size_t n = json_object_array_length(history);
 	if (rc == TH_OK && json_object_array_length(keep) != n) {
 		json_object_array_del_idx(history, 0, n);
-		for (size_t i = 0; i < json_object_array_length(keep); i++)
-			json_object_array_add(history,
-			                      json_object_get(json_object_array_get_idx(keep, i)));
+		for (size_t i = 0; rc == TH_OK && i < json_object_array_length(keep); i++)
+			if (th_json_push(history,
+			                 json_object_get(json_object_array_get_idx(keep, i))))
+				rc =
+				    th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
 	}
 	json_object_put(keep);
 	return rc;
@@ -212,7 +223,12 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 	json_object *meta = th_view_status_metadata(row);
 	if (meta == NULL)
 		meta = json_object_new_object();
-	json_object_object_add(meta, TH_META_TASK, ext);
+	if (th_json_put(meta, TH_META_TASK, ext) != 0) {
+		json_object_put(meta);
+		json_object_put(history);
+		json_object_put(artifacts);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a task view");
+	}
 	*out = th_a2a_task(row->id, row->context_id, th_view_status(row), history, artifacts, meta);
 	if (*out == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");

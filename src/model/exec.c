@@ -55,11 +55,6 @@ static th_err split_command(const char *command, char **store, char *argv[MAX_AR
 	return TH_OK;
 }
 
-static int add_member(json_object *o, const char *key, json_object *v)
-{
-	return json_object_object_add(o, key, v);
-}
-
 static json_object *str_or_null(const char *s)
 {
 	return s != NULL ? json_object_new_string(s) : NULL;
@@ -72,13 +67,13 @@ static json_object *input_json(const struct th_model_input *in)
 	json_object *o = json_object_new_object();
 	if (o == NULL)
 		return NULL;
-	if (add_member(o, "task_id", str_or_null(in->task_id)) != 0 ||
-	    add_member(o, "goal", str_or_null(in->goal)) != 0 ||
-	    add_member(o, "task", json_object_get(in->task)) != 0 ||
-	    add_member(o, "history", json_object_get(in->history)) != 0 ||
-	    add_member(o, "prompt", str_or_null(in->prompt)) != 0 ||
-	    add_member(o, "tools", json_object_get(in->tools)) != 0 ||
-	    add_member(o, "rounds", json_object_get(in->rounds)) != 0) {
+	if (th_json_put_null(o, "task_id", str_or_null(in->task_id)) != 0 ||
+	    th_json_put_null(o, "goal", str_or_null(in->goal)) != 0 ||
+	    th_json_put_null(o, "task", json_object_get(in->task)) != 0 ||
+	    th_json_put_null(o, "history", json_object_get(in->history)) != 0 ||
+	    th_json_put_null(o, "prompt", str_or_null(in->prompt)) != 0 ||
+	    th_json_put_null(o, "tools", json_object_get(in->tools)) != 0 ||
+	    th_json_put_null(o, "rounds", json_object_get(in->rounds)) != 0) {
 		json_object_put(o);
 		return NULL;
 	}

@@ -23,22 +23,11 @@
 
 /* ---- the request -------------------------------------------------------------------------- */
 
-static int add(json_object *o, const char *key, json_object *v)
-{
-	if (v == NULL)
-		return -1;
-	if (json_object_object_add(o, key, v) != 0) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
-
 static int push_msg(json_object *msgs, const char *role, const char *content)
 {
 	json_object *m = json_object_new_object();
-	if (m == NULL || add(m, "role", json_object_new_string(role)) != 0 ||
-	    add(m, "content", json_object_new_string(content)) != 0 ||
+	if (m == NULL || th_json_put(m, "role", json_object_new_string(role)) != 0 ||
+	    th_json_put(m, "content", json_object_new_string(content)) != 0 ||
 	    json_object_array_add(msgs, m) != 0) {
 		json_object_put(m);
 		return -1;
@@ -144,14 +133,14 @@ static int add_rounds(json_object *msgs, json_object *rounds)
 		json_object *results = json_object_object_get(r, "results");
 		json_object *m = json_object_new_object(), *tc = json_object_new_array();
 		if (m == NULL || tc == NULL ||
-		    add(m, "role", json_object_new_string("assistant")) ||
+		    th_json_put(m, "role", json_object_new_string("assistant")) ||
 		    json_object_object_add(m, "content", NULL) != 0 ||
 		    json_object_array_add(msgs, m) != 0) {
 			json_object_put(m);
 			json_object_put(tc);
 			return -1;
 		}
-		if (add(m, "tool_calls", tc) != 0)
+		if (th_json_put(m, "tool_calls", tc) != 0)
 			return -1;
 		for (size_t k = 0; json_object_is_type(calls, json_type_array) &&
 		                   k < json_object_array_length(calls);
@@ -165,11 +154,12 @@ static int add_rounds(json_object *msgs, json_object *rounds)
 				return -1;
 			}
 			const char *id = th_json_str(c, "id"), *name = th_json_str(c, "name");
-			if (add(o, "id", json_object_new_string(id ? id : "")) ||
-			    add(o, "type", json_object_new_string("function")) ||
-			    add(o, "function", f) ||
-			    add(f, "name", json_object_new_string(name ? name : "")) ||
-			    add(f, "arguments",
+			if (th_json_put(o, "id", json_object_new_string(id ? id : "")) ||
+			    th_json_put(o, "type", json_object_new_string("function")) ||
+			    th_json_put(o, "function", f) ||
+			    th_json_put(f, "name", json_object_new_string(name ? name : "")) ||
+			    th_json_put(
+			        f, "arguments",
 			        json_object_new_string(args != NULL ? th_json_text(args) : "{}")))
 				return -1;
 		}
@@ -185,10 +175,11 @@ static int add_rounds(json_object *msgs, json_object *rounds)
 			th_buf_printf(&b, "%s%s", json_object_get_boolean(ok) ? "" : "error: ",
 			              content ? content : "");
 			json_object *t = json_object_new_object();
-			int bad = b.oom || t == NULL ||
-			          add(t, "role", json_object_new_string("tool")) ||
-			          add(t, "tool_call_id", json_object_new_string(id ? id : "")) ||
-			          add(t, "content", json_object_new_string(b.len ? b.data : ""));
+			int bad =
+			    b.oom || t == NULL ||
+			    th_json_put(t, "role", json_object_new_string("tool")) ||
+			    th_json_put(t, "tool_call_id", json_object_new_string(id ? id : "")) ||
+			    th_json_put(t, "content", json_object_new_string(b.len ? b.data : ""));
 			th_buf_free(&b);
 			if (bad || json_object_array_add(msgs, t) != 0) {
 				json_object_put(t);
@@ -206,7 +197,7 @@ static int add_tools(json_object *req, json_object *tools)
 	if (n == 0)
 		return 0;
 	json_object *arr = json_object_new_array();
-	if (add(req, "tools", arr) != 0)
+	if (th_json_put(req, "tools", arr) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		json_object *t = json_object_array_get_idx(tools, i);
@@ -218,12 +209,13 @@ static int add_tools(json_object *req, json_object *tools)
 			json_object_put(f);
 			return -1;
 		}
-		if (add(o, "type", json_object_new_string("function")) || add(o, "function", f) ||
-		    add(f, "name", json_object_new_string(name ? name : "")) ||
-		    add(f, "description", json_object_new_string(desc ? desc : "")) ||
-		    add(f, "parameters",
-		        schema != NULL ? json_object_get(schema)
-		                       : json_tokener_parse("{\"type\":\"object\"}")))
+		if (th_json_put(o, "type", json_object_new_string("function")) ||
+		    th_json_put(o, "function", f) ||
+		    th_json_put(f, "name", json_object_new_string(name ? name : "")) ||
+		    th_json_put(f, "description", json_object_new_string(desc ? desc : "")) ||
+		    th_json_put(f, "parameters",
+		                schema != NULL ? json_object_get(schema)
+		                               : json_tokener_parse("{\"type\":\"object\"}")))
 			return -1;
 	}
 	return 0;
@@ -237,8 +229,8 @@ static json_object *request_json(const struct th_config *cfg, const struct th_mo
 	th_buf_init(&sys);
 	system_text(in, &sys);
 	int bad = req == NULL || msgs == NULL || sys.oom ||
-	          add(req, "model", json_object_new_string(cfg->openai_model)) != 0;
-	if (!bad && add(req, "messages", msgs) != 0)
+	          th_json_put(req, "model", json_object_new_string(cfg->openai_model)) != 0;
+	if (!bad && th_json_put(req, "messages", msgs) != 0)
 		bad = 1;
 	else if (!bad)
 		bad = push_msg(msgs, "system", sys.data) != 0 || add_history(msgs, in) != 0 ||
@@ -359,8 +351,9 @@ static th_err add_api_call(json_object *calls, json_object *c, size_t i, const c
 		         !json_object_is_type(parsed, json_type_object)) {
 			json_object_put(parsed);
 			parsed = json_object_new_object();
-			if (parsed != NULL && add(parsed, "_unparsed_arguments",
-			                          json_object_new_string_len(s, (int)n)) != 0) {
+			if (parsed != NULL &&
+			    th_json_put(parsed, "_unparsed_arguments",
+			                json_object_new_string_len(s, (int)n)) != 0) {
 				json_object_put(parsed);
 				parsed = NULL;
 			}
@@ -376,9 +369,9 @@ static th_err add_api_call(json_object *calls, json_object *c, size_t i, const c
 		json_object_put(norm);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	if ((id != NULL && add(norm, "id", json_object_get(id)) != 0) ||
-	    (name != NULL && add(norm, "name", json_object_get(name)) != 0) ||
-	    add(norm, "arguments", parsed) != 0) {
+	if ((id != NULL && th_json_put(norm, "id", json_object_get(id)) != 0) ||
+	    (name != NULL && th_json_put(norm, "name", json_object_get(name)) != 0) ||
+	    th_json_put(norm, "arguments", parsed) != 0) {
 		json_object_put(norm);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}

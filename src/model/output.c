@@ -7,6 +7,7 @@
 #include "model/model.h"
 #include "model/model_int.h"
 #include "util/ids.h"
+#include "util/jsonx.h"
 
 void th_model_output_free(struct th_model_output *out)
 {
@@ -46,14 +47,15 @@ th_err th_model_add_call(json_object *calls, json_object *call, size_t index, co
 		id_text = gen;
 	}
 	json_object *c = json_object_new_object();
-	json_object *a = has_args ? json_object_get(args) : json_object_new_object();
-	if (c == NULL || a == NULL ||
-	    json_object_object_add(c, "id", json_object_new_string(id_text)) != 0 ||
-	    json_object_object_add(c, "name", json_object_get(name)) != 0 ||
-	    json_object_object_add(c, "arguments", a) != 0 ||
-	    json_object_array_add(calls, c) != 0) {
+	int bad = th_json_put(c, "id", json_object_new_string(id_text));
+	bad |= th_json_put(c, "name", json_object_get(name));
+	bad |= th_json_put(c, "arguments",
+	                   has_args ? json_object_get(args) : json_object_new_object());
+	if (bad) {
 		json_object_put(c);
-		return th_error_set(e, TH_ENOMEM, "out of memory");
+		return th_error_set(e, TH_ENOMEM, "out of memory building a tool call");
 	}
+	if (th_json_push(calls, c) != 0)
+		return th_error_set(e, TH_ENOMEM, "out of memory building a tool call");
 	return TH_OK;
 }

@@ -276,15 +276,19 @@ json_object *th_complete_message(const char *task_id, const char *participant_id
 		json_object_put(meta);
 		return NULL;
 	}
-	json_object_object_add(env, "kind", json_object_new_string("control"));
-	json_object_object_add(env, "action", json_object_new_string("complete"));
-	json_object_object_add(msg, "messageId", json_object_new_string(mid));
-	json_object_object_add(msg, "taskId", json_object_new_string(task_id));
-	json_object_object_add(msg, "role", json_object_new_string("ROLE_USER"));
-	json_object_array_add(parts, th_a2a_data_part(env, TH_MT_EVENT));
-	json_object_object_add(msg, "parts", parts);
-	json_object_object_add(meta, "participant_id", json_object_new_string(participant_id));
-	json_object_object_add(msg, "metadata", meta);
+	int bad = th_json_put(env, "kind", json_object_new_string("control"));
+	bad |= th_json_put(env, "action", json_object_new_string("complete"));
+	bad |= th_json_put(msg, "messageId", json_object_new_string(mid));
+	bad |= th_json_put(msg, "taskId", json_object_new_string(task_id));
+	bad |= th_json_put(msg, "role", json_object_new_string("ROLE_USER"));
+	bad |= th_json_push(parts, th_a2a_data_part(env, TH_MT_EVENT));
+	bad |= th_json_put(msg, "parts", parts);
+	bad |= th_json_put(meta, "participant_id", json_object_new_string(participant_id));
+	bad |= th_json_put(msg, "metadata", meta);
+	if (bad) {
+		json_object_put(msg);
+		return NULL; /* decision-026: out of memory */
+	}
 	return msg;
 }
 

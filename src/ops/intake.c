@@ -55,9 +55,13 @@ static th_err stamp_sender(json_object *msg, const char *participant, json_objec
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	if (!json_object_object_get_ex(copy, "metadata", &meta) || meta == NULL) {
 		meta = json_object_new_object();
-		json_object_object_add(copy, "metadata", meta);
+		if (th_json_put(copy, "metadata", meta) != 0)
+			meta = NULL; /* freed by th_json_put */
 	}
-	json_object_object_add(meta, "participant_id", json_object_new_string(participant));
+	if (th_json_put(meta, "participant_id", json_object_new_string(participant)) != 0) {
+		json_object_put(copy);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a message's metadata");
+	}
 	*out = copy;
 	return TH_OK;
 }
@@ -288,12 +292,18 @@ static th_err update_task(struct th_app *app, struct th_task_row *row, const cha
 		json_object *ext = row->ext_json ? json_tokener_parse(row->ext_json) : NULL;
 		if (ext == NULL)
 			ext = json_object_new_object();
+		int bad = ext == NULL;
 		if (pl.description != NULL)
-			json_object_object_add(ext, "description",
-			                       json_object_new_string(pl.description));
+			bad |=
+			    th_json_put(ext, "description", json_object_new_string(pl.description));
 		if (pl.criteria != NULL)
-			json_object_object_add(ext, "acceptance_criteria",
-			                       json_object_get(pl.criteria));
+			bad |=
+			    th_json_put(ext, "acceptance_criteria", json_object_get(pl.criteria));
+		if (bad) {
+			json_object_put(ext);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a task extension");
+			goto out;
+		}
 		char *name = strdup(pl.name ? pl.name : row->name);
 		char *ext_text = strdup(th_json_text(ext));
 		json_object_put(ext);
@@ -460,7 +470,10 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if ((rc = which_builtin(app, msg, participant, role, &builtin, e)) != TH_OK)
 		goto out;
 	builtin = builtin && payload == NULL && !has_cp;
-	json_object_object_add(msg, "contextId", json_object_new_string(row.context_id));
+	if (th_json_put(msg, "contextId", json_object_new_string(row.context_id)) != 0) {
+		rc = th_error_set(e, TH_ENOMEM, "out of memory building a message's contextId");
+		goto out;
+	}
 	if (payload != NULL &&
 	    (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
 		goto out;

@@ -18,6 +18,7 @@
 #include "push/push.h"
 #include "store/store.h"
 #include "util/ids.h"
+#include "util/jsonx.h"
 #include "util/log.h"
 
 /* ---- answers ------------------------------------------------------------------------------- */
@@ -28,14 +29,13 @@ static json_object *config_json(const struct th_push_config *c)
 	json_object *o = json_object_new_object();
 	if (o == NULL)
 		return NULL;
-	int bad = json_object_object_add(o, "taskId", json_object_new_string(c->task_id)) |
-	          json_object_object_add(o, "id", json_object_new_string(c->config_id)) |
-	          json_object_object_add(o, "url", json_object_new_string(c->url));
+	int bad = th_json_put(o, "taskId", json_object_new_string(c->task_id));
+	bad |= th_json_put(o, "id", json_object_new_string(c->config_id));
+	bad |= th_json_put(o, "url", json_object_new_string(c->url));
 	if (c->auth_scheme != NULL) {
 		json_object *a = json_object_new_object();
-		bad |= a == NULL ||
-		       json_object_object_add(a, "scheme", json_object_new_string(c->auth_scheme));
-		bad |= json_object_object_add(o, "authentication", a);
+		bad |= th_json_put(a, "scheme", json_object_new_string(c->auth_scheme));
+		bad |= th_json_put(o, "authentication", a);
 	}
 	if (bad) {
 		json_object_put(o);
@@ -239,22 +239,16 @@ static th_err list_page(const struct th_push_config *v, size_t n, size_t offset,
 	json_object *out = json_object_new_object(), *arr = json_object_new_array();
 	int bad = out == NULL || arr == NULL;
 	size_t end = offset + (size_t)page_size;
-	for (size_t i = offset; !bad && i < n && i < end; i++) {
-		json_object *c = config_json(&v[i]);
-		bad |= c == NULL || json_object_array_add(arr, c) != 0;
-	}
+	for (size_t i = offset; !bad && i < n && i < end; i++)
+		bad |= th_json_push(arr, config_json(&v[i]));
 	char next[24] = "";
 	if (end < n)
 		snprintf(next, sizeof next, "p%zx", end);
-	if (!bad) {
-		bad |= json_object_object_add(out, "configs", arr);
-		arr = NULL;
-		bad |= json_object_object_add(out, "nextPageToken", json_object_new_string(next));
-	}
-	json_object_put(arr);
+	bad |= th_json_put(out, "configs", arr);
+	bad |= th_json_put(out, "nextPageToken", json_object_new_string(next));
 	if (bad) {
 		json_object_put(out);
-		return th_error_set(e, TH_ENOMEM, "out of memory");
+		return th_error_set(e, TH_ENOMEM, "out of memory building a push config list");
 	}
 	*result = out;
 	return TH_OK;

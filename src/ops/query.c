@@ -12,6 +12,7 @@
 #include "domain/view.h"
 #include "store/store.h"
 #include "util/buf.h"
+#include "util/jsonx.h"
 
 th_err th_harness_get(struct th_app *app, const char *participant, const struct th_get_req *req,
                       json_object **task, struct th_error *e)
@@ -127,8 +128,8 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 		json_object *t = NULL;
 		rc = th_view_task(app->store, &rows[i], participant, history,
 		                  req->include_artifacts, &t, e);
-		if (rc == TH_OK)
-			json_object_array_add(tasks, t);
+		if (rc == TH_OK && th_json_push(tasks, t) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a task list");
 	}
 	char *next = NULL;
 	if (rc == TH_OK && n > shown &&

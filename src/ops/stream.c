@@ -84,7 +84,12 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, const char 
 	th_store_read_end(app->store, began);
 	if (rc == TH_OK) {
 		json_object *ev = json_object_new_object();
-		json_object_object_add(ev, "task", task);
+		if (th_json_put(ev, "task", task) != 0) {
+			json_object_put(ev);
+			th_task_row_free(&row);
+			return th_error_set(e, TH_ENOMEM,
+			                    "out of memory building a stream's first event");
+		}
 		*cursor = row.last_seq;
 		*closed = closes(ev, when);
 		if (sink->event(sink->impl, row.last_seq, th_json_text(ev)) != 0)

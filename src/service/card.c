@@ -8,6 +8,8 @@
 
 #include "service/card.h"
 
+#include <assert.h>
+
 #include "domain/ext.h"
 #include "util/jsonx.h"
 
@@ -122,6 +124,7 @@ static json_object *extension(int i, json_object *commands)
 	json_object *o = json_object_new_object();
 	int rc = 0;
 	rc |= put_str(o, "uri", th_ext_uri(i));
+	assert(i >= 0 && (size_t)i < sizeof ext_descriptions / sizeof ext_descriptions[0]);
 	rc |= put_str(o, "description", ext_descriptions[i]);
 	if ((1u << i) == TH_EXT_COMMANDS)
 		rc |= th_json_put(o, "params", commands_params(commands));

@@ -10,6 +10,7 @@
 #include "ops/ops.h"
 #include "ops/pushcfg.h"
 #include "ops/stream.h"
+#include "util/jsonx.h"
 
 static const char *const methods[TH_OP_COUNT] = {
     [TH_OP_SEND_MESSAGE] = "SendMessage",
@@ -57,11 +58,11 @@ static th_err send_message(struct th_app *app, const struct th_call *call, json_
 	if (rc != TH_OK)
 		return rc;
 	*result = json_object_new_object();
-	if (*result == NULL) {
-		json_object_put(task);
+	if (th_json_put(*result, "task", task) != 0) {
+		json_object_put(*result);
+		*result = NULL;
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	json_object_object_add(*result, "task", task);
 	return TH_OK;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* turns.c — sub-task links (CTL-4) and turns with leases and the cut flag (CTL-3,
  * TURN-4). */
+#include <assert.h>
 #include <string.h>
 
 #include "store/store.h"
@@ -134,6 +135,7 @@ static th_err turn_refused(struct th_store *st, int64_t turn_id, const char *wha
 	if (err != TH_OK)
 		return err;
 	/* The CHECK on turns.state admits only the names of turn_states. */
+	assert(t.state >= 0 && (size_t)t.state < sizeof turn_states / sizeof turn_states[0]);
 	return th_error_set(e, TH_EINVAL, "turn %lld (%s, worker %d): %s", (long long)turn_id,
 	                    turn_states[t.state], t.worker_pid, what);
 }

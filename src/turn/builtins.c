@@ -275,7 +275,10 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 	    TH_OK)
 		return rc;
 	res->parts = json_object_new_array();
-	json_object_array_add(res->parts, part);
+	if (th_json_push(res->parts, part) != 0) {
+		free(request_id);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a question");
+	}
 	res->sub_ext = th_status_ext(TH_SUB_ANSWER, who, request_id);
 	th_buf_puts(&res->text, question);
 	free(request_id);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/jsonx.h"
 
 /* The built-ins (CMD-3); turn/builtins.c runs them. */
 static const struct {
@@ -224,12 +225,20 @@ json_object *th_registry_card_params(const struct th_registry *r)
 	json_object *arr = json_object_new_array();
 	for (size_t i = 0; arr != NULL && i < r->n; i++) {
 		json_object *c = json_object_new_object();
-		json_object_object_add(c, "name", json_object_new_string(r->cmds[i].name));
-		json_object_object_add(c, "description",
-		                       json_object_new_string(r->cmds[i].description));
-		json_object_object_add(c, "argument_hint",
-		                       json_object_new_string(r->cmds[i].argument_hint));
-		json_object_array_add(arr, c);
+		int bad = th_json_put(c, "name", json_object_new_string(r->cmds[i].name));
+		bad |=
+		    th_json_put(c, "description", json_object_new_string(r->cmds[i].description));
+		bad |= th_json_put(c, "argument_hint",
+		                   json_object_new_string(r->cmds[i].argument_hint));
+		if (bad) {
+			json_object_put(c);
+			json_object_put(arr);
+			return NULL; /* decision-026: the caller reports TH_ENOMEM */
+		}
+		if (th_json_push(arr, c) != 0) {
+			json_object_put(arr);
+			return NULL;
+		}
 	}
 	return arr;
 }

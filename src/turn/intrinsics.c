@@ -32,11 +32,19 @@ json_object *th_intrinsics_tools(void)
 			return NULL;
 		}
 		const char *desc = th_json_str(schema, "description");
-		json_object_object_add(t, "name",
-		                       json_object_new_string(th_intrinsic_schemas[i].name));
-		json_object_object_add(t, "description", json_object_new_string(desc ? desc : ""));
-		json_object_object_add(t, "input_schema", schema);
-		json_object_array_add(tools, t);
+		int bad =
+		    th_json_put(t, "name", json_object_new_string(th_intrinsic_schemas[i].name));
+		bad |= th_json_put(t, "description", json_object_new_string(desc ? desc : ""));
+		bad |= th_json_put(t, "input_schema", schema);
+		if (bad) {
+			json_object_put(t);
+			json_object_put(tools);
+			return NULL;
+		}
+		if (th_json_push(tools, t) != 0) {
+			json_object_put(tools);
+			return NULL;
+		}
 	}
 	return tools;
 }
@@ -150,6 +158,7 @@ static th_err link_steps(json_object *steps, size_t n, char (*ids)[64], struct t
 		json_object *d =
 		    json_object_object_get(json_object_array_get_idx(steps, i), "depends_on");
 		json_object *ids_json = json_object_new_array();
+		int bad = ids_json == NULL;
 		for (size_t k = 0; d != NULL && k < json_object_array_length(d) && r->ok; k++) {
 			const char *dn = json_object_get_string(json_object_array_get_idx(d, k));
 			char ds[64];
@@ -162,12 +171,17 @@ static th_err link_steps(json_object *steps, size_t n, char (*ids)[64], struct t
 				fail(r, "depends_on names an unknown step '%s'", dn);
 			else {
 				edge[i * n + hit] = 1;
-				json_object_array_add(ids_json, json_object_new_string(ids[hit]));
+				bad |= th_json_push(ids_json, json_object_new_string(ids[hit]));
 			}
 		}
-		deps[i] = strdup(th_json_text(ids_json));
+		deps[i] = bad ? NULL : strdup(th_json_text(ids_json));
 		rows[i].depends_on_json = deps[i];
 		json_object_put(ids_json);
+		if (deps[i] == NULL) {
+			free(edge);
+			return th_error_set(e, TH_ENOMEM,
+			                    "out of memory building a step's depends_on");
+		}
 	}
 	/* Warshall's closure on at most 100 steps: a step reaching itself is a cycle. */
 	for (size_t k = 0; k < n && r->ok; k++)
@@ -285,7 +299,11 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	const char *step = th_json_str(args, "step");
 	if (step != NULL) {
 		json_object *linked = json_object_new_array();
-		json_object_array_add(linked, json_object_new_string(child));
+		if (th_json_push(linked, json_object_new_string(child)) != 0) {
+			json_object_put(linked);
+			return th_error_set(e, TH_ENOMEM,
+			                    "out of memory building a step's linked tasks");
+		}
 		th_store_plan_step_update(app->store, row->id, step, TH_STEP_ACTIVE, NULL,
 		                          th_json_text(linked), NULL);
 		json_object_put(linked);
@@ -326,10 +344,12 @@ static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_
 		return rc;
 	fx->ask = th_status_ext(TH_SUB_ANSWER, who, request_id);
 	fx->ask_parts = json_object_new_array();
-	json_object_array_add(fx->ask_parts, part);
+	int bad = th_json_push(fx->ask_parts, part);
 	fx->ask_text = strdup(q);
-	th_buf_printf(&r->text, "asked %s; the turn ends and the task waits for the answer", who);
 	free(request_id);
+	if (bad || fx->ask == NULL || fx->ask_text == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory building a question");
+	th_buf_printf(&r->text, "asked %s; the turn ends and the task waits for the answer", who);
 	return TH_OK;
 }
 
@@ -452,12 +472,17 @@ th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const cha
 	if (rc == TH_OK) {
 		json_object *o = json_object_new_object();
 		const char *id = th_json_str(call, "id");
-		json_object_object_add(o, "id", json_object_new_string(id ? id : ""));
-		json_object_object_add(o, "name", json_object_new_string(name ? name : ""));
-		json_object_object_add(o, "ok", json_object_new_boolean(r.ok));
-		json_object_object_add(o, "content",
-		                       json_object_new_string(r.text.data ? r.text.data : ""));
-		*result = o;
+		int bad = th_json_put(o, "id", json_object_new_string(id ? id : ""));
+		bad |= th_json_put(o, "name", json_object_new_string(name ? name : ""));
+		bad |= th_json_put(o, "ok", json_object_new_boolean(r.ok));
+		bad |= th_json_put(o, "content",
+		                   json_object_new_string(r.text.data ? r.text.data : ""));
+		if (bad) {
+			json_object_put(o);
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool result");
+		} else {
+			*result = o;
+		}
 	}
 	th_buf_free(&r.text);
 	return rc;

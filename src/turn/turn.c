@@ -216,10 +216,14 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
 	json_object *parts = json_object_new_array();
 	if (parts == NULL)
 		return NULL;
-	json_object_array_add(parts, th_a2a_text_part(text));
+	int bad = th_json_push(parts, th_a2a_text_part(text));
 	for (size_t i = 0; extra_parts != NULL && i < json_object_array_length(extra_parts); i++)
-		json_object_array_add(parts,
-		                      json_object_get(json_object_array_get_idx(extra_parts, i)));
+		bad |=
+		    th_json_push(parts, json_object_get(json_object_array_get_idx(extra_parts, i)));
+	if (bad) {
+		json_object_put(parts);
+		return NULL; /* decision-026: the caller reports TH_ENOMEM */
+	}
 	return th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 }
 
@@ -411,8 +415,8 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 		json_object *res = NULL;
 		rc = th_intrinsic_apply(app, &row, actor, json_object_array_get_idx(calls, i), fx,
 		                        &res, e);
-		if (rc == TH_OK)
-			json_object_array_add(results, res);
+		if (rc == TH_OK && th_json_push(results, res) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool round");
 	}
 	if (rc == TH_OK)
 		rc = th_store_commit(app->store, e);
@@ -422,12 +426,16 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 		th_intrinsic_effects_free(fx);
 	}
 	if (rc == TH_OK && !*stopped) {
+		/* Committed: a round the model cannot be shown for want of memory ends the turn
+		 * with an error, and recovery runs it again from what is stored. */
 		json_object *round = json_object_new_object();
-		json_object_object_add(round, "tool_calls", json_object_get(calls));
-		json_object_object_add(round, "results", results);
+		int bad = th_json_put(round, "tool_calls", json_object_get(calls));
+		bad |= th_json_put(round, "results", results);
 		results = NULL;
-		json_object_array_add(rounds, round);
+		bad |= th_json_push(rounds, round);
 		defer_child(app, fx);
+		if (bad)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool round");
 	}
 	json_object_put(results);
 	th_task_row_free(&row);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/ids.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,7 @@ static int digits(const char *s, int n)
 static int days_in_month(int y, int m)
 {
 	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	assert(m >= 1 && (size_t)(m - 1) < sizeof days / sizeof days[0]);
 	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 	return m == 2 && leap ? 29 : days[m - 1];
 }

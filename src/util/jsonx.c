@@ -417,6 +417,15 @@ int th_json_put(json_object *obj, const char *key, json_object *v)
 	return 0;
 }
 
+int th_json_put_null(json_object *obj, const char *key, json_object *v)
+{
+	if (obj == NULL || json_object_object_add(obj, key, v) != 0) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
 int th_json_push(json_object *arr, json_object *v)
 {
 	if (arr == NULL || v == NULL || json_object_array_add(arr, v) != 0) {

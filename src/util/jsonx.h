@@ -42,6 +42,10 @@ const char *th_json_text(json_object *v);
  * ORs the results and reports TH_ENOMEM once. */
 int th_json_put(json_object *obj, const char *key, json_object *v);
 
+/* th_json_put for a value that may be JSON null on purpose (v NULL): takes v whatever
+ * happens; 0, or -1 when obj is NULL or the add failed. */
+int th_json_put_null(json_object *obj, const char *key, json_object *v);
+
 /* The same for an array: appends v to arr and takes v whatever happens; 0, or -1 when v
  * is NULL, arr is NULL or the append failed (v then freed). */
 int th_json_push(json_object *arr, json_object *v);

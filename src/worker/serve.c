@@ -20,7 +20,6 @@
 #include "http/http.h"
 #include "push/push.h"
 #include "store/store.h"
-#include "util/jsonx.h"
 #include "util/log.h"
 #include "worker/process.h"
 #include "worker/streams.h"
@@ -33,18 +32,13 @@
  * log only (LIM-5); the client is told where to look. */
 static void cgi_fail(void)
 {
-	const char *why = "tiny-harness could not start; the web server's error log says why";
-	json_object *body = json_object_new_object();
-	json_object *err = json_object_new_object();
-	json_object_object_add(err, "code", json_object_new_int(500));
-	json_object_object_add(err, "status", json_object_new_string("INTERNAL"));
-	json_object_object_add(err, "message", json_object_new_string(why));
-	json_object_object_add(body, "error", err);
+	/* A fixed text: nothing to allocate when the worker could not even start. */
+	static const char body[] = "{\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":"
+	                           "\"tiny-harness could not start; the web server's error log "
+	                           "says why\"}}";
 	struct th_http_io io;
 	th_http_cgi_io(&io);
-	const char *text = th_json_text(body);
-	th_http_respond(&io, 500, "application/json", NULL, text, strlen(text));
-	json_object_put(body);
+	th_http_respond(&io, 500, "application/json", NULL, body, sizeof body - 1);
 }
 
 static int open_app(struct th_app *app, int cgi)
