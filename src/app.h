@@ -14,6 +14,7 @@
 struct th_config;
 struct th_store;
 struct th_registry;
+struct th_memo;
 
 /* Work the worker runs after the response is finished: a turn accepted by a request
  * that answered at once (returnImmediately, TURN-5) or a sub-task's first turn
@@ -51,6 +52,9 @@ struct th_app {
 	                             queued by other workers (th_push_deliver_due) */
 	struct th_parker *parker; /* borrowed from the worker loop; NULL (CGI, tests):
 	                             each request follows its own stream */
+	struct th_memo *answers;  /* owned; GetTask answers while the database stays the
+	                             same (ops/query.c); NULL: none kept. th_app_close
+	                             (th_memo_free) */
 };
 
 /* Queues after-response work: run turn_id of task_id (held by this worker), or, with

@@ -20,7 +20,8 @@
 th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
                        const struct th_send_req *req, json_object **task, struct th_error *e);
 
-/* GetTask (ID-3, STREAM-5). */
+/* GetTask (ID-3, STREAM-5). *task serialises to the Task; it may be the Task's text kept
+ * verbatim (th_json_raw, decision-029), so it is for writing out, not for reading. */
 th_err th_harness_get(struct th_app *app, const char *participant, const struct th_get_req *req,
                       json_object **task, struct th_error *e);
 

@@ -17,6 +17,7 @@
 #include "store/store.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "util/memo.h"
 
 void th_worker_store_opts(const struct th_config *cfg, struct th_store_opts *o)
 {
@@ -41,6 +42,7 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e
 		app->card = cmds ? th_card_build(cfg, cmds) : NULL;
 		json_object_put(cmds);
 		app->tools = th_intrinsics_tools();
+		app->answers = th_memo_new(); /* NULL: answers are not kept */
 		const char *text = app->card != NULL ? th_json_text(app->card) : NULL;
 		app->card_text = text != NULL ? strdup(text) : NULL;
 		if (app->card_text == NULL || app->tools == NULL)
@@ -59,6 +61,7 @@ void th_app_close(struct th_app *app)
 	json_object_put(app->card);
 	free(app->card_text);
 	json_object_put(app->tools);
+	th_memo_free(app->answers);
 	th_registry_free(app->commands);
 	if (app->store != NULL)
 		th_store_close(app->store);

@@ -298,6 +298,53 @@ START_TEST(test_id1_metadata_participant_must_equal_the_sender)
 }
 END_TEST
 
+/* The text of GetTask(id) as participant sees it, with history_length (-1: default);
+ * NULL when refused. Caller frees. */
+static char *get_text(const char *participant, const char *id, int history_length)
+{
+	json_object *r =
+	    history_length < 0
+	        ? fx_call(&app, participant, TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id)
+	        : fx_call(&app, participant, TH_OP_GET_TASK, &err,
+	                  "{\"id\":\"%s\",\"historyLength\":%d}", id, history_length);
+	char *text = r != NULL ? strdup(th_json_text(r)) : NULL;
+	json_object_put(r);
+	return text;
+}
+
+/* decision-029: a GetTask answer is kept only while nothing is committed, and only for
+ * the participant and historyLength it was built for. */
+START_TEST(test_id4_stream5_kept_get_answer_is_never_stale_nor_shared)
+{
+	const char *id = new_task("hello");
+	char *a1 = get_text("alice", id, -1), *a2 = get_text("alice", id, -1);
+	ck_assert_ptr_nonnull(a1);
+	ck_assert_str_eq(a1, a2);
+	/* Kept for alice: mallory is still refused, and a shorter history is another answer. */
+	ck_assert_ptr_null(get_text("mallory", id, -1));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	char *short_history = get_text("alice", id, 1);
+	ck_assert_str_ne(short_history, a1);
+	/* A participant added, a message sent: the next answer shows each at once. */
+	fx_add_participant(&app, id, "wendy", "watcher");
+	char *a3 = get_text("alice", id, -1);
+	ck_assert_ptr_nonnull(strstr(a3, "\"wendy\""));
+	char *w = get_text("wendy", id, -1);
+	ck_assert_ptr_nonnull(w);
+	free(w);
+	json_object *t = fx_send_text(&app, "alice", id, "m-later", "said later", &err);
+	ck_assert_ptr_nonnull(t);
+	json_object_put(t);
+	char *a4 = get_text("alice", id, -1);
+	ck_assert_ptr_nonnull(strstr(a4, "said later"));
+	free(a1);
+	free(a2);
+	free(short_history);
+	free(a3);
+	free(a4);
+}
+END_TEST
+
 START_TEST(test_id4_watcher_may_read_but_not_send_complete_or_cancel)
 {
 	const char *id = new_task("hello");
@@ -815,6 +862,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id3_list_tasks_returns_only_the_senders_tasks);
 	tcase_add_test(tc, test_id1_metadata_participant_must_equal_the_sender);
 	tcase_add_test(tc, test_id4_watcher_may_read_but_not_send_complete_or_cancel);
+	tcase_add_test(tc, test_id4_stream5_kept_get_answer_is_never_stale_nor_shared);
 	tcase_add_test(tc, test_status1_turn_end_parks_awaiting_next_message_in_both_places);
 	tcase_add_test(tc, test_status2_key_absent_outside_input_required);
 	tcase_add_test(tc, test_status4_sub_state_has_its_own_column);

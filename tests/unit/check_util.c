@@ -2,6 +2,7 @@
 /* check_util.c — the small shared pieces: strict JSON parsing (LIM-1, LIM-2),
  * timestamps (A2A-2), UUIDs, and extension activation (EXT-1). */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/memo.h"
 
 /* decision-026: the consuming add takes its value whatever happens, so a builder never
  * leaks or double-frees when an allocation fails. */
@@ -46,6 +48,40 @@ START_TEST(test_oom1_json_push_consumes_its_value)
 	ck_assert_int_eq(th_json_push(a, NULL), -1); /* a failed allocation */
 	ck_assert_int_eq(json_object_array_length(a), 1);
 	json_object_put(a);
+}
+END_TEST
+
+/* decision-029: a memo answers only under the stamp its texts were kept for. */
+START_TEST(test_stream5_memo_forgets_on_a_new_stamp_and_stays_small)
+{
+	struct th_memo *m = th_memo_new();
+	ck_assert_ptr_nonnull(m);
+	struct th_memo_stamp s1 = {1, 0}, s2 = {1, 1};
+	ck_assert_ptr_null(th_memo_get(m, s1, "k"));
+	th_memo_put(m, s1, "k", "text one");
+	ck_assert_str_eq(th_memo_get(m, s1, "k"), "text one");
+	ck_assert_ptr_null(th_memo_get(m, s1, "other"));
+	th_memo_put(m, s1, "k", "text two"); /* the same key: replaced */
+	ck_assert_str_eq(th_memo_get(m, s1, "k"), "text two");
+	ck_assert_ptr_null(th_memo_get(m, s2, "k")); /* a commit since: forgotten */
+	ck_assert_ptr_null(th_memo_get(m, s1, "k")); /* and not back under the old stamp */
+	/* A text longer than TH_MEMO_TEXT_MAX is not kept. */
+	char *big = malloc(TH_MEMO_TEXT_MAX + 2);
+	memset(big, 'x', TH_MEMO_TEXT_MAX + 1);
+	big[TH_MEMO_TEXT_MAX + 1] = '\0';
+	th_memo_put(m, s2, "big", big);
+	ck_assert_ptr_null(th_memo_get(m, s2, "big"));
+	free(big);
+	/* Full: the oldest key goes first. */
+	char key[16];
+	for (int i = 0; i < 17; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		th_memo_put(m, s2, key, key);
+	}
+	ck_assert_ptr_null(th_memo_get(m, s2, "k0"));
+	ck_assert_str_eq(th_memo_get(m, s2, "k16"), "k16");
+	ck_assert_str_eq(th_memo_get(m, s2, "k1"), "k1");
+	th_memo_free(m);
 }
 END_TEST
 
@@ -278,6 +314,7 @@ int main(void)
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
 	tcase_add_test(tc, test_oom1_json_put_consumes_its_value);
 	tcase_add_test(tc, test_oom1_json_push_consumes_its_value);
+	tcase_add_test(tc, test_stream5_memo_forgets_on_a_new_stamp_and_stays_small);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
