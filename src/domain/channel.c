@@ -177,16 +177,16 @@ th_err th_channel_record(struct th_store *st, const struct th_task_row *row, con
 	} kinds[] = {{"message", TH_CHAN_MESSAGE},
 	             {"help_request", TH_CHAN_HELP_REQUEST},
 	             {"help_reply", TH_CHAN_HELP_REPLY}};
-	struct th_channel_msg m = {0};
+	struct th_channel_msg_in m = {.channel_id = channel_id,
+	                              .message_id = message_id,
+	                              .sender = sender,
+	                              .kind = TH_CHAN_MESSAGE,
+	                              .text = text,
+	                              .json = th_json_text(value),
+	                              .in_reply_to = in_reply_to};
 	for (size_t i = 0; i < 3; i++)
 		if (strcmp(kinds[i].name, kind) == 0)
 			m.kind = kinds[i].kind;
-	m.channel_id = (char *)(uintptr_t)channel_id;
-	m.message_id = (char *)(uintptr_t)message_id;
-	m.sender = (char *)(uintptr_t)sender;
-	m.text = (char *)(uintptr_t)text;
-	m.json = (char *)(uintptr_t)th_json_text(value);
-	m.in_reply_to = (char *)(uintptr_t)in_reply_to;
 	return th_store_channel_append(st, row->id, &m, NULL, e);
 }
 
@@ -226,12 +226,12 @@ static th_err ask_for_help(struct th_store *st, const struct th_task_row *row, c
 	free(role);
 	char id[TH_UUID_LEN + 1];
 	th_uuid(id);
-	struct th_help_request h = {.id = id,
-	                            .task_id = row->id,
-	                            .channel_id = (char *)(uintptr_t)cp->channel_id,
-	                            .asked_by = (char *)(uintptr_t)sender,
-	                            .asked = (char *)(uintptr_t)asked,
-	                            .question = (char *)(uintptr_t)cp->text};
+	struct th_help_request_in h = {.id = id,
+	                               .task_id = row->id,
+	                               .channel_id = cp->channel_id,
+	                               .asked_by = sender,
+	                               .asked = asked,
+	                               .question = cp->text};
 	return th_store_help_create(st, &h, e);
 }
 
@@ -333,13 +333,13 @@ th_err th_channel_ask(struct th_store *st, const struct th_task_row *row, const 
 	char id[TH_UUID_LEN + 1], mid[TH_UUID_LEN + 1];
 	th_uuid(id);
 	th_uuid(mid);
-	struct th_help_request h = {.id = id,
-	                            .task_id = row->id,
-	                            .channel_id = row->id,
-	                            .asked_by = (char *)(uintptr_t)TH_AGENT_ID,
-	                            .asked = (char *)(uintptr_t)asked,
-	                            .asked_for = (char *)(uintptr_t)asked_for,
-	                            .question = (char *)(uintptr_t)question};
+	struct th_help_request_in h = {.id = id,
+	                               .task_id = row->id,
+	                               .channel_id = row->id,
+	                               .asked_by = TH_AGENT_ID,
+	                               .asked = asked,
+	                               .asked_for = asked_for,
+	                               .question = question};
 	th_err rc = th_store_help_create(st, &h, e);
 	json_object *value = json_object_new_object();
 	json_object *to = json_object_new_array();

@@ -31,7 +31,7 @@ static th_err announce(struct th_store *st, const struct th_task_row *row, const
 }
 
 th_err th_plan_replace(struct th_store *st, const struct th_task_row *row,
-                       const struct th_plan_step *steps, size_t n, struct th_error *e)
+                       const struct th_plan_step_in *steps, size_t n, struct th_error *e)
 {
 	th_err rc = th_store_plan_replace(st, row->id, steps, n, e);
 	return rc == TH_OK ? announce(st, row, "plan_updated", NULL, e) : rc;
@@ -66,7 +66,7 @@ th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, cons
 }
 
 th_err th_plan_participant_set(struct th_store *st, const struct th_task_row *row,
-                               const struct th_participant *p, struct th_error *e)
+                               const struct th_participant_in *p, struct th_error *e)
 {
 	th_err rc = th_store_participant_put(st, row->id, p, e);
 	return rc == TH_OK ? th_status_announce_participants(st, row, p->id, p->role, e) : rc;

@@ -14,7 +14,7 @@
 /* Replaces the plan of row's task with steps[0..n) and announces plan_updated with the
  * new plan (TASK-8). */
 th_err th_plan_replace(struct th_store *st, const struct th_task_row *row,
-                       const struct th_plan_step *steps, size_t n, struct th_error *e);
+                       const struct th_plan_step_in *steps, size_t n, struct th_error *e);
 
 /* The step of steps[0..n) whose id or name is id_or_name (the first such), or NULL: how
  * /step and complete_step name a step. */
@@ -29,6 +29,6 @@ th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, cons
 /* Puts participant p on row's task (a new one, or a new role, kind or display name for
  * one already on it) and announces participants_updated naming p and its role (ID-5). */
 th_err th_plan_participant_set(struct th_store *st, const struct th_task_row *row,
-                               const struct th_participant *p, struct th_error *e);
+                               const struct th_participant_in *p, struct th_error *e);
 
 #endif

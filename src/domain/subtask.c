@@ -66,22 +66,21 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 	int has_agent = 0;
 	for (size_t i = 0; i < np; i++)
 		has_agent |= strcmp(ps[i].id, TH_AGENT_ID) == 0;
-	struct th_participant *all = calloc(np + 1, sizeof *all);
-	char agent_id[] = TH_AGENT_ID, agent_kind[] = "agent", assignee[] = "assignee",
-	     empty[] = "";
+	struct th_participant_in *all = calloc(np + 1, sizeof *all);
 	if (all == NULL) {
 		th_participants_free(ps, np);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	size_t n = 0;
 	for (size_t i = 0; i < np; i++) {
-		all[n] = ps[i];
+		all[n] = (struct th_participant_in){ps[i].id, ps[i].kind, ps[i].role,
+		                                    ps[i].display_name};
 		if (strcmp(ps[i].id, TH_AGENT_ID) == 0)
-			all[n].role = assignee;
+			all[n].role = "assignee";
 		n++;
 	}
 	if (!has_agent)
-		all[n++] = (struct th_participant){agent_id, agent_kind, assignee, empty};
+		all[n++] = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
 	char mid[TH_ID_BUF + 8];
 	snprintf(mid, sizeof mid, "%s:goal", child);
 	json_object *first = json_object_new_object(), *parts = json_object_new_array();

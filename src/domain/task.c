@@ -19,23 +19,57 @@ static th_err store_plan(struct th_store *st, const char *task_id, json_object *
 	size_t n = json_object_array_length(steps);
 	if (n == 0)
 		return TH_OK;
-	struct th_plan_step *rows = calloc(n, sizeof *rows);
+	struct th_plan_step_in *rows = calloc(n, sizeof *rows);
 	if (rows == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(steps, i), *v = NULL;
-		rows[i].step_id = (char *)(uintptr_t)th_json_str(s, "id");
-		rows[i].name = (char *)(uintptr_t)th_json_str(s, "name");
-		rows[i].description = (char *)(uintptr_t)th_json_str(s, "description");
-		rows[i].output = (char *)(uintptr_t)th_json_str(s, "output");
+		rows[i].step_id = th_json_str(s, "id");
+		rows[i].name = th_json_str(s, "name");
+		rows[i].description = th_json_str(s, "description");
+		rows[i].output = th_json_str(s, "output");
 		if (json_object_object_get_ex(s, "depends_on", &v))
-			rows[i].depends_on_json = (char *)(uintptr_t)th_json_text(v);
+			rows[i].depends_on_json = th_json_text(v);
 		if (json_object_object_get_ex(s, "linked_tasks", &v))
-			rows[i].linked_tasks_json = (char *)(uintptr_t)th_json_text(v);
+			rows[i].linked_tasks_json = th_json_text(v);
 		rows[i].state = th_store_step_state_from_name(th_json_str(s, "state"));
 	}
 	th_err rc = th_store_plan_replace(st, task_id, rows, n, e);
 	free(rows);
+	return rc;
+}
+
+/* *dst = a copy of src (NULL stays NULL); 1 when out of memory. */
+static int dup_or_null(char **dst, const char *src)
+{
+	*dst = src != NULL ? strdup(src) : NULL;
+	return src != NULL && *dst == NULL;
+}
+
+/* The Task event's snapshot of the task just inserted from in. th_view_task takes a
+ * row, which owns its strings: this one holds copies of in's. */
+static th_err view_inserted(struct th_store *st, const struct th_task_in *in, json_object **out,
+                            struct th_error *e)
+{
+	struct th_task_row row = {
+	    .state = in->state,
+	    .status_ms = in->status_ms,
+	    .created_ms = in->created_ms,
+	    .updated_ms = in->updated_ms,
+	};
+	int bad = dup_or_null(&row.id, in->id);
+	bad |= dup_or_null(&row.context_id, in->context_id);
+	bad |= dup_or_null(&row.sub_state, in->sub_state);
+	bad |= dup_or_null(&row.status_meta_json, in->status_meta_json);
+	bad |= dup_or_null(&row.status_message_json, in->status_message_json);
+	bad |= dup_or_null(&row.name, in->name);
+	bad |= dup_or_null(&row.goal, in->goal);
+	bad |= dup_or_null(&row.ext_json, in->ext_json);
+	bad |= dup_or_null(&row.created_by, in->created_by);
+	bad |= dup_or_null(&row.parent_id, in->parent_id);
+	th_err rc = bad ? th_error_set(e, TH_ENOMEM, "out of memory building a task view")
+	                : th_view_task(st, &row, NULL, -1, 0, out, e);
+	th_task_row_free(&row);
 	return rc;
 }
 
@@ -58,25 +92,25 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 		return th_error_set(e, TH_ENOMEM, "out of memory building a new task");
 	}
 	int64_t now = th_now_ms();
-	struct th_task_row row = {
-	    .id = (char *)(uintptr_t)nt->id,
-	    .context_id = (char *)(uintptr_t)nt->context_id,
+	const struct th_task_in in = {
+	    .id = nt->id,
+	    .context_id = nt->context_id,
 	    /* An instant turn settles in this transaction, so no one could ever see the
 	     * task SUBMITTED: it starts WORKING, with no status event of its own
 	     * (decision-025). */
 	    .state = nt->inline_turn ? TH_STATE_WORKING : TH_STATE_SUBMITTED,
 	    .status_ms = now,
-	    .name = (char *)(uintptr_t)nt->name,
-	    .goal = (char *)(uintptr_t)nt->goal,
-	    .ext_json = (char *)(uintptr_t)th_json_text(ext),
-	    .created_by = (char *)(uintptr_t)nt->created_by,
-	    .parent_id = (char *)(uintptr_t)nt->parent,
+	    .name = nt->name,
+	    .goal = nt->goal,
+	    .ext_json = th_json_text(ext),
+	    .created_by = nt->created_by,
+	    .parent_id = nt->parent,
 	    .created_ms = now,
 	    .updated_ms = now,
 	};
 	const char *mid = th_json_str(nt->first, "messageId");
 	json_object *snapshot = NULL, *ev = NULL;
-	th_err rc = th_store_task_insert(st, &row, e);
+	th_err rc = th_store_task_insert(st, &in, e);
 	for (size_t i = 0; rc == TH_OK && i < nt->nps; i++)
 		rc = th_store_participant_put(st, nt->id, &nt->ps[i], e);
 	if (rc == TH_OK && nt->parent != NULL)
@@ -87,7 +121,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 		rc = th_store_message_append(st, nt->id, mid, "ROLE_USER", nt->first_sender,
 		                             th_json_text(nt->first), e);
 	if (rc == TH_OK)
-		rc = th_view_task(st, &row, NULL, -1, 0, &snapshot, e);
+		rc = view_inserted(st, &in, &snapshot, e);
 	json_object_put(ext);
 	if (rc != TH_OK)
 		return rc;

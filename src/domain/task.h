@@ -16,10 +16,10 @@ struct th_new_task {
 	const char *context_id;
 	const char *name;
 	const char *goal;
-	json_object *type;               /* string or null, or NULL = null */
-	const char *description;         /* NULL = "" */
-	json_object *criteria;           /* [{text, met}] or NULL = [] */
-	const struct th_participant *ps; /* every participant, harness included */
+	json_object *type;                  /* string or null, or NULL = null */
+	const char *description;            /* NULL = "" */
+	json_object *criteria;              /* [{text, met}] or NULL = [] */
+	const struct th_participant_in *ps; /* every participant, harness included */
 	size_t nps;
 	const char *parent;     /* parent task id or NULL */
 	json_object *plan;      /* {steps:[…]} or NULL */

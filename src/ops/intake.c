@@ -110,26 +110,24 @@ static char *task_name(const char *text)
  * harness as assignee unless an assignee is named. *ps is freed with free() only
  * (the strings stay borrowed from the payload and literals). */
 static th_err envelope_participants(const struct th_task_payload *pl, const char *sender,
-                                    const struct th_limits *lim, struct th_participant **ps,
+                                    const struct th_limits *lim, struct th_participant_in **ps,
                                     size_t *n, struct th_error *e)
 {
-	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
-	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
 	*ps = calloc(pl->nps + 2, sizeof **ps);
 	if (*ps == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	int has_sender = 0, has_assignee = 0;
 	for (size_t i = 0; i < pl->nps; i++) {
-		(*ps)[i] = pl->ps[i];
+		const struct th_participant *p = &pl->ps[i];
+		(*ps)[i] = (struct th_participant_in){p->id, p->kind, p->role, p->display_name};
 		has_sender |= strcmp(pl->ps[i].id, sender) == 0;
 		has_assignee |= strcmp(pl->ps[i].role, "assignee") == 0;
 	}
 	*n = pl->nps;
 	if (!has_sender)
-		(*ps)[(*n)++] =
-		    (struct th_participant){(char *)(uintptr_t)sender, human, reporter, empty};
+		(*ps)[(*n)++] = (struct th_participant_in){sender, "human", "reporter", ""};
 	if (!has_assignee)
-		(*ps)[(*n)++] = (struct th_participant){agent_id, agent, assignee, empty};
+		(*ps)[(*n)++] = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
 	if (*n > lim->max_participants)
 		return th_error_set(e, TH_EINVAL,
 		                    "a task has at most %zu participants; this one would have %zu",
@@ -212,7 +210,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	else
 		th_uuid(ctx);
 	struct th_task_payload pl = {0};
-	struct th_participant *ps = NULL;
+	struct th_participant_in *ps = NULL;
 	size_t nps = 0;
 	char *text = joined_text(msg);
 	char *name = text ? task_name(text) : NULL;
@@ -220,11 +218,9 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		goto out;
 	}
-	static char agent_id[] = TH_AGENT_ID, agent[] = "agent", human[] = "human",
-	            assignee[] = "assignee", reporter[] = "reporter", empty[] = "";
-	struct th_participant plain[2] = {
-	    {(char *)(uintptr_t)participant, human, reporter, empty},
-	    {agent_id, agent, assignee, empty},
+	const struct th_participant_in plain[2] = {
+	    {participant, "human", "reporter", ""},
+	    {TH_AGENT_ID, "agent", "assignee", ""},
 	};
 	struct th_new_task nt = {
 	    .id = id,
@@ -326,8 +322,12 @@ static th_err update_task(struct th_app *app, struct th_task_row *row, const cha
 			                  app->cfg->lim.max_participants);
 			goto out;
 		}
-		for (size_t i = 0; rc == TH_OK && i < pl.nps; i++)
-			rc = th_store_participant_put(st, row->id, &pl.ps[i], e);
+		for (size_t i = 0; rc == TH_OK && i < pl.nps; i++) {
+			const struct th_participant *p = &pl.ps[i];
+			const struct th_participant_in in = {p->id, p->kind, p->role,
+			                                     p->display_name};
+			rc = th_store_participant_put(st, row->id, &in, e);
+		}
 		if (rc == TH_OK)
 			rc = th_status_announce_participants(st, row, NULL, NULL, e);
 	}

@@ -168,7 +168,7 @@ void th_channel_msgs_free(struct th_channel_msg *m, size_t n)
 }
 
 th_err th_store_channel_append(struct th_store *st, const char *task_id,
-                               const struct th_channel_msg *m, int64_t *seq, struct th_error *e)
+                               const struct th_channel_msg_in *m, int64_t *seq, struct th_error *e)
 {
 	if (seq != NULL)
 		*seq = 0;
@@ -279,7 +279,7 @@ static th_err help_one(struct th_store *st, enum th_stmt_id id, const char *sql,
 	return err;
 }
 
-th_err th_store_help_create(struct th_store *st, const struct th_help_request *r,
+th_err th_store_help_create(struct th_store *st, const struct th_help_request_in *r,
                             struct th_error *e)
 {
 	if (r == NULL || r->id == NULL || r->task_id == NULL || r->channel_id == NULL ||
@@ -435,7 +435,7 @@ void th_plan_steps_free(struct th_plan_step *s, size_t n)
 	th_rows_free(&plan_step_row, s, n);
 }
 
-static th_err plan_insert(struct th_store *st, const char *task_id, const struct th_plan_step *p,
+static th_err plan_insert(struct th_store *st, const char *task_id, const struct th_plan_step_in *p,
                           int64_t pos, int64_t now, struct th_error *e)
 {
 	if (p->step_id == NULL || p->step_id[0] == '\0' || p->name == NULL)
@@ -471,7 +471,7 @@ static th_err plan_insert(struct th_store *st, const char *task_id, const struct
 }
 
 th_err th_store_plan_replace(struct th_store *st, const char *task_id,
-                             const struct th_plan_step *steps, size_t n, struct th_error *e)
+                             const struct th_plan_step_in *steps, size_t n, struct th_error *e)
 {
 	if (task_id == NULL || (steps == NULL && n > 0))
 		return th_error_set(e, TH_EINVAL, "plan needs a task");

@@ -8,8 +8,13 @@
  * writes must be called inside one. Each change to a task is paired by the caller
  * with th_store_event_append in the same transaction (STREAM-3).
  *
- * Rows are returned in structs whose string fields are owned (free them with the
- * matching *_free). JSON columns travel as text. */
+ * Rows are returned in structs whose string fields are owned: every owned pointer says
+ * which *_free frees it. New rows go in through input structs (th_task_in,
+ * th_participant_in, th_plan_step_in, th_channel_msg_in, th_help_request_in) whose
+ * `const char *` fields stay the caller's: the store reads them during the call and frees
+ * none of them. A caller writing back a row it read builds the input struct from the
+ * row's fields. Updates that take a row struct (th_store_task_set_status, ..._set_ext,
+ * th_store_push_config_put) only read it. JSON columns travel as text. */
 #ifndef TH_STORE_STORE_H
 #define TH_STORE_STORE_H
 
@@ -118,7 +123,28 @@ struct th_task_row {
 };
 void th_task_row_free(struct th_task_row *r);
 
-th_err th_store_task_insert(struct th_store *st, const struct th_task_row *r, struct th_error *e);
+/* A new task (th_store_task_insert): the columns of th_task_row, borrowed. NULL name
+ * and goal are stored as "", NULL ext_json as "{}"; created_ms <= 0 means now, and
+ * status_ms or updated_ms <= 0 the creation time. */
+struct th_task_in {
+	const char *id;         /* required */
+	const char *context_id; /* required */
+	int state;              /* enum th_state */
+	const char *sub_state;
+	const char *status_meta_json;
+	const char *status_message_json;
+	int64_t status_ms;
+	const char *name;
+	const char *goal;
+	const char *ext_json;
+	const char *created_by; /* required */
+	const char *parent_id;  /* or NULL */
+	int64_t created_ms;
+	int64_t updated_ms;
+};
+
+/* TH_EINVAL for a duplicate id or a missing field, TH_ENOTFOUND for an unknown parent. */
+th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, struct th_error *e);
 /* TH_ENOTFOUND when there is no such task (the message is the caller's to write). */
 th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row *out,
                          struct th_error *e);
@@ -155,9 +181,17 @@ struct th_participant {
 void th_participant_free(struct th_participant *p);
 void th_participants_free(struct th_participant *ps, size_t n);
 
+/* A participant to put on a task (th_store_participant_put); borrowed. */
+struct th_participant_in {
+	const char *id;           /* required */
+	const char *kind;         /* required */
+	const char *role;         /* required */
+	const char *display_name; /* NULL = "" */
+};
+
 /* Inserts or, when already on the task, updates kind/role/display_name. */
 th_err th_store_participant_put(struct th_store *st, const char *task_id,
-                                const struct th_participant *p, struct th_error *e);
+                                const struct th_participant_in *p, struct th_error *e);
 /* The participant's role into *role (caller frees), or TH_ENOTFOUND. */
 th_err th_store_participant_role(struct th_store *st, const char *task_id,
                                  const char *participant_id, char **role, struct th_error *e);
@@ -340,12 +374,22 @@ struct th_channel_msg {
 	int64_t created_ms;
 };
 void th_channel_msgs_free(struct th_channel_msg *m, size_t n);
-/* Appends m (channel_id, message_id, sender, kind, text, json, in_reply_to; seq and
- * created_ms are assigned) to the channel; *seq receives it (may be NULL). Does not
- * check membership (th_store_channel_is_member) nor that a side channel exists. A
- * help_reply needs in_reply_to (TH_EINVAL). */
+
+/* A channel message to append (th_store_channel_append); borrowed. */
+struct th_channel_msg_in {
+	const char *channel_id;  /* required */
+	const char *message_id;  /* required */
+	const char *sender;      /* required */
+	int kind;                /* enum th_chan_kind */
+	const char *text;        /* NULL = "" */
+	const char *json;        /* required */
+	const char *in_reply_to; /* required for a help_reply, else may be NULL */
+};
+/* Appends m to the channel (seq and created_ms are assigned); *seq receives it (may be
+ * NULL). Does not check membership (th_store_channel_is_member) nor that a side channel
+ * exists. A help_reply needs in_reply_to (TH_EINVAL). */
 th_err th_store_channel_append(struct th_store *st, const char *task_id,
-                               const struct th_channel_msg *m, int64_t *seq, struct th_error *e);
+                               const struct th_channel_msg_in *m, int64_t *seq, struct th_error *e);
 /* Messages of a channel with seq > after, oldest first, at most limit (<= 0: all). */
 th_err th_store_channel_messages(struct th_store *st, const char *task_id, const char *channel_id,
                                  int64_t after, int limit, struct th_channel_msg **out, size_t *n,
@@ -370,10 +414,21 @@ struct th_help_request {
 };
 void th_help_request_free(struct th_help_request *h);
 
-/* Stores a pending request from r (id, task_id, channel_id, asked_by, asked, question,
- * asked_for (may be NULL); the rest is ignored). TH_EINVAL for a duplicate id or a missing field.
- */
-th_err th_store_help_create(struct th_store *st, const struct th_help_request *r,
+/* A help request to store (th_store_help_create); borrowed. Fields as in
+ * th_help_request; every one is required but asked_for (may be NULL). */
+struct th_help_request_in {
+	const char *id;
+	const char *task_id;
+	const char *channel_id;
+	const char *asked_by;
+	const char *asked_for;
+	const char *asked;
+	const char *question;
+};
+
+/* Stores a pending request from r. TH_EINVAL for a duplicate id or a missing field,
+ * TH_ENOTFOUND when the task does not exist. */
+th_err th_store_help_create(struct th_store *st, const struct th_help_request_in *r,
                             struct th_error *e);
 /* TH_ENOTFOUND when there is no request id on task_id (a request of another task is not
  * found either). */
@@ -418,12 +473,23 @@ struct th_plan_step {
 };
 void th_plan_steps_free(struct th_plan_step *s, size_t n);
 
-/* Replaces the task's plan by steps[0..n) in that order (n = 0: no plan). NULL
- * description, depends_on_json and linked_tasks_json default to "", "[]" and "[]".
- * TH_EINVAL for a duplicate or empty step id, an unknown state or a JSON field that is
- * not an array (the caller rolls back); TH_ENOTFOUND when the task does not exist. */
+/* A plan step to store (th_store_plan_replace); borrowed. Fields as in th_plan_step
+ * (updated_ms is assigned). */
+struct th_plan_step_in {
+	const char *step_id;           /* required, not "" */
+	const char *name;              /* required */
+	const char *description;       /* NULL = "" */
+	const char *depends_on_json;   /* NULL = "[]" */
+	int state;                     /* enum th_step_state */
+	const char *output;            /* or NULL */
+	const char *linked_tasks_json; /* NULL = "[]" */
+};
+
+/* Replaces the task's plan by steps[0..n) in that order (n = 0: no plan). TH_EINVAL for
+ * a duplicate or empty step id, an unknown state or a JSON field that is not an array
+ * (the caller rolls back); TH_ENOTFOUND when the task does not exist. */
 th_err th_store_plan_replace(struct th_store *st, const char *task_id,
-                             const struct th_plan_step *steps, size_t n, struct th_error *e);
+                             const struct th_plan_step_in *steps, size_t n, struct th_error *e);
 /* Sets one step's state; output and linked_tasks_json are changed only when not NULL.
  * TH_ENOTFOUND when the task has no such step. */
 th_err th_store_plan_step_update(struct th_store *st, const char *task_id, const char *step_id,

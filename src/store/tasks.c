@@ -53,7 +53,7 @@ static const char *state_or_null(int state)
 	return n[0] != '\0' ? n : NULL;
 }
 
-th_err th_store_task_insert(struct th_store *st, const struct th_task_row *r, struct th_error *e)
+th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, struct th_error *e)
 {
 	if (r == NULL || r->id == NULL || r->context_id == NULL || r->created_by == NULL)
 		return th_error_set(e, TH_EINVAL,
@@ -246,7 +246,7 @@ void th_participants_free(struct th_participant *ps, size_t n)
 }
 
 th_err th_store_participant_put(struct th_store *st, const char *task_id,
-                                const struct th_participant *p, struct th_error *e)
+                                const struct th_participant_in *p, struct th_error *e)
 {
 	if (task_id == NULL || p == NULL || p->id == NULL || p->kind == NULL || p->role == NULL)
 		return th_error_set(e, TH_EINVAL, "participant needs a task, id, kind and role");

@@ -136,7 +136,7 @@ static th_err plan(struct th_app *app, const struct th_command *c, struct th_tas
 	char *copy = strdup(args);
 	if (copy == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	struct th_plan_step *steps = calloc(app->cfg->lim.max_plan_steps + 1, sizeof *steps);
+	struct th_plan_step_in *steps = calloc(app->cfg->lim.max_plan_steps + 1, sizeof *steps);
 	char ids[101][8];
 	size_t n = 0;
 	th_err rc = TH_OK;
@@ -340,8 +340,8 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 			return TH_OK;
 		}
 	}
-	char kind[] = "human", dn[] = "";
-	struct th_participant p = {who, kind, role, dn};
+	char kind[] = "human";
+	const struct th_participant_in p = {who, kind, role, ""};
 	if (!inviting) {
 		/* Keep the kind and display name a participant already has. */
 		struct th_participant *ps = NULL;

@@ -118,7 +118,7 @@ static void slug(const char *name, char *out, size_t n)
 
 /* The steps' names into rows[0..n) with their ids (slugs of the names, kept in ids):
  * 0, or -1 with r saying why (not an object, unknown key, no name, a repeated id). */
-static int read_steps(json_object *steps, size_t n, char (*ids)[64], struct th_plan_step *rows,
+static int read_steps(json_object *steps, size_t n, char (*ids)[64], struct th_plan_step_in *rows,
                       struct res *r)
 {
 	static const char *const skeys[] = {"name", "description", "depends_on", NULL};
@@ -139,8 +139,8 @@ static int read_steps(json_object *steps, size_t n, char (*ids)[64], struct th_p
 				return -1;
 			}
 		rows[i].step_id = ids[i];
-		rows[i].name = (char *)(uintptr_t)name;
-		rows[i].description = (char *)(uintptr_t)th_json_str(s, "description");
+		rows[i].name = name;
+		rows[i].description = th_json_str(s, "description");
 		rows[i].state = TH_STEP_PENDING;
 	}
 	return 0;
@@ -148,8 +148,9 @@ static int read_steps(json_object *steps, size_t n, char (*ids)[64], struct th_p
 
 /* depends_on: every name resolves to a step (its id goes into deps[i], a JSON array the
  * row borrows; free each), and the steps form no cycle. r says what is wrong. */
-static th_err link_steps(json_object *steps, size_t n, char (*ids)[64], struct th_plan_step *rows,
-                         char **deps, struct res *r, struct th_error *e)
+static th_err link_steps(json_object *steps, size_t n, char (*ids)[64],
+                         struct th_plan_step_in *rows, char **deps, struct res *r,
+                         struct th_error *e)
 {
 	int *edge = calloc(n * n, sizeof *edge);
 	if (edge == NULL)
@@ -213,7 +214,7 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 		return TH_OK;
 	}
 	char(*ids)[64] = calloc(n, sizeof *ids);
-	struct th_plan_step *rows = calloc(n, sizeof *rows);
+	struct th_plan_step_in *rows = calloc(n, sizeof *rows);
 	char **deps = calloc(n, sizeof *deps);
 	th_err rc = TH_OK;
 	if (ids == NULL || rows == NULL || deps == NULL)
@@ -397,8 +398,8 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 		return rc;
 	for (size_t i = 0; i < np && rc == TH_OK; i++)
 		if (strcmp(ps[i].id, who) == 0) {
-			struct th_participant p = ps[i];
-			p.role = (char *)(uintptr_t)role;
+			const struct th_participant_in p = {ps[i].id, ps[i].kind, role,
+			                                    ps[i].display_name};
 			rc = th_plan_participant_set(app->store, row, &p, e);
 		}
 	th_participants_free(ps, np);

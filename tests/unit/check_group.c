@@ -56,16 +56,14 @@ static struct th_store_group *open_group(void)
 
 static th_err insert_task(struct th_store *st, const char *id, struct th_error *e)
 {
-	struct th_task_row r = {0};
-	char ctx[] = "ctx-1", name[] = "n", goal[] = "g", ext[] = "{}", by[] = "alice";
-	r.id = (char *)(uintptr_t)id;
-	r.context_id = ctx;
-	r.state = 2;
-	r.status_ms = 1000;
-	r.name = name;
-	r.goal = goal;
-	r.ext_json = ext;
-	r.created_by = by;
+	const struct th_task_in r = {.id = id,
+	                             .context_id = "ctx-1",
+	                             .state = 2,
+	                             .status_ms = 1000,
+	                             .name = "n",
+	                             .goal = "g",
+	                             .ext_json = "{}",
+	                             .created_by = "alice"};
 	return th_store_task_insert(st, &r, e);
 }
 
@@ -188,8 +186,8 @@ static void *run_member(void *arg)
 	if (rc == TH_OK && m->id != NULL)
 		rc = insert_task(m->st, m->id, &e);
 	if (rc == TH_OK && m->orphan) {
-		char pid[] = "bob", kind[] = "human", role[] = "watcher";
-		struct th_participant p = {.id = pid, .kind = kind, .role = role};
+		const struct th_participant_in p = {
+		    .id = "bob", .kind = "human", .role = "watcher"};
 		rc = th_store_participant_put(m->st, "no-such-task", &p, &e);
 	}
 	if (rc == TH_OK && m->roll_back) {

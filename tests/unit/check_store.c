@@ -99,22 +99,20 @@ static void commit(struct th_store *st)
 static void add_task_at(struct th_store *st, const char *id, const char *ctx, int state,
                         int64_t status_ms, const char *participant)
 {
-	struct th_task_row r = {0};
-	r.id = (char *)(uintptr_t)id;
-	r.context_id = (char *)(uintptr_t)ctx;
+	struct th_task_in r = {0};
+	r.id = id;
+	r.context_id = ctx;
 	r.state = state;
 	r.status_ms = status_ms;
-	r.name = (char *)(uintptr_t) "name of task";
-	r.goal = (char *)(uintptr_t) "goal";
-	r.ext_json = (char *)(uintptr_t) "{}";
-	r.created_by = (char *)(uintptr_t)participant;
+	r.name = "name of task";
+	r.goal = "goal";
+	r.ext_json = "{}";
+	r.created_by = participant;
 	struct th_error e;
 	th_err err = th_store_task_insert(st, &r, &e);
 	ck_assert_msg(err == TH_OK, "insert %s: %s", id, e.msg);
-	struct th_participant p = {.id = (char *)(uintptr_t)participant,
-	                           .kind = (char *)(uintptr_t) "human",
-	                           .role = (char *)(uintptr_t) "assignee",
-	                           .display_name = NULL};
+	struct th_participant_in p = {
+	    .id = participant, .kind = "human", .role = "assignee", .display_name = NULL};
 	err = th_store_participant_put(st, id, &p, &e);
 	ck_assert_msg(err == TH_OK, "participant %s: %s", id, e.msg);
 }
@@ -415,11 +413,11 @@ static int worker_append(void)
 	if (th_store_task_get(st, "shared", &r, &e) == TH_OK) {
 		th_task_row_free(&r);
 	} else {
-		struct th_task_row t = {0};
-		t.id = (char *)(uintptr_t) "shared";
-		t.context_id = (char *)(uintptr_t) "c";
+		struct th_task_in t = {0};
+		t.id = "shared";
+		t.context_id = "c";
 		t.state = 2;
-		t.created_by = (char *)(uintptr_t) "w";
+		t.created_by = "w";
 		if (th_store_task_insert(st, &t, &e) != TH_OK)
 			return 4;
 	}
@@ -531,17 +529,17 @@ START_TEST(test_status4_task_roundtrip_with_sub_state_column)
 	struct th_error e;
 	begin(st);
 	add_task(st, "p");
-	struct th_task_row r = {0};
-	r.id = (char *)(uintptr_t) "t1";
-	r.context_id = (char *)(uintptr_t) "ctx";
+	struct th_task_in r = {0};
+	r.id = "t1";
+	r.context_id = "ctx";
 	r.state = 1;
 	r.status_ms = 1700000000123;
-	r.status_message_json = (char *)(uintptr_t) "{\"role\":\"ROLE_AGENT\"}";
-	r.name = (char *)(uintptr_t) "Write report";
-	r.goal = (char *)(uintptr_t) "a report";
-	r.ext_json = (char *)(uintptr_t) "{\"k\":1}";
-	r.created_by = (char *)(uintptr_t) "alice";
-	r.parent_id = (char *)(uintptr_t) "p";
+	r.status_message_json = "{\"role\":\"ROLE_AGENT\"}";
+	r.name = "Write report";
+	r.goal = "a report";
+	r.ext_json = "{\"k\":1}";
+	r.created_by = "alice";
+	r.parent_id = "p";
 	r.created_ms = 1700000000000;
 	r.updated_ms = 1700000000001;
 	ck_assert_int_eq(th_store_task_insert(st, &r, &e), TH_OK);
@@ -575,12 +573,13 @@ START_TEST(test_status4_task_roundtrip_with_sub_state_column)
 	                        "\"participant_id\":\"bob\",\"request_id\":\"r1\"}";
 	s.status_ms = 1700000001000;
 	ck_assert_int_eq(th_store_task_set_status(st, &s, &e), TH_OK);
+	struct th_task_in xi = {.id = "t2", .context_id = "ctx", .state = 2, .created_by = "alice"};
 	struct th_task_row x = {0};
 	x.id = (char *)(uintptr_t) "t2";
 	x.context_id = (char *)(uintptr_t) "ctx";
 	x.state = 2;
 	x.created_by = (char *)(uintptr_t) "alice";
-	ck_assert_int_eq(th_store_task_insert(st, &x, &e), TH_OK);
+	ck_assert_int_eq(th_store_task_insert(st, &xi, &e), TH_OK);
 	x.state = 6;
 	x.sub_state = (char *)(uintptr_t) "awaiting-next-message";
 	x.status_meta_json = (char *)(uintptr_t) "{\"sub_state\":\"awaiting-next-message\"}";
@@ -771,9 +770,7 @@ START_TEST(test_stream5_list_follows_status_and_kept_count)
 	add_task_at(st, "a", "c", 2, 100, "alice");
 	add_task_at(st, "b", "c", 2, 200, "alice");
 	add_task_at(st, "h", "c", 2, 300, "tiny-harness");
-	struct th_participant again = {.id = (char *)(uintptr_t) "alice",
-	                               .kind = (char *)(uintptr_t) "human",
-	                               .role = (char *)(uintptr_t) "admin"};
+	struct th_participant_in again = {.id = "alice", .kind = "human", .role = "admin"};
 	ck_assert_int_eq(th_store_participant_put(st, "a", &again, &e), TH_OK);
 	ck_assert_int_eq(th_store_participant_put(st, "h", &again, &e), TH_OK);
 	commit(st);
@@ -843,18 +840,14 @@ START_TEST(test_id_participants_put_role_order_and_strangers)
 	struct th_error e;
 	begin(st);
 	add_task(st, "t"); /* alice, assignee */
-	struct th_participant bob = {.id = (char *)(uintptr_t) "bob",
-	                             .kind = (char *)(uintptr_t) "agent",
-	                             .role = (char *)(uintptr_t) "watcher",
-	                             .display_name = (char *)(uintptr_t) "Bob"};
-	struct th_participant carol = {.id = (char *)(uintptr_t) "carol",
-	                               .kind = (char *)(uintptr_t) "human",
-	                               .role = (char *)(uintptr_t) "reporter"};
+	struct th_participant_in bob = {
+	    .id = "bob", .kind = "agent", .role = "watcher", .display_name = "Bob"};
+	struct th_participant_in carol = {.id = "carol", .kind = "human", .role = "reporter"};
 	ck_assert_int_eq(th_store_participant_put(st, "t", &bob, &e), TH_OK);
 	ck_assert_int_eq(th_store_participant_put(st, "t", &carol, &e), TH_OK);
-	bob.role = (char *)(uintptr_t) "admin";
+	bob.role = "admin";
 	ck_assert_int_eq(th_store_participant_put(st, "t", &bob, &e), TH_OK);
-	carol.role = (char *)(uintptr_t) "boss";
+	carol.role = "boss";
 	ck_assert_int_eq(th_store_participant_put(st, "t", &carol, &e), TH_EINVAL);
 	ck_assert_int_eq(th_store_participant_put(st, "no-task", &bob, &e), TH_ENOTFOUND);
 	commit(st);
@@ -1325,9 +1318,7 @@ END_TEST
 
 static void add_participant(struct th_store *st, const char *task, const char *id, const char *role)
 {
-	struct th_participant p = {.id = (char *)(uintptr_t)id,
-	                           .kind = (char *)(uintptr_t) "human",
-	                           .role = (char *)(uintptr_t)role};
+	struct th_participant_in p = {.id = id, .kind = "human", .role = role};
 	struct th_error e;
 	th_err err = th_store_participant_put(st, task, &p, &e);
 	ck_assert_msg(err == TH_OK, "participant %s: %s", id, e.msg);
@@ -1413,28 +1404,28 @@ START_TEST(test_ch3_channel_messages_append_in_order_per_channel)
 	add_participant(st, "t", "bob", "assignee");
 	const char *bob[] = {"bob"};
 	ck_assert_int_eq(th_store_channel_create(st, "t", "side", "alice", bob, 1, &e), TH_OK);
-	struct th_channel_msg m = {.channel_id = (char *)(uintptr_t) "t",
-	                           .message_id = (char *)(uintptr_t) "m1",
-	                           .sender = (char *)(uintptr_t) "alice",
-	                           .kind = TH_CHAN_MESSAGE,
-	                           .text = (char *)(uintptr_t) "hello",
-	                           .json = (char *)(uintptr_t) "{\"channel_id\":\"t\"}"};
+	struct th_channel_msg_in m = {.channel_id = "t",
+	                              .message_id = "m1",
+	                              .sender = "alice",
+	                              .kind = TH_CHAN_MESSAGE,
+	                              .text = "hello",
+	                              .json = "{\"channel_id\":\"t\"}"};
 	int64_t seq = 0;
 	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
 	ck_assert_int_eq(seq, 1);
-	m.message_id = (char *)(uintptr_t) "m2";
+	m.message_id = "m2";
 	m.text = NULL;
 	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
 	ck_assert_int_eq(seq, 2);
-	m.channel_id = (char *)(uintptr_t) "side";
+	m.channel_id = "side";
 	m.kind = TH_CHAN_HELP_REQUEST;
-	m.text = (char *)(uintptr_t) "which?";
+	m.text = "which?";
 	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
 	ck_assert_int_eq(seq, 1);
 	m.kind = TH_CHAN_HELP_REPLY; /* without in_reply_to */
 	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_EINVAL);
-	m.in_reply_to = (char *)(uintptr_t) "req-1";
-	m.sender = (char *)(uintptr_t) "bob";
+	m.in_reply_to = "req-1";
+	m.sender = "bob";
 	ck_assert_int_eq(th_store_channel_append(st, "t", &m, &seq, &e), TH_OK);
 	ck_assert_int_eq(seq, 2);
 	m.kind = 9;
@@ -1474,12 +1465,12 @@ END_TEST
 static void ask(struct th_store *st, const char *task, const char *id, const char *asked,
                 const char *question)
 {
-	struct th_help_request r = {.id = (char *)(uintptr_t)id,
-	                            .task_id = (char *)(uintptr_t)task,
-	                            .channel_id = (char *)(uintptr_t)task,
-	                            .asked_by = (char *)(uintptr_t) "tiny-harness",
-	                            .asked = (char *)(uintptr_t)asked,
-	                            .question = (char *)(uintptr_t)question};
+	struct th_help_request_in r = {.id = id,
+	                               .task_id = task,
+	                               .channel_id = task,
+	                               .asked_by = "tiny-harness",
+	                               .asked = asked,
+	                               .question = question};
 	struct th_error e;
 	th_err err = th_store_help_create(st, &r, &e);
 	ck_assert_msg(err == TH_OK, "help create %s: %s", id, e.msg);
@@ -1494,15 +1485,15 @@ START_TEST(test_ch4_help_request_create_get_pending_cancel)
 	add_task(st, "u");
 	ask(st, "t", "r1", "bob", "first?");
 	ask(st, "t", "r2", "carol", "second?");
-	struct th_help_request dup = {.id = (char *)(uintptr_t) "r1",
-	                              .task_id = (char *)(uintptr_t) "t",
-	                              .channel_id = (char *)(uintptr_t) "t",
-	                              .asked_by = (char *)(uintptr_t) "x",
-	                              .asked = (char *)(uintptr_t) "y",
-	                              .question = (char *)(uintptr_t) "z"};
+	struct th_help_request_in dup = {.id = "r1",
+	                                 .task_id = "t",
+	                                 .channel_id = "t",
+	                                 .asked_by = "x",
+	                                 .asked = "y",
+	                                 .question = "z"};
 	ck_assert_int_eq(th_store_help_create(st, &dup, &e), TH_EINVAL);
-	dup.id = (char *)(uintptr_t) "r9";
-	dup.task_id = (char *)(uintptr_t) "ghost";
+	dup.id = "r9";
+	dup.task_id = "ghost";
 	ck_assert_int_eq(th_store_help_create(st, &dup, &e), TH_ENOTFOUND);
 	commit(st);
 
@@ -1653,14 +1644,14 @@ START_TEST(test_task1_plan_replace_update_list)
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");
-	struct th_plan_step steps[] = {
-	    {.step_id = (char *)(uintptr_t) "s1", .name = (char *)(uintptr_t) "design"},
-	    {.step_id = (char *)(uintptr_t) "s2",
-	     .name = (char *)(uintptr_t) "build",
-	     .description = (char *)(uintptr_t) "write it",
-	     .depends_on_json = (char *)(uintptr_t) "[\"s1\"]",
+	struct th_plan_step_in steps[] = {
+	    {.step_id = "s1", .name = "design"},
+	    {.step_id = "s2",
+	     .name = "build",
+	     .description = "write it",
+	     .depends_on_json = "[\"s1\"]",
 	     .state = TH_STEP_ACTIVE},
-	    {.step_id = (char *)(uintptr_t) "s3", .name = (char *)(uintptr_t) "ship"},
+	    {.step_id = "s3", .name = "ship"},
 	};
 	ck_assert_int_eq(th_store_plan_replace(st, "t", steps, 3, &e), TH_OK);
 	commit(st);
@@ -1701,9 +1692,9 @@ START_TEST(test_task1_plan_replace_update_list)
 
 	/* Replacing drops the old steps; new order wins. */
 	begin(st);
-	struct th_plan_step two[] = {
-	    {.step_id = (char *)(uintptr_t) "b", .name = (char *)(uintptr_t) "B"},
-	    {.step_id = (char *)(uintptr_t) "a", .name = (char *)(uintptr_t) "A"},
+	struct th_plan_step_in two[] = {
+	    {.step_id = "b", .name = "B"},
+	    {.step_id = "a", .name = "A"},
 	};
 	ck_assert_int_eq(th_store_plan_replace(st, "t", two, 2, &e), TH_OK);
 	commit(st);
@@ -1714,17 +1705,16 @@ START_TEST(test_task1_plan_replace_update_list)
 	th_plan_steps_free(p, n);
 
 	begin(st);
-	struct th_plan_step dup[] = {
-	    {.step_id = (char *)(uintptr_t) "x", .name = (char *)(uintptr_t) "X"},
-	    {.step_id = (char *)(uintptr_t) "x", .name = (char *)(uintptr_t) "Y"},
+	struct th_plan_step_in dup[] = {
+	    {.step_id = "x", .name = "X"},
+	    {.step_id = "x", .name = "Y"},
 	};
 	ck_assert_int_eq(th_store_plan_replace(st, "t", dup, 2, &e), TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
 	th_store_rollback(st);
 	begin(st);
-	struct th_plan_step bad[] = {{.step_id = (char *)(uintptr_t) "x",
-	                              .name = (char *)(uintptr_t) "X",
-	                              .depends_on_json = (char *)(uintptr_t) "not json"}};
+	struct th_plan_step_in bad[] = {
+	    {.step_id = "x", .name = "X", .depends_on_json = "not json"}};
 	ck_assert_int_eq(th_store_plan_replace(st, "t", bad, 1, &e), TH_EINVAL);
 	th_store_rollback(st);
 	begin(st);
@@ -2223,14 +2213,11 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 	const char *bob[] = {"bob"};
 	ck_assert_int_eq(th_store_channel_create(st, "old-done", "side", "alice", bob, 1, &e),
 	                 TH_OK);
-	struct th_channel_msg m = {.channel_id = (char *)(uintptr_t) "side",
-	                           .message_id = (char *)(uintptr_t) "m1",
-	                           .sender = (char *)(uintptr_t) "alice",
-	                           .json = (char *)(uintptr_t) "{}"};
+	struct th_channel_msg_in m = {
+	    .channel_id = "side", .message_id = "m1", .sender = "alice", .json = "{}"};
 	ck_assert_int_eq(th_store_channel_append(st, "old-done", &m, NULL, &e), TH_OK);
 	ask(st, "old-done", "r1", "bob", "?");
-	struct th_plan_step step = {.step_id = (char *)(uintptr_t) "s",
-	                            .name = (char *)(uintptr_t) "S"};
+	struct th_plan_step_in step = {.step_id = "s", .name = "S"};
 	ck_assert_int_eq(th_store_plan_replace(st, "old-done", &step, 1, &e), TH_OK);
 	ck_assert_int_eq(th_store_a2ui_put(st, "old-done", "{}", &e), TH_OK);
 	put_config(st, "old-done", "c1", "alice", "https://a.example/");

@@ -124,15 +124,12 @@ long fx_count(struct th_app *app, const char *table)
 
 void fx_add_participant(struct th_app *app, const char *task_id, const char *id, const char *role)
 {
-	char *pid = strdup(id), *r = strdup(role), kind[] = "human", dn[] = "";
-	struct th_participant p = {pid, kind, r, dn};
+	const struct th_participant_in p = {id, "human", role, ""};
 	struct th_error e;
 	th_error_clear(&e);
 	ck_assert_int_eq(th_store_begin(app->store, &e), TH_OK);
 	ck_assert_int_eq(th_store_participant_put(app->store, task_id, &p, &e), TH_OK);
 	ck_assert_int_eq(th_store_commit(app->store, &e), TH_OK);
-	free(pid);
-	free(r);
 }
 
 const char *fx_task_id(json_object *task)
