@@ -9,7 +9,6 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "app.h"
 #include "config/config.h"
 #include "store/store.h"
 #include "util/err.h"

@@ -50,11 +50,11 @@ th_err th_subtask_announce(struct th_store *st, const char *parent_id, const cha
 	return rc;
 }
 
-th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, const char *sender,
-                        const char *name, const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
+th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
+                        const struct th_task_row *parent, const char *sender, const char *name,
+                        const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
                         struct th_error *e)
 {
-	struct th_store *st = app->store;
 	struct th_participant *ps = NULL;
 	size_t np = 0;
 	th_err rc = th_subtask_next_id(st, parent->id, child, e);
@@ -111,7 +111,7 @@ th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, co
 	    .created_by = sender,
 	    .first = first,
 	    .first_sender = sender,
-	    .lease_ms = app->cfg->lease_ms,
+	    .lease_ms = cfg->lease_ms,
 	};
 	rc = th_task_create(st, &nt, turn_id, e);
 	if (rc == TH_OK)

@@ -8,14 +8,15 @@
 
 #include <stdint.h>
 
-#include "app.h"
+#include "config/config.h"
 #include "store/store.h"
 #include "util/err.h"
 
 /* Inside the caller's transaction. child receives the new id; *turn_id its queued
  * first turn (to run after commit). */
-th_err th_subtask_spawn(struct th_app *app, const struct th_task_row *parent, const char *sender,
-                        const char *name, const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
+th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
+                        const struct th_task_row *parent, const char *sender, const char *name,
+                        const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
                         struct th_error *e);
 
 /* The id of parent's next child, "<parent>.<n>" (allocates n). */

@@ -87,31 +87,31 @@ th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object
 	return rc;
 }
 
-static const char *version_of(const struct th_app *app)
+static const char *version_of(const struct th_config *cfg)
 {
-	return app->cfg->a2ui_v091 ? TH_A2UI_VERSION_091 : TH_A2UI_VERSION;
+	return cfg->a2ui_v091 ? TH_A2UI_VERSION_091 : TH_A2UI_VERSION;
 }
 
-th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object *messages,
-                  char **artifact_id, struct th_error *e)
+th_err th_ui_emit(struct th_store *st, const struct th_config *cfg, const struct th_task_row *row,
+                  json_object *messages, char **artifact_id, struct th_error *e)
 {
 	*artifact_id = NULL;
 	json_object *reg = NULL;
 	int exists = 0;
-	th_err rc = load_registry(app->store, row->id, &reg, &exists, e);
-	struct th_a2ui_opts opts = {.version = version_of(app), .fill_version = 1};
+	th_err rc = load_registry(st, row->id, &reg, &exists, e);
+	struct th_a2ui_opts opts = {.version = version_of(cfg), .fill_version = 1};
 	int64_t n = 0;
 	json_object *artifact = NULL, *ev = NULL;
 	if (rc == TH_OK)
 		rc = th_a2ui_apply(reg, messages, &opts, e);
 	if (rc == TH_OK)
-		rc = th_store_a2ui_put(app->store, row->id, th_json_text(reg), e);
+		rc = th_store_a2ui_put(st, row->id, th_json_text(reg), e);
 	if (rc == TH_OK)
-		rc = th_store_a2ui_next_artifact(app->store, row->id, &n, e);
+		rc = th_store_a2ui_next_artifact(st, row->id, &n, e);
 	if (rc == TH_OK && (artifact = th_a2ui_artifact(n, messages)) == NULL)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK)
-		rc = th_store_artifact_put(app->store, row->id, th_json_str(artifact, "artifactId"),
+		rc = th_store_artifact_put(st, row->id, th_json_str(artifact, "artifactId"),
 		                           th_json_text(artifact), e);
 	if (rc == TH_OK) {
 		*artifact_id = strdup(th_json_str(artifact, "artifactId"));
@@ -121,7 +121,7 @@ th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object
 		if (th_json_put(ev, "artifactUpdate", upd) != 0 || *artifact_id == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		else
-			rc = th_event_record(app->store, row->id, "artifact", NULL, ev, e);
+			rc = th_event_record(st, row->id, "artifact", NULL, ev, e);
 	}
 	json_object_put(ev);
 	json_object_put(artifact);
@@ -138,30 +138,31 @@ th_err th_ui_renders(struct th_store *st, const char *task_id, int *renders, str
 	return rc;
 }
 
-th_err th_ui_confirm(struct th_app *app, struct th_task_row *row, const char *sender,
-                     const char *question, struct th_cmd_result *res, struct th_error *e)
+th_err th_ui_confirm(struct th_store *st, const struct th_config *cfg, struct th_task_row *row,
+                     const char *sender, const char *question, struct th_cmd_result *res,
+                     struct th_error *e)
 {
 	int renders = 0;
-	th_err rc = th_ui_renders(app->store, row->id, &renders, e);
+	th_err rc = th_ui_renders(st, row->id, &renders, e);
 	if (rc != TH_OK)
 		return rc;
 	char id[TH_UUID_LEN + 1], surface[64];
 	th_uuid(id);
 	if (!renders) {
 		/* EXT-4: no A2UI on the client side; the same question in words. */
-		rc = th_store_confirm_create(app->store, row->id, id, NULL, question, sender, e);
+		rc = th_store_confirm_create(st, row->id, id, NULL, question, sender, e);
 		if (rc == TH_OK)
 			th_buf_printf(&res->text, "Please answer approve or reject: %s", question);
 		return rc;
 	}
 	snprintf(surface, sizeof surface, "confirm-%.8s", id);
-	json_object *msgs = th_a2ui_confirm_surface(surface, question, version_of(app));
+	json_object *msgs = th_a2ui_confirm_surface(surface, question, version_of(cfg));
 	char *artifact = NULL;
 	if (msgs == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	rc = th_ui_emit(app, row, msgs, &artifact, e);
+	rc = th_ui_emit(st, cfg, row, msgs, &artifact, e);
 	if (rc == TH_OK)
-		rc = th_store_confirm_create(app->store, row->id, id, surface, question, sender, e);
+		rc = th_store_confirm_create(st, row->id, id, surface, question, sender, e);
 	if (rc == TH_OK)
 		th_buf_printf(&res->text, "Approve or reject: %s (the card is artifact %s)",
 		              question, artifact);
@@ -242,12 +243,13 @@ int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg
 	return yes;
 }
 
-th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sender,
-                    json_object *msg, struct th_cmd_result *res, struct th_error *e)
+th_err th_ui_decide(struct th_store *st, const struct th_config *cfg, struct th_task_row *row,
+                    const char *sender, json_object *msg, struct th_cmd_result *res,
+                    struct th_error *e)
 {
 	struct th_confirm c = {0};
 	int approve = 0;
-	th_err rc = answered(app->store, row->id, msg, &c, &approve, e);
+	th_err rc = answered(st, row->id, msg, &c, &approve, e);
 	if (rc == TH_ENOTFOUND) {
 		/* Decided in another worker between the turn's start and now. */
 		th_error_clear(e);
@@ -255,7 +257,7 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 		return TH_OK;
 	}
 	if (rc == TH_OK)
-		rc = th_store_confirm_decide(app->store, row->id, c.id, approve, sender, e);
+		rc = th_store_confirm_decide(st, row->id, c.id, approve, sender, e);
 	if (rc != TH_OK) {
 		th_confirm_free(&c);
 		return rc;
@@ -275,8 +277,8 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 	}
 	char mid[TH_UUID_LEN + 1];
 	th_uuid(mid);
-	rc = th_channel_record(app->store, row, TH_AGENT_ID, row->id, "message", res->text.data,
-	                       NULL, value, mid, e);
+	rc = th_channel_record(st, row, TH_AGENT_ID, row->id, "message", res->text.data, NULL,
+	                       value, mid, e);
 	res->parts = json_object_new_array();
 	if (th_json_push(res->parts, th_a2a_data_part(value, TH_MT_CHANNEL)) != 0 && rc == TH_OK)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory building a decision message");
@@ -285,7 +287,7 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 		json_object *del = json_object_new_array(), *m = json_object_new_object(),
 		            *body = json_object_new_object();
 		bad = th_json_put(body, "surfaceId", json_object_new_string(c.surface_id));
-		bad |= th_json_put(m, "version", json_object_new_string(version_of(app)));
+		bad |= th_json_put(m, "version", json_object_new_string(version_of(cfg)));
 		bad |= th_json_put(m, "deleteSurface", body);
 		bad |= th_json_push(del, m);
 		char *artifact = NULL;
@@ -293,7 +295,7 @@ th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sen
 			rc = th_error_set(e, TH_ENOMEM,
 			                  "out of memory building a deleteSurface message");
 		else
-			rc = th_ui_emit(app, row, del, &artifact, e);
+			rc = th_ui_emit(st, cfg, row, del, &artifact, e);
 		free(artifact);
 		json_object_put(del);
 	}

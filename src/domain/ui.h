@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "app.h"
+#include "config/config.h"
 #include "domain/reply.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -28,16 +28,17 @@ th_err th_ui_check_inbound(struct th_store *st, const char *task_id, json_object
 
 /* UI-1: validates messages (an array; borrowed) against the task's registry, records
  * them, stores them as artifact "a2ui:<n>" and appends its artifactUpdate event. */
-th_err th_ui_emit(struct th_app *app, const struct th_task_row *row, json_object *messages,
-                  char **artifact_id, struct th_error *e);
+th_err th_ui_emit(struct th_store *st, const struct th_config *cfg, const struct th_task_row *row,
+                  json_object *messages, char **artifact_id, struct th_error *e);
 
 /* *renders = 1 when the task's client said it renders A2UI (EXT-4: it has a registry). */
 th_err th_ui_renders(struct th_store *st, const char *task_id, int *renders, struct th_error *e);
 
 /* UI-4 /confirm QUESTION: a Card with Approve / Reject when the client renders A2UI,
  * else the question in text (answered "approve" / "reject"). */
-th_err th_ui_confirm(struct th_app *app, struct th_task_row *row, const char *sender,
-                     const char *question, struct th_cmd_result *res, struct th_error *e);
+th_err th_ui_confirm(struct th_store *st, const struct th_config *cfg, struct th_task_row *row,
+                     const char *sender, const char *question, struct th_cmd_result *res,
+                     struct th_error *e);
 
 /* Whether msg (the turn's input) answers a pending /confirm: a click on its Card or, for
  * a question asked in text, the words approve / reject. Read-only. */
@@ -45,7 +46,8 @@ int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg
 
 /* UI-4: records the decision in msg from sender as a channel message ("<participant>
  * approved: QUESTION"), closes the Card, and fills the reply. */
-th_err th_ui_decide(struct th_app *app, struct th_task_row *row, const char *sender,
-                    json_object *msg, struct th_cmd_result *res, struct th_error *e);
+th_err th_ui_decide(struct th_store *st, const struct th_config *cfg, struct th_task_row *row,
+                    const char *sender, json_object *msg, struct th_cmd_result *res,
+                    struct th_error *e);
 
 #endif

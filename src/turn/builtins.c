@@ -394,7 +394,7 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 	}
 	char child[TH_ID_BUF];
 	int64_t turn = 0;
-	rc = th_subtask_spawn(app, row, sender, name, goal, child, &turn, e);
+	rc = th_subtask_spawn(app->store, app->cfg, row, sender, name, goal, child, &turn, e);
 	if (rc != TH_OK)
 		return rc;
 	res->child_task = strdup(child);
@@ -427,7 +427,7 @@ th_err th_builtin_run(struct th_app *app, const struct th_command *c, struct th_
 	else if (strcmp(c->name, "confirm") == 0 && *args == '\0')
 		usage(res, c, "Say what needs approving.");
 	else if (strcmp(c->name, "confirm") == 0)
-		rc = th_ui_confirm(app, row, sender, args, res, e);
+		rc = th_ui_confirm(app->store, app->cfg, row, sender, args, res, e);
 	else
 		rc = th_error_set(e, TH_EINTERNAL, "built-in /%s has no handler", c->name);
 	if (rc == TH_OK && res->text.oom)

@@ -295,7 +295,8 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	char child[TH_ID_BUF];
 	int64_t turn = 0;
 	/* CTL-7: spawned by the model on its own, so its turn's result may complete it. */
-	if ((rc = th_subtask_spawn(app, row, TH_AGENT_ID, name, goal, child, &turn, e)) != TH_OK)
+	if ((rc = th_subtask_spawn(app->store, app->cfg, row, TH_AGENT_ID, name, goal, child, &turn,
+	                           e)) != TH_OK)
 		return rc;
 	const char *step = th_json_str(args, "step");
 	if (step != NULL) {
@@ -430,7 +431,7 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 	char *artifact = NULL;
 	struct th_error why;
 	th_error_clear(&why);
-	rc = th_ui_emit(app, row, msgs, &artifact, &why);
+	rc = th_ui_emit(app->store, app->cfg, row, msgs, &artifact, &why);
 	if (rc == TH_EINVAL) {
 		fail(r, "%s", why.msg);
 		return TH_OK;

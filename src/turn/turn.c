@@ -256,7 +256,8 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 			rc = finish(app, l, TH_TURN_FAILED, failure, e);
 	} else {
 		if (p->decision != NULL)
-			rc = th_ui_decide(app, row, p->sender, p->decision, res, e);
+			rc =
+			    th_ui_decide(app->store, app->cfg, row, p->sender, p->decision, res, e);
 		else if (p->builtin != NULL)
 			rc = th_builtin_run(app, p->builtin, row, p->sender, p->args, res, e);
 		const char *text = p->builtin != NULL || p->decision != NULL
