@@ -10,6 +10,7 @@
 
 #include "config/layout.h"
 #include "util/idrule.h"
+#include "util/text.h"
 
 /* ------------------------------------------------------------------ value checks */
 
@@ -408,16 +409,6 @@ th_err th_config_defaults(struct th_config *cfg)
 
 /* ------------------------------------------------------------------ loading */
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
-
 /* A '#' that begins the line or follows a space or tab starts a comment, so
  * `db = a.db  # the database` names a.db; a '#' inside a word (a#b) is kept. No
  * value needs " #": URLs refuse '#', and there is no quoting. */
@@ -448,17 +439,15 @@ static th_err load_file(struct th_config *cfg, const char *path, struct th_error
 			break;
 		}
 		cut_comment(line);
-		char *s = trim(line);
+		char *s = th_trim(line);
 		if (*s == '\0')
 			continue;
-		char *eq = strchr(s, '=');
-		if (eq == NULL) {
+		char *key = NULL, *value = NULL;
+		if (th_split_pair(s, '=', &key, &value) != 0) {
 			rc = th_error_set(e, TH_EINVAL, "%s:%d: expected 'key = value', got '%s'",
 			                  path, lineno, s);
 			break;
 		}
-		*eq = '\0';
-		char *key = trim(s), *value = trim(eq + 1);
 		struct th_error sub;
 		th_error_clear(&sub);
 		if (th_config_set(cfg, key, value, &sub) != TH_OK)

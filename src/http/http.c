@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "util/buf.h"
+#include "util/text.h"
 
 static const char *param(struct th_http_io *io, const char *name)
 {
@@ -198,17 +199,6 @@ void th_http_req_free(struct th_http_req *r)
 	memset(r, 0, sizeof *r);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* plus_space: in a query string '+' is a space (form encoding); in a path it is '+'.
  * Sets *bad on a bad escape or a decoded NUL, which would silently cut C strings. */
 static char *decode(const char *s, size_t n, int plus_space, int *bad)
@@ -225,8 +215,8 @@ static char *decode(const char *s, size_t n, int plus_space, int *bad)
 				*bad = 1;
 				break;
 			}
-			int h = hexval((unsigned char)s[i + 1]),
-			    l = hexval((unsigned char)s[i + 2]);
+			int h = th_hexval((unsigned char)s[i + 1]),
+			    l = th_hexval((unsigned char)s[i + 2]);
 			if (h < 0 || l < 0) {
 				*bad = 1;
 				break;

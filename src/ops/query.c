@@ -12,6 +12,7 @@
 #include "domain/view.h"
 #include "store/store.h"
 #include "util/buf.h"
+#include "util/text.h"
 #include "util/jsonx.h"
 #include "util/memo.h"
 
@@ -79,9 +80,10 @@ static char *token_encode(int64_t ms, const char *id)
 	return out;
 }
 
+/* A token is lowercase hex: an uppercase digit is refused. */
 static int hexval(char c)
 {
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return c >= 'A' && c <= 'F' ? -1 : th_hexval((unsigned char)c);
 }
 
 /* LIM-4: strict, the exact form token_encode writes and nothing else: lowercase hex

@@ -15,6 +15,7 @@
 #include "push/push.h"
 #include "push/push_int.h"
 #include "util/buf.h"
+#include "util/text.h"
 
 #define MAGIC "th1"
 #define MAGIC_LEN 3
@@ -37,17 +38,6 @@ void th_push_secret_free(char *s)
 	free(s);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 th_err th_push_key(unsigned char key[TH_PUSH_KEY_LEN], struct th_error *e)
 {
 	const char *v = getenv(TH_PUSH_KEY_ENV);
@@ -61,7 +51,8 @@ th_err th_push_key(unsigned char key[TH_PUSH_KEY_LEN], struct th_error *e)
 	size_t n = strlen(v);
 	int ok = n == 2 * TH_PUSH_KEY_LEN;
 	for (size_t i = 0; ok && i < TH_PUSH_KEY_LEN; i++) {
-		int hi = hexval((unsigned char)v[2 * i]), lo = hexval((unsigned char)v[2 * i + 1]);
+		int hi = th_hexval((unsigned char)v[2 * i]),
+		    lo = th_hexval((unsigned char)v[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			ok = 0;
 		else

@@ -10,6 +10,7 @@
 
 #include "util/buf.h"
 #include "util/jsonx.h"
+#include "util/text.h"
 
 /* The built-ins (CMD-3); turn/builtins.c runs them. */
 static const struct {
@@ -58,16 +59,6 @@ static th_err add(struct th_registry *r, const char *name, const char *desc, con
 	return TH_OK;
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	char *end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
-
 /* A command file: optional front matter between "---" lines with description: and
  * argument-hint:, then the prompt template. */
 static th_err load_file(struct th_registry *r, const char *path, const char *name,
@@ -84,18 +75,18 @@ static th_err load_file(struct th_registry *r, const char *path, const char *nam
 	th_err rc = TH_OK;
 	while (fgets(line, sizeof line, f) != NULL) {
 		lineno++;
-		if (lineno == 1 && strncmp(line, "---", 3) == 0 && trim(line + 3)[0] == '\0') {
+		if (lineno == 1 && strncmp(line, "---", 3) == 0 && th_trim(line + 3)[0] == '\0') {
 			in_front = 1;
 			continue;
 		}
 		if (in_front) {
-			char *s = trim(line);
+			char *s = th_trim(line);
 			if (strcmp(s, "---") == 0) {
 				in_front = 0;
 				continue;
 			}
-			char *colon = strchr(s, ':');
-			if (colon == NULL) {
+			char *key = NULL, *val = NULL;
+			if (th_split_pair(s, ':', &key, &val) != 0) {
 				if (*s == '\0')
 					continue;
 				rc = th_error_set(e, TH_EINVAL,
@@ -103,8 +94,6 @@ static th_err load_file(struct th_registry *r, const char *path, const char *nam
 				                  lineno);
 				break;
 			}
-			*colon = '\0';
-			char *key = trim(s), *val = trim(colon + 1);
 			if (strcmp(key, "description") == 0)
 				snprintf(desc, sizeof desc, "%s", val);
 			else if (strcmp(key, "argument-hint") == 0)
@@ -121,7 +110,7 @@ static th_err load_file(struct th_registry *r, const char *path, const char *nam
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc == TH_OK) {
 		static char none[] = "";
-		char *tmpl = trim(body.data ? body.data : none);
+		char *tmpl = th_trim(body.data ? body.data : none);
 		if (*tmpl == '\0')
 			rc = th_error_set(e, TH_EINVAL,
 			                  "command file %s: the prompt template is empty", path);

@@ -12,6 +12,7 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/memo.h"
+#include "util/text.h"
 
 /* decision-026: the consuming add takes its value whatever happens, so a builder never
  * leaks or double-frees when an allocation fails. */
@@ -82,6 +83,25 @@ START_TEST(test_stream5_memo_forgets_on_a_new_stamp_and_stays_small)
 	ck_assert_str_eq(th_memo_get(m, s2, "k16"), "k16");
 	ck_assert_str_eq(th_memo_get(m, s2, "k1"), "k1");
 	th_memo_free(m);
+}
+END_TEST
+
+/* The helpers the configuration and command-file readers share (issue 11). */
+START_TEST(test_store3_text_helpers_trim_split_and_read_hex)
+{
+	char line[] = "  db = a.db = b  ";
+	char *key = NULL, *value = NULL;
+	ck_assert_int_eq(th_split_pair(line, '=', &key, &value), 0);
+	ck_assert_str_eq(key, "db");
+	ck_assert_str_eq(value, "a.db = b"); /* the first separator splits */
+	char none[] = "no separator";
+	ck_assert_int_eq(th_split_pair(none, ':', &key, &value), -1);
+	char blank[] = " \t\n";
+	ck_assert_str_eq(th_trim(blank), "");
+	ck_assert_int_eq(th_hexval('0'), 0);
+	ck_assert_int_eq(th_hexval('f'), 15);
+	ck_assert_int_eq(th_hexval('F'), 15);
+	ck_assert_int_eq(th_hexval('g'), -1);
 }
 END_TEST
 
@@ -314,6 +334,7 @@ int main(void)
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
 	tcase_add_test(tc, test_oom1_json_put_consumes_its_value);
 	tcase_add_test(tc, test_oom1_json_push_consumes_its_value);
+	tcase_add_test(tc, test_store3_text_helpers_trim_split_and_read_hex);
 	tcase_add_test(tc, test_stream5_memo_forgets_on_a_new_stamp_and_stays_small);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
