@@ -17,6 +17,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/curlx.h"
 
 /* A data part is quoted in the history up to this many bytes of its JSON. */
 #define DATA_QUOTE 500
@@ -570,16 +571,7 @@ th_err th_model_openai(const struct th_config *cfg, const struct th_model_input 
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		goto done;
 	}
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, th_json_text(req));
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)cfg->model_timeout_ms);
+	th_curl_post(h, url, hdr, th_json_text(req), (long)cfg->model_timeout_ms);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);

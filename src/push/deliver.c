@@ -35,6 +35,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/log.h"
+#include "util/curlx.h"
 
 /* A claim outlives its POST by this much, so no other sender takes a row in flight. */
 #define LEASE_MARGIN_MS 5000
@@ -211,21 +212,7 @@ static void perform(CURL *h, const char *url, const struct th_push_delivery *d,
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct guard g = {.allow_private = allow_private};
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, d->body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(d->body));
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "tiny-harness/" PACKAGE_VERSION);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
+	th_curl_post(h, url, headers, d->body, (long)timeout_ms);
 	/* Straight to the checked address: no proxy from the environment. */
 	curl_easy_setopt(h, CURLOPT_PROXY, "");
 	curl_easy_setopt(h, CURLOPT_RESOLVE, pin);
