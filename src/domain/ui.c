@@ -155,7 +155,9 @@ th_err th_ui_confirm(struct th_store *st, const struct th_config *cfg, struct th
 			th_buf_printf(&res->text, "Please answer approve or reject: %s", question);
 		return rc;
 	}
-	snprintf(surface, sizeof surface, "confirm-%.8s", id);
+	/* The id's last 12 digits are random; its first ones are the time (decision-028), which
+	 * two tasks' cards made within a minute share. */
+	snprintf(surface, sizeof surface, "confirm-%s", id + TH_UUID_LEN - 12);
 	json_object *msgs = th_a2ui_confirm_surface(surface, question, version_of(cfg));
 	char *artifact = NULL;
 	if (msgs == NULL)
