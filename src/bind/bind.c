@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bind.c — the router and the agent card: one request goes to the card (CARD-1, with
- * its cache headers), to the JSON-RPC endpoint (jsonrpc.c) or to the HTTP+JSON routes
- * (rest.c). The top of src/bind: nothing in the other files calls back into it. */
+ * its cache headers), to the web app (web.c: a browser's GET of the base URL and
+ * everything under <base>ui/, WEB-1), to the JSON-RPC endpoint (jsonrpc.c) or to the
+ * HTTP+JSON routes (rest.c). The top of src/bind: nothing in the other files calls back
+ * into it. */
 #include "bind/bind.h"
 
 #include <pthread.h>
@@ -26,33 +28,6 @@ static unsigned long long fnv1a(const char *s)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
-}
-
-/* If-None-Match is "*" or a comma-separated list of entity tags, possibly weak
- * (W/"…"); weak comparison applies to GET (RFC 9110 §13.1.2). */
-static int etag_matches(const char *inm, const char *etag)
-{
-	if (inm == NULL)
-		return 0;
-	size_t en = strlen(etag);
-	const char *p = inm;
-	while (*p != '\0') {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		size_t n = strcspn(p, ",");
-		size_t m = n;
-		while (m > 0 && (p[m - 1] == ' ' || p[m - 1] == '\t'))
-			m--;
-		const char *t = p;
-		if (m >= 2 && t[0] == 'W' && t[1] == '/') {
-			t += 2;
-			m -= 2;
-		}
-		if ((m == 1 && t[0] == '*') || (m == en && memcmp(t, etag, en) == 0))
-			return 1;
-		p += n;
-	}
-	return 0;
 }
 
 /* Last-Modified of the card (RFC 9110 §8.8.2): the card is made from the program and
@@ -112,7 +87,7 @@ static void serve_card(struct th_bind_ctx *ctx)
 	char lm[40];
 	if (card_modified(ctx->app, lm, sizeof lm))
 		th_buf_printf(&ctx->extra, "Last-Modified: %s\r\n", lm);
-	if (etag_matches(ctx->req->if_none_match, etag))
+	if (th_bind_etag_matches(ctx->req->if_none_match, etag))
 		th_bind_send(ctx, 304, NULL, NULL, 0);
 	else
 		th_bind_send(ctx, 200, "application/json", text, strlen(text));
@@ -144,7 +119,16 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 		 * root where RFC 8615 puts it. */
 		serve_card(&ctx);
 	} else if (req.in_base && strcmp(req.path, "/") == 0) {
-		th_bind_jsonrpc(&ctx);
+		/* A browser asking for the page (WEB-1); POST and every JSON client go on to
+		 * JSON-RPC unchanged. */
+		if ((strcmp(req.method, "GET") == 0 || strcmp(req.method, "HEAD") == 0) &&
+		    th_bind_web_prefers_html(io->param(io->impl, "HTTP_ACCEPT")))
+			th_bind_web_redirect(&ctx);
+		else
+			th_bind_jsonrpc(&ctx);
+	} else if (req.in_base &&
+	           (strcmp(req.path, "/ui") == 0 || strncmp(req.path, "/ui/", 4) == 0)) {
+		th_bind_web(&ctx);
 	} else {
 		th_bind_rest(&ctx);
 	}

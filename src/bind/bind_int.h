@@ -3,6 +3,7 @@
  * way, top to bottom, and each section below is one file:
  *
  *   bind.c     the router and the agent card
+ *     → web.c               the web app's redirect and static files (WEB-1)
  *     → jsonrpc.c, rest.c   the two bindings
  *       → stream.c          SSE framing of the streaming operations
  *         → errors.c        the error table and every error body
@@ -36,6 +37,28 @@ struct th_bind_ctx {
 void th_bind_jsonrpc(struct th_bind_ctx *ctx);
 /* The HTTP+JSON routes; any other path under the base is a 404 here. */
 void th_bind_rest(struct th_bind_ctx *ctx);
+
+/* ---- web.c: the web app, called by the router (WEB-1, WEB-3) ---------------- */
+
+/* 1 when an Accept header value prefers HTML to JSON: text/html (or
+ * application/xhtml+xml) named with a q above 0 and above the q that the most
+ * specific range covering application/json gives it (the any-type range alone does not count as
+ * HTML). NULL (no Accept) is 0. */
+int th_bind_web_prefers_html(const char *accept);
+/* 1 when name (the path below <base>ui/) may be served: segments of [A-Za-z0-9._-]
+ * separated by single '/', none empty and none starting with '.' (so no "..", no
+ * hidden file, no absolute path), at most 200 bytes. */
+int th_bind_web_name_ok(const char *name);
+/* The Content-Type of a file by its extension; application/octet-stream otherwise. */
+const char *th_bind_web_ctype(const char *name);
+/* GET or HEAD of the base URL by a browser: 303 to <base>ui/. */
+void th_bind_web_redirect(struct th_bind_ctx *ctx);
+/* GET or HEAD of <base>ui, <base>ui/ or <base>ui/<name>: the file from web_dir
+ * (index.html for the folder) with its Content-Type, ETag, Last-Modified and the
+ * Content-Security-Policy; 404 for a refused name or a missing file. <base>ui/session.json
+ * is not a file: how the server knows the sender, {"identity":"header"} or
+ * {"identity":"remote_user","participant":REMOTE_USER or null}. */
+void th_bind_web(struct th_bind_ctx *ctx);
 
 /* ---- stream.c: the streaming operations, called by both bindings ------------ */
 
@@ -101,6 +124,11 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e);
 typedef th_err (*th_bind_service_fn)(struct th_app *app, const struct th_call *call, enum th_op op,
                                      json_object *params, json_object **result, struct th_error *e);
 extern th_bind_service_fn th_bind_service;
+
+/* 1 when an If-None-Match value (NULL: absent) names etag: "*" or a comma-separated
+ * list of entity tags, weak ones (W/"…") included — weak comparison applies to GET
+ * (RFC 9110 §13.1.2). */
+int th_bind_etag_matches(const char *inm, const char *etag);
 
 /* Writes body as the whole response; a failed write means the client is gone, and
  * there is nobody left to tell. */

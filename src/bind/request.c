@@ -2,8 +2,8 @@
 /* request.c — the steps of one request that both bindings share: the header checks
  * every A2A request goes through (A2A-3 version, EXT-1/EXT-2 extensions, ID-1
  * participant), the Content-Type test, quoting client input into error messages, the
- * operation runner (th_bind_service), and the writers of the whole response. It calls
- * no other file in src/bind. */
+ * operation runner (th_bind_service), the If-None-Match test (the card's and the web app's
+ * ETags), and the writers of the whole response. It calls no other file in src/bind. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -122,6 +122,33 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 		                    "%s '%s' is the agent's own id; a client cannot speak as it",
 		                    source, TH_AGENT_ID);
 	return TH_OK;
+}
+
+/* If-None-Match is "*" or a comma-separated list of entity tags, possibly weak
+ * (W/"…"); weak comparison applies to GET (RFC 9110 §13.1.2). */
+int th_bind_etag_matches(const char *inm, const char *etag)
+{
+	if (inm == NULL)
+		return 0;
+	size_t en = strlen(etag);
+	const char *p = inm;
+	while (*p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		size_t n = strcspn(p, ",");
+		size_t m = n;
+		while (m > 0 && (p[m - 1] == ' ' || p[m - 1] == '\t'))
+			m--;
+		const char *t = p;
+		if (m >= 2 && t[0] == 'W' && t[1] == '/') {
+			t += 2;
+			m -= 2;
+		}
+		if ((m == 1 && t[0] == '*') || (m == en && memcmp(t, etag, en) == 0))
+			return 1;
+		p += n;
+	}
+	return 0;
 }
 
 void th_bind_send_oom(struct th_bind_ctx *ctx)

@@ -96,6 +96,8 @@ static int cmd_help(void)
 			def = th_layout_db();
 		else if (strcmp(k->name, "commands_dir") == 0)
 			def = th_layout_commands_dir();
+		else if (strcmp(k->name, "web_dir") == 0)
+			def = th_layout_web_dir();
 		printf("  %s = %s", k->name, def ? def : "(no default)");
 		if (k->range != NULL)
 			printf("  (%s)", k->range);
@@ -412,6 +414,11 @@ static int cmd_serve(int argc, char **argv)
 	snprintf(cmds, sizeof cmds, "%s/conf/commands", cwd);
 	if (access(cmds, R_OK) == 0)
 		setenv_default("TINY_HARNESS_COMMANDS_DIR", cmds);
+	/* The web app (WEB-1) of a source tree, the same way. */
+	char web[PATH_MAX + 16];
+	snprintf(web, sizeof web, "%s/web/dist", cwd);
+	if (access(web, R_OK) == 0)
+		setenv_default("TINY_HARNESS_WEB_DIR", web);
 	snprintf(buf, sizeof buf, "http://127.0.0.1:%ld/", port);
 	setenv_default("TINY_HARNESS_BASE_URL", buf);
 	printf("tiny-harness: serving %s with %ld workers (lighttpd, %s); database %s\n"

@@ -218,6 +218,8 @@ static const struct key keys[] = {
           "attempts before a turn whose worker keeps dying marks the task FAILED"),
     K_STR("commands_dir", commands_dir, NULL, "conf/commands",
           "directory of file commands (NAME.md, CMD-1)"),
+    K_STR("web_dir", web_dir, check_nonempty, "web/dist",
+          "directory of the web app served at <base>ui/ (WEB-1)"),
     K_INT("heartbeat_ms", heartbeat_ms, 100, 3600000, "15000",
           "interval of the SSE comment heartbeat on a quiet stream, in ms"),
     K_INT("stream_max_ms", stream_max_ms, 100, 86400000, "300000",
@@ -399,6 +401,8 @@ th_err th_config_defaults(struct th_config *cfg)
 			def = th_layout_db();
 		else if (th_layout_installed() && strcmp(keys[i].info.name, "commands_dir") == 0)
 			def = th_layout_commands_dir();
+		else if (th_layout_installed() && strcmp(keys[i].info.name, "web_dir") == 0)
+			def = th_layout_web_dir();
 		if (set_key(cfg, &keys[i], def, &e) != TH_OK) {
 			th_config_free(cfg);
 			return e.code;

@@ -44,6 +44,7 @@ struct th_config {
 	char *openai_api_key_env;    /* openai_api_key_env: the NAME of the variable holding
 	                                the API key; free */
 	char *commands_dir;          /* commands_dir; free */
+	char *web_dir;               /* web_dir: the web app's files (WEB-1); free */
 	enum th_identity identity;   /* identity: header | remote_user */
 	char *anonymous_participant; /* anonymous_participant: NULL or "" = off; free */
 	int sync_full;               /* synchronous: 0 normal, 1 full */

@@ -63,6 +63,11 @@ const char *th_layout_commands_dir(void)
 	return th_layout_installed() ? TH_SYSCONFDIR "/tiny-harness/commands" : "conf/commands";
 }
 
+const char *th_layout_web_dir(void)
+{
+	return th_layout_installed() ? TH_PKGDATADIR "/web" : "web/dist";
+}
+
 const char *th_layout_recipes_dir(void)
 {
 	return th_layout_installed() ? TH_PKGDATADIR : NULL;

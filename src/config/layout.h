@@ -2,9 +2,10 @@
 /* layout.h — where the program finds its files (decision-021). Installed — the program
  * runs from the bindir it was configured with (`make install`, a package) — it uses the
  * autoconf directories: the configuration in $(sysconfdir)/tiny-harness, the database
- * in $(localstatedir)/lib/tiny-harness, the web-server recipes in $(pkgdatadir). Anywhere
- * else (a build tree, an upload to shared hosting) paths are relative to the working
- * directory, as before: conf/tiny-harness.conf, ./var/tiny-harness.db, conf/commands. */
+ * in $(localstatedir)/lib/tiny-harness, the web-server recipes in $(pkgdatadir) and the web
+ * app in $(pkgdatadir)/web. Anywhere else (a build tree, an upload to shared hosting) paths
+ * are relative to the working directory, as before: conf/tiny-harness.conf,
+ * ./var/tiny-harness.db, conf/commands, web/dist. */
 #ifndef TH_CONFIG_LAYOUT_H
 #define TH_CONFIG_LAYOUT_H
 
@@ -17,6 +18,8 @@ const char *th_layout_conf_file(void);
 const char *th_layout_db(void);
 /* The directory of registered commands when no key names one. */
 const char *th_layout_commands_dir(void);
+/* The directory of the web app's files (WEB-1) when no key names one. */
+const char *th_layout_web_dir(void);
 /* The directory of the installed recipes (lighttpd.conf, …), or NULL when not installed. */
 const char *th_layout_recipes_dir(void);
 

@@ -294,6 +294,10 @@ static const char *reason_phrase(int status)
 		return "Created";
 	case 204:
 		return "No Content";
+	case 301:
+		return "Moved Permanently";
+	case 303:
+		return "See Other";
 	case 304:
 		return "Not Modified";
 	case 400:

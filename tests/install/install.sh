@@ -57,7 +57,8 @@ REQ_DESC="$BIN --help"
 check "PKG-1 --help names the installed configuration file and database" \
 	'grep -qF "Configuration file: $P/etc/tiny-harness/tiny-harness.conf (installed layout)" "$T/out"' \
 	'grep -qF "  db = $P/var/lib/tiny-harness/tiny-harness.db" "$T/out"' \
-	'grep -qF "  commands_dir = $P/etc/tiny-harness/commands" "$T/out"'
+	'grep -qF "  commands_dir = $P/etc/tiny-harness/commands" "$T/out"' \
+	'grep -qF "  web_dir = $P/share/tiny-harness/web" "$T/out"'
 keys=$(sed -n 's/^  \([a-z_][a-z0-9_]*\) = .*/\1/p' "$T/out")
 man5=$P/share/man/man5/tiny-harness.conf.5
 missing=
@@ -98,5 +99,12 @@ code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 5 "http://127.0.0.1:$por
 REQ_DESC="$BIN serve --port $port (from $T/elsewhere); $(head -c 300 "$T/serve.out")"
 check "PKG-1 serve runs lighttpd from the installed recipe and serves the card" \
 	'[ "$code" = 200 ]' 'jq -e .name "$T/out" >/dev/null'
+
+# The web app (WEB-1): installed in $(pkgdatadir)/web, the installed default of web_dir.
+code=$(curl -s -o "$T/ui.html" -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/ui/")
+REQ_DESC="GET http://127.0.0.1:$port/ui/ gave $code; ls $P/share/tiny-harness/web"
+check "WEB-1 PKG-1 the web app is installed in \$(pkgdatadir)/web and the installed program serves it at /ui/" \
+	'[ -f "$P/share/tiny-harness/web/app.js" ]' '[ -f "$P/share/tiny-harness/web/style.css" ]' \
+	'[ "$code" = 200 ]' 'cmp -s "$T/ui.html" "$P/share/tiny-harness/web/index.html"'
 
 tap_done

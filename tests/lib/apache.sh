@@ -25,7 +25,8 @@
 #
 # start picks a free loopback port and sets TH_PORT/TH_BIN/TH_STATE_DIR/TH_PROCS/
 # TH_APACHE_MODULES for the config, TINY_HARNESS_DB=DIR/tiny-harness.db and
-# TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands when
+# TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands and
+# TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist when
 # unset and present). Every other TINY_HARNESS_* variable of the caller's environment
 # reaches the workers unchanged: mod_fcgid through DIR/fcgid-env.conf (one
 # FcgidInitialEnv line each, included by the config), spawn-fcgi by inheritance, the
@@ -308,6 +309,10 @@ start() {
 	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
 		TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands
 		export TINY_HARNESS_COMMANDS_DIR
+	fi
+	if [ -z "${TINY_HARNESS_WEB_DIR:-}" ] && [ -d "$TH_SRCDIR/web/dist" ]; then
+		TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist
+		export TINY_HARNESS_WEB_DIR
 	fi
 	echo "$mode" >"$dir/mode"
 	case $mode in htaccess*)

@@ -23,11 +23,12 @@ export function findLighttpd() {
 
 // Starts lighttpd with PROCS workers and its state in DIR (tests/lib/server.sh start) and
 // arranges for it to be stopped at exit — and, with signals, on SIGINT/SIGTERM (exit 1) —
-// removing DIR unless TH_KEEP_TMP is set, then calling onStop. Returns {base, ok, stderr,
-// stop, db}; ok is false when the server did not start.
-export function startLighttpd(dir, { lighttpd = findLighttpd(), procs = 2, signals = true, onStop } = {}) {
+// removing DIR unless TH_KEEP_TMP is set, then calling onStop. env: TINY_HARNESS_* settings
+// for the workers (the caller's own are never passed on). Returns {base, ok, stderr, stop,
+// db}; ok is false when the server did not start.
+export function startLighttpd(dir, { lighttpd = findLighttpd(), procs = 2, signals = true, onStop, env: extra = {} } = {}) {
 	const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
-	const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: lighttpd });
+	const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: lighttpd, ...extra });
 	let stopped = false;
 	const stop = () => {
 		if (stopped)

@@ -13,8 +13,8 @@
 #   nginx.sh stop DIR                    stop nginx and the workers by pid, wait until gone
 #
 # start picks a free loopback port, sets TINY_HARNESS_DB=DIR/tiny-harness.db and
-# TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands when unset
-# and present); the workers inherit every TINY_HARNESS_* variable of the caller. It applies
+# TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands and
+# TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist when unset and present); the workers inherit every TINY_HARNESS_* variable of the caller. It applies
 # the migrations once, runs nginx in the foreground in the background, writes
 # DIR/nginx.pid (the master), DIR/base_url and DIR/mode, and waits (bounded) until the
 # card answers 200. nginx's error log is DIR/error.log.
@@ -117,6 +117,10 @@ start() {
 	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
 		TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands
 		export TINY_HARNESS_COMMANDS_DIR
+	fi
+	if [ -z "${TINY_HARNESS_WEB_DIR:-}" ] && [ -d "$TH_SRCDIR/web/dist" ]; then
+		TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist
+		export TINY_HARNESS_WEB_DIR
 	fi
 	echo nginx >"$dir/mode"
 	echo "$TH_BIN" >"$dir/th_bin"

@@ -8,7 +8,8 @@
 #
 # start picks a free loopback port, sets TH_PORT/TH_BIN/TH_STATE_DIR/TH_PROCS for the
 # config, TINY_HARNESS_DB=DIR/tiny-harness.db and TINY_HARNESS_BASE_URL (and
-# TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands when unset and present); any other
+# TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands and TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist
+# when unset and present); any other
 # TINY_HARNESS_* variable in the caller's environment reaches the workers unchanged.
 # It applies the migrations once (`tiny-harness migrate`), runs lighttpd -D in the
 # background, writes DIR/lighttpd.pid and DIR/base_url, and waits (bounded) until
@@ -68,6 +69,10 @@ start() {
 	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
 		TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands
 		export TINY_HARNESS_COMMANDS_DIR
+	fi
+	if [ -z "${TINY_HARNESS_WEB_DIR:-}" ] && [ -d "$TH_SRCDIR/web/dist" ]; then
+		TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist
+		export TINY_HARNESS_WEB_DIR
 	fi
 
 	# Apply the schema once, before several workers race to open a new database.

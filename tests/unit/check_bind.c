@@ -5,6 +5,7 @@
  * (A2A-1), seen through a recorder put in th_bind_service. */
 #include <check.h>
 #include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1328,6 +1329,261 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
+/* ---- WEB-1, WEB-3: the web app ------------------------------------------- */
+
+START_TEST(test_web1_accept_prefers_html)
+{
+	/* Browsers (Chromium, Firefox, Safari) ask for HTML first. */
+	ck_assert(th_bind_web_prefers_html("text/html,application/xhtml+xml,application/xml;q=0.9,"
+	                                   "image/avif,image/webp,*/*;q=0.8"));
+	ck_assert(th_bind_web_prefers_html("text/html,application/xhtml+xml,application/xml;q=0.9,"
+	                                   "*/*;q=0.8"));
+	ck_assert(th_bind_web_prefers_html("application/xhtml+xml"));
+	ck_assert(th_bind_web_prefers_html("TEXT/HTML"));
+	ck_assert(th_bind_web_prefers_html("application/json;q=0.5, text/html"));
+	ck_assert(th_bind_web_prefers_html("text/html;level=1;q=0.9, application/*;q=0.2"));
+	/* JSON clients, curl, SDKs and no header at all stay with JSON-RPC. */
+	ck_assert(!th_bind_web_prefers_html(NULL));
+	ck_assert(!th_bind_web_prefers_html(""));
+	ck_assert(!th_bind_web_prefers_html("*/*"));
+	ck_assert(!th_bind_web_prefers_html("application/json"));
+	ck_assert(!th_bind_web_prefers_html("application/json, text/plain, */*"));
+	ck_assert(!th_bind_web_prefers_html("text/event-stream"));
+	ck_assert(!th_bind_web_prefers_html("text/html, application/json"));
+	ck_assert(!th_bind_web_prefers_html("text/html;q=0.5, application/json"));
+	ck_assert(!th_bind_web_prefers_html("text/html;q=0, */*"));
+	ck_assert(!th_bind_web_prefers_html("text/html;q=0.8, application/*;q=0.9"));
+	ck_assert(!th_bind_web_prefers_html("application/a2a+json, text/html;q=0.9"));
+	ck_assert(!th_bind_web_prefers_html("text/htmlx"));
+	/* The most specific range covering JSON decides, not the broadest. */
+	ck_assert(th_bind_web_prefers_html("text/html;q=0.5, */*;q=0.9, application/json;q=0.1"));
+}
+END_TEST
+
+START_TEST(test_web1_file_names_checked)
+{
+	const char *good[] = {"index.html",   "app.js",     "style.css",
+	                      "img/logo.png", "a-b_c.1.js", "x/y/z.txt"};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		ck_assert_msg(th_bind_web_name_ok(good[i]), "refused %s", good[i]);
+	const char *bad[] = {"",     "..",         "../x",        "a/../b",   "a/..",
+	                     ".",    "./a",        ".htaccess",   "a/.git/x", "/etc/passwd",
+	                     "a//b", "a/",         "%2e%2e/x",    "a%2fb",    "a\\b",
+	                     "a b",  "a?b",        "\xc3\xa9.js", "a:b",      "~root",
+	                     "a\nb", "index.html/"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ck_assert_msg(!th_bind_web_name_ok(bad[i]), "accepted '%s'", bad[i]);
+	char longname[260];
+	memset(longname, 'a', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	ck_assert(!th_bind_web_name_ok(longname));
+	ck_assert_str_eq(th_bind_web_ctype("index.html"), "text/html; charset=utf-8");
+	ck_assert_str_eq(th_bind_web_ctype("app.js"), "text/javascript; charset=utf-8");
+	ck_assert_str_eq(th_bind_web_ctype("style.css"), "text/css; charset=utf-8");
+	ck_assert_str_eq(th_bind_web_ctype("a/b.png"), "image/png");
+	ck_assert_str_eq(th_bind_web_ctype("a.d/README"), "application/octet-stream");
+	ck_assert_str_eq(th_bind_web_ctype("blob"), "application/octet-stream");
+}
+END_TEST
+
+static char webdir[64];
+
+static void web_file(const char *name, const char *text)
+{
+	char path[160];
+	snprintf(path, sizeof path, "%s/%s", webdir, name);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void web_setup(void)
+{
+	snprintf(webdir, sizeof webdir, "/tmp/th-check-web-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(webdir));
+	web_file("index.html", "<!doctype html><title>t</title>");
+	web_file("app.js", "console.log(1);");
+	web_file(".secret", "no");
+	char sub[128];
+	snprintf(sub, sizeof sub, "%s/dir", webdir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(&cfg, "web_dir", webdir, &e), TH_OK);
+}
+
+static void web_teardown(void)
+{
+	nftw(webdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+#define BROWSER "HTTP_ACCEPT=text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+START_TEST(test_web1_browser_get_of_base_redirects_to_ui)
+{
+	const char *g[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/", BROWSER, NULL};
+	struct resp r = run(g, NULL);
+	ck_assert_int_eq(r.status, 303);
+	ck_assert_str_eq(header(&r, "Location"), "/ui/");
+	ck_assert_str_eq(header(&r, "Vary"), "Accept");
+	resp_free(&r);
+	const char *h[] = {"REQUEST_METHOD=HEAD", "REQUEST_URI=/", BROWSER, NULL};
+	r = run(h, NULL);
+	ck_assert_int_eq(r.status, 303);
+	ck_assert_str_eq(r.body, "");
+	resp_free(&r);
+	/* Under a deeper base path the redirect stays under it. */
+	set_base("http://h/a2a/");
+	const char *d[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/a2a/", BROWSER, NULL};
+	r = run(d, NULL);
+	ck_assert_int_eq(r.status, 303);
+	ck_assert_str_eq(header(&r, "Location"), "/a2a/ui/");
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_web1_json_clients_unchanged)
+{
+	/* GET without a browser's Accept is still the JSON-RPC endpoint's 405. */
+	const char *g[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/", "HTTP_ACCEPT=*/*", NULL};
+	struct resp r = run(g, NULL);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(header(&r, "Allow"), "POST");
+	resp_free(&r);
+	/* POST with a browser's Accept is JSON-RPC. */
+	const char *p[] = {"REQUEST_METHOD=POST",
+	                   "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",
+	                   BROWSER,
+	                   NULL};
+	r = run(p, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.op, TH_OP_GET_TASK);
+	resp_free(&r);
+	/* The card and the REST routes ignore Accept. */
+	const char *c[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json",
+	                   BROWSER, NULL};
+	r = run(c, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, th_json_text(app.card));
+	resp_free(&r);
+	const char *t[] = {"REQUEST_METHOD=GET",
+	                   "REQUEST_URI=/tasks/t1",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",
+	                   BROWSER,
+	                   NULL};
+	r = run(t, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_int_eq(rec.calls, 2);
+	resp_free(&r);
+}
+END_TEST
+
+START_TEST(test_web1_ui_serves_files_with_csp_and_validators)
+{
+	const char *g[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui/", BROWSER, NULL};
+	struct resp r = run(g, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "<!doctype html><title>t</title>");
+	ck_assert_str_eq(header(&r, "Content-Type"), "text/html; charset=utf-8");
+	const char *csp = header(&r, "Content-Security-Policy");
+	assert_contains(csp, "script-src 'self';");
+	assert_contains(csp, "default-src 'self'");
+	assert_contains(csp, "object-src 'none'");
+	ck_assert_ptr_null(strstr(csp, "unsafe"));
+	ck_assert_str_eq(header(&r, "X-Content-Type-Options"), "nosniff");
+	assert_contains(header(&r, "Last-Modified"), " GMT");
+	char etag[64];
+	snprintf(etag, sizeof etag, "HTTP_IF_NONE_MATCH=%s", header(&r, "ETag"));
+	resp_free(&r);
+	const char *c[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui/", etag, NULL};
+	r = run(c, NULL);
+	ck_assert_int_eq(r.status, 304);
+	ck_assert_str_eq(r.body, "");
+	resp_free(&r);
+	const char *js[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui/app.js?v=1", NULL};
+	r = run(js, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "console.log(1);");
+	ck_assert_str_eq(header(&r, "Content-Type"), "text/javascript; charset=utf-8");
+	resp_free(&r);
+	const char *h[] = {"REQUEST_METHOD=HEAD", "REQUEST_URI=/ui/app.js", NULL};
+	r = run(h, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(header(&r, "Content-Length"), "15");
+	ck_assert_str_eq(r.body, "");
+	resp_free(&r);
+	/* <base>ui without the slash goes to the folder. */
+	const char *u[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui", NULL};
+	r = run(u, NULL);
+	ck_assert_int_eq(r.status, 301);
+	ck_assert_str_eq(header(&r, "Location"), "/ui/");
+	resp_free(&r);
+	const char *post[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/ui/app.js", NULL};
+	r = run(post, NULL);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(header(&r, "Allow"), "GET, HEAD");
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+/* ID-1: the app asks how the sender is known, to show the Participant field only when the
+ * header counts. */
+START_TEST(test_web1_session_says_how_identity_is_known)
+{
+	const char *g[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui/session.json", "REMOTE_USER=bob",
+	                   NULL};
+	struct resp r = run(g, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"identity\":\"header\"}");
+	ck_assert_str_eq(header(&r, "Cache-Control"), "no-store");
+	resp_free(&r);
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(&cfg, "identity", "remote_user", &e), TH_OK);
+	r = run(g, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(r.body, "{\"identity\":\"remote_user\",\"participant\":\"bob\"}");
+	resp_free(&r);
+	const char *anon[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui/session.json", NULL};
+	r = run(anon, NULL);
+	ck_assert_str_eq(r.body, "{\"identity\":\"remote_user\",\"participant\":null}");
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+START_TEST(test_web1_ui_refuses_bad_names_and_missing_files)
+{
+	const char *uris[] = {"REQUEST_URI=/ui/nope.js",       "REQUEST_URI=/ui/.secret",
+	                      "REQUEST_URI=/ui/../index.html", "REQUEST_URI=/ui/dir/../app.js",
+	                      "REQUEST_URI=/ui/%2e%2e/x",      "REQUEST_URI=/ui//etc/passwd",
+	                      "REQUEST_URI=/ui/dir",           "REQUEST_URI=/ui/dir/",
+	                      "REQUEST_URI=/ui/app.js/"};
+	for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET", uris[i], NULL};
+		struct resp r = run(p, NULL);
+		ck_assert_msg(r.status == 404, "%s gave %d", uris[i], r.status);
+		ck_assert_str_ne(r.body, "no");
+		ck_assert_ptr_nonnull(r.json);
+		resp_free(&r);
+	}
+	/* A missing web_dir is a 404 too, never a crash. */
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(&cfg, "web_dir", "/nonexistent/th-web", &e), TH_OK);
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/ui/", NULL};
+	struct resp r = run(p, NULL);
+	ck_assert_int_eq(r.status, 404);
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
 static void real_setup(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "/tmp/th-check-bind-XXXXXX");
@@ -1479,6 +1735,18 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
 	suite_add_tcase(s, tc);
+
+	TCase *web = tcase_create("web");
+	tcase_add_checked_fixture(web, setup, teardown);
+	tcase_add_checked_fixture(web, web_setup, web_teardown);
+	tcase_add_test(web, test_web1_accept_prefers_html);
+	tcase_add_test(web, test_web1_file_names_checked);
+	tcase_add_test(web, test_web1_browser_get_of_base_redirects_to_ui);
+	tcase_add_test(web, test_web1_json_clients_unchanged);
+	tcase_add_test(web, test_web1_ui_serves_files_with_csp_and_validators);
+	tcase_add_test(web, test_web1_session_says_how_identity_is_known);
+	tcase_add_test(web, test_web1_ui_refuses_bad_names_and_missing_files);
+	suite_add_tcase(s, web);
 
 	TCase *svc = tcase_create("service");
 	tcase_add_checked_fixture(svc, setup, teardown);

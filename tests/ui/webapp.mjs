@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+// The web app in a real browser (WEB-1, WEB-2, WEB-3): lighttpd with 2 tiny-harness workers
+// serves the committed app (web/dist, TINY_HARNESS_WEB_DIR from tests/lib/server.sh) at
+// <base>ui/; headless Debian Chromium, driven by playwright-core, finds everything by role and
+// accessible name only. A person opens the base URL and lands on the app, names themself,
+// starts a task and sees the echo reply; a message another client sends shows up live; markup
+// in a message is shown as text and runs nothing; /confirm renders an A2UI card whose Approve
+// answers it; a watcher sees the server's refusal; Complete task ends the task.
+//
+// Screenshots of the task list and of a task at phone (390 px) and desktop (1280 px) widths go
+// to $TH_BUILDDIR/tests/artifacts/web/. Exit 77 when chromium, lighttpd or node_modules is
+// missing. TH_CHROMIUM overrides /usr/bin/chromium.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, show } from '../contract/lib.mjs';
+import { findLighttpd, startLighttpdOrExit } from '../lib/interop.mjs';
+import { missingModules } from '../interop/deps.mjs';
+
+const CHROMIUM = process.env.TH_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+	'--disable-component-update', '--disable-sync'];
+const MT_EVENT = 'application/vnd.tiny-harness.event+json';
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+
+const t = new Tap();
+if (!TH_BIN)
+	t.skipAll('TH_BIN is not set (run through make check)');
+const LIGHTTPD = findLighttpd();
+if (LIGHTTPD == null)
+	t.skipAll('lighttpd is not installed');
+if (!existsSync(CHROMIUM))
+	t.skipAll(`no Chromium at ${CHROMIUM} (Debian package chromium; scripts/deps.sh installs it)`);
+if (!existsSync(join(SRCDIR, 'web', 'dist', 'app.js')))
+	t.skipAll('no web/dist/app.js in the source tree');
+const pw = await importDep('playwright-core');
+if (pw == null)
+	missingModules(t, 'playwright-core is not installed: run `npm ci` in the source tree');
+const chromium = pw.chromium ?? pw.default?.chromium;
+
+// ------------------------------------------------------------------ server
+const dir = makeTmp('th-web-app-');
+let browser = null;
+// Streams end after 4 s (stream_max_ms), so the page resumes them with Last-Event-ID again
+// and again while the tests run (STREAM-4, WEB-2).
+const STREAM_MAX_MS = 4000;
+const { base, stop: stopServer } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD, env: { TINY_HARNESS_STREAM_MAX_MS: String(STREAM_MAX_MS) } });
+console.log(`# server ${base} (state in ${dir})`);
+
+let seq = 0;
+const nextId = () => `web-app-${process.pid}-${++seq}`;
+async function rpc(method, params, participant = 'alice') {
+	const res = await fetch(base, {
+		method: 'POST',
+		headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'X-Participant-Id': participant },
+		body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
+	});
+	return res.json();
+}
+async function ok(method, params, participant) {
+	const body = await rpc(method, params, participant);
+	assert.ok(body.result, `${method} failed: ${show(body)}`);
+	return body.result;
+}
+const need = (v, what) => {
+	assert.ok(v, `not run: ${what} failed earlier`);
+	return v;
+};
+
+const shotDir = join(process.env.TH_BUILDDIR || SRCDIR, 'tests', 'artifacts', 'web');
+const pageErrors = [];
+async function newPage(width) {
+	const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 800 } });
+	const page = await context.newPage();
+	page.setDefaultTimeout(15000);
+	page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
+	page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(`console: ${m.text()}`); });
+	return page;
+}
+const conversation = (page) => page.getByRole('list', { name: 'Conversation' });
+// Names myself in the Participant field (the change is taken on Enter).
+async function nameMyself(page, who) {
+	await page.waitForFunction(() => window.thWeb?.ready === true);
+	const field = page.getByLabel('Participant', { exact: true });
+	await field.fill(who);
+	await field.press('Enter');
+}
+
+// Sends one message from the page (Message, Send).
+async function say(p, text) {
+	await p.getByRole('textbox', { name: 'Message' }).fill(text);
+	await p.getByRole('button', { name: 'Send', exact: true }).click();
+}
+const side = (p) => p.getByRole('complementary', { name: 'Task details' });
+
+// ------------------------------------------------------------------ tests
+try {
+	await t.test('WEB-1 a browser\'s GET of the base URL is redirected (303) to <base>ui/; JSON clients still get JSON-RPC', async () => {
+		const r = await fetch(base, { headers: { Accept: BROWSER_ACCEPT }, redirect: 'manual' });
+		assert.equal(r.status, 303);
+		assert.equal(new URL(r.headers.get('Location'), base).href, `${base}ui/`);
+		const plain = await fetch(base, { redirect: 'manual' });
+		assert.equal(plain.status, 405, 'GET without Accept stays the JSON-RPC endpoint\'s 405');
+		assert.match(plain.headers.get('Content-Type'), /json/);
+		const any = await fetch(base, { headers: { Accept: '*/*' }, redirect: 'manual' });
+		assert.equal(any.status, 405, 'Accept: */* is not a browser asking for a page');
+		const card = await fetch(`${base}.well-known/agent-card.json`, { headers: { Accept: BROWSER_ACCEPT } });
+		assert.equal(card.status, 200, 'the card is unchanged');
+		const list = await ok('ListTasks', {});
+		assert.ok(Array.isArray(list.tasks), 'JSON-RPC POST to the base URL is unchanged');
+	});
+
+	await t.test('WEB-1 WEB-3 <base>ui/ serves the app with its types, ETag, Last-Modified and a CSP without inline script; bad names are 404', async () => {
+		const page = await fetch(`${base}ui/`);
+		assert.equal(page.status, 200);
+		assert.match(page.headers.get('Content-Type'), /^text\/html/);
+		const csp = page.headers.get('Content-Security-Policy') ?? '';
+		assert.match(csp, /script-src 'self'(;|$)/, `CSP: ${csp}`);
+		assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/, `CSP: ${csp}`);
+		assert.ok(page.headers.get('ETag'), 'ETag');
+		assert.ok(page.headers.get('Last-Modified'), 'Last-Modified');
+		const again = await fetch(`${base}ui/`, { headers: { 'If-None-Match': page.headers.get('ETag') } });
+		assert.equal(again.status, 304);
+		const js = await fetch(`${base}ui/app.js`);
+		assert.equal(js.status, 200);
+		assert.match(js.headers.get('Content-Type'), /^text\/javascript/);
+		const css = await fetch(`${base}ui/style.css`);
+		assert.match(css.headers.get('Content-Type'), /^text\/css/);
+		for (const bad of ['ui/nope.js', 'ui/%2e%2e/conf/tiny-harness.conf', 'ui/.hidden', 'ui/..%2fx', 'ui//etc/passwd'])
+			assert.equal((await fetch(`${base}${bad}`)).status, 404, bad);
+	});
+
+	await t.test(`WEB-1 headless Chromium (${CHROMIUM}) starts under playwright-core`, async () => {
+		browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+		console.log(`# chromium ${browser.version()}`);
+	});
+
+	let alice, taskId;
+	await t.test('WEB-1 opening the base URL lands on the app; alice names herself (Participant), starts a task and sees the echo reply', async () => {
+		need(browser, 'the browser start');
+		alice = await newPage(1280);
+		await alice.goto(base);
+		assert.equal(alice.url(), `${base}ui/`, 'the redirect to <base>ui/');
+		await nameMyself(alice, 'alice');
+		await alice.getByLabel('New task: first message').fill('Plan the release party');
+		await alice.getByRole('button', { name: 'Start task' }).click();
+		await conversation(alice).getByText('echo: Plan the release party', { exact: true }).waitFor();
+		await conversation(alice).getByText('Plan the release party', { exact: true }).waitFor();
+		await alice.getByRole('heading', { name: 'Plan the release party' }).waitFor();
+		await alice.getByRole('status').filter({ hasText: 'waiting for the next message' }).waitFor();
+		await alice.getByRole('list', { name: 'Conversation' }).waitFor();
+		taskId = decodeURIComponent(new URL(alice.url()).hash.replace(/^#task=/, ''));
+		assert.match(taskId, /^[0-9a-f-]{36}$/, `task id from the URL: ${alice.url()}`);
+		const got = await ok('GetTask', { id: taskId });
+		assert.equal(got.status.state, 'TASK_STATE_INPUT_REQUIRED');
+		// Participants with roles, from the task.
+		await side(alice).getByText('· reporter · you').waitFor();
+		await side(alice).getByText('· assignee · agent').waitFor();
+	});
+
+	await t.test('WEB-1 WEB-2 a message another client sends (plain JSON-RPC) appears live, with its reply, without a reload', async () => {
+		const p = need(alice, 'the first task');
+		const before = await p.evaluate(() => window.thWeb.events);
+		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId, parts: [{ text: 'from another client' }] } });
+		await conversation(p).getByText('echo: from another client', { exact: true }).waitFor();
+		await conversation(p).getByText('from another client', { exact: true }).waitFor({ timeout: 5000 }).catch(async (err) => {
+			const texts = await conversation(p).locator('.part-text').allTextContents();
+			throw new Error(`${err.message}\nconversation: ${show(texts)}\nstate: ${show(await p.evaluate(() => ({ ...window.thWeb, seen: [...window.thWeb.seen] })))}`);
+		});
+		const after = await p.evaluate(() => window.thWeb.events);
+		assert.ok(after > before, 'the update came through the stream');
+		const texts = await conversation(p).locator('.part-text').allTextContents();
+		const i = texts.indexOf('from another client');
+		assert.ok(i >= 0 && texts[i + 1] === 'echo: from another client', `order: ${show(texts)}`);
+		assert.equal(texts.filter((x) => x === 'from another client').length, 1, 'shown once');
+	});
+
+	await t.test('WEB-2 STREAM-4 a stream that ends is resumed with Last-Event-ID: later messages arrive once, no event twice', async () => {
+		const p = need(alice, 'the first task');
+		// Wait for at least one resumption (the server ends each stream after STREAM_MAX_MS).
+		await p.waitForFunction(() => window.thWeb.streams.length >= 2, null, { timeout: STREAM_MAX_MS * 3 });
+		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId, parts: [{ text: 'after the drop' }] } });
+		await conversation(p).getByText('echo: after the drop', { exact: true }).waitFor();
+		await conversation(p).getByText('after the drop', { exact: true }).waitFor();
+		const st = await p.evaluate(() => ({ streams: window.thWeb.streams, ids: window.thWeb.eventIds }));
+		assert.equal(st.streams[0], null, 'the first stream starts with the task');
+		assert.ok(st.streams.slice(1).every((x) => Number.isInteger(x)), `resumed with Last-Event-ID: ${show(st.streams)}`);
+		for (let i = 1; i < st.ids.length; i++)
+			assert.ok(st.ids[i] > st.ids[i - 1], `event ids not strictly increasing (a doubled event): ${show(st.ids)}`);
+		const ids = await conversation(p).locator('li').evaluateAll((lis) => lis.map((li) => li.dataset.messageId));
+		assert.equal(new Set(ids).size, ids.length, `a message shown twice: ${show(ids)}`);
+		const texts = await conversation(p).locator('.part-text').allTextContents();
+		assert.equal(texts.filter((x) => x === 'echo: after the drop').length, 1);
+	});
+
+	const MARKUP = '<img src=x onerror=window.__pwned=1>';
+	await t.test('WEB-3 a message with markup is shown literally (Message, Send) and runs nothing', async () => {
+		const p = need(alice, 'the first task');
+		await p.getByRole('textbox', { name: 'Message' }).fill(MARKUP);
+		await p.getByRole('button', { name: 'Send', exact: true }).click();
+		await conversation(p).getByText(MARKUP, { exact: true }).first().waitFor();
+		await conversation(p).getByText(`echo: ${MARKUP}`, { exact: true }).waitFor();
+		assert.equal(await conversation(p).locator('img').count(), 0, 'an <img> element was created');
+		await p.waitForTimeout(300);
+		assert.equal(await p.evaluate(() => window.__pwned), undefined, 'the onerror handler ran');
+	});
+
+	await t.test('WEB-1 the list shows the task with its state and sub-state; filtering by state; screenshots at 390 and 1280 px', async () => {
+		need(taskId, 'the first task');
+		mkdirSync(shotDir, { recursive: true });
+		for (const width of [1280, 390]) {
+			const p = await newPage(width);
+			await p.goto(`${base}ui/`);
+			await nameMyself(p, 'alice');
+			const row = p.getByRole('list', { name: 'Your tasks' }).getByRole('listitem').filter({ hasText: 'Plan the release party' });
+			await row.getByText('waiting for the next message').waitFor();
+			await row.getByText('Waiting for input').waitFor();
+			await p.screenshot({ path: join(shotDir, `task-list-${width}.png`), fullPage: true });
+			if (width === 1280) {
+				await p.getByLabel('Filter by state').selectOption({ label: 'Completed' });
+				await p.getByText('No tasks yet.').waitFor();
+				assert.equal(await p.getByRole('link', { name: 'Plan the release party' }).count(), 0);
+				await p.getByLabel('Filter by state').selectOption({ label: 'All states' });
+				await p.getByRole('link', { name: 'Plan the release party' }).waitFor();
+			}
+			await p.getByRole('link', { name: 'Plan the release party' }).click();
+			await conversation(p).getByText('echo: from another client', { exact: true }).waitFor();
+			await p.screenshot({ path: join(shotDir, `task-${width}.png`), fullPage: true });
+			await p.context().close();
+		}
+		console.log(`# screenshots in ${shotDir}`);
+	});
+
+	await t.test('WEB-3 every control has an accessible name (the page\'s ARIA snapshot)', async () => {
+		const p = need(alice, 'the first task');
+		const snap = await p.locator('body').ariaSnapshot();
+		const unnamed = snap.split('\n').filter((l) => /- (button|textbox|combobox|checkbox|link)\s*(:|$)/.test(l.trim()) || /- (button|textbox|combobox|link) \[/.test(l.trim()));
+		assert.deepEqual(unnamed, [], `controls without a name:\n${snap}`);
+		// Keyboard: Tab from the Participant field reaches the other controls.
+		await p.getByLabel('Participant', { exact: true }).focus();
+		await p.keyboard.press('Tab');
+		const focused = await p.evaluate(() => document.activeElement?.tagName);
+		assert.notEqual(focused, 'BODY', 'Tab moves focus to the next control');
+	});
+
+	await t.test('WEB-1 CMD-1 slash-command completion from the card: typing /con offers /confirm with its hint; choosing it fills Message', async () => {
+		const p = need(alice, 'the first task');
+		const box = p.getByRole('textbox', { name: 'Message' });
+		await box.fill('/con');
+		const commands = p.getByRole('list', { name: 'Matching commands' });
+		const pick = commands.getByRole('button', { name: /^\/confirm/ });
+		await pick.waitFor();
+		assert.equal(await commands.getByRole('button', { name: /^\/help/ }).count(), 0, '/help does not match /con');
+		await pick.click();
+		assert.equal(await box.inputValue(), '/confirm ');
+		await p.getByText(/^\/confirm .+ — /).waitFor(); // the argument hint and description
+		await box.fill('');
+	});
+
+	await t.test('WEB-1 TASK-8 plan steps with their states and sub-tasks as links follow /plan, /step and /subtask live', async () => {
+		const p = need(alice, 'the first task');
+		await say(p, '/plan Book a venue; Order the cake; Send invitations');
+		const plan = side(p).getByRole('list', { name: 'Plan' });
+		await plan.getByRole('listitem').filter({ hasText: 'Send invitations' }).waitFor();
+		assert.equal(await plan.getByRole('listitem').count(), 3);
+		await say(p, '/step Book a venue done');
+		await plan.getByRole('listitem').filter({ hasText: 'Book a venue' }).filter({ hasText: 'done' }).waitFor();
+		await plan.getByRole('listitem').filter({ hasText: 'Order the cake' }).filter({ hasText: 'pending' }).waitFor();
+		await say(p, '/subtask Invitations: send the invitations');
+		await side(p).getByRole('list', { name: 'Sub-tasks' }).getByRole('link').first().waitFor();
+	});
+
+	await t.test('WEB-2 UI-4 /confirm renders an A2UI card with the Lit renderer; Approve answers it and the card goes away', async () => {
+		const p = need(alice, 'the first task');
+		await p.getByRole('textbox', { name: 'Message' }).fill('/confirm Order the cake?');
+		await p.getByRole('button', { name: 'Send', exact: true }).click();
+		const approve = p.getByRole('button', { name: 'Approve' });
+		await approve.waitFor({ state: 'visible' });
+		await p.getByRole('button', { name: 'Reject' }).waitFor({ state: 'visible' });
+		await p.getByText('Order the cake?', { exact: true }).first().waitFor();
+		await p.getByRole('textbox', { name: 'Message' }).scrollIntoViewIfNeeded();
+		await p.screenshot({ path: join(shotDir, 'task-card-1280.png') });
+		await approve.click();
+		await conversation(p).getByText('alice approved: Order the cake?', { exact: true }).waitFor();
+		await p.locator('a2ui-surface').waitFor({ state: 'detached' });
+		assert.equal(await p.getByRole('button', { name: 'Approve' }).count(), 0);
+	});
+
+	await t.test('WEB-3 UI-4 markup in a card\'s question is shown as text by the renderer and runs nothing; Reject answers it', async () => {
+		const p = need(alice, 'the first task');
+		const q = '<img src=x onerror=window.__pwned=2>';
+		await say(p, `/confirm ${q}`);
+		const reject = p.getByRole('button', { name: 'Reject' });
+		await reject.waitFor({ state: 'visible' });
+		await p.locator('a2ui-surface').getByText(q, { exact: true }).waitFor();
+		assert.equal(await p.locator('a2ui-surface img').count(), 0, 'an <img> inside the card');
+		await reject.click();
+		await conversation(p).getByText(`alice rejected: ${q}`, { exact: true }).waitFor();
+		await p.locator('a2ui-surface').waitFor({ state: 'detached' });
+		assert.equal(await p.evaluate(() => window.__pwned), undefined, 'the onerror handler ran');
+	});
+
+	await t.test('WEB-1 ID-4 a watcher (/invite bob watcher) who presses Complete task sees the server\'s refusal (role alert)', async () => {
+		const p = need(alice, 'the first task');
+		await p.getByRole('textbox', { name: 'Message' }).fill('/invite bob watcher');
+		await p.getByRole('button', { name: 'Send', exact: true }).click();
+		await side(p).getByText('· watcher').waitFor();
+		const bob = await newPage(390);
+		await bob.goto(base);
+		await nameMyself(bob, 'bob');
+		await bob.getByRole('link', { name: 'Plan the release party' }).click();
+		await conversation(bob).getByText('echo: from another client', { exact: true }).waitFor();
+		await bob.getByRole('button', { name: 'Complete task' }).click();
+		const alert = bob.getByRole('alert').filter({ hasText: 'watcher' });
+		await alert.waitFor();
+		const shown = (await alert.textContent()).trim();
+		// The server's own words: the same refusal over plain JSON-RPC.
+		const again = await rpc('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId,
+			parts: [{ data: { kind: 'control', action: 'complete' }, mediaType: MT_EVENT }] } }, 'bob');
+		assert.equal(again.error?.code, -32004, show(again));
+		assert.equal(shown, again.error.message);
+		const got = await ok('GetTask', { id: taskId });
+		assert.equal(got.status.state, 'TASK_STATE_INPUT_REQUIRED', 'the watcher changed nothing');
+		await bob.context().close();
+	});
+
+	await t.test('WEB-1 CTL-4 Complete task with an open sub-task is refused in the conversation; the sub-task link opens it and it completes', async () => {
+		const p = need(alice, 'the first task');
+		await p.getByRole('button', { name: 'Complete task' }).click();
+		await conversation(p).getByText(/Invitations/).last().waitFor();
+		const got = await ok('GetTask', { id: taskId });
+		assert.equal(got.status.state, 'TASK_STATE_INPUT_REQUIRED', 'the parent stays open');
+		await side(p).getByRole('list', { name: 'Sub-tasks' }).getByRole('link').first().click();
+		await p.getByRole('heading', { name: 'Invitations' }).waitFor();
+		await side(p).getByRole('list', { name: 'Parent tasks' }).getByRole('link', { name: 'Plan the release party' }).waitFor();
+		await p.getByRole('button', { name: 'Complete task' }).click();
+		await p.getByRole('status').filter({ hasText: 'Completed' }).waitFor();
+		await side(p).getByRole('list', { name: 'Parent tasks' }).getByRole('link').click();
+		await p.getByRole('heading', { name: 'Plan the release party' }).waitFor();
+		await conversation(p).getByText('echo: from another client', { exact: true }).waitFor();
+	});
+
+	await t.test('WEB-1 CTL-5 Complete task ends the task: the page shows it completed and the Message box is closed', async () => {
+		const p = need(alice, 'the first task');
+		await p.getByRole('button', { name: 'Complete task' }).click();
+		await p.getByRole('status').filter({ hasText: 'Completed' }).waitFor();
+		await conversation(p).getByText('completed by alice', { exact: true }).waitFor();
+		assert.ok(await p.getByRole('textbox', { name: 'Message' }).isDisabled(), 'the Message box is disabled');
+		const got = await ok('GetTask', { id: taskId });
+		assert.equal(got.status.state, 'TASK_STATE_COMPLETED');
+		// A second Complete is refused in the server's words (CTL-6).
+		await p.getByRole('button', { name: 'Complete task' }).click();
+		await p.getByRole('alert').filter({ hasText: 'TASK_STATE_COMPLETED' }).waitFor();
+	});
+
+	await t.test('WEB-3 no script error, CSP violation or failed request in any page', async () => {
+		assert.deepEqual(pageErrors, []);
+	});
+} finally {
+	if (browser)
+		await browser.close().catch(() => {});
+	stopServer();
+}
+t.done();

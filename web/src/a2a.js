@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// a2a.js — A2A 1.0 JSON-RPC to the page's own origin (the base URL is the folder above
+// <base>ui/): one call with fetch, and SubscribeToTask as a stream read from the fetch
+// response body (EventSource cannot POST), resumed with Last-Event-ID after a drop.
+
+export const A2UI_EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
+
+// The JSON-RPC endpoint: the base URL, one level above the app's folder.
+export const endpoint = new URL('../', location.href).href;
+
+// A refusal from the server: message is the server's own words.
+export class RpcError extends Error {
+	constructor(method, error) {
+		super(error?.message ?? `${method} failed`);
+		this.code = error?.code;
+		this.method = method;
+	}
+}
+
+let seq = 0;
+
+function headers(participant, accept) {
+	const h = {
+		'Content-Type': 'application/json',
+		Accept: accept,
+		'A2A-Version': '1.0',
+		'A2A-Extensions': A2UI_EXT,
+	};
+	if (participant)
+		h['X-Participant-Id'] = participant;
+	return h;
+}
+
+// One call; resolves to the result, rejects with RpcError (the server's words) or a
+// network Error.
+export async function rpc(participant, method, params) {
+	const res = await fetch(endpoint, {
+		method: 'POST',
+		headers: headers(participant, 'application/json'),
+		body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
+		cache: 'no-store',
+	});
+	let body;
+	try {
+		body = await res.json();
+	} catch {
+		throw new Error(`${method}: the server answered HTTP ${res.status} without JSON`);
+	}
+	if (body.error)
+		throw new RpcError(method, body.error);
+	return body.result;
+}
+
+// Parses SSE text as it arrives; calls onEvent({id, event, data}) for each complete event.
+function sseParser(onEvent) {
+	let buf = '';
+	let ev = { id: null, event: null, data: [] };
+	return (chunk) => {
+		buf += chunk;
+		let nl;
+		while ((nl = buf.search(/\r\n|\n|\r/)) >= 0) {
+			const line = buf.slice(0, nl);
+			buf = buf.slice(nl + (buf.startsWith('\r\n', nl) ? 2 : 1));
+			if (line === '') {
+				if (ev.data.length > 0)
+					onEvent({ id: ev.id, event: ev.event, data: ev.data.join('\n') });
+				ev = { id: null, event: null, data: [] };
+				continue;
+			}
+			if (line.startsWith(':'))
+				continue; // heartbeat comment
+			const colon = line.indexOf(':');
+			const field = colon < 0 ? line : line.slice(0, colon);
+			let value = colon < 0 ? '' : line.slice(colon + 1);
+			if (value.startsWith(' '))
+				value = value.slice(1);
+			if (field === 'data')
+				ev.data.push(value);
+			else if (field === 'id')
+				ev.id = value;
+			else if (field === 'event')
+				ev.event = value;
+		}
+	};
+}
+
+// Follows a task: SubscribeToTask, then again with Last-Event-ID whenever the stream ends
+// while the task is not terminal (a proxy dropped it, stream_max_ms passed, the network
+// blinked). Events are handed on once each, in order: an event id at or below the last one
+// seen is dropped. Returns {stop()}.
+//   onResult(result, id)  each StreamResponse (task | message | statusUpdate | artifactUpdate)
+//   onError(err)          a refusal or a failed connection (it retries after a pause)
+//   isDone()              true once the task is terminal: no resubscription
+//   onOpen(lastEventId)   each time a stream is open (the first, then each resumption)
+export function follow(participant, taskId, { onResult, onError, isDone, onOpen, lastEventId = null }) {
+	let stopped = false;
+	let last = lastEventId;
+	let ctl = null;
+	let failures = 0;
+
+	async function once() {
+		ctl = new AbortController();
+		const h = headers(participant, 'text/event-stream');
+		if (last != null)
+			h['Last-Event-ID'] = String(last);
+		const res = await fetch(endpoint, {
+			method: 'POST',
+			headers: h,
+			body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method: 'SubscribeToTask', params: { id: taskId } }),
+			signal: ctl.signal,
+			cache: 'no-store',
+		});
+		const type = res.headers.get('Content-Type') || '';
+		if (!type.startsWith('text/event-stream')) {
+			let body = null;
+			try {
+				body = await res.json();
+			} catch {
+				body = null;
+			}
+			throw new RpcError('SubscribeToTask', body?.error ?? { message: `HTTP ${res.status}` });
+		}
+		failures = 0;
+		onOpen?.(last);
+		const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+		const feed = sseParser((ev) => {
+			const n = ev.id != null && /^\d+$/.test(ev.id) ? Number(ev.id) : null;
+			if (n != null && last != null && n <= last)
+				return; // seen before the reconnection
+			let msg;
+			try {
+				msg = JSON.parse(ev.data);
+			} catch {
+				return;
+			}
+			if (n != null)
+				last = n;
+			if (ev.event === 'error' || msg.error) {
+				onError(new RpcError('SubscribeToTask', msg.error ?? msg));
+				return;
+			}
+			onResult(msg.result ?? msg, n);
+		});
+		for (;;) {
+			const { value, done } = await reader.read();
+			if (done)
+				break;
+			feed(value);
+		}
+	}
+
+	(async () => {
+		while (!stopped) {
+			try {
+				await once();
+			} catch (err) {
+				if (stopped)
+					return;
+				failures++;
+				if (err instanceof RpcError) {
+					onError(err);
+					if (err.code !== undefined && err.code !== -32603)
+						return; // a refusal (not found, terminal): retrying will not help
+				}
+			}
+			if (stopped || isDone())
+				return;
+			// A short pause before resuming, longer after repeated failures.
+			await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** Math.min(failures, 5), 8000)));
+		}
+	})();
+
+	return {
+		stop() {
+			stopped = true;
+			ctl?.abort();
+		},
+		get lastEventId() {
+			return last;
+		},
+	};
+}

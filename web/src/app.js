@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: Apache-2.0
+// app.js — the tiny-harness web app (WEB-1..WEB-3). A person names themself in the field
+// labelled Participant (sent as X-Participant-Id, remembered in localStorage), sees their
+// tasks (ListTasks), starts one, and in a task converses, follows status, participants,
+// plan and sub-tasks, completes or cancels it; A2UI cards are drawn by the official Lit
+// renderer and their actions sent back. The page follows the open task live through
+// SubscribeToTask (a2a.js), resuming with Last-Event-ID after a drop.
+//
+// Every server text goes into the page as text (view.js); there is no innerHTML.
+// window.thWeb exposes a little state to tests (the open task, events seen, errors).
+import { MessageProcessor } from '@a2ui/web_core/v0_9';
+import { basicCatalog } from '@a2ui/lit/v0_9'; // defines <a2ui-surface> and the basic elements
+
+import { RpcError, follow, rpc } from './a2a.js';
+import {
+	META_STATUS, MT_A2UI, MT_EVENT, el, isA2ui, isTerminal, renderPart, senderOf, stateWord,
+	subStateWords, taskMeta, when,
+} from './view.js';
+
+const $ = (id) => document.getElementById(id);
+const STORE_KEY = 'tiny-harness.participant';
+const KEYS_HINT = 'Enter sends; Shift+Enter starts a new line.';
+
+const state = {
+	participant: '',
+	taskId: null,
+	task: null,
+	seen: new Set(), // messageIds shown in the conversation
+	artifacts: new Map(), // artifactId → number of parts fed to the renderer
+	surfaces: [],
+	events: 0,
+	lastEventId: null,
+	eventIds: [], // ids of the stream events taken for the open task, in order
+	streams: [], // per stream opened for it: the Last-Event-ID it resumed from (null: first)
+	errors: [],
+	commands: [],
+	remote: false, // identity = remote_user: the web server's login decides (ID-1)
+};
+window.thWeb = state;
+let stream = null;
+let processor = null;
+let refreshTimer = null;
+
+// ------------------------------------------------------------------ helpers
+function newId() {
+	if (globalThis.crypto?.randomUUID)
+		return crypto.randomUUID();
+	return `web-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+}
+
+function notice(text) {
+	$('notice').textContent = text || '';
+}
+
+// Shows a refusal or failure in the task's alert (or the page's), in the server's words.
+function showError(err, where = 'task-error') {
+	const text = err instanceof RpcError ? err.message : `Could not reach the server: ${err?.message ?? err}`;
+	state.errors.push(text);
+	$(where).textContent = text;
+}
+
+function me() {
+	return state.participant;
+}
+
+// The X-Participant-Id to send: none when the web server's login decides (identity =
+// remote_user), where the server ignores the header anyway.
+function sender() {
+	return state.remote ? null : state.participant;
+}
+
+function needParticipant() {
+	if (me())
+		return true;
+	notice('Type your name in the Participant field first.');
+	$('participant').focus();
+	return false;
+}
+
+// ------------------------------------------------------------------ participant
+function setParticipant(name) {
+	const v = name.trim();
+	if (v === state.participant)
+		return;
+	state.participant = v;
+	try {
+		if (v)
+			localStorage.setItem(STORE_KEY, v);
+		else
+			localStorage.removeItem(STORE_KEY);
+	} catch {
+		// storage may be disabled; the name then lasts as long as the page
+	}
+	if (v)
+		notice('');
+	route();
+}
+
+// ------------------------------------------------------------------ the task list
+async function loadList() {
+	const list = $('task-list');
+	if (!me()) {
+		list.replaceChildren();
+		$('list-status').textContent = 'Name yourself in the Participant field to see your tasks.';
+		return;
+	}
+	$('list-status').textContent = 'Loading…';
+	const params = { pageSize: 50, historyLength: 0 };
+	const filter = $('state-filter').value;
+	if (filter)
+		params.status = filter;
+	try {
+		const r = await rpc(sender(), 'ListTasks', params);
+		const tasks = r.tasks ?? [];
+		list.replaceChildren(...tasks.map(taskRow));
+		const total = r.totalSize ?? tasks.length;
+		$('list-status').textContent = total === 0 ? 'No tasks yet.' : `${total} task${total === 1 ? '' : 's'}`;
+	} catch (err) {
+		$('list-status').textContent = '';
+		showError(err, 'notice');
+	}
+}
+
+function taskRow(task) {
+	const meta = taskMeta(task);
+	const sub = subStateWords(task, me());
+	const name = meta.name || task.id;
+	return el('li', { class: 'task-row' },
+		el('a', { href: `#task=${encodeURIComponent(task.id)}`, class: 'task-link' }, name),
+		el('span', { class: `badge state-${String(task.status?.state ?? '').toLowerCase()}` }, stateWord(task.status?.state)),
+		sub ? el('span', { class: 'sub' }, sub) : null,
+		el('span', { class: 'updated muted' }, task.status?.timestamp ? `updated ${when(task.status.timestamp)}` : ''));
+}
+
+async function startTask(ev) {
+	ev.preventDefault();
+	if (!needParticipant())
+		return;
+	const text = $('first-message').value.trim();
+	if (!text)
+		return;
+	$('start').disabled = true;
+	try {
+		// returnImmediately: the task opens at once and the reply arrives on its stream.
+		const r = await rpc(sender(), 'SendMessage', {
+			message: { messageId: newId(), role: 'ROLE_USER', parts: [{ text }], metadata: clientCaps() },
+			configuration: { returnImmediately: true },
+		});
+		const task = r.task;
+		$('first-message').value = '';
+		if (task?.id)
+			location.hash = `#task=${encodeURIComponent(task.id)}`;
+	} catch (err) {
+		showError(err, 'notice');
+	} finally {
+		$('start').disabled = false;
+	}
+}
+
+// ------------------------------------------------------------------ A2UI
+function clientCaps() {
+	return processor ? { a2uiClientCapabilities: processor.getClientCapabilities() } : {};
+}
+
+function newProcessor() {
+	$('surfaces').replaceChildren();
+	state.surfaces = [];
+	state.artifacts = new Map();
+	processor = new MessageProcessor([basicCatalog], (action) => onAction(action));
+	processor.onSurfaceCreated((surface) => {
+		const box = el('div', { class: 'surface card', id: `surface-${surface.id}` });
+		const s = document.createElement('a2ui-surface');
+		s.surface = surface; // a property, not an attribute
+		box.append(s);
+		$('surfaces').append(box);
+		state.surfaces.push(surface.id);
+	});
+	processor.onSurfaceDeleted((id) => {
+		document.getElementById(`surface-${id}`)?.remove();
+		state.surfaces = state.surfaces.filter((s) => s !== id);
+	});
+}
+
+function a2uiMessages(data) {
+	if (Array.isArray(data))
+		return data;
+	if (data && Array.isArray(data.messages))
+		return data.messages;
+	return data ? [data] : [];
+}
+
+// Feeds the parts of an artifact the renderer has not seen yet (append updates add parts).
+function feedArtifact(artifact, append) {
+	if (!processor || !artifact?.artifactId)
+		return;
+	const done = append ? state.artifacts.get(artifact.artifactId) ?? 0 : 0;
+	const parts = artifact.parts ?? [];
+	if (!append && state.artifacts.has(artifact.artifactId))
+		return; // the whole artifact was fed already
+	for (const part of parts) {
+		if (!isA2ui(part))
+			continue;
+		for (const m of a2uiMessages(part.data)) {
+			try {
+				processor.processMessages([m]);
+			} catch (err) {
+				state.errors.push(`A2UI: ${err?.message ?? err}`);
+			}
+		}
+	}
+	state.artifacts.set(artifact.artifactId, done + parts.length);
+}
+
+async function onAction(action) {
+	if (!state.taskId)
+		return;
+	$('task-error').textContent = '';
+	const message = {
+		messageId: newId(),
+		role: 'ROLE_USER',
+		taskId: state.taskId,
+		parts: [{ data: [{ version: 'v0.9', action }], mediaType: MT_A2UI, metadata: { mimeType: MT_A2UI } }],
+		metadata: clientCaps(),
+	};
+	try {
+		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
+	} catch (err) {
+		showError(err);
+	}
+}
+
+// ------------------------------------------------------------------ one task
+function resetTaskView() {
+	stream?.stop();
+	stream = null;
+	state.task = null;
+	state.seen = new Set();
+	state.events = 0;
+	state.lastEventId = null;
+	state.eventIds = [];
+	state.streams = [];
+	$('conversation').replaceChildren();
+	$('task-error').textContent = '';
+	$('task-title').textContent = '';
+	$('task-goal').textContent = '';
+	$('task-status').textContent = '';
+	for (const id of ['participants', 'plan', 'subtasks', 'parents'])
+		$(id).replaceChildren();
+	newProcessor();
+}
+
+async function openTask(id) {
+	resetTaskView();
+	state.taskId = id;
+	if (!me()) {
+		$('task-title').textContent = 'Task';
+		$('task-error').textContent = 'Type your name in the Participant field to open this task.';
+		return;
+	}
+	let task;
+	try {
+		task = await rpc(sender(), 'GetTask', { id });
+	} catch (err) {
+		$('task-title').textContent = 'Task';
+		showError(err);
+		return;
+	}
+	if (state.taskId !== id)
+		return;
+	applyTask(task);
+	for (const a of task.artifacts ?? [])
+		feedArtifact(a, false);
+	if (!isTerminal(task.status?.state))
+		subscribe(id);
+}
+
+function subscribe(id) {
+	stream = follow(sender(), id, {
+		lastEventId: state.lastEventId,
+		isDone: () => state.taskId !== id || isTerminal(state.task?.status?.state),
+		onOpen: (from) => {
+			if (state.taskId === id)
+				state.streams.push(from);
+		},
+		onError: (err) => {
+			if (state.taskId === id && !isTerminal(state.task?.status?.state))
+				showError(err);
+		},
+		onResult: (r, n) => {
+			if (state.taskId !== id)
+				return;
+			state.events++;
+			if (n != null) {
+				state.lastEventId = n;
+				state.eventIds.push(n);
+			}
+			onStreamResult(r);
+		},
+	});
+}
+
+function onStreamResult(r) {
+	if (r.task) {
+		applyTask(r.task);
+		for (const a of r.task.artifacts ?? [])
+			feedArtifact(a, false);
+	} else if (r.message) {
+		addMessage(r.message);
+	} else if (r.statusUpdate) {
+		const u = r.statusUpdate;
+		if (state.task) {
+			state.task.status = u.status;
+			if (u.metadata)
+				state.task.metadata = { ...state.task.metadata, ...u.metadata };
+			if (u.status?.state !== 'TASK_STATE_INPUT_REQUIRED' && state.task.metadata)
+				delete state.task.metadata[META_STATUS];
+		}
+		if (u.status?.message)
+			addMessage(u.status.message);
+		renderStatus();
+		// Participants, plan and sub-tasks change through harness events (TASK-8); the task
+		// itself carries the result, read once the burst of events is over.
+		scheduleRefresh();
+	} else if (r.artifactUpdate) {
+		feedArtifact(r.artifactUpdate.artifact, !!r.artifactUpdate.append);
+	}
+}
+
+// After a status update the task is read again: the message that started a turn (another
+// client's, say) is not an event of its own, and participants, plan and sub-tasks change
+// through harness events (TASK-8) whose result the task carries.
+function scheduleRefresh() {
+	clearTimeout(refreshTimer);
+	const id = state.taskId;
+	refreshTimer = setTimeout(async () => {
+		if (state.taskId !== id || !me())
+			return;
+		try {
+			const t = await rpc(sender(), 'GetTask', { id });
+			if (state.taskId === id)
+				applyTask(t, true);
+		} catch {
+			// the stream goes on; the next event tries again
+		}
+	}, 60);
+}
+
+// Takes a task read with GetTask (or a stream's first event). A task read after a live
+// event may be older than what the stream already showed: its status is taken only when
+// it is no older.
+function applyTask(task, refresh = false) {
+	const prev = state.task;
+	if (refresh && prev?.status?.timestamp && task.status?.timestamp && task.status.timestamp < prev.status.timestamp)
+		task = { ...task, status: prev.status };
+	state.task = task;
+	syncHistory(task.history ?? []);
+	renderTask();
+}
+
+// Shows the history in its order: new messages at the end are appended; one that belongs
+// before messages already shown (a message that started a turn whose reply came first)
+// puts the existing items back in history order, moving nodes rather than redrawing them.
+function syncHistory(history) {
+	const unseen = history.filter((m) => m?.messageId && !state.seen.has(m.messageId));
+	if (unseen.length === 0)
+		return;
+	const first = history.indexOf(unseen[0]);
+	if (!history.slice(first).some((m) => state.seen.has(m.messageId))) {
+		for (const m of unseen)
+			addMessage(m);
+		return;
+	}
+	for (const m of unseen)
+		addMessage(m, false);
+	const list = $('conversation');
+	const nodes = new Map([...list.children].map((li) => [li.dataset.messageId, li]));
+	const ordered = history.map((m) => nodes.get(m.messageId)).filter(Boolean);
+	const inHistory = new Set(history.map((m) => m.messageId));
+	const rest = [...list.children].filter((li) => !inHistory.has(li.dataset.messageId));
+	list.replaceChildren(...ordered, ...rest);
+}
+
+function addMessage(m, scroll = true) {
+	if (!m?.messageId || state.seen.has(m.messageId))
+		return;
+	state.seen.add(m.messageId);
+	const from = senderOf(m);
+	const mine = from === me();
+	const agent = m.role === 'ROLE_AGENT';
+	const parts = m.parts ?? [];
+	const texts = parts.filter((p) => typeof p.text === 'string').map((p) => p.text);
+	// A control envelope or an A2UI action is shown as a short line, not as raw data.
+	const body = parts.map((p) => {
+		if (p.mediaType === MT_EVENT && p.data?.kind === 'control')
+			return el('p', { class: 'part-label' }, `asked to ${String(p.data.action ?? 'change')} the task`);
+		if (isA2ui(p) && a2uiMessages(p.data).some((x) => x?.action))
+			return el('p', { class: 'part-label' }, `chose “${String(a2uiMessages(p.data).find((x) => x?.action).action.name)}”`);
+		return renderPart(p, texts);
+	});
+	// A harness event (TASK-8) alone is a quiet line that unfolds to its JSON.
+	const quiet = parts.length > 0 && parts.every((p) => p.mediaType === MT_EVENT);
+	const li = el('li', { class: `msg ${agent ? 'agent' : 'user'}${mine ? ' mine' : ''}${quiet ? ' quiet' : ''}`, 'data-message-id': m.messageId },
+		el('p', { class: 'msg-from' }, agent ? 'tiny-harness' : from), ...body);
+	const list = $('conversation');
+	const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+	list.append(li);
+	if (scroll && atBottom && document.activeElement !== $('message'))
+		li.scrollIntoView({ block: 'nearest' });
+}
+
+function renderStatus() {
+	const t = state.task;
+	if (!t)
+		return;
+	const sub = subStateWords(t, me());
+	const word = stateWord(t.status?.state);
+	$('task-status').textContent = sub ? `${word} · ${sub}` : word;
+	$('task-status').dataset.state = t.status?.state ?? '';
+	const over = isTerminal(t.status?.state);
+	$('send').disabled = over;
+	$('message').disabled = over;
+}
+
+// A link to another task, named by its name once known (sub_tasks and parent_tasks hold
+// only ids): the name is read once per task and kept.
+const taskNames = new Map();
+function taskLink(id) {
+	const a = el('a', { href: `#task=${encodeURIComponent(id)}`, 'data-task-id': id }, taskNames.get(id) ?? id);
+	if (!taskNames.has(id)) {
+		taskNames.set(id, id);
+		rpc(sender(), 'GetTask', { id, historyLength: 0 }).then((t) => {
+			const name = taskMeta(t).name;
+			if (!name)
+				return;
+			taskNames.set(id, name);
+			for (const x of document.querySelectorAll('a[data-task-id]'))
+				if (x.dataset.taskId === id)
+					x.textContent = name;
+		}, () => {});
+	}
+	return a;
+}
+
+function renderTask() {
+	const t = state.task;
+	const meta = taskMeta(t);
+	$('task-title').textContent = meta.name || t.id;
+	$('task-goal').textContent = meta.goal && meta.goal !== meta.name ? meta.goal : '';
+	document.title = `${meta.name || 'Task'} · tiny-harness`;
+	renderStatus();
+	$('participants').replaceChildren(...(meta.participants ?? []).map((p) =>
+		el('li', {}, el('strong', {}, String(p.display_name || p.id)),
+			p.display_name && p.display_name !== p.id ? ` (${p.id})` : '',
+			` · ${String(p.role ?? '')}${p.kind === 'agent' ? ' · agent' : ''}${p.id === me() ? ' · you' : ''}`)));
+	const steps = meta.plan?.steps ?? [];
+	$('plan').replaceChildren(...(steps.length ? steps.map((s) =>
+		el('li', { class: `step step-${String(s.state ?? 'pending')}` },
+			el('span', { class: 'badge' }, String(s.state ?? 'pending')), ' ', String(s.name ?? s.id ?? ''),
+			s.output ? el('span', { class: 'muted' }, ` — ${String(s.output)}`) : null)) : [el('li', { class: 'muted none' }, 'No plan')]));
+	const link = (x) => el('li', {}, taskLink(String(x.task_id)));
+	const subs = meta.sub_tasks ?? [];
+	$('subtasks').replaceChildren(...(subs.length ? subs.map(link) : [el('li', { class: 'muted none' }, 'None')]));
+	const parents = meta.parent_tasks ?? [];
+	$('parents').replaceChildren(...(parents.length ? parents.map(link) : [el('li', { class: 'muted none' }, 'None')]));
+}
+
+async function send(ev) {
+	ev.preventDefault();
+	if (!needParticipant() || !state.taskId)
+		return;
+	const text = $('message').value;
+	if (!text.trim())
+		return;
+	$('task-error').textContent = '';
+	$('send').disabled = true;
+	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts: [{ text }], metadata: clientCaps() };
+	try {
+		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
+		$('message').value = '';
+		commandHint();
+		addMessage({ ...message, metadata: { participant_id: me() } });
+	} catch (err) {
+		showError(err);
+	} finally {
+		$('send').disabled = isTerminal(state.task?.status?.state);
+	}
+}
+
+async function complete() {
+	if (!needParticipant() || !state.taskId)
+		return;
+	$('task-error').textContent = '';
+	$('complete').disabled = true;
+	try {
+		const r = await rpc(sender(), 'SendMessage', {
+			message: {
+				messageId: newId(),
+				role: 'ROLE_USER',
+				taskId: state.taskId,
+				parts: [{ data: { kind: 'control', action: 'complete' }, mediaType: MT_EVENT }],
+			},
+		});
+		if (r.task)
+			takeAnswer(r.task);
+	} catch (err) {
+		showError(err);
+	} finally {
+		$('complete').disabled = false;
+	}
+}
+
+async function cancel() {
+	if (!needParticipant() || !state.taskId)
+		return;
+	$('task-error').textContent = '';
+	$('cancel').disabled = true;
+	try {
+		takeAnswer(await rpc(sender(), 'CancelTask', { id: state.taskId }));
+	} catch (err) {
+		showError(err);
+	} finally {
+		$('cancel').disabled = false;
+	}
+}
+
+// The task a Complete or Cancel answered with; a completion refused for unresolved
+// sub-tasks parks the task with a status message that says why (CTL-4).
+function takeAnswer(task) {
+	if (!task || task.id !== state.taskId)
+		return;
+	const history = state.task?.history;
+	state.task = { ...task, history };
+	if (task.status?.message)
+		addMessage(task.status.message);
+	renderTask();
+}
+
+// ------------------------------------------------------------------ slash commands
+// The card's commands extension lists every registered command (CMD-1); typing "/" offers
+// the matching ones as buttons under the Message box (Tab reaches them, a click or Enter
+// puts the command in the box).
+async function loadCommands() {
+	try {
+		const res = await fetch(new URL('../.well-known/agent-card.json', location.href), { cache: 'no-store' });
+		const card = await res.json();
+		const ext = (card.capabilities?.extensions ?? []).find((e) => Array.isArray(e.params?.commands));
+		state.commands = ext ? ext.params.commands : [];
+	} catch {
+		state.commands = [];
+	}
+}
+
+function commandHint() {
+	const v = $('message').value;
+	const m = /^\/(\S*)(\s?)/.exec(v);
+	const list = $('command-list');
+	if (!m) {
+		list.hidden = true;
+		list.replaceChildren();
+		$('command-hint').textContent = KEYS_HINT;
+		return;
+	}
+	const exact = state.commands.find((x) => x.name === m[1]);
+	$('command-hint').textContent = exact
+		? `/${String(exact.name)}${exact.argument_hint ? ` ${String(exact.argument_hint)}` : ''} — ${String(exact.description ?? '')}`
+		: KEYS_HINT;
+	const matches = m[2] ? [] : state.commands.filter((c) => String(c.name).startsWith(m[1])).slice(0, 12);
+	list.replaceChildren(...matches.map((c) => el('li', {},
+		el('button', { type: 'button', class: 'command', 'data-command': String(c.name) },
+			el('span', { class: 'command-name' }, `/${String(c.name)}`),
+			c.argument_hint ? el('span', { class: 'muted' }, ` ${String(c.argument_hint)}`) : null,
+			el('span', { class: 'command-desc muted' }, ` — ${String(c.description ?? '')}`)))));
+	list.hidden = matches.length === 0;
+}
+
+function pickCommand(ev) {
+	const b = ev.target.closest('button[data-command]');
+	if (!b)
+		return;
+	$('message').value = `/${b.dataset.command} `;
+	$('message').focus();
+	commandHint();
+}
+
+// ------------------------------------------------------------------ routing
+function route() {
+	const m = /^#task=(.+)$/.exec(location.hash);
+	if (m) {
+		$('list-view').hidden = true;
+		$('task-view').hidden = false;
+		openTask(decodeURIComponent(m[1]));
+	} else {
+		resetTaskView();
+		state.taskId = null;
+		document.title = 'tiny-harness';
+		$('task-view').hidden = true;
+		$('list-view').hidden = false;
+		loadList();
+	}
+}
+
+// identity = remote_user: the login names the participant and the field is not shown.
+async function loadSession() {
+	try {
+		const res = await fetch(new URL('session.json', location.href), { cache: 'no-store' });
+		const session = await res.json();
+		if (session?.identity !== 'remote_user')
+			return;
+		state.remote = true;
+		state.participant = typeof session.participant === 'string' ? session.participant : '';
+		$('participant').closest('.who').replaceChildren(el('span', {},
+			state.participant ? `Signed in as ${state.participant}` : 'Not signed in'));
+		if (!state.participant)
+			notice('The web server did not say who you are: sign in to use tiny-harness.');
+	} catch {
+		// an older server without session.json: the Participant field stays
+	}
+}
+
+async function start() {
+	await loadSession();
+	if (state.remote) {
+		startRest();
+		return;
+	}
+	let saved = '';
+	try {
+		saved = localStorage.getItem(STORE_KEY) ?? '';
+	} catch {
+		saved = '';
+	}
+	state.participant = saved;
+	$('participant').value = saved;
+	$('participant').addEventListener('change', () => setParticipant($('participant').value));
+	$('participant').addEventListener('keydown', (e) => {
+		if (e.key === 'Enter')
+			setParticipant($('participant').value);
+	});
+	startRest();
+}
+
+function startRest() {
+	$('new-task').addEventListener('submit', startTask);
+	$('state-filter').addEventListener('change', loadList);
+	$('refresh').addEventListener('click', loadList);
+	$('send-form').addEventListener('submit', send);
+	$('message').addEventListener('input', commandHint);
+	$('message').addEventListener('keydown', (e) => {
+		if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+			e.preventDefault();
+			$('send-form').requestSubmit();
+		}
+	});
+	$('command-list').addEventListener('click', pickCommand);
+	$('complete').addEventListener('click', complete);
+	$('cancel').addEventListener('click', cancel);
+	window.addEventListener('hashchange', route);
+	loadCommands();
+	route();
+	state.ready = true;
+}
+
+start();
