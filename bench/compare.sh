@@ -152,6 +152,9 @@ measure() { # ROUND KIND SERVER
 	url=${URL[$s]}
 	[ "$kind" = card ] && url=${url}.well-known/agent-card.json
 	say "round $round/$ROUNDS: $kind on $s (wrk -t$THREADS -c$CONNS -d${secs}s)"
+	# Each run starts with the disk quiet: what the previous run (either server) left
+	# dirty in the page cache is written back now, not during this run.
+	sync
 	BENCH_KIND=$kind BENCH_TASK=${TASK[$s]} BENCH_RUN=r$round$s \
 		timeout $((secs + 30)) wrk -t"$THREADS" -c"$CONNS" -d"${secs}s" --latency -s "$lua" "$url" >"$out" 2>&1
 	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
