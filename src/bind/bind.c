@@ -51,9 +51,7 @@ static int card_modified(const struct th_app *app, char *out, size_t n)
 		const char *conf = app != NULL && app->cfg != NULL ? app->cfg->source : NULL;
 		if (conf != NULL && stat(conf, &sb) == 0 && sb.st_mtime > t)
 			t = sb.st_mtime;
-		struct tm tm;
-		if (t == 0 || gmtime_r(&t, &tm) == NULL ||
-		    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) == 0)
+		if (t == 0 || !th_bind_http_date(t, date, sizeof date))
 			date[0] = '\0';
 	}
 	snprintf(out, n, "%s", date);
@@ -66,15 +64,8 @@ static void serve_card(struct th_bind_ctx *ctx)
 {
 	struct th_error e;
 	th_error_clear(&e);
-	ctx->head = strcmp(ctx->req->method, "HEAD") == 0;
-	if (strcmp(ctx->req->method, "GET") != 0 && !ctx->head) {
-		char m[40];
-		th_bind_quote(m, sizeof m, ctx->req->method);
-		th_buf_puts(&ctx->extra, "Allow: GET, HEAD\r\n");
-		th_error_set(&e, TH_EMETHOD, "the agent card is read with GET, not %s", m);
-		th_bind_rest_error(ctx, 405, &e);
+	if (!th_bind_get_or_head(ctx, "the agent card"))
 		return;
-	}
 	const char *text = th_service_card(ctx->app);
 	if (text == NULL) {
 		th_error_set(&e, TH_EINTERNAL, "the agent card is not available");

@@ -14,6 +14,7 @@
 #define TH_BIND_BIND_INT_H
 
 #include <json-c/json.h>
+#include <time.h>
 
 #include "app.h"
 #include "http/http.h"
@@ -101,6 +102,9 @@ json_object *th_bind_rest_error_body(int status, const struct th_error *e);
 /* Writes a google.rpc.Status error response for e with the given HTTP status
  * (0 = the table's status for e->code). */
 void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e);
+/* 1 for GET or HEAD (ctx->head set); otherwise sends 405 with Allow: GET, HEAD, saying
+ * "WHAT is read with GET, not METHOD", and returns 0. */
+int th_bind_get_or_head(struct th_bind_ctx *ctx, const char *what);
 
 /* ---- request.c: the steps every request shares ------------------------------ */
 
@@ -129,6 +133,9 @@ extern th_bind_service_fn th_bind_service;
  * list of entity tags, weak ones (W/"…") included — weak comparison applies to GET
  * (RFC 9110 §13.1.2). */
 int th_bind_etag_matches(const char *inm, const char *etag);
+/* t as an HTTP date (RFC 9110 §5.6.7, "Sun, 06 Nov 1994 08:49:37 GMT") into out: 1, or 0
+ * when it cannot be written. */
+int th_bind_http_date(time_t t, char *out, size_t n);
 
 /* Writes body as the whole response; a failed write means the client is gone, and
  * there is nobody left to tell. */

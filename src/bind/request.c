@@ -6,6 +6,7 @@
  * ETags), and the writers of the whole response. It calls no other file in src/bind. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "bind/bind_int.h"
@@ -189,4 +190,10 @@ void th_bind_log_request(int op, json_object *params)
 	if (task == NULL)
 		task = th_json_str(msg, "taskId");
 	th_log_request(op >= 0 ? th_op_method((enum th_op)op) : NULL, task);
+}
+
+int th_bind_http_date(time_t t, char *out, size_t n)
+{
+	struct tm tm;
+	return gmtime_r(&t, &tm) != NULL && strftime(out, n, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0;
 }

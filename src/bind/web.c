@@ -179,20 +179,6 @@ static void not_found(struct th_bind_ctx *ctx)
 	th_bind_rest_error(ctx, 404, &e);
 }
 
-static int get_or_head(struct th_bind_ctx *ctx)
-{
-	ctx->head = strcmp(ctx->req->method, "HEAD") == 0;
-	if (strcmp(ctx->req->method, "GET") == 0 || ctx->head)
-		return 1;
-	struct th_error e;
-	char m[40];
-	th_bind_quote(m, sizeof m, ctx->req->method);
-	th_buf_puts(&ctx->extra, "Allow: GET, HEAD\r\n");
-	th_error_set(&e, TH_EMETHOD, "the web app is read with GET, not %s", m);
-	th_bind_rest_error(ctx, 405, &e);
-	return 0;
-}
-
 /* A redirect to <base>ui/ (an absolute path, so it holds behind any host name). */
 static void redirect(struct th_bind_ctx *ctx, int status)
 {
@@ -205,7 +191,7 @@ static void redirect(struct th_bind_ctx *ctx, int status)
 
 void th_bind_web_redirect(struct th_bind_ctx *ctx)
 {
-	if (get_or_head(ctx))
+	if (th_bind_get_or_head(ctx, "the web app"))
 		redirect(ctx, 303);
 }
 
@@ -224,7 +210,7 @@ static void session(struct th_bind_ctx *ctx)
 	if (!rc && remote && who != NULL && who[0] != '\0')
 		rc = th_json_put(o, "participant", json_object_new_string(who));
 	else if (!rc && remote) /* not logged in: null */
-		rc = json_object_object_add(o, "participant", NULL) != 0;
+		rc = th_json_put_null(o, "participant", NULL);
 	if (rc) {
 		json_object_put(o);
 		o = NULL;
@@ -257,7 +243,7 @@ static char *slurp(int fd, size_t size)
 void th_bind_web(struct th_bind_ctx *ctx)
 {
 	const char *path = ctx->req->path; /* "/ui" or "/ui/…" */
-	if (!get_or_head(ctx))
+	if (!th_bind_get_or_head(ctx, "the web app"))
 		return;
 	if (strcmp(path, "/ui") == 0) {
 		redirect(ctx, 301);
@@ -274,9 +260,9 @@ void th_bind_web(struct th_bind_ctx *ctx)
 		not_found(ctx);
 		return;
 	}
-	const char *dir = ctx->app->cfg->web_dir != NULL ? ctx->app->cfg->web_dir : "web/dist";
 	char file[4096];
-	if ((size_t)snprintf(file, sizeof file, "%s/%s", dir, name) >= sizeof file) {
+	if ((size_t)snprintf(file, sizeof file, "%s/%s", ctx->app->cfg->web_dir, name) >=
+	    sizeof file) {
 		not_found(ctx);
 		return;
 	}
@@ -296,10 +282,8 @@ void th_bind_web(struct th_bind_ctx *ctx)
 	              "Cache-Control: no-cache\r\nETag: %s\r\nContent-Security-Policy: " WEB_CSP
 	              "\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
 	              etag);
-	struct tm tm;
 	char lm[40];
-	if (gmtime_r(&sb.st_mtime, &tm) != NULL &&
-	    strftime(lm, sizeof lm, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0)
+	if (th_bind_http_date(sb.st_mtime, lm, sizeof lm))
 		th_buf_printf(&ctx->extra, "Last-Modified: %s\r\n", lm);
 	if (th_bind_etag_matches(ctx->req->if_none_match, etag)) {
 		close(fd);
