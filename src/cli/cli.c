@@ -90,14 +90,7 @@ static int cmd_help(void)
 	puts("\nConfiguration keys (key = default, accepted range; TINY_HARNESS_<KEY> overrides):");
 	const struct th_config_doc *k;
 	for (size_t i = 0; (k = th_config_key(i)) != NULL; i++) {
-		/* Installed, the paths default to the autoconf directories (decision-021). */
-		const char *def = k->def;
-		if (strcmp(k->name, "db") == 0)
-			def = th_layout_db();
-		else if (strcmp(k->name, "commands_dir") == 0)
-			def = th_layout_commands_dir();
-		else if (strcmp(k->name, "web_dir") == 0)
-			def = th_layout_web_dir();
+		const char *def = th_config_default(k);
 		printf("  %s = %s", k->name, def ? def : "(no default)");
 		if (k->range != NULL)
 			printf("  (%s)", k->range);

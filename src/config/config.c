@@ -280,6 +280,19 @@ const struct th_config_doc *th_config_key(size_t i)
 	return i < NKEYS ? &keys[i].info : NULL;
 }
 
+const char *th_config_default(const struct th_config_doc *k)
+{
+	/* The paths follow the layout: the autoconf directories when installed, the source
+	 * tree's otherwise (decision-021). */
+	if (strcmp(k->name, "db") == 0)
+		return th_layout_db();
+	if (strcmp(k->name, "commands_dir") == 0)
+		return th_layout_commands_dir();
+	if (strcmp(k->name, "web_dir") == 0)
+		return th_layout_web_dir();
+	return k->def;
+}
+
 static const struct key *find_key(const char *name)
 {
 	for (size_t i = 0; i < NKEYS; i++)
@@ -395,14 +408,7 @@ th_err th_config_defaults(struct th_config *cfg)
 	for (size_t i = 0; i < NKEYS; i++) {
 		if (keys[i].info.def == NULL)
 			continue;
-		/* Installed, the paths default to the autoconf directories (decision-021). */
-		const char *def = keys[i].info.def;
-		if (th_layout_installed() && strcmp(keys[i].info.name, "db") == 0)
-			def = th_layout_db();
-		else if (th_layout_installed() && strcmp(keys[i].info.name, "commands_dir") == 0)
-			def = th_layout_commands_dir();
-		else if (th_layout_installed() && strcmp(keys[i].info.name, "web_dir") == 0)
-			def = th_layout_web_dir();
+		const char *def = th_config_default(&keys[i].info);
 		if (set_key(cfg, &keys[i], def, &e) != TH_OK) {
 			th_config_free(cfg);
 			return e.code;

@@ -85,6 +85,8 @@ struct th_config_doc {
 /* Key i of the table, in the order conf/tiny-harness.conf lists them; NULL past the
  * last. */
 const struct th_config_doc *th_config_key(size_t i);
+/* k's default here: a path key's follows the layout (installed or source tree). */
+const char *th_config_default(const struct th_config_doc *k);
 
 /* Fills cfg with defaults, reads the file named by $TINY_HARNESS_CONF (which must
  * exist) or else conf/tiny-harness.conf if present, then applies TINY_HARNESS_* variables.
