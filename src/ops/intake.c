@@ -2,6 +2,7 @@
 /* intake.c — SendMessage: a message creates a task (TASK-2), continues one (TASK-6),
  * is recognised as a resend (TASK-7), or completes the task (CTL-1). The message is
  * committed, with its turn queued, before any turn runs (TURN-4). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,9 +515,61 @@ out:
 	return rc;
 }
 
+/* What the intake's write transaction needs (th_store_write runs accept_part, maybe on
+ * another request thread of the worker: everything it uses is here). */
+struct accept_arg {
+	struct th_app *app;
+	const char *participant;
+	unsigned extensions;
+	json_object *msg;
+	json_object *payload;
+	const char *given; /* message.taskId, or NULL for a new task */
+	const struct th_push_create_req *push;
+	int inline_turn;
+	int view_history; /* >= 0: build the answer's task view once an inline turn ran */
+	char *task_id;    /* TH_ID_BUF */
+	int64_t *turn_id;
+	json_object **view; /* that view; the caller's to put */
+};
+
+static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct accept_arg *a = arg;
+	struct th_app *app = a->app;
+	assert(st == app->store);
+	th_err rc = a->given == NULL ? create_task(app, a->participant, a->msg, a->payload,
+	                                           a->inline_turn, a->task_id, a->turn_id, e)
+	                             : follow_up(app, a->participant, a->msg, a->payload,
+	                                         a->task_id, a->inline_turn, a->turn_id, e);
+	/* EXT-4: remember that this task's client renders A2UI. */
+	if (rc == TH_OK)
+		rc = th_ui_note_client(st, a->task_id, a->extensions, a->msg, e);
+	/* PUSH-1: a config sent with the message belongs to its task and sender. */
+	if (rc == TH_OK && a->push->url != NULL)
+		rc = th_pushcfg_inline_attach(app, a->participant, a->task_id, a->push, e);
+	/* An instant turn commits with its message: one write transaction (TURN-4 holds:
+	 * nothing is accepted, or the message and its reply are). Last, so that the
+	 * reply's events reach a push config sent with the message. */
+	if (rc == TH_OK && *a->turn_id == TH_TURN_INLINE &&
+	    (rc = th_turn_inline(app, a->task_id, a->msg, e)) == TH_OK) {
+		*a->turn_id = 0;
+		/* The answer reads what this part wrote on the writer, whose pages are at hand,
+		 * instead of reading it all again after the commit. */
+		if (a->view_history >= 0)
+			rc = th_view_task_by_id(st, a->task_id, a->participant, a->view_history, 1,
+			                        a->view, e);
+	}
+	if (rc != TH_OK && a->view != NULL) {
+		json_object_put(*a->view);
+		*a->view = NULL;
+	}
+	return rc;
+}
+
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
-                        int64_t *turn_id, json_object **final_task, struct th_error *e)
+                        const struct th_send_req *req, int inline_turn, int view_history,
+                        char task_id[TH_ID_BUF], int64_t *turn_id, json_object **final_task,
+                        struct th_error *e)
 {
 	*turn_id = 0;
 	*final_task = NULL;
@@ -563,29 +616,24 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 	} else if (req->push_config != NULL &&
 	           (rc = th_pushcfg_inline_check(app, req->push_config, &push, e)) != TH_OK) {
 		/* refused before anything is stored */
-	} else if ((rc = th_store_begin(app->store, e)) == TH_OK) {
-		if (given == NULL)
-			rc = create_task(app, participant, msg, payload, inline_turn, task_id,
-			                 turn_id, e);
-		else
-			rc = follow_up(app, participant, msg, payload, task_id, inline_turn,
-			               turn_id, e);
-		/* EXT-4: remember that this task's client renders A2UI. */
-		if (rc == TH_OK)
-			rc = th_ui_note_client(app->store, task_id, extensions, msg, e);
-		/* PUSH-1: a config sent with the message belongs to its task and sender. */
-		if (rc == TH_OK && push.url != NULL)
-			rc = th_pushcfg_inline_attach(app, participant, task_id, &push, e);
-		/* An instant turn commits with its message: one write transaction (TURN-4 holds:
-		 * nothing is accepted, or the message and its reply are). Last, so that the
-		 * reply's events reach a push config sent with the message. */
-		if (rc == TH_OK && *turn_id == TH_TURN_INLINE &&
-		    (rc = th_turn_inline(app, task_id, th_json_str(msg, "messageId"), e)) == TH_OK)
-			*turn_id = 0;
-		if (rc == TH_OK)
-			rc = th_store_commit(app->store, e);
-		if (rc != TH_OK)
-			th_store_rollback(app->store);
+	} else {
+		struct accept_arg a = {.app = app,
+		                       .participant = participant,
+		                       .extensions = extensions,
+		                       .msg = msg,
+		                       .payload = payload,
+		                       .given = given,
+		                       .push = &push,
+		                       .inline_turn = inline_turn,
+		                       .view_history = view_history,
+		                       .task_id = task_id,
+		                       .turn_id = turn_id,
+		                       .view = final_task};
+		rc = th_store_write(app->store, accept_part, &a, e);
+		if (rc != TH_OK) { /* the view of a part whose batch did not commit */
+			json_object_put(*final_task);
+			*final_task = NULL;
+		}
 	}
 	th_push_create_req_free(&push);
 	json_object_put(msg);
@@ -602,9 +650,9 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 	/* A blocking send of an instant model commits the message with its reply; with
 	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
 	int inline_turn = !req->return_immediately && th_turn_instant(app);
-	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, id, &turn_id,
-	                             &final_task, e);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, history, id,
+	                             &turn_id, &final_task, e);
 	if (rc != TH_OK)
 		return rc;
 	if (final_task != NULL) {

@@ -78,6 +78,14 @@ th_err th_store_commit(struct th_store *st, struct th_error *e);
 th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e);
 void th_store_read_end(struct th_store *st, int began);
 void th_store_rollback(struct th_store *st); /* safe to call when no transaction is open */
+/* A write transaction as a function: fn runs with st inside it; TH_OK from fn commits
+ * what it wrote, anything else undoes it and is returned with fn's error in e. In a
+ * group (decision-030) fn may run on another request thread of the worker, which runs
+ * the queued parts back to back while their owners wait: fn must use only st, arg and e
+ * (and thread-safe globals) and must not begin a transaction of its own. Returns once
+ * the COMMIT holding the part returned, with its result. */
+typedef th_err (*th_store_write_fn)(struct th_store *st, void *arg, struct th_error *e);
+th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, struct th_error *e);
 
 /* ---- group commit (decision-023) ------------------------------------------
  * The request threads of one FastCGI worker share one writer connection: write
@@ -90,7 +98,8 @@ struct th_store_group;
 struct th_store_group_stats {
 	int64_t batches; /* batches committed or failed with at least one part */
 	int64_t parts;   /* parts those batches held */
-	int waiting;     /* members waiting to run their part now */
+	int waiting;     /* members waiting to run their part now, and queued
+	                    th_store_write parts */
 };
 /* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after
  * every member store has left its last transaction. */

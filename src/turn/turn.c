@@ -152,13 +152,19 @@ static void plan_free(struct plan *p)
 /* A built-in command answers inside settle; a file command expands into a prompt for
  * the model (CMD-4); anything else goes to the model as it is. */
 static th_err think(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
-                    const char *message_id, json_object *rounds, struct plan *p, struct th_error *e)
+                    const char *message_id, json_object *given, json_object *rounds, struct plan *p,
+                    struct th_error *e)
 {
-	/* A backend that reads only the new input gets only that message. */
+	/* A backend that reads only the new input gets only that message: the one given
+	 * (as stored), or else read back. */
 	json_object *history = NULL, *input = NULL, *own = NULL;
 	int context = th_model_wants_context(app->cfg);
 	th_err rc = context ? th_store_history(app->store, row->id, -1, &history, e)
-	                    : th_store_message_get(app->store, row->id, message_id, &own, e);
+	            : given != NULL
+	                ? TH_OK
+	                : th_store_message_get(app->store, row->id, message_id, &own, e);
+	if (rc == TH_OK && !context && given != NULL)
+		own = json_object_get(given);
 	if (rc != TH_OK)
 		return rc;
 	input = context ? find_message(history, message_id) : own;
@@ -336,9 +342,10 @@ int th_turn_instant(const struct th_app *app)
 	return strcmp(app->cfg->model, "echo") == 0 && app->cfg->echo_delay_ms == 0;
 }
 
-th_err th_turn_inline(struct th_app *app, const char *task_id, const char *message_id,
+th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
                       struct th_error *e)
 {
+	const char *message_id = th_json_str(input, "messageId");
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
 	struct plan p = {0};
@@ -351,7 +358,7 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, const char *messa
 	                   : th_error_set(e, TH_ENOMEM, "out of memory");
 	th_err mrc = TH_OK;
 	if (rc == TH_OK)
-		mrc = think(app, &row, NULL, message_id, rounds, &p, &why);
+		mrc = think(app, &row, NULL, message_id, input, rounds, &p, &why);
 	if (mrc == TH_OK && p.out.tool_calls != NULL && json_object_array_length(p.out.tool_calls))
 		mrc = th_error_set(&why, TH_EINTERNAL, "an instant model called tools");
 	char failure[TH_ERRMSG_MAX + 32];
@@ -466,7 +473,7 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 		memset(&p, 0, sizeof p);
 		if ((rc = th_store_task_get(app->store, task_id, &row, e)) != TH_OK)
 			break;
-		mrc = think(app, &row, l, t.message_id, rounds, &p, &why);
+		mrc = think(app, &row, l, t.message_id, NULL, rounds, &p, &why);
 		size_t ncalls = p.out.tool_calls ? json_object_array_length(p.out.tool_calls) : 0;
 		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut ||
 		    ncalls == 0)

@@ -7,6 +7,7 @@
 #ifndef TH_TURN_TURN_H
 #define TH_TURN_TURN_H
 
+#include <json-c/json.h>
 #include <stdint.h>
 
 #include "app.h"
@@ -25,8 +26,9 @@ int th_turn_instant(const struct th_app *app);
  * transaction: the message, the reply and the parked task commit together (one
  * transaction instead of two), and the turn needs no row and no lease: it cannot outlive
  * its transaction. Only for th_turn_instant models, never for a model that does I/O
- * (exec, openai), which must not run inside a transaction. */
-th_err th_turn_inline(struct th_app *app, const char *task_id, const char *message_id,
+ * (exec, openai), which must not run inside a transaction. input is the message as
+ * stored (borrowed). */
+th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
                       struct th_error *e);
 
 /* 1 when a turn of the task has a lease that expired (or was queued and never claimed

@@ -6,13 +6,22 @@
 #include <unistd.h>
 
 /* Per thread: the stream thread logs apart from the request the worker is serving. */
-static __thread char cur_op[64];
-static __thread char cur_task[160];
+static __thread struct th_log_ctx cur;
 
 void th_log_request(const char *op, const char *task_id)
 {
-	snprintf(cur_op, sizeof cur_op, "%s", op != NULL ? op : "");
-	snprintf(cur_task, sizeof cur_task, "%s", task_id != NULL ? task_id : "");
+	snprintf(cur.op, sizeof cur.op, "%s", op != NULL ? op : "");
+	snprintf(cur.task, sizeof cur.task, "%s", task_id != NULL ? task_id : "");
+}
+
+const struct th_log_ctx *th_log_ctx_self(void)
+{
+	return &cur;
+}
+
+void th_log_ctx_set(const struct th_log_ctx *c)
+{
+	cur = *c;
 }
 
 void th_log(enum th_log_level level, const char *fmt, ...)
@@ -25,9 +34,9 @@ void th_log(enum th_log_level level, const char *fmt, ...)
 	va_end(ap);
 	const char *lv = (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "?";
 	/* One fprintf per line, so lines from two threads never interleave mid-line. */
-	if (cur_op[0] != '\0' || cur_task[0] != '\0')
-		fprintf(stderr, "tiny-harness[%ld]: %s: %s%s%s: %s\n", (long)getpid(), lv, cur_op,
-		        cur_op[0] != '\0' && cur_task[0] != '\0' ? " " : "", cur_task, msg);
+	if (cur.op[0] != '\0' || cur.task[0] != '\0')
+		fprintf(stderr, "tiny-harness[%ld]: %s: %s%s%s: %s\n", (long)getpid(), lv, cur.op,
+		        cur.op[0] != '\0' && cur.task[0] != '\0' ? " " : "", cur.task, msg);
 	else
 		fprintf(stderr, "tiny-harness[%ld]: %s: %s\n", (long)getpid(), lv, msg);
 }

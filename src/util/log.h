@@ -15,4 +15,13 @@ void th_log(enum th_log_level level, const char *fmt, ...) __attribute__((format
  * (or "") clears either part. The strings are copied (cut to fit). */
 void th_log_request(const char *op, const char *task_id);
 
+/* A thread's request context, lent to a thread that runs work on its behalf
+ * (th_store_write's combining): th_log_ctx_set copies c into the calling thread's. */
+struct th_log_ctx {
+	char op[64];
+	char task[160];
+};
+const struct th_log_ctx *th_log_ctx_self(void); /* the calling thread's; borrowed */
+void th_log_ctx_set(const struct th_log_ctx *c);
+
 #endif

@@ -321,6 +321,185 @@ START_TEST(test_turn4_group_reads_see_no_uncommitted_part)
 }
 END_TEST
 
+/* ---- th_store_write: parts handed over as functions (decision-030) ---------------- */
+
+struct job_arg {
+	const char *id;   /* task to insert */
+	int fail;         /* insert, then report failure: the part is undone */
+	int orphan;       /* insert a participant of a task that does not exist */
+	pthread_t ran_on; /* the thread fn ran on */
+	pthread_t owner;  /* the thread that called th_store_write */
+	th_err result;    /* of th_store_write */
+	struct th_store *st;
+	char msg[TH_ERRMSG_MAX];
+};
+
+static th_err job_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct job_arg *a = arg;
+	a->ran_on = pthread_self();
+	th_err rc = insert_task(st, a->id, e);
+	if (rc == TH_OK && a->orphan) {
+		const struct th_participant_in p = {
+		    .id = "bob", .kind = "human", .role = "watcher"};
+		rc = th_store_participant_put(st, "no-such-task", &p, e);
+	}
+	if (rc == TH_OK && a->fail)
+		rc = th_error_set(e, TH_EINVAL, "refused on purpose");
+	return rc;
+}
+
+static void *run_job(void *arg)
+{
+	struct job_arg *a = arg;
+	struct th_error e;
+	th_error_clear(&e);
+	a->owner = pthread_self();
+	a->result = th_store_write(a->st, job_part, a, &e);
+	snprintf(a->msg, sizeof a->msg, "%s", e.msg);
+	return NULL;
+}
+
+/* Member a holds the writer (th_store_begin) until three th_store_write parts are
+ * queued; when it commits, one thread runs all three, back to back, in a's batch. */
+static void run_jobs(struct th_store_group *g, int a_orphan, struct job_arg j[3])
+{
+	struct th_error e;
+	th_error_clear(&e);
+	struct th_store *a = open_store();
+	th_store_join(a, g);
+	ck_assert_int_eq(th_store_begin(a, &e), TH_OK);
+	ck_assert_int_eq(insert_task(a, "a", &e), TH_OK);
+	if (a_orphan)
+		ck_assert_int_eq(sqlite3_exec(th_store_db(a), "PRAGMA defer_foreign_keys = ON",
+		                              NULL, NULL, NULL),
+		                 SQLITE_OK);
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++) {
+		j[i].st = open_store();
+		th_store_join(j[i].st, g);
+		ck_assert_int_eq(pthread_create(&t[i], NULL, run_job, &j[i]), 0);
+		wait_for_waiting(g, i + 1);
+	}
+	th_err rc = th_store_commit(a, &e);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		th_store_close(j[i].st);
+	}
+	ck_assert_msg((rc == TH_OK) == !a_orphan, "a's commit: %s", e.msg);
+	th_store_close(a);
+}
+
+START_TEST(test_turn4_group_write_parts_run_back_to_back_in_one_batch)
+{
+	th_store_close(open_store());
+	struct th_store_group *g = open_group();
+	struct job_arg j[3] = {{.id = "b"}, {.id = "c", .fail = 1}, {.id = "d"}};
+	run_jobs(g, 0, j);
+	ck_assert_msg(j[0].result == TH_OK, "b: %s", j[0].msg);
+	ck_assert_int_eq(j[1].result, TH_EINVAL);
+	ck_assert_str_eq(j[1].msg, "refused on purpose");
+	ck_assert_msg(j[2].result == TH_OK, "d: %s", j[2].msg);
+	ck_assert(task_stored("a") && task_stored("b") && task_stored("d"));
+	ck_assert(!task_stored("c"));
+	/* One thread ran every queued part: at least two ran away from their owner. */
+	ck_assert(pthread_equal(j[0].ran_on, j[1].ran_on) &&
+	          pthread_equal(j[1].ran_on, j[2].ran_on));
+	int away = 0;
+	for (int i = 0; i < 3; i++)
+		away += !pthread_equal(j[i].ran_on, j[i].owner);
+	ck_assert_int_ge(away, 2);
+	struct th_store_group_stats s;
+	th_store_group_stats(g, &s);
+	ck_assert_int_eq(s.batches, 1);
+	ck_assert_int_eq(s.parts, 3);
+	th_store_group_close(g);
+}
+END_TEST
+
+/* The batch's COMMIT fails (a's deferred foreign key): every part in it is told, and
+ * nothing of it is stored. */
+START_TEST(test_turn4_group_write_failed_commit_fails_every_part)
+{
+	th_store_close(open_store());
+	struct th_store_group *g = open_group();
+	struct job_arg j[3] = {{.id = "b"}, {.id = "c"}, {.id = "d", .orphan = 1}};
+	run_jobs(g, 1, j);
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(j[i].result != TH_OK, "part %d was told it committed", i);
+	ck_assert(!task_stored("a") && !task_stored("b") && !task_stored("c") && !task_stored("d"));
+	/* The writer is usable again. */
+	struct job_arg again = {.id = "e"};
+	again.st = open_store();
+	th_store_join(again.st, g);
+	run_job(&again);
+	ck_assert_msg(again.result == TH_OK, "%s", again.msg);
+	ck_assert(task_stored("e"));
+	th_store_close(again.st);
+	th_store_group_close(g);
+}
+END_TEST
+
+/* Threads mixing th_store_write and th_store_begin/commit, some parts refused: every
+ * part that returned OK is stored when it returns, no refused one is. */
+static void *write_mixed(void *arg)
+{
+	struct writer *w = arg;
+	struct th_store *st = open_store();
+	th_store_join(st, w->g);
+	for (int i = 0; i < PER_THREAD; i++) {
+		char id[64];
+		snprintf(id, sizeof id, "m-%d-%d", w->n, i);
+		struct th_error e;
+		th_error_clear(&e);
+		th_err rc;
+		int refused = i % 5 == 4;
+		if (i % 2 == 0 || refused) {
+			struct job_arg a = {.id = id, .fail = refused};
+			rc = th_store_write(st, job_part, &a, &e);
+		} else if ((rc = th_store_begin(st, &e)) == TH_OK) {
+			if ((rc = insert_task(st, id, &e)) == TH_OK)
+				rc = th_store_commit(st, &e);
+			else
+				th_store_rollback(st);
+		}
+		if (refused) {
+			if (rc == TH_OK || task_stored(id))
+				w->not_visible++; /* counted as a broken promise */
+			continue;
+		}
+		if (rc != TH_OK)
+			w->failures++;
+		else if (!task_stored(id))
+			w->not_visible++;
+	}
+	th_store_close(st);
+	return NULL;
+}
+
+START_TEST(test_turn4_group_write_and_begin_mixed_keep_every_promise)
+{
+	th_store_close(open_store());
+	struct th_store_group *g = open_group();
+	pthread_t t[THREADS];
+	struct writer w[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct writer){.g = g, .n = i};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, write_mixed, &w[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(w[i].failures, 0);
+		ck_assert_int_eq(w[i].not_visible, 0);
+	}
+	struct th_store_group_stats s;
+	th_store_group_stats(g, &s);
+	ck_assert_int_eq(s.parts, THREADS * (PER_THREAD - PER_THREAD / 5));
+	ck_assert_int_eq(s.waiting, 0);
+	th_store_group_close(g);
+}
+END_TEST
+
 static Suite *group_suite(void)
 {
 	Suite *s = suite_create("group");
@@ -332,6 +511,9 @@ static Suite *group_suite(void)
 	tcase_add_test(tc, test_turn4_group_rollback_undoes_only_its_own_part);
 	tcase_add_test(tc, test_turn4_group_failed_commit_fails_every_member_and_stores_nothing);
 	tcase_add_test(tc, test_turn4_group_reads_see_no_uncommitted_part);
+	tcase_add_test(tc, test_turn4_group_write_parts_run_back_to_back_in_one_batch);
+	tcase_add_test(tc, test_turn4_group_write_failed_commit_fails_every_part);
+	tcase_add_test(tc, test_turn4_group_write_and_begin_mixed_keep_every_promise);
 	suite_add_tcase(s, tc);
 	return s;
 }
