@@ -19,7 +19,9 @@
 # Environment: TH_BIN (default $TH_BUILDDIR/src/tiny-harness), TH_SRCDIR (default the
 # repository holding this script), TH_BUILDDIR (default $TH_SRCDIR/build), LIGHTTPD
 # (default: lighttpd on PATH or /usr/sbin/lighttpd), TH_SERVER_TIMEOUT (seconds to wait
-# for the card, default 30).
+# for the card, default 30), TH_LIGHTTPD_CONF (default $TH_SRCDIR/conf/lighttpd.conf: a
+# test's own file that includes it and adds to it, e.g. Basic auth for identity =
+# remote_user in tests/ui/webapp.mjs).
 #
 # Plain POSIX sh: callers run it as `sh server.sh …` or directly.
 
@@ -52,7 +54,7 @@ start() {
 	case $procs in '' | *[!0-9]*) die "PROCS must be a number, not '$procs'" ;; esac
 	[ -x "$TH_BIN" ] || die "no program at TH_BIN=$TH_BIN (build first)"
 	[ -x "$LIGHTTPD" ] || die "lighttpd not found (LIGHTTPD=$LIGHTTPD)"
-	conf=$TH_SRCDIR/conf/lighttpd.conf
+	conf=${TH_LIGHTTPD_CONF:-$TH_SRCDIR/conf/lighttpd.conf}
 	[ -r "$conf" ] || die "no $conf"
 	case $TH_BIN in /*) ;; *) TH_BIN=$(cd "$(dirname "$TH_BIN")" && pwd)/$(basename "$TH_BIN") ;; esac
 	if [ -f "$dir/lighttpd.pid" ] && alive "$(cat "$dir/lighttpd.pid")"; then

@@ -16,4 +16,5 @@ CLEANFILES += tests/artifacts/ui/confirm-card.png
 # The screenshots webapp.mjs leaves in $TH_BUILDDIR/tests/artifacts/web.
 CLEANFILES += tests/artifacts/web/task-list-390.png tests/artifacts/web/task-list-1280.png \
 	tests/artifacts/web/task-390.png tests/artifacts/web/task-1280.png \
-	tests/artifacts/web/task-card-1280.png
+	tests/artifacts/web/task-card-1280.png tests/artifacts/web/task-channels-1280.png \
+	tests/artifacts/web/web-app-1280.png

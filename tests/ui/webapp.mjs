@@ -5,23 +5,30 @@
 // accessible name only. A person opens the base URL and lands on the app, names themself,
 // starts a task and sees the echo reply; a message another client sends shows up live; markup
 // in a message is shown as text and runs nothing; /confirm renders an A2UI card whose Approve
-// answers it; a watcher sees the server's refusal; Complete task ends the task.
+// answers it; a watcher sees the server's refusal; Complete task ends the task. A help request
+// addressed to the person is answered from its Answer control (a help_reply, CH-5); side
+// channels are shown by name and written to (CH-1..CH-3); data parts are readable JSON and only
+// http(s) URLs are links (WEB-3); with identity = remote_user (a second lighttpd with Basic
+// auth) the login names the person and the Participant field is not shown (ID-1).
 //
 // Screenshots of the task list and of a task at phone (390 px) and desktop (1280 px) widths go
-// to $TH_BUILDDIR/tests/artifacts/web/. Exit 77 when chromium, lighttpd or node_modules is
-// missing. TH_CHROMIUM overrides /usr/bin/chromium.
+// to $TH_BUILDDIR/tests/artifacts/web/, with web-app-1280.png, the page as docs/web-app.png
+// shows it. Exit 77 when chromium, lighttpd or node_modules is missing. TH_CHROMIUM overrides
+// /usr/bin/chromium.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, show } from '../contract/lib.mjs';
-import { findLighttpd, startLighttpdOrExit } from '../lib/interop.mjs';
+import { findLighttpd, startLighttpd, startLighttpdOrExit } from '../lib/interop.mjs';
 import { missingModules } from '../interop/deps.mjs';
 
 const CHROMIUM = process.env.TH_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
 	'--disable-component-update', '--disable-sync'];
 const MT_EVENT = 'application/vnd.tiny-harness.event+json';
+const MT_CHANNEL = 'application/vnd.tiny-harness.channel+json';
+const META_STATUS = 'io.github.madarauchiha-314.tiny-harness/status';
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
 
 const t = new Tap();
@@ -42,6 +49,7 @@ const chromium = pw.chromium ?? pw.default?.chromium;
 // ------------------------------------------------------------------ server
 const dir = makeTmp('th-web-app-');
 let browser = null;
+let stopAuthServer = null;
 // Streams end after 4 s (stream_max_ms), so the page resumes them with Last-Event-ID again
 // and again while the tests run (STREAM-4, WEB-2).
 const STREAM_MAX_MS = 4000;
@@ -70,8 +78,8 @@ const need = (v, what) => {
 
 const shotDir = join(process.env.TH_BUILDDIR || SRCDIR, 'tests', 'artifacts', 'web');
 const pageErrors = [];
-async function newPage(width) {
-	const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 800 } });
+async function newPage(width, options = {}) {
+	const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 800 }, ...options });
 	const page = await context.newPage();
 	page.setDefaultTimeout(15000);
 	page.on('pageerror', (e) => pageErrors.push(`pageerror: ${e.message}`));
@@ -93,6 +101,12 @@ async function say(p, text) {
 	await p.getByRole('button', { name: 'Send', exact: true }).click();
 }
 const side = (p) => p.getByRole('complementary', { name: 'Task details' });
+// The lines of the page's ARIA snapshot that are controls without an accessible name.
+async function unnamedControls(p) {
+	const snap = await p.locator('body').ariaSnapshot();
+	return { snap, unnamed: snap.split('\n').filter((l) => /- (button|textbox|combobox|checkbox|link)\s*(:|$)/.test(l.trim())
+		|| /- (button|textbox|combobox|checkbox|link) \[/.test(l.trim())) };
+}
 
 // ------------------------------------------------------------------ tests
 try {
@@ -234,8 +248,7 @@ try {
 
 	await t.test('WEB-3 every control has an accessible name (the page\'s ARIA snapshot)', async () => {
 		const p = need(alice, 'the first task');
-		const snap = await p.locator('body').ariaSnapshot();
-		const unnamed = snap.split('\n').filter((l) => /- (button|textbox|combobox|checkbox|link)\s*(:|$)/.test(l.trim()) || /- (button|textbox|combobox|link) \[/.test(l.trim()));
+		const { snap, unnamed } = await unnamedControls(p);
 		assert.deepEqual(unnamed, [], `controls without a name:\n${snap}`);
 		// Keyboard: Tab from the Participant field reaches the other controls.
 		await p.getByLabel('Participant', { exact: true }).focus();
@@ -354,12 +367,230 @@ try {
 		await p.getByRole('alert').filter({ hasText: 'TASK_STATE_COMPLETED' }).waitFor();
 	});
 
+	// ---------------------------------------------------------- help requests and channels
+	// bob's task with alice and carol (assignees): bob has the harness ask alice (/ask).
+	let launch, requestId, carolPage, ally; // ally: alice's page on bob's task
+	const QUESTION = 'Which launch date works for you?';
+	await t.test('WEB-1 CH-4 STATUS-1 a help request addressed to me (bob\'s /ask alice) shows an Answer control; the list says it waits for me', async () => {
+		need(browser, 'the browser start');
+		const created = await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', parts: [
+			{ data: { kind: 'task', payload: { name: 'Launch day', goal: 'Plan the launch of version 1.0',
+				participants: [{ id: 'alice', role: 'assignee' }, { id: 'carol', role: 'assignee' }] } }, mediaType: MT_EVENT },
+			{ text: 'Let us plan the launch.' }] } }, 'bob');
+		launch = created.task.id;
+		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: launch,
+			parts: [{ text: '/plan Pick a date; Book the venue; Send the invitations' }] } }, 'bob');
+		const asked = await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: launch,
+			parts: [{ text: `/ask alice ${QUESTION}` }] } }, 'bob');
+		const st = asked.task.metadata?.[META_STATUS];
+		assert.equal(st?.sub_state, 'awaiting-answer', show(asked.task.metadata));
+		requestId = st.request_id;
+		assert.ok(requestId, 'the status names the request');
+
+		const p = await newPage(1280);
+		ally = p;
+		await p.goto(`${base}ui/`);
+		await nameMyself(p, 'alice');
+		const row = p.getByRole('list', { name: 'Your tasks' }).getByRole('listitem').filter({ hasText: 'Launch day' });
+		await row.getByText('waiting for an answer from you').waitFor();
+		await row.getByRole('link', { name: 'Launch day' }).click();
+		await p.getByRole('heading', { name: 'Launch day' }).waitFor();
+		await p.getByRole('status').filter({ hasText: 'waiting for an answer from you' }).waitFor();
+		const request = conversation(p).getByRole('listitem').filter({ hasText: 'Help request to alice' });
+		await request.getByText(QUESTION, { exact: true }).waitFor();
+		await request.getByText('Waiting for an answer from you').waitFor();
+		const box = request.getByRole('textbox', { name: 'Answer to tiny-harness' });
+		await box.waitFor();
+		await request.getByRole('button', { name: 'Send answer' }).waitFor();
+		assert.equal(await conversation(p).getByRole('textbox').count(), 1, 'one Answer box');
+		await side(p).getByRole('list', { name: 'Plan' }).getByRole('listitem').filter({ hasText: 'Book the venue' }).waitFor();
+		// The page as the README shows it (docs/web-app.png): the header, a task waiting for my
+		// answer with its Answer control, participants and plan.
+		await p.setViewportSize({ width: 1280, height: 1210 });
+		await p.evaluate(() => window.scrollTo(0, 0));
+		await box.scrollIntoViewIfNeeded();
+		await p.evaluate(() => window.scrollTo(0, 0));
+		mkdirSync(shotDir, { recursive: true });
+		await p.screenshot({ path: join(shotDir, 'web-app-1280.png') });
+		await p.setViewportSize({ width: 1280, height: 800 });
+
+		// carol, also on the task, sees the request waiting for alice and no Answer control.
+		carolPage = await newPage(390);
+		await carolPage.goto(`${base}ui/#task=${encodeURIComponent(launch)}`);
+		await nameMyself(carolPage, 'carol');
+		const hers = conversation(carolPage).getByRole('listitem').filter({ hasText: 'Help request to alice' });
+		await hers.getByText('Waiting for an answer from alice').waitFor();
+		assert.equal(await conversation(carolPage).getByRole('textbox').count(), 0, 'an Answer box for carol');
+		await carolPage.getByRole('status').filter({ hasText: 'waiting for an answer from alice' }).waitFor();
+	});
+
+	await t.test('WEB-1 CH-5 STATUS-1 answering sends a help_reply with in_reply_to the request; the request shows answered and the task leaves awaiting-answer', async () => {
+		const p = need(launch && ally, 'the help request');
+		const request = conversation(p).getByRole('listitem').filter({ hasText: 'Help request to alice' });
+		await request.getByRole('textbox', { name: 'Answer to tiny-harness' }).fill('June 1, after lunch');
+		await request.getByRole('button', { name: 'Send answer' }).click();
+		await conversation(p).getByText('echo: June 1, after lunch', { exact: true }).waitFor();
+		await request.getByText('Answered by you').waitFor();
+		await p.getByRole('status').filter({ hasText: 'waiting for the next message' }).waitFor();
+		assert.equal(await request.getByRole('textbox').count(), 0, 'the Answer box stays after the answer');
+		const reply = conversation(p).getByRole('listitem').filter({ hasText: `Answer to “${QUESTION}”` });
+		await reply.getByText('June 1, after lunch', { exact: true }).waitFor();
+		const got = await ok('GetTask', { id: launch }, 'bob');
+		assert.deepEqual(got.metadata?.[META_STATUS], { sub_state: 'awaiting-next-message' });
+		const sent = got.history.find((m) => m.metadata?.participant_id === 'alice');
+		assert.ok(sent, `alice's answer is not in the history: ${show(got.history)}`);
+		assert.deepEqual(sent.parts, [{ data: { channel_id: launch, sender: 'alice', kind: 'help_reply',
+			text: 'June 1, after lunch', in_reply_to: requestId }, mediaType: MT_CHANNEL }]);
+		// carol's page follows: the request is answered there too.
+		const hers = conversation(need(carolPage, 'carol\'s page')).getByRole('listitem').filter({ hasText: 'Help request to alice' });
+		await hers.getByText('Answered by alice').waitFor();
+		await carolPage.getByRole('status').filter({ hasText: 'waiting for the next message' }).waitFor();
+	});
+
+	await t.test('WEB-1 CH-1 CH-3 alice opens a side channel with bob from the page (Send to, Channel name, Members); it is named on each message and starts no turn', async () => {
+		const p = need(launch && ally, 'the help request');
+		await p.getByLabel('Send to').selectOption({ label: 'New side channel…' });
+		const fields = p.getByRole('group', { name: 'New side channel' });
+		await fields.getByRole('textbox', { name: 'Channel name' }).fill('venue');
+		await fields.getByRole('group', { name: 'Members' }).getByRole('checkbox', { name: 'bob' }).check();
+		assert.equal(await fields.getByRole('checkbox', { name: 'alice' }).count(), 0, 'I am not offered as a member');
+		const { snap, unnamed } = await unnamedControls(p);
+		assert.deepEqual(unnamed, [], `controls without a name:\n${snap}`);
+		await say(p, 'Shall we book the boathouse?');
+		const opened = conversation(p).getByRole('listitem').filter({ hasText: 'Shall we book the boathouse?' });
+		await opened.getByText('Side channel venue').waitFor();
+		await opened.getByText('Opened the side channel with bob').waitFor();
+		// The new channel is now where Message goes.
+		assert.equal(await p.getByLabel('Send to').inputValue(), 'side:venue');
+		assert.ok(await fields.isHidden(), 'the New side channel fields stay open');
+		const got = await ok('GetTask', { id: launch }, 'bob');
+		const m = got.history.find((x) => x.parts?.[0]?.data?.text === 'Shall we book the boathouse?');
+		assert.deepEqual(m?.parts, [{ data: { channel_id: 'venue', sender: 'alice', kind: 'message',
+			text: 'Shall we book the boathouse?', to: ['bob'] }, mediaType: MT_CHANNEL }], show(got.history));
+		assert.ok(!got.history.some((x) => JSON.stringify(x).includes('echo: Shall we book')), 'a side-channel message started a turn');
+	});
+
+	await t.test('WEB-1 CH-2 CH-3 side-channel messages reach members live with the channel\'s name; carol, not a member, sees none of them', async () => {
+		const p = need(launch && ally, 'the side channel');
+		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: launch, parts: [
+			{ data: { channel_id: 'venue', sender: 'bob', kind: 'message', text: 'Yes, book it for 40 people.' }, mediaType: MT_CHANNEL }] } }, 'bob');
+		const bobs = conversation(p).getByRole('listitem').filter({ hasText: 'Yes, book it for 40 people.' });
+		await bobs.getByText('Side channel venue').waitFor();
+		await bobs.getByText('bob', { exact: true }).waitFor();
+		// alice writes to the channel again (Send to: Side channel venue), then to everyone.
+		await say(p, 'Booked.');
+		await conversation(p).getByRole('listitem').filter({ hasText: 'Booked.' }).getByText('Side channel venue').waitFor();
+		await p.getByLabel('Send to').selectOption({ label: 'Everyone on the task' });
+		await say(p, 'The venue is booked.');
+		await conversation(p).getByText('echo: The venue is booked.', { exact: true }).waitFor();
+		const everyone = conversation(p).getByRole('listitem').filter({ hasText: /^alice\s*The venue is booked\.$/ });
+		assert.equal(await everyone.getByText('Side channel venue').count(), 0, 'a task message named as a side channel');
+		const bobGot = await ok('GetTask', { id: launch }, 'bob');
+		assert.ok(bobGot.history.some((x) => x.parts?.[0]?.data?.channel_id === 'venue' && x.parts[0].data.text === 'Booked.'), show(bobGot.history));
+		// Membership is the boundary (CH-2): carol's history and page have none of it.
+		const carolGot = await ok('GetTask', { id: launch }, 'carol');
+		const onVenue = carolGot.history.filter((x) => x.parts?.some((q) => q.data?.channel_id === 'venue'));
+		assert.deepEqual(onVenue, [], 'carol sees the side channel');
+		assert.ok(!/boathouse|Booked\./.test(JSON.stringify(carolGot.history)), `carol sees the side channel: ${show(carolGot.history)}`);
+		const cp = need(carolPage, 'carol\'s page');
+		await conversation(cp).getByText('echo: The venue is booked.', { exact: true }).waitFor();
+		assert.equal(await conversation(cp).getByText('Side channel venue').count(), 0);
+		assert.equal(await conversation(cp).getByText('Booked.', { exact: true }).count(), 0);
+		// carol has no side channel to pick, only a new one.
+		const options = await cp.getByLabel('Send to').locator('option').allTextContents();
+		assert.deepEqual(options, ['Everyone on the task', 'New side channel…']);
+		await cp.context().close();
+	});
+
+	await t.test('WEB-3 a data part is shown as indented JSON; a javascript: URL (file or text) is text, not a link; https URLs are links with rel noopener', async () => {
+		const p = need(launch && ally, 'the help request');
+		const data = { venue: 'boathouse', guests: 40, menu: ['cake', '<b>tea</b>'] };
+		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: launch, parts: [
+			{ data, mediaType: 'application/json' },
+			{ url: 'javascript:window.__pwned=3', filename: 'evil.txt', mediaType: 'text/plain' },
+			{ url: 'https://example.org/floor-plan.pdf', filename: 'floor-plan.pdf', mediaType: 'application/pdf' },
+			{ text: 'Details: javascript:window.__pwned=4 and https://example.org/menu?day=1.' }] } }, 'bob');
+		const msg = conversation(p).getByRole('listitem').filter({ hasText: 'floor-plan.pdf' }).first();
+		await msg.waitFor();
+		const json = msg.getByRole('group', { name: 'Data (application/json)' });
+		await json.waitFor();
+		assert.equal((await json.locator('pre').textContent()), JSON.stringify(data, null, 2));
+		assert.ok(await json.locator('pre').isVisible(), 'the JSON is folded away');
+		const pdf = msg.getByRole('link', { name: 'floor-plan.pdf' });
+		assert.equal(await pdf.getAttribute('href'), 'https://example.org/floor-plan.pdf');
+		assert.match(await pdf.getAttribute('rel'), /\bnoopener\b/);
+		const menu = msg.getByRole('link', { name: 'https://example.org/menu?day=1' });
+		assert.equal(await menu.getAttribute('href'), 'https://example.org/menu?day=1');
+		assert.match(await menu.getAttribute('rel'), /\bnoopener\b/);
+		await msg.getByText('evil.txt (javascript:window.__pwned=3, not a web link)').waitFor();
+		await msg.getByText(/^Details: javascript:window\.__pwned=4 and/).waitFor();
+		assert.equal(await msg.getByRole('link', { name: /evil|javascript/ }).count(), 0, 'a javascript: URL became a link');
+		assert.deepEqual(await msg.getByRole('link').evaluateAll((as) => as.map((a) => new URL(a.href).protocol)), ['https:', 'https:']);
+		assert.equal(await p.locator('a[href^="javascript:" i]').count(), 0);
+		assert.equal(await msg.locator('b').count(), 0, 'markup inside the JSON became an element');
+		// The harness's echo names the parts it got, in text.
+		await conversation(p).getByText(/^echo: \[application\/json part\]/).waitFor();
+		assert.equal(await p.evaluate(() => window.__pwned), undefined);
+		await p.screenshot({ path: join(shotDir, 'task-channels-1280.png'), fullPage: true });
+	});
+
+	await t.test('WEB-1 ID-1 identity = remote_user behind lighttpd Basic auth: "Signed in as carol", no Participant field, and the login is the sender', async () => {
+		need(browser, 'the browser start');
+		const adir = makeTmp('th-web-auth-');
+		writeFileSync(join(adir, 'users.txt'), 'carol:launch-day-secret\n');
+		// conf/lighttpd.conf with Basic auth in front of everything but the agent card (which
+		// server.sh polls to see that the server is up).
+		writeFileSync(join(adir, 'lighttpd-auth.conf'), [
+			'server.modules = ( "mod_auth", "mod_authn_file" )',
+			`include "${join(SRCDIR, 'conf', 'lighttpd.conf')}"`,
+			'auth.backend = "plain"',
+			`auth.backend.plain.userfile = "${join(adir, 'users.txt')}"`,
+			'$HTTP["url"] !~ "^/\\.well-known/" {',
+			'  auth.require = ( "" => ( "method" => "basic", "realm" => "tiny-harness", "require" => "valid-user" ) )',
+			'}',
+			''].join('\n'));
+		const auth = startLighttpd(adir, { lighttpd: LIGHTTPD, procs: 1, signals: false,
+			env: { TH_LIGHTTPD_CONF: join(adir, 'lighttpd-auth.conf'), TINY_HARNESS_IDENTITY: 'remote_user' } });
+		stopAuthServer = auth.stop;
+		assert.ok(auth.ok, `lighttpd with Basic auth did not start: ${auth.stderr}`);
+		const abase = auth.base;
+		assert.equal((await fetch(`${abase}ui/`)).status, 401, 'the app without a login');
+		const basic = `Basic ${Buffer.from('carol:launch-day-secret').toString('base64')}`;
+		const session = await (await fetch(`${abase}ui/session.json`, { headers: { Authorization: basic } })).json();
+		assert.deepEqual(session, { identity: 'remote_user', participant: 'carol' });
+
+		const p = await newPage(1280, { httpCredentials: { username: 'carol', password: 'launch-day-secret' } });
+		await p.goto(`${abase}ui/`);
+		await p.waitForFunction(() => window.thWeb?.ready === true);
+		await p.getByRole('banner').getByText('Signed in as carol', { exact: true }).waitFor();
+		assert.equal(await p.getByLabel('Participant', { exact: true }).count(), 0, 'the Participant field is shown');
+		assert.equal(await p.getByRole('textbox', { name: /participant/i }).count(), 0);
+		await p.getByText('No tasks yet.').waitFor();
+		await p.getByLabel('New task: first message').fill('Order the banners');
+		await p.getByRole('button', { name: 'Start task' }).click();
+		await conversation(p).getByText('echo: Order the banners', { exact: true }).waitFor();
+		await side(p).getByText('· reporter · you').waitFor();
+		const id = decodeURIComponent(new URL(p.url()).hash.replace(/^#task=/, ''));
+		// The login is the sender whatever X-Participant-Id says (the page sends none).
+		const res = await fetch(abase, { method: 'POST', headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0',
+			'X-Participant-Id': 'mallory', Authorization: basic }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id } }) });
+		const got = (await res.json()).result;
+		assert.ok(got, 'carol\'s GetTask of her task');
+		const people = got.metadata['io.github.madarauchiha-314.tiny-harness/task'].participants.map((x) => `${x.id}:${x.role}`);
+		assert.deepEqual(people.sort(), ['carol:reporter', 'tiny-harness:assignee']);
+		assert.equal(got.history[0].metadata?.participant_id, 'carol');
+		await p.context().close();
+		stopAuthServer();
+		stopAuthServer = null;
+	});
+
 	await t.test('WEB-3 no script error, CSP violation or failed request in any page', async () => {
 		assert.deepEqual(pageErrors, []);
 	});
 } finally {
 	if (browser)
 		await browser.close().catch(() => {});
+	stopAuthServer?.();
 	stopServer();
 }
 t.done();

@@ -2,7 +2,8 @@
 // app.js — the tiny-harness web app (WEB-1..WEB-3). A person names themself in the field
 // labelled Participant (sent as X-Participant-Id, remembered in localStorage), sees their
 // tasks (ListTasks), starts one, and in a task converses, follows status, participants,
-// plan and sub-tasks, completes or cancels it; A2UI cards are drawn by the official Lit
+// plan and sub-tasks, answers a help request addressed to them (a help_reply, CH-5), writes
+// in side channels (CH-1), completes or cancels it; A2UI cards are drawn by the official Lit
 // renderer and their actions sent back. The page follows the open task live through
 // SubscribeToTask (a2a.js), resuming with Last-Event-ID after a drop.
 //
@@ -13,13 +14,15 @@ import { basicCatalog } from '@a2ui/lit/v0_9'; // defines <a2ui-surface> and the
 
 import { RpcError, follow, rpc } from './a2a.js';
 import {
-	META_STATUS, MT_A2UI, MT_EVENT, el, isA2ui, isTerminal, renderPart, senderOf, stateWord,
-	subStateWords, taskMeta, when,
+	META_STATUS, MT_A2UI, MT_CHANNEL, MT_EVENT, channelPart, el, isA2ui, isTerminal, renderPart,
+	senderOf, stateWord, subStateWords, taskMeta, when,
 } from './view.js';
 
 const $ = (id) => document.getElementById(id);
 const STORE_KEY = 'tiny-harness.participant';
 const KEYS_HINT = 'Enter sends; Shift+Enter starts a new line.';
+// A side channel's name as the page lets a person type it (the id of a new channel).
+const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const state = {
 	participant: '',
@@ -35,11 +38,15 @@ const state = {
 	errors: [],
 	commands: [],
 	remote: false, // identity = remote_user: the web server's login decides (ID-1)
+	requests: new Map(), // messageId of a help request from the harness → its request id
+	answered: new Set(), // messageIds of help requests answered from this page
+	channels: [], // ids of the side channels of the open task seen in its history (CH-1)
 };
 window.thWeb = state;
 let stream = null;
 let processor = null;
 let refreshTimer = null;
+let answerSeq = 0;
 
 // ------------------------------------------------------------------ helpers
 function newId() {
@@ -72,8 +79,9 @@ function sender() {
 function needParticipant() {
 	if (me())
 		return true;
-	notice('Type your name in the Participant field first.');
-	$('participant').focus();
+	notice(state.remote ? 'The web server did not say who you are: sign in to use tiny-harness.'
+		: 'Type your name in the Participant field first.');
+	$('participant')?.focus();
 	return false;
 }
 
@@ -239,6 +247,16 @@ function resetTaskView() {
 	state.lastEventId = null;
 	state.eventIds = [];
 	state.streams = [];
+	state.requests = new Map();
+	state.answered = new Set();
+	state.channels = [];
+	sendToKey = '';
+	membersKey = '';
+	$('send-to').replaceChildren(el('option', { value: 'task' }, 'Everyone on the task'));
+	$('channel-members').replaceChildren();
+	$('channel-name').value = '';
+	$('send-to-row').hidden = true;
+	$('new-channel').hidden = true;
 	$('conversation').replaceChildren();
 	$('task-error').textContent = '';
 	$('task-title').textContent = '';
@@ -395,17 +413,228 @@ function addMessage(m, scroll = true) {
 			return el('p', { class: 'part-label' }, `asked to ${String(p.data.action ?? 'change')} the task`);
 		if (isA2ui(p) && a2uiMessages(p.data).some((x) => x?.action))
 			return el('p', { class: 'part-label' }, `chose “${String(a2uiMessages(p.data).find((x) => x?.action).action.name)}”`);
-		return renderPart(p, texts);
+		return renderPart(p, texts, state.taskId);
 	});
 	// A harness event (TASK-8) alone is a quiet line that unfolds to its JSON.
 	const quiet = parts.length > 0 && parts.every((p) => p.mediaType === MT_EVENT);
-	const li = el('li', { class: `msg ${agent ? 'agent' : 'user'}${mine ? ' mine' : ''}${quiet ? ' quiet' : ''}`, 'data-message-id': m.messageId },
-		el('p', { class: 'msg-from' }, agent ? 'tiny-harness' : from), ...body);
+	// A message on a side channel (CH-1) says so in its header; only its members see it.
+	const c = channelPart(m);
+	const channel = c?.channel_id != null ? String(c.channel_id) : null;
+	const side = channel != null && channel !== state.taskId;
+	const li = el('li', {
+		class: `msg ${agent ? 'agent' : 'user'}${mine ? ' mine' : ''}${quiet ? ' quiet' : ''}${side ? ' side' : ''}`,
+		'data-message-id': m.messageId,
+		'data-from': from,
+	}, el('p', { class: 'msg-from' }, el('span', { class: 'msg-name' }, agent ? 'tiny-harness' : from),
+		side ? el('span', { class: 'channel-tag' }, `Side channel ${channel}`) : null), ...body);
+	if (side)
+		li.dataset.channel = channel;
+	if (c?.kind === 'help_request') {
+		li.dataset.help = String(Array.isArray(c.to) && c.to.length ? c.to[0] : '');
+		li.dataset.channel = channel ?? state.taskId;
+		li.append(el('p', { class: 'help-state' }));
+	} else if (c?.kind === 'help_reply' && c.in_reply_to != null) {
+		li.dataset.replyTo = String(c.in_reply_to);
+		// Named by its question when the page knows which request that id is.
+		const asked = [...state.requests].find(([, rid]) => rid === li.dataset.replyTo)?.[0];
+		const q = asked ? $('conversation').querySelector(`li[data-message-id="${CSS.escape(asked)}"] .part-text`) : null;
+		const label = li.querySelector('.part-channel .part-label');
+		if (q && label)
+			label.textContent = `Answer to “${q.textContent}”`;
+	}
 	const list = $('conversation');
 	const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
 	list.append(li);
+	if (side)
+		noteChannel(channel);
+	laterHelp();
 	if (scroll && atBottom && document.activeElement !== $('message'))
 		li.scrollIntoView({ block: 'nearest' });
+}
+
+// ------------------------------------------------------------------ help requests (CH-4, CH-5)
+// The question the task waits for (STATUS-1: awaiting-answer names who was asked and the
+// request's id; the status message is the request), or null.
+function openRequest() {
+	const t = state.task;
+	const st = t?.metadata?.[META_STATUS];
+	if (!t || t.status?.state !== 'TASK_STATE_INPUT_REQUIRED' || st?.sub_state !== 'awaiting-answer')
+		return null;
+	return {
+		asked: String(st.participant_id ?? ''),
+		requestId: st.request_id != null ? String(st.request_id) : null,
+		messageId: t.status?.message?.messageId ?? null,
+	};
+}
+
+// renderHelp once the current burst of messages is in (a history of many messages is
+// walked once, not once per message).
+let helpQueued = false;
+function laterHelp() {
+	if (helpQueued)
+		return;
+	helpQueued = true;
+	queueMicrotask(() => {
+		helpQueued = false;
+		renderHelp();
+	});
+}
+
+// Brings each help request in the conversation up to date: open (waiting for whom; an
+// Answer form when it asks me), answered, or neither said. A request from the harness is
+// answered by the asked participant's next message on the task's channel (CH-5: a
+// help_reply or plain text); a participant's own request by a help_reply naming it.
+function renderHelp() {
+	const items = [...$('conversation').children];
+	const open = openRequest();
+	let openLi = null;
+	if (open) {
+		openLi = items.find((li) => li.dataset.help != null && li.dataset.messageId === open.messageId)
+			?? items.filter((li) => li.dataset.help === open.asked).pop() ?? null;
+		if (openLi && open.requestId)
+			state.requests.set(openLi.dataset.messageId, open.requestId);
+	}
+	const over = isTerminal(state.task?.status?.state);
+	items.forEach((li, i) => {
+		if (li.dataset.help == null)
+			return;
+		const asked = li.dataset.help;
+		const rid = state.requests.get(li.dataset.messageId);
+		const fromHarness = li.dataset.from === 'tiny-harness';
+		const reply = items.slice(i + 1).find((x) => (rid != null && x.dataset.replyTo === rid)
+			|| (fromHarness && x.dataset.from === asked && x.dataset.channel == null && !x.classList.contains('quiet')));
+		const isOpen = li === openLi && !state.answered.has(li.dataset.messageId) && !over;
+		const who = asked === me() ? 'you' : asked;
+		let words = '';
+		if (isOpen)
+			words = `Waiting for an answer from ${who}`;
+		else if (reply || state.answered.has(li.dataset.messageId))
+			words = `Answered by ${who}`;
+		const line = li.querySelector('.help-state');
+		if (line && line.textContent !== words)
+			line.textContent = words;
+		li.classList.toggle('help-open', isOpen);
+		const form = li.querySelector('form.answer');
+		if (isOpen && asked === me() && !form)
+			li.append(answerForm(li));
+		else if (!(isOpen && asked === me()) && form)
+			form.remove();
+	});
+}
+
+// The Answer control of a help request addressed to me: a box labelled "Answer to <asker>",
+// described by the question, and a Send answer button (Enter sends, as in Message).
+function answerForm(li) {
+	const n = ++answerSeq;
+	const question = li.querySelector('.part-text');
+	if (question && !question.id)
+		question.id = `question-${n}`;
+	const box = el('textarea', { id: `answer-${n}`, name: 'answer', rows: '2', required: true,
+		'aria-describedby': question ? question.id : null, placeholder: 'Your answer' });
+	const button = el('button', { type: 'submit' }, 'Send answer');
+	const form = el('form', { class: 'answer' },
+		el('label', { for: box.id }, `Answer to ${li.dataset.from}`),
+		el('div', { class: 'send-row' }, box, button));
+	form.addEventListener('submit', (ev) => {
+		ev.preventDefault();
+		sendAnswer(li, box, button);
+	});
+	box.addEventListener('keydown', (e) => {
+		if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+			e.preventDefault();
+			form.requestSubmit();
+		}
+	});
+	return form;
+}
+
+// Sends the answer as a help_reply naming the request (CH-5); when the page does not know
+// the request's id, as plain text, which answers the harness's question too.
+async function sendAnswer(li, box, button) {
+	const text = box.value;
+	if (!text.trim() || !state.taskId || !needParticipant())
+		return;
+	const rid = state.requests.get(li.dataset.messageId);
+	const part = rid != null
+		? { data: { channel_id: li.dataset.channel || state.taskId, sender: me(), kind: 'help_reply', text, in_reply_to: rid }, mediaType: MT_CHANNEL }
+		: { text };
+	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts: [part], metadata: clientCaps() };
+	$('task-error').textContent = '';
+	button.disabled = true;
+	try {
+		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
+		state.answered.add(li.dataset.messageId);
+		addMessage({ ...message, metadata: { participant_id: me() } });
+		renderHelp();
+	} catch (err) {
+		showError(err);
+		button.disabled = false;
+	}
+}
+
+// ------------------------------------------------------------------ side channels (CH-1)
+let sendToKey = '';
+let membersKey = '';
+
+function noteChannel(id) {
+	if (state.channels.includes(id))
+		return;
+	state.channels.push(id);
+	renderSendTo();
+}
+
+// The Send to choice under the conversation: the task's channel (everyone), each side
+// channel I am in, and a new one among some of the other people on the task. Shown only
+// when there is a choice to make and I may write (not to a watcher, ID-4).
+function renderSendTo() {
+	const parts = taskMeta(state.task).participants ?? [];
+	const mine = parts.find((p) => p.id === me());
+	const others = parts.filter((p) => p.id !== me() && p.kind !== 'agent');
+	const can = !!mine && mine.role !== 'watcher' && !isTerminal(state.task?.status?.state);
+	$('send-to-row').hidden = !(can && (others.length > 0 || state.channels.length > 0));
+	const sel = $('send-to');
+	const key = JSON.stringify([state.channels, others.length > 0]);
+	if (key !== sendToKey) {
+		sendToKey = key;
+		const keep = sel.value || 'task';
+		sel.replaceChildren(el('option', { value: 'task' }, 'Everyone on the task'),
+			...state.channels.map((id) => el('option', { value: `side:${id}` }, `Side channel ${id}`)),
+			others.length > 0 ? el('option', { value: 'new' }, 'New side channel…') : null);
+		sel.value = [...sel.options].some((o) => o.value === keep) ? keep : 'task';
+	}
+	const mkey = JSON.stringify(others.map((p) => [p.id, p.display_name ?? '']));
+	if (mkey !== membersKey) {
+		membersKey = mkey;
+		const box = $('channel-members');
+		const checked = new Set([...box.querySelectorAll('input:checked')].map((x) => x.value));
+		box.replaceChildren(...others.map((p) => el('label', { class: 'check' },
+			el('input', { type: 'checkbox', name: 'member', value: String(p.id), checked: checked.has(String(p.id)) }),
+			` ${String(p.display_name || p.id)}`)));
+	}
+	onSendTo();
+}
+
+function onSendTo() {
+	$('new-channel').hidden = $('send-to-row').hidden || $('send-to').value !== 'new';
+	commandHint();
+}
+
+// Where the Message box sends: null for the task's channel (a plain message, which may
+// start a turn or run a slash command), else the channel part of a side-channel message.
+function channelTarget(text) {
+	const to = $('send-to-row').hidden ? 'task' : $('send-to').value;
+	if (to === 'task')
+		return { data: null };
+	if (to === 'new') {
+		const id = $('channel-name').value.trim();
+		const members = [...$('channel-members').querySelectorAll('input:checked')].map((x) => x.value);
+		if (!CHANNEL_NAME.test(id) || id === state.taskId)
+			return { error: 'Name the side channel: letters, digits, dot, dash or underscore.' };
+		if (members.length === 0)
+			return { error: 'Choose who is in the side channel.' };
+		return { data: { channel_id: id, sender: me(), kind: 'message', text, to: members }, opened: id };
+	}
+	return { data: { channel_id: to.slice('side:'.length), sender: me(), kind: 'message', text } };
 }
 
 function renderStatus() {
@@ -419,6 +648,7 @@ function renderStatus() {
 	const over = isTerminal(t.status?.state);
 	$('send').disabled = over;
 	$('message').disabled = over;
+	renderHelp();
 }
 
 // A link to another task, named by its name once known (sub_tasks and parent_tasks hold
@@ -448,6 +678,7 @@ function renderTask() {
 	$('task-goal').textContent = meta.goal && meta.goal !== meta.name ? meta.goal : '';
 	document.title = `${meta.name || 'Task'} · tiny-harness`;
 	renderStatus();
+	renderSendTo();
 	$('participants').replaceChildren(...(meta.participants ?? []).map((p) =>
 		el('li', {}, el('strong', {}, String(p.display_name || p.id)),
 			p.display_name && p.display_name !== p.id ? ` (${p.id})` : '',
@@ -472,11 +703,26 @@ async function send(ev) {
 	if (!text.trim())
 		return;
 	$('task-error').textContent = '';
+	const target = channelTarget(text);
+	if (target.error) {
+		$('task-error').textContent = target.error;
+		return;
+	}
 	$('send').disabled = true;
-	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts: [{ text }], metadata: clientCaps() };
+	const parts = target.data ? [{ data: target.data, mediaType: MT_CHANNEL }] : [{ text }];
+	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts, metadata: clientCaps() };
 	try {
 		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
 		$('message').value = '';
+		if (target.opened) {
+			// The channel is open: later messages go to it until the person chooses otherwise.
+			noteChannel(target.opened);
+			$('send-to').value = `side:${target.opened}`;
+			$('channel-name').value = '';
+			for (const x of $('channel-members').querySelectorAll('input:checked'))
+				x.checked = false;
+			onSendTo();
+		}
 		commandHint();
 		addMessage({ ...message, metadata: { participant_id: me() } });
 	} catch (err) {
@@ -552,7 +798,8 @@ async function loadCommands() {
 
 function commandHint() {
 	const v = $('message').value;
-	const m = /^\/(\S*)(\s?)/.exec(v);
+	// Slash commands run on the task's channel only: in a side channel "/x" is just text.
+	const m = $('send-to-row').hidden || $('send-to').value === 'task' ? /^\/(\S*)(\s?)/.exec(v) : null;
 	const list = $('command-list');
 	if (!m) {
 		list.hidden = true;
@@ -652,6 +899,7 @@ function startRest() {
 		}
 	});
 	$('command-list').addEventListener('click', pickCommand);
+	$('send-to').addEventListener('change', onSendTo);
 	$('complete').addEventListener('click', complete);
 	$('cancel').addEventListener('click', cancel);
 	window.addEventListener('hashchange', route);

@@ -32,7 +32,8 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 // A link only for http: and https: URLs (resolved against the page); anything else
-// (javascript:, data:, file:) is shown as text and cannot be followed.
+// (javascript:, data:, file:) is shown as text — the label and the URL — and cannot be
+// followed.
 export function safeLink(url, label) {
 	let u = null;
 	try {
@@ -42,7 +43,29 @@ export function safeLink(url, label) {
 	}
 	if (u && (u.protocol === 'http:' || u.protocol === 'https:'))
 		return el('a', { href: u.href, rel: 'noopener noreferrer nofollow', target: '_blank' }, label || u.href);
-	return el('span', { class: 'unsafe-url', title: 'not a web link' }, String(label || url));
+	const text = label && String(label) !== String(url) ? `${String(label)} (${String(url)}, not a web link)` : String(url);
+	return el('span', { class: 'unsafe-url', title: 'not a web link' }, text);
+}
+
+// Text with the http(s) URLs in it made links (safeLink); everything else stays text. A
+// URL ends at white space or a quote, without the punctuation that usually follows one.
+const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'`]+/gi;
+export function linkify(text) {
+	const s = String(text);
+	const out = [];
+	let at = 0;
+	for (const m of s.matchAll(URL_IN_TEXT)) {
+		let url = m[0];
+		while (/[.,;:!?)\]}]$/.test(url) && !(url.endsWith(')') && url.includes('(')))
+			url = url.slice(0, -1);
+		if (m.index > at)
+			out.push(s.slice(at, m.index));
+		out.push(safeLink(url));
+		at = m.index + url.length;
+	}
+	if (at < s.length)
+		out.push(s.slice(at));
+	return out;
 }
 
 const STATE_WORDS = {
@@ -113,35 +136,59 @@ const EVENT_WORDS = {
 };
 export const eventWords = (kind) => EVENT_WORDS[kind] ?? `Event: ${String(kind)}`;
 
+// The channel part of a message (CH-1), or null.
+export function channelPart(message) {
+	const p = (message?.parts ?? []).find((x) => partType(x) === MT_CHANNEL && x.data && typeof x.data === 'object');
+	return p ? p.data : null;
+}
+
+// A channel part's line: what kind of channel message it is and whom it names. On a side
+// channel the message's own header names the channel (app.js), so a plain message there
+// needs no line unless it opened the channel.
+function channelLabel(c, taskId) {
+	const to = Array.isArray(c.to) ? c.to.map(String) : [];
+	const side = c.channel_id != null && String(c.channel_id) !== taskId;
+	if (c.kind === 'help_request')
+		return `Help request${to.length ? ` to ${to.join(', ')}` : ''}`;
+	if (c.kind === 'help_reply')
+		return 'Answer to a help request';
+	if (side)
+		return to.length ? `Opened the side channel with ${to.join(', ')}` : null;
+	return to.length ? `Channel message to ${to.join(', ')}` : null;
+}
+
 // One part of a message as DOM. texts: the message's text parts, so a channel part that
-// repeats one of them (the harness sends both) does not show it twice.
-export function renderPart(part, texts = []) {
+// repeats one of them (the harness sends both) does not show it twice. taskId: the open
+// task, whose own channel is not named.
+export function renderPart(part, texts = [], taskId = '') {
 	if (typeof part.text === 'string')
-		return el('p', { class: 'part-text' }, part.text);
+		return el('p', { class: 'part-text' }, ...linkify(part.text));
 	if (typeof part.url === 'string') {
-		const label = part.filename || part.url;
-		return el('p', { class: 'part-file' }, 'Link: ', safeLink(part.url, label),
-			part.mediaType ? ` (${part.mediaType})` : '');
+		return el('p', { class: 'part-file' }, 'File: ', safeLink(part.url, part.filename || ''),
+			part.mediaType ? ` (${String(part.mediaType)})` : '');
 	}
 	if (typeof part.raw === 'string') {
 		const bytes = Math.floor((part.raw.length * 3) / 4);
 		return el('p', { class: 'part-file' },
-			`File ${part.filename || '(unnamed)'} (${part.mediaType || 'unknown type'}, about ${bytes} bytes)`);
+			`File ${String(part.filename || '(unnamed)')} (${String(part.mediaType || 'unknown type')}, about ${bytes} bytes)`);
 	}
 	if ('data' in part) {
 		const mt = partType(part);
 		if (mt === MT_CHANNEL && part.data && typeof part.data === 'object') {
 			const c = part.data;
-			const kind = c.kind === 'help_request' ? 'Help request' : c.kind === 'help_reply' ? 'Help reply' : 'Channel message';
-			const to = Array.isArray(c.to) && c.to.length ? ` to ${c.to.join(', ')}` : '';
-			return el('div', { class: 'part-channel' },
-				el('p', { class: 'part-label' }, `${kind}${to}${c.channel_id ? ` · channel ${c.channel_id}` : ''}`),
-				typeof c.text === 'string' && !texts.includes(c.text) ? el('p', { class: 'part-text' }, c.text) : null);
+			const label = channelLabel(c, taskId);
+			return el('div', { class: `part-channel kind-${String(c.kind ?? 'message').replace(/[^a-z_]/g, '')}` },
+				label ? el('p', { class: 'part-label' }, label) : null,
+				typeof c.text === 'string' && !texts.includes(c.text) ? el('p', { class: 'part-text' }, ...linkify(c.text)) : null);
 		}
 		if (isA2ui(part))
 			return el('p', { class: 'part-label' }, 'A card from the agent (shown below the conversation)');
-		const label = mt === MT_EVENT && part.data?.kind ? eventWords(part.data.kind) : `Data${mt ? ` (${mt})` : ''}`;
-		return el('details', { class: 'part-data' }, el('summary', {}, label), el('pre', {}, json(part.data)));
+		// A harness event is folded (its line says what happened); any other data is shown
+		// open, as indented JSON.
+		const event = mt === MT_EVENT && part.data?.kind;
+		const label = event ? eventWords(part.data.kind) : `Data${mt ? ` (${mt})` : ''}`;
+		return el('details', { class: 'part-data', open: !event, 'aria-label': label },
+			el('summary', {}, label), el('pre', {}, json(part.data)));
 	}
 	return el('pre', { class: 'part-data' }, json(part));
 }
