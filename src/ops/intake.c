@@ -526,8 +526,9 @@ struct accept_arg {
 	const char *given; /* message.taskId, or NULL for a new task */
 	const struct th_push_create_req *push;
 	int inline_turn;
-	int view_history; /* >= 0: build the answer's task view once an inline turn ran */
-	char *task_id;    /* TH_ID_BUF */
+	const int *view_history; /* set: build the answer's task view (that historyLength)
+	                            once an inline turn ran */
+	char *task_id;           /* TH_ID_BUF */
 	int64_t *turn_id;
 	json_object **view; /* that view; the caller's to put */
 };
@@ -555,8 +556,8 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 		*a->turn_id = 0;
 		/* The answer reads what this part wrote on the writer, whose pages are at hand,
 		 * instead of reading it all again after the commit. */
-		if (a->view_history >= 0)
-			rc = th_view_task_by_id(st, a->task_id, a->participant, a->view_history, 1,
+		if (a->view_history != NULL)
+			rc = th_view_task_by_id(st, a->task_id, a->participant, *a->view_history, 1,
 			                        a->view, e);
 	}
 	if (rc != TH_OK && a->view != NULL) {
@@ -567,7 +568,7 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 }
 
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, int view_history,
+                        const struct th_send_req *req, int inline_turn, const int *view_history,
                         char task_id[TH_ID_BUF], int64_t *turn_id, json_object **final_task,
                         struct th_error *e)
 {
@@ -651,7 +652,7 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
 	int inline_turn = !req->return_immediately && th_turn_instant(app);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
-	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, history, id,
+	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, &history, id,
 	                             &turn_id, &final_task, e);
 	if (rc != TH_OK)
 		return rc;

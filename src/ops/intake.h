@@ -16,10 +16,10 @@
  * resend, TASK-7, or a turn that already ran: with inline_turn set (an instant model),
  * th_turn_inline runs it in the transaction that accepts the message); *final_task is set (a new
  * reference) when the message was a completion that already produced the task's final view (CTL-5)
- * or its CTL-4 refusal, or, with view_history >= 0, when an inline turn ran: the task as that
- * transaction left it, as the participant sees it, with at most view_history messages. */
+ * or its CTL-4 refusal, or, given view_history, when an inline turn ran: the task as that
+ * transaction left it, as the participant sees it, with *view_history messages (-1: all). */
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, int view_history,
+                        const struct th_send_req *req, int inline_turn, const int *view_history,
                         char task_id[TH_ID_BUF], int64_t *turn_id, json_object **final_task,
                         struct th_error *e);
 
