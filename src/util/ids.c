@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,24 +11,58 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Random bytes for ids, drawn from getrandom a pool at a time per thread: one system
+ * call per 32 ids instead of one per id (issue 9: system calls are what a request costs
+ * most on a virtual machine). A child of fork starts with an empty pool, so a parent and
+ * its child never hand out the same bytes. */
+static __thread unsigned char pool[256];
+static __thread size_t pool_left;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_forked(void)
+{
+	pool_left = 0;
+}
+
+static void pool_init(void)
+{
+	(void)pthread_atfork(NULL, NULL, pool_forked);
+}
+
+/* 0, or -1 when the kernel gave no randomness (b is then left as it was). */
+static int random_bytes(unsigned char *b, size_t n)
+{
+	assert(n <= sizeof pool);
+	(void)pthread_once(&pool_once, pool_init);
+	if (pool_left < n) {
+		if (getrandom(pool, sizeof pool, 0) != (ssize_t)sizeof pool)
+			return -1;
+		pool_left = sizeof pool;
+	}
+	unsigned char *from = pool + sizeof pool - pool_left;
+	memcpy(b, from, n);
+	memset(from, 0, n); /* handed out once */
+	pool_left -= n;
+	return 0;
+}
+
 void th_uuid(char out[TH_UUID_LEN + 1])
 {
 	unsigned char b[16];
-	ssize_t got = getrandom(b, sizeof b, 0);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	if (got != (ssize_t)sizeof b) {
-		/* getrandom cannot fail for 16 bytes once the pool is ready; fall back
-		 * to mixing the clock and pid rather than aborting a worker. */
+	if (random_bytes(b + 8, 8) != 0) {
+		/* getrandom cannot fail once the pool is ready; fall back to mixing the
+		 * clock and pid rather than aborting a worker. */
 		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^ (uint64_t)clock();
-		for (size_t i = 0; i < sizeof b; i++) {
+		for (size_t i = 8; i < sizeof b; i++) {
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 			b[i] = (unsigned char)(x >> 56);
 		}
 	}
 	/* Version 7 (RFC 9562 §5.7): 48 bits of Unix milliseconds, then 12 bits of the
-	 * sub-millisecond fraction (§6.2, method 3), then 62 random bits. Ids made one after
-	 * another sort one after another, so every b-tree keyed by a task id grows at its
+	 * sub-millisecond fraction (§6.2, method 3), then 62 random bits (of b[8..15]). Ids made
+	 * one after another sort one after another, so every b-tree keyed by a task id grows at its
 	 * right edge and the tasks a batch creates share pages (decision-028). */
 	uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 	unsigned frac = (unsigned)(((uint64_t)(ts.tv_nsec % 1000000) << 12) / 1000000u);

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "domain/ext.h"
 #include "util/buf.h"
@@ -292,6 +294,42 @@ START_TEST(test_task2_uuids_are_version_7_distinct_and_ordered)
 }
 END_TEST
 
+/* Ids draw their random bits from a per-thread pool (util/ids.c): a forked child does
+ * not hand out the bytes its parent will, and ids in one thread do not repeat. */
+START_TEST(test_task2_uuids_of_a_forked_child_differ_from_its_parents)
+{
+	char warm[TH_UUID_LEN + 1];
+	th_uuid(warm); /* the pool is filled before the fork */
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char c[TH_UUID_LEN + 1];
+		th_uuid(c);
+		ssize_t w = write(fds[1], c + 19, 17); /* the random digits */
+		_exit(w == 17 ? 0 : 1);
+	}
+	char p[TH_UUID_LEN + 1], child[18] = {0};
+	th_uuid(p);
+	ck_assert_int_eq(read(fds[0], child, 17), 17);
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(fds[0]);
+	close(fds[1]);
+	ck_assert_msg(strncmp(p + 19, child, 17) != 0, "parent and child drew the same bits %s",
+	              child);
+	/* 1,000 ids from one thread (31 pool refills): all different. */
+	static char ids[1000][TH_UUID_LEN + 1];
+	for (int i = 0; i < 1000; i++)
+		th_uuid(ids[i]);
+	for (int i = 0; i < 1000; i++)
+		for (int k = i + 1; k < 1000; k++)
+			ck_assert_msg(strcmp(ids[i], ids[k]) != 0, "id %d repeats id %d", k, i);
+}
+END_TEST
+
 START_TEST(test_ext1_known_extensions_activate_and_unknown_are_named)
 {
 	unsigned bits;
@@ -331,6 +369,7 @@ int main(void)
 	tcase_add_test(tc, test_lim4_rfc3339_timestamps_are_calendar_checked_with_offsets);
 	tcase_add_test(tc, test_task3_unknown_keys_are_found);
 	tcase_add_test(tc, test_task2_uuids_are_version_7_distinct_and_ordered);
+	tcase_add_test(tc, test_task2_uuids_of_a_forked_child_differ_from_its_parents);
 	tcase_add_test(tc, test_ext1_known_extensions_activate_and_unknown_are_named);
 	tcase_add_test(tc, test_oom1_json_put_consumes_its_value);
 	tcase_add_test(tc, test_oom1_json_push_consumes_its_value);
