@@ -228,7 +228,7 @@ static const struct key keys[] = {
           "how often a worker looks for events other processes committed, in ms"),
     K_INT("stream_max", stream_max, 1, 100000, "1000",
           "open streams one FastCGI worker holds; one more is refused with 503 (STREAM-6)"),
-    K_INT("worker_threads", worker_threads, 1, 64, "8",
+    K_INT("worker_threads", worker_threads, 1, 64, "16",
           "requests one FastCGI worker serves at once; their writes commit together"),
     K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",
            "the version outbound A2UI messages carry: v0.9 or v0.9.1 (UI-1)"),

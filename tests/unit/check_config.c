@@ -148,7 +148,7 @@ START_TEST(test_store3_defaults_are_unchanged)
 	    c.push_retry_base_ms, c.push_retry_max_ms, c.push_max_attempts,  c.push_max_configs,
 	    c.push_keep_hours,    c.lim.json_depth,    c.worker_threads};
 	int want[] = {60000, 5000,  0,    30000,  3,  -1, 15000, 300000, 50, 1000,
-	              0,     10000, 1000, 300000, 10, 10, 168,   32,     8};
+	              0,     10000, 1000, 300000, 10, 10, 168,   32,     16};
 	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
 		ck_assert_msg(ints[i] == want[i], "default %zu: %d, want %d", i, ints[i], want[i]);
 	size_t sizes[] = {
