@@ -53,7 +53,7 @@ sqlite3 *th_store_db(struct th_store *st);
  * TH_WAL_SIZE_LIMIT). One worker checkpoints at a time; the others find it busy or
  * already reset and skip. journal_size_limit caps what a restarted WAL keeps on disk.
  * docs/store.md has the policy. */
-#define TH_WAL_CHECKPOINT_FRAMES 2048
+#define TH_WAL_CHECKPOINT_FRAMES 1024
 #define TH_WAL_TEND_WAIT_MS 250
 #define TH_WAL_SIZE_LIMIT (16 * 1024 * 1024)
 #define TH_WAL_RETRY_MS 1000
