@@ -106,7 +106,7 @@ int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
 		return rc;
 	if (v == NULL)
 		return sqlite3_bind_null(s, i);
-	return sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	return sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
 }
 
 int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
@@ -134,7 +134,7 @@ int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
 		return rc;
 	if (v == NULL)
 		return sqlite3_bind_null(s, i);
-	return sqlite3_bind_blob64(s, i, v, (sqlite3_uint64)len, SQLITE_TRANSIENT);
+	return sqlite3_bind_blob64(s, i, v, (sqlite3_uint64)len, SQLITE_STATIC);
 }
 
 int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len)

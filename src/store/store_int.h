@@ -151,7 +151,9 @@ void th_store_stmt_done(sqlite3_stmt *s);
 th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e);
 
 /* Binding helpers: each does nothing and returns rc when rc is already an error, so
- * a run of binds can be chained and checked once. A NULL string binds SQL NULL. */
+ * a run of binds can be chained and checked once. A NULL string binds SQL NULL. The
+ * value is not copied (SQLITE_STATIC): it must stay valid until the statement is reset,
+ * which every caller does (th_store_stmt_done) before it returns. */
 int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc);
 int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
 /* Binds len bytes (SQL NULL when v is NULL). */
