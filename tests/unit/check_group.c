@@ -94,6 +94,15 @@ static void wait_for_waiting(struct th_store_group *g, int n)
 	ck_abort_msg("never %d members waiting", n);
 }
 
+/* g committed exactly one batch, of parts parts. */
+static void assert_one_batch(struct th_store_group *g, int64_t parts)
+{
+	struct th_store_group_stats s;
+	th_store_group_stats(g, &s);
+	ck_assert_int_eq(s.batches, 1);
+	ck_assert_int_eq(s.parts, parts);
+}
+
 /* ---- many threads, many transactions --------------------------------------- */
 
 #define THREADS 6
@@ -135,22 +144,29 @@ static void *write_many(void *arg)
 	return NULL;
 }
 
-START_TEST(test_turn4_group_commit_every_part_is_stored_when_commit_returns)
+/* THREADS threads each run body (write_many, write_mixed) on g; none may see a write
+ * fail or a committed write missing. */
+static void run_writers(struct th_store_group *g, void *(*body)(void *))
 {
-	struct th_store *first = open_store(); /* creates and migrates the database */
-	th_store_close(first);
-	struct th_store_group *g = open_group();
 	pthread_t t[THREADS];
 	struct writer w[THREADS];
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct writer){.g = g, .n = i};
-		ck_assert_int_eq(pthread_create(&t[i], NULL, write_many, &w[i]), 0);
+		ck_assert_int_eq(pthread_create(&t[i], NULL, body, &w[i]), 0);
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(t[i], NULL);
 		ck_assert_int_eq(w[i].failures, 0);
 		ck_assert_int_eq(w[i].not_visible, 0);
 	}
+}
+
+START_TEST(test_turn4_group_commit_every_part_is_stored_when_commit_returns)
+{
+	struct th_store *first = open_store(); /* creates and migrates the database */
+	th_store_close(first);
+	struct th_store_group *g = open_group();
+	run_writers(g, write_many);
 	struct th_store_group_stats s;
 	th_store_group_stats(g, &s);
 	ck_assert_int_eq(s.parts, THREADS * PER_THREAD);
@@ -243,10 +259,7 @@ START_TEST(test_turn4_group_overlapping_transactions_commit_as_one_batch)
 	run_three(g, m);
 	for (int i = 0; i < 3; i++)
 		ck_assert_msg(m[i].result == TH_OK, "%d: %s", i, m[i].msg);
-	struct th_store_group_stats s;
-	th_store_group_stats(g, &s);
-	ck_assert_int_eq(s.batches, 1);
-	ck_assert_int_eq(s.parts, 3);
+	assert_one_batch(g, 3);
 	ck_assert(task_stored("a") && task_stored("b") && task_stored("c"));
 	th_store_group_close(g);
 }
@@ -263,10 +276,7 @@ START_TEST(test_turn4_group_rollback_undoes_only_its_own_part)
 	ck_assert(task_stored("a"));
 	ck_assert(!task_stored("b"));
 	ck_assert(task_stored("c"));
-	struct th_store_group_stats s;
-	th_store_group_stats(g, &s);
-	ck_assert_int_eq(s.batches, 1);
-	ck_assert_int_eq(s.parts, 2);
+	assert_one_batch(g, 2);
 	th_store_group_close(g);
 }
 END_TEST
@@ -409,10 +419,7 @@ START_TEST(test_turn4_group_write_parts_run_back_to_back_in_one_batch)
 	for (int i = 0; i < 3; i++)
 		away += !pthread_equal(j[i].ran_on, j[i].owner);
 	ck_assert_int_ge(away, 2);
-	struct th_store_group_stats s;
-	th_store_group_stats(g, &s);
-	ck_assert_int_eq(s.batches, 1);
-	ck_assert_int_eq(s.parts, 3);
+	assert_one_batch(g, 3);
 	th_store_group_close(g);
 }
 END_TEST
@@ -481,17 +488,7 @@ START_TEST(test_turn4_group_write_and_begin_mixed_keep_every_promise)
 {
 	th_store_close(open_store());
 	struct th_store_group *g = open_group();
-	pthread_t t[THREADS];
-	struct writer w[THREADS];
-	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct writer){.g = g, .n = i};
-		ck_assert_int_eq(pthread_create(&t[i], NULL, write_mixed, &w[i]), 0);
-	}
-	for (int i = 0; i < THREADS; i++) {
-		pthread_join(t[i], NULL);
-		ck_assert_int_eq(w[i].failures, 0);
-		ck_assert_int_eq(w[i].not_visible, 0);
-	}
+	run_writers(g, write_mixed);
 	struct th_store_group_stats s;
 	th_store_group_stats(g, &s);
 	ck_assert_int_eq(s.parts, THREADS * (PER_THREAD - PER_THREAD / 5));
