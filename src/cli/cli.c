@@ -558,6 +558,19 @@ static int64_t parse_age(const char *s)
 	}
 }
 
+/* One batch of the purge (cmd_purge): up to PURGE_BATCH ended tasks older than before. */
+#define PURGE_BATCH 200
+struct purge_arg {
+	int64_t before;
+	int64_t n; /* tasks deleted */
+};
+
+static th_err purge_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct purge_arg *a = arg;
+	return th_store_purge(st, a->before, PURGE_BATCH, &a->n, e);
+}
+
 static int cmd_purge(int argc, char **argv)
 {
 	int64_t age = -1;
@@ -576,16 +589,11 @@ static int cmd_purge(int argc, char **argv)
 	th_err rc;
 	/* Batches keep each write transaction short next to live workers. */
 	do {
-		n = 0;
-		rc = th_store_begin(app.store, &e);
-		if (rc == TH_OK)
-			rc = th_store_purge(app.store, th_now_ms() - age, 200, &n, &e);
-		if (rc == TH_OK)
-			rc = th_store_commit(app.store, &e);
-		if (rc != TH_OK)
-			th_store_rollback(app.store);
+		struct purge_arg a = {.before = th_now_ms() - age};
+		rc = th_store_write(app.store, purge_part, &a, &e);
+		n = rc == TH_OK ? a.n : 0;
 		total += n;
-	} while (rc == TH_OK && n == 200);
+	} while (rc == TH_OK && n == PURGE_BATCH);
 	if (rc != TH_OK)
 		fprintf(stderr, "tiny-harness: %s\n", e.msg);
 	else

@@ -131,74 +131,78 @@ static char *unresolved_text(const struct th_task_row *row, const struct th_subt
 	return th_buf_take(&b);
 }
 
-/* Runs body inside BEGIN IMMEDIATE … COMMIT, rolling back on any error. */
-#define IN_TXN(st, e, rc, body)                                                                    \
-	do {                                                                                       \
-		if (((rc) = th_store_begin((st), (e))) == TH_OK) {                                 \
-			body;                                                                      \
-			if ((rc) == TH_OK)                                                         \
-				(rc) = th_store_commit((st), (e));                                 \
-			if ((rc) != TH_OK)                                                         \
-				th_store_rollback(st);                                             \
-		}                                                                                  \
-	} while (0)
+/* What the completion's transaction needs and leaves (complete_part; the caller owns and
+ * frees every pointer). */
+struct complete_arg {
+	const char *participant;
+	const char *task_id;
+	json_object *msg;
+	struct th_task_row row;
+	struct th_subtask_ref *subs;
+	size_t ns;
+	json_object *status_msg;
+	json_object *sub;
+	char *text;
+};
+
+static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct complete_arg *a = arg;
+	const char *task_id = a->task_id, *participant = a->participant;
+	struct th_task_row *row = &a->row;
+	th_err rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "complete", NULL, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(st, task_id, row, e);
+	const char *mid = th_json_str(a->msg, "messageId");
+	int duplicate = rc == TH_OK && th_store_message_exists(st, task_id, mid);
+	if (rc != TH_OK || duplicate)
+		return rc;
+	if (th_state_terminal((enum th_state)row->state))
+		return refuse_terminal(row, TH_EUNSUPPORTED, "completed", e);
+	rc = th_store_turns_cut(st, task_id, NULL, e);
+	if (rc == TH_OK)
+		rc = th_store_subtasks(st, task_id, 1, &a->subs, &a->ns, e);
+	if (rc == TH_OK && a->ns > 0) {
+		/* CTL-4: refused, parked awaiting the next message, saying why. */
+		a->text = unresolved_text(row, a->subs, a->ns);
+		a->status_msg = a->text ? th_status_agent_text(row, a->text) : NULL;
+		a->sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+		rc = a->status_msg && a->sub
+		         ? th_status_transition(st, row, TH_STATE_INPUT_REQUIRED, a->sub,
+		                                a->status_msg, 0, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+	} else if (rc == TH_OK) {
+		/* CTL-5: the participant's control message stays in history, and the task
+		 * ends for every subscriber with "completed by <id>". */
+		rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
+		                             th_json_text(a->msg), e);
+		struct th_buf b;
+		th_buf_init(&b);
+		th_buf_printf(&b, "completed by %s", participant);
+		a->status_msg = b.oom ? NULL : th_status_agent_text(row, b.data);
+		th_buf_free(&b);
+		if (rc == TH_OK)
+			rc = a->status_msg ? th_status_transition(st, row, TH_STATE_COMPLETED, NULL,
+			                                          a->status_msg, 1, e)
+			                   : th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	return rc;
+}
 
 th_err th_control_complete(struct th_app *app, const char *participant, const char *task_id,
                            json_object *msg, json_object **task, struct th_error *e)
 {
-	struct th_store *st = app->store;
-	struct th_task_row row = {0};
-	struct th_subtask_ref *subs = NULL;
-	size_t ns = 0;
-	json_object *status_msg = NULL, *sub = NULL;
-	char *text = NULL;
-	th_err rc;
+	struct complete_arg a = {.participant = participant, .task_id = task_id, .msg = msg};
 	*task = NULL;
-	IN_TXN(st, e, rc, {
-		rc =
-		    th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "complete", NULL, e);
-		if (rc == TH_OK)
-			rc = th_store_task_get(st, task_id, &row, e);
-		const char *mid = th_json_str(msg, "messageId");
-		int duplicate = rc == TH_OK && th_store_message_exists(st, task_id, mid);
-		if (rc == TH_OK && !duplicate && th_state_terminal((enum th_state)row.state))
-			rc = refuse_terminal(&row, TH_EUNSUPPORTED, "completed", e);
-		if (rc == TH_OK && !duplicate)
-			rc = th_store_turns_cut(st, task_id, NULL, e);
-		if (rc == TH_OK && !duplicate)
-			rc = th_store_subtasks(st, task_id, 1, &subs, &ns, e);
-		if (rc == TH_OK && !duplicate && ns > 0) {
-			/* CTL-4: refused, parked awaiting the next message, saying why. */
-			text = unresolved_text(&row, subs, ns);
-			status_msg = text ? th_status_agent_text(&row, text) : NULL;
-			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
-			rc = status_msg && sub
-			         ? th_status_transition(st, &row, TH_STATE_INPUT_REQUIRED, sub,
-			                                status_msg, 0, e)
-			         : th_error_set(e, TH_ENOMEM, "out of memory");
-		} else if (rc == TH_OK && !duplicate) {
-			/* CTL-5: the participant's control message stays in history, and the
-			 * task ends for every subscriber with "completed by <id>". */
-			rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
-			                             th_json_text(msg), e);
-			struct th_buf b;
-			th_buf_init(&b);
-			th_buf_printf(&b, "completed by %s", participant);
-			status_msg = b.oom ? NULL : th_status_agent_text(&row, b.data);
-			th_buf_free(&b);
-			if (rc == TH_OK)
-				rc = status_msg ? th_status_transition(st, &row, TH_STATE_COMPLETED,
-				                                       NULL, status_msg, 1, e)
-				                : th_error_set(e, TH_ENOMEM, "out of memory");
-		}
-	});
+	th_err rc = th_store_write(app->store, complete_part, &a, e);
 	if (rc == TH_OK)
-		rc = th_view_task(st, &row, participant, app->cfg->history_default, 1, task, e);
-	free(text);
-	json_object_put(status_msg);
-	json_object_put(sub);
-	th_subtask_refs_free(subs, ns);
-	th_task_row_free(&row);
+		rc = th_view_task(app->store, &a.row, participant, app->cfg->history_default, 1,
+		                  task, e);
+	free(a.text);
+	json_object_put(a.status_msg);
+	json_object_put(a.sub);
+	th_subtask_refs_free(a.subs, a.ns);
+	th_task_row_free(&a.row);
 	return rc;
 }
 
@@ -238,26 +242,38 @@ static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const ch
 	return rc;
 }
 
+/* What the cancellation's transaction needs and leaves (cancel_part). */
+struct cancel_arg {
+	const char *participant;
+	const char *task_id;
+	struct th_task_row row; /* th_task_row_free (th_control_cancel) */
+};
+
+static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct cancel_arg *a = arg;
+	th_err rc =
+	    th_access_check(st, a->task_id, a->participant, TH_ACCESS_WRITE, "cancel", NULL, e);
+	if (rc == TH_OK)
+		rc = th_store_task_get(st, a->task_id, &a->row, e);
+	/* CTL-6: stricter than the SDKs' idempotent cancel (docs/decisions). */
+	if (rc == TH_OK && th_state_terminal((enum th_state)a->row.state))
+		rc = refuse_terminal(&a->row, TH_ENOTCANCELABLE, "canceled", e);
+	if (rc == TH_OK)
+		rc = cancel_tree(st, &a->row, a->participant, NULL, 0, e);
+	return rc;
+}
+
 th_err th_control_cancel(struct th_app *app, const char *participant, const char *task_id,
                          json_object **task, struct th_error *e)
 {
-	struct th_store *st = app->store;
-	struct th_task_row row = {0};
-	th_err rc;
+	struct cancel_arg a = {.participant = participant, .task_id = task_id};
 	*task = NULL;
-	IN_TXN(st, e, rc, {
-		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "cancel", NULL, e);
-		if (rc == TH_OK)
-			rc = th_store_task_get(st, task_id, &row, e);
-		/* CTL-6: stricter than the SDKs' idempotent cancel (docs/decisions). */
-		if (rc == TH_OK && th_state_terminal((enum th_state)row.state))
-			rc = refuse_terminal(&row, TH_ENOTCANCELABLE, "canceled", e);
-		if (rc == TH_OK)
-			rc = cancel_tree(st, &row, participant, NULL, 0, e);
-	});
+	th_err rc = th_store_write(app->store, cancel_part, &a, e);
 	if (rc == TH_OK)
-		rc = th_view_task(st, &row, participant, app->cfg->history_default, 1, task, e);
-	th_task_row_free(&row);
+		rc = th_view_task(app->store, &a.row, participant, app->cfg->history_default, 1,
+		                  task, e);
+	th_task_row_free(&a.row);
 	return rc;
 }
 

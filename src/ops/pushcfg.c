@@ -136,17 +136,21 @@ static th_err check_limit(struct th_app *app, const struct th_push_config *c, st
 
 /* Create's transaction: the access again (the participant may have left meanwhile), the
  * limit, the row. */
-static th_err store_created(struct th_app *app, const char *participant,
-                            const struct th_push_config *c, struct th_error *e)
+struct created_arg {
+	struct th_app *app;
+	const char *participant;
+	const struct th_push_config *c;
+};
+
+static th_err created_part(struct th_store *st, void *arg, struct th_error *e)
 {
-	th_err rc = th_store_begin(app->store, e);
-	if (rc != TH_OK)
-		return rc;
-	rc = access(app, participant, c->task_id, e);
+	struct created_arg *a = arg;
+	const struct th_push_config *c = a->c;
+	th_err rc = access(a->app, a->participant, c->task_id, e);
 	if (rc == TH_OK)
-		rc = check_limit(app, c, e);
+		rc = check_limit(a->app, c, e);
 	if (rc == TH_OK) {
-		rc = th_store_push_config_put(app->store, c, e);
+		rc = th_store_push_config_put(st, c, e);
 		if (rc == TH_ENOTFOUND)
 			rc = th_access_not_found(c->task_id, e);
 		else if (rc == TH_EINVAL)
@@ -156,11 +160,14 @@ static th_err store_created(struct th_app *app, const char *participant,
 			    "config of task %.100s; choose another id or leave it empty",
 			    c->config_id, c->task_id);
 	}
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, e);
-	if (rc != TH_OK)
-		th_store_rollback(app->store);
 	return rc;
+}
+
+static th_err store_created(struct th_app *app, const char *participant,
+                            const struct th_push_config *c, struct th_error *e)
+{
+	struct created_arg a = {app, participant, c};
+	return th_store_write(app->store, created_part, &a, e);
 }
 
 /* ---- the operations ------------------------------------------------------------------------ */
@@ -279,26 +286,33 @@ th_err th_pushcfg_list(struct th_app *app, const char *participant,
 
 /* Deleting is idempotent (A2A §3.7): a config that is not there — never created, already
  * deleted, or another participant's (which stays) — answers like a deleted one. */
+struct deleted_arg {
+	const char *participant;
+	const struct th_push_get_req *req;
+};
+
+static th_err deleted_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct deleted_arg *a = arg;
+	struct th_error sub;
+	th_error_clear(&sub);
+	th_err rc =
+	    th_store_push_config_delete(st, a->req->task_id, a->req->id, a->participant, &sub);
+	if (rc == TH_ENOTFOUND)
+		return TH_OK;
+	if (rc != TH_OK)
+		th_error_set(e, rc, "%s", sub.msg);
+	return rc;
+}
+
 th_err th_pushcfg_delete(struct th_app *app, const char *participant,
                          const struct th_push_get_req *req, struct th_error *e)
 {
 	th_err rc = access(app, participant, req->task_id, e);
-	if (rc == TH_OK)
-		rc = th_store_begin(app->store, e);
 	if (rc != TH_OK)
 		return rc;
-	struct th_error sub;
-	th_error_clear(&sub);
-	rc = th_store_push_config_delete(app->store, req->task_id, req->id, participant, &sub);
-	if (rc == TH_ENOTFOUND)
-		rc = TH_OK;
-	else if (rc != TH_OK)
-		th_error_set(e, rc, "%s", sub.msg);
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, e);
-	if (rc != TH_OK)
-		th_store_rollback(app->store);
-	return rc;
+	struct deleted_arg a = {participant, req};
+	return th_store_write(app->store, deleted_part, &a, e);
 }
 
 /* ---- inline configs (SendMessageConfiguration.taskPushNotificationConfig) ------------------ */

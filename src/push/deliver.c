@@ -263,30 +263,34 @@ static void post(struct th_app *app, const struct th_push_delivery *d, int timeo
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
-/* Records r (if any) and, when claim is set, claims the next due row, in one short
- * transaction. Returns -1 when the database failed (stop for now). */
-static int step(struct th_app *app, const struct result *r, int claim, int timeout_ms,
-                struct th_push_delivery **d, size_t *n)
+/* What step's transaction needs (step_part; the caller owns every pointer). */
+struct step_arg {
+	const struct th_config *cfg;
+	const struct result *r;
+	int claim;
+	int timeout_ms;
+	struct th_push_delivery **d;
+	size_t *n;
+};
+
+static th_err step_part(struct th_store *st, void *arg, struct th_error *e)
 {
-	struct th_store *st = app->store;
-	struct th_error e;
-	th_error_clear(&e);
-	*d = NULL;
-	*n = 0;
-	th_err rc = th_store_begin(st, &e);
-	if (rc == TH_OK && r->kind != O_NONE) {
+	struct step_arg *a = arg;
+	const struct result *r = a->r;
+	th_err rc = TH_OK;
+	if (r->kind != O_NONE) {
 		const struct th_push_backoff b = {
-		    .base_ms = app->cfg->push_retry_base_ms,
-		    .max_ms = app->cfg->push_retry_max_ms,
-		    .max_attempts = app->cfg->push_max_attempts,
+		    .base_ms = a->cfg->push_retry_base_ms,
+		    .max_ms = a->cfg->push_retry_max_ms,
+		    .max_attempts = a->cfg->push_max_attempts,
 		};
 		int dead = 0;
 		if (r->kind == O_DELIVERED)
-			rc = th_store_push_delivered(st, r->id, &e);
+			rc = th_store_push_delivered(st, r->id, e);
 		else if (r->kind == O_DEAD)
-			rc = th_store_push_dead(st, r->id, r->error, &e);
+			rc = th_store_push_dead(st, r->id, r->error, e);
 		else
-			rc = th_store_push_retry(st, r->id, th_now_ms(), r->error, &b, &dead, &e);
+			rc = th_store_push_retry(st, r->id, th_now_ms(), r->error, &b, &dead, e);
 		if (r->kind != O_DELIVERED)
 			th_log(TH_LOG_WARN, "push delivery %" PRId64 " %s: %s", r->id,
 			       r->kind == O_DEAD || dead ? "is dead" : "will be retried", r->error);
@@ -294,13 +298,23 @@ static int step(struct th_app *app, const struct result *r, int claim, int timeo
 		if (rc == TH_ENOTFOUND)
 			rc = TH_OK;
 	}
-	if (rc == TH_OK && claim)
-		rc = th_store_push_claim_due(st, th_now_ms(), timeout_ms + LEASE_MARGIN_MS, 1, d, n,
-		                             &e);
-	if (rc == TH_OK)
-		rc = th_store_commit(st, &e);
-	if (rc != TH_OK) {
-		th_store_rollback(st);
+	if (rc == TH_OK && a->claim)
+		rc = th_store_push_claim_due(st, th_now_ms(), a->timeout_ms + LEASE_MARGIN_MS, 1,
+		                             a->d, a->n, e);
+	return rc;
+}
+
+/* Records r (if any) and, when claim is set, claims the next due row, in one short
+ * transaction. Returns -1 when the database failed (stop for now). */
+static int step(struct th_app *app, const struct result *r, int claim, int timeout_ms,
+                struct th_push_delivery **d, size_t *n)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	*d = NULL;
+	*n = 0;
+	struct step_arg a = {app->cfg, r, claim, timeout_ms, d, n};
+	if (th_store_write(app->store, step_part, &a, &e) != TH_OK) {
 		th_push_deliveries_free(*d, *n);
 		*d = NULL;
 		*n = 0;
@@ -338,6 +352,11 @@ static int run(struct th_app *app, int64_t deadline)
 	return delivered;
 }
 
+static th_err prune_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	return th_store_push_prune(st, *(const int64_t *)arg, NULL, e);
+}
+
 static void prune(struct th_app *app)
 {
 	static int64_t last;
@@ -348,15 +367,8 @@ static void prune(struct th_app *app)
 	struct th_error e;
 	th_error_clear(&e);
 	int64_t before = th_now_ms() - (int64_t)app->cfg->push_keep_hours * 3600000;
-	th_err rc = th_store_begin(app->store, &e);
-	if (rc == TH_OK)
-		rc = th_store_push_prune(app->store, before, NULL, &e);
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, &e);
-	if (rc != TH_OK) {
-		th_store_rollback(app->store);
+	if (th_store_write(app->store, prune_part, &before, &e) != TH_OK)
 		th_log(TH_LOG_ERROR, "pruning push deliveries: %s", e.msg);
-	}
 }
 
 /* The lock file beside the database, or -1 (then this worker sends without it). */

@@ -102,23 +102,40 @@ static void lost(const char *task_id, const struct th_lease *l, const char *wher
 	       (long long)l->turn_id, task_id, l->epoch, where);
 }
 
-/* Opens a transaction for the holder of l: BEGIN IMMEDIATE, then th_store_turn_hold, so
- * the lease check and the turn's writes commit together (TURN-6). *held = 0 when the
- * lease is gone: the transaction is rolled back, the loss logged, and the caller writes
- * nothing (rc stays TH_OK). */
-static th_err begin_held(struct th_app *app, const char *task_id, const struct th_lease *l,
-                         const char *where, int *held, struct th_error *e)
+/* A write the holder of a lease makes (write_held): body runs with app->store inside the
+ * transaction; arg is the caller's. */
+typedef th_err (*held_body)(struct th_app *app, void *arg, struct th_error *e);
+
+struct held_write {
+	struct th_app *app;
+	const struct th_lease *l;
+	held_body body;
+	void *arg;
+	int held;
+};
+
+static th_err held_part(struct th_store *st, void *arg, struct th_error *e)
 {
-	*held = 0;
-	th_err rc = th_store_begin(app->store, e);
-	if (rc != TH_OK)
-		return rc;
-	rc = th_store_turn_hold(app->store, l, app->cfg->lease_ms, held, e);
-	if (rc != TH_OK || !*held) {
-		th_store_rollback(app->store);
-		if (rc == TH_OK)
-			lost(task_id, l, where);
-	}
+	struct held_write *h = arg;
+	th_err rc = th_store_turn_hold(st, h->l, h->app->cfg->lease_ms, &h->held, e);
+	if (rc != TH_OK || !h->held)
+		return rc; /* the lease is gone: the hold changed no row, nothing is written */
+	return h->body(h->app, h->arg, e);
+}
+
+/* Runs body in one write transaction (th_store_write) that first checks and renews the
+ * lease l holds (th_store_turn_hold), so the lease check and the turn's writes commit
+ * together (TURN-6). *held = 0 when the lease is gone: body does not run, nothing is
+ * written, the loss is logged, and rc is TH_OK. */
+static th_err write_held(struct th_app *app, const char *task_id, const struct th_lease *l,
+                         const char *where, held_body body, void *arg, int *held,
+                         struct th_error *e)
+{
+	struct held_write h = {.app = app, .l = l, .body = body, .arg = arg, .held = 0};
+	th_err rc = th_store_write(app->store, held_part, &h, e);
+	*held = h.held;
+	if (rc == TH_OK && !h.held)
+		lost(task_id, l, where);
 	return rc;
 }
 
@@ -307,6 +324,25 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 	return rc;
 }
 
+/* What settle's transaction needs (settle_part; the caller owns every pointer). */
+struct settle_arg {
+	const char *task_id;
+	const struct th_lease *l;
+	struct plan *p;
+	struct th_intrinsic_effects *fx;
+	const char *failure;
+	struct th_task_row *row;
+	struct th_cmd_result *res;
+};
+
+static th_err settle_part(struct th_app *app, void *arg, struct th_error *e)
+{
+	struct settle_arg *a = arg;
+	th_err rc = th_store_task_get(app->store, a->task_id, a->row, e);
+	return rc == TH_OK ? apply_result(app, a->row, a->l, a->p, a->fx, a->failure, a->res, e)
+	                   : rc;
+}
+
 /* The turn's last write, in one transaction that first checks and renews the lease
  * (TURN-6), so a worker that lost it while stalled writes nothing at all. */
 static th_err settle(struct th_app *app, const char *task_id, const struct th_lease *l,
@@ -316,21 +352,11 @@ static th_err settle(struct th_app *app, const char *task_id, const struct th_le
 	struct th_task_row row = {0};
 	struct th_cmd_result res = {0};
 	th_buf_init(&res.text);
+	struct settle_arg a = {task_id, l, p, fx, failure, &row, &res};
 	int held = 0;
-	th_err rc = begin_held(app, task_id, l, "settle", &held, e);
-	if (rc != TH_OK || !held) {
-		th_cmd_result_free(&res);
-		return rc;
-	}
-	rc = th_store_task_get(app->store, task_id, &row, e);
-	if (rc == TH_OK)
-		rc = apply_result(app, &row, l, p, fx, failure, &res, e);
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, e);
-	if (rc != TH_OK)
-		th_store_rollback(app->store);
+	th_err rc = write_held(app, task_id, l, "settle", settle_part, &a, &held, e);
 	/* A sub-task's first turn runs once the parent's reply is safe. */
-	if (rc == TH_OK && res.child_task != NULL)
+	if (rc == TH_OK && held && res.child_task != NULL)
 		(void)th_app_defer(app, res.child_task, res.child_turn);
 	th_cmd_result_free(&res);
 	th_task_row_free(&row);
@@ -391,6 +417,37 @@ static void defer_child(struct th_app *app, struct th_intrinsic_effects *fx)
 		(void)th_app_defer(app, fx->child_task, fx->child_turn);
 }
 
+/* What a tool round's transaction needs (round_part; the caller owns every pointer). */
+struct round_arg {
+	const char *task_id;
+	const struct th_lease *l;
+	const char *actor;
+	json_object *calls;
+	json_object *results; /* each call's result is appended */
+	struct th_intrinsic_effects *fx;
+	struct th_task_row *row;
+	int *stopped;
+};
+
+static th_err round_part(struct th_app *app, void *arg, struct th_error *e)
+{
+	struct round_arg *a = arg;
+	th_err rc = th_store_task_get(app->store, a->task_id, a->row, e);
+	if (rc == TH_OK && th_state_terminal((enum th_state)a->row->state)) {
+		*a->stopped = 1;
+		rc = th_store_turn_finish(app->store, a->l, TH_TURN_CUT, NULL, e);
+	}
+	for (size_t i = 0; rc == TH_OK && !*a->stopped && i < json_object_array_length(a->calls);
+	     i++) {
+		json_object *res = NULL;
+		rc = th_intrinsic_apply(app, a->row, a->actor,
+		                        json_object_array_get_idx(a->calls, i), a->fx, &res, e);
+		if (rc == TH_OK && th_json_push(a->results, res) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool round");
+	}
+	return rc;
+}
+
 /* One round of tool calls (TURN-3), applied in one transaction that first re-checks
  * the cut flag and the task (CTL-3). *stopped = 1 when the turn was cut meanwhile (it is
  * then finished as cut). The calls and their results are appended to rounds. */
@@ -403,36 +460,13 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 	json_object *results = json_object_new_array();
 	if (results == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
+	struct round_arg a = {task_id, l, actor, calls, results, fx, &row, stopped};
 	int held = 0;
-	th_err rc = begin_held(app, task_id, l, "tool round", &held, e);
-	if (rc != TH_OK || !held) {
-		/* TURN-6: cut or taken over meanwhile; this attempt writes nothing more. A
-		 * failure drops the round's effects, as below. */
-		*stopped = rc == TH_OK;
-		if (rc != TH_OK)
-			th_intrinsic_effects_free(fx);
-		json_object_put(results);
-		return rc;
-	}
-	rc = th_store_task_get(app->store, task_id, &row, e);
-	if (rc == TH_OK && th_state_terminal((enum th_state)row.state)) {
-		*stopped = 1;
-		rc = th_store_turn_finish(app->store, l, TH_TURN_CUT, NULL, e);
-	}
-	for (size_t i = 0; rc == TH_OK && !*stopped && i < json_object_array_length(calls); i++) {
-		json_object *res = NULL;
-		rc = th_intrinsic_apply(app, &row, actor, json_object_array_get_idx(calls, i), fx,
-		                        &res, e);
-		if (rc == TH_OK && th_json_push(results, res) != 0)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool round");
-	}
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, e);
-	if (rc != TH_OK) {
-		th_store_rollback(app->store);
-		/* Nothing of the round was kept: neither may its effects outlive it. */
-		th_intrinsic_effects_free(fx);
-	}
+	th_err rc = write_held(app, task_id, l, "tool round", round_part, &a, &held, e);
+	if (rc == TH_OK && !held)
+		*stopped = 1; /* TURN-6: cut or taken over meanwhile; this attempt writes no more */
+	if (rc != TH_OK)
+		th_intrinsic_effects_free(fx); /* nothing of the round was kept: nor its effects */
 	if (rc == TH_OK && !*stopped) {
 		/* Committed: a round the model cannot be shown for want of memory ends the turn
 		 * with an error, and recovery runs it again from what is stored. */
@@ -514,6 +548,31 @@ th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, str
 	return run_held(app, task_id, &l, e);
 }
 
+/* What give_up's transaction needs (give_up_part; the caller owns every pointer). */
+struct give_up_arg {
+	const struct th_turn_row *t;
+	const char *why;
+	struct th_task_row *row;
+	json_object **msg;
+};
+
+static th_err give_up_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct give_up_arg *a = arg;
+	/* Only while nobody took the turn over since it was seen expired (TURN-6). */
+	int done = 0;
+	th_err rc = th_store_turn_give_up(st, a->t, th_now_ms(), a->why, &done, e);
+	if (rc == TH_OK && done)
+		rc = th_store_task_get(st, a->t->task_id, a->row, e);
+	if (rc == TH_OK && done && !th_state_terminal((enum th_state)a->row->state)) {
+		*a->msg = th_status_agent_text(a->row, a->why);
+		rc = *a->msg
+		         ? th_status_transition(st, a->row, TH_STATE_FAILED, NULL, *a->msg, 1, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	return rc;
+}
+
 /* The last attempt is spent: the turn fails and so does its task, saying why
  * (TURN-4: no task stays WORKING forever). */
 static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th_error *e)
@@ -524,23 +583,8 @@ static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th
 	snprintf(why, sizeof why,
 	         "turn failed: its worker stopped %d time%s before finishing (lease expired)",
 	         t->attempts, t->attempts == 1 ? "" : "s");
-	th_err rc = th_store_begin(app->store, e);
-	if (rc != TH_OK)
-		return rc;
-	/* Only while nobody took the turn over since it was seen expired (TURN-6). */
-	int done = 0;
-	rc = th_store_turn_give_up(app->store, t, th_now_ms(), why, &done, e);
-	if (rc == TH_OK && done)
-		rc = th_store_task_get(app->store, t->task_id, &row, e);
-	if (rc == TH_OK && done && !th_state_terminal((enum th_state)row.state)) {
-		msg = th_status_agent_text(&row, why);
-		rc = msg ? th_status_transition(app->store, &row, TH_STATE_FAILED, NULL, msg, 1, e)
-		         : th_error_set(e, TH_ENOMEM, "out of memory");
-	}
-	if (rc == TH_OK)
-		rc = th_store_commit(app->store, e);
-	if (rc != TH_OK)
-		th_store_rollback(app->store);
+	struct give_up_arg a = {t, why, &row, &msg};
+	th_err rc = th_store_write(app->store, give_up_part, &a, e);
 	json_object_put(msg);
 	th_task_row_free(&row);
 	return rc;
@@ -560,6 +604,25 @@ int th_turn_expired(struct th_app *app, const char *task_id)
 	return n > 0;
 }
 
+/* A takeover (takeover_part): held = 1 and l the new lease when this worker won it. */
+struct takeover_arg {
+	const struct th_turn_row *t;
+	int lease_ms;
+	struct th_lease l;
+	int held;
+};
+
+static th_err takeover_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	(void)e;
+	struct takeover_arg *a = arg;
+	struct th_error lost;
+	th_error_clear(&lost);
+	a->held = th_store_turn_takeover(st, a->t->id, (int)getpid(), a->lease_ms, th_now_ms(),
+	                                 &a->l, &lost) == TH_OK;
+	return TH_OK;
+}
+
 th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e)
 {
 	if (recovered != NULL)
@@ -576,20 +639,10 @@ th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, 
 		} else {
 			/* Two recoverers may race: the takeover inside a transaction lets one win.
 			 */
-			struct th_error lost;
-			th_error_clear(&lost);
-			struct th_lease l = {0};
-			int held = 0;
-			if ((rc = th_store_begin(app->store, e)) == TH_OK) {
-				held = th_store_turn_takeover(app->store, t->id, (int)getpid(),
-				                              app->cfg->lease_ms, th_now_ms(), &l,
-				                              &lost) == TH_OK;
-				rc = th_store_commit(app->store, e);
-				if (rc != TH_OK)
-					th_store_rollback(app->store);
-			}
-			if (rc == TH_OK && held)
-				rc = run_held(app, t->task_id, &l, e);
+			struct takeover_arg a = {.t = t, .lease_ms = app->cfg->lease_ms};
+			rc = th_store_write(app->store, takeover_part, &a, e);
+			if (rc == TH_OK && a.held)
+				rc = run_held(app, t->task_id, &a.l, e);
 		}
 		if (rc == TH_OK && recovered != NULL)
 			(*recovered)++;
