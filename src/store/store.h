@@ -4,8 +4,8 @@
  * One SQLite database file in WAL mode, opened once per worker process after it
  * starts. Schema: sql/NNN_*.sql, embedded in the binary and applied in order under
  * PRAGMA user_version inside one BEGIN IMMEDIATE (STORE-1). The harness groups calls
- * into transactions with th_store_begin/commit/rollback; every function below that
- * writes must be called inside one. Each change to a task is paired by the caller
+ * into write transactions given as functions to th_store_write; every function below
+ * that writes must be called inside one. Each change to a task is paired by the caller
  * with th_store_event_append in the same transaction (STREAM-3).
  *
  * Rows are returned in structs whose string fields are owned: every owned pointer says
@@ -69,7 +69,8 @@ int th_store_wal_tend(struct th_store *st);
 int th_store_wal_frames(struct th_store *st);
 
 /* BEGIN IMMEDIATE, retried with randomised back-off when SQLITE_BUSY outlives the
- * busy timeout; TH_EBUSY only after every retry failed. */
+ * busy timeout; TH_EBUSY only after every retry failed. For a store that joined no
+ * group (the tests, and th_store_write underneath); src/ writes with th_store_write. */
 th_err th_store_begin(struct th_store *st, struct th_error *e);
 th_err th_store_commit(struct th_store *st, struct th_error *e);
 /* A read transaction, so that several SELECTs see one snapshot (TURN-7: a task view is
@@ -87,19 +88,19 @@ void th_store_rollback(struct th_store *st); /* safe to call when no transaction
 typedef th_err (*th_store_write_fn)(struct th_store *st, void *arg, struct th_error *e);
 th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, struct th_error *e);
 
-/* ---- group commit (decision-023) ------------------------------------------
- * The request threads of one FastCGI worker share one writer connection: write
- * transactions that overlap in time commit together, each member's part in a
- * SAVEPOINT of its own. th_store_begin/commit/rollback of a joined store work as
- * before for its caller: commit returns once the batch that holds the part committed,
- * with that COMMIT's result; rollback undoes only the caller's part. Reads stay on
- * each store's own connection. store/group.c has the protocol. */
+/* ---- group commit (decision-023, decision-030) ------------------------------
+ * The request threads of one FastCGI worker share one writer connection: the
+ * th_store_write functions that overlap in time run back to back on it, each in a
+ * SAVEPOINT of its own, and commit together. th_store_write of a joined store returns
+ * once the batch that holds its part committed, with that COMMIT's result; a failing
+ * function undoes only its own part. Reads stay on each store's own connection.
+ * th_store_begin/commit/rollback are for a store that joined no group.
+ * store/group.c has the protocol. */
 struct th_store_group;
 struct th_store_group_stats {
 	int64_t batches; /* batches committed or failed with at least one part */
 	int64_t parts;   /* parts those batches held */
-	int waiting;     /* members waiting to run their part now, and queued
-	                    th_store_write parts */
+	int waiting;     /* th_store_write parts queued, not yet run */
 };
 /* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after
  * every member store has left its last transaction. */
