@@ -515,6 +515,13 @@ out:
 	return rc;
 }
 
+/* The historyLength of a blocking SendMessage's answer: the request's, else the
+ * configured default (A2A §3.1). */
+static int answer_history(const struct th_app *app, const struct th_send_req *req)
+{
+	return req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+}
+
 /* What the intake's write transaction needs (th_store_write runs accept_part, maybe on
  * another request thread of the worker: everything it uses is here). */
 struct accept_arg {
@@ -526,11 +533,10 @@ struct accept_arg {
 	const char *given; /* message.taskId, or NULL for a new task */
 	const struct th_push_create_req *push;
 	int inline_turn;
-	const int *view_history; /* set: build the answer's task view (that historyLength)
-	                            once an inline turn ran */
-	char *task_id;           /* TH_ID_BUF */
+	int history;   /* the answer's historyLength (answer_history) */
+	char *task_id; /* TH_ID_BUF */
 	int64_t *turn_id;
-	json_object **view; /* that view; the caller's to put */
+	json_object **view; /* the blocking answer once an inline turn ran; the caller's */
 };
 
 static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
@@ -556,21 +562,14 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 		*a->turn_id = 0;
 		/* The answer reads what this part wrote on the writer, whose pages are at hand,
 		 * instead of reading it all again after the commit. */
-		if (a->view_history != NULL)
-			rc = th_view_task_by_id(st, a->task_id, a->participant, *a->view_history, 1,
-			                        a->view, e);
+		rc = th_view_task_by_id(st, a->task_id, a->participant, a->history, 1, a->view, e);
 	}
-	if (rc != TH_OK && a->view != NULL) {
-		json_object_put(*a->view);
-		*a->view = NULL;
-	}
-	return rc;
+	return rc; /* on failure th_intake_accept drops the view */
 }
 
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, const int *view_history,
-                        char task_id[TH_ID_BUF], int64_t *turn_id, json_object **final_task,
-                        struct th_error *e)
+                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
+                        int64_t *turn_id, json_object **final_task, struct th_error *e)
 {
 	*turn_id = 0;
 	*final_task = NULL;
@@ -626,7 +625,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		                       .given = given,
 		                       .push = &push,
 		                       .inline_turn = inline_turn,
-		                       .view_history = view_history,
+		                       .history = answer_history(app, req),
 		                       .task_id = task_id,
 		                       .turn_id = turn_id,
 		                       .view = final_task};
@@ -651,9 +650,9 @@ th_err th_harness_send(struct th_app *app, const char *participant, unsigned ext
 	/* A blocking send of an instant model commits the message with its reply; with
 	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
 	int inline_turn = !req->return_immediately && th_turn_instant(app);
-	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
-	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, &history, id,
-	                             &turn_id, &final_task, e);
+	int history = answer_history(app, req);
+	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, id, &turn_id,
+	                             &final_task, e);
 	if (rc != TH_OK)
 		return rc;
 	if (final_task != NULL) {

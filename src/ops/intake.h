@@ -16,11 +16,10 @@
  * resend, TASK-7, or a turn that already ran: with inline_turn set (an instant model),
  * th_turn_inline runs it in the transaction that accepts the message); *final_task is set (a new
  * reference) when the message was a completion that already produced the task's final view (CTL-5)
- * or its CTL-4 refusal, or, given view_history, when an inline turn ran: the task as that
- * transaction left it, as the participant sees it, with *view_history messages (-1: all). */
+ * or its CTL-4 refusal, or, when an inline turn ran, the blocking send's answer: the task as
+ * that transaction left it, as the participant sees it, with the request's historyLength. */
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, const int *view_history,
-                        char task_id[TH_ID_BUF], int64_t *turn_id, json_object **final_task,
-                        struct th_error *e);
+                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
+                        int64_t *turn_id, json_object **final_task, struct th_error *e);
 
 #endif

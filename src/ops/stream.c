@@ -233,8 +233,8 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	int64_t turn_id = 0;
 	json_object *final_task = NULL;
 	/* A stream shows the turn's events one by one: never an inline turn. */
-	th_err rc = th_intake_accept(app, participant, extensions, req, 0, NULL, id, &turn_id,
-	                             &final_task, e);
+	th_err rc =
+	    th_intake_accept(app, participant, extensions, req, 0, id, &turn_id, &final_task, e);
 	if (rc != TH_OK)
 		return rc;
 	json_object_put(final_task); /* the snapshot below reads the same state */

@@ -144,6 +144,44 @@ START_TEST(test_turn4_instant_turn_commits_with_its_message)
 }
 END_TEST
 
+/* STREAM-5 (A2A §3.1): the blocking answer of a SendMessage whose instant turn ran inside
+ * its write transaction carries the latest status and the history the request's
+ * historyLength asks for: the newest N messages, none for 0, all when unset. */
+START_TEST(test_stream5_blocking_answer_honours_history_length)
+{
+	const char *id = new_task("hello"); /* history: hello, echo: hello */
+	const int lengths[] = {1, 0, 3};
+	const size_t want[] = {1, 0, 3};
+	for (int i = 0; i < 3; i++) {
+		json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+		                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"h%d\","
+		                         "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"n%d\"}]},"
+		                         "\"configuration\":{\"historyLength\":%d}}",
+		                         id, i, i, lengths[i]);
+		ck_assert_msg(r != NULL, "%s", err.msg);
+		json_object *t = json_object_object_get(r, "task");
+		ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+		char echo[16];
+		snprintf(echo, sizeof echo, "echo: n%d", i);
+		ck_assert_str_eq(fx_status_text(t), echo);
+		json_object *h = json_object_object_get(t, "history");
+		ck_assert_uint_eq(h != NULL ? json_object_array_length(h) : 0, want[i]);
+		if (want[i] > 0) { /* the newest last: the reply */
+			json_object *last = json_object_array_get_idx(h, want[i] - 1);
+			json_object *part =
+			    json_object_array_get_idx(json_object_object_get(last, "parts"), 0);
+			ck_assert_str_eq(th_json_str(part, "text"), echo);
+		}
+		json_object_put(r);
+	}
+	/* unset: the configured default (all): 2 + 3 x 2 + 2 messages */
+	json_object *t = fx_send_text(&app, "alice", id, "h9", "last", &err);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(t, "history")), 10);
+	json_object_put(t);
+}
+END_TEST
+
 START_TEST(test_task6_message_to_terminal_task_names_the_state)
 {
 	const char *id = new_task("hello");
@@ -852,6 +890,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_task2_client_context_id_is_kept);
 	tcase_add_test(tc, test_task6_follow_up_starts_a_turn);
 	tcase_add_test(tc, test_turn4_instant_turn_commits_with_its_message);
+	tcase_add_test(tc, test_stream5_blocking_answer_honours_history_length);
 	tcase_add_test(tc, test_task6_message_to_terminal_task_names_the_state);
 	tcase_add_test(tc, test_task6_context_id_mismatch_is_refused);
 	tcase_add_test(tc, test_task7_resent_message_id_is_not_processed_twice);
