@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared by the Node tests that run tiny-harness behind lighttpd (tests/interop, tests/ui):
-// finding programs, starting and stopping the server through tests/lib/server.sh, and the
-// @a2a-js/sdk client with the sender header.
+// finding programs, starting and stopping the server through tests/lib/server.sh, the
+// @a2a-js/sdk client with the sender header, and the Chromium the browser tests drive.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,4 +96,16 @@ export async function sdkClient(clientMod, base, binding, participant) {
 		overrides.preferredTransports = ['HTTP+JSON'];
 	const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, overrides));
 	return factory.createFromUrl(base);
+}
+
+// Debian's Chromium for the browser tests (tests/ui); TH_CHROMIUM names another. Its flags:
+// no sandbox (CI runs as root), no GPU, and no network of its own (updates, sync).
+export const CHROMIUM = process.env.TH_CHROMIUM || '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+	'--disable-component-update', '--disable-sync'];
+
+// Skips the whole test file (exit 77) when there is no Chromium to drive.
+export function needChromium(t) {
+	if (!existsSync(CHROMIUM))
+		t.skipAll(`no Chromium at ${CHROMIUM} (Debian package chromium; scripts/deps.sh installs it)`);
 }

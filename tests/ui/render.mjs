@@ -14,19 +14,16 @@
 // TH_CHROMIUM overrides /usr/bin/chromium; TH_KEEP_TMP=1 keeps the state directory.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, removeTmp, show } from '../contract/lib.mjs';
-import { findLighttpd, onPath, startLighttpdOrExit } from '../lib/interop.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, findLighttpd, needChromium, onPath, startLighttpdOrExit } from '../lib/interop.mjs';
 import { missingModules, nodeModuleDirs } from '../interop/deps.mjs';
 
 const EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 const MT = 'application/a2ui+json';
-const CHROMIUM = process.env.TH_CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-	'--disable-component-update', '--disable-sync', '--headless'];
 
 const t = new Tap();
 if (!TH_BIN)
@@ -37,8 +34,7 @@ if (LIGHTTPD == null)
 	t.skipAll('lighttpd is not installed');
 if (onPath('sqlite3') == null)
 	t.skipAll('sqlite3 is not installed');
-if (!existsSync(CHROMIUM))
-	t.skipAll(`no Chromium at ${CHROMIUM} (Debian package chromium; scripts/deps.sh installs it)`);
+needChromium(t);
 const pw = await importDep('playwright-core');
 const esbuild = await importDep('esbuild');
 let litResolved = false;
@@ -153,7 +149,7 @@ try {
 
 	await t.test(`UI-1 headless Chromium (${CHROMIUM}) starts under playwright-core with a fresh profile`, async () => {
 		browser = await chromium.launchPersistentContext(userData, {
-			executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 900, height: 600 },
+			executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_ARGS, '--headless'], viewport: { width: 900, height: 600 },
 		});
 		console.log(`# chromium ${browser.browser()?.version() ?? '(version unknown)'}`);
 	});

@@ -20,12 +20,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, show } from '../contract/lib.mjs';
-import { findLighttpd, startLighttpd, startLighttpdOrExit } from '../lib/interop.mjs';
+import { CHROMIUM, CHROMIUM_ARGS, findLighttpd, needChromium, startLighttpd, startLighttpdOrExit } from '../lib/interop.mjs';
 import { missingModules } from '../interop/deps.mjs';
 
-const CHROMIUM = process.env.TH_CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-	'--disable-component-update', '--disable-sync'];
 const MT_EVENT = 'application/vnd.tiny-harness.event+json';
 const MT_CHANNEL = 'application/vnd.tiny-harness.channel+json';
 const META_STATUS = 'io.github.madarauchiha-314.tiny-harness/status';
@@ -37,8 +34,7 @@ if (!TH_BIN)
 const LIGHTTPD = findLighttpd();
 if (LIGHTTPD == null)
 	t.skipAll('lighttpd is not installed');
-if (!existsSync(CHROMIUM))
-	t.skipAll(`no Chromium at ${CHROMIUM} (Debian package chromium; scripts/deps.sh installs it)`);
+needChromium(t);
 if (!existsSync(join(SRCDIR, 'web', 'dist', 'app.js')))
 	t.skipAll('no web/dist/app.js in the source tree');
 const pw = await importDep('playwright-core');
