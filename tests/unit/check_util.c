@@ -227,6 +227,19 @@ START_TEST(test_a2a2_timestamps_round_trip_with_milliseconds)
 	char ts[TH_TS_LEN + 1];
 	th_ts_format(1767225600123LL, ts);
 	ck_assert_str_eq(ts, "2026-01-01T00:00:00.123Z");
+	/* Every field zero-padded to its width (the digits are written by hand). */
+	const struct {
+		int64_t ms;
+		const char *text;
+	} known[] = {{0, "1970-01-01T00:00:00.000Z"},
+	             {1000007, "1970-01-01T00:16:40.007Z"},
+	             {951782400050LL, "2000-02-29T00:00:00.050Z"},
+	             {253402300799999LL, "9999-12-31T23:59:59.999Z"}};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		char k[TH_TS_LEN + 1];
+		th_ts_format(known[i].ms, k);
+		ck_assert_str_eq(k, known[i].text);
+	}
 	int64_t ms;
 	ck_assert_int_eq(th_ts_parse(ts, &ms), 0);
 	ck_assert_int_eq(ms, 1767225600123LL);
