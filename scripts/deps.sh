@@ -18,11 +18,14 @@ set -eu
 # at rest. Debian package (tests/package/deb.sh, PKG-2): debhelper (dh, dh_autoreconf),
 # dpkg-dev (dpkg-buildpackage), lintian. systemd: systemd-analyze verifies the units in
 # conf/systemd (tests/integration/systemd.sh); nothing here starts it.
+# The PostgreSQL backend: libpq-dev to build against libpq, postgresql for the server
+# programs of the tests' throwaway cluster (tests/lib/pg.sh; its own service is not used).
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev sqlite3 check
 lighttpd curl wrk jq valgrind procps chromium clang-format
 apache2 libapache2-mod-fcgid spawn-fcgi nginx-light
-debhelper dpkg-dev lintian systemd"
+debhelper dpkg-dev lintian systemd
+postgresql libpq-dev"
 
 if [ "${1:-}" = --list ]; then
 	echo $TH_DEPS_PACKAGES

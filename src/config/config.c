@@ -191,7 +191,8 @@ _Static_assert(TH_ID_MAX == 1024, "max_id's bound in keys[] must be TH_ID_MAX");
  * from the file; lighttpd.conf's bin-copy-environment must name each key too. */
 static const struct key keys[] = {
     K_STR("db", db_path, check_nonempty, "./var/tiny-harness.db",
-          "SQLite database file; its directory is created if missing"),
+          "SQLite database file (its directory is created if missing), or a "
+          "postgresql:// URI: PostgreSQL"),
     K_ENUM("synchronous", sync_full, sync_words, "normal",
            "PRAGMA synchronous: normal (WAL, fast) or full (survives power loss)"),
     K_INT("busy_timeout_ms", busy_timeout_ms, 0, 600000, "5000",

@@ -78,7 +78,7 @@ static th_err add_member(struct th_store *st, const char *task_id, const char *c
 	                  TH_ARGS(TH_T(task_id), TH_T(channel_id), TH_T(participant_id), TH_I(now)),
 	                  NULL, NULL, "channel member", e);
 	/* The channel row was inserted just before, so a broken foreign key is the member. */
-	if (err != TH_OK && th_store_failed_with(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_EINVAL, "%s is not a participant of task %s",
 		                    participant_id, task_id);
 	return err;
@@ -102,10 +102,10 @@ th_err th_store_channel_create(struct th_store *st, const char *task_id, const c
 	                  TH_ARGS(TH_T(task_id), TH_T(channel_id), TH_T(created_by), TH_I(now)),
 	                  NULL, NULL, "channel create", e);
 	if (err != TH_OK) {
-		int rc = th_store_failed_with(st);
-		if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+		enum th_sql_fail rc = th_store_failed_with(st);
+		if (rc == TH_SQL_FAIL_UNIQUE)
 			return th_error_set(e, TH_EINVAL, "channel %s already exists", channel_id);
-		if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		if (rc == TH_SQL_FAIL_FOREIGNKEY)
 			return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 		return err;
 	}
@@ -157,7 +157,7 @@ th_err th_store_channel_members(struct th_store *st, const char *task_id, const 
 	    "SELECT participant_id, added_ms, rowid AS r FROM participants "
 	    "WHERE ?2 = ?1 AND task_id = ?1 "
 	    "UNION ALL SELECT participant_id, added_ms, rowid AS r FROM channel_members "
-	    "WHERE ?2 <> ?1 AND task_id = ?1 AND channel_id = ?2) ORDER BY added_ms, r",
+	    "WHERE ?2 <> ?1 AND task_id = ?1 AND channel_id = ?2) AS m ORDER BY added_ms, r",
 	    TH_ARGS(TH_T(task_id), TH_T(channel_id)), &member_id_row, (void **)ids, n,
 	    "channel members", e);
 }
@@ -194,7 +194,7 @@ th_err th_store_channel_append(struct th_store *st, const char *task_id,
 	            TH_T(m->in_reply_to), TH_I(th_now_ms())),
 	    &got, NULL, "channel message append", e);
 	if (err != TH_OK)
-		return th_store_failed_with(st) == SQLITE_CONSTRAINT_FOREIGNKEY
+		return th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY
 		           ? th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id)
 		           : err;
 	if (seq != NULL)
@@ -297,10 +297,10 @@ th_err th_store_help_create(struct th_store *st, const struct th_help_request_in
 	                           NULL, NULL, "help request create", e);
 	if (err == TH_OK)
 		return TH_OK;
-	int rc = th_store_failed_with(st);
-	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+	enum th_sql_fail rc = th_store_failed_with(st);
+	if (rc == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate help request id %s", r->id);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", r->task_id);
 	return err;
 }
@@ -458,14 +458,14 @@ static th_err plan_insert(struct th_store *st, const char *task_id, const struct
 	    NULL, NULL, "plan step insert", e);
 	if (err == TH_OK)
 		return TH_OK;
-	int rc = th_store_failed_with(st);
-	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+	enum th_sql_fail rc = th_store_failed_with(st);
+	if (rc == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate plan step id %s", p->step_id);
-	if (rc == SQLITE_CONSTRAINT_CHECK)
+	if (rc == TH_SQL_FAIL_CHECK)
 		return th_error_set(e, TH_EINVAL,
 		                    "plan step %s: depends_on and linked_tasks must be JSON arrays",
 		                    p->step_id);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -506,7 +506,7 @@ th_err th_store_plan_step_update(struct th_store *st, const char *task_id, const
 	                          TH_T(output), TH_T(linked_tasks_json), TH_I(th_now_ms())),
 	                  NULL, &changed, "plan step update", e);
 	if (err != TH_OK)
-		return th_store_failed_with(st) == SQLITE_CONSTRAINT_CHECK
+		return th_store_failed_with(st) == TH_SQL_FAIL_CHECK
 		           ? th_error_set(e, TH_EINVAL,
 		                          "plan step %s: linked_tasks must be a JSON array",
 		                          step_id)
@@ -587,11 +587,11 @@ th_err th_store_a2ui_put(struct th_store *st, const char *task_id, const char *j
 	                           NULL, "A2UI registry put", e);
 	if (err == TH_OK)
 		return TH_OK;
-	int rc = th_store_failed_with(st);
-	if (rc == SQLITE_CONSTRAINT_CHECK)
+	enum th_sql_fail rc = th_store_failed_with(st);
+	if (rc == TH_SQL_FAIL_CHECK)
 		return th_error_set(e, TH_EINVAL, "A2UI registry of task %s is not valid JSON",
 		                    task_id);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -607,12 +607,12 @@ th_err th_store_a2ui_next_artifact(struct th_store *st, const char *task_id, int
 	th_err err = th_store_exec(st, TH_STMT_A2UI_NEXT,
 	                           "INSERT INTO a2ui_registry (task_id, json, next_artifact, "
 	                           "updated_ms) VALUES (?1, '{}', 2, ?2) ON CONFLICT (task_id) "
-	                           "DO UPDATE SET next_artifact = next_artifact + 1, "
+	                           "DO UPDATE SET next_artifact = a2ui_registry.next_artifact + 1, "
 	                           "updated_ms = excluded.updated_ms RETURNING next_artifact - 1",
 	                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), &got, NULL,
 	                           "A2UI artifact number", e);
 	if (err != TH_OK)
-		return th_store_failed_with(st) == SQLITE_CONSTRAINT_FOREIGNKEY
+		return th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY
 		           ? th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id)
 		           : err;
 	*n = got;

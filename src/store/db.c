@@ -337,7 +337,8 @@ int th_store_wal_frames(struct th_store *st)
 
 int th_store_wal_tend(struct th_store *st)
 {
-	if (st == NULL || st->in_group || !sqlite3_get_autocommit(st->own_db))
+	/* PostgreSQL keeps its own WAL bounded (checkpoints, max_wal_size). */
+	if (st == NULL || st->own_db == NULL || st->in_group || !sqlite3_get_autocommit(st->own_db))
 		return 0;
 	/* A member of a group has the count its group's last commit of its part left. */
 	if (st->wal_frames < TH_WAL_CHECKPOINT_FRAMES)
@@ -440,7 +441,17 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	if (st->rng == 0)
 		st->rng = 0x9e3779b97f4a7c15ULL;
 
-	th_err err = make_parent_dir(st->path, e);
+	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
+	st->busy_limit_ms = st->busy_timeout_ms;
+	th_err err;
+	if (th_pg_is_uri(o->path)) {
+		err = th_pg_open(st, e);
+		if (err != TH_OK)
+			goto fail;
+		*out = st;
+		return TH_OK;
+	}
+	err = make_parent_dir(st->path, e);
 	if (err != TH_OK)
 		goto fail;
 	pthread_once(&sqlite_setup_once, sqlite_setup);
@@ -462,8 +473,6 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	}
 	st->db = st->own_db;
 	sqlite3_extended_result_codes(st->db, 1);
-	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
-	st->busy_limit_ms = st->busy_timeout_ms;
 	sqlite3_busy_handler(st->db, busy_wait, st);
 	/* Replaces SQLite's own autocheckpoint (STORE-5, th_store_wal_tend). */
 	sqlite3_wal_hook(st->db, wal_hook, st);
@@ -491,6 +500,7 @@ void th_store_close(struct th_store *st)
 			sqlite3_exec(st->own_db, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close_v2(st->own_db);
 	}
+	th_pg_close(st);
 	free(st->path);
 	free(st->wal_path);
 	free(st);
@@ -498,8 +508,27 @@ void th_store_close(struct th_store *st)
 
 /* ---- transactions ---------------------------------------------------------------- */
 
+int th_store_in_txn(const struct th_store *st)
+{
+	if (st->pg != NULL) {
+		PGTransactionStatusType t = PQtransactionStatus(st->pg);
+		return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
+	}
+	return st->db != NULL && !sqlite3_get_autocommit(st->db);
+}
+
+void th_store_use_conn(struct th_store *st, struct th_store *w)
+{
+	st->db = w->own_db;
+	st->stmt = w->own_stmt;
+	st->pg = w->own_pg;
+	st->pg_prepared = w->own_pg_prepared;
+}
+
 th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 {
+	if (st->pg != NULL)
+		return th_pg_begin(st, e);
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_BEGIN, "BEGIN IMMEDIATE", &s, e);
 	if (err != TH_OK)
@@ -528,6 +557,8 @@ th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 
 th_err th_store_commit_own(struct th_store *st, struct th_error *e)
 {
+	if (st->pg != NULL)
+		return th_pg_commit(st, e);
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_COMMIT, "COMMIT", &s, e);
 	if (err != TH_OK) {
@@ -547,8 +578,13 @@ th_err th_store_commit_own(struct th_store *st, struct th_error *e)
 th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
 {
 	*began = 0;
-	if (!sqlite3_get_autocommit(st->db))
+	if (th_store_in_txn(st))
 		return TH_OK;
+	if (st->pg != NULL) {
+		th_err err = th_pg_read_begin(st, e);
+		*began = err == TH_OK;
+		return err;
+	}
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_BEGIN_READ, "BEGIN", &s, e);
 	if (err != TH_OK)
@@ -570,8 +606,12 @@ void th_store_read_end(struct th_store *st, int began)
 
 void th_store_rollback_own(struct th_store *st)
 {
-	if (st == NULL || st->db == NULL || sqlite3_get_autocommit(st->db))
+	if (st == NULL || !th_store_in_txn(st))
 		return;
+	if (st->pg != NULL) {
+		th_pg_rollback(st);
+		return;
+	}
 	sqlite3_stmt *s;
 	if (th_store_stmt(st, TH_STMT_ROLLBACK, "ROLLBACK", &s, NULL) == TH_OK) {
 		(void)sqlite3_step(s);
@@ -584,6 +624,8 @@ void th_store_rollback_own(struct th_store *st)
 
 int64_t th_store_data_version(struct th_store *st)
 {
+	if (st->pg != NULL)
+		return th_pg_data_version(st);
 	sqlite3_stmt *s;
 	if (th_store_stmt(st, TH_STMT_DATA_VERSION, "PRAGMA data_version", &s, NULL) != TH_OK)
 		return -1;
@@ -596,5 +638,7 @@ int64_t th_store_data_version(struct th_store *st)
 
 int64_t th_store_changes(struct th_store *st)
 {
+	if (st->own_pg != NULL)
+		return st->pg_changes + st->group_writes;
 	return sqlite3_total_changes64(st->own_db) + st->group_writes;
 }

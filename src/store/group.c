@@ -162,8 +162,9 @@ static void close_batch(struct th_store_group *g)
 	}
 }
 
-/* Notes that SQLite ended the batch's transaction by itself (after SQLITE_FULL, an I/O
- * error or no memory): every part of it is gone, so the batch fails as a whole. */
+/* Notes that the database ended the batch's transaction by itself (SQLite after
+ * SQLITE_FULL, an I/O error or no memory; PostgreSQL when the connection was lost):
+ * every part of it is gone, so the batch fails as a whole. */
 static void note_lost(struct th_store_group *g)
 {
 	pthread_mutex_lock(&g->mu);
@@ -187,17 +188,16 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 	}
 	if ((rc = member_stmt(g, TH_STMT_SAVEPOINT, "SAVEPOINT th_member", x->e)) == TH_OK) {
 		st->in_group = 1;
-		st->db = g->w->db;
-		st->stmt = g->w->stmt;
+		th_store_use_conn(st, g->w);
 		struct th_log_ctx mine = *th_log_ctx_self();
 		th_log_ctx_set(x->log);
 		rc = x->fn(st, x->arg, x->e);
 		th_log_ctx_set(&mine);
-		if (rc == TH_OK && sqlite3_get_autocommit(g->w->db))
+		if (rc == TH_OK && !th_store_in_txn(g->w))
 			rc = lost_error(x->e);
 		if (rc == TH_OK)
 			rc = member_stmt(g, TH_STMT_RELEASE, "RELEASE th_member", x->e);
-		if (rc != TH_OK && !sqlite3_get_autocommit(g->w->db)) {
+		if (rc != TH_OK && th_store_in_txn(g->w)) {
 			struct th_error ignored;
 			if (member_stmt(g, TH_STMT_ROLLBACK_TO, "ROLLBACK TO th_member",
 			                &ignored) == TH_OK)
@@ -205,11 +205,10 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 				                  &ignored);
 		}
 		st->in_group = 0;
-		st->db = st->own_db;
-		st->stmt = st->own_stmt;
+		th_store_use_conn(st, st);
 	}
-	if (sqlite3_get_autocommit(g->w->db))
-		note_lost(g); /* SQLite rolled the open batch back by itself */
+	if (!th_store_in_txn(g->w))
+		note_lost(g); /* the database rolled the open batch back by itself */
 	return rc;
 }
 

@@ -27,11 +27,11 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	                  NULL, NULL, "message append", e);
 	if (err == TH_OK)
 		return TH_OK;
-	int rc = th_store_failed_with(st);
-	if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+	enum th_sql_fail rc = th_store_failed_with(st);
+	if (rc == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate messageId %s in task %s", message_id,
 		                    task_id);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -88,68 +88,60 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 	return TH_OK;
 }
 
-/* Each row's JSON text column col as an element of a new array: parsed, or with raw set
+/* Collects rows' JSON texts into an array (th_store_texts' fn): parsed, or with raw set
  * as th_json_raw (no parse; a broken text would then reach the client as it is stored,
  * and only this program writes these columns). */
-static th_err collect(struct th_store *st, sqlite3_stmt *s, int rc, int col, int raw,
-                      const char *what, json_object **out, struct th_error *e)
+struct collect {
+	json_object *arr; /* owned by the caller of th_store_texts */
+	int raw;
+	const char *what;
+};
+
+static th_err collect_one(void *arg, const char *text, struct th_error *e)
 {
-	*out = NULL;
-	json_object *arr = json_object_new_array();
-	th_err err = TH_OK;
-	if (arr == NULL)
-		err = th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
-	while (err == TH_OK && rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *text = (const char *)sqlite3_column_text(s, col);
-		json_object *v = text == NULL ? NULL
-		                 : raw        ? th_json_raw(text)
-		                              : json_tokener_parse(text);
-		if (v == NULL) {
-			err = th_error_set(e, TH_EINTERNAL, "%s: stored JSON does not parse", what);
-			break;
-		}
-		if (json_object_array_add(arr, v) != 0) {
-			json_object_put(v);
-			err = th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
-			break;
-		}
-		rc = SQLITE_OK;
+	struct collect *c = arg;
+	json_object *v = text == NULL ? NULL
+	                 : c->raw     ? th_json_raw(text)
+	                              : json_tokener_parse(text);
+	if (v == NULL)
+		return th_error_set(e, TH_EINTERNAL, "%s: stored JSON does not parse", c->what);
+	if (json_object_array_add(c->arr, v) != 0) {
+		json_object_put(v);
+		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", c->what);
 	}
-	if (err == TH_OK && rc != SQLITE_DONE)
-		err = th_store_fail(st, rc, what, e);
-	th_store_stmt_done(s);
-	if (err != TH_OK) {
-		json_object_put(arr);
-		return err;
-	}
-	*out = arr;
 	return TH_OK;
 }
 
-static th_err collect_json(struct th_store *st, sqlite3_stmt *s, int rc, int col, const char *what,
-                           json_object **out, struct th_error *e)
+/* The first column of each row of statement id, as a new JSON array in *out. */
+static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
+                      const struct th_arg *args, size_t n, int raw, const char *what,
+                      json_object **out, struct th_error *e)
 {
-	return collect(st, s, rc, col, 0, what, out, e);
+	*out = NULL;
+	struct collect c = {json_object_new_array(), raw, what};
+	if (c.arr == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+	th_err err = th_store_texts(st, id, sql, args, n, collect_one, &c, what, e);
+	if (err != TH_OK) {
+		json_object_put(c.arr);
+		return err;
+	}
+	*out = c.arr;
+	return TH_OK;
 }
 
 static th_err history(struct th_store *st, const char *task_id, int limit, int raw,
                       json_object **out, struct th_error *e)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
 	/* The newest `limit`, oldest first: positions are 1, 2, 3, ... per task, so they
 	 * are the ones after the last position minus limit, read in primary-key order (no
 	 * subquery to materialise, no sort). */
-	th_err err = th_store_stmt(st, TH_STMT_MSG_HISTORY,
-	                           "SELECT json FROM messages WHERE task_id = ?1 AND pos > "
-	                           "(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1)"
-	                           " - ?2 ORDER BY pos",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_sql_bind_text(s, 1, task_id, SQLITE_OK);
-	rc = th_sql_bind_i64(s, 2, limit >= 0 ? limit : INT64_MAX / 2, rc);
-	return collect(st, s, rc, 0, raw, "history", out, e);
+	return collect(st, TH_STMT_MSG_HISTORY,
+	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > "
+	               "(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1)"
+	               " - ?2 ORDER BY pos",
+	               TH_ARGS(TH_T(task_id), TH_I(limit >= 0 ? limit : INT64_MAX / 2)), raw,
+	               "history", out, e);
 }
 
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
@@ -188,7 +180,7 @@ th_err th_store_artifact_put(struct th_store *st, const char *task_id, const cha
 	                  "json = excluded.json, updated_ms = excluded.updated_ms",
 	                  TH_ARGS(TH_T(task_id), TH_T(artifact_id), TH_T(json), TH_I(th_now_ms())),
 	                  NULL, NULL, "artifact put", e);
-	if (err != TH_OK && th_store_failed_with(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -196,16 +188,9 @@ th_err th_store_artifact_put(struct th_store *st, const char *task_id, const cha
 th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object **out,
                           struct th_error *e)
 {
-	*out = NULL;
-	sqlite3_stmt *s;
-	th_err err = th_store_stmt(st, TH_STMT_ART_LIST,
-	                           "SELECT json FROM artifacts WHERE task_id = ?1 "
-	                           "ORDER BY created_ms, rowid",
-	                           &s, e);
-	if (err != TH_OK)
-		return err;
-	int rc = th_sql_bind_text(s, 1, task_id, SQLITE_OK);
-	return collect_json(st, s, rc, 0, "artifacts", out, e);
+	return collect(st, TH_STMT_ART_LIST,
+	               "SELECT json FROM artifacts WHERE task_id = ?1 ORDER BY created_ms, rowid",
+	               TH_ARGS(TH_T(task_id)), 0, "artifacts", out, e);
 }
 
 /* ---- events --------------------------------------------------------------------------- */
@@ -217,7 +202,7 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 		*seq = 0;
 	if (task_id == NULL || kind == NULL || json == NULL)
 		return th_error_set(e, TH_EINVAL, "event needs task, kind and json");
-	if (sqlite3_get_autocommit(st->db))
+	if (!th_store_in_txn(st))
 		return th_error_set(e, TH_EINTERNAL,
 		                    "event append outside a transaction (STREAM-3 needs one)");
 	/* The next seq is the log's own last one plus one: a seek to the end of the task's
@@ -236,7 +221,7 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	    "VALUES (?1, ?2, ?3, ?4, ?5)",
 	    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(json), TH_I(th_now_ms())), NULL,
 	    NULL, "event append", e);
-	if (err != TH_OK && th_store_failed_with(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err != TH_OK)
 		return err;

@@ -1,8 +1,9 @@
 # src/store — every SQL statement of the project (STORE-1).
 #
 # The migrations under sql/ are compiled into the binary: gen-migrations.sh turns the
-# files listed in TH_SQL_MIGRATIONS (in order) into src/store/migrations.c in the build
-# directory. Add a new migration file here when you add it to sql/.
+# files listed in TH_SQL_MIGRATIONS and TH_SQL_PG_MIGRATIONS (in order) into
+# src/store/migrations.c in the build directory. Add a new migration to both lists, as
+# sql/NNN_name.sql and sql/postgresql/NNN_name.sql.
 TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/001_init.sql \
 	$(top_srcdir)/sql/002_collaboration.sql \
@@ -11,12 +12,17 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/005_checks.sql \
 	$(top_srcdir)/sql/006_waiting.sql \
 	$(top_srcdir)/sql/007_event_seq.sql
+# PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
+TH_SQL_PG_FIRST = 7
+TH_SQL_PG_MIGRATIONS = \
+	$(top_srcdir)/sql/postgresql/007_schema.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
 	src/store/store.h src/store/store_int.h src/store/migrations.h \
 	src/store/db.c \
 	src/store/stmt.c \
+	src/store/pg.c \
 	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \
@@ -32,9 +38,12 @@ BUILT_SOURCES += src/store/migrations.c
 CLEANFILES += src/store/migrations.c
 EXTRA_DIST += src/store/gen-migrations.sh
 
-src/store/migrations.c: $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRATIONS)
+src/store/migrations.c: $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRATIONS) \
+		$(TH_SQL_PG_MIGRATIONS)
 	$(AM_V_GEN)$(MKDIR_P) src/store && \
-	$(SHELL) $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRATIONS) > $@.tmp && \
+	$(SHELL) $(top_srcdir)/src/store/gen-migrations.sh \
+		th_store_migrations 1 $(TH_SQL_MIGRATIONS) -- \
+		th_store_pg_migrations $(TH_SQL_PG_FIRST) $(TH_SQL_PG_MIGRATIONS) > $@.tmp && \
 	mv $@.tmp $@
 
 check_PROGRAMS += tests/unit/check_store

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* migrations.h — the SQL migrations embedded at build time (private to src/store).
- * The table is generated from sql/NNN_*.sql by gen-migrations.sh into the build
- * directory's src/store/migrations.c. */
+ * The tables are generated from sql/NNN_*.sql and sql/postgresql/NNN_*.sql by
+ * gen-migrations.sh into the build directory's src/store/migrations.c. */
 #ifndef TH_STORE_MIGRATIONS_H
 #define TH_STORE_MIGRATIONS_H
 
@@ -11,7 +11,12 @@ struct th_migration {
 	const char *sql;  /* the whole file */
 };
 
+/* SQLite's, from sql/NNN_name.sql, and PostgreSQL's, from sql/postgresql/NNN_name.sql:
+ * the first PostgreSQL file brings a new database to its version in one step; both
+ * lists end at the same version (check_store tests it). */
 extern const struct th_migration th_store_migrations[];
 extern const int th_store_migrations_n;
+extern const struct th_migration th_store_pg_migrations[];
+extern const int th_store_pg_migrations_n;
 
 #endif

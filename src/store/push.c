@@ -223,10 +223,18 @@ th_err th_store_push_retry(struct th_store *st, int64_t id, int64_t now_ms, cons
 	int64_t is_dead = 0, found = 0;
 	th_err err = th_store_exec(
 	    st, TH_STMT_PUSH_RETRY,
-	    "UPDATE push_outbox SET last_error = ?3, updated_ms = ?7, "
-	    "state = CASE WHEN attempts >= ?6 THEN 'dead' ELSE 'pending' END, "
-	    "next_attempt_ms = ?2 + min(?5, ?4 * (1 << min(max(attempts - 1, 0), 30))) "
-	    "WHERE id = ?1 AND state IN ('pending', 'sending') RETURNING state = 'dead'",
+	    th_sql_for(st,
+	               "UPDATE push_outbox SET last_error = ?3, updated_ms = ?7, "
+	               "state = CASE WHEN attempts >= ?6 THEN 'dead' ELSE 'pending' END, "
+	               "next_attempt_ms = ?2 + min(?5, ?4 * (1 << min(max(attempts - 1, 0), 30))) "
+	               "WHERE id = ?1 AND state IN ('pending', 'sending') RETURNING state = 'dead'",
+	               /* No scalar min/max; a bigint shifts by an int. */
+	               "UPDATE push_outbox SET last_error = ?3, updated_ms = ?7, "
+	               "state = CASE WHEN attempts >= ?6 THEN 'dead' ELSE 'pending' END, "
+	               "next_attempt_ms = ?2 + LEAST(?5, ?4 * (1::bigint << "
+	               "LEAST(GREATEST(attempts - 1, 0), 30)::int)) "
+	               "WHERE id = ?1 AND state IN ('pending', 'sending') "
+	               "RETURNING (state = 'dead')::int"),
 	    TH_ARGS(TH_I(id), TH_I(now_ms), TH_T(error), TH_I(b->base_ms), TH_I(b->max_ms),
 	            TH_I(b->max_attempts), TH_I(th_now_ms())),
 	    &is_dead, &found, "push retry", e);

@@ -51,28 +51,6 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 	}
 }
 
-/* Binds args to ?1..?n; the first failure's code, or SQLITE_OK. */
-static int bind_args(sqlite3_stmt *s, const struct th_arg *args, size_t n)
-{
-	int rc = SQLITE_OK;
-	for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {
-		int i = (int)k + 1;
-		switch (args[k].t) {
-		case 'i':
-			rc = th_sql_bind_i64(s, i, args[k].i, rc);
-			break;
-		case 't':
-			rc = th_sql_bind_text(s, i, args[k].s, rc);
-			break;
-		default:
-			assert(args[k].t == 'b');
-			rc = th_sql_bind_blob(s, i, args[k].s, args[k].len, rc);
-			break;
-		}
-	}
-	return rc;
-}
-
 th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
                      struct th_error *e)
 {
@@ -100,7 +78,11 @@ void th_store_stmt_done(sqlite3_stmt *s)
 	(void)sqlite3_clear_bindings(s);
 }
 
-int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
+/* Binding helpers: each does nothing and returns rc when rc is already an error, so a run
+ * of binds can be chained and checked once. A NULL string binds SQL NULL. The value is
+ * not copied (SQLITE_STATIC): it must stay valid until the statement is reset, which
+ * every caller does (th_store_stmt_done) before it returns. */
+static int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
 {
 	if (rc != SQLITE_OK)
 		return rc;
@@ -109,14 +91,16 @@ int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc)
 	return sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
 }
 
-int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
+static int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc)
 {
 	if (rc != SQLITE_OK)
 		return rc;
 	return sqlite3_bind_int64(s, i, v);
 }
 
-int th_col_dup(sqlite3_stmt *s, int i, char **out)
+/* Copies column i as a new string into *out (NULL for SQL NULL); -1 when the copy could
+ * not be allocated. */
+static int th_col_dup(sqlite3_stmt *s, int i, char **out)
 {
 	const unsigned char *t = sqlite3_column_text(s, i);
 	if (t == NULL) {
@@ -128,7 +112,7 @@ int th_col_dup(sqlite3_stmt *s, int i, char **out)
 	return *out == NULL ? -1 : 0;
 }
 
-int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
+static int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
 {
 	if (rc != SQLITE_OK)
 		return rc;
@@ -137,7 +121,9 @@ int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc)
 	return sqlite3_bind_blob64(s, i, v, (sqlite3_uint64)len, SQLITE_STATIC);
 }
 
-int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len)
+/* Copies blob column i into *out (malloc, NULL for SQL NULL) and its size into *len; -1
+ * when the copy could not be allocated. */
+static int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len)
 {
 	*out = NULL;
 	*len = 0;
@@ -155,6 +141,28 @@ int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len)
 		memcpy(*out, b, (size_t)n);
 	*len = (size_t)n;
 	return 0;
+}
+
+/* Binds args to ?1..?n; the first failure's code, or SQLITE_OK. */
+static int bind_args(sqlite3_stmt *s, const struct th_arg *args, size_t n)
+{
+	int rc = SQLITE_OK;
+	for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {
+		int i = (int)k + 1;
+		switch (args[k].t) {
+		case 'i':
+			rc = th_sql_bind_i64(s, i, args[k].i, rc);
+			break;
+		case 't':
+			rc = th_sql_bind_text(s, i, args[k].s, rc);
+			break;
+		default:
+			assert(args[k].t == 'b');
+			rc = th_sql_bind_blob(s, i, args[k].s, args[k].len, rc);
+			break;
+		}
+	}
+	return rc;
 }
 
 int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem)
@@ -176,6 +184,8 @@ th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
                      const char *what, struct th_error *e)
 {
+	if (st->pg != NULL)
+		return th_pg_exec(st, id, sql, args, n, value, rows, what, e);
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, id, sql, &s, e);
 	if (err != TH_OK)
@@ -192,25 +202,6 @@ th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 		*rows = sqlite3_column_count(s) > 0 ? returned : sqlite3_changes(st->db);
 	th_store_stmt_done(s);
 	return rc == SQLITE_DONE ? TH_OK : th_store_fail(st, rc, what, e);
-}
-
-int th_step_returning(sqlite3_stmt *s, int rc, int64_t *value)
-{
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*value = sqlite3_column_int64(s, 0);
-		rc = sqlite3_step(s);
-	}
-	return rc;
-}
-
-int th_step_done(sqlite3_stmt *s, int rc)
-{
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s);
-	th_store_stmt_done(s);
-	return rc;
 }
 
 /* ---- rows --------------------------------------------------------------------------- */
@@ -282,6 +273,18 @@ th_err th_store_one(struct th_store *st, enum th_stmt_id id, const char *sql,
                     const char *what, struct th_error *e)
 {
 	memset(row, 0, def->size);
+	if (st->pg != NULL) {
+		void *first;
+		size_t count;
+		th_err err = th_pg_rows(st, id, sql, args, n, def, &first, &count, 1, what, e);
+		if (err != TH_OK)
+			return err;
+		if (count == 0)
+			return th_error_set(e, TH_ENOTFOUND, "no %s", what);
+		memcpy(row, first, def->size); /* the row's fields move to row */
+		free(first);
+		return TH_OK;
+	}
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, id, sql, &s, e);
 	if (err != TH_OK)
@@ -305,6 +308,8 @@ th_err th_store_each(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
                      size_t *count, const char *what, struct th_error *e)
 {
+	if (st->pg != NULL)
+		return th_pg_rows(st, id, sql, args, n, def, rows, count, SIZE_MAX, what, e);
 	*rows = NULL;
 	*count = 0;
 	sqlite3_stmt *s;
@@ -347,4 +352,57 @@ th_err th_store_text(struct th_store *st, enum th_stmt_id id, const char *sql,
 	th_err err = th_store_one(st, id, sql, args, n, &def, &row, what, e);
 	*out = err == TH_OK ? row.v : NULL;
 	return err;
+}
+
+th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
+                      const struct th_arg *args, size_t n,
+                      th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                      const char *what, struct th_error *e)
+{
+	if (st->pg != NULL)
+		return th_pg_texts(st, id, sql, args, n, fn, arg, what, e);
+	sqlite3_stmt *s;
+	th_err err = th_store_stmt(st, id, sql, &s, e);
+	if (err != TH_OK)
+		return err;
+	int rc = bind_args(s, args, n);
+	while (err == TH_OK && rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		err = fn(arg, (const char *)sqlite3_column_text(s, 0), e);
+		rc = SQLITE_OK;
+	}
+	if (err == TH_OK && rc != SQLITE_DONE)
+		err = th_store_fail(st, rc, what, e);
+	th_store_stmt_done(s);
+	return err;
+}
+
+enum th_sql_fail th_store_failed_with(const struct th_store *st)
+{
+	if (st->pg != NULL) {
+		/* SQLSTATE class 23: integrity constraint violation. */
+		static const struct {
+			const char *state;
+			enum th_sql_fail fail;
+		} map[] = {{"23505", TH_SQL_FAIL_UNIQUE},
+		           {"23503", TH_SQL_FAIL_FOREIGNKEY},
+		           {"23514", TH_SQL_FAIL_CHECK},
+		           {"23502", TH_SQL_FAIL_NOTNULL}};
+		for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+			if (strcmp(st->pg_state, map[i].state) == 0)
+				return map[i].fail;
+		return TH_SQL_FAIL_OTHER;
+	}
+	switch (sqlite3_extended_errcode(st->db)) {
+	case SQLITE_CONSTRAINT_UNIQUE:
+	case SQLITE_CONSTRAINT_PRIMARYKEY:
+		return TH_SQL_FAIL_UNIQUE;
+	case SQLITE_CONSTRAINT_FOREIGNKEY:
+		return TH_SQL_FAIL_FOREIGNKEY;
+	case SQLITE_CONSTRAINT_CHECK:
+		return TH_SQL_FAIL_CHECK;
+	case SQLITE_CONSTRAINT_NOTNULL:
+		return TH_SQL_FAIL_NOTNULL;
+	default:
+		return TH_SQL_FAIL_OTHER;
+	}
 }

@@ -4,6 +4,7 @@
 #ifndef TH_STORE_STORE_INT_H
 #define TH_STORE_STORE_INT_H
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,17 +104,29 @@ enum th_stmt_id {
 	TH_STMT_SAVEPOINT,
 	TH_STMT_RELEASE,
 	TH_STMT_ROLLBACK_TO,
+	/* pg.c: a write transaction's lock; the savepoint around each writing statement */
+	TH_STMT_PG_WRITE_LOCK,
+	TH_STMT_PG_STMT_SAVEPOINT,
+	TH_STMT_PG_STMT_ROLLBACK_TO,
+	TH_STMT_PG_STMT_RELEASE,
 	TH_STMT_COUNT_
 };
 
 struct th_store {
+	/* Exactly one backend per store: db (SQLite) or pg (PostgreSQL, pg.c) is NULL. */
 	sqlite3 *db;         /* the connection statements run on now: own_db, or inside a
 	                        group transaction the group's writer (borrowed) */
 	sqlite3_stmt **stmt; /* that connection's statement cache: own_stmt or the writer's */
 	sqlite3 *own_db;     /* sqlite3_close_v2 (th_store_close) */
 	sqlite3_stmt *own_stmt[TH_STMT_COUNT_]; /* sqlite3_finalize each (th_store_close) */
-	struct th_store_group *group;           /* borrowed (th_store_join); NULL: this
-	                                           connection writes for itself */
+	PGconn *pg;                             /* as db, for PostgreSQL: own_pg or the writer's */
+	unsigned char *pg_prepared;             /* which ids pg has prepared: own or the writer's */
+	PGconn *own_pg;                         /* PQfinish (th_pg_close) */
+	unsigned char own_pg_prepared[TH_STMT_COUNT_];
+	char pg_state[6];   /* SQLSTATE of the last failed statement on this store ("" none) */
+	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
+	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
+	                                 connection writes for itself */
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */
@@ -149,15 +162,6 @@ void th_store_stmt_done(sqlite3_stmt *s);
 /* Maps an SQLite result code to th_err and writes a message with sqlite3_errmsg:
  * BUSY/LOCKED -> TH_EBUSY, NOMEM -> TH_ENOMEM, anything else -> TH_EINTERNAL. */
 th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e);
-
-/* Binding helpers: each does nothing and returns rc when rc is already an error, so
- * a run of binds can be chained and checked once. A NULL string binds SQL NULL. The
- * value is not copied (SQLITE_STATIC): it must stay valid until the statement is reset,
- * which every caller does (th_store_stmt_done) before it returns. */
-int th_sql_bind_text(sqlite3_stmt *s, int i, const char *v, int rc);
-int th_sql_bind_i64(sqlite3_stmt *s, int i, int64_t v, int rc);
-/* Binds len bytes (SQL NULL when v is NULL). */
-int th_sql_bind_blob(sqlite3_stmt *s, int i, const void *v, size_t len, int rc);
 
 /* A typed statement parameter, bound at its place in an array (the first at ?1): the
  * compiler checks each one, unlike a format string of varargs. TH_T(NULL) binds NULL. */
@@ -250,34 +254,72 @@ th_err th_store_each(struct th_store *st, enum th_stmt_id id, const char *sql,
 th_err th_store_text(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, char **out, const char *what,
                      struct th_error *e);
-/* After a helper above failed: the SQLite extended result code of the failure (a
- * statement's reset leaves it on the connection), for a caller that words a constraint
- * failure itself (SQLITE_CONSTRAINT_UNIQUE: "duplicate …", _FOREIGNKEY: "no task …"). */
-static inline int th_store_failed_with(const struct th_store *st)
+/* Which rule of the schema a failed statement broke, the same on both backends. */
+enum th_sql_fail {
+	TH_SQL_FAIL_OTHER,  /* not a constraint (or no failure) */
+	TH_SQL_FAIL_UNIQUE, /* a primary key or UNIQUE constraint */
+	TH_SQL_FAIL_FOREIGNKEY,
+	TH_SQL_FAIL_CHECK,
+	TH_SQL_FAIL_NOTNULL,
+};
+/* After a helper above failed: the constraint it broke, for a caller that words a
+ * constraint failure itself (UNIQUE: "duplicate …", FOREIGNKEY: "no task …"). SQLite
+ * keeps the code on the connection; PostgreSQL's SQLSTATE is kept in pg_state. */
+enum th_sql_fail th_store_failed_with(const struct th_store *st);
+
+/* The statement text for this store's backend: lite for SQLite, pg for PostgreSQL. Only
+ * statements whose SQL differs name both, at their call site; every other statement's
+ * one text runs on both (pg.c turns ?N into $N). */
+static inline const char *th_sql_for(const struct th_store *st, const char *lite, const char *pg)
 {
-	return sqlite3_extended_errcode(st->db);
+	return st->pg != NULL ? pg : lite;
 }
+
+/* 1 while the connection st's statements run on has a transaction open. */
+int th_store_in_txn(const struct th_store *st);
+/* Points st's statements at w's connection (a group's writer), or back at its own when
+ * w is st. */
+void th_store_use_conn(struct th_store *st, struct th_store *w);
+
+/* Calls fn(arg, text) with the first column of each row of statement id, as text (NULL for
+ * SQL NULL), borrowed for the call; stops at fn's first non-zero return, which is the
+ * result (a th_err fn set in e). Errors of the statement itself are reported as
+ * th_store_fail does. */
+th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
+                      const struct th_arg *args, size_t n,
+                      th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                      const char *what, struct th_error *e);
+
+/* ---- PostgreSQL (pg.c) ------------------------------------------------------------ */
+
+/* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
+int th_pg_is_uri(const char *s);
+/* Connects st (its path is the URI) and migrates the schema. */
+th_err th_pg_open(struct th_store *st, struct th_error *e);
+void th_pg_close(struct th_store *st);
+/* The statement helpers of stmt.c, on st->pg: the same contracts. */
+th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
+                  const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
+                  const char *what, struct th_error *e);
+th_err th_pg_rows(struct th_store *st, enum th_stmt_id id, const char *sql,
+                  const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
+                  size_t *count, size_t max, const char *what, struct th_error *e);
+th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
+                   const struct th_arg *args, size_t n,
+                   th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                   const char *what, struct th_error *e);
+/* Transactions: a write one (BEGIN, then the store's write lock, pg.c), COMMIT, ROLLBACK,
+ * and a read-only one on one snapshot. */
+th_err th_pg_begin(struct th_store *st, struct th_error *e);
+th_err th_pg_commit(struct th_store *st, struct th_error *e);
+void th_pg_rollback(struct th_store *st);
+th_err th_pg_read_begin(struct th_store *st, struct th_error *e);
+/* A number that changes whenever anything was committed to the database (-1 on failure). */
+int64_t th_pg_data_version(struct th_store *st);
 /* Frees what def says row owns (text and blob fields) and zeroes it. */
 void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */
 void th_rows_free(const struct th_row_def *def, void *rows, size_t n);
-
-/* Runs a statement that returns no row (when rc is SQLITE_OK) and resets it, so no read
- * transaction stays open; returns the result code (SQLITE_DONE on success, or rc when a
- * bind had already failed). */
-int th_step_done(sqlite3_stmt *s, int rc);
-
-/* Steps a statement that RETURNING one integer column (an INSERT or UPDATE): when rc
- * is SQLITE_OK, runs it, stores the value of its row in *value (left alone when there
- * is no row) and returns the final result code (SQLITE_DONE on success). */
-int th_step_returning(sqlite3_stmt *s, int rc, int64_t *value);
-
-/* Copies column i as a new string into *out (NULL for SQL NULL); returns -1 when the
- * copy could not be allocated. */
-int th_col_dup(sqlite3_stmt *s, int i, char **out);
-/* Copies blob column i into *out (malloc, NULL for SQL NULL) and its size into *len;
- * -1 when the copy could not be allocated. */
-int th_col_blob(sqlite3_stmt *s, int i, unsigned char **out, size_t *len);
 
 /* Makes room for one more element of size elem in *arr (capacity *cap, cnt used):
  * doubles the array when full. -1 (and *arr untouched) when out of memory. */

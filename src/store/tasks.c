@@ -78,10 +78,10 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 	    NULL, NULL, "task insert", e);
 	if (err == TH_OK)
 		return TH_OK;
-	int rc = th_store_failed_with(st);
-	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+	enum th_sql_fail rc = th_store_failed_with(st);
+	if (rc == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate task id %s", r->id);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "parent task %s not found",
 		                    r->parent_id != NULL ? r->parent_id : "");
 	return err;
@@ -264,13 +264,13 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	                           NULL, NULL, "participant put", e);
 	if (err == TH_OK)
 		return TH_OK;
-	int rc = th_store_failed_with(st);
-	if (rc == SQLITE_CONSTRAINT_CHECK)
+	enum th_sql_fail rc = th_store_failed_with(st);
+	if (rc == TH_SQL_FAIL_CHECK)
 		return th_error_set(e, TH_EINVAL,
 		                    "participant %s: kind must be human|agent and role "
 		                    "assignee|reporter|watcher|admin (got %s, %s)",
 		                    p->id, p->kind, p->role);
-	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }

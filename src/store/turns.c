@@ -282,12 +282,13 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
 	 * running turns, (state, updated_ms) for queued ones; for one task, its live turns
 	 * on (task_id, state). */
 	if (task_id == NULL)
-		return th_store_each(st, TH_STMT_TURNS_EXPIRED,
-		                     "SELECT " TURN_COLS " "
-		                     "FROM (SELECT * FROM turns WHERE state = 'running' AND "
-		                     "lease_until_ms < ?1 UNION ALL SELECT * FROM turns WHERE "
-		                     "state = 'queued' AND updated_ms < ?2) ORDER BY id LIMIT ?3",
-		                     args, 3, &turn_row, (void **)out, n, "expired turns", e);
+		return th_store_each(
+		    st, TH_STMT_TURNS_EXPIRED,
+		    "SELECT " TURN_COLS " "
+		    "FROM (SELECT * FROM turns WHERE state = 'running' AND "
+		    "lease_until_ms < ?1 UNION ALL SELECT * FROM turns WHERE "
+		    "state = 'queued' AND updated_ms < ?2) AS x ORDER BY id LIMIT ?3",
+		    args, 3, &turn_row, (void **)out, n, "expired turns", e);
 	return th_store_each(st, TH_STMT_TURNS_EXPIRED_TASK,
 	                     "SELECT " TURN_COLS " "
 	                     "FROM turns WHERE task_id = ?4 AND state IN ('queued', 'running') "

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dynlib.c — libcurl and libcrypto, loaded on first use (issue 13, decision-022).
+/* dynlib.c — libcurl, libcrypto and libpq, loaded on first use (issue 13, decision-022;
+ * libpq since issue 15, decision-031: only a store on PostgreSQL needs it).
  *
  * A plain-CGI process serves one request and exits, so its start-up is most of what a
  * request costs; linking libcurl and libcrypto made every process load 30 more shared
@@ -15,6 +16,7 @@
 #define CURL_DISABLE_TYPECHECK 1 /* curl.h's macro would rename curl_easy_setopt below */
 #include <curl/curl.h>
 #include <dlfcn.h>
+#include <libpq-fe.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -30,9 +32,13 @@
 #ifndef TH_CRYPTO_SONAME
 #define TH_CRYPTO_SONAME "libcrypto.so.3"
 #endif
+#ifndef TH_PQ_SONAME
+#define TH_PQ_SONAME "libpq.so.5"
+#endif
 
-static void *curl_lib, *crypto_lib;
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT, crypto_once = PTHREAD_ONCE_INIT;
+static void *curl_lib, *crypto_lib, *pq_lib;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT, crypto_once = PTHREAD_ONCE_INIT,
+                      pq_once = PTHREAD_ONCE_INIT;
 
 static void *open_lib(const char *soname)
 {
@@ -57,6 +63,17 @@ static void *curl_fn(const char *name)
 {
 	pthread_once(&curl_once, open_curl);
 	return curl_lib != NULL ? dlsym(curl_lib, name) : NULL;
+}
+
+static void open_pq(void)
+{
+	pq_lib = open_lib(TH_PQ_SONAME);
+}
+
+static void *pq_fn(const char *name)
+{
+	pthread_once(&pq_once, open_pq);
+	return pq_lib != NULL ? dlsym(pq_lib, name) : NULL;
 }
 
 static void *crypto_fn(const char *name)
@@ -183,3 +200,38 @@ FORWARD(crypto, int, EVP_DecryptFinal_ex, (EVP_CIPHER_CTX * c, unsigned char *ou
         (c, out, outl), 0)
 FORWARD(crypto, int, RAND_bytes, (unsigned char *buf, int num), (buf, num), 0)
 FORWARD_VOID(crypto, OPENSSL_cleanse, (void *p, size_t n), (p, n))
+
+/* ---- libpq ------------------------------------------------------------------ */
+
+/* What the text-returning functions give when libpq is missing (never written to). */
+static char pq_missing[] = "libpq is not available";
+static char pq_empty[] = "";
+
+FORWARD(pq, PGconn *, PQconnectdb, (const char *conninfo), (conninfo), NULL)
+FORWARD(pq, ConnStatusType, PQstatus, (const PGconn *c), (c), CONNECTION_BAD)
+FORWARD(pq, char *, PQerrorMessage, (const PGconn *c), (c), pq_missing)
+FORWARD_VOID(pq, PQfinish, (PGconn * c), (c))
+FORWARD_VOID(pq, PQreset, (PGconn * c), (c))
+FORWARD(pq, PGTransactionStatusType, PQtransactionStatus, (const PGconn *c), (c), PQTRANS_UNKNOWN)
+FORWARD(pq, PQnoticeProcessor, PQsetNoticeProcessor,
+        (PGconn * c, PQnoticeProcessor proc, void *arg), (c, proc, arg), NULL)
+FORWARD(pq, PGresult *, PQexec, (PGconn * c, const char *q), (c, q), NULL)
+FORWARD(pq, PGresult *, PQprepare,
+        (PGconn * c, const char *name, const char *q, int n, const Oid *types),
+        (c, name, q, n, types), NULL)
+FORWARD(pq, PGresult *, PQexecPrepared,
+        (PGconn * c, const char *name, int n, const char *const *values, const int *lengths,
+         const int *formats, int result_format),
+        (c, name, n, values, lengths, formats, result_format), NULL)
+FORWARD(pq, ExecStatusType, PQresultStatus, (const PGresult *r), (r), PGRES_FATAL_ERROR)
+FORWARD(pq, char *, PQresultErrorField, (const PGresult *r, int field), (r, field), NULL)
+FORWARD_VOID(pq, PQclear, (PGresult * r), (r))
+FORWARD(pq, int, PQntuples, (const PGresult *r), (r), 0)
+FORWARD(pq, int, PQnfields, (const PGresult *r), (r), 0)
+FORWARD(pq, char *, PQgetvalue, (const PGresult *r, int row, int col), (r, row, col), NULL)
+FORWARD(pq, int, PQgetisnull, (const PGresult *r, int row, int col), (r, row, col), 1)
+FORWARD(pq, char *, PQcmdTuples, (PGresult * r), (r), pq_empty)
+FORWARD(pq, char *, PQcmdStatus, (PGresult * r), (r), pq_empty)
+FORWARD(pq, unsigned char *, PQunescapeBytea, (const unsigned char *from, size_t *len), (from, len),
+        NULL)
+FORWARD_VOID(pq, PQfreemem, (void *p), (p))

@@ -12,5 +12,5 @@ src_util_libth_util_la_SOURCES = \
 	src/util/dynlib.c
 # decision-022: the shared-object names configure found.
 src_util_libth_util_la_CPPFLAGS = $(AM_CPPFLAGS) -DTH_CURL_SONAME='"$(TH_CURL_SONAME)"' \
-	-DTH_CRYPTO_SONAME='"$(TH_CRYPTO_SONAME)"'
+	-DTH_CRYPTO_SONAME='"$(TH_CRYPTO_SONAME)"' -DTH_PQ_SONAME='"$(TH_PQ_SONAME)"'
 src_libth_la_LIBADD += src/util/libth_util.la

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_store.c — the store against temp-file databases (STORE-1, STREAM-3, STREAM-5,
- * STATUS-4, CTL-3, CTL-4, LIM-3). */
+ * STATUS-4, CTL-3, CTL-4, LIM-3). With TH_TEST_PG set to a PostgreSQL base URI
+ * (postgresql://user@host:port/, tests/lib/pg.sh) every test that is not about SQLite
+ * itself runs again on a fresh PostgreSQL database each, with the PostgreSQL tests
+ * (STORE-6) added; scripts/test.sh runs both. */
 #include <check.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,18 +19,71 @@
 
 static char tmpdir[256];
 static char dbpath[320];
+static char pgdb[64]; /* the test's PostgreSQL database, "" on SQLite */
+
+/* The PostgreSQL base URI the tests run against, or NULL: SQLite. */
+static const char *pg_base(void)
+{
+	const char *b = getenv("TH_TEST_PG");
+	return b != NULL && b[0] != '\0' ? b : NULL;
+}
+
+/* Runs sql with psql on database db of the TH_TEST_PG cluster; its output (rows as
+ * "a|b", one per line) into out (may be NULL). The SQL goes through a file in tmpdir. */
+static int psql(const char *db, const char *sql, char *out, size_t outsz)
+{
+	char file[300], cmd[900];
+	snprintf(file, sizeof file, "%s/q.sql", tmpdir);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(sql, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "psql -X -q -At -v ON_ERROR_STOP=1 -d '%s%s' -f '%s' 2>&1",
+	         pg_base(), db, file);
+	FILE *p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	size_t n = 0;
+	char buf[512];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof buf, p)) > 0)
+		for (size_t i = 0; i < got; i++)
+			if (out != NULL && n + 1 < outsz)
+				out[n++] = buf[i];
+	if (out != NULL) {
+		while (n > 0 && out[n - 1] == '\n')
+			n--;
+		out[n] = '\0';
+	}
+	return pclose(p);
+}
 
 static void setup(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "%s/th-store-XXXXXX",
 	         getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	pgdb[0] = '\0';
+	if (pg_base() != NULL) {
+		static int n;
+		snprintf(pgdb, sizeof pgdb, "th_unit_%d_%d", (int)getpid(), n++);
+		char sql[128], out[512];
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s; CREATE DATABASE %s", pgdb,
+		         pgdb);
+		ck_assert_msg(psql("postgres", sql, out, sizeof out) == 0, "createdb: %s", out);
+		snprintf(dbpath, sizeof dbpath, "%s%s", pg_base(), pgdb);
+		return;
+	}
 	/* A sub-directory that does not exist yet: open must create it. */
 	snprintf(dbpath, sizeof dbpath, "%s/db/th.db", tmpdir);
 }
 
 static void teardown(void)
 {
+	if (pgdb[0] != '\0') {
+		char sql[128];
+		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", pgdb);
+		(void)psql("postgres", sql, NULL, 0);
+	}
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
@@ -58,6 +114,14 @@ static th_err try_open(struct th_error *e)
 
 static int64_t q_int(struct th_store *st, const char *sql)
 {
+	if (pgdb[0] != '\0') {
+		char out[256];
+		ck_assert_msg(psql(pgdb, sql, out, sizeof out) == 0, "%s: %s", sql, out);
+		/* A boolean answers t or f. */
+		return strcmp(out, "t") == 0   ? 1
+		       : strcmp(out, "f") == 0 ? 0
+		                               : strtoll(out, NULL, 10);
+	}
 	sqlite3_stmt *s = NULL;
 	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st), sql, -1, &s, NULL), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
@@ -69,6 +133,14 @@ static int64_t q_int(struct th_store *st, const char *sql)
 /* First column of the first row as a new string ("" for no row, "(null)" for NULL). */
 static char *q_text(struct th_store *st, const char *sql)
 {
+	if (pgdb[0] != '\0') {
+		char out[4096];
+		char wrapped[2048];
+		/* NULL shows as "(null)", as below; no row as "". */
+		snprintf(wrapped, sizeof wrapped, "\\pset null '(null)'\n%s", sql);
+		ck_assert_msg(psql(pgdb, wrapped, out, sizeof out) == 0, "%s: %s", sql, out);
+		return strdup(out);
+	}
 	sqlite3_stmt *s = NULL;
 	ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st), sql, -1, &s, NULL), SQLITE_OK);
 	char *r;
@@ -343,8 +415,8 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 		ck_assert_int_eq(seq, want[i]);
 	}
 	ck_assert_int_eq(th_store_event_append(st, "nope", "status", "{}", &seq, &e), TH_ENOTFOUND);
-	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 5); /* the refused one: none */
 	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 5); /* the refused one: none */
 
 	struct th_task_row r;
 	ck_assert_int_eq(th_store_task_get(st, "a", &r, &e), TH_OK);
@@ -467,8 +539,11 @@ START_TEST(test_store1_lim3_two_processes_gap_free_seq_no_busy)
 	ck_assert_int_eq(q_int(st, "SELECT max(seq) FROM events WHERE task_id = 'shared'"),
 	                 2 * PER_PROC);
 	/* Both workers really interleaved on one task. */
-	ck_assert_int_eq(
-	    q_int(st, "SELECT count(DISTINCT json_extract(json, '$.pid')) FROM events"), 2);
+	ck_assert_int_eq(q_int(st, pgdb[0] != '\0'
+	                               ? "SELECT count(DISTINCT json::jsonb->>'pid') FROM events"
+	                               : "SELECT count(DISTINCT json_extract(json, '$.pid')) "
+	                                 "FROM events"),
+	                 2);
 	th_store_close(st);
 }
 END_TEST
@@ -2323,30 +2398,114 @@ START_TEST(test_lim5_database_errors_name_no_file_and_no_sqlite_text)
 }
 END_TEST
 
+/* ---- PostgreSQL (STORE-6) ---------------------------------------------------------- */
+
+START_TEST(test_store6_migration_lists_end_at_the_same_version)
+{
+	ck_assert_int_gt(th_store_pg_migrations_n, 0);
+	ck_assert_int_eq(th_store_pg_migrations[th_store_pg_migrations_n - 1].version,
+	                 th_store_schema_version());
+	/* The first brings a new database to its version; the rest follow one by one. */
+	for (int i = 1; i < th_store_pg_migrations_n; i++)
+		ck_assert_int_eq(th_store_pg_migrations[i].version,
+		                 th_store_pg_migrations[i - 1].version + 1);
+}
+END_TEST
+
+START_TEST(test_store6_pg_migrates_once_and_records_its_version)
+{
+	struct th_store *st = open_store();
+	ck_assert_int_eq(q_int(st, "SELECT version FROM tiny_harness_schema"),
+	                 th_store_schema_version());
+	ck_assert_int_eq(q_int(st, "SELECT application_id FROM tiny_harness_schema"), 0x74486172);
+	ck_assert_int_eq(
+	    q_int(st, "SELECT count(*) FROM pg_views WHERE viewname = 'waiting_tasks'"), 1);
+	ck_assert_ptr_null(th_store_db(st)); /* no SQLite handle behind it */
+	th_store_close(st);
+	st = open_store();
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tiny_harness_schema"), 1);
+	th_store_close(st);
+}
+END_TEST
+
+START_TEST(test_store6_pg_foreign_or_newer_database_is_refused)
+{
+	char out[256];
+	ck_assert_int_eq(psql(pgdb, "CREATE TABLE someone_elses (a int)", out, sizeof out), 0);
+	struct th_error e;
+	ck_assert_int_ne(try_open(&e), TH_OK);
+	ck_assert_msg(strstr(e.msg, "not a tiny-harness database") != NULL, "%s", e.msg);
+	ck_assert_int_eq(q_int(NULL, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"),
+	                 1); /* nothing of ours was created */
+	ck_assert_int_eq(psql(pgdb, "DROP TABLE someone_elses", out, sizeof out), 0);
+
+	struct th_store *st = open_store();
+	th_store_close(st);
+	char sql[96];
+	snprintf(sql, sizeof sql, "UPDATE tiny_harness_schema SET version = %d",
+	         th_store_schema_version() + 1);
+	ck_assert_int_eq(psql(pgdb, sql, out, sizeof out), 0);
+	ck_assert_int_ne(try_open(&e), TH_OK);
+	char v[16];
+	snprintf(v, sizeof v, "%d", th_store_schema_version() + 1);
+	ck_assert_msg(strstr(e.msg, v) != NULL, "message lacks the database's version: %s", e.msg);
+}
+END_TEST
+
+START_TEST(test_store6_pg_password_is_never_in_a_message)
+{
+	/* Port 1 on loopback: nothing listens, so the connection fails. */
+	struct th_store_opts o = {.path = "postgresql://th:s3cret-pw@127.0.0.1:1/nodb",
+	                          .busy_timeout_ms = 100};
+	struct th_store *st = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_ne(th_store_open(&o, &st, &e), TH_OK);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(e.msg, "s3cret-pw") == NULL, "password in: %s", e.msg);
+	ck_assert_msg(strstr(e.msg, "th@127.0.0.1:1/nodb") != NULL, "no database named: %s", e.msg);
+}
+END_TEST
+
+START_TEST(test_store6_pg_constraint_failures_are_worded_as_on_sqlite)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice", "{}", &e),
+	                 TH_OK);
+	commit(st);
+	begin(st);
+	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice", "{}", &e),
+	                 TH_EINVAL);
+	ck_assert_msg(strstr(e.msg, "duplicate messageId m1") != NULL, "%s", e.msg);
+	th_store_rollback(st);
+	begin(st);
+	ck_assert_int_eq(th_store_message_append(st, "nope", "m2", "ROLE_USER", "alice", "{}", &e),
+	                 TH_ENOTFOUND);
+	th_store_rollback(st);
+	/* A second BEGIN inside a transaction is refused, not a warning. */
+	begin(st);
+	ck_assert_int_eq(th_store_begin(st, &e), TH_EINTERNAL);
+	th_store_rollback(st);
+	th_store_close(st);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
 	TCase *tc = tcase_create("store");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_store1_open_creates_and_migrates);
-	tcase_add_test(tc, test_store1_sync_full_option);
-	tcase_add_test(tc, test_store1_reopen_is_idempotent);
-	tcase_add_test(tc, test_store5_wal_tend_truncates_unless_pinned);
-	tcase_add_test(tc, test_store1_newer_schema_is_refused);
-	tcase_add_test(tc, test_store1_foreign_application_id_is_refused);
-	tcase_add_test(tc, test_store1_unmarked_foreign_db_is_refused);
-	tcase_add_test(tc, test_lim3_non_sqlite_file_is_refused_without_crash);
+	/* On both backends. */
 	tcase_add_test(tc, test_store1_open_without_path_is_einval);
-	tcase_add_test(tc, test_store1_rollback_leaves_nothing_commit_keeps);
-	tcase_add_test(tc, test_store1_nested_begin_is_an_error_not_a_crash);
 	tcase_add_test(tc, test_stream3_event_seq_gap_free_per_task);
 	tcase_add_test(tc, test_stream3_event_append_outside_transaction_is_refused);
 	tcase_add_test(tc, test_store1_lim3_two_processes_gap_free_seq_no_busy);
-	tcase_add_test(tc, test_store1_concurrent_first_open_migrates_once);
 	tcase_add_test(tc, test_stream2_data_version_moves_on_other_commit);
 	tcase_add_test(tc, test_status4_task_roundtrip_with_sub_state_column);
-	tcase_add_test(tc, test_stream5_list_filters_order_cursor_total);
 	tcase_add_test(tc, test_stream5_list_follows_status_and_kept_count);
 	tcase_add_test(tc, test_id_participants_put_role_order_and_strangers);
 	tcase_add_test(tc, test_stream5_message_append_duplicate_and_history_limit);
@@ -2355,23 +2514,44 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_ctl3_turn_start_cut_is_cut_finish);
 	tcase_add_test(tc, test_turn6_stale_lease_holder_writes_nothing);
 	tcase_add_test(tc, test_turn4_give_up_only_while_expired);
-	tcase_add_test(tc, test_store1_migrating_v1_to_v2_keeps_data);
 	tcase_add_test(tc, test_ch2_membership_task_channel_and_side_channel);
 	tcase_add_test(tc, test_ch3_channel_messages_append_in_order_per_channel);
 	tcase_add_test(tc, test_ch4_help_request_create_get_pending_cancel);
 	tcase_add_test(tc, test_ch5_second_answer_refused);
 	tcase_add_test(tc, test_store1_waiting_tasks_shows_awaiting_answer);
 	tcase_add_test(tc, test_task1_plan_replace_update_list);
-	tcase_add_test(tc, test_task4_subtask_numbers_never_reused_and_parent);
 	tcase_add_test(tc, test_ui1_a2ui_registry_and_artifact_numbers);
-	tcase_add_test(tc, test_turn4_expired_leases_listed);
 	tcase_add_test(tc, test_turn4_release_takeover_hold);
 	tcase_add_test(tc, test_push1_configs_per_task_and_participant);
 	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
-	tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);
-	tcase_add_test(tc, test_store2_purge_cascades_terminal_old_tasks);
-	tcase_add_test(tc, test_store1_002_queries_use_indexes);
-	tcase_add_test(tc, test_lim5_database_errors_name_no_file_and_no_sqlite_text);
+	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
+	if (pg_base() != NULL) {
+		tcase_add_test(tc, test_store6_pg_migrates_once_and_records_its_version);
+		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);
+		tcase_add_test(tc, test_store6_pg_password_is_never_in_a_message);
+		tcase_add_test(tc, test_store6_pg_constraint_failures_are_worded_as_on_sqlite);
+	} else {
+		/* About SQLite itself: its file, pragmas, WAL, query plans and messages. */
+		tcase_add_test(tc, test_store1_open_creates_and_migrates);
+		tcase_add_test(tc, test_store1_sync_full_option);
+		tcase_add_test(tc, test_store1_reopen_is_idempotent);
+		tcase_add_test(tc, test_store5_wal_tend_truncates_unless_pinned);
+		tcase_add_test(tc, test_store1_newer_schema_is_refused);
+		tcase_add_test(tc, test_store1_foreign_application_id_is_refused);
+		tcase_add_test(tc, test_store1_unmarked_foreign_db_is_refused);
+		tcase_add_test(tc, test_lim3_non_sqlite_file_is_refused_without_crash);
+		tcase_add_test(tc, test_store1_rollback_leaves_nothing_commit_keeps);
+		tcase_add_test(tc, test_store1_nested_begin_is_an_error_not_a_crash);
+		tcase_add_test(tc, test_store1_concurrent_first_open_migrates_once);
+		tcase_add_test(tc, test_stream5_list_filters_order_cursor_total);
+		tcase_add_test(tc, test_store1_migrating_v1_to_v2_keeps_data);
+		tcase_add_test(tc, test_task4_subtask_numbers_never_reused_and_parent);
+		tcase_add_test(tc, test_turn4_expired_leases_listed);
+		tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);
+		tcase_add_test(tc, test_store2_purge_cascades_terminal_old_tasks);
+		tcase_add_test(tc, test_store1_002_queries_use_indexes);
+		tcase_add_test(tc, test_lim5_database_errors_name_no_file_and_no_sqlite_text);
+	}
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* pg.c — the store on PostgreSQL (issue 15, STORE-6, decision-031): the connection, its
+ * schema migrations, the statement helpers of stmt.c and the transaction calls of db.c,
+ * on libpq. The store's other files do not know which backend they run on.
+ *
+ * Statements: each id is prepared once per connection (PQprepare, named "th<id>") from
+ * the call site's text in PostgreSQL's dialect (dialect()); parameter types come from the argument
+ * kinds (text, bigint, bytea), results come as text and are converted by the column
+ * table. Writes: SQLite lets one writer in at a time, and the store's transactions rely
+ * on that (an event's seq is max(seq) + 1 of its task, a turn's lease is checked and
+ * renewed in one transaction). On PostgreSQL every write transaction takes one
+ * transaction-level advisory lock first, so writes keep exactly that meaning on every
+ * host; reads run on one REPEATABLE READ snapshot and never wait for it. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "store/migrations.h"
+#include "store/store.h"
+#include "store/store_int.h"
+#include "util/log.h"
+
+/* The advisory lock keys (pg_advisory_xact_lock / pg_advisory_lock): "tHar" as in
+ * SQLite's application_id, and one more for migrations. Advisory locks are per
+ * database, so two tiny-harness databases in one cluster never wait for each other. */
+#define TH_PG_WRITE_LOCK 0x74486172
+#define TH_PG_MIGRATE_LOCK 0x7448616d
+#define TH_PG_APP_ID 0x74486172
+#define TH_PG_MAX_ARGS 32
+
+/* Text of the statements pg.c runs itself (not through a call site of stmt.c). */
+static const char *const schema_table_sql =
+    "CREATE TABLE IF NOT EXISTS tiny_harness_schema ("
+    " version integer NOT NULL, application_id bigint NOT NULL)";
+
+int th_pg_is_uri(const char *s)
+{
+	return s != NULL &&
+	       (strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0);
+}
+
+/* The URI without its password, for messages: "postgresql://user@host/db". A new string
+ * (free), or NULL when out of memory. */
+static char *redact(const char *uri)
+{
+	const char *rest = strstr(uri, "://");
+	rest = rest != NULL ? rest + 3 : uri;
+	size_t auth_end = strcspn(rest, "/?#");
+	const char *at = memchr(rest, '@', auth_end);
+	const char *colon = at != NULL ? memchr(rest, ':', (size_t)(at - rest)) : NULL;
+	if (colon == NULL)
+		return strdup(uri);
+	size_t head = (size_t)(colon - uri);
+	size_t len = head + strlen(at) + 1;
+	char *out = malloc(len);
+	if (out != NULL)
+		snprintf(out, len, "%.*s%s", (int)head, uri, at);
+	return out;
+}
+
+/* Records a failed result's SQLSTATE on st, logs PostgreSQL's own message (it may name
+ * tables and values: the log, not the client, gets it) and words the error for the
+ * client as th_store_fail does for SQLite. */
+static th_err fail(struct th_store *st, const PGresult *r, const char *what, struct th_error *e)
+{
+	const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = r != NULL ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	if (msg == NULL)
+		msg = PQerrorMessage(st->pg);
+	snprintf(st->pg_state, sizeof st->pg_state, "%s", state != NULL ? state : "");
+	int constraint = strncmp(st->pg_state, "23", 2) == 0;
+	int busy = strcmp(st->pg_state, "40001") == 0 || strcmp(st->pg_state, "40P01") == 0 ||
+	           strcmp(st->pg_state, "55P03") == 0 || strcmp(st->pg_state, "57014") == 0;
+	th_log(constraint || busy ? TH_LOG_WARN : TH_LOG_ERROR, "database (%s): %s (SQLSTATE %s)",
+	       what, msg, st->pg_state[0] != '\0' ? st->pg_state : "none");
+	if (busy)
+		return th_error_set(e, TH_EBUSY, "database busy (%s)", what);
+	if (strcmp(st->pg_state, "23503") == 0)
+		return th_error_set(e, TH_ENOTFOUND, "%s: no such task", what);
+	if (constraint)
+		return th_error_set(e, TH_EINVAL, "%s: the database refused the values", what);
+	if (strcmp(st->pg_state, "53100") == 0)
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (%s): the disk or quota is full", what);
+	if (strcmp(st->pg_state, "25006") == 0)
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (%s): the database is read-only", what);
+	if (st->pg_state[0] == '\0' || strncmp(st->pg_state, "08", 2) == 0)
+		return th_error_set(e, TH_EINTERNAL, "database error (%s): the connection was lost",
+		                    what);
+	return th_error_set(e, TH_EINTERNAL,
+	                    "database error (%s); the server's error log has the details", what);
+}
+
+/* Runs sql (no parameters) for pg.c's own statements; TH_OK when it succeeded. */
+static th_err run_plain(struct th_store *st, const char *sql, const char *what, struct th_error *e)
+{
+	PGresult *r = PQexec(st->pg, sql);
+	ExecStatusType s = PQresultStatus(r);
+	th_err err = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? TH_OK : fail(st, r, what, e);
+	PQclear(r);
+	return err;
+}
+
+/* SQLite's text in PostgreSQL's dialect: each ?N becomes $N outside quoted text, and
+ * "LIMIT ?N" becomes "LIMIT CASE WHEN $N >= 0 THEN $N END" (SQLite reads a negative
+ * LIMIT as no limit, which callers use; PostgreSQL refuses one but reads NULL so). A
+ * new string (free), or NULL when out of memory. */
+static char *dialect(const char *sql)
+{
+	size_t len = strlen(sql);
+	/* Each rewritten LIMIT grows by fewer than 48 bytes; one per 8 bytes of text at most. */
+	char *out = malloc(len + (len / 8 + 1) * 48 + 1);
+	if (out == NULL)
+		return NULL;
+	char *o = out;
+	char quote = 0;
+	for (const char *p = sql; *p != '\0';) {
+		if (quote != 0) {
+			if (*p == quote)
+				quote = 0;
+			*o++ = *p++;
+		} else if (*p == '\'' || *p == '"') {
+			quote = *p;
+			*o++ = *p++;
+		} else if (strncmp(p, "LIMIT ?", 7) == 0 && isdigit((unsigned char)p[7])) {
+			int digits = (int)strspn(p + 7, "0123456789");
+			o += sprintf(o, "LIMIT CASE WHEN $%.*s >= 0 THEN $%.*s END", digits, p + 7,
+			             digits, p + 7);
+			p += 7 + digits;
+		} else if (*p == '?' && isdigit((unsigned char)p[1])) {
+			*o++ = '$';
+			p++;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Prepares statement id on the connection st runs on now (once per connection). */
+static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
+                      const struct th_arg *args, size_t n, struct th_error *e)
+{
+	if (st->pg_prepared[id])
+		return TH_OK;
+	char *text = dialect(sql);
+	if (text == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (prepare)");
+	Oid types[TH_PG_MAX_ARGS];
+	for (size_t k = 0; k < n; k++)
+		types[k] = args[k].t == 'i'   ? 20 /* int8 */
+		           : args[k].t == 'b' ? 17 /* bytea */
+		                              : 25;
+	char name[16];
+	snprintf(name, sizeof name, "th%d", (int)id);
+	PGresult *r = PQprepare(st->pg, name, text, (int)n, types);
+	free(text);
+	th_err err = PQresultStatus(r) == PGRES_COMMAND_OK ? TH_OK : fail(st, r, "prepare", e);
+	PQclear(r);
+	if (err == TH_OK)
+		st->pg_prepared[id] = 1;
+	return err;
+}
+
+/* After a failure outside a transaction: a connection the server closed (a restart, an
+ * idle timeout) is opened again, and the statement may run once more. Inside a
+ * transaction nothing is retried: the transaction is gone with the connection. */
+static int reconnected(struct th_store *st)
+{
+	if (PQstatus(st->pg) != CONNECTION_BAD || th_store_in_txn(st))
+		return 0;
+	PQreset(st->pg);
+	if (PQstatus(st->pg) != CONNECTION_OK)
+		return 0;
+	memset(st->pg_prepared, 0, TH_STMT_COUNT_);
+	th_log(TH_LOG_WARN, "database connection lost; connected again");
+	return 1;
+}
+
+/* 1 when sql changes rows (INSERT, UPDATE, DELETE, or a WITH in front of one). */
+static int writes(const char *sql)
+{
+	while (isspace((unsigned char)*sql))
+		sql++;
+	static const char *const verbs[] = {"INSERT", "UPDATE", "DELETE", "WITH"};
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+		if (strncasecmp(sql, verbs[i], strlen(verbs[i])) == 0)
+			return 1;
+	return 0;
+}
+
+static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
+                       const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                       struct th_error *e);
+
+/* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
+ * *out (PQclear), or the failure.
+ *
+ * On SQLite a statement that fails inside a transaction is undone alone and the
+ * transaction goes on; on PostgreSQL it would abort the whole transaction. The store
+ * relies on SQLite's way (a refused insert is reported and the part goes on, or is
+ * rolled back to its savepoint by the caller), so a writing statement inside a
+ * transaction runs inside a savepoint of its own here: a failure rolls back to it and
+ * leaves the transaction usable, as on SQLite. */
+static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
+                  const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                  struct th_error *e)
+{
+	if (!th_store_in_txn(st) || !writes(sql))
+		return run_once(st, id, sql, args, n, out, what, e);
+	PGresult *r;
+	th_err err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r,
+	                      "SAVEPOINT", e);
+	PQclear(r);
+	if (err != TH_OK)
+		return err;
+	err = run_once(st, id, sql, args, n, out, what, e);
+	struct th_error ignored;
+	char state[sizeof st->pg_state];
+	memcpy(state, st->pg_state, sizeof state); /* the statement's, for failed_with */
+	if (err != TH_OK &&
+	    run_once(st, TH_STMT_PG_STMT_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT th_stmt", NULL, 0, &r,
+	             "ROLLBACK TO", &ignored) == TH_OK)
+		PQclear(r);
+	th_err rel = run_once(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt", NULL, 0, &r,
+	                      "RELEASE", err == TH_OK ? e : &ignored);
+	PQclear(r);
+	memcpy(st->pg_state, state, sizeof state);
+	if (err == TH_OK && rel != TH_OK) {
+		PQclear(*out);
+		*out = NULL;
+		return rel;
+	}
+	return err;
+}
+
+static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
+                       const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                       struct th_error *e)
+{
+	*out = NULL;
+	if (n > TH_PG_MAX_ARGS)
+		return th_error_set(e, TH_EINTERNAL, "%s: too many parameters", what);
+	st->pg_state[0] = '\0';
+	for (int attempt = 0;; attempt++) {
+		th_err err = prepare(st, id, sql, args, n, e);
+		if (err != TH_OK) {
+			if (attempt == 0 && reconnected(st))
+				continue;
+			return err;
+		}
+		const char *values[TH_PG_MAX_ARGS];
+		int lengths[TH_PG_MAX_ARGS], formats[TH_PG_MAX_ARGS];
+		char ints[TH_PG_MAX_ARGS][24];
+		for (size_t k = 0; k < n; k++) {
+			lengths[k] = 0;
+			formats[k] = 0;
+			if (args[k].t == 'i') {
+				snprintf(ints[k], sizeof ints[k], "%" PRId64, args[k].i);
+				values[k] = ints[k];
+			} else {
+				values[k] = args[k].s;
+				if (args[k].t == 'b') {
+					lengths[k] = (int)args[k].len;
+					formats[k] = 1;
+				}
+			}
+		}
+		char name[16];
+		snprintf(name, sizeof name, "th%d", (int)id);
+		PGresult *r = PQexecPrepared(st->pg, name, (int)n, values, lengths, formats, 0);
+		ExecStatusType s = PQresultStatus(r);
+		if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
+			*out = r;
+			return TH_OK;
+		}
+		if (attempt == 0 && reconnected(st)) {
+			PQclear(r);
+			continue;
+		}
+		err = fail(st, r, what, e);
+		PQclear(r);
+		return err;
+	}
+}
+
+th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
+                  const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
+                  const char *what, struct th_error *e)
+{
+	PGresult *r;
+	th_err err = run(st, id, sql, args, n, &r, what, e);
+	if (err != TH_OK)
+		return err;
+	int64_t changed = strtoll(PQcmdTuples(r), NULL, 10);
+	if (PQresultStatus(r) == PGRES_TUPLES_OK) {
+		int count = PQntuples(r);
+		if (value != NULL && count > 0 && !PQgetisnull(r, count - 1, 0))
+			*value = strtoll(PQgetvalue(r, count - 1, 0), NULL, 10);
+		if (rows != NULL)
+			*rows = count;
+		/* RETURNING rows are changed rows too; a SELECT's PQcmdTuples is its count. */
+		if (strncmp(PQcmdStatus(r), "SELECT", 6) == 0)
+			changed = 0;
+	} else if (rows != NULL) {
+		*rows = changed;
+	}
+	st->pg_changes += changed;
+	PQclear(r);
+	return TH_OK;
+}
+
+#define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))
+
+/* An integer column as text: digits, or a boolean's t/f. */
+static int64_t int_of(const char *v)
+{
+	if (v[0] == 't' && v[1] == '\0')
+		return 1;
+	return strtoll(v, NULL, 10);
+}
+
+/* Row i of r into row (zeroed first) as def says; -1 when a copy could not be allocated
+ * (row is then freed). */
+static int read_row(const PGresult *r, int i, const struct th_row_def *def, void *row)
+{
+	memset(row, 0, def->size);
+	int bad = 0;
+	for (size_t k = 0; k < def->ncols; k++) {
+		const struct th_col *c = &def->cols[k];
+		int null = PQgetisnull(r, i, (int)k);
+		const char *v = null ? NULL : PQgetvalue(r, i, (int)k);
+		switch (c->t) {
+		case 't':
+			if (v != NULL && (*FIELD(row, c, char *) = strdup(v)) == NULL)
+				bad = 1;
+			break;
+		case 'i':
+			*FIELD(row, c, int64_t) = v != NULL ? int_of(v) : 0;
+			break;
+		case 'n':
+			*FIELD(row, c, int) = v != NULL ? (int)int_of(v) : 0;
+			break;
+		case 'e':
+			*FIELD(row, c, int) = c->name(v);
+			break;
+		default: {
+			/* bytea arrives as text ("\x" and hex digits). One byte more, so an empty
+			 * value is a non-NULL pointer, told apart from SQL NULL. */
+			size_t *len = (size_t *)(void *)((char *)row + c->len_off);
+			if (v == NULL)
+				break;
+			size_t got = 0;
+			unsigned char *raw = PQunescapeBytea((const unsigned char *)v, &got);
+			unsigned char *copy = raw != NULL ? malloc(got + 1) : NULL;
+			if (copy != NULL && got > 0)
+				memcpy(copy, raw, got);
+			if (raw != NULL)
+				PQfreemem(raw);
+			if (copy == NULL) {
+				bad = 1;
+				break;
+			}
+			*FIELD(row, c, unsigned char *) = copy;
+			*len = got;
+			break;
+		}
+		}
+	}
+	if (bad) {
+		th_row_free(def, row);
+		return -1;
+	}
+	return 0;
+}
+
+th_err th_pg_rows(struct th_store *st, enum th_stmt_id id, const char *sql,
+                  const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
+                  size_t *count, size_t max, const char *what, struct th_error *e)
+{
+	*rows = NULL;
+	*count = 0;
+	PGresult *r;
+	th_err err = run(st, id, sql, args, n, &r, what, e);
+	if (err != TH_OK)
+		return err;
+	size_t total = (size_t)PQntuples(r);
+	if (total > max)
+		total = max;
+	if ((size_t)PQnfields(r) < def->ncols) {
+		PQclear(r);
+		return th_error_set(e, TH_EINTERNAL, "%s: fewer columns than expected", what);
+	}
+	void *arr = total > 0 ? calloc(total, def->size) : NULL;
+	if (total > 0 && arr == NULL) {
+		PQclear(r);
+		return th_error_set(e, TH_ENOMEM, "out of memory reading %s", what);
+	}
+	size_t got = 0;
+	for (; got < total; got++)
+		if (read_row(r, (int)got, def, (char *)arr + got * def->size) != 0)
+			break;
+	PQclear(r);
+	if (got < total) {
+		th_rows_free(def, arr, got);
+		return th_error_set(e, TH_ENOMEM, "out of memory reading %s", what);
+	}
+	*rows = arr;
+	*count = got;
+	return TH_OK;
+}
+
+th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
+                   const struct th_arg *args, size_t n,
+                   th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                   const char *what, struct th_error *e)
+{
+	PGresult *r;
+	th_err err = run(st, id, sql, args, n, &r, what, e);
+	for (int i = 0; err == TH_OK && i < PQntuples(r); i++)
+		err = fn(arg, PQgetisnull(r, i, 0) ? NULL : PQgetvalue(r, i, 0), e);
+	PQclear(r);
+	return err;
+}
+
+/* ---- transactions ----------------------------------------------------------------- */
+
+th_err th_pg_begin(struct th_store *st, struct th_error *e)
+{
+	/* PostgreSQL only warns about a BEGIN inside a transaction; SQLite refuses it. */
+	if (th_store_in_txn(st))
+		return th_error_set(e, TH_EINTERNAL, "a transaction is already open");
+	PGresult *r;
+	th_err err = run(st, TH_STMT_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
+	if (err != TH_OK)
+		return err;
+	PQclear(r);
+	/* The write lock (see the top of this file); lock_timeout bounds the wait as
+	 * busy_timeout does on SQLite, and a timeout is TH_EBUSY. */
+	err = run(st, TH_STMT_PG_WRITE_LOCK, "SELECT pg_advisory_xact_lock(?1)",
+	          TH_ARGS(TH_I(TH_PG_WRITE_LOCK)), &r, "write lock", e);
+	if (err != TH_OK) {
+		th_pg_rollback(st);
+		return err;
+	}
+	PQclear(r);
+	return TH_OK;
+}
+
+th_err th_pg_commit(struct th_store *st, struct th_error *e)
+{
+	PGresult *r;
+	th_err err = run(st, TH_STMT_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
+	if (err != TH_OK) {
+		th_pg_rollback(st);
+		return err;
+	}
+	/* COMMIT of a transaction a failed statement aborted answers ROLLBACK. */
+	int rolled_back = strcmp(PQcmdStatus(r), "ROLLBACK") == 0;
+	PQclear(r);
+	if (rolled_back)
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (commit): the write transaction was rolled "
+		                    "back; nothing was stored");
+	return TH_OK;
+}
+
+void th_pg_rollback(struct th_store *st)
+{
+	if (st->pg == NULL || !th_store_in_txn(st))
+		return;
+	PGresult *r = PQexec(st->pg, "ROLLBACK");
+	PQclear(r);
+}
+
+th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
+{
+	PGresult *r;
+	th_err err = run(st, TH_STMT_BEGIN_READ, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	                 NULL, 0, &r, "BEGIN", e);
+	PQclear(r);
+	return err;
+}
+
+int64_t th_pg_data_version(struct th_store *st)
+{
+	/* The end of the server's WAL moves with every commit of any connection: a later
+	 * value means something may have changed (and sometimes nothing did, which only
+	 * costs a look). */
+	PGresult *r;
+	struct th_error ignored;
+	if (run(st, TH_STMT_DATA_VERSION, "SELECT (pg_current_wal_lsn() - '0/0')::bigint", NULL, 0,
+	        &r, "data version", &ignored) != TH_OK)
+		return -1;
+	int64_t v = PQntuples(r) > 0 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
+	PQclear(r);
+	return v;
+}
+
+/* ---- opening and migrations -------------------------------------------------------- */
+
+/* The server's notices (NOTICE, WARNING) go to the log instead of stderr. */
+static void notice(void *arg, const char *message)
+{
+	(void)arg;
+	th_log(TH_LOG_INFO, "database notice: %.*s", (int)strcspn(message, "\n"), message);
+}
+
+/* The schema's version from tiny_harness_schema into *version (0 for a new, empty
+ * database). A database with tables but none of ours, or of another application, is
+ * refused. */
+static th_err schema_version(struct th_store *st, int *version, struct th_error *e)
+{
+	*version = 0;
+	PGresult *r = PQexec(st->pg, "SELECT to_regclass('tiny_harness_schema') IS NOT NULL, "
+	                             "(SELECT count(*) FROM pg_tables "
+	                             "WHERE schemaname = current_schema())");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+		th_err err = fail(st, r, "schema version", e);
+		PQclear(r);
+		return err;
+	}
+	int ours = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	int tables = strcmp(PQgetvalue(r, 0, 1), "0") != 0;
+	PQclear(r);
+	if (!ours)
+		return tables ? th_error_set(e, TH_EINTERNAL,
+		                             "%s holds tables but is not a tiny-harness database",
+		                             st->path)
+		              : TH_OK;
+	r = PQexec(st->pg, "SELECT version, application_id FROM tiny_harness_schema");
+	th_err err = TH_OK;
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		err = fail(st, r, "schema version", e);
+	else if (PQntuples(r) != 1)
+		err = th_error_set(e, TH_EINTERNAL, "%s: tiny_harness_schema holds %d rows, not 1",
+		                   st->path, PQntuples(r));
+	else if (strtoll(PQgetvalue(r, 0, 1), NULL, 10) != TH_PG_APP_ID)
+		err = th_error_set(e, TH_EINTERNAL,
+		                   "%s belongs to another application (application_id %s)",
+		                   st->path, PQgetvalue(r, 0, 1));
+	else
+		*version = atoi(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (err == TH_OK && *version > th_store_schema_version())
+		err = th_error_set(e, TH_EINTERNAL,
+		                   "%s has schema version %d, newer than this program's %d: "
+		                   "upgrade tiny-harness",
+		                   st->path, *version, th_store_schema_version());
+	return err;
+}
+
+/* Applies what the database lacks of the PostgreSQL migrations in one transaction, under
+ * a session advisory lock so that workers starting together wait for the first. */
+static th_err migrate(struct th_store *st, struct th_error *e)
+{
+	int version = 0;
+	th_err err = schema_version(st, &version, e);
+	if (err != TH_OK || version == th_store_schema_version())
+		return err;
+	char sql[96];
+	snprintf(sql, sizeof sql, "SELECT pg_advisory_lock(%d)", TH_PG_MIGRATE_LOCK);
+	if ((err = run_plain(st, sql, "migration lock", e)) != TH_OK)
+		return err;
+	err = run_plain(st, "BEGIN", "BEGIN", e);
+	if (err == TH_OK)
+		err = schema_version(st, &version, e); /* another worker may have migrated */
+	if (err == TH_OK && version == 0)
+		err = run_plain(st, schema_table_sql, "schema table", e);
+	for (int i = 0; err == TH_OK && i < th_store_pg_migrations_n; i++) {
+		const struct th_migration *m = &th_store_pg_migrations[i];
+		/* The first file brings a new database to its version in one step. */
+		if (m->version > version && (i > 0 || version == 0))
+			err = run_plain(st, m->sql, m->name, e);
+		else if (m->version > version)
+			err = th_error_set(e, TH_EINTERNAL,
+			                   "%s: schema version %d cannot be upgraded", st->path,
+			                   version);
+	}
+	if (err == TH_OK && version < th_store_schema_version()) {
+		snprintf(sql, sizeof sql,
+		         "DELETE FROM tiny_harness_schema; INSERT INTO tiny_harness_schema "
+		         "VALUES (%d, %d)",
+		         th_store_schema_version(), TH_PG_APP_ID);
+		err = run_plain(st, sql, "setting schema version", e);
+	}
+	err = err == TH_OK ? run_plain(st, "COMMIT", "COMMIT", e) : err;
+	if (err != TH_OK)
+		PQclear(PQexec(st->pg, "ROLLBACK"));
+	snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%d)", TH_PG_MIGRATE_LOCK);
+	struct th_error ignored;
+	(void)run_plain(st, sql, "migration unlock", &ignored);
+	return err;
+}
+
+th_err th_pg_open(struct th_store *st, struct th_error *e)
+{
+	/* The URI may carry a password: from here on messages name it without one. */
+	char *shown = redact(st->path);
+	if (shown == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory opening the database");
+	char *uri = st->path;
+	st->path = shown;
+	st->own_pg = PQconnectdb(uri);
+	free(uri);
+	st->pg = st->own_pg;
+	st->pg_prepared = st->own_pg_prepared;
+	if (st->own_pg == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory connecting to %s", st->path);
+	if (PQstatus(st->own_pg) != CONNECTION_OK) {
+		const char *msg = PQerrorMessage(st->own_pg);
+		th_log(TH_LOG_ERROR, "cannot connect to %s: %.*s", st->path,
+		       (int)strcspn(msg, "\n"), msg);
+		return th_error_set(e, TH_EINTERNAL, "cannot connect to the database %s", st->path);
+	}
+	PQsetNoticeProcessor(st->own_pg, notice, NULL);
+	char sql[160];
+	snprintf(sql, sizeof sql,
+	         "SET lock_timeout = %d; SET client_min_messages = warning; "
+	         "SET TIME ZONE 'UTC'",
+	         st->busy_timeout_ms);
+	th_err err = run_plain(st, sql, "session settings", e);
+	if (err == TH_OK)
+		err = migrate(st, e);
+	return err;
+}
+
+void th_pg_close(struct th_store *st)
+{
+	if (st->own_pg == NULL)
+		return;
+	PQfinish(st->own_pg);
+	st->own_pg = NULL;
+	st->pg = NULL;
+}
