@@ -9,6 +9,11 @@
 #  3. build/       out-of-tree build with --enable-werror, `make -j2 check`
 #                  (unit, contract, CGI, integration and interop layers: every test
 #                  registered in TESTS by the local.mk files)
+#     then the store's unit suite and the integration and interop layers (the TESTS of
+#     tests/integration/local.mk and tests/interop/local.mk) once more in build/ with
+#     the databases in PostgreSQL (STORE-6): one throwaway cluster (tests/lib/pg.sh, in
+#     build/pg) named to the tests by TH_TEST_PG; counted as the layers
+#     "unit (PostgreSQL)", "integration (PostgreSQL)" and "interop (PostgreSQL)"
 #  4. build-asan/  the same with --enable-sanitizers (ASan + UBSan, halting on the
 #                  first error; reports of workers started by lighttpd land in
 #                  build-asan/sanitizer-logs/ and fail the run)
@@ -18,6 +23,7 @@
 #
 # Exits non-zero on any failure and prints the tail of each failing log.
 #   TH_TEST_QUICK=1   only step 3 (no sanitizer build, no valgrind)
+#   TH_TEST_PG_PASS=0 no PostgreSQL pass in step 3
 #   TH_CONFIGURE_FLAGS="…"  extra flags for both configure runs
 #   JOBS=N            make -jN (default 2)
 #   TH_BUILD_DIR, TH_ASAN_BUILD_DIR   other build directories (default build/, build-asan/)
@@ -126,6 +132,96 @@ build_and_check() {
 
 say "build/ (--enable-werror): make -j$JOBS check"
 build_and_check "$BUILD_DIR" "build" --enable-werror
+
+# ---------------------------------------------------------------- the PostgreSQL pass
+# The store suite, integration and interop layers again, each with a database of its own in one
+# throwaway cluster (TH_TEST_PG, read by tests/lib/server.sh). This pass writes the same
+# .log/.trs names as the first: the first pass's are moved aside meanwhile and put back,
+# this pass's kept in $PG_RESULTS and counted as layers of their own.
+PG_RESULTS=$BUILD_DIR/pg-check
+pg_pass_ran=
+PG_DIR=
+
+# mk_tests FILE — the tests FILE adds to TESTS (`TESTS += …`, continuation lines too).
+mk_tests() {
+	awk '/^TESTS[ \t]*[+]?=/ { on = 1; sub(/^TESTS[ \t]*[+]?=/, "") }
+		on { cont = sub(/\\[ \t]*$/, ""); print; if (!cont) on = 0 }' "$1"
+}
+# move_results FROM TO TEST… — each TEST's .log and .trs from under FROM to under TO.
+move_results() {
+	local from=$1 to=$2 t f
+	shift 2
+	for t in "$@"; do
+		for f in "${t%.*}.log" "${t%.*}.trs"; do
+			[ -f "$from/$f" ] || continue
+			mkdir -p "$to/$(dirname "$f")" && mv -f "$from/$f" "$to/$f"
+		done
+	done
+}
+pg_stop() {
+	[ -n "$PG_DIR" ] || return 0
+	sh "$root/tests/lib/pg.sh" stop "$PG_DIR"
+	# A cluster outside the build tree (see below) goes with it.
+	[ "$PG_DIR" = "$BUILD_DIR/pg" ] || rm -rf "$PG_DIR"
+	PG_DIR=
+}
+pg_pass() {
+	local tests=() base rc=0 stash=$BUILD_DIR/pg-stash
+	mapfile -t tests < <(echo tests/unit/check_store
+		mk_tests tests/integration/local.mk
+		mk_tests tests/interop/local.mk)
+	read -r -a tests <<<"${tests[*]}"
+	if [ ! -x "$BUILD_DIR/src/tiny-harness" ]; then
+		stage_failed "PostgreSQL: no $BUILD_DIR/src/tiny-harness"
+		return 1
+	fi
+	rm -rf "$PG_RESULTS" "$stash"
+	# One left running by an interrupted run is stopped (by its pid file) and removed.
+	sh "$root/tests/lib/pg.sh" stop "$BUILD_DIR/pg"
+	rm -rf "$BUILD_DIR/pg"
+	PG_DIR=$BUILD_DIR/pg
+	# As root the cluster runs as nobody (tests/lib/pg.sh), who must reach its directory
+	# and fit its socket's path: else it goes to a directory of its own under /tmp.
+	if [ ${#PG_DIR} -gt 90 ] || { [ "$(id -u)" = 0 ] &&
+		! setpriv --reuid="${TH_PG_USER:-nobody}" --regid="${TH_PG_GROUP:-nogroup}" --clear-groups -- \
+			test -x "$BUILD_DIR" 2>/dev/null; }; then
+		PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/th-pg.XXXXXX") || { stage_failed "PostgreSQL: mktemp"; return 1; }
+	fi
+	# Stopped on every way out of this script, failures and interruptions included.
+	trap pg_stop EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	if ! base=$(sh "$root/tests/lib/pg.sh" start "$PG_DIR"); then
+		stage_failed "PostgreSQL: tests/lib/pg.sh start"
+		pg_stop
+		trap - EXIT INT TERM
+		return 1
+	fi
+	echo "PostgreSQL cluster at $base (in $PG_DIR): ${#tests[@]} tests"
+	move_results "$BUILD_DIR" "$stash" "${tests[@]}"
+	TH_TEST_PG=$base make -C "$BUILD_DIR" -j"$JOBS" check TESTS="${tests[*]}" \
+		TEST_SUITE_LOG=test-suite-pg.log >"$BUILD_DIR/check-pg.out" 2>&1 || rc=$?
+	grep -E '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL|# )' "$BUILD_DIR/check-pg.out" | tail -n 40
+	move_results "$BUILD_DIR" "$PG_RESULTS" "${tests[@]}"
+	[ -f "$BUILD_DIR/test-suite-pg.log" ] && mv -f "$BUILD_DIR/test-suite-pg.log" "$PG_RESULTS/"
+	move_results "$stash" "$BUILD_DIR" "${tests[@]}"
+	rm -rf "$stash"
+	pg_stop
+	trap - EXIT INT TERM
+	pg_pass_ran=1
+	if [ $rc != 0 ]; then
+		grep -qE '^(PASS|FAIL|XPASS|ERROR|SKIP|XFAIL):' "$BUILD_DIR/check-pg.out" ||
+			tail -n 20 "$BUILD_DIR/check-pg.out"
+		stage_failed "PostgreSQL: make check"
+		return 1
+	fi
+	return 0
+}
+
+if [ "${TH_TEST_PG_PASS:-1}" = 1 ]; then
+	say "build/: the store, integration and interop again with PostgreSQL"
+	pg_pass
+fi
 
 if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 	say "build-asan/ (--enable-sanitizers): make -j$JOBS check"
@@ -236,6 +332,25 @@ for dir in "$BUILD_DIR" "$ASAN_DIR"; do
 		count_log "$log" "$result" "$layer"
 	done < <(find "$dir/tests" -name '*.trs' | sort)
 done
+# The PostgreSQL pass: its own layers, before "other".
+if [ -n "$pg_pass_ran" ] && [ -d "$PG_RESULTS/tests" ]; then
+	layers=(unit contract cgi integration interop "unit (PostgreSQL)" "integration (PostgreSQL)"
+		"interop (PostgreSQL)" other)
+	for l in "unit (PostgreSQL)" "integration (PostgreSQL)" "interop (PostgreSQL)"; do
+		P[$l]=0
+		F[$l]=0
+		S[$l]=0
+	done
+	while IFS= read -r trs; do
+		log=${trs%.trs}.log
+		[ -f "$log" ] || continue
+		result=$(sed -n 's/^:test-result: *//p' "$trs" | head -n1)
+		rel=${trs#"$PG_RESULTS"/tests/}
+		layer=${rel%%/*}
+		case $layer in unit | integration | interop) layer="$layer (PostgreSQL)" ;; *) layer=other ;; esac
+		count_log "$log" "$result" "$layer"
+	done < <(find "$PG_RESULTS/tests" -name '*.trs' | sort)
+fi
 if [ -f "${vlog:-/nonexistent}" ]; then
 	vr=PASS
 	grep -q '^not ok' "$vlog" && vr=FAIL
@@ -258,11 +373,14 @@ if [ "${TH_TEST_QUICK:-0}" = 1 ]; then
 else
 	say "results (${BUILD_DIR#"$root"/} + ${ASAN_DIR#"$root"/} + valgrind CGI run)"
 fi
+# The layer column is wider only when the PostgreSQL layers are in the table.
+lw=12
+[ -n "$pg_pass_ran" ] && lw=24
 tp=0 tf=0 ts=0
-printf '%-12s %8s %8s %8s\n' layer passed failed skipped
+printf "%-${lw}s %8s %8s %8s\n" layer passed failed skipped
 for l in "${layers[@]}"; do
 	[ $((P[$l] + F[$l] + S[$l])) -gt 0 ] || [ "$l" != other ] || continue
-	printf '%-12s %8d %8d %8d\n' "$l" "${P[$l]}" "${F[$l]}" "${S[$l]}"
+	printf "%-${lw}s %8d %8d %8d\n" "$l" "${P[$l]}" "${F[$l]}" "${S[$l]}"
 	tp=$((tp + P[$l])); tf=$((tf + F[$l])); ts=$((ts + S[$l]))
 done
 if [ $stage_failures -gt 0 ]; then

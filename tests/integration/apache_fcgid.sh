@@ -116,7 +116,7 @@ run_mode() {
 	# setting of the caller's environment must reach the workers to have this effect).
 	export TINY_HARNESS_ECHO_DELAY_MS=300
 	BASE=$(sh "$LAUNCHER" start "$MODE" "$T/$MODE" 3) || bail "$LABEL did not start"
-	DB=$T/$MODE/tiny-harness.db
+	DB=$(th_db_of "$T/$MODE")
 	echo "# $LABEL at $BASE, state in $T/$MODE"
 
 	# ------------------------------------------------------------------ card

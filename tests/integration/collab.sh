@@ -8,8 +8,9 @@
 # answered by bob (after refused replies), slash commands, and completion refused while
 # sub-tasks are open, then accepted. Both bindings (JSON-RPC and HTTP+JSON) are used.
 # Every refusal checks the error code, a key word of its message and that nothing was
-# stored (row counts with sqlite3 before and after). TAP output; 77 (skip) when lighttpd,
-# curl, jq or sqlite3 is missing. Set TH_KEEP=1 to keep the state directory.
+# stored (row counts in the database before and after, tests/lib/db.sh). TAP output; 77
+# (skip) when lighttpd, curl, jq or sqlite3 is missing. Set TH_KEEP=1 to keep the state
+# directory.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -40,7 +41,7 @@ export TINY_HARNESS_COMMANDS_DIR=$T/commands
 # hands them to different workers.
 export TINY_HARNESS_ECHO_DELAY_MS=250
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
-DB=$T/srv/tiny-harness.db
+DB=$(th_db_of "$T/srv")
 echo "# lighttpd at $BASE, state in $T/srv"
 
 TK=$TASK_KEY
@@ -140,14 +141,14 @@ unchanged() {
 turns_now() { sq 'SELECT COUNT(*) FROM turns'; }
 # waiting ID — the task's waiting_tasks row as sub_state|waiting_for|question|request_id
 waiting() { sq "SELECT sub_state || '|' || waiting_for || '|' || COALESCE(question, '') || '|' || COALESCE(request_id, '') FROM waiting_tasks WHERE id = '$1'"; }
-members() { sq "SELECT group_concat(participant_id, ' ') FROM (SELECT participant_id FROM channel_members WHERE channel_id = '$1' ORDER BY 1)"; }
-message_events() { sq "SELECT COUNT(*) FROM events WHERE task_id = '$1' AND kind = 'message' AND json LIKE '%$2%'"; }
+members() { sq "SELECT participant_id FROM channel_members WHERE channel_id = '$1' ORDER BY participant_id" | th_join ' '; }
+message_events() { sq "SELECT COUNT(*) FROM events WHERE task_id = '$1' AND kind = 'message' AND CAST(json AS TEXT) LIKE '%$2%'"; }
 was() { echo "$BEFORE" | sed "s/.* $1=\([0-9]*\).*/\1/"; }   # a count in BEFORE
 rows() { sq "SELECT COUNT(*) FROM $1"; }
 task_state() { sq "SELECT state FROM tasks WHERE id = '$1'"; }
 help_state() { sq "SELECT state FROM help_requests WHERE id = '$1'"; }
 db_role() { sq "SELECT role FROM participants WHERE task_id = '$1' AND participant_id = '$2'"; }
-db_roles() { sq "SELECT group_concat(participant_id || ':' || role, ' ') FROM (SELECT * FROM participants WHERE task_id = '$1' ORDER BY participant_id)"; }
+db_roles() { sq "SELECT participant_id || ':' || role FROM participants WHERE task_id = '$1' ORDER BY participant_id" | th_join ' '; }
 lists_all() { # lists_all "WORDS" NAME… — every NAME is a word of WORDS
 	local words=" $1 " c
 	shift
@@ -381,7 +382,7 @@ check "CH-4 STATUS-1 /ask bob parks the task INPUT_REQUIRED · awaiting-answer n
 	'[ "$(tj "[.status.message.parts[] | select(.mediaType == \"$CH\") | .data | \"\(.kind) \(.to | join(\",\")) \(.text)\"][0]")" = "help_request bob Which branch do we tag?" ]' \
 	'stext | grep -qxF "Which branch do we tag?"'
 
-REQ_DESC="sqlite3 DB 'SELECT … FROM waiting_tasks WHERE id = TASK'"
+REQ_DESC="$DB: SELECT … FROM waiting_tasks WHERE id = TASK"
 check "STORE-1 waiting_tasks shows the task awaiting bob's answer to the question, with the request id" \
 	'[ "$(waiting "$TASK")" = "awaiting-answer|bob|Which branch do we tag?|$REQ" ]'
 

@@ -43,7 +43,7 @@ export TINY_HARNESS_ECHO_DELAY_MS=$DELAY
 export TINY_HARNESS_TURN_LEASE_MS=$LEASE
 export TINY_HARNESS_TURN_MAX_ATTEMPTS=2
 BASE=$(sh "$SERVER" start "$T/srv" 3) || bail "lighttpd did not start"
-DB=$T/srv/tiny-harness.db
+DB=$(th_db_of "$T/srv")
 LPID=$(cat "$T/srv/lighttpd.pid")
 export TINY_HARNESS_DB=$DB
 echo "# lighttpd at $BASE (3 workers, echo delay $DELAY ms, lease $LEASE ms, 2 attempts)"
@@ -108,10 +108,10 @@ wait_lease() {
 
 copies() { sq "SELECT COUNT(*) FROM messages WHERE task_id = '$1' AND message_id = '$2'"; }
 agent_replies_to() { # agent messages quoting TEXT
-	sq "SELECT COUNT(*) FROM messages WHERE task_id = '$1' AND role = 'ROLE_AGENT' AND json LIKE '%' || '$2' || '%'"
+	sq "SELECT COUNT(*) FROM messages WHERE task_id = '$1' AND role = 'ROLE_AGENT' AND CAST(json AS TEXT) LIKE '%' || '$2' || '%'"
 }
 gap_free() { # per-task seq 1..n
-	[ "$(sq "SELECT COUNT(*) = MAX(seq) AND MIN(seq) = 1 FROM events WHERE task_id = '$1'")" = 1 ]
+	[ "$(sq "SELECT CASE WHEN COUNT(*) = MAX(seq) AND MIN(seq) = 1 THEN 1 ELSE 0 END FROM events WHERE task_id = '$1'")" = 1 ]
 }
 state_of() { sq "SELECT state FROM tasks WHERE id = '$1'"; }
 
@@ -134,7 +134,7 @@ wait "$LAST_BG" 2>/dev/null
 REQ_DESC="SIGKILL $P; the waiting client got HTTP $(cut -d' ' -f1 "$T/bg.c1.status" 2>/dev/null)"
 check "TURN-4 SIGKILL of worker $P mid-turn leaves the turn running, the task WORKING and the message stored once" \
 	'[ "$killed" = 0 ]' \
-	'[ "$(sq "SELECT state || \",\" || attempts || \",\" || worker_pid FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''c1-m2'\''")" = "running,1,$P" ]' \
+	'[ "$(sq "SELECT state || '\'','\'' || attempts || '\'','\'' || worker_pid FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''c1-m2'\''")" = "running,1,$P" ]' \
 	'[ "$(state_of "$TASK")" = TASK_STATE_WORKING ]' '[ "$(copies "$TASK" c1-m2)" = 1 ]'
 
 wait_lease "$TASK" c1-m2
@@ -248,12 +248,12 @@ wait "$LAST_BG" 2>/dev/null
 changed=
 end=$((t0 + DELAY + 2000))
 while [ "$(now_ms)" -lt "$end" ]; do
-	s=$(sq "SELECT state || '|' || (SELECT max(seq) FROM events WHERE task_id = id) FROM tasks WHERE id = '$TASK'")
+	s=$(sq "SELECT t.state || '|' || (SELECT max(e.seq) FROM events e WHERE e.task_id = t.id) FROM tasks t WHERE t.id = '$TASK'")
 	[ "$s" = "TASK_STATE_COMPLETED|$seq_after" ] || changed="$changed $s"
 	sleep 0.2
 done
 http POST / "$(rpc 11 GetTask "{\"id\":\"$TASK\"}")"
-turn=$(sq "SELECT state || ',' || cut FROM turns WHERE task_id = '$TASK' AND message_id = 'c4-m2'")
+turn=$(sq "SELECT state || ',' || CAST(cut AS INTEGER) FROM turns WHERE task_id = '$TASK' AND message_id = 'c4-m2'")
 REQ_DESC="watched task $TASK for $((DELAY + 2000)) ms after the completion; changes:${changed:- none}; turn c4-m2: $turn"
 check "CTL-3 the cut turn's result is discarded and the task never changes again (state, last event $seq_after, status text)" \
 	'[ -z "$changed" ]' '[ "$(jqb .result.status.state)" = TASK_STATE_COMPLETED ]' \

@@ -23,7 +23,7 @@ scratch th-lighttpd
 # Every worker sleeps this long per turn, so concurrent turns overlap in time.
 export TINY_HARNESS_ECHO_DELAY_MS=300
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
-DB=$T/srv/tiny-harness.db
+DB=$(th_db_of "$T/srv")
 echo "# lighttpd at $BASE, state in $T/srv"
 
 # ------------------------------------------------------------------ the recipe itself

@@ -58,6 +58,9 @@ EXTRA_DIST += tests/integration/hostile.mjs
 # Shared by the shell tests: TAP output (tap.sh), A2A requests over curl/jq/sqlite3 (a2a.sh),
 # ports and processes (proc.sh, also sourced by server.sh and apache.sh).
 EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh tests/lib/scenario.sh
+# The test server's database, SQLite or PostgreSQL (db.sh, sourced by server.sh and a2a.sh),
+# and the throwaway PostgreSQL cluster of TH_TEST_PG (pg.sh, run by scripts/test.sh).
+EXTRA_DIST += tests/lib/db.sh tests/lib/pg.sh
 
 # A real model program (the exec backend) behind lighttpd: intrinsic tools, CTL-7.
 TESTS += tests/integration/models.sh

@@ -48,6 +48,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
+import { dbOf, dbRows } from '../lib/db.mjs';
 import { onPath } from '../lib/interop.mjs';
 
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -143,7 +144,7 @@ function startServer(kind, name, procs, streamMax) {
 		const base = execFileSync(cmd, args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60000 }).trim();
 		running.set(dir, { kind, env });
 		note(`${name} at ${base} (${procs} workers, stream_max ${streamMax}, heartbeat ${HEARTBEAT_MS} ms)`);
-		return { base, dir, kind, db: join(dir, 'tiny-harness.db') };
+		return { base, dir, kind, db: dbOf(dir) };
 	} catch (err) {
 		running.set(dir, { kind, env }); // stop whatever half-started
 		stopServer(dir);
@@ -437,13 +438,9 @@ function tally(list, key) {
 const whyNot = (subs) =>
 	tally(subs.filter((s) => !s.admitted), (s) => (s.ended ? `ended: ${s.status} ${s.error ?? ''} ${s.text.slice(0, 80)}` : s.status ? `status ${s.status}, no event yet` : 'no answer yet'));
 
-// ------------------------------------------------------------------ SQLite
-function sql(db, query) {
-	const r = spawnSync('sqlite3', ['-json', '-cmd', '.timeout 5000', db, query], { encoding: 'utf8', maxBuffer: 256 << 20 });
-	if (r.status !== 0)
-		throw new Error(`sqlite3: ${r.stderr}`);
-	return r.stdout.trim() === '' ? [] : JSON.parse(r.stdout);
-}
+// ------------------------------------------------------------------ the database
+// SQLite (with a busy timeout), or PostgreSQL under TH_TEST_PG (tests/lib/db.mjs).
+const sql = (db, query) => dbRows(db, query, { busyMs: 5000, maxBuffer: 256 << 20, timeout: 120000 });
 const q = (s) => `'${String(s).replace(/'/g, "''")}'`;
 const inList = (ids) => `(${ids.map(q).join(',')})`;
 function lastSeqs(db, taskIds) {

@@ -26,7 +26,7 @@ scratch th-models
 export TINY_HARNESS_MODEL=exec
 export TINY_HARNESS_MODEL_COMMAND="$TH_SRCDIR/tests/unit/scripted_model.py"
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
-DB=$T/srv/tiny-harness.db
+DB=$(th_db_of "$T/srv")
 echo "# lighttpd at $BASE (2 workers, model exec $TINY_HARNESS_MODEL_COMMAND)"
 
 # send WHO MID TEXT [TASK] — SendMessage over JSON-RPC; the task in $T/body .result.task
@@ -47,15 +47,15 @@ check "TURN-3 create_plan over HTTP+JSON: the plan is in Task.metadata" \
 
 send alice m3 'call [{"name":"complete_step","arguments":{"step":"write-code","output":"it builds"}}]' "$TASK"
 check "TURN-3 complete_step marks the step done with its output" \
-	'[ "$(sq "SELECT state || \"|\" || output FROM plan_steps WHERE task_id = \"$TASK\" AND step_id = \"write-code\"")" = "done|it builds" ]'
+	'[ "$(sq "SELECT state || '\''|'\'' || output FROM plan_steps WHERE task_id = '\''$TASK'\'' AND step_id = '\''write-code'\''")" = "done|it builds" ]'
 
 send alice m4 'call [{"name":"spawn_subtask","arguments":{"name":"Docs","goal":"write the docs"}}]' "$TASK"
 wait_idle
 check "CTL-7 a sub-task the model spawned is completed by its own turn" \
-	'[ "$(sq "SELECT state FROM tasks WHERE id = \"$TASK.1\"")" = TASK_STATE_COMPLETED ]' \
-	'[ "$(sq "SELECT created_by FROM tasks WHERE id = \"$TASK.1\"")" = tiny-harness ]'
+	'[ "$(sq "SELECT state FROM tasks WHERE id = '\''$TASK.1'\''")" = TASK_STATE_COMPLETED ]' \
+	'[ "$(sq "SELECT created_by FROM tasks WHERE id = '\''$TASK.1'\''")" = tiny-harness ]'
 check "CTL-7 the parent a participant started only parks" \
-	'[ "$(sq "SELECT state || \"|\" || sub_state FROM tasks WHERE id = \"$TASK\"")" = "TASK_STATE_INPUT_REQUIRED|awaiting-next-message" ]'
+	'[ "$(sq "SELECT state || '\''|'\'' || sub_state FROM tasks WHERE id = '\''$TASK'\''")" = "TASK_STATE_INPUT_REQUIRED|awaiting-next-message" ]'
 
 rpc_call SendMessage "$(jq -nc --arg t "$TASK" '{message: {messageId: "m5", role: "ROLE_USER", taskId: $t, parts: [{text: "call [{\"name\":\"set_participant_role\",\"arguments\":{\"participant_id\":\"alice\",\"role\":\"admin\"}}]"}]}}')" alice
 check "TURN-3 ID-5 the reporter's turn may change a role" \
@@ -69,7 +69,7 @@ send alice m7 'call [{"name":"ask_participant","arguments":{"participant_id":"al
 check "CH-4 ask_participant ends the turn awaiting that participant's answer" \
 	'[ "$(reply)" = "Ready to ship?" ]' \
 	'[ "$(jqb ".result.task.metadata[\"$STATUS_KEY\"].participant_id")" = alice ]' \
-	'[ "$(sq "SELECT waiting_for FROM waiting_tasks WHERE id = \"$TASK\"")" = alice ]'
+	'[ "$(sq "SELECT waiting_for FROM waiting_tasks WHERE id = '\''$TASK'\''")" = alice ]'
 
 send alice m8 "yes" "$TASK"
 check "CH-5 the answer resumes the task, which parks awaiting the next message" \

@@ -93,7 +93,7 @@ export TINY_HARNESS_PUSH_RETRY_BASE_MS=300
 export TINY_HARNESS_PUSH_RETRY_MAX_MS=600
 export TINY_HARNESS_PUSH_TIMEOUT_MS=3000
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
-DB=$T/srv/tiny-harness.db
+DB=$(th_db_of "$T/srv")
 echo "# lighttpd at $BASE (2 workers), webhook receiver at $HOOK (pid $RXPID)"
 
 # received PATH — how many POSTs the receiver logged for PATH
@@ -124,9 +124,16 @@ check "PUSH-1 GET /tasks/{id}/pushNotificationConfigs/{id} (HTTP+JSON) returns i
 http GET "/tasks/$TASK/pushNotificationConfigs"
 check "PUSH-1 GET /tasks/{id}/pushNotificationConfigs lists it with an empty nextPageToken" \
 	'[ "$STATUS" = 200 ]' '[ "$(jqb ".configs | length")" = 1 ]' '[ "$(jqb .nextPageToken)" = "" ]'
-REQ_DESC="sqlite3: push_configs row of hook1"
+REQ_DESC="$DB: push_configs row of hook1"
+# "Not in clear text": no byte string of the secret inside the stored value. SQLite and
+# PostgreSQL name that search differently (instr over hex, position over bytea).
+if th_db_is_pg "$DB"; then
+	not_in() { echo "position(CAST('$2' AS bytea) IN CAST($1 AS bytea)) = 0"; }
+else
+	not_in() { echo "instr(hex($1), hex('$2')) = 0"; }
+fi
 check "PUSH-4 token and credentials are stored sealed, not in clear text" \
-	'[ "$(sq "SELECT count(*) FROM push_configs WHERE config_id = '"'hook1'"' AND length(token_enc) > 0 AND length(auth_credentials_enc) > 0 AND instr(hex(token_enc), hex('"'tok-abc'"')) = 0 AND instr(hex(auth_credentials_enc), hex('"'cred-xyz'"')) = 0")" = 1 ]'
+	'[ "$(sq "SELECT count(*) FROM push_configs WHERE config_id = '"'hook1'"' AND length(token_enc) > 0 AND length(auth_credentials_enc) > 0 AND $(not_in token_enc tok-abc) AND $(not_in auth_credentials_enc cred-xyz)")" = 1 ]'
 
 rpc_call SendMessage "$(tmsg m2 "$TASK" 'first follow-up')"
 [ "$STATUS" = 200 ] || bail "follow-up failed: $(cat "$T/body")"
@@ -199,7 +206,7 @@ check "PUSH-2 tiny-harness push delivers due rows from the command line" \
 # ------------------------------------------------------------------ 3. refusals on a server without the switches
 HTTP_BASE=$(env -u TINY_HARNESS_PUSH_ALLOW_PRIVATE -u TINY_HARNESS_PUSH_KEY sh "$SERVER" start "$T/srv2" 1) ||
 	bail "the second lighttpd did not start"
-DB2=$T/srv2/tiny-harness.db
+DB2=$(th_db_of "$T/srv2")
 rpc_call SendMessage "$(tmsg s1 '' 'strict server')"
 TASK3=$(jqb .result.task.id)
 refused_rpc() { # refused_rpc URL WORDS
@@ -225,16 +232,16 @@ check "PUSH-3 A2A-4 over HTTP+JSON the refusal is 400 INVALID_ARGUMENT" \
 rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" '{taskId: $t, url: "http://93.184.216.34/hook", token: "t"}')"
 check "PUSH-4 without TINY_HARNESS_PUSH_KEY a token is refused naming the variable" \
 	'[ "$(jqb .error.code)" = -32004 ]' 'jqb .error.message | grep -q TINY_HARNESS_PUSH_KEY'
-REQ_DESC="sqlite3 $DB2: SELECT count(*) FROM push_configs"
+REQ_DESC="$DB2: SELECT count(*) FROM push_configs"
 check "PUSH-3 nothing was stored by the refused creates" \
-	'[ "$(sqlite3 "$DB2" "SELECT count(*) FROM push_configs")" = 0 ]'
+	'[ "$(th_db_sql "$DB2" "SELECT count(*) FROM push_configs")" = 0 ]'
 rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" '{taskId: $t, url: "http://93.184.216.34/hook"}')"
 check "PUSH-3 a public address without secrets is accepted there" \
 	'[ "$(jqb .result.url)" = http://93.184.216.34/hook ]'
 rpc_call DeleteTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" --arg id "$(jqb .result.id)" '{taskId: $t, id: $id}')"
 check "PUSH-1 DeleteTaskPushNotificationConfig answers result null and removes it" \
 	'[ "$(jqb "has(\"result\") and .result == null")" = true ]' \
-	'[ "$(sqlite3 "$DB2" "SELECT count(*) FROM push_configs")" = 0 ]'
+	'[ "$(th_db_sql "$DB2" "SELECT count(*) FROM push_configs")" = 0 ]'
 HTTP_BASE=
 
 tap_done

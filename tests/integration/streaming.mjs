@@ -31,6 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
+import { dbOf, dbRows } from '../lib/db.mjs';
 import { onPath } from '../lib/interop.mjs';
 
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -361,13 +362,9 @@ const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STA
 const brief = (s) =>
 	s.events.map((e) => `${e.id}:${e.event ?? ''}:${isTask(e.sr) ? 'task' : Object.keys(e.sr ?? {})[0]}:${stateOf(e.sr)}@${Math.round(e.t - s.t0)}ms`).join(' ');
 
-// ------------------------------------------------------------------ SQLite
-function sql(db, query) {
-	const r = spawnSync('sqlite3', ['-json', db, query], { encoding: 'utf8' });
-	if (r.status !== 0)
-		throw new Error(`sqlite3: ${r.stderr}`);
-	return r.stdout.trim() === '' ? [] : JSON.parse(r.stdout);
-}
+// ------------------------------------------------------------------ the database
+// SQLite, or PostgreSQL under TH_TEST_PG (tests/lib/db.mjs).
+const sql = (db, query) => dbRows(db, query);
 const q = (s) => `'${String(s).replace(/'/g, "''")}'`;
 const dbEvents = (db, taskId, after = 0) =>
 	sql(db, `SELECT seq, kind, json, created_ms FROM events WHERE task_id = ${q(taskId)} AND seq > ${after} ORDER BY seq`);
@@ -604,7 +601,7 @@ try {
 		note(`${srv.name} at ${base} (3 workers, echo delay ${ECHO_DELAY_MS} ms, heartbeat ${HEARTBEAT_MS} ms)`);
 		ran++;
 		try {
-			await scenario(srv, base, join(dir, 'tiny-harness.db'));
+			await scenario(srv, base, dbOf(dir));
 		} catch (err) {
 			ok(false, `${srv.name}: the scenario ran to its end`, { error: err.stack ?? String(err) });
 		}

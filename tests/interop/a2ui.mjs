@@ -8,15 +8,15 @@
 // pinned @a2ui/web_core (loaded as in tests/contract/a2ui_schema.mjs) and fed to web_core's
 // MessageProcessor, whose dispatchAction produces the Approve action that is sent back. Refused
 // actions must fail with InvalidParams (JSON-RPC -32602, REST 400 INVALID_PARAMS; the SDK's
-// RequestMalformedError) naming the reason, and leave the task's rows in SQLite unchanged.
+// RequestMalformedError) naming the reason, and leave the task's rows in the database unchanged.
 // Exit 77 when node_modules, lighttpd or sqlite3 is missing.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, assertValid, importDep, makeTmp, show } from '../contract/lib.mjs';
+import { dbRows } from '../lib/db.mjs';
 import { findLighttpd, onPath, sdkClient, startLighttpd } from '../lib/interop.mjs';
 import { missingModules } from './deps.mjs';
 
@@ -86,9 +86,7 @@ async function runBinding(binding) {
 
 	const sql = (query, ...args) => {
 		const q = query.replace(/\?/g, () => `'${String(args.shift()).replaceAll("'", "''")}'`);
-		const r = spawnSync('sqlite3', ['-json', DB, q], { encoding: 'utf8', timeout: 10000 });
-		assert.equal(r.status, 0, `sqlite3: ${r.stderr}`);
-		return r.stdout.trim() ? JSON.parse(r.stdout) : [];
+		return dbRows(DB, q, { timeout: 10000 });
 	};
 	const rows = (taskId) => ({
 		messages: sql('SELECT count(*) AS n FROM messages WHERE task_id = ?', taskId)[0].n,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Collaboration through the official A2A JS client (@a2a-js/sdk) against lighttpd with two
 // tiny-harness workers, over JSON-RPC and over HTTP+JSON. Every A2A call goes through the
-// SDK's Client; sqlite3 only reads row counts to prove that refusals stored nothing.
+// SDK's Client; the database (sqlite3, or psql under TH_TEST_PG: tests/lib/db.mjs) is only
+// read for row counts, to prove that refusals stored nothing.
 //
 // What the SDK hands back (checked here, see docs/interop.md): Task.metadata is a plain
 // object, so the status sub-state is task.metadata['io.github.madarauchiha-314.tiny-harness/status'];
@@ -15,9 +16,9 @@
 // ID-4); completing a parent with an open /subtask child returns INPUT_REQUIRED naming the
 // child (CTL-4); once the child is completed the parent completes (CTL-5).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 
 import { META_STATUS, META_TASK, MT_CHANNEL, MT_EVENT, TH_BIN, Tap, makeTmp, show } from '../contract/lib.mjs';
+import { dbSql } from '../lib/db.mjs';
 import { findLighttpd, onPath, sdkClient, startLighttpdOrExit } from '../lib/interop.mjs';
 import { importDep, missingModules } from './deps.mjs';
 
@@ -54,9 +55,7 @@ console.log(`# lighttpd at ${base} (state in ${dir})`);
 // ------------------------------------------------------------------ helpers
 const TABLES = ['tasks', 'messages', 'turns', 'events', 'participants', 'channel_messages', 'help_requests', 'subtask_links'];
 function sql(query) {
-	const r = spawnSync(SQLITE3, [DB, query], { encoding: 'utf8', timeout: 10000 });
-	assert.equal(r.status, 0, `sqlite3 ${query}: ${r.stderr}`);
-	return r.stdout.trim();
+	return dbSql(DB, query, { timeout: 10000 }).trim();
 }
 // Waits (bounded) until no turn is queued or running — a /subtask child runs a turn on its
 // goal after the response — then returns the row count of every table a message could touch.

@@ -13,7 +13,8 @@ EXTRA_DIST += tests/interop/collab.mjs
 TESTS += tests/interop/a2ui.mjs
 EXTRA_DIST += tests/interop/a2ui.mjs
 # Shared by the Node tests behind lighttpd (interop, ui, streaming): programs on PATH, server.sh
-# start/stop, the SDK client with X-Participant-Id.
-EXTRA_DIST += tests/lib/interop.mjs
+# start/stop, the SDK client with X-Participant-Id; the server's database, SQLite or
+# PostgreSQL (db.mjs).
+EXTRA_DIST += tests/lib/interop.mjs tests/lib/db.mjs
 # Where the Node tests find their npm modules; a missing one fails under TH_REQUIRE_NODE=1.
 EXTRA_DIST += tests/interop/deps.mjs

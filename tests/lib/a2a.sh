@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# a2a.sh — A2A over curl, jq and sqlite3 for the shell tests; sourced (bash) after
-# tests/lib/tap.sh and tests/lib/proc.sh, with TH_SRCDIR set.
+# a2a.sh — A2A over curl, jq and the database client for the shell tests; sourced (bash)
+# after tests/lib/tap.sh and tests/lib/proc.sh, with TH_SRCDIR set; sources
+# tests/lib/db.sh.
 #
 # Set-up
 #   TH_BUILDDIR, TH_BIN get their defaults and are exported with TH_SRCDIR.
@@ -25,7 +26,8 @@
 #   jqb FILTER        jq -r FILTER on $T/body
 #   texts PATH        the text parts of PATH's status message, joined with " "
 #   has_task          TASK is set and not null
-#   sq SQL            sqlite3 on $DB
+#   sq SQL            th_db_sql on $DB (tests/lib/db.sh: sqlite3 for a path, psql for a
+#                     postgresql:// URI), errors discarded
 #   wait_idle [TENTHS]  wait (default 10 s) until no turn is queued or running
 #   ms SECONDS / now_ms   milliseconds
 
@@ -36,6 +38,7 @@
 : "${TH_BIN:=$TH_BUILDDIR/src/tiny-harness}"
 export TH_SRCDIR TH_BUILDDIR TH_BIN
 SERVER=$TH_SRCDIR/tests/lib/server.sh
+. "$TH_SRCDIR/tests/lib/db.sh"
 HTTP_BASE=
 : "${HTTP_DESC_BYTES:=200}"
 
@@ -108,7 +111,7 @@ post_bg() {
 jqb() { jq -r "$1" "$T/body" 2>/dev/null; }
 texts() { jqb "[$1.status.message.parts[]?.text // empty] | join(\" \")"; }
 has_task() { [ -n "${TASK:-}" ] && [ "$TASK" != null ]; }
-sq() { sqlite3 "$DB" "$1" 2>/dev/null; }
+sq() { th_db_sql "$DB" "$1" 2>/dev/null; }
 wait_idle() {
 	local i=0
 	while [ "$(sq "SELECT COUNT(*) FROM turns WHERE state IN ('queued', 'running')")" != 0 ] && [ $i -lt "${1:-100}" ]; do

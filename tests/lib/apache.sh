@@ -24,7 +24,8 @@
 #                                        they are gone
 #
 # start picks a free loopback port and sets TH_PORT/TH_BIN/TH_STATE_DIR/TH_PROCS/
-# TH_APACHE_MODULES for the config, TINY_HARNESS_DB=DIR/tiny-harness.db and
+# TH_APACHE_MODULES for the config, TINY_HARNESS_DB (DIR/tiny-harness.db, or under
+# TH_TEST_PG a PostgreSQL database: tests/lib/db.sh th_db_for; written to DIR/db) and
 # TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands and
 # TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist when
 # unset and present). Every other TINY_HARNESS_* variable of the caller's environment
@@ -119,6 +120,8 @@ runas() {
 
 # shellcheck source-path=SCRIPTDIR source=proc.sh
 . "$script_dir/proc.sh"
+# shellcheck source-path=SCRIPTDIR source=db.sh
+. "$script_dir/db.sh"
 
 # All living descendants of a pid (children, grandchildren, …), one a line.
 descendants() {
@@ -304,7 +307,8 @@ start() {
 
 	TH_STATE_DIR=$dir
 	TH_PROCS=$procs
-	TINY_HARNESS_DB=$dir/tiny-harness.db
+	TINY_HARNESS_DB=$(th_db_for "$dir" "$script_dir") || die "no database for $dir"
+	echo "$TINY_HARNESS_DB" >"$dir/db" || die "cannot write $dir/db"
 	export TH_BIN TH_STATE_DIR TH_PROCS TH_APACHE_MODULES TINY_HARNESS_DB
 	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
 		TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands
@@ -336,6 +340,8 @@ start() {
 		cat "$dir/migrate.out" >&2
 		die "'$TH_BIN migrate' failed for $TINY_HARNESS_DB"
 	fi
+	th_db_has_schema "$TINY_HARNESS_DB" ||
+		die "'$TH_BIN migrate' made no tables in $TINY_HARNESS_DB: does it take PostgreSQL URIs?"
 	if [ "$mode" = fcgid ]; then
 		write_fcgid_env "$dir/fcgid-env.conf" || die "cannot write $dir/fcgid-env.conf"
 	fi

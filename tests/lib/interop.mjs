@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, cleanEnv, removeTmp } from '../contract/lib.mjs';
+import { dbOf } from './db.mjs';
 
 // The first NAME on PATH (then in the EXTRA directories), or null.
 export function onPath(name, extra = []) {
@@ -25,7 +26,8 @@ export function findLighttpd() {
 // arranges for it to be stopped at exit — and, with signals, on SIGINT/SIGTERM (exit 1) —
 // removing DIR unless TH_KEEP_TMP is set, then calling onStop. env: TINY_HARNESS_* settings
 // for the workers (the caller's own are never passed on). Returns {base, ok, stderr, stop,
-// db}; ok is false when the server did not start.
+// db}; ok is false when the server did not start; db is the server's database, a path or
+// a postgresql:// URI under TH_TEST_PG (read it with tests/lib/db.mjs).
 export function startLighttpd(dir, { lighttpd = findLighttpd(), procs = 2, signals = true, onStop, env: extra = {} } = {}) {
 	const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
 	const env = cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: lighttpd, ...extra });
@@ -50,7 +52,7 @@ export function startLighttpd(dir, { lighttpd = findLighttpd(), procs = 2, signa
 		ok: started.status === 0 && base.startsWith('http'),
 		stderr: `${started.stderr}`,
 		stop,
-		db: join(dir, 'tiny-harness.db'),
+		db: dbOf(dir),
 	};
 }
 

@@ -12,7 +12,8 @@
 #   nginx.sh workers DIR                 the pids of the worker processes, one a line
 #   nginx.sh stop DIR                    stop nginx and the workers by pid, wait until gone
 #
-# start picks a free loopback port, sets TINY_HARNESS_DB=DIR/tiny-harness.db and
+# start picks a free loopback port, sets TINY_HARNESS_DB (DIR/tiny-harness.db, or under
+# TH_TEST_PG a PostgreSQL database: tests/lib/db.sh th_db_for; written to DIR/db) and
 # TINY_HARNESS_BASE_URL (and TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands and
 # TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist when unset and present); the workers inherit every TINY_HARNESS_* variable of the caller. It applies
 # the migrations once, runs nginx in the foreground in the background, writes
@@ -49,6 +50,8 @@ fi
 
 # shellcheck source-path=SCRIPTDIR source=proc.sh
 . "$script_dir/proc.sh"
+# shellcheck source-path=SCRIPTDIR source=db.sh
+. "$script_dir/db.sh"
 
 RUNAS=
 if [ "$(id -u)" = 0 ]; then
@@ -112,7 +115,8 @@ start() {
 	runas test -w "$dir" -a -x "$dir" || die "$dir is not writable by the server's user (chmod 711 its parents)"
 	mkdir -p "$dir/tmp" "$dir/www/static" && { [ "$(id -u)" != 0 ] || chown -R "$TH_APACHE_USER" "$dir/tmp" "$dir/www"; } ||
 		die "cannot create $dir/tmp"
-	TINY_HARNESS_DB=$dir/tiny-harness.db
+	TINY_HARNESS_DB=$(th_db_for "$dir" "$script_dir") || die "no database for $dir"
+	echo "$TINY_HARNESS_DB" >"$dir/db" || die "cannot write $dir/db"
 	export TINY_HARNESS_DB
 	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
 		TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands
@@ -128,6 +132,8 @@ start() {
 		cat "$dir/migrate.out" >&2
 		die "'$TH_BIN migrate' failed for $TINY_HARNESS_DB"
 	fi
+	th_db_has_schema "$TINY_HARNESS_DB" ||
+		die "'$TH_BIN migrate' made no tables in $TINY_HARNESS_DB: does it take PostgreSQL URIs?"
 	tries=0
 	while [ $tries -lt 5 ]; do
 		tries=$((tries + 1))

@@ -9,8 +9,9 @@
 #   workers_checks SUFFIX [MIN] LIM-3 6 concurrent SendMessage requests all park and are
 #                              all stored, STORE-4 the turns ran in MIN (default 2) or
 #                              more worker processes; leaves the worker pids in $pids.
-#                              The counts read the database with a busy timeout: a
-#                              worker resetting the WAL may hold a new reader off briefly.
+#                              The counts read the database (th_db_sql, tests/lib/db.sh)
+#                              with a busy timeout on SQLite: a worker resetting the WAL
+#                              may hold a new reader off briefly.
 
 completion_checks() {
 	local suffix=$1
@@ -39,7 +40,7 @@ completion_checks() {
 
 workers_checks() {
 	local suffix=$1 min=${2:-2} before after parked i CONC=6
-	before=$(sqlite3 -cmd '.timeout 5000' "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
+	before=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 	for i in $(seq 1 $CONC); do
 		post_bg "conc.$i" "user$i" "$BASE" "$(rpc "$i" SendMessage "$(msg "p$i" "parallel $i")")"
 	done
@@ -48,12 +49,12 @@ workers_checks() {
 	for i in $(seq 1 $CONC); do
 		[ "$(jq -r .result.task.status.state "$T/conc.$i" 2>/dev/null)" = TASK_STATE_INPUT_REQUIRED ] && parked=$((parked + 1))
 	done
-	after=$(sqlite3 -cmd '.timeout 5000' "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
+	after=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 	REQ_DESC="$CONC concurrent SendMessage ($parked parked; tasks before $before, after $after); body of the first:"
 	cp "$T/conc.1" "$T/body"
 	check "LIM-3 $CONC concurrent SendMessage requests all answer INPUT_REQUIRED and store $CONC tasks" \
 		"[ \"\$parked\" = $CONC ]" "[ \"\$before\" != unreadable ] && [ \"\$after\" = $((before + CONC)) ]"
-	pids=$(sqlite3 -cmd '.timeout 5000' "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid > 0' 2>/dev/null | sort -n)
+	pids=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid > 0' 2>/dev/null | sort -n)
 	distinct=$(printf '%s\n' $pids | grep -c .)
 	REQ_DESC="SELECT DISTINCT worker_pid FROM turns → $(echo $pids)"
 	check "STORE-4 turns ran in at least $min worker process(es)$suffix (distinct worker_pid: $distinct)" \

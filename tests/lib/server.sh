@@ -7,14 +7,25 @@
 #   server.sh stop DIR            stop it (SIGTERM by pid file), wait until it is gone
 #
 # start picks a free loopback port, sets TH_PORT/TH_BIN/TH_STATE_DIR/TH_PROCS for the
-# config, TINY_HARNESS_DB=DIR/tiny-harness.db and TINY_HARNESS_BASE_URL (and
+# config, TINY_HARNESS_DB=DIR/tiny-harness.db (or a PostgreSQL database: TH_TEST_PG
+# below) and TINY_HARNESS_BASE_URL (and
 # TINY_HARNESS_COMMANDS_DIR=$TH_SRCDIR/conf/commands and TINY_HARNESS_WEB_DIR=$TH_SRCDIR/web/dist
 # when unset and present); any other
 # TINY_HARNESS_* variable in the caller's environment reaches the workers unchanged.
 # It applies the migrations once (`tiny-harness migrate`), runs lighttpd -D in the
 # background, writes DIR/lighttpd.pid and DIR/base_url, and waits (bounded) until
 # GET /.well-known/agent-card.json answers 200. Output of lighttpd goes to
-# DIR/lighttpd.out, its error log to DIR/error.log.
+# DIR/lighttpd.out, its error log to DIR/error.log. The database the workers were given
+# (TINY_HARNESS_DB: a path or a URI) is written to DIR/db, where tests read it
+# (tests/lib/db.sh th_db_of, tests/lib/db.mjs dbOf).
+#
+# TH_TEST_PG (a base URI printed by tests/lib/pg.sh start, postgresql://th@127.0.0.1:PORT/):
+# the workers get a PostgreSQL database of their own in that cluster instead of
+# DIR/tiny-harness.db, named th_CRC_LEN after `cksum` of DIR's absolute path, so each
+# state directory has its own. A database of that name is dropped and made afresh, unless
+# DIR/db already names it (a restart in the same DIR keeps its data, as the SQLite file
+# would be kept). After `migrate` the database must hold tables, else start fails. stop
+# leaves the database in place (tests read it after stopping).
 #
 # Environment: TH_BIN (default $TH_BUILDDIR/src/tiny-harness), TH_SRCDIR (default the
 # repository holding this script), TH_BUILDDIR (default $TH_SRCDIR/build), LIGHTTPD
@@ -45,6 +56,8 @@ fi
 
 # shellcheck source-path=SCRIPTDIR source=proc.sh
 . "$script_dir/proc.sh"
+# shellcheck source-path=SCRIPTDIR source=db.sh
+. "$script_dir/db.sh"
 
 start() {
 	[ $# -ge 1 ] || die "usage: server.sh start DIR [PROCS]"
@@ -64,7 +77,8 @@ start() {
 
 	TH_STATE_DIR=$dir
 	TH_PROCS=$procs
-	TINY_HARNESS_DB=$dir/tiny-harness.db
+	TINY_HARNESS_DB=$(th_db_for "$dir" "$script_dir") || die "no database for $dir"
+	echo "$TINY_HARNESS_DB" >"$dir/db" || die "cannot write $dir/db"
 	export TH_BIN TH_STATE_DIR TH_PROCS TINY_HARNESS_DB
 	# lighttpd runs the workers in TH_BIN's directory, so the relative default
 	# conf/commands would not be found: name the project's one, as `serve` does.
@@ -82,6 +96,8 @@ start() {
 		cat "$dir/migrate.out" >&2
 		die "'$TH_BIN migrate' failed for $TINY_HARNESS_DB"
 	fi
+	th_db_has_schema "$TINY_HARNESS_DB" ||
+		die "'$TH_BIN migrate' made no tables in $TINY_HARNESS_DB: does it take PostgreSQL URIs?"
 
 	tries=0
 	while [ $tries -lt 5 ]; do

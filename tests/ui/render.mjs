@@ -13,12 +13,12 @@
 // TH_BUILDDIR). Exit 77 when chromium, lighttpd, sqlite3 or node_modules is missing.
 // TH_CHROMIUM overrides /usr/bin/chromium; TH_KEEP_TMP=1 keeps the state directory.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, removeTmp, show } from '../contract/lib.mjs';
+import { dbRows } from '../lib/db.mjs';
 import { CHROMIUM, CHROMIUM_ARGS, findLighttpd, needChromium, onPath, startLighttpdOrExit } from '../lib/interop.mjs';
 import { missingModules, nodeModuleDirs } from '../interop/deps.mjs';
 
@@ -82,10 +82,7 @@ async function ok(method, params, opts) {
 }
 
 function sql(query, ...args) {
-	const r = spawnSync('sqlite3', ['-json', DB, query.replace(/\?/g, () => `'${String(args.shift()).replaceAll("'", "''")}'`)],
-		{ encoding: 'utf8', timeout: 10000 });
-	assert.equal(r.status, 0, `sqlite3: ${r.stderr}`);
-	return r.stdout.trim() ? JSON.parse(r.stdout) : [];
+	return dbRows(DB, query.replace(/\?/g, () => `'${String(args.shift()).replaceAll("'", "''")}'`), { timeout: 10000 });
 }
 
 const textOf = (m) => (m?.parts ?? []).filter((p) => typeof p.text === 'string').map((p) => p.text).join('');
