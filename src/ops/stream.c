@@ -58,12 +58,6 @@ void th_watch_free(struct th_watch *w)
 	memset(w, 0, sizeof *w);
 }
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 /* Sends a snapshot Task event numbered with the task's current last seq. *cursor
  * gets that number; *closed is set when the snapshot alone ends the stream. */
 static th_err send_snapshot(struct th_app *app, const char *task_id, const char *viewer,
@@ -198,7 +192,8 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 				return TH_OK;
 			last_beat = now;
 		}
-		sleep_ms(cfg->stream_poll_ms);
+		/* Woken at once by an announced commit (PostgreSQL), else after the poll. */
+		th_store_change_wait(app->store, cfg->stream_poll_ms);
 	}
 }
 

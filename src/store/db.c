@@ -642,3 +642,23 @@ int64_t th_store_changes(struct th_store *st)
 		return st->pg_changes + st->group_writes;
 	return sqlite3_total_changes64(st->own_db) + st->group_writes;
 }
+
+int th_store_change_fd(struct th_store *st)
+{
+	return st->own_pg != NULL ? th_pg_change_fd(st) : -1;
+}
+
+int th_store_change_seen(struct th_store *st)
+{
+	return st->own_pg != NULL ? th_pg_change_seen(st) : 0;
+}
+
+void th_store_change_wait(struct th_store *st, int ms)
+{
+	if (st->own_pg != NULL) {
+		th_pg_change_wait(st, ms);
+		return;
+	}
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}

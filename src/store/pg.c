@@ -13,10 +13,12 @@
  * host; reads run on one REPEATABLE READ snapshot and never wait for it. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "store/migrations.h"
 #include "store/store.h"
@@ -179,6 +181,11 @@ static int reconnected(struct th_store *st)
 		return 0;
 	memset(st->pg_prepared, 0, TH_STMT_COUNT_);
 	th_log(TH_LOG_WARN, "database connection lost; connected again");
+	if (st->pg_listening) {
+		/* What was announced meanwhile is lost with the old connection: look again. */
+		PQclear(PQexec(st->pg, "LISTEN tiny_harness"));
+		st->pg_announced = 1;
+	}
 	return 1;
 }
 
@@ -197,6 +204,7 @@ static int writes(const char *sql)
 static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n, PGresult **out, const char *what,
                        struct th_error *e);
+static int th_pg_change_seen_keep(struct th_store *st);
 
 /* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
  * *out (PQclear), or the failure.
@@ -275,6 +283,9 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 		snprintf(name, sizeof name, "th%d", (int)id);
 		PGresult *r = PQexecPrepared(st->pg, name, (int)n, values, lengths, formats, 0);
 		ExecStatusType s = PQresultStatus(r);
+		/* Announcements that came in with the result are noted, not queued up. */
+		if (st->pg_listening && st->pg == st->own_pg)
+			(void)th_pg_change_seen_keep(st);
 		if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
 			*out = r;
 			return TH_OK;
@@ -454,8 +465,17 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e)
 
 th_err th_pg_commit(struct th_store *st, struct th_error *e)
 {
+	/* Listeners on every host learn of the commit when it happens (STORE-6); one
+	 * announcement per transaction, delivered by the server at COMMIT. */
 	PGresult *r;
-	th_err err = run(st, TH_STMT_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
+	th_err err = run(st, TH_STMT_PG_NOTIFY, "SELECT pg_notify('tiny_harness', '')", NULL, 0, &r,
+	                 "NOTIFY", e);
+	PQclear(r);
+	if (err != TH_OK) {
+		th_pg_rollback(st);
+		return err;
+	}
+	err = run(st, TH_STMT_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
 	if (err != TH_OK) {
 		th_pg_rollback(st);
 		return err;
@@ -500,6 +520,57 @@ int64_t th_pg_data_version(struct th_store *st)
 	int64_t v = PQntuples(r) > 0 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
 	PQclear(r);
 	return v;
+}
+
+/* ---- announcements (LISTEN / NOTIFY) ------------------------------------------------ */
+
+/* Reads what arrived on own_pg and frees the announcements; pg_announced notes any. */
+static int th_pg_change_seen_keep(struct th_store *st)
+{
+	if (PQconsumeInput(st->own_pg) == 0)
+		st->pg_announced = 1; /* a broken connection: look (and reconnect) */
+	PGnotify *n;
+	while ((n = PQnotifies(st->own_pg)) != NULL) {
+		PQfreemem(n);
+		st->pg_announced = 1;
+	}
+	return st->pg_announced;
+}
+
+int th_pg_change_fd(struct th_store *st)
+{
+	if (!st->pg_listening) {
+		PGresult *r = PQexec(st->own_pg, "LISTEN tiny_harness");
+		st->pg_listening = PQresultStatus(r) == PGRES_COMMAND_OK;
+		if (!st->pg_listening)
+			th_log(TH_LOG_WARN, "LISTEN failed: %s; streams poll instead",
+			       PQerrorMessage(st->own_pg));
+		PQclear(r);
+		if (!st->pg_listening)
+			return -1;
+	}
+	return PQsocket(st->own_pg);
+}
+
+int th_pg_change_seen(struct th_store *st)
+{
+	if (!st->pg_listening)
+		return 0;
+	int seen = th_pg_change_seen_keep(st);
+	st->pg_announced = 0;
+	return seen;
+}
+
+void th_pg_change_wait(struct th_store *st, int ms)
+{
+	int fd = th_pg_change_fd(st);
+	if (fd >= 0 && !st->pg_announced) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		(void)poll(&p, 1, ms);
+	} else if (fd < 0) {
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* ---- opening and migrations -------------------------------------------------------- */

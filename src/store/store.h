@@ -262,6 +262,17 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
                              struct th_event **out, size_t *n, struct th_error *e);
 /* PRAGMA data_version, to skip polls when nothing was committed elsewhere. */
 int64_t th_store_data_version(struct th_store *st);
+/* STORE-6: news of other connections' commits without polling. On PostgreSQL every write
+ * transaction announces itself at commit (NOTIFY tiny_harness), and th_store_change_fd
+ * makes this connection listen: the descriptor becomes readable when an announcement
+ * may have arrived (it can change after a lost connection was opened again: ask again
+ * after each wait). -1 on SQLite, whose callers keep polling th_store_data_version. */
+int th_store_change_fd(struct th_store *st);
+/* 1 when a commit was announced to this connection since the last call (reading what
+ * arrived on the descriptor), else 0. Polling data_version stays the fallback. */
+int th_store_change_seen(struct th_store *st);
+/* Waits up to ms for an announced commit (PostgreSQL, once listening) or simply ms. */
+void th_store_change_wait(struct th_store *st, int ms);
 /* Rows this connection has inserted, updated or deleted since it opened: a request that
  * left it unchanged wrote nothing (the worker then has nothing to tell its streams). */
 int64_t th_store_changes(struct th_store *st);

@@ -104,8 +104,10 @@ enum th_stmt_id {
 	TH_STMT_SAVEPOINT,
 	TH_STMT_RELEASE,
 	TH_STMT_ROLLBACK_TO,
-	/* pg.c: a write transaction's lock; the savepoint around each writing statement */
+	/* pg.c: a write transaction's lock and announcement; the savepoint around each
+	 * writing statement */
 	TH_STMT_PG_WRITE_LOCK,
+	TH_STMT_PG_NOTIFY,
 	TH_STMT_PG_STMT_SAVEPOINT,
 	TH_STMT_PG_STMT_ROLLBACK_TO,
 	TH_STMT_PG_STMT_RELEASE,
@@ -124,6 +126,8 @@ struct th_store {
 	PGconn *own_pg;                         /* PQfinish (th_pg_close) */
 	unsigned char own_pg_prepared[TH_STMT_COUNT_];
 	char pg_state[6];   /* SQLSTATE of the last failed statement on this store ("" none) */
+	int pg_listening;   /* LISTEN tiny_harness was run on own_pg (th_store_change_fd) */
+	int pg_announced;   /* a NOTIFY arrived since th_store_change_seen last looked */
 	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
 	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
 	                                 connection writes for itself */
@@ -316,6 +320,10 @@ void th_pg_rollback(struct th_store *st);
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e);
 /* A number that changes whenever anything was committed to the database (-1 on failure). */
 int64_t th_pg_data_version(struct th_store *st);
+/* th_store_change_fd / _seen / _wait on PostgreSQL. */
+int th_pg_change_fd(struct th_store *st);
+int th_pg_change_seen(struct th_store *st);
+void th_pg_change_wait(struct th_store *st, int ms);
 /* Frees what def says row owns (text and blob fields) and zeroes it. */
 void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */

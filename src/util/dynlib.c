@@ -235,3 +235,6 @@ FORWARD(pq, char *, PQcmdStatus, (PGresult * r), (r), pq_empty)
 FORWARD(pq, unsigned char *, PQunescapeBytea, (const unsigned char *from, size_t *len), (from, len),
         NULL)
 FORWARD_VOID(pq, PQfreemem, (void *p), (p))
+FORWARD(pq, int, PQsocket, (const PGconn *c), (c), -1)
+FORWARD(pq, int, PQconsumeInput, (PGconn * c), (c), 0)
+FORWARD(pq, PGnotify *, PQnotifies, (PGconn * c), (c), NULL)

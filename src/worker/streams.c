@@ -54,8 +54,9 @@ struct th_streams {
 	const struct th_config *cfg; /* borrowed */
 	struct th_store *store;      /* owned; the thread's connection; th_streams_stop */
 	pthread_t thread;
-	int epfd;   /* owned; closed by th_streams_stop */
-	int wakefd; /* owned (eventfd); closed by th_streams_stop */
+	int epfd;      /* owned; closed by th_streams_stop */
+	int wakefd;    /* owned (eventfd); closed by th_streams_stop */
+	int change_fd; /* the store's, registered in epfd: announced commits (STORE-6); -1 */
 	struct th_parker parker;
 
 	pthread_mutex_t mu;           /* guards inbox, open, recover, stop */
@@ -420,14 +421,32 @@ static void tick(struct th_streams *s, int force)
 	}
 }
 
+/* Keeps the store's announcement descriptor (STORE-6: on PostgreSQL a commit on any host
+ * makes it readable) in epfd; it can change when a lost connection was opened again. */
+static void watch_changes(struct th_streams *s)
+{
+	int fd = th_store_change_fd(s->store);
+	if (fd == s->change_fd)
+		return;
+	if (s->change_fd >= 0)
+		(void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->change_fd, NULL);
+	s->change_fd = -1;
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &s->change_fd};
+	if (fd >= 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+		s->change_fd = fd;
+}
+
 static void *run(void *arg)
 {
 	struct th_streams *s = arg;
 	struct epoll_event evs[64];
 	for (;;) {
+		watch_changes(s);
 		int timeout = s->nslots > 0 ? s->cfg->stream_poll_ms : -1;
 		int n = epoll_wait(s->epfd, evs, 64, timeout);
 		for (int i = 0; i < n; i++) {
+			if (evs[i].data.ptr == &s->change_fd)
+				continue; /* read below, with what came in with other results */
 			if (evs[i].data.ptr == NULL) {
 				uint64_t v;
 				if (read(s->wakefd, &v, sizeof v) < 0 && errno != EAGAIN)
@@ -445,8 +464,10 @@ static void *run(void *arg)
 		 * its last read in the request and now may predate this connection's last
 		 * look at data_version. A poke only wakes the thread for that look. */
 		int adopted = adopt(s) > 0;
+		/* An announced commit is read at once instead of at the next poll. */
+		int announced = th_store_change_seen(s->store);
 		if (s->nslots > 0 && !stop)
-			tick(s, adopted);
+			tick(s, adopted || announced);
 		for (size_t i = 0; i < s->nslots; i++) {
 			if (stop)
 				end_slot(s->slots[i]);
@@ -490,7 +511,7 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 	if (s == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory starting the stream thread");
 	s->cfg = cfg;
-	s->epfd = s->wakefd = -1;
+	s->epfd = s->wakefd = s->change_fd = -1;
 	s->seen_version = -1;
 	s->parker = (struct th_parker){s, room, take};
 	pthread_mutex_init(&s->mu, NULL);

@@ -74,3 +74,8 @@ EXTRA_DIST += tests/integration/lease.sh
 # TH_WAL_SOAK_SECONDS, default 20 s); skips when wrk is missing (STORE-5).
 TESTS += tests/integration/wal_soak.sh
 EXTRA_DIST += tests/integration/wal_soak.sh tests/integration/wal_soak.lua
+# Two lighttpd servers, each with its own workers, on one database: a subscriber on one
+# follows live what the other commits, and 400 follow-ups spread over both are stored
+# once with gap-free events (STORE-6; PostgreSQL in the second pass of scripts/test.sh).
+TESTS += tests/integration/two_hosts.sh
+EXTRA_DIST += tests/integration/two_hosts.sh

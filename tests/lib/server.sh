@@ -19,6 +19,9 @@
 # (TINY_HARNESS_DB: a path or a URI) is written to DIR/db, where tests read it
 # (tests/lib/db.sh th_db_of, tests/lib/db.mjs dbOf).
 #
+# TH_SERVER_DB: the workers use this database (a path or URI) instead: a second server on
+# the database of another (tests/integration/two_hosts.sh).
+#
 # TH_TEST_PG (a base URI printed by tests/lib/pg.sh start, postgresql://th@127.0.0.1:PORT/):
 # the workers get a PostgreSQL database of their own in that cluster instead of
 # DIR/tiny-harness.db, named th_CRC_LEN after `cksum` of DIR's absolute path, so each
@@ -77,7 +80,11 @@ start() {
 
 	TH_STATE_DIR=$dir
 	TH_PROCS=$procs
-	TINY_HARNESS_DB=$(th_db_for "$dir" "$script_dir") || die "no database for $dir"
+	if [ -n "${TH_SERVER_DB:-}" ]; then
+		TINY_HARNESS_DB=$TH_SERVER_DB # a second host on another server's database
+	else
+		TINY_HARNESS_DB=$(th_db_for "$dir" "$script_dir") || die "no database for $dir"
+	fi
 	echo "$TINY_HARNESS_DB" >"$dir/db" || die "cannot write $dir/db"
 	export TH_BIN TH_STATE_DIR TH_PROCS TINY_HARNESS_DB
 	# lighttpd runs the workers in TH_BIN's directory, so the relative default

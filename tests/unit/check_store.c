@@ -6,6 +6,7 @@
  * (STORE-6) added; scripts/test.sh runs both. */
 #include <check.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2493,6 +2494,42 @@ START_TEST(test_store6_pg_constraint_failures_are_worded_as_on_sqlite)
 }
 END_TEST
 
+START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
+{
+	struct th_store *writer = open_store();
+	struct th_store *reader = open_store();
+	int fd = th_store_change_fd(reader);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(th_store_change_seen(reader), 0);
+	begin(writer);
+	add_task(writer, "announced");
+	/* Nothing is announced before the commit. */
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ck_assert_int_eq(poll(&p, 1, 200), 0);
+	commit(writer);
+	ck_assert_int_eq(poll(&p, 1, 5000), 1);
+	ck_assert_int_eq(th_store_change_seen(reader), 1);
+	ck_assert_int_eq(th_store_change_seen(reader), 0); /* read once */
+	/* A read transaction announces nothing. */
+	struct th_task_row r;
+	struct th_error e;
+	ck_assert_int_eq(th_store_task_get(writer, "announced", &r, &e), TH_OK);
+	th_task_row_free(&r);
+	ck_assert_int_eq(poll(&p, 1, 200), 0);
+	th_store_close(reader);
+	th_store_close(writer);
+}
+END_TEST
+
+START_TEST(test_store6_sqlite_has_no_announcements_streams_poll)
+{
+	struct th_store *st = open_store();
+	ck_assert_int_eq(th_store_change_fd(st), -1);
+	ck_assert_int_eq(th_store_change_seen(st), 0);
+	th_store_close(st);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -2530,8 +2567,10 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);
 		tcase_add_test(tc, test_store6_pg_password_is_never_in_a_message);
 		tcase_add_test(tc, test_store6_pg_constraint_failures_are_worded_as_on_sqlite);
+		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
 	} else {
 		/* About SQLite itself: its file, pragmas, WAL, query plans and messages. */
+		tcase_add_test(tc, test_store6_sqlite_has_no_announcements_streams_poll);
 		tcase_add_test(tc, test_store1_open_creates_and_migrates);
 		tcase_add_test(tc, test_store1_sync_full_option);
 		tcase_add_test(tc, test_store1_reopen_is_idempotent);

@@ -1,0 +1,158 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Integration test: two web hosts on one database (STORE-6, STREAM-2, STREAM-3, TASK-7).
+#
+# Two lighttpd servers, each with its own FastCGI workers, share one database: in the
+# PostgreSQL pass of scripts/test.sh (TH_TEST_PG) what a site with two hosts behind a load
+# balancer runs; on SQLite the same two servers on one file of one host.
+#  (a) a subscriber on host B follows, live, a task created, answered and completed
+#      through host A: it gets the follow-up's events and the COMPLETED status as they are
+#      committed, then its stream closes (the time from A's answer to B's event is printed);
+#  (b) 20 clients x 20 follow-ups spread over both hosts (even clients A, odd B) on 10
+#      tasks: every message stored once, each task's events gap-free 1..n, every message
+#      answered once, both hosts' workers ran turns.
+# Bounded: every request 30 s at most, the load 120 s. TAP output; 77 (skip) when
+# lighttpd, curl or jq is missing.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+: "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
+
+[ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
+require_lighttpd
+require_tools curl jq
+
+CLIENTS=20
+PER_CLIENT=20
+TASKS=10
+TOTAL=$((CLIENTS * PER_CLIENT))
+
+scratch th-two
+CLIENT_PIDS=
+on_exit 'for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done'
+tap_details() {
+	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
+}
+
+BASE_A=$(sh "$SERVER" start "$T/a" 2) || bail "host A did not start"
+DB=$(th_db_of "$T/a")
+BASE_B=$(TH_SERVER_DB=$DB sh "$SERVER" start "$T/b" 2) || bail "host B did not start"
+echo "# host A at $BASE_A, host B at $BASE_B, one database: $DB"
+
+# ------------------------------------------------------------------ (a) live across hosts
+HTTP_BASE=$BASE_A rpc_call SendMessage "$(tmsg two-1 "" "plan the trip")"
+TASK=$(jqb .result.task.id)
+has_task || bail "no task from host A: $(head -c 300 "$T/body")"
+# The subscriber on B: REST GET …:subscribe, as a browser's EventSource would.
+curl -sN --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+	"${BASE_B}tasks/$TASK:subscribe" >"$T/sse" 2>/dev/null &
+SSE_PID=$!
+CLIENT_PIDS="$CLIENT_PIDS $SSE_PID"
+# Wait (bounded) for the snapshot before anything else happens on A.
+i=0
+while ! grep -q '^data:' "$T/sse" 2>/dev/null && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+events() { grep '^data:' "$T/sse" | sed 's/^data: *//'; }
+check "STORE-6 STREAM-2 the subscriber on host B got the task's snapshot" \
+	'[ "$(events | head -n 1 | jq -r .task.id)" = "$TASK" ]'
+
+HTTP_BASE=$BASE_A rpc_call SendMessage "$(tmsg two-2 "$TASK" "and book the hotel")"
+answered=$(now_ms)
+got=
+i=0
+while [ $i -lt 200 ]; do
+	if events | jq -r '.. | .text? // empty' 2>/dev/null | grep -q "and book the hotel"; then
+		got=$(now_ms)
+		break
+	fi
+	sleep 0.01
+	i=$((i + 1))
+done
+[ -n "$got" ] && echo "# host B's subscriber had the follow-up's reply $((got - answered)) ms after host A answered"
+check "STORE-6 STREAM-2 a follow-up sent through host A reaches host B's subscriber live" \
+	'[ "$STATUS" = 200 ]' '[ -n "$got" ]'
+
+HTTP_BASE=$BASE_A rpc_call SendMessage "$(ctl two-3 "$TASK")"
+i=0
+while kill -0 "$SSE_PID" 2>/dev/null && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+DETAIL=$(events | jq -c '[.task.status.state // .statusUpdate.status.state] | .[0]' 2>&1)
+check "STORE-6 CTL-1 the task completed through host A: host B's stream sends COMPLETED and closes" \
+	'[ "$STATUS" = 200 ]' '! kill -0 "$SSE_PID" 2>/dev/null' \
+	'[ "$(events | tail -n 1 | jq -r ".statusUpdate.status.state // .task.status.state")" = TASK_STATE_COMPLETED ]'
+seqs=$(grep '^id:' "$T/sse" | sed 's/^id: *//' | tr '\n' ' ')
+DETAIL="ids: $seqs"
+check "STORE-6 STREAM-3 host B's stream numbered the events in order, none twice" \
+	'[ -n "$seqs" ]' '[ "$(printf "%s\n" $seqs | sort -n | uniq | tr "\n" " ")" = "$seqs" ]'
+DETAIL=
+
+# ------------------------------------------------------------------ (b) load over both hosts
+post() { # post BASE BODY OUTFILE — prints the status
+	curl -s -o "$3" -w '%{http_code}\n' --max-time 30 -H 'Content-Type: application/json' \
+		-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' --data-binary "$2" "$1"
+}
+: >"$T/tasks"
+for i in $(seq 1 "$TASKS"); do
+	[ $((i % 2)) = 0 ] && base=$BASE_A || base=$BASE_B
+	post "$base" "$(rpc "$i" SendMessage "$(tmsg "task-$i" "" "task $i")")" "$T/create" >/dev/null
+	id=$(jq -r .result.task.id "$T/create" 2>/dev/null)
+	[ -n "$id" ] && [ "$id" != null ] || bail "could not create task $i: $(head -c 300 "$T/create")"
+	echo "$id" >>"$T/tasks"
+done
+mapfile -t TASK_IDS <"$T/tasks"
+
+client() { # client N
+	local n=$1 k base task
+	[ $((n % 2)) = 0 ] && base=$BASE_A || base=$BASE_B
+	for k in $(seq 1 "$PER_CLIENT"); do
+		task=${TASK_IDS[$(((n + k) % TASKS))]}
+		post "$base" "$(rpc "$k" SendMessage "$(tmsg "c$n-m$k" "$task" "client $n message $k")")" \
+			"$T/out-$n-$k" >>"$T/status-$n"
+	done
+}
+started=$(now_ms)
+for c in $(seq 1 "$CLIENTS"); do # not n: tap.sh counts its checks in n
+	client "$c" &
+	CLIENT_PIDS="$CLIENT_PIDS $!"
+done
+deadline=$(($(now_ms) + 120000))
+for p in $CLIENT_PIDS; do
+	[ "$p" = "$SSE_PID" ] && continue
+	while kill -0 "$p" 2>/dev/null && [ "$(now_ms)" -lt "$deadline" ]; do sleep 0.1; done
+done
+elapsed=$(($(now_ms) - started))
+ok200=$(cat "$T"/status-* 2>/dev/null | grep -c '^200$')
+errors=$(cat "$T"/out-* 2>/dev/null | jq -s '[.[] | select(.error != null)] | length' 2>/dev/null)
+echo "# $TOTAL follow-ups over two hosts in $elapsed ms"
+DETAIL="200s: $ok200 of $TOTAL; JSON-RPC errors: $errors"
+check "STORE-6 LIM-3 all $TOTAL follow-ups spread over both hosts answered 200 with a result" \
+	'[ "$ok200" = "$TOTAL" ]' '[ "$errors" = 0 ]'
+
+wait_idle 300
+stored=$(sq "SELECT count(*) FROM messages WHERE message_id LIKE 'c%-m%'")
+distinct=$(sq "SELECT count(DISTINCT message_id) FROM messages WHERE message_id LIKE 'c%-m%'")
+DETAIL="stored $stored, distinct $distinct"
+check "STORE-6 TASK-7 every message sent through either host is stored exactly once" \
+	'[ "$stored" = "$TOTAL" ]' '[ "$distinct" = "$TOTAL" ]'
+
+gaps=$(sq "SELECT count(*) FROM (SELECT task_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi, count(DISTINCT seq) AS d FROM events GROUP BY task_id) AS g WHERE lo <> 1 OR hi <> n OR d <> n")
+DETAIL="tasks whose events are not 1..n: $gaps"
+check "STORE-6 STREAM-3 each task's events are numbered 1..n without a gap or a repeat" \
+	'[ "$gaps" = 0 ]'
+
+answers=$(sq "SELECT count(*) FROM turns WHERE state = 'done' AND message_id LIKE 'c%-m%'")
+open=$(sq "SELECT count(*) FROM turns WHERE state IN ('queued', 'running')")
+pids=$(sq "SELECT count(DISTINCT worker_pid) FROM turns WHERE worker_pid > 0")
+DETAIL="done turns $answers, open $open, worker pids in turns $pids"
+# Each host has 2 workers: 3 or more pids means both hosts ran turns.
+check "STORE-6 TURN-4 every message got its turn once, none left open, turns ran in workers of both hosts" \
+	'[ "$answers" = "$TOTAL" ]' '[ "$open" = 0 ]' '[ "$pids" -ge 3 ]'
+
+tap_done
