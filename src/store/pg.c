@@ -447,7 +447,7 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e)
 	if (th_store_in_txn(st))
 		return th_error_set(e, TH_EINTERNAL, "a transaction is already open");
 	PGresult *r;
-	th_err err = run(st, TH_STMT_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
+	th_err err = run(st, TH_STMT_PG_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
 	if (err != TH_OK)
 		return err;
 	PQclear(r);
@@ -475,7 +475,7 @@ th_err th_pg_commit(struct th_store *st, struct th_error *e)
 		th_pg_rollback(st);
 		return err;
 	}
-	err = run(st, TH_STMT_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
+	err = run(st, TH_STMT_PG_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
 	if (err != TH_OK) {
 		th_pg_rollback(st);
 		return err;
@@ -501,8 +501,9 @@ void th_pg_rollback(struct th_store *st)
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
 {
 	PGresult *r;
-	th_err err = run(st, TH_STMT_BEGIN_READ, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-	                 NULL, 0, &r, "BEGIN", e);
+	th_err err =
+	    run(st, TH_STMT_PG_BEGIN_READ, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", NULL,
+	        0, &r, "BEGIN", e);
 	PQclear(r);
 	return err;
 }
@@ -514,8 +515,8 @@ int64_t th_pg_data_version(struct th_store *st)
 	 * costs a look). */
 	PGresult *r;
 	struct th_error ignored;
-	if (run(st, TH_STMT_DATA_VERSION, "SELECT (pg_current_wal_lsn() - '0/0')::bigint", NULL, 0,
-	        &r, "data version", &ignored) != TH_OK)
+	if (run(st, TH_STMT_PG_DATA_VERSION, "SELECT (pg_current_wal_lsn() - '0/0')::bigint", NULL,
+	        0, &r, "data version", &ignored) != TH_OK)
 		return -1;
 	int64_t v = PQntuples(r) > 0 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
 	PQclear(r);

@@ -104,8 +104,12 @@ enum th_stmt_id {
 	TH_STMT_SAVEPOINT,
 	TH_STMT_RELEASE,
 	TH_STMT_ROLLBACK_TO,
-	/* pg.c: a write transaction's lock and announcement; the savepoint around each
-	 * writing statement */
+	/* pg.c, PostgreSQL's own: transactions, a write transaction's lock and announcement,
+	 * the change counter, the savepoint around each writing statement */
+	TH_STMT_PG_BEGIN,
+	TH_STMT_PG_COMMIT,
+	TH_STMT_PG_BEGIN_READ,
+	TH_STMT_PG_DATA_VERSION,
 	TH_STMT_PG_WRITE_LOCK,
 	TH_STMT_PG_NOTIFY,
 	TH_STMT_PG_STMT_SAVEPOINT,
