@@ -27,6 +27,9 @@ LABEL="shared hosting (.htaccess + CGI)"
 
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
 require_tools curl jq sqlite3
+# PKG-3 is about the database file a shared host keeps beside the site: SQLite in the
+# PostgreSQL pass of scripts/test.sh too.
+unset TH_TEST_PG
 why=$(sh "$APACHE" check htaccess-cgi) || skip "$why"
 
 scratch th-shared-cgi

@@ -123,8 +123,11 @@ start() {
 		# the caller's stdout. A caller reading our output through a pipe ($(pg.sh start …))
 		# must not wait for the server to end: its stdin, stdout and stderr go elsewhere.
 		owner_prefix
+		# In a session of its own (setsid): a test's Apache, stopping, sends SIGTERM to its
+		# whole process group, which would otherwise be ours too (seen: a "smart
+		# shutdown" of the cluster halfway through the PostgreSQL pass).
 		# shellcheck disable=SC2086
-		$owner "$bindir/postgres" -D "$dir/data" -p "$port" \
+		setsid $owner "$bindir/postgres" -D "$dir/data" -p "$port" \
 			-c listen_addresses=127.0.0.1 -c unix_socket_directories="$dir" \
 			-c fsync=on -c max_connections=200 \
 			</dev/null >>"$dir/postgres.log" 2>&1 &
