@@ -670,7 +670,7 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 	return err;
 }
 
-th_err th_pg_open(struct th_store *st, struct th_error *e)
+th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e)
 {
 	/* The URI may carry a password: from here on messages name it without one. */
 	char *shown = redact(st->path);
@@ -691,11 +691,15 @@ th_err th_pg_open(struct th_store *st, struct th_error *e)
 		return th_error_set(e, TH_EINTERNAL, "cannot connect to the database %s", st->path);
 	}
 	PQsetNoticeProcessor(st->own_pg, notice, NULL);
-	char sql[160];
+	/* synchronous = normal keeps SQLite's promise in WAL mode: a commit is in the
+	 * database when it returns and is never torn, but the last ones may be lost if the
+	 * machine (not the program) goes down; PostgreSQL's synchronous_commit = off is that
+	 * promise. synchronous = full waits for the flush, as SQLite's FULL does. */
+	char sql[200];
 	snprintf(sql, sizeof sql,
 	         "SET lock_timeout = %d; SET client_min_messages = warning; "
-	         "SET TIME ZONE 'UTC'",
-	         st->busy_timeout_ms);
+	         "SET TIME ZONE 'UTC'; SET synchronous_commit = %s",
+	         st->busy_timeout_ms, sync_full ? "on" : "off");
 	th_err err = run_plain(st, sql, "session settings", e);
 	if (err == TH_OK)
 		err = migrate(st, e);

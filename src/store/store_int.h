@@ -302,8 +302,9 @@ th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
 int th_pg_is_uri(const char *s);
-/* Connects st (its path is the URI) and migrates the schema. */
-th_err th_pg_open(struct th_store *st, struct th_error *e);
+/* Connects st (its path is the URI) and migrates the schema; sync_full as in
+ * th_store_opts (synchronous = full: synchronous_commit on). */
+th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e);
 void th_pg_close(struct th_store *st);
 /* The statement helpers of stmt.c, on st->pg: the same contracts. */
 th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,

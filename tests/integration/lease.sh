@@ -8,11 +8,11 @@
 #     checking it is a child of our lighttpd) until its lease has expired; `tiny-harness
 #     recover` takes the turn over; then the worker is SIGCONTed. The worker that lost its
 #     lease must change nothing: the taker's turn ends `done` and the task parks.
-#  b. Lock wait: ~200 ms before a follow-up's echo delay ends, a separate sqlite3
-#     connection holds the write lock (BEGIN IMMEDIATE) for 3 s, past the lease. While it
-#     is held (after the lease expired) a GetTask is sent and `tiny-harness recover` is
-#     started; after the lock is released everything settles. SQLite only: with the
-#     database in PostgreSQL (TH_TEST_PG, tests/lib/server.sh) b is one skipped test.
+#  b. Lock wait: ~200 ms before a follow-up's echo delay ends, a separate session holds
+#     the write lock for 3 s, past the lease (sqlite3's BEGIN IMMEDIATE; on PostgreSQL,
+#     TH_TEST_PG, psql holding the store's advisory write lock). While it is held (after
+#     the lease expired) a GetTask is sent and `tiny-harness recover` is started; after
+#     the lock is released everything settles.
 #
 # After each scenario, each its own check:
 #  - no task in the database is TASK_STATE_WORKING without a live turn (queued, or
@@ -259,11 +259,18 @@ check "TURN-6 (a) the turn 'recover' ($RPID) took over ended done and was not cu
 	'[ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''la-m2'\'' AND (state = '\''cut'\'' OR CAST(cut AS INTEGER) = 1)")" = 0 ]'
 
 # ================================================================== b. lock wait
-# Its set-up is an sqlite3 session holding SQLite's write lock: nothing to hold in
-# PostgreSQL, where b is skipped.
+# The write lock is held by a separate session: sqlite3's BEGIN IMMEDIATE on SQLite; on
+# PostgreSQL psql taking the store's write lock, the transaction-level advisory lock
+# every write transaction of tiny-harness takes first (0x74486172, src/store/pg.c).
+PG_WRITE_LOCK=1950900594
 if th_db_is_pg "$DB"; then
-	ok "TURN-6 TURN-4 TURN-7 (b) lock wait # SKIP an sqlite3 session holding the write lock is SQLite's alone (the database is PostgreSQL)"
-	tap_done
+	lock_client() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB"; }
+	LOCK_SQL="BEGIN; SELECT pg_advisory_xact_lock($PG_WRITE_LOCK);"
+	lock_free() { [ "$(th_db_sql "$DB" "SELECT pg_try_advisory_xact_lock($PG_WRITE_LOCK)")" = t ]; }
+else
+	lock_client() { sqlite3 -cmd '.timeout 2000' "$DB"; }
+	LOCK_SQL='BEGIN IMMEDIATE;'
+	lock_free() { sqlite3 "$DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1; }
 fi
 new_task lb-m1 "lease lock first"
 bg_post lb "$(rpc 3 SendMessage "$(msg lb-m2 "locked follow-up" "$TASK")")"
@@ -273,7 +280,7 @@ P=$TURN_PID
 # The holder of the write lock: a sqlite3 connection reading its statements from a FIFO
 # this script writes, so BEGIN and COMMIT come exactly when the script says.
 mkfifo "$T/lock.fifo" || bail "mkfifo failed"
-sqlite3 -cmd '.timeout 2000' "$DB" <"$T/lock.fifo" >"$T/lock.out" 2>&1 &
+lock_client <"$T/lock.fifo" >"$T/lock.out" 2>&1 &
 LOCK_PID=$!
 BG="$BG $LOCK_PID"
 exec 7>"$T/lock.fifo"
@@ -282,13 +289,13 @@ exec 7>"$T/lock.fifo"
 created=$(sq "SELECT created_ms FROM turns WHERE task_id = '$TASK' AND message_id = 'lb-m2' ORDER BY id DESC LIMIT 1")
 wait_ms=$((created + DELAY - 200 - $(now_ms)))
 [ "$wait_ms" -gt 0 ] && sleep "$(awk -v m="$wait_ms" 'BEGIN { printf "%.3f", m / 1000 }')"
-echo 'BEGIN IMMEDIATE;' >&7
+echo "$LOCK_SQL" >&7
 begin_ms=$(now_ms)
 # Confirm the lock is held: a writer that does not wait is refused.
 locked=1
 i=0
 while [ $i -lt 40 ]; do
-	if ! sqlite3 "$DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1; then
+	if ! lock_free; then
 		locked=0
 		break
 	fi
@@ -304,7 +311,7 @@ expired=$?
 lease_row=$(turn_row "$TASK" lb-m2)
 sleep 0.2
 still_locked=1
-! sqlite3 "$DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1 && still_locked=0
+! lock_free && still_locked=0
 get_ms=$(now_ms)
 bg_post lb-get "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")"
 GET_BG=$LAST_BG
