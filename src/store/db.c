@@ -510,10 +510,8 @@ void th_store_close(struct th_store *st)
 
 int th_store_in_txn(const struct th_store *st)
 {
-	if (st->pg != NULL) {
-		PGTransactionStatusType t = PQtransactionStatus(st->pg);
-		return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
-	}
+	if (st->pg != NULL)
+		return th_pg_in_txn(st);
 	return st->db != NULL && !sqlite3_get_autocommit(st->db);
 }
 

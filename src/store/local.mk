@@ -22,6 +22,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/store.h src/store/store_int.h src/store/migrations.h \
 	src/store/db.c \
 	src/store/stmt.c \
+	src/store/rows.c \
 	src/store/pg.c \
 	src/store/group.c \
 	src/store/tasks.c \

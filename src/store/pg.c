@@ -38,6 +38,27 @@ static const char *const schema_table_sql =
     "CREATE TABLE IF NOT EXISTS tiny_harness_schema ("
     " version integer NOT NULL, application_id bigint NOT NULL)";
 
+/* 1 while st's connection has a transaction open (th_store_in_txn on PostgreSQL). */
+static int in_txn(const struct th_store *st)
+{
+	PGTransactionStatusType t = PQtransactionStatus(st->pg);
+	return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
+}
+
+int th_pg_in_txn(const struct th_store *st)
+{
+	return in_txn(st);
+}
+
+/* The version PostgreSQL's migrations bring a database to: the same as SQLite's
+ * (check_store tests it). */
+static int pg_schema_version(void)
+{
+	return th_store_pg_migrations_n > 0
+	           ? th_store_pg_migrations[th_store_pg_migrations_n - 1].version
+	           : 0;
+}
+
 int th_pg_is_uri(const char *s)
 {
 	return s != NULL &&
@@ -174,7 +195,7 @@ static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
  * transaction nothing is retried: the transaction is gone with the connection. */
 static int reconnected(struct th_store *st)
 {
-	if (PQstatus(st->pg) != CONNECTION_BAD || th_store_in_txn(st))
+	if (PQstatus(st->pg) != CONNECTION_BAD || in_txn(st))
 		return 0;
 	PQreset(st->pg);
 	if (PQstatus(st->pg) != CONNECTION_OK)
@@ -219,7 +240,7 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
                   const struct th_arg *args, size_t n, PGresult **out, const char *what,
                   struct th_error *e)
 {
-	if (!th_store_in_txn(st) || !writes(sql))
+	if (!in_txn(st) || !writes(sql))
 		return run_once(st, id, sql, args, n, out, what, e);
 	PGresult *r;
 	th_err err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r,
@@ -444,7 +465,7 @@ th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
 th_err th_pg_begin(struct th_store *st, struct th_error *e)
 {
 	/* PostgreSQL only warns about a BEGIN inside a transaction; SQLite refuses it. */
-	if (th_store_in_txn(st))
+	if (in_txn(st))
 		return th_error_set(e, TH_EINTERNAL, "a transaction is already open");
 	PGresult *r;
 	th_err err = run(st, TH_STMT_PG_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
@@ -492,7 +513,7 @@ th_err th_pg_commit(struct th_store *st, struct th_error *e)
 
 void th_pg_rollback(struct th_store *st)
 {
-	if (st->pg == NULL || !th_store_in_txn(st))
+	if (st->pg == NULL || !in_txn(st))
 		return;
 	PGresult *r = PQexec(st->pg, "ROLLBACK");
 	PQclear(r);
@@ -515,8 +536,8 @@ int64_t th_pg_data_version(struct th_store *st)
 	 * costs a look). */
 	PGresult *r;
 	struct th_error ignored;
-	if (run(st, TH_STMT_PG_DATA_VERSION, "SELECT (pg_current_wal_lsn() - '0/0')::bigint", NULL,
-	        0, &r, "data version", &ignored) != TH_OK)
+	if (run(st, TH_STMT_PG_DATA_VERSION, "SELECT (pg_current_wal_insert_lsn() - '0/0')::bigint",
+	        NULL, 0, &r, "data version", &ignored) != TH_OK)
 		return -1;
 	int64_t v = PQntuples(r) > 0 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
 	PQclear(r);
@@ -619,11 +640,11 @@ static th_err schema_version(struct th_store *st, int *version, struct th_error 
 	else
 		*version = atoi(PQgetvalue(r, 0, 0));
 	PQclear(r);
-	if (err == TH_OK && *version > th_store_schema_version())
+	if (err == TH_OK && *version > pg_schema_version())
 		err = th_error_set(e, TH_EINTERNAL,
 		                   "%s has schema version %d, newer than this program's %d: "
 		                   "upgrade tiny-harness",
-		                   st->path, *version, th_store_schema_version());
+		                   st->path, *version, pg_schema_version());
 	return err;
 }
 
@@ -633,9 +654,9 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 {
 	int version = 0;
 	th_err err = schema_version(st, &version, e);
-	if (err != TH_OK || version == th_store_schema_version())
+	if (err != TH_OK || version == pg_schema_version())
 		return err;
-	char sql[96];
+	char sql[160];
 	snprintf(sql, sizeof sql, "SELECT pg_advisory_lock(%d)", TH_PG_MIGRATE_LOCK);
 	if ((err = run_plain(st, sql, "migration lock", e)) != TH_OK)
 		return err;
@@ -654,11 +675,11 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 			                   "%s: schema version %d cannot be upgraded", st->path,
 			                   version);
 	}
-	if (err == TH_OK && version < th_store_schema_version()) {
+	if (err == TH_OK && version < pg_schema_version()) {
 		snprintf(sql, sizeof sql,
 		         "DELETE FROM tiny_harness_schema; INSERT INTO tiny_harness_schema "
 		         "VALUES (%d, %d)",
-		         th_store_schema_version(), TH_PG_APP_ID);
+		         pg_schema_version(), TH_PG_APP_ID);
 		err = run_plain(st, sql, "setting schema version", e);
 	}
 	err = err == TH_OK ? run_plain(st, "COMMIT", "COMMIT", e) : err;

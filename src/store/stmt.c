@@ -165,21 +165,6 @@ static int bind_args(sqlite3_stmt *s, const struct th_arg *args, size_t n)
 	return rc;
 }
 
-int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem)
-{
-	if (cnt < *cap)
-		return 0;
-	size_t ncap = *cap == 0 ? 8 : *cap * 2;
-	if (ncap > SIZE_MAX / elem)
-		return -1;
-	void *grown = realloc(*arr, ncap * elem);
-	if (grown == NULL)
-		return -1;
-	*arr = grown;
-	*cap = ncap;
-	return 0;
-}
-
 th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
                      const char *what, struct th_error *e)
@@ -207,29 +192,6 @@ th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 /* ---- rows --------------------------------------------------------------------------- */
 
 #define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))
-
-void th_row_free(const struct th_row_def *def, void *row)
-{
-	if (row == NULL)
-		return;
-	for (size_t k = 0; k < def->ncols; k++) {
-		const struct th_col *c = &def->cols[k];
-		if (c->t == 't')
-			free(*FIELD(row, c, char *));
-		else if (c->t == 'b')
-			free(*FIELD(row, c, unsigned char *));
-	}
-	memset(row, 0, def->size);
-}
-
-void th_rows_free(const struct th_row_def *def, void *rows, size_t n)
-{
-	if (rows == NULL)
-		return;
-	for (size_t i = 0; i < n; i++)
-		th_row_free(def, (char *)rows + i * def->size);
-	free(rows);
-}
 
 /* Copies the current result row of s into row (zeroed first) as def says; -1 when a copy
  * could not be allocated (row is then freed). */

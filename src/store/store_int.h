@@ -302,6 +302,8 @@ th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
 int th_pg_is_uri(const char *s);
+/* th_store_in_txn on PostgreSQL. */
+int th_pg_in_txn(const struct th_store *st);
 /* Connects st (its path is the URI) and migrates the schema; sync_full as in
  * th_store_opts (synchronous = full: synchronous_commit on). */
 th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e);
@@ -334,7 +336,7 @@ void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */
 void th_rows_free(const struct th_row_def *def, void *rows, size_t n);
 
-/* Makes room for one more element of size elem in *arr (capacity *cap, cnt used):
+/* rows.c: makes room for one more element of size elem in *arr (capacity *cap, cnt used):
  * doubles the array when full. -1 (and *arr untouched) when out of memory. */
 int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem);
 
