@@ -2521,6 +2521,48 @@ START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
 }
 END_TEST
 
+/* Ends every other session on the test's database (as a server restart or an idle
+ * timeout would end a worker's connection). */
+static void end_other_sessions(void)
+{
+	char out[256];
+	ck_assert_int_eq(psql(pgdb,
+	                      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+	                      "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+	                      out, sizeof out),
+	                 0);
+	ck_assert_msg(atoi(out) >= 1, "no session was ended: %s", out);
+}
+
+START_TEST(test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "kept");
+	commit(st);
+	/* Outside a transaction the statement runs again on a new connection. */
+	end_other_sessions();
+	struct th_task_row r;
+	ck_assert_int_eq(th_store_task_get(st, "kept", &r, &e), TH_OK);
+	th_task_row_free(&r);
+	/* Inside one it is not retried: the transaction went with the connection, and
+	 * nothing of it is stored; the next transaction works. */
+	begin(st);
+	add_task(st, "gone");
+	end_other_sessions();
+	int64_t seq = 0;
+	ck_assert_int_ne(th_store_event_append(st, "gone", "task", "{}", &seq, &e), TH_OK);
+	th_store_rollback(st);
+	begin(st);
+	add_task(st, "after");
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id IN ('kept', 'after')"), 2);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id = 'gone'"), 0);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store6_sqlite_has_no_announcements_streams_poll)
 {
 	struct th_store *st = open_store();
@@ -2568,6 +2610,8 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store6_pg_password_is_never_in_a_message);
 		tcase_add_test(tc, test_store6_pg_constraint_failures_are_worded_as_on_sqlite);
 		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
+		tcase_add_test(tc,
+		               test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe);
 	} else {
 		/* About SQLite itself: its file, pragmas, WAL, query plans and messages. */
 		tcase_add_test(tc, test_store6_sqlite_has_no_announcements_streams_poll);
