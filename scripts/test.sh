@@ -9,7 +9,7 @@
 #  3. build/       out-of-tree build with --enable-werror, `make -j2 check`
 #                  (unit, contract, CGI, integration and interop layers: every test
 #                  registered in TESTS by the local.mk files)
-#     then the store's unit suite and the integration and interop layers (the TESTS of
+#     then the store's unit suites (check_store, check_group) and the integration and interop layers (the TESTS of
 #     tests/integration/local.mk and tests/interop/local.mk) once more in build/ with
 #     the databases in PostgreSQL (STORE-6): one throwaway cluster (tests/lib/pg.sh, in
 #     build/pg) named to the tests by TH_TEST_PG; counted as the layers
@@ -167,7 +167,7 @@ pg_stop() {
 }
 pg_pass() {
 	local tests=() base rc=0 stash=$BUILD_DIR/pg-stash
-	mapfile -t tests < <(echo tests/unit/check_store
+	mapfile -t tests < <(echo tests/unit/check_store tests/unit/check_group
 		mk_tests tests/integration/local.mk
 		mk_tests tests/interop/local.mk)
 	read -r -a tests <<<"${tests[*]}"

@@ -49,14 +49,16 @@ src/store/migrations.c: $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRA
 
 check_PROGRAMS += tests/unit/check_store
 TESTS += tests/unit/check_store
-tests_unit_check_store_SOURCES = tests/unit/check_store.c
+tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/pg_fixture.c \
+	tests/unit/pg_fixture.h
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_store_LDADD = src/store/libth_store.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)
 
 check_PROGRAMS += tests/unit/check_group
 TESTS += tests/unit/check_group
-tests_unit_check_group_SOURCES = tests/unit/check_group.c
+tests_unit_check_group_SOURCES = tests/unit/check_group.c tests/unit/pg_fixture.c \
+	tests/unit/pg_fixture.h
 tests_unit_check_group_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_group_LDADD = src/store/libth_store.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pg_fixture.h"
 #include "store/migrations.h"
 #include "store/store.h"
 #include "util/ids.h"
@@ -22,40 +23,14 @@ static char tmpdir[256];
 static char dbpath[320];
 static char pgdb[64]; /* the test's PostgreSQL database, "" on SQLite */
 
-/* The PostgreSQL base URI the tests run against, or NULL: SQLite. */
 static const char *pg_base(void)
 {
-	const char *b = getenv("TH_TEST_PG");
-	return b != NULL && b[0] != '\0' ? b : NULL;
+	return th_test_pg_base();
 }
 
-/* Runs sql with psql on database db of the TH_TEST_PG cluster; its output (rows as
- * "a|b", one per line) into out (may be NULL). The SQL goes through a file in tmpdir. */
 static int psql(const char *db, const char *sql, char *out, size_t outsz)
 {
-	char file[300], cmd[900];
-	snprintf(file, sizeof file, "%s/q.sql", tmpdir);
-	FILE *f = fopen(file, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(sql, f);
-	fclose(f);
-	snprintf(cmd, sizeof cmd, "psql -X -q -At -v ON_ERROR_STOP=1 -d '%s%s' -f '%s' 2>&1",
-	         pg_base(), db, file);
-	FILE *p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	size_t n = 0;
-	char buf[512];
-	size_t got;
-	while ((got = fread(buf, 1, sizeof buf, p)) > 0)
-		for (size_t i = 0; i < got; i++)
-			if (out != NULL && n + 1 < outsz)
-				out[n++] = buf[i];
-	if (out != NULL) {
-		while (n > 0 && out[n - 1] == '\n')
-			n--;
-		out[n] = '\0';
-	}
-	return pclose(p);
+	return th_test_psql(tmpdir, db, sql, out, outsz);
 }
 
 static void setup(void)
@@ -65,13 +40,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	pgdb[0] = '\0';
 	if (pg_base() != NULL) {
-		static int n;
-		snprintf(pgdb, sizeof pgdb, "th_unit_%d_%d", (int)getpid(), n++);
-		char sql[128], out[512];
-		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s; CREATE DATABASE %s", pgdb,
-		         pgdb);
-		ck_assert_msg(psql("postgres", sql, out, sizeof out) == 0, "createdb: %s", out);
-		snprintf(dbpath, sizeof dbpath, "%s%s", pg_base(), pgdb);
+		th_test_pg_create(tmpdir, pgdb, sizeof pgdb, dbpath, sizeof dbpath);
 		return;
 	}
 	/* A sub-directory that does not exist yet: open must create it. */
@@ -80,11 +49,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	if (pgdb[0] != '\0') {
-		char sql[128];
-		snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", pgdb);
-		(void)psql("postgres", sql, NULL, 0);
-	}
+	if (pgdb[0] != '\0')
+		th_test_pg_drop(tmpdir, pgdb);
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
