@@ -220,6 +220,8 @@ check "CMD-3 TASK-4 /subtask on the task creates $C1 (Docs), listed in the paren
 	'[ "$(tj "[.metadata[\"$TK\"].sub_tasks[].task_id] | join(\",\")")" = "$C1" ]' \
 	'[ "$(rows subtask_links)" = $(($(was subtask_links) + 1)) ]'
 
+# The child's first turn runs after the answer (the worker's deferred work): wait for it.
+wait_idle
 get rpc wendy "$C1"
 check "TASK-4 $C1 inherits the participants and roles, links its parent and waits for the next message" \
 	'[ "$STATUS" = 200 ]' has_task '[ "$(tj .id)" = "$C1" ]' \
