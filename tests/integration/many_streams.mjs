@@ -195,13 +195,36 @@ function workerPids(srv) {
 		return [];
 	}
 }
-// Open sockets of one process (its FastCGI listener and connections), or null.
+// With TH_TEST_PG the workers also hold a connection to PostgreSQL per thread, opened when
+// the thread first serves a request: those sockets are not streams. The inodes of the TCP
+// sockets whose remote end is the cluster's port (from /proc/net/tcp), else none.
+function databaseSockets() {
+	const port = /:(\d+)\/?$/.exec(process.env.TH_TEST_PG ?? '')?.[1];
+	const inodes = new Set();
+	if (!port)
+		return inodes;
+	const hex = Number(port).toString(16).toUpperCase().padStart(4, '0');
+	for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+		try {
+			for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+				const f = line.trim().split(/\s+/);
+				if (f.length > 9 && f[2].endsWith(`:${hex}`))
+					inodes.add(f[9]);
+			}
+		} catch {}
+	}
+	return inodes;
+}
+// Open sockets of one process (its FastCGI listener and connections, not its database
+// connections), or null.
 function socketCount(pid) {
 	try {
+		const db = databaseSockets();
 		let c = 0;
 		for (const fd of readdirSync(`/proc/${pid}/fd`)) {
 			try {
-				if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:'))
+				const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+				if (link.startsWith('socket:') && !db.has(link.slice(8, -1)))
 					c++;
 			} catch {}
 		}
