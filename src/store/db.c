@@ -653,10 +653,8 @@ int th_store_change_seen(struct th_store *st)
 
 void th_store_change_wait(struct th_store *st, int ms)
 {
-	if (st->own_pg != NULL) {
-		th_pg_change_wait(st, ms);
+	if (st->own_pg != NULL && th_pg_change_wait(st, ms) == 0)
 		return;
-	}
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "store/migrations.h"
 #include "store/store.h"
@@ -210,6 +209,19 @@ static int reconnected(struct th_store *st)
 	return 1;
 }
 
+/* Reads what arrived on own_pg and frees the announcements; pg_announced notes any. */
+static int note_announcements(struct th_store *st)
+{
+	if (PQconsumeInput(st->own_pg) == 0)
+		st->pg_announced = 1; /* a broken connection: look (and reconnect) */
+	PGnotify *n;
+	while ((n = PQnotifies(st->own_pg)) != NULL) {
+		PQfreemem(n);
+		st->pg_announced = 1;
+	}
+	return st->pg_announced;
+}
+
 /* 1 when sql changes rows (INSERT, UPDATE, DELETE, or a WITH in front of one). */
 static int writes(const char *sql)
 {
@@ -225,7 +237,6 @@ static int writes(const char *sql)
 static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n, PGresult **out, const char *what,
                        struct th_error *e);
-static int th_pg_change_seen_keep(struct th_store *st);
 
 /* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
  * *out (PQclear), or the failure.
@@ -306,7 +317,7 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 		ExecStatusType s = PQresultStatus(r);
 		/* Announcements that came in with the result are noted, not queued up. */
 		if (st->pg_listening && st->pg == st->own_pg)
-			(void)th_pg_change_seen_keep(st);
+			(void)note_announcements(st);
 		if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
 			*out = r;
 			return TH_OK;
@@ -546,19 +557,6 @@ int64_t th_pg_data_version(struct th_store *st)
 
 /* ---- announcements (LISTEN / NOTIFY) ------------------------------------------------ */
 
-/* Reads what arrived on own_pg and frees the announcements; pg_announced notes any. */
-static int th_pg_change_seen_keep(struct th_store *st)
-{
-	if (PQconsumeInput(st->own_pg) == 0)
-		st->pg_announced = 1; /* a broken connection: look (and reconnect) */
-	PGnotify *n;
-	while ((n = PQnotifies(st->own_pg)) != NULL) {
-		PQfreemem(n);
-		st->pg_announced = 1;
-	}
-	return st->pg_announced;
-}
-
 int th_pg_change_fd(struct th_store *st)
 {
 	if (!st->pg_listening) {
@@ -578,21 +576,21 @@ int th_pg_change_seen(struct th_store *st)
 {
 	if (!st->pg_listening)
 		return 0;
-	int seen = th_pg_change_seen_keep(st);
+	int seen = note_announcements(st);
 	st->pg_announced = 0;
 	return seen;
 }
 
-void th_pg_change_wait(struct th_store *st, int ms)
+int th_pg_change_wait(struct th_store *st, int ms)
 {
 	int fd = th_pg_change_fd(st);
-	if (fd >= 0 && !st->pg_announced) {
+	if (fd < 0)
+		return -1;
+	if (!st->pg_announced) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		(void)poll(&p, 1, ms);
-	} else if (fd < 0) {
-		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-		nanosleep(&ts, NULL);
 	}
+	return 0;
 }
 
 /* ---- opening and migrations -------------------------------------------------------- */

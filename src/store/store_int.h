@@ -327,10 +327,12 @@ void th_pg_rollback(struct th_store *st);
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e);
 /* A number that changes whenever anything was committed to the database (-1 on failure). */
 int64_t th_pg_data_version(struct th_store *st);
-/* th_store_change_fd / _seen / _wait on PostgreSQL. */
+/* th_store_change_fd / _seen on PostgreSQL; th_pg_change_wait waits up to ms for an
+ * announcement (0), or returns -1 at once when the connection cannot listen (the caller
+ * sleeps instead). */
 int th_pg_change_fd(struct th_store *st);
 int th_pg_change_seen(struct th_store *st);
-void th_pg_change_wait(struct th_store *st, int ms);
+int th_pg_change_wait(struct th_store *st, int ms);
 /* Frees what def says row owns (text and blob fields) and zeroes it. */
 void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */
