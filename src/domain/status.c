@@ -106,11 +106,12 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 		return th_error_set(e, TH_EINTERNAL, "status transition to %s with%s sub-state",
 		                    th_state_name(state), sub ? "" : "out");
 	th_err rc;
+	/* The message's text, written twice (status and history): serialised once. */
+	const char *text = message ? th_json_text(message) : NULL;
 	if ((rc = replace(&row->sub_state, sub, e)) != TH_OK ||
 	    (rc = replace(&row->status_meta_json,
 	                  sub_state_ext ? th_json_text(sub_state_ext) : NULL, e)) != TH_OK ||
-	    (rc = replace(&row->status_message_json, message ? th_json_text(message) : NULL, e)) !=
-	        TH_OK)
+	    (rc = replace(&row->status_message_json, text, e)) != TH_OK)
 		return rc;
 	row->state = (int)state;
 	row->status_ms = th_now_ms();
@@ -120,12 +121,13 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 	if (append_history && message != NULL) {
 		const char *mid = th_json_str(message, "messageId");
 		if ((rc = th_store_message_append(st, row->id, mid, "ROLE_AGENT", TH_AGENT_ID,
-		                                  th_json_text(message), e)) != TH_OK)
+		                                  row->status_message_json, e)) != TH_OK)
 			return rc;
 	}
 	json_object *ev = json_object_new_object();
-	json_object *upd = th_a2a_status_update(row->id, row->context_id, th_view_status(row),
-	                                        th_view_status_metadata(row));
+	json_object *upd =
+	    th_a2a_status_update(row->id, row->context_id, th_view_status_of(row, message),
+	                         th_view_status_metadata(row));
 	if (th_json_put(ev, "statusUpdate", upd) != 0) {
 		json_object_put(ev);
 		return th_error_set(e, TH_ENOMEM, "out of memory");

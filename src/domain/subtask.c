@@ -113,7 +113,7 @@ th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
 	    .first_sender = sender,
 	    .lease_ms = cfg->lease_ms,
 	};
-	rc = th_task_create(st, &nt, turn_id, e);
+	rc = th_task_create(st, &nt, turn_id, NULL, e);
 	if (rc == TH_OK)
 		rc = th_subtask_announce(st, parent->id, child, name, e);
 	json_object_put(first);

@@ -74,8 +74,10 @@ static th_err view_inserted(struct th_store *st, const struct th_task_in *in, js
 }
 
 th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t *turn_id,
-                      struct th_error *e)
+                      json_object **snapshot_out, struct th_error *e)
 {
+	if (snapshot_out != NULL)
+		*snapshot_out = NULL;
 	json_object *ext = json_object_new_object();
 	if (ext == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
@@ -127,11 +129,16 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 		return rc;
 	/* The first event of every task is the Task itself (STREAM-1). */
 	ev = json_object_new_object();
+	json_object *kept = snapshot_out != NULL ? json_object_get(snapshot) : NULL;
 	if (th_json_put(ev, "task", snapshot) != 0)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory building a task event");
 	else
 		rc = th_event_record(st, nt->id, "task", NULL, ev, e);
 	json_object_put(ev);
+	if (rc == TH_OK && snapshot_out != NULL)
+		*snapshot_out = kept;
+	else
+		json_object_put(kept);
 	struct th_task_row live = {0};
 	if (rc == TH_OK && !nt->inline_turn)
 		rc = th_store_task_get(st, nt->id, &live, e);

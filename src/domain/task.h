@@ -32,9 +32,11 @@ struct th_new_task {
 
 /* Inside the caller's transaction: inserts the task (SUBMITTED), its participants,
  * plan and parent link, the first message, the Task event, the move to WORKING and a
- * queued turn for the first message (*turn_id). */
+ * queued turn for the first message (*turn_id). With snapshot, *snapshot is the Task
+ * event's Task (a view as th_view_task builds it for no viewer, every message, no
+ * artifacts; the caller's reference, json_object_put), else NULL. */
 th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t *turn_id,
-                      struct th_error *e);
+                      json_object **snapshot, struct th_error *e);
 
 /* *turn_id of a turn that th_turn_inline will run before the transaction commits. */
 #define TH_TURN_INLINE (-1)

@@ -19,6 +19,11 @@ json_object *th_view_status(const struct th_task_row *row)
 	                     row->status_ms);
 }
 
+json_object *th_view_status_of(const struct th_task_row *row, json_object *message)
+{
+	return th_a2a_status((enum th_state)row->state, json_object_get(message), row->status_ms);
+}
+
 json_object *th_view_status_metadata(const struct th_task_row *row)
 {
 	if (row->state != TH_STATE_INPUT_REQUIRED || row->status_meta_json == NULL)
@@ -233,6 +238,37 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 	if (*out == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	return TH_OK;
+}
+
+json_object *th_view_task_replied(json_object *before, const struct th_task_row *row,
+                                  json_object *reply, int history_length)
+{
+	json_object *ext = NULL;
+	json_object_object_get_ex(json_object_object_get(before, "metadata"), TH_META_TASK, &ext);
+	json_object *history = NULL;
+	if (history_length != 0) {
+		json_object *was = json_object_object_get(before, "history");
+		history = json_object_new_array();
+		int bad = history == NULL;
+		for (size_t i = 0; !bad && i < json_object_array_length(was); i++)
+			bad = th_json_push(history,
+			                   json_object_get(json_object_array_get_idx(was, i)));
+		if (bad || th_json_push(history, json_object_get(reply)) != 0) {
+			json_object_put(history);
+			return NULL;
+		}
+		th_a2a_trim_history(history, history_length);
+	}
+	json_object *meta = th_view_status_metadata(row);
+	if (meta == NULL)
+		meta = json_object_new_object();
+	if (ext == NULL || th_json_put(meta, TH_META_TASK, json_object_get(ext)) != 0) {
+		json_object_put(meta);
+		json_object_put(history);
+		return NULL;
+	}
+	return th_a2a_task(row->id, row->context_id, th_view_status_of(row, reply), history, NULL,
+	                   meta);
 }
 
 th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,

@@ -13,6 +13,11 @@
 /* TaskStatus of row (state, stored status message, timestamp). A new reference. */
 json_object *th_view_status(const struct th_task_row *row);
 
+/* th_view_status of a row whose status_message_json was just set to th_json_text(message)
+ * (message NULL: none): the same TaskStatus without parsing that text back. message is
+ * borrowed; the status holds a reference to it. */
+json_object *th_view_status_of(const struct th_task_row *row, json_object *message);
+
 /* {"…/status": {sub_state…}} while INPUT_REQUIRED, else NULL (STATUS-2). */
 json_object *th_view_status_metadata(const struct th_task_row *row);
 
@@ -31,6 +36,15 @@ th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
 th_err th_view_task(struct th_store *st, const struct th_task_row *row, const char *viewer,
                     int history_length, int include_artifacts, json_object **out,
                     struct th_error *e);
+
+/* The Task th_view_task(row, any viewer, history_length, with artifacts) builds for a
+ * task whose only change since `before` was a status transition (row is the task after
+ * it) that appended `reply` to the history; before is the Task th_task_create recorded
+ * for a task with no side channels and no artifacts. Built without reading the task
+ * again (the blocking answer to a new task's first message). before and reply are
+ * borrowed; NULL when out of memory. */
+json_object *th_view_task_replied(json_object *before, const struct th_task_row *row,
+                                  json_object *reply, int history_length);
 
 /* Loads the row and builds the Task; TH_ENOTFOUND if the task is gone. */
 th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,

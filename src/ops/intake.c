@@ -192,11 +192,12 @@ static th_err resent_or_new(struct th_store *st, const char *participant, json_o
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
                           json_object *payload, int inline_turn, char task_id_out[TH_ID_BUF],
-                          int64_t *turn_id, struct th_error *e)
+                          int64_t *turn_id, json_object **created, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	int resent = 0;
 	*turn_id = 0;
+	*created = NULL;
 	th_err rc = resent_or_new(st, participant, msg, task_id_out, &resent, e);
 	if (rc != TH_OK || resent)
 		return rc;
@@ -255,7 +256,7 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 		nt.parent = pl.parent;
 		nt.plan = pl.plan;
 	}
-	if ((rc = th_task_create(st, &nt, turn_id, e)) != TH_OK)
+	if ((rc = th_task_create(st, &nt, turn_id, created, e)) != TH_OK)
 		goto out;
 	if (nt.parent != NULL && (rc = th_subtask_announce(st, nt.parent, id, nt.name, e)) != TH_OK)
 		goto out;
@@ -544,10 +545,12 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	struct accept_arg *a = arg;
 	struct th_app *app = a->app;
 	assert(st == app->store);
-	th_err rc = a->given == NULL ? create_task(app, a->participant, a->msg, a->payload,
-	                                           a->inline_turn, a->task_id, a->turn_id, e)
-	                             : follow_up(app, a->participant, a->msg, a->payload,
-	                                         a->task_id, a->inline_turn, a->turn_id, e);
+	json_object *created = NULL; /* a new task's Task event (create_task) */
+	th_err rc = a->given == NULL
+	                ? create_task(app, a->participant, a->msg, a->payload, a->inline_turn,
+	                              a->task_id, a->turn_id, &created, e)
+	                : follow_up(app, a->participant, a->msg, a->payload, a->task_id,
+	                            a->inline_turn, a->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
 	if (rc == TH_OK)
 		rc = th_ui_note_client(st, a->task_id, a->extensions, a->msg, e);
@@ -557,13 +560,26 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	/* An instant turn commits with its message: one write transaction (TURN-4 holds:
 	 * nothing is accepted, or the message and its reply are). Last, so that the
 	 * reply's events reach a push config sent with the message. */
+	struct th_turn_reply reply = {0};
 	if (rc == TH_OK && *a->turn_id == TH_TURN_INLINE &&
-	    (rc = th_turn_inline(app, a->task_id, a->msg, e)) == TH_OK) {
+	    (rc = th_turn_inline(app, a->task_id, a->msg, created ? &reply : NULL, e)) == TH_OK) {
 		*a->turn_id = 0;
-		/* The answer reads what this part wrote on the writer, whose pages are at hand,
-		 * instead of reading it all again after the commit. */
-		rc = th_view_task_by_id(st, a->task_id, a->participant, a->history, 1, a->view, e);
+		/* A new task whose turn only replied: its Task event's view with the reply, as
+		 * a read would build it. Else the answer reads what this part wrote on the
+		 * writer, whose pages are at hand, instead of reading it again after the commit. */
+		if (reply.message != NULL) {
+			*a->view =
+			    th_view_task_replied(created, &reply.row, reply.message, a->history);
+			if (*a->view == NULL)
+				rc = th_error_set(e, TH_ENOMEM,
+				                  "out of memory building a task view");
+		} else {
+			rc = th_view_task_by_id(st, a->task_id, a->participant, a->history, 1,
+			                        a->view, e);
+		}
 	}
+	th_turn_reply_free(&reply);
+	json_object_put(created);
 	return rc; /* on failure th_intake_accept drops the view */
 }
 

@@ -263,9 +263,13 @@ static th_err finish(struct th_app *app, const struct th_lease *l, int state, co
  * discards its result (CTL-3). Otherwise a built-in runs here, the reply is appended and
  * the participant's task parks — awaiting the next message (CTL-7), or an answer when
  * the command asked a question (CH-4). A sub-task a built-in spawned is left in res. */
+/* Writes a turn's outcome. With replied, *replied is the reply (a new reference) when
+ * the outcome was only that: row moved to INPUT_REQUIRED with the reply appended to its
+ * history, nothing else of the task changed (no command, decision or question); else
+ * it stays NULL. */
 static th_err apply_result(struct th_app *app, struct th_task_row *row, const struct th_lease *l,
                            struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
-                           struct th_cmd_result *res, struct th_error *e)
+                           struct th_cmd_result *res, json_object **replied, struct th_error *e)
 {
 	json_object *msg = NULL, *sub = NULL;
 	th_err rc = TH_OK;
@@ -318,6 +322,9 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 			         : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
 			rc = finish(app, l, TH_TURN_DONE, NULL, e);
+		if (rc == TH_OK && replied != NULL && !completes && p->builtin == NULL &&
+		    p->decision == NULL && fx->ask == NULL)
+			*replied = json_object_get(msg);
 	}
 	json_object_put(msg);
 	json_object_put(sub);
@@ -339,8 +346,9 @@ static th_err settle_part(struct th_app *app, void *arg, struct th_error *e)
 {
 	struct settle_arg *a = arg;
 	th_err rc = th_store_task_get(app->store, a->task_id, a->row, e);
-	return rc == TH_OK ? apply_result(app, a->row, a->l, a->p, a->fx, a->failure, a->res, e)
-	                   : rc;
+	return rc == TH_OK
+	           ? apply_result(app, a->row, a->l, a->p, a->fx, a->failure, a->res, NULL, e)
+	           : rc;
 }
 
 /* The turn's last write, in one transaction that first checks and renews the lease
@@ -369,7 +377,7 @@ int th_turn_instant(const struct th_app *app)
 }
 
 th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
-                      struct th_error *e)
+                      struct th_turn_reply *out, struct th_error *e)
 {
 	const char *message_id = th_json_str(input, "messageId");
 	struct th_task_row row = {0};
@@ -391,7 +399,8 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *inpu
 	if (mrc != TH_OK)
 		snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
 	if (rc == TH_OK)
-		rc = apply_result(app, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res, e);
+		rc = apply_result(app, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res,
+		                  out != NULL ? &out->message : NULL, e);
 	/* Operators still see one turn per message in `turns`. */
 	if (rc == TH_OK)
 		rc = th_store_turn_record(app->store, task_id, message_id, (int)getpid(),
@@ -404,8 +413,23 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *inpu
 	th_cmd_result_free(&res);
 	json_object_put(rounds);
 	plan_free(&p);
-	th_task_row_free(&row);
+	if (out != NULL && rc == TH_OK && out->message != NULL) {
+		out->row = row; /* the task as the turn left it: the caller's now */
+	} else {
+		th_task_row_free(&row);
+		if (out != NULL) {
+			json_object_put(out->message);
+			out->message = NULL;
+		}
+	}
 	return rc;
+}
+
+void th_turn_reply_free(struct th_turn_reply *r)
+{
+	th_task_row_free(&r->row);
+	json_object_put(r->message);
+	r->message = NULL;
 }
 
 #define MAX_ROUNDS 8

@@ -22,14 +22,24 @@ th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, str
  * such a turn may run inside the transaction that accepts its message (th_turn_inline). */
 int th_turn_instant(const struct th_app *app);
 
+/* What an inline turn that only replied leaves (th_turn_inline). */
+struct th_turn_reply {
+	struct th_task_row row; /* the task as the turn left it; th_turn_reply_free */
+	json_object *message;   /* the reply appended to its history; th_turn_reply_free */
+};
+void th_turn_reply_free(struct th_turn_reply *r);
+
 /* Runs the turn for message_id of task_id to its end inside the caller's write
  * transaction: the message, the reply and the parked task commit together (one
  * transaction instead of two), and the turn needs no row and no lease: it cannot outlive
  * its transaction. Only for th_turn_instant models, never for a model that does I/O
  * (exec, openai), which must not run inside a transaction. input is the message as
- * stored (borrowed). */
+ * stored (borrowed). With out (zeroed by the caller): when the turn's only change was
+ * its reply and the move to INPUT_REQUIRED, out->message is the reply and out->row the
+ * task after it (th_view_task_replied builds the view from them); when it did more (a
+ * command, an A2UI decision, a failure, completing a sub-task), out->message stays NULL. */
 th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
-                      struct th_error *e);
+                      struct th_turn_reply *out, struct th_error *e);
 
 /* 1 when a turn of the task has a lease that expired (or was queued and never claimed
  * within a lease): a read that sees it hands the task to th_app_defer (TURN-7). */

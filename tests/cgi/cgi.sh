@@ -255,6 +255,11 @@ check "A2A-1 JSON-RPC GetTask returns the task with its history" \
 	'[ "$(jqb "[.result.history[] | select(.messageId == \"m1\" and .role == \"ROLE_USER\")] | length")" = 1 ]' \
 	'[ "$(jqb ".result.metadata[\"$STATUS_KEY\"].sub_state")" = awaiting-next-message ]'
 
+# The blocking answer to a new task is built from what its transaction wrote, not read
+# back (issue 9): it must be the Task a read gives, byte for byte, key order included.
+check "TURN-5 the blocking SendMessage answer is the Task GetTask then returns, byte for byte" \
+	has_task \
+	'[ "$(jq -c .result.task "$T/created.json")" = "$(jq -c .result "$T/body")" ]'
 run -d "$(rpc 3 GetTask "{\"id\":\"$TASK\",\"historyLength\":1}")"
 check "STREAM-5 GetTask honours historyLength" '[ "$(jqb ".result.history | length")" = 1 ]'
 
