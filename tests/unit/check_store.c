@@ -1242,6 +1242,70 @@ START_TEST(test_turn4_give_up_only_while_expired)
 }
 END_TEST
 
+/* STORE-5, decision-032: the store's connections write their WAL through the
+ * tiny-harness VFS, which keeps a transaction's frames in a buffer until its commit
+ * frame. Every commit must still be in the file when it returns: another connection and
+ * another process read each one at once, and a transaction larger than the buffer (4 MiB)
+ * comes out whole. */
+START_TEST(test_store5_wal_buffer_every_commit_is_in_the_file_when_it_returns)
+{
+	struct th_store *a = open_store(), *b = open_store();
+	sqlite3_vfs *vfs = NULL;
+	ck_assert_int_eq(
+	    sqlite3_file_control(th_store_db(a), "main", SQLITE_FCNTL_VFS_POINTER, &vfs),
+	    SQLITE_OK);
+	ck_assert_ptr_nonnull(vfs);
+	ck_assert_str_eq(vfs->zName, "tiny-harness");
+	char id[64];
+	for (int i = 1; i <= 60; i++) {
+		snprintf(id, sizeof id, "wal-buffer-%d", i);
+		begin(a);
+		add_task(a, id);
+		commit(a);
+		ck_assert_int_eq(q_int(b, "SELECT count(*) FROM tasks"), i);
+		if (i % 20 == 0) { /* a process that never shared a buffer with a */
+			pid_t pid = fork();
+			ck_assert_int_ge(pid, 0);
+			if (pid == 0) {
+				struct th_store *c = open_store();
+				_exit(q_int(c, "SELECT count(*) FROM tasks") == i ? 0 : 1);
+			}
+			int status = 0;
+			ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+			ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		}
+	}
+	/* ~6 MiB in one transaction: the buffer is written out while it fills. */
+	static char big[3001];
+	memset(big, 'x', sizeof big - 1);
+	char ext[3100];
+	snprintf(ext, sizeof ext, "{\"description\":\"%s\"}", big);
+	begin(a);
+	for (int i = 0; i < 2000; i++) {
+		struct th_task_in r = {.state = 1, .status_ms = 1, .name = "n", .goal = "g"};
+		snprintf(id, sizeof id, "wal-big-%d", i);
+		r.id = id;
+		r.context_id = id;
+		r.ext_json = ext;
+		r.created_by = "alice";
+		struct th_error e;
+		ck_assert_msg(th_store_task_insert(a, &r, &e) == TH_OK, "%s", e.msg);
+	}
+	commit(a);
+	ck_assert_int_eq(q_int(b, "SELECT count(*) FROM tasks"), 2060);
+	char *ok = q_text(b, "PRAGMA integrity_check");
+	ck_assert_str_eq(ok, "ok");
+	free(ok);
+	th_store_close(a);
+	th_store_close(b);
+	/* Reopened from the files alone, nothing buffered anywhere. */
+	struct th_store *c = open_store();
+	ck_assert_int_eq(q_int(c, "SELECT count(*) FROM tasks WHERE length(ext_json) > 3000"),
+	                 2000);
+	th_store_close(c);
+}
+END_TEST
+
 /* STORE-5: a WAL grown past TH_WAL_CHECKPOINT_FRAMES is checkpointed and truncated by
  * th_store_wal_tend, unless a reader keeps using it; then it is tried again later. */
 START_TEST(test_store5_wal_tend_truncates_unless_pinned)
@@ -2585,6 +2649,8 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store1_sync_full_option);
 		tcase_add_test(tc, test_store1_reopen_is_idempotent);
 		tcase_add_test(tc, test_store5_wal_tend_truncates_unless_pinned);
+		tcase_add_test(tc,
+		               test_store5_wal_buffer_every_commit_is_in_the_file_when_it_returns);
 		tcase_add_test(tc, test_store1_newer_schema_is_refused);
 		tcase_add_test(tc, test_store1_foreign_application_id_is_refused);
 		tcase_add_test(tc, test_store1_unmarked_foreign_db_is_refused);
