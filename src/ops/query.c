@@ -12,6 +12,7 @@
 #include "domain/view.h"
 #include "store/store.h"
 #include "util/buf.h"
+#include "util/ids.h"
 #include "util/text.h"
 #include "util/jsonx.h"
 #include "util/memo.h"
@@ -29,26 +30,43 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 	th_buf_init(&key);
 	th_buf_printf(&key, "%d\n%s\n%s", history, participant, req->id);
 	int keep = app->answers != NULL && stamp.seen >= 0 && !key.oom;
+	/* Kept as "<expiry>\n<the answer's text>": with the answer, when the task's first
+	 * live turn expires (th_turn_expiry), which stays true while nothing is committed. */
 	const char *kept = keep ? th_memo_get(app->answers, stamp, key.data) : NULL;
+	int64_t expiry = -1;
+	if (kept != NULL) {
+		char *end = NULL;
+		expiry = strtoll(kept, &end, 10);
+		kept = end != NULL && *end == '\n' ? end + 1 : NULL;
+	}
 	th_err rc = TH_OK;
 	if (kept == NULL)
 		rc = th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL,
 		                     e);
+	if (rc == TH_OK && kept == NULL && (expiry = th_turn_expiry(app, req->id)) < -1)
+		keep = 0; /* not known: asked again next time */
 	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
 	 * worker after the answer is sent, so the next read sees it finished (TURN-4). Time
-	 * passes while the database stays the same, so this is asked every time. */
-	if (rc == TH_OK && th_turn_expired(app, req->id))
+	 * passes while the database stays the same, so the expiry is compared every time. */
+	if (rc == TH_OK && expiry >= 0 && expiry < th_now_ms())
 		(void)th_app_defer(app, req->id, 0);
 	json_object *view = NULL;
 	if (rc == TH_OK && kept == NULL)
 		rc = th_view_task_by_id(app->store, req->id, participant, history, 1, &view, e);
 	if (rc == TH_OK && kept == NULL && keep) {
 		/* Kept as the text the answer serialises to, and answered as that text. */
+		struct th_buf entry;
+		th_buf_init(&entry);
 		const char *text = th_json_text(view);
-		if (text != NULL) {
-			th_memo_put(app->answers, stamp, key.data, text);
+		if (text != NULL)
+			th_buf_printf(&entry, "%" PRId64 "\n%s", expiry, text);
+		if (text != NULL && !entry.oom) {
+			th_memo_put(app->answers, stamp, key.data, entry.data);
 			kept = th_memo_get(app->answers, stamp, key.data);
+			kept = kept != NULL ? strchr(kept, '\n') : NULL;
+			kept = kept != NULL ? kept + 1 : NULL;
 		}
+		th_buf_free(&entry);
 	}
 	if (rc == TH_OK && kept != NULL) {
 		json_object_put(view);

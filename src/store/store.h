@@ -559,6 +559,11 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
  * turn is not running or its lease was renewed meanwhile; TH_ENOTFOUND when unknown. */
 th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,
                              struct th_error *e);
+/* When the first of task_id's live turns counts as expired for th_store_turns_expired:
+ * the earliest lease_until_ms of a running one, or updated_ms + queued_lease_ms of a
+ * queued one; -1 when the task has no live turn. Expired at now means *at < now. */
+th_err th_store_turn_next_expiry(struct th_store *st, const char *task_id, int64_t queued_lease_ms,
+                                 int64_t *at, struct th_error *e);
 /* Claims a turn that is queued, or running with a lease expired at now_ms, for pid:
  * attempts + 1, which is the new holder's epoch (*out). TH_EINVAL when another worker
  * holds it or it ended (so two recoverers never both run it); TH_ENOTFOUND when

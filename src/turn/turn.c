@@ -628,6 +628,18 @@ int th_turn_expired(struct th_app *app, const char *task_id)
 	return n > 0;
 }
 
+int64_t th_turn_expiry(struct th_app *app, const char *task_id)
+{
+	int64_t at = -1;
+	struct th_error e;
+	th_error_clear(&e);
+	/* The same rule as th_turn_expired: a queued turn counts as expired one lease
+	 * after it was queued. */
+	if (th_store_turn_next_expiry(app->store, task_id, app->cfg->lease_ms, &at, &e) != TH_OK)
+		return -2;
+	return at;
+}
+
 /* A takeover (takeover_part): held = 1 and l the new lease when this worker won it. */
 struct takeover_arg {
 	const struct th_turn_row *t;

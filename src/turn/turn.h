@@ -45,6 +45,11 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *inpu
  * within a lease): a read that sees it hands the task to th_app_defer (TURN-7). */
 int th_turn_expired(struct th_app *app, const char *task_id);
 
+/* The moment (ms since the epoch) after which th_turn_expired(app, task_id) answers 1
+ * while nothing is committed: when the task's first live turn expires; -1 when it has
+ * none, -2 when the database could not tell. */
+int64_t th_turn_expiry(struct th_app *app, const char *task_id);
+
 /* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
  * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
  * A turn past the configured number of attempts fails its task with the reason;

@@ -8,6 +8,9 @@
 #     checking it is a child of our lighttpd) until its lease has expired; `tiny-harness
 #     recover` takes the turn over; then the worker is SIGCONTed. The worker that lost its
 #     lease must change nothing: the taker's turn ends `done` and the task parks.
+#  c. Kept answer: on a worker with one request thread, the worker running a follow-up's
+#     turn is SIGKILLed; a GetTask before its lease ends and one after, with nothing
+#     committed in between: the second must hand the expired turn over (TURN-7).
 #  b. Lock wait: ~200 ms before a follow-up's echo delay ends, a separate session holds
 #     the write lock for 3 s, past the lease (sqlite3's BEGIN IMMEDIATE; on PostgreSQL,
 #     TH_TEST_PG, psql holding the store's advisory write lock). While it is held (after
@@ -26,7 +29,7 @@
 # In b also: the GetTask answered without waiting for a model turn (TURN-7: a read never
 # runs one; it answers in less than the echo delay, though it may wait for the lock).
 # A stopped worker is always SIGCONTed at exit; only processes of this script are signalled.
-# Bounded: each wait is capped (15 s to settle); about 30 s in all.
+# Bounded: each wait is capped (15 s to settle); about 40 s in all.
 # TAP output; 77 (skip) when lighttpd, curl, jq or sqlite3 is missing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
@@ -352,5 +355,42 @@ REQ_DESC="b: GetTask sent $((get_ms - lock_ms)) ms into the $HOLD s lock: HTTP $
 check "TURN-7 (b) the GetTask sent while the lock was held answered the task without waiting for a model turn ($(ms "${get_time:-0}") ms < the $DELAY ms echo delay)" \
 	'[ "${get_status:-}" = 200 ]' '[ -n "$get_state" ] && [ "${get_state#TASK_STATE_}" != "$get_state" ]' \
 	'[ "$(ms "${get_time:-99}")" -lt "$DELAY" ]'
+
+# ================================================================== c. a kept GetTask answer
+# GetTask keeps its answer while nothing is committed (decision-029), and with it the
+# moment the task's first live turn expires: a GetTask after that moment must still hand
+# the expired turn over (TURN-7), though the database did not change. One worker with one
+# request thread, so both GetTasks are answered by the same memo. The worker running the
+# follow-up's turn is SIGKILLed (lighttpd starts another); the first GetTask comes before
+# the lease ends, the second after it; nothing else touches the database in between.
+export TINY_HARNESS_WORKER_THREADS=1
+BASE=$(sh "$SERVER" start "$T/srv1" 1) || bail "the one-worker lighttpd did not start"
+DB=$(th_db_of "$T/srv1")
+LPID=$(cat "$T/srv1/lighttpd.pid")
+export TINY_HARNESS_DB=$DB
+new_task lc-m1 "kept answer first"
+bg_post lc "$(rpc 2 SendMessage "$(msg lc-m2 "killed follow-up" "$TASK")")"
+SEND_BG=$LAST_BG
+wait_turn "$TASK" lc-m2 running
+P=$TURN_PID
+killed=1
+our_worker "$P" && kill -KILL "$P" && killed=0
+wait_gone "$SEND_BG" 100
+http POST / "$(rpc 3 GetTask "{\"id\":\"$TASK\"}")"
+first="$STATUS $(jqb .result.status.state) at $(now_ms), lease until $(field "$(turn_row "$TASK" lc-m2)" 5)"
+wait_lease "$TASK" lc-m2
+expired=$?
+http POST / "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")"
+second="$STATUS $(jqb .result.status.state)"
+settle "$TASK"
+settled=$?
+row=$(turn_row "$TASK" lc-m2)
+echo "# c: worker $P SIGKILLed ($killed); first GetTask $first; lease expired ($expired); second GetTask $second; turn lc-m2: $row"
+REQ_DESC="c: first GetTask $first; second GetTask $second; turn lc-m2 (state|cut|attempts|worker|lease): $row"
+check "TURN-7 TURN-4 (c) a GetTask after the lease ended hands the expired turn over though nothing was committed since the previous GetTask: it ends done on its second attempt" \
+	'[ "$killed" = 0 ]' '[ "${first%% *}" = 200 ]' '[ "$expired" = 0 ]' '[ "${second%% *}" = 200 ]' \
+	'[ "$settled" = 0 ]' '[ "$(field "$row" 1)" = done ]' '[ "$(field "$row" 3)" = 2 ]' \
+	'[ "$(field "$row" 4)" != "$P" ]'
+invariants c "$TASK" lc-m2 "killed follow-up"
 
 tap_done
