@@ -461,10 +461,9 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	 * writer the member the group lets in, under the group's mutex), so SQLite's
 	 * per-call connection mutex only costs time. */
 	st->stmt = st->own_stmt;
-	int rc =
-	    sqlite3_open_v2(st->path, &st->own_db,
-	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	                    store_vfs);
+	int rc = sqlite3_open_v2(st->path, &st->own_db,
+	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	                         store_vfs);
 	if (rc != SQLITE_OK) {
 		if (st->own_db == NULL) {
 			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
