@@ -174,6 +174,17 @@ new_task() { # new_task MESSAGE-ID TEXT — sets TASK (blocking: its first turn 
 	CUR_TASK=$TASK
 }
 
+# running_follow_up TAG FIRST FOLLOW-UP — a new task (message TAG-m1, text FIRST) and,
+# in the background, a follow-up (TAG-m2) whose turn is then running: SEND_BG is the
+# follow-up's request, P the worker running its turn.
+running_follow_up() {
+	new_task "$1-m1" "$2"
+	bg_post "$1" "$(rpc 2 SendMessage "$(msg "$1-m2" "$3" "$TASK")")"
+	SEND_BG=$LAST_BG
+	wait_turn "$TASK" "$1-m2" running
+	P=$TURN_PID
+}
+
 # invariants TAG TASK MESSAGE-ID TEXT — the checks every scenario ends with.
 invariants() {
 	local tag=$1 task=$2 mid=$3 text=$4 now orphans copies users agents replies dups state reason o turns
@@ -217,11 +228,7 @@ invariants() {
 }
 
 # ================================================================== a. stall
-new_task la-m1 "lease stall first"
-bg_post la "$(rpc 2 SendMessage "$(msg la-m2 "stalled follow-up" "$TASK")")"
-SEND_BG=$LAST_BG
-wait_turn "$TASK" la-m2 running
-P=$TURN_PID
+running_follow_up la "lease stall first" "stalled follow-up"
 stopped=1
 if our_worker "$P" && kill -STOP "$P"; then
 	STOPPED=$P
@@ -368,11 +375,7 @@ BASE=$(sh "$SERVER" start "$T/srv1" 1) || bail "the one-worker lighttpd did not 
 DB=$(th_db_of "$T/srv1")
 LPID=$(cat "$T/srv1/lighttpd.pid")
 export TINY_HARNESS_DB=$DB
-new_task lc-m1 "kept answer first"
-bg_post lc "$(rpc 2 SendMessage "$(msg lc-m2 "killed follow-up" "$TASK")")"
-SEND_BG=$LAST_BG
-wait_turn "$TASK" lc-m2 running
-P=$TURN_PID
+running_follow_up lc "kept answer first" "killed follow-up"
 killed=1
 our_worker "$P" && kill -KILL "$P" && killed=0
 wait_gone "$SEND_BG" 100
