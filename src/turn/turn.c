@@ -262,11 +262,10 @@ static th_err finish(struct th_app *app, const struct th_lease *l, int state, co
  * cut by complete/cancel in any process, or whose task ended while the model ran,
  * discards its result (CTL-3). Otherwise a built-in runs here, the reply is appended and
  * the participant's task parks — awaiting the next message (CTL-7), or an answer when
- * the command asked a question (CH-4). A sub-task a built-in spawned is left in res. */
-/* Writes a turn's outcome. With replied, *replied is the reply (a new reference) when
- * the outcome was only that: row moved to INPUT_REQUIRED with the reply appended to its
- * history, nothing else of the task changed (no command, decision or question); else
- * it stays NULL. */
+ * the command asked a question (CH-4). A sub-task a built-in spawned is left in res.
+ * With replied, *replied is the reply (a new reference) when that was all: row moved to
+ * INPUT_REQUIRED with the reply appended to its history, nothing else of the task
+ * changed (no command, decision or question); else it stays NULL. */
 static th_err apply_result(struct th_app *app, struct th_task_row *row, const struct th_lease *l,
                            struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
                            struct th_cmd_result *res, json_object **replied, struct th_error *e)
