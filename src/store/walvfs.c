@@ -66,38 +66,49 @@ static unsigned get4(const unsigned char *p)
 	return (unsigned)p[0] << 24 | (unsigned)p[1] << 16 | (unsigned)p[2] << 8 | p[3];
 }
 
+/* Room in x's buffer for amt more bytes (growing it); 0 when amt is too large for a
+ * buffer or there is no memory. */
+static int room(struct wal_extra *x, size_t amt)
+{
+	if (amt > WAL_BUF_MAX)
+		return 0;
+	if (x->len + amt <= x->cap)
+		return 1;
+	size_t cap = x->cap ? x->cap : 64 * 1024;
+	while (cap < x->len + amt)
+		cap *= 2;
+	unsigned char *p = realloc(x->buf, cap);
+	if (p == NULL)
+		return 0;
+	x->buf = p;
+	x->cap = cap;
+	return 1;
+}
+
 static int wal_write(sqlite3_file *f, const void *data, int amt, sqlite3_int64 ofst)
 {
 	struct wal_extra *x = extra_of(f);
+	/* A frame header is 24 bytes; its second word, the database size after a commit, is
+	 * not 0 only in a transaction's last frame. The write after it is that frame's page:
+	 * once it is in the buffer, the buffer goes to the file. Noted before anything else,
+	 * so that a write made directly (below) keeps the count right. */
+	int ends_commit = x->commit_next;
+	x->commit_next = amt == 24 && get4((const unsigned char *)data + 4) != 0;
 	int rc;
 	if (x->len > 0 &&
-	    (x->off + (sqlite3_int64)x->len != ofst || x->len + (size_t)amt > WAL_BUF_MAX))
+	    (x->off + (sqlite3_int64)x->len != ofst || x->len + (size_t)amt > WAL_BUF_MAX) &&
+	    (rc = flush(f)) != SQLITE_OK)
+		return rc;
+	if (!room(x, (size_t)amt)) { /* no buffer: the write goes as SQLite made it */
 		if ((rc = flush(f)) != SQLITE_OK)
 			return rc;
-	if ((size_t)amt > WAL_BUF_MAX)
 		return x->real->xWrite(f, data, amt, ofst);
-	if (x->len + (size_t)amt > x->cap) {
-		size_t cap = x->cap ? x->cap : 64 * 1024;
-		while (cap < x->len + (size_t)amt)
-			cap *= 2;
-		unsigned char *p = realloc(x->buf, cap);
-		if (p == NULL) { /* no buffer: the write goes as SQLite made it */
-			if ((rc = flush(f)) != SQLITE_OK)
-				return rc;
-			return x->real->xWrite(f, data, amt, ofst);
-		}
-		x->buf = p;
-		x->cap = cap;
 	}
 	if (x->len == 0)
 		x->off = ofst;
 	memcpy(x->buf + x->len, data, (size_t)amt);
 	x->len += (size_t)amt;
-	/* A frame header is 24 bytes; its second word, the database size after a commit, is
-	 * not 0 only in a transaction's last frame. The write after it is that frame's page. */
-	int was_commit = x->commit_next;
-	x->commit_next = amt == 24 && get4((const unsigned char *)data + 4) != 0;
-	return was_commit ? flush(f) : SQLITE_OK;
+	return ends_commit ? flush(f) : SQLITE_OK;
 }
 
 static int flush_close(sqlite3_file *f)
