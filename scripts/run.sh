@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # run.sh — build tiny-harness and serve it: lighttpd on http://127.0.0.1:8080/ in the
-# foreground with one FastCGI worker of 8 request threads, the echo model and the database
+# foreground with one FastCGI worker of 16 request threads, the echo model and the database
 # var/tiny-harness.db under the repository. Ctrl-C stops it.
 #
 #   PORT=8081 ./scripts/run.sh     another port
