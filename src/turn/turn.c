@@ -613,30 +613,22 @@ static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th
 	return rc;
 }
 
-int th_turn_expired(struct th_app *app, const char *task_id)
-{
-	int64_t now = th_now_ms();
-	struct th_turn_row *rows = NULL;
-	size_t n = 0;
-	struct th_error e;
-	th_error_clear(&e);
-	if (th_store_turns_expired(app->store, task_id, now, now - app->cfg->lease_ms, 1, &rows, &n,
-	                           &e) != TH_OK)
-		return 0;
-	th_turn_rows_free(rows, n);
-	return n > 0;
-}
-
 int64_t th_turn_expiry(struct th_app *app, const char *task_id)
 {
 	int64_t at = -1;
 	struct th_error e;
 	th_error_clear(&e);
-	/* The same rule as th_turn_expired: a queued turn counts as expired one lease
-	 * after it was queued. */
+	/* A queued turn counts as expired one lease after it was queued, as for recovery
+	 * (th_store_turns_expired). */
 	if (th_store_turn_next_expiry(app->store, task_id, app->cfg->lease_ms, &at, &e) != TH_OK)
 		return -2;
 	return at;
+}
+
+int th_turn_expired(struct th_app *app, const char *task_id)
+{
+	int64_t at = th_turn_expiry(app, task_id);
+	return at >= 0 && at < th_now_ms();
 }
 
 /* A takeover (takeover_part): held = 1 and l the new lease when this worker won it. */

@@ -41,14 +41,15 @@ void th_turn_reply_free(struct th_turn_reply *r);
 th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
                       struct th_turn_reply *out, struct th_error *e);
 
-/* 1 when a turn of the task has a lease that expired (or was queued and never claimed
- * within a lease): a read that sees it hands the task to th_app_defer (TURN-7). */
-int th_turn_expired(struct th_app *app, const char *task_id);
-
-/* The moment (ms since the epoch) after which th_turn_expired(app, task_id) answers 1
- * while nothing is committed: when the task's first live turn expires; -1 when it has
- * none, -2 when the database could not tell. */
+/* The moment (ms since the epoch) the task's first live turn expires (a running turn's
+ * lease ends, or a queued one goes unclaimed for a lease): it stays the same while
+ * nothing is committed. -1 when the task has no live turn, -2 when the database could
+ * not tell. */
 int64_t th_turn_expiry(struct th_app *app, const char *task_id);
+
+/* 1 when th_turn_expiry has passed: a read that sees it hands the task to th_app_defer
+ * (TURN-7). */
+int th_turn_expired(struct th_app *app, const char *task_id);
 
 /* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
  * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
