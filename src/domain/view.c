@@ -198,6 +198,26 @@ static th_err filter_history(struct th_store *st, const char *task_id, const cha
 	return rc;
 }
 
+/* The Task of row from its parts, every part taken (freed on failure): the status
+ * metadata and the task extension under metadata, keys in wire order. The one place a
+ * task view is put together, so that a view built from a part's own writes
+ * (th_view_task_replied) is the one a read gives. NULL when out of memory. */
+static json_object *assemble(const struct th_task_row *row, json_object *status, json_object *ext,
+                             json_object *history, json_object *artifacts)
+{
+	json_object *meta = th_view_status_metadata(row);
+	if (meta == NULL)
+		meta = json_object_new_object();
+	if (th_json_put(meta, TH_META_TASK, ext) != 0) {
+		json_object_put(meta);
+		json_object_put(status);
+		json_object_put(history);
+		json_object_put(artifacts);
+		return NULL;
+	}
+	return th_a2a_task(row->id, row->context_id, status, history, artifacts, meta);
+}
+
 th_err th_view_task(struct th_store *st, const struct th_task_row *row, const char *viewer,
                     int history_length, int include_artifacts, json_object **out,
                     struct th_error *e)
@@ -225,19 +245,9 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 		json_object_put(artifacts);
 		return rc;
 	}
-	json_object *meta = th_view_status_metadata(row);
-	if (meta == NULL)
-		meta = json_object_new_object();
-	if (th_json_put(meta, TH_META_TASK, ext) != 0) {
-		json_object_put(meta);
-		json_object_put(history);
-		json_object_put(artifacts);
-		return th_error_set(e, TH_ENOMEM, "out of memory building a task view");
-	}
-	*out = th_a2a_task(row->id, row->context_id, th_view_status(row), history, artifacts, meta);
-	if (*out == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	return TH_OK;
+	*out = assemble(row, th_view_status(row), ext, history, artifacts);
+	return *out != NULL ? TH_OK
+	                    : th_error_set(e, TH_ENOMEM, "out of memory building a task view");
 }
 
 json_object *th_view_task_replied(json_object *before, const struct th_task_row *row,
@@ -259,16 +269,7 @@ json_object *th_view_task_replied(json_object *before, const struct th_task_row 
 		}
 		th_a2a_trim_history(history, history_length);
 	}
-	json_object *meta = th_view_status_metadata(row);
-	if (meta == NULL)
-		meta = json_object_new_object();
-	if (ext == NULL || th_json_put(meta, TH_META_TASK, json_object_get(ext)) != 0) {
-		json_object_put(meta);
-		json_object_put(history);
-		return NULL;
-	}
-	return th_a2a_task(row->id, row->context_id, th_view_status_of(row, reply), history, NULL,
-	                   meta);
+	return assemble(row, th_view_status_of(row, reply), json_object_get(ext), history, NULL);
 }
 
 th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,
