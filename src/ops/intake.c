@@ -538,6 +538,11 @@ struct accept_arg {
 	char *task_id; /* TH_ID_BUF */
 	int64_t *turn_id;
 	json_object **view; /* the blocking answer once an inline turn ran; the caller's */
+	/* A new task whose instant turn only replied: its Task event and the reply, from
+	 * which the caller builds the answer after the commit (th_view_task_replied) instead
+	 * of on the writer; *view then stays NULL. Freed by th_intake_accept. */
+	json_object *created;
+	struct th_turn_reply reply;
 };
 
 static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
@@ -545,10 +550,13 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	struct accept_arg *a = arg;
 	struct th_app *app = a->app;
 	assert(st == app->store);
-	json_object *created = NULL; /* a new task's Task event (create_task) */
+	/* A part runs once per th_store_write; whatever an earlier run left is not ours. */
+	json_object_put(a->created);
+	a->created = NULL;
+	th_turn_reply_free(&a->reply);
 	th_err rc = a->given == NULL
 	                ? create_task(app, a->participant, a->msg, a->payload, a->inline_turn,
-	                              a->task_id, a->turn_id, &created, e)
+	                              a->task_id, a->turn_id, &a->created, e)
 	                : follow_up(app, a->participant, a->msg, a->payload, a->task_id,
 	                            a->inline_turn, a->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
@@ -560,26 +568,17 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	/* An instant turn commits with its message: one write transaction (TURN-4 holds:
 	 * nothing is accepted, or the message and its reply are). Last, so that the
 	 * reply's events reach a push config sent with the message. */
-	struct th_turn_reply reply = {0};
 	if (rc == TH_OK && *a->turn_id == TH_TURN_INLINE &&
-	    (rc = th_turn_inline(app, a->task_id, a->msg, created ? &reply : NULL, e)) == TH_OK) {
+	    (rc = th_turn_inline(app, a->task_id, a->msg, a->created ? &a->reply : NULL, e)) ==
+	        TH_OK) {
 		*a->turn_id = 0;
-		/* A new task whose turn only replied: its Task event's view with the reply, as
-		 * a read would build it. Else the answer reads what this part wrote on the
-		 * writer, whose pages are at hand, instead of reading it again after the commit. */
-		if (reply.message != NULL) {
-			*a->view =
-			    th_view_task_replied(created, &reply.row, reply.message, a->history);
-			if (*a->view == NULL)
-				rc = th_error_set(e, TH_ENOMEM,
-				                  "out of memory building a task view");
-		} else {
+		/* A turn that did more than reply, or a follow-up: the answer reads what this
+		 * part wrote on the writer, whose pages are at hand, instead of reading it
+		 * again after the commit. */
+		if (a->reply.message == NULL)
 			rc = th_view_task_by_id(st, a->task_id, a->participant, a->history, 1,
 			                        a->view, e);
-		}
 	}
-	th_turn_reply_free(&reply);
-	json_object_put(created);
 	return rc; /* on failure th_intake_accept drops the view */
 }
 
@@ -649,7 +648,18 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		if (rc != TH_OK) { /* the view of a part whose batch did not commit */
 			json_object_put(*final_task);
 			*final_task = NULL;
+		} else if (a.reply.message != NULL) {
+			/* A new task whose turn only replied: its Task event's view with the reply,
+			 * as a read would build it, built here rather than on the writer. Out of
+			 * memory, the committed task is read instead. */
+			*final_task = th_view_task_replied(a.created, &a.reply.row, a.reply.message,
+			                                   a.history);
+			if (*final_task == NULL)
+				rc = th_view_task_by_id(app->store, task_id, participant, a.history,
+				                        1, final_task, e);
 		}
+		th_turn_reply_free(&a.reply);
+		json_object_put(a.created);
 	}
 	th_push_create_req_free(&push);
 	json_object_put(msg);
