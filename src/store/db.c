@@ -384,11 +384,9 @@ int th_store_wal_tend(struct th_store *st)
  * them, and keeping them takes a global mutex on every allocation). Callgrind, 750
  * echo SendMessages: pthread_mutex_lock/unlock were 5% of the worker's instructions. */
 static pthread_once_t sqlite_setup_once = PTHREAD_ONCE_INIT;
-static const char *store_vfs; /* th_walvfs_register's, or NULL: the default VFS */
 static void sqlite_setup(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-	store_vfs = th_walvfs_register();
 }
 
 /* The settings every connection runs with, then the schema (migrate) and the page size. */
@@ -461,9 +459,9 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	 * writer the member the group lets in, under the group's mutex), so SQLite's
 	 * per-call connection mutex only costs time. */
 	st->stmt = st->own_stmt;
-	int rc = sqlite3_open_v2(st->path, &st->own_db,
-	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	                         store_vfs);
+	int rc =
+	    sqlite3_open_v2(st->path, &st->own_db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		if (st->own_db == NULL) {
 			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);

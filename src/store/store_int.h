@@ -299,15 +299,6 @@ th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                       th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
                       const char *what, struct th_error *e);
 
-/* ---- the VFS (walvfs.c) ------------------------------------------------------------ */
-
-#define TH_WALVFS_NAME "tiny-harness"
-
-/* Registers (once; not thread-safe: the caller's pthread_once) the VFS the store opens
- * its files with: the default VFS, with a transaction's WAL frames written in one write
- * (decision-032). Its name, or NULL when the default VFS cannot be wrapped. */
-const char *th_walvfs_register(void);
-
 /* ---- PostgreSQL (pg.c) ------------------------------------------------------------ */
 
 /* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
