@@ -5,6 +5,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -176,6 +177,8 @@ static int query_text_is(sqlite3 *db, const char *sql, const char *want, int *is
 	return rc;
 }
 
+static void heal(struct th_store *st);
+
 static void backoff(struct th_store *st)
 {
 	/* xorshift64: enough to spread retries; no need for cryptographic quality. */
@@ -241,6 +244,7 @@ static th_err exec(struct th_store *st, const char *sql, const char *what, struc
 	int rc = sqlite3_exec(st->db, sql, NULL, NULL, &msg);
 	if (rc == SQLITE_OK)
 		return TH_OK;
+	th_store_note(st, rc);
 	th_err code = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED ? TH_EBUSY
 	              : (rc & 0xff) == SQLITE_NOMEM                              ? TH_ENOMEM
 	                                                                         : TH_EINTERNAL;
@@ -337,6 +341,8 @@ int th_store_wal_frames(struct th_store *st)
 
 int th_store_wal_tend(struct th_store *st)
 {
+	if (st != NULL && st->heal)
+		heal(st); /* a member's own connection, which otherwise only reads */
 	/* PostgreSQL keeps its own WAL bounded (checkpoints, max_wal_size). */
 	if (st == NULL || st->own_db == NULL || st->in_group || !sqlite3_get_autocommit(st->own_db))
 		return 0;
@@ -389,6 +395,16 @@ static void sqlite_setup(void)
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/* Finalizes every cached statement of the store's own connection (each is prepared
+ * again on first use), so that the connection can be closed without a leak. */
+static void finalize_stmts(struct th_store *st)
+{
+	for (int i = 0; i < TH_STMT_COUNT_; i++) {
+		sqlite3_finalize(st->own_stmt[i]);
+		st->own_stmt[i] = NULL;
+	}
+}
+
 /* The settings every connection runs with, then the schema (migrate) and the page size. */
 static th_err setup(struct th_store *st, const struct th_store_opts *o, struct th_error *e)
 {
@@ -418,6 +434,68 @@ static th_err setup(struct th_store *st, const struct th_store_opts *o, struct t
 	return err;
 }
 
+/* Opens st->own_db (st->db follows) and sets it up; on failure closes what it opened, and
+ * st->heal says whether the cause can pass (th_store_note). A connection that SQLite
+ * could only open read-only (its fallback for a file it may not write) is kept, marked
+ * for healing, with st->trouble saying so. */
+static th_err connect(struct th_store *st, struct th_error *e)
+{
+	th_err err = make_parent_dir(st->path, e);
+	if (err != TH_OK) {
+		st->heal = 1; /* a directory that cannot be made yet may be made later */
+		return err;
+	}
+	/* NOMUTEX: a connection is used by one thread at a time (its own, or for the group's
+	 * writer the member the group lets in, under the group's mutex), so SQLite's
+	 * per-call connection mutex only costs time. */
+	int rc =
+	    sqlite3_open_v2(st->path, &st->own_db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	st->db = st->own_db;
+	if (rc != SQLITE_OK) {
+		if (st->own_db == NULL)
+			return th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
+		th_store_note(st, rc);
+		err = th_error_set(e, TH_EINTERNAL, "cannot open database %s: %s", st->path,
+		                   sqlite3_errmsg(st->own_db));
+		sqlite3_close_v2(st->own_db);
+		st->own_db = st->db = NULL;
+		return err;
+	}
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_handler(st->db, busy_wait, st);
+	/* Replaces SQLite's own autocheckpoint (STORE-5, th_store_wal_tend). */
+	sqlite3_wal_hook(st->db, wal_hook, st);
+	struct th_store_opts o = {.sync_full = st->sync_full};
+	err = setup(st, &o, e);
+	if (err != TH_OK) {
+		finalize_stmts(st);
+		sqlite3_close_v2(st->own_db);
+		st->own_db = st->db = NULL;
+		return err;
+	}
+	if (sqlite3_db_readonly(st->own_db, "main") == 1) {
+		st->heal = 1;
+		snprintf(st->trouble, sizeof st->trouble,
+		         "database %s is read-only (the file or its directory cannot be written)",
+		         st->path);
+	} else {
+		st->trouble[0] = '\0';
+	}
+	return TH_OK;
+}
+
+/* Keeps the failure of a worker's open as st's trouble, naming the file. */
+static void keep_trouble(struct th_store *st, const struct th_error *e)
+{
+	int n = strstr(e->msg, st->path) != NULL
+	            ? snprintf(st->trouble, sizeof st->trouble, "%s", e->msg)
+	            : snprintf(st->trouble, sizeof st->trouble, "database %s cannot be used: %s",
+	                       st->path, e->msg);
+	if (n >= (int)sizeof st->trouble) /* cut: the file's name comes first */
+		st->trouble[sizeof st->trouble - 1] = '\0';
+}
+
 th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e)
 {
 	*out = NULL;
@@ -441,6 +519,8 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	if (st->rng == 0)
 		st->rng = 0x9e3779b97f4a7c15ULL;
 
+	st->conn = st;
+	st->sync_full = o->sync_full;
 	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
 	st->busy_limit_ms = st->busy_timeout_ms;
 	th_err err;
@@ -451,40 +531,134 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 		*out = st;
 		return TH_OK;
 	}
-	err = make_parent_dir(st->path, e);
-	if (err != TH_OK)
-		goto fail;
 	pthread_once(&sqlite_setup_once, sqlite_setup);
-	/* NOMUTEX: a connection is used by one thread at a time (its own, or for the group's
-	 * writer the member the group lets in, under the group's mutex), so SQLite's
-	 * per-call connection mutex only costs time. */
 	st->stmt = st->own_stmt;
-	int rc =
-	    sqlite3_open_v2(st->path, &st->own_db,
-	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		if (st->own_db == NULL) {
-			err = th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
-		} else {
-			err = th_error_set(e, TH_EINTERNAL, "cannot open database %s: %s", st->path,
-			                   sqlite3_errmsg(st->own_db));
-		}
-		goto fail;
+	err = connect(st, e);
+	if (err != TH_OK) {
+		/* A worker starts anyway when the cause can pass, and tries again on each
+		 * request (STORE-9); a file that is not ours, or too new, still fails. */
+		if (!o->heal_later || !st->heal)
+			goto fail;
+		keep_trouble(st, e);
+		th_error_clear(e);
 	}
-	st->db = st->own_db;
-	sqlite3_extended_result_codes(st->db, 1);
-	sqlite3_busy_handler(st->db, busy_wait, st);
-	/* Replaces SQLite's own autocheckpoint (STORE-5, th_store_wal_tend). */
-	sqlite3_wal_hook(st->db, wal_hook, st);
-
-	err = setup(st, o, e);
-	if (err != TH_OK)
-		goto fail;
 	*out = st;
 	return TH_OK;
 fail:
 	th_store_close(st);
 	return err;
+}
+
+const char *th_store_trouble(const struct th_store *st)
+{
+	return st != NULL && st->trouble[0] != '\0' ? st->trouble : NULL;
+}
+
+void th_store_note(struct th_store *st, int rc)
+{
+	if (st == NULL)
+		return;
+	switch (rc & 0xff) {
+	case SQLITE_READONLY: /* opened read-only, or the file was moved (READONLY_DBMOVED) */
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+	case SQLITE_IOERR:
+	case SQLITE_FULL:
+		(st->conn != NULL ? st->conn : st)->heal = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+/* 1 while a statement of db is stepping: its connection cannot be closed under it. */
+static int any_stmt_busy(sqlite3 *db)
+{
+	for (sqlite3_stmt *s = sqlite3_next_stmt(db, NULL); s != NULL; s = sqlite3_next_stmt(db, s))
+		if (sqlite3_stmt_busy(s))
+			return 1;
+	return 0;
+}
+
+/* SQLite creates -wal and -shm with the database file's mode: a read-only connection to a
+ * 0444 file leaves them 0444, and once the file is writable again they would keep every
+ * new connection read-only. When they are ours and the file is writable, they get its
+ * mode back. Never removed: other processes may have the -shm mapped. */
+static void writable_like_db(const struct th_store *st)
+{
+	struct stat db;
+	if (stat(st->path, &db) != 0 || faccessat(AT_FDCWD, st->path, W_OK, AT_EACCESS) != 0)
+		return;
+	static const char *const suffixes[] = {"-wal", "-shm"};
+	char side[PATH_MAX];
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		struct stat sb;
+		if (snprintf(side, sizeof side, "%s%s", st->path, suffixes[i]) >=
+		        (int)sizeof side ||
+		    stat(side, &sb) != 0 || sb.st_uid != geteuid() ||
+		    faccessat(AT_FDCWD, side, W_OK, AT_EACCESS) == 0)
+			continue;
+		if (chmod(side, (db.st_mode & 0666) | S_IWUSR) != 0)
+			th_log(TH_LOG_WARN, "cannot make %s writable again: %s", side,
+			       strerror(errno));
+	}
+}
+
+/* STORE-9: SQLite keeps a connection as it was opened, so one that fell back to read-only
+ * stays read-only after the file becomes writable, and a worker that could not open its
+ * database never would. Between transactions, a store marked for healing opens a new
+ * connection and keeps it when it is better than the old one (writable, or any
+ * connection where there was none); a healthy store pays one flag test. While the file
+ * stays unwritable a read-only connection is kept without trying (one access(2)). */
+static void heal(struct th_store *st)
+{
+	if (!st->heal || st->pg != NULL || st->in_group || st->db != st->own_db)
+		return;
+	sqlite3 *old = st->own_db;
+	if (old != NULL) {
+		if (!sqlite3_get_autocommit(old) || any_stmt_busy(old))
+			return;
+		if (sqlite3_db_readonly(old, "main") == 1 &&
+		    faccessat(AT_FDCWD, st->path, W_OK, AT_EACCESS) != 0)
+			return;
+	}
+	writable_like_db(st);
+	char trouble[sizeof st->trouble];
+	memcpy(trouble, st->trouble, sizeof trouble);
+	finalize_stmts(st);
+	st->own_db = st->db = NULL;
+	st->heal = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	th_err err = connect(st, &e);
+	if (err == TH_OK && (old == NULL || !st->heal)) {
+		if (old != NULL)
+			sqlite3_close_v2(old);
+		th_log(TH_LOG_WARN, "database %s: opened again%s", st->path,
+		       st->heal ? ", still read-only" : "; writes work again");
+		return;
+	}
+	if (st->own_db != NULL) {
+		finalize_stmts(st);
+		sqlite3_close_v2(st->own_db);
+	}
+	st->own_db = st->db = old;
+	st->heal = 1;
+	if (err != TH_OK)
+		keep_trouble(st, &e);
+	else
+		memcpy(st->trouble, trouble, sizeof trouble);
+}
+
+th_err th_store_unopened(struct th_store *st, struct th_error *e)
+{
+	heal(st);
+	if (st->db != NULL)
+		return TH_OK;
+	th_log(TH_LOG_ERROR, "%s", st->trouble[0] != '\0' ? st->trouble : "no database connection");
+	return th_error_set(e, TH_EINTERNAL,
+	                    "database error (open): the database cannot be opened; the server's "
+	                    "error log has the details");
 }
 
 void th_store_close(struct th_store *st)
@@ -493,8 +667,7 @@ void th_store_close(struct th_store *st)
 		return;
 	/* A group transaction left open is the group's to end; it is never this one's. */
 	assert(!st->in_group);
-	for (int i = 0; i < TH_STMT_COUNT_; i++)
-		sqlite3_finalize(st->own_stmt[i]);
+	finalize_stmts(st);
 	if (st->own_db != NULL) {
 		if (!sqlite3_get_autocommit(st->own_db))
 			sqlite3_exec(st->own_db, "ROLLBACK", NULL, NULL, NULL);
@@ -517,6 +690,7 @@ int th_store_in_txn(const struct th_store *st)
 
 void th_store_use_conn(struct th_store *st, struct th_store *w)
 {
+	st->conn = w;
 	st->db = w->own_db;
 	st->stmt = w->own_stmt;
 	st->pg = w->own_pg;
@@ -527,6 +701,7 @@ th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 {
 	if (st->pg != NULL)
 		return th_pg_begin(st, e);
+	heal(st);
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_BEGIN, "BEGIN IMMEDIATE", &s, e);
 	if (err != TH_OK)
@@ -583,6 +758,7 @@ th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
 		*began = err == TH_OK;
 		return err;
 	}
+	heal(st);
 	sqlite3_stmt *s;
 	th_err err = th_store_stmt(st, TH_STMT_BEGIN_READ, "BEGIN", &s, e);
 	if (err != TH_OK)
@@ -638,7 +814,7 @@ int64_t th_store_changes(struct th_store *st)
 {
 	if (st->own_pg != NULL)
 		return st->pg_changes + st->group_writes;
-	return sqlite3_total_changes64(st->own_db) + st->group_writes;
+	return (st->own_db != NULL ? sqlite3_total_changes64(st->own_db) : 0) + st->group_writes;
 }
 
 int th_store_change_fd(struct th_store *st)

@@ -62,3 +62,12 @@ tests_unit_check_group_SOURCES = tests/unit/check_group.c tests/unit/pg_fixture.
 tests_unit_check_group_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_group_LDADD = src/store/libth_store.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)
+
+# STORE-9: a store heals by itself (read-only file, I/O error, directory made later); as
+# root each case runs in a child that drops to uid 65534.
+check_PROGRAMS += tests/unit/check_heal
+TESTS += tests/unit/check_heal
+tests_unit_check_heal_SOURCES = tests/unit/check_heal.c
+tests_unit_check_heal_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_heal_LDADD = src/store/libth_store.la src/util/libth_util.la \
+	$(CHECK_LIBS) $(TH_LIBS)

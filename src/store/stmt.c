@@ -19,6 +19,7 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 	const char *msg =
 	    st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
 	int primary = rc & 0xff;
+	th_store_note(st, rc);
 	/* Busy and constraint failures are the client's or the load's, not a broken store. */
 	if (primary != SQLITE_NOMEM)
 		th_log(primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
@@ -57,6 +58,11 @@ th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, s
 	*out = st->stmt[id];
 	if (*out != NULL)
 		return TH_OK;
+	if (st->db == NULL) {
+		th_err err = th_store_unopened(st, e);
+		if (err != TH_OK)
+			return err;
+	}
 	int rc =
 	    sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[id], NULL);
 	if (rc != SQLITE_OK) {

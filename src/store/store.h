@@ -31,6 +31,10 @@ struct th_store_opts {
 	const char *path;    /* database file; its directory is created if missing */
 	int sync_full;       /* PRAGMA synchronous = FULL instead of NORMAL */
 	int busy_timeout_ms; /* sqlite3_busy_timeout */
+	int heal_later;      /* a worker's: a database that cannot be opened for a cause that
+	                        can pass (its directory missing or unwritable, permissions, a
+	                        full disk) still opens, without a connection; every request
+	                        tries again (STORE-9). th_store_trouble says why */
 };
 
 /* Opens (creating if needed) and migrates the database. *out is freed by
@@ -38,6 +42,12 @@ struct th_store_opts {
  * or whose application_id is not ours, is refused with a message naming it. */
 th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e);
 void th_store_close(struct th_store *st);
+/* STORE-9: why st could not write when it was opened, or at its last attempt to heal,
+ * as a sentence naming the file (read-only, or could not be opened); NULL when it could.
+ * Borrowed from st, valid until its next call. A connection that finds itself read-only,
+ * or meets an I/O error, a full disk or a file it cannot open, is replaced by a new one
+ * before its next transaction; a healthy one is never reopened. */
+const char *th_store_trouble(const struct th_store *st);
 /* The schema version the binary brings (the highest migration number). */
 int th_store_schema_version(void);
 /* The raw handle, for tests and the `tasks` CLI only. */

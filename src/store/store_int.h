@@ -150,6 +150,13 @@ struct th_store {
 	                          last commit (the WAL hook) */
 	int64_t wal_retry_ms;  /* monotonic time before which a failed reset
 	                          is not tried again */
+	struct th_store *conn; /* whose connection db is: this store, or in a group
+	                          transaction the writer (th_store_use_conn); a failure
+	                          there marks that store for healing */
+	int heal;              /* STORE-9: own_db is read-only, missing, or met a write
+	                          failure; replaced before its next transaction (db.c) */
+	int sync_full;         /* as opened: a replacement is set up the same way */
+	char trouble[384];     /* th_store_trouble; "" when the last open could write */
 	int pushes_queued;     /* deliveries this connection queued since
 	                          th_store_push_take_queued (a rolled-back
 	                          one included: it only costs a look) */
@@ -160,6 +167,10 @@ struct th_store {
  * columns). */
 th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
                      struct th_error *e);
+/* st has no connection (a worker's store opened with heal_later whose database could
+ * not be opened yet): opens it now. TH_OK when st has one, else a client-safe error (the
+ * log names the file and the cause). */
+th_err th_store_unopened(struct th_store *st, struct th_error *e);
 /* The plain transaction calls on one connection: th_store_begin, th_store_commit and
  * th_store_rollback (group.c) use them for a store of its own and for a group's writer. */
 th_err th_store_begin_own(struct th_store *st, struct th_error *e);
@@ -171,6 +182,10 @@ void th_store_stmt_done(sqlite3_stmt *s);
 /* Maps an SQLite result code to th_err and writes a message with sqlite3_errmsg:
  * BUSY/LOCKED -> TH_EBUSY, NOMEM -> TH_ENOMEM, anything else -> TH_EINTERNAL. */
 th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_error *e);
+/* STORE-9: after SQLite result rc on st's connection, marks the store that owns that
+ * connection for healing when rc says the connection may stay unable to write (read-only,
+ * cannot open, I/O error, full); other codes change nothing. */
+void th_store_note(struct th_store *st, int rc);
 
 /* A typed statement parameter, bound at its place in an array (the first at ?1): the
  * compiler checks each one, unlike a format string of varargs. TH_T(NULL) binds NULL. */
