@@ -434,6 +434,33 @@ static th_err setup(struct th_store *st, const struct th_store_opts *o, struct t
 	return err;
 }
 
+/* SQLite creates -wal and -shm with the database file's mode, so a read-only connection
+ * to a 0444 file leaves them 0444 behind it. A -shm that is not writable when a process
+ * first maps it makes that mapping read-only for every connection of the process, for
+ * as long as any of them stays open: the worker could never write again, even once the
+ * file is writable. So before each open, -wal and -shm that are ours get write
+ * permission for their owner. That gives nothing away: what may be written is decided
+ * by the database file, which SQLite then opens read-only. Never removed: other
+ * processes may have the -shm mapped. */
+static void sides_writable(const struct th_store *st)
+{
+	struct stat db;
+	if (stat(st->path, &db) != 0)
+		return;
+	static const char *const suffixes[] = {"-wal", "-shm"};
+	char side[PATH_MAX];
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		struct stat sb;
+		if (snprintf(side, sizeof side, "%s%s", st->path, suffixes[i]) >=
+		        (int)sizeof side ||
+		    stat(side, &sb) != 0 || sb.st_uid != geteuid() ||
+		    faccessat(AT_FDCWD, side, W_OK, AT_EACCESS) == 0)
+			continue;
+		if (chmod(side, (db.st_mode & 0666) | S_IWUSR) != 0)
+			th_log(TH_LOG_WARN, "cannot make %s writable: %s", side, strerror(errno));
+	}
+}
+
 /* Opens st->own_db (st->db follows) and sets it up; on failure closes what it opened, and
  * st->heal says whether the cause can pass (th_store_note). A connection that SQLite
  * could only open read-only (its fallback for a file it may not write) is kept, marked
@@ -445,6 +472,7 @@ static th_err connect(struct th_store *st, struct th_error *e)
 		st->heal = 1; /* a directory that cannot be made yet may be made later */
 		return err;
 	}
+	sides_writable(st);
 	/* NOMUTEX: a connection is used by one thread at a time (its own, or for the group's
 	 * writer the member the group lets in, under the group's mutex), so SQLite's
 	 * per-call connection mutex only costs time. */
@@ -580,30 +608,6 @@ static int any_stmt_busy(sqlite3 *db)
 	return 0;
 }
 
-/* SQLite creates -wal and -shm with the database file's mode: a read-only connection to a
- * 0444 file leaves them 0444, and once the file is writable again they would keep every
- * new connection read-only. When they are ours and the file is writable, they get its
- * mode back. Never removed: other processes may have the -shm mapped. */
-static void writable_like_db(const struct th_store *st)
-{
-	struct stat db;
-	if (stat(st->path, &db) != 0 || faccessat(AT_FDCWD, st->path, W_OK, AT_EACCESS) != 0)
-		return;
-	static const char *const suffixes[] = {"-wal", "-shm"};
-	char side[PATH_MAX];
-	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
-		struct stat sb;
-		if (snprintf(side, sizeof side, "%s%s", st->path, suffixes[i]) >=
-		        (int)sizeof side ||
-		    stat(side, &sb) != 0 || sb.st_uid != geteuid() ||
-		    faccessat(AT_FDCWD, side, W_OK, AT_EACCESS) == 0)
-			continue;
-		if (chmod(side, (db.st_mode & 0666) | S_IWUSR) != 0)
-			th_log(TH_LOG_WARN, "cannot make %s writable again: %s", side,
-			       strerror(errno));
-	}
-}
-
 /* STORE-9: SQLite keeps a connection as it was opened, so one that fell back to read-only
  * stays read-only after the file becomes writable, and a worker that could not open its
  * database never would. Between transactions, a store marked for healing opens a new
@@ -622,7 +626,6 @@ static void heal(struct th_store *st)
 		    faccessat(AT_FDCWD, st->path, W_OK, AT_EACCESS) != 0)
 			return;
 	}
-	writable_like_db(st);
 	char trouble[sizeof st->trouble];
 	memcpy(trouble, st->trouble, sizeof trouble);
 	finalize_stmts(st);
@@ -635,7 +638,7 @@ static void heal(struct th_store *st)
 		if (old != NULL)
 			sqlite3_close_v2(old);
 		th_log(TH_LOG_WARN, "database %s: opened again%s", st->path,
-		       st->heal ? ", still read-only" : "; writes work again");
+		       st->heal ? ", still read-only" : " for writing");
 		return;
 	}
 	if (st->own_db != NULL) {
@@ -644,9 +647,11 @@ static void heal(struct th_store *st)
 	}
 	st->own_db = st->db = old;
 	st->heal = 1;
-	if (err != TH_OK)
+	if (err != TH_OK) {
 		keep_trouble(st, &e);
-	else
+		if (strcmp(trouble, st->trouble) != 0) /* once per new cause, not per request */
+			th_log(TH_LOG_WARN, "%s", st->trouble);
+	} else
 		memcpy(st->trouble, trouble, sizeof trouble);
 }
 
@@ -655,7 +660,7 @@ th_err th_store_unopened(struct th_store *st, struct th_error *e)
 	heal(st);
 	if (st->db != NULL)
 		return TH_OK;
-	th_log(TH_LOG_ERROR, "%s", st->trouble[0] != '\0' ? st->trouble : "no database connection");
+	/* Not logged per statement: the worker's start-up warning and heal's lines tell. */
 	return th_error_set(e, TH_EINTERNAL,
 	                    "database error (open): the database cannot be opened; the server's "
 	                    "error log has the details");
