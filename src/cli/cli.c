@@ -172,7 +172,7 @@ static int cmd_migrate(void)
 	struct th_app app;
 	struct th_error e;
 	th_error_clear(&e);
-	if (th_app_open(&app, cfg, &e) != TH_OK) {
+	if (th_app_open(&app, cfg, 0, &e) != TH_OK) {
 		fprintf(stderr, "tiny-harness: %s\n", e.msg);
 		return 1;
 	}
@@ -437,7 +437,7 @@ static int open_app(struct th_app *app)
 		return -1;
 	struct th_error e;
 	th_error_clear(&e);
-	if (th_app_open(app, cfg, &e) != TH_OK) {
+	if (th_app_open(app, cfg, 0, &e) != TH_OK) {
 		fprintf(stderr, "tiny-harness: %s\n", e.msg);
 		return -1;
 	}

@@ -19,21 +19,22 @@
 #include "util/log.h"
 #include "util/memo.h"
 
-void th_worker_store_opts(const struct th_config *cfg, struct th_store_opts *o)
+void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_store_opts *o)
 {
 	*o = (struct th_store_opts){
 	    .path = cfg->db_path,
 	    .sync_full = cfg->sync_full,
 	    .busy_timeout_ms = cfg->busy_timeout_ms,
+	    .heal_later = serving,
 	};
 }
 
-th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e)
+th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e)
 {
 	memset(app, 0, sizeof *app);
 	app->cfg = cfg;
 	struct th_store_opts o;
-	th_worker_store_opts(cfg, &o);
+	th_worker_store_opts(cfg, serving, &o);
 	th_err rc = th_store_open(&o, &app->store, e);
 	if (rc == TH_OK)
 		rc = th_registry_load(cfg->commands_dir, &app->commands, e);

@@ -9,12 +9,15 @@
 struct th_config;
 struct th_store_opts;
 /* How a worker opens a database connection: every connection of a process (the request
- * loop's and the stream thread's) is opened the same way. */
-void th_worker_store_opts(const struct th_config *cfg, struct th_store_opts *o);
+ * loop's and the stream thread's) is opened the same way. serving: a web server's worker,
+ * which starts even when the database cannot be opened yet and heals (STORE-9); an
+ * operator command fails instead. */
+void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_store_opts *o);
 
-/* Takes ownership of cfg (heap-allocated, loaded) and opens the store, loads the
- * command registry and builds the card. On failure everything taken is freed. */
-th_err th_app_open(struct th_app *app, struct th_config *cfg, struct th_error *e);
+/* Takes ownership of cfg (heap-allocated, loaded) and opens the store (serving as in
+ * th_worker_store_opts), loads the command registry and builds the card. On failure
+ * everything taken is freed. */
+th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e);
 void th_app_close(struct th_app *app);
 
 /* Runs the work queued by requests that already answered (TURN-5, TURN-7); call it

@@ -6,10 +6,12 @@
 
 #include <fcgiapp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -50,7 +52,7 @@ static int open_app(struct th_app *app, int cgi)
 		th_error_set(&e, TH_ENOMEM, "out of memory");
 	} else if (th_config_load(cfg, &e) != TH_OK) {
 		free(cfg);
-	} else if (th_app_open(app, cfg, &e) == TH_OK) {
+	} else if (th_app_open(app, cfg, 1, &e) == TH_OK) {
 		return 0;
 	}
 	th_log(TH_LOG_ERROR, "%s", e.msg);
@@ -59,11 +61,32 @@ static int open_app(struct th_app *app, int cgi)
 	return 1;
 }
 
+/* Issue 26: a worker that starts on a database it cannot write says so once, naming the
+ * file and the user it runs as (the usual cause is a file or directory owned by another
+ * user); requests that write fail until that is fixed, and the first one after heals
+ * (STORE-9). */
+static void warn_if_unwritable(const struct th_app *app)
+{
+	const char *why = th_store_trouble(app->store);
+	if (why == NULL)
+		return;
+	uid_t uid = geteuid();
+	struct passwd pw, *found = NULL;
+	char buf[1024];
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) != 0)
+		found = NULL;
+	th_log(TH_LOG_WARN,
+	       "%s; this worker runs as user %s (uid %u): writes fail until the user may write "
+	       "the file and its directory, then the worker recovers by itself",
+	       why, found != NULL ? found->pw_name : "(no name)", (unsigned)uid);
+}
+
 int th_worker_serve_cgi(void)
 {
 	struct th_app app;
 	if (open_app(&app, 1) != 0)
 		return 1;
+	warn_if_unwritable(&app);
 	struct th_http_io io;
 	th_http_cgi_io(&io);
 	th_bind_serve(&app, &io);
@@ -179,6 +202,7 @@ int th_worker_serve_fcgi(void)
 	struct loop first = {0};
 	if (open_app(&first.app, 0) != 0)
 		return 1;
+	warn_if_unwritable(&first.app);
 	int nthreads = first.app.cfg->worker_threads;
 	struct loop *loops = calloc((size_t)nthreads, sizeof *loops);
 	if (loops == NULL) {
@@ -205,7 +229,7 @@ int th_worker_serve_fcgi(void)
 	struct th_store_group *group = NULL;
 	if (nthreads > 1) {
 		struct th_store_opts o;
-		th_worker_store_opts(loops[0].app.cfg, &o);
+		th_worker_store_opts(loops[0].app.cfg, 1, &o);
 		th_error_clear(&e);
 		if (th_store_group_open(&o, &group, &e) != TH_OK) {
 			th_log(TH_LOG_WARN, "no group writer (%s); serving one request at a time",

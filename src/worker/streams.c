@@ -516,7 +516,7 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 	s->parker = (struct th_parker){s, room, take};
 	pthread_mutex_init(&s->mu, NULL);
 	struct th_store_opts o;
-	th_worker_store_opts(cfg, &o);
+	th_worker_store_opts(cfg, 1, &o);
 	th_err rc = th_store_open(&o, &s->store, e);
 	if (rc == TH_OK) {
 		s->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -27,7 +27,7 @@ static void fuzz_app_open(struct th_app *app, const char *prefix)
 	    th_config_set(cfg, "stream_max_ms", "100", &e) != TH_OK ||
 	    th_config_set(cfg, "heartbeat_ms", "100", &e) != TH_OK ||
 	    th_config_set(cfg, "commands_dir", "/nonexistent", &e) != TH_OK ||
-	    th_app_open(app, cfg, &e) != TH_OK)
+	    th_app_open(app, cfg, 0, &e) != TH_OK)
 		abort();
 }
 

@@ -40,6 +40,11 @@ TESTS += tests/integration/crash.sh
 EXTRA_DIST += tests/integration/crash.sh
 TESTS += tests/integration/concurrency.sh
 EXTRA_DIST += tests/integration/concurrency.sh
+# A worker heals by itself (STORE-9): lighttpd and the worker as an unprivileged user
+# (nobody under root) on a 0444 database, then chmod 0644; exits 77 on PostgreSQL or
+# when root has no setpriv.
+TESTS += tests/integration/heal.sh
+EXTRA_DIST += tests/integration/heal.sh
 # Collaboration through lighttpd: envelopes, sub-task tree, channels, /ask, commands,
 # completion refused then accepted, two workers (TASK-3..TASK-8, CH-1..CH-5, CMD-1..CMD-5).
 TESTS += tests/integration/collab.sh

@@ -1597,7 +1597,7 @@ static void real_setup(void)
 	th_error_clear(&e);
 	ck_assert_int_eq(th_config_set(c, "db", db, &e), TH_OK);
 	ck_assert_int_eq(th_config_set(c, "commands_dir", tmpdir, &e), TH_OK);
-	ck_assert_msg(th_app_open(&real, c, &e) == TH_OK, "%s", e.msg);
+	ck_assert_msg(th_app_open(&real, c, 0, &e) == TH_OK, "%s", e.msg);
 	th_bind_service = th_service_call;
 	th_bind_stream_service = th_service_stream;
 }

@@ -31,7 +31,7 @@ void fx_open(struct th_app *app, void (*cfg_tweak)(struct th_config *))
 	ck_assert_int_eq(th_config_set(cfg, "commands_dir", "/nonexistent", &e), TH_OK);
 	if (cfg_tweak != NULL)
 		cfg_tweak(cfg);
-	th_err rc = th_app_open(app, cfg, &e);
+	th_err rc = th_app_open(app, cfg, 0, &e);
 	ck_assert_msg(rc == TH_OK, "th_app_open: %s", e.msg);
 }
 
