@@ -587,7 +587,7 @@ void th_store_note(struct th_store *st, int rc)
 	if (st == NULL)
 		return;
 	switch (rc & 0xff) {
-	case SQLITE_READONLY: /* opened read-only, or the file was moved (READONLY_DBMOVED) */
+	case SQLITE_READONLY: /* opened read-only, or its -wal/-shm could not be */
 	case SQLITE_CANTOPEN:
 	case SQLITE_PERM:
 	case SQLITE_IOERR:
