@@ -43,7 +43,8 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 	if (kept == NULL)
 		rc = th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL,
 		                     e);
-	if (rc == TH_OK && kept == NULL && (expiry = th_turn_expiry(app, req->id)) < -1)
+	if (rc == TH_OK && kept == NULL &&
+	    (expiry = th_turn_expiry(app->store, app->cfg->lease_ms, req->id)) < -1)
 		keep = 0; /* not known: asked again next time */
 	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
 	 * worker after the answer is sent, so the next read sees it finished (TURN-4). Time

@@ -183,7 +183,7 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 		 * worker died and leaves it to this worker's after-response work (or to
 		 * `tiny-harness recover`, or to the next request that touches the task). */
 		if (now - last_recover >= 1000) {
-			if (th_turn_expired(app, w->task_id))
+			if (th_turn_expired(app->store, app->cfg->lease_ms, w->task_id))
 				(void)th_app_defer(app, w->task_id, 0);
 			last_recover = now;
 		}

@@ -613,21 +613,21 @@ static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th
 	return rc;
 }
 
-int64_t th_turn_expiry(struct th_app *app, const char *task_id)
+int64_t th_turn_expiry(struct th_store *st, int lease_ms, const char *task_id)
 {
 	int64_t at = -1;
 	struct th_error e;
 	th_error_clear(&e);
 	/* A queued turn counts as expired one lease after it was queued, as for recovery
 	 * (th_store_turns_expired). */
-	if (th_store_turn_next_expiry(app->store, task_id, app->cfg->lease_ms, &at, &e) != TH_OK)
+	if (th_store_turn_next_expiry(st, task_id, lease_ms, &at, &e) != TH_OK)
 		return -2;
 	return at;
 }
 
-int th_turn_expired(struct th_app *app, const char *task_id)
+int th_turn_expired(struct th_store *st, int lease_ms, const char *task_id)
 {
-	int64_t at = th_turn_expiry(app, task_id);
+	int64_t at = th_turn_expiry(st, lease_ms, task_id);
 	return at >= 0 && at < th_now_ms();
 }
 

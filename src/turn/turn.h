@@ -42,14 +42,15 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *inpu
                       struct th_turn_reply *out, struct th_error *e);
 
 /* The moment (ms since the epoch) the task's first live turn expires (a running turn's
- * lease ends, or a queued one goes unclaimed for a lease): it stays the same while
+ * lease ends, or a queued one goes unclaimed for lease_ms): it stays the same while
  * nothing is committed. -1 when the task has no live turn, -2 when the database could
- * not tell. */
-int64_t th_turn_expiry(struct th_app *app, const char *task_id);
+ * not tell. One indexed query on the task's live turns: every reader that watches a task
+ * (GetTask, a stream, the stream thread) asks this, never a scan of all turns. */
+int64_t th_turn_expiry(struct th_store *st, int lease_ms, const char *task_id);
 
-/* 1 when th_turn_expiry has passed: a read that sees it hands the task to th_app_defer
- * (TURN-7). */
-int th_turn_expired(struct th_app *app, const char *task_id);
+/* 1 when th_turn_expiry has passed: a read that sees it hands the task to after-response
+ * work (TURN-7). */
+int th_turn_expired(struct th_store *st, int lease_ms, const char *task_id);
 
 /* Takes over turns whose worker died (TURN-4): running turns whose lease expired and
  * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
