@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* serve.c — the request loops of a worker (STORE-4): FastCGI (accept, answer, finish,
  * then the after-response work: deferred turns, the push budget, the WAL, the stream
- * thread's wake-up) and plain CGI (one request from the environment). */
+ * thread's wake-up), the FastCGI worker's recovery thread (the same after-response work
+ * for the expired turns its stream thread finds, TURN-7) and plain CGI (one request from
+ * the environment). */
 #include "worker/serve.h"
 
 #include <fcgiapp.h>
@@ -108,28 +110,28 @@ static void poke_if_written(struct th_app *app, struct th_streams *streams, int6
 	*changes = now;
 }
 
-/* After each response: the streams hear of its writes; expired turns they noticed
- * become after-response work (TURN-7). */
-static void after_request_streams(struct th_app *app, struct th_streams *streams, int64_t *changes)
-{
-	poke_if_written(app, streams, changes);
-	char **ids = NULL;
-	size_t n = th_streams_take_recoveries(streams, &ids);
-	for (size_t i = 0; i < n; i++) {
-		(void)th_app_defer(app, ids[i], 0);
-		free(ids[i]);
-	}
-	free(ids);
-}
-
-/* One request thread of a FastCGI worker: its own context (configuration, database
- * connection, after-response queue), the process's streams and write group shared. */
+/* One request thread of a FastCGI worker, or its recovery thread: its own context
+ * (configuration, database connection, after-response queue), the process's streams and
+ * write group shared. */
 struct loop {
 	struct th_app app;
 	struct th_streams *streams; /* borrowed; NULL: no stream thread */
 	pthread_t thread;
 	int started; /* the thread runs (joined by th_worker_serve_fcgi) */
 };
+
+/* The work left for after a response, or found by the stream thread: deferred turns
+ * (TURN-5, TURN-7), their commits announced to the streams, due pushes, the WAL. */
+static void after_response(struct loop *l, int64_t *changes)
+{
+	struct th_app *app = &l->app;
+	th_app_run_pending(app);
+	if (l->streams != NULL)
+		poke_if_written(app, l->streams, changes);
+	th_push_after_request(app, PUSH_BUDGET_MS);
+	/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
+	th_store_wal_tend(app->store);
+}
 
 static void *serve_loop(void *arg)
 {
@@ -146,17 +148,62 @@ static void *serve_loop(void *arg)
 		/* The response is complete for the client before any deferred turn runs
 		 * (TURN-5: returnImmediately). */
 		FCGX_Finish_r(&req);
-		if (l->streams != NULL)
-			after_request_streams(app, l->streams, &changes);
-		th_app_run_pending(app);
+		/* The streams hear of the request's writes before a deferred turn runs. */
 		if (l->streams != NULL)
 			poke_if_written(app, l->streams, &changes);
-		th_push_after_request(app, PUSH_BUDGET_MS);
-		/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
-		th_store_wal_tend(app->store);
+		after_response(l, &changes);
 	}
 	FCGX_Free(&req, 0);
 	return NULL;
+}
+
+/* TURN-4, TURN-7: the worker's recovery thread. The stream thread never runs a turn; a
+ * watched task whose turn expired is handed here as soon as it is seen and recovered by
+ * the after-response work a request thread runs for a GetTask that noticed one
+ * (th_turn_recover of that task), so it never waits for a request to reach this worker. */
+static void *recover_loop(void *arg)
+{
+	struct loop *l = arg;
+	int64_t changes = th_store_changes(l->app.store);
+	char **ids = NULL;
+	size_t n;
+	while ((n = th_streams_wait_recoveries(l->streams, -1, &ids)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			(void)th_app_defer(&l->app, ids[i], 0);
+			free(ids[i]);
+		}
+		free(ids);
+		ids = NULL;
+		after_response(l, &changes);
+	}
+	free(ids); /* the stream thread stopped */
+	return NULL;
+}
+
+/* Starts the recovery thread with a context of its own (joined to group, when there is
+ * one). Its loop is kept until exit, as the request loops are; NULL when it could not
+ * start (logged): the stream thread's finds then wait for a request to the task or for
+ * `tiny-harness recover`. */
+static struct loop *start_recoverer(struct th_store_group *group, struct th_streams *streams)
+{
+	struct loop *r = calloc(1, sizeof *r);
+	if (r == NULL || open_app(&r->app, 0) != 0) {
+		free(r);
+		return NULL;
+	}
+	if (group != NULL)
+		th_store_join(r->app.store, group);
+	r->streams = streams;
+	if (pthread_create(&r->thread, NULL, recover_loop, r) != 0) {
+		th_log(TH_LOG_WARN, "the recovery thread could not start: expired turns of "
+		                    "watched tasks wait for a request to the task or for "
+		                    "`tiny-harness recover`");
+		th_app_close(&r->app);
+		free(r);
+		return NULL;
+	}
+	r->started = 1;
+	return r;
 }
 
 /* Opens the contexts of threads 1..n-1 (thread 0's is open), each joined to group,
@@ -240,15 +287,17 @@ int th_worker_serve_fcgi(void)
 			start_threads(loops, nthreads, group, streams);
 		}
 	}
+	struct loop *recoverer = streams != NULL ? start_recoverer(group, streams) : NULL;
 	/* Thread 0 is this one. When its loop ends the process is stopping: the other
 	 * threads, blocked in accept or finishing a request, end with it. */
 	(void)serve_loop(&loops[0]);
 	int others = 0;
 	for (int i = 1; i < nthreads; i++)
 		others += loops[i].started;
+	others += recoverer != NULL;
 	if (others > 0) {
 		/* The contexts, the streams and the group stay allocated until exit: another
-		 * thread may still be inside a request that uses them. */
+		 * thread may still be inside a request, or a recovered turn, that uses them. */
 		return 0;
 	}
 	loops[0].app.parker = NULL;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* streams.c — the stream thread of a FastCGI worker (STREAM-6); see streams.h.
  *
- * Threads: the worker's main thread only calls the parker (room, take), poke, count
- * and take_recoveries, which touch the fields under mu. Everything else — the slots,
- * the epoll set, the database connection — belongs to the stream thread alone. */
+ * Threads: the worker's request threads only call the parker (room, take), poke and
+ * count, and its recovery thread wait_recoveries; all of them touch only the fields under
+ * mu. Everything else — the slots, the epoll set, the database connection — belongs to
+ * the stream thread alone. */
 #include "worker/streams.h"
 
 #include <errno.h>
@@ -17,12 +18,14 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bind/bind.h"
 #include "config/config.h"
 #include "ops/stream.h"
 #include "store/store.h"
+#include "turn/turn.h"
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/log.h"
@@ -35,6 +38,8 @@
 #define EVENTS_BATCH 100
 /* How often the thread looks for expired turns of the tasks it watches (TURN-7). */
 #define RECOVER_EVERY_MS 1000
+/* A slot's expiry before its task was asked (th_turn_expiry answers -2 or more). */
+#define EXPIRY_UNKNOWN INT64_MIN
 
 struct slot {
 	struct th_bind_parked p; /* owned; th_bind_parked_free (closes the connection) */
@@ -42,6 +47,8 @@ struct slot {
 	size_t sent;             /* bytes of out already written */
 	struct th_fcgi_input in; /* what the web server sends, watched for an abort */
 	int64_t last_beat;       /* monotonic ms of the last heartbeat (or of parking) */
+	int64_t expiry;          /* th_turn_expiry of the watched task as of the thread's
+	                            expiry_version; EXPIRY_UNKNOWN: not asked yet */
 	int ending;              /* the end of the response is queued: close once written */
 	int gone;                /* the connection is dead: close without writing more */
 	int want_out;            /* EPOLLOUT is registered (a write would have blocked) */
@@ -60,10 +67,12 @@ struct th_streams {
 	struct th_parker parker;
 
 	pthread_mutex_t mu;           /* guards inbox, open, recover, stop */
+	pthread_cond_t recover_cv;    /* signalled when recover gains an id, or at stop */
 	struct th_bind_parked *inbox; /* handed over, not yet adopted; free */
 	size_t ninbox, capinbox;
 	size_t open;    /* streams in inbox and slots */
-	char **recover; /* task ids for the main thread; each and array free */
+	char **recover; /* task ids for the recovery thread; each and array free
+	                   (th_streams_wait_recoveries hands them over) */
 	size_t nrecover, caprecover;
 	int stop;
 
@@ -72,6 +81,7 @@ struct th_streams {
 	size_t nslots, capslots;
 	int64_t seen_version;
 	int64_t next_recover_ms;
+	int64_t expiry_version; /* data_version the slots' expiry values were read at */
 };
 
 static void wake(struct th_streams *s)
@@ -134,9 +144,19 @@ void th_streams_poke(struct th_streams *s)
 		wake(s);
 }
 
-size_t th_streams_take_recoveries(struct th_streams *s, char ***ids)
+size_t th_streams_wait_recoveries(struct th_streams *s, int timeout_ms, char ***ids)
 {
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	int64_t ns = until.tv_nsec + (int64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+	until.tv_sec += (time_t)(ns / 1000000000);
+	until.tv_nsec = (long)(ns % 1000000000);
 	pthread_mutex_lock(&s->mu);
+	int timed_out = 0;
+	while (s->nrecover == 0 && !s->stop && !timed_out)
+		timed_out = timeout_ms < 0 ? pthread_cond_wait(&s->recover_cv, &s->mu) != 0
+		                           : pthread_cond_timedwait(&s->recover_cv, &s->mu,
+		                                                    &until) == ETIMEDOUT;
 	size_t n = s->nrecover;
 	*ids = s->recover;
 	s->recover = NULL;
@@ -202,6 +222,7 @@ static size_t adopt(struct th_streams *s)
 		sl->p = in[i];
 		th_buf_init(&sl->out);
 		sl->last_beat = now;
+		sl->expiry = EXPIRY_UNKNOWN;
 		int fd = sl->p.conn.fd;
 		int fl = fcntl(fd, F_GETFL);
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = sl};
@@ -356,44 +377,70 @@ static void read_log(struct th_streams *s)
 	th_store_read_end(s->store, began);
 }
 
-/* TURN-7: expired turns of watched tasks go to the main thread, which defers their
- * recovery to its after-response work. */
-static void look_for_expired(struct th_streams *s)
+/* Queues task_id for the recovery thread (once while queued) and wakes it. */
+static void hand_over(struct th_streams *s, const char *task_id)
 {
-	int64_t now = th_now_ms();
-	struct th_turn_row *rows = NULL;
-	size_t n = 0;
-	struct th_error e;
-	th_error_clear(&e);
-	if (th_store_turns_expired(s->store, NULL, now, now - s->cfg->lease_ms, 100, &rows, &n,
-	                           &e) != TH_OK)
-		return;
-	for (size_t r = 0; r < n; r++) {
-		int watched = 0;
-		for (size_t i = 0; i < s->nslots && !watched; i++)
-			watched = strcmp(s->slots[i]->p.watch.task_id, rows[r].task_id) == 0;
-		if (!watched)
-			continue;
-		pthread_mutex_lock(&s->mu);
-		int known = 0;
-		for (size_t i = 0; i < s->nrecover && !known; i++)
-			known = strcmp(s->recover[i], rows[r].task_id) == 0;
-		if (!known && s->nrecover == s->caprecover) {
-			size_t cap = s->caprecover ? s->caprecover * 2 : 4;
-			char **v = realloc(s->recover, cap * sizeof *v);
-			if (v != NULL) {
-				s->recover = v;
-				s->caprecover = cap;
-			}
+	pthread_mutex_lock(&s->mu);
+	int known = 0;
+	for (size_t i = 0; i < s->nrecover && !known; i++)
+		known = strcmp(s->recover[i], task_id) == 0;
+	if (!known && s->nrecover == s->caprecover) {
+		size_t cap = s->caprecover ? s->caprecover * 2 : 4;
+		char **v = realloc(s->recover, cap * sizeof *v);
+		if (v != NULL) {
+			s->recover = v;
+			s->caprecover = cap;
 		}
-		if (!known && s->nrecover < s->caprecover) {
-			char *id = strdup(rows[r].task_id);
-			if (id != NULL)
-				s->recover[s->nrecover++] = id;
-		}
-		pthread_mutex_unlock(&s->mu);
 	}
-	th_turn_rows_free(rows, n);
+	/* Out of memory: the next look, a second later, hands it over again. */
+	char *id = !known && s->nrecover < s->caprecover ? strdup(task_id) : NULL;
+	if (id != NULL) {
+		s->recover[s->nrecover++] = id;
+		pthread_cond_signal(&s->recover_cv);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* TURN-7, TURN-4: each watched task's first live turn is asked for by the task's id
+ * (th_turn_expiry, GetTask's indexed query), so expired turns elsewhere never hide it;
+ * one that expired goes to the worker's recovery thread at once. The answer stays true
+ * while nothing is committed, so it is asked again only after data_version moved: idle
+ * streams cost no queries, only the comparison with the clock. */
+static void look_for_expired(struct th_streams *s, int64_t version)
+{
+	if (version < 0 || version != s->expiry_version)
+		for (size_t i = 0; i < s->nslots; i++)
+			s->slots[i]->expiry = EXPIRY_UNKNOWN;
+	s->expiry_version = version;
+	qsort(s->slots, s->nslots, sizeof *s->slots, by_task);
+	int64_t now = th_now_ms();
+	int began = 0, snapshot = 0;
+	for (size_t i = 0; i < s->nslots;) {
+		size_t j = i;
+		int watched = 0;
+		int64_t at = EXPIRY_UNKNOWN; /* a stream adopted since the last look has none */
+		for (; j < s->nslots && by_task(&s->slots[i], &s->slots[j]) == 0; j++) {
+			watched |= live(s->slots[j]);
+			if (s->slots[j]->expiry != EXPIRY_UNKNOWN)
+				at = s->slots[j]->expiry;
+		}
+		const char *task = s->slots[i]->p.watch.task_id;
+		if (watched && at == EXPIRY_UNKNOWN) {
+			struct th_error e;
+			th_error_clear(&e);
+			/* One snapshot for every task asked in this look. */
+			if (!snapshot++ && th_store_read_begin(s->store, &began, &e) != TH_OK)
+				th_log(TH_LOG_ERROR, "stream thread: %s", e.msg);
+			at = th_turn_expiry(s->store, s->cfg->lease_ms, task);
+			/* -2: the database could not tell; asked again at the next look. */
+			for (size_t k = i; k < j && at > -2; k++)
+				s->slots[k]->expiry = at;
+		}
+		if (watched && at >= 0 && at < now)
+			hand_over(s, task);
+		i = j;
+	}
+	th_store_read_end(s->store, began);
 }
 
 static void tick(struct th_streams *s, int force)
@@ -416,7 +463,7 @@ static void tick(struct th_streams *s, int force)
 		}
 	}
 	if (now >= s->next_recover_ms) {
-		look_for_expired(s);
+		look_for_expired(s, version);
 		s->next_recover_ms = now + RECOVER_EVERY_MS;
 	}
 }
@@ -514,7 +561,9 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 	s->epfd = s->wakefd = s->change_fd = -1;
 	s->seen_version = -1;
 	s->parker = (struct th_parker){s, room, take};
+	s->expiry_version = -1;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->recover_cv, NULL);
 	struct th_store_opts o;
 	th_worker_store_opts(cfg, 1, &o);
 	th_err rc = th_store_open(&o, &s->store, e);
@@ -535,6 +584,7 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 			close(s->epfd);
 		if (s->wakefd >= 0)
 			close(s->wakefd);
+		pthread_cond_destroy(&s->recover_cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
 		return rc;
@@ -549,6 +599,7 @@ void th_streams_stop(struct th_streams *s)
 		return;
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
+	pthread_cond_broadcast(&s->recover_cv);
 	pthread_mutex_unlock(&s->mu);
 	wake(s);
 	pthread_join(s->thread, NULL);
@@ -562,6 +613,7 @@ void th_streams_stop(struct th_streams *s)
 	th_store_close(s->store);
 	close(s->epfd);
 	close(s->wakefd);
+	pthread_cond_destroy(&s->recover_cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -37,10 +37,12 @@ void th_streams_poke(struct th_streams *s);
 /* Streams open or handed over and not yet ended. */
 size_t th_streams_count(struct th_streams *s);
 
-/* TURN-7: the thread never runs a turn. Once a second it looks for expired turns of
- * the tasks it watches; this hands their task ids to the caller (the worker loop,
- * which defers their recovery to after-response work). Returns how many; *ids is an
- * array of n strings, each and the array freed by the caller with free. */
-size_t th_streams_take_recoveries(struct th_streams *s, char ***ids);
+/* TURN-7, TURN-4: the thread never runs a turn. Once a second it compares, for each
+ * watched task, when the task's first live turn expires (th_turn_expiry, asked again only
+ * after a commit) with the clock, and queues the tasks whose turn expired for the
+ * worker's recovery thread, which waits here: the call returns the queued task ids once
+ * there are some (*ids: n strings, each and the array freed by the caller with free), or
+ * 0 when timeout_ms (-1: no limit) passed or the thread stopped. */
+size_t th_streams_wait_recoveries(struct th_streams *s, int timeout_ms, char ***ids);
 
 #endif

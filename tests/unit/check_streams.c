@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,15 +152,22 @@ static int64_t last_seq(const char *task_id)
 	return seq;
 }
 
-static char *new_task(void)
+/* A new task whose first message is message_id (a message id already sent returns
+ * the task it created). */
+static char *new_task_with(const char *message_id)
 {
 	struct th_error e;
 	th_error_clear(&e);
-	json_object *t = fx_send_text(&app, "alice", NULL, "m-1", "hello", &e);
+	json_object *t = fx_send_text(&app, "alice", NULL, message_id, "hello", &e);
 	ck_assert_ptr_nonnull(t);
 	char *id = strdup(fx_task_id(t));
 	json_object_put(t);
 	return id;
+}
+
+static char *new_task(void)
+{
+	return new_task_with("m-1");
 }
 
 /* The "id: N" numbers in the SSE text, in order. */
@@ -278,6 +286,76 @@ START_TEST(test_stream6_stream_ends_at_stream_max_ms)
 }
 END_TEST
 
+/* Makes every turn in the database look like its worker died mid-turn: running, held by
+ * no live process, its lease ending at lease_until_ms. */
+static void kill_all_turns(int64_t lease_until_ms)
+{
+	char sql[200];
+	snprintf(sql, sizeof sql,
+	         "UPDATE turns SET state = 'running', worker_pid = 999999, attempts = 1, "
+	         "lease_until_ms = %lld",
+	         (long long)lease_until_ms);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* Asserts that the stream thread hands exactly task over for recovery within ms
+ * (th_streams_wait_recoveries, as the worker's recovery thread waits). */
+static void expect_handed_over(const char *task, int ms)
+{
+	int64_t t0 = th_mono_ms();
+	char **ids = NULL;
+	size_t n = th_streams_wait_recoveries(streams, ms, &ids);
+	int64_t took = th_mono_ms() - t0;
+	/* Only the watched task: others are left to `tiny-harness recover`. */
+	ck_assert_msg(n == 1, "%zu tasks handed over for recovery in %lld ms, expected %s", n,
+	              (long long)took, task);
+	ck_assert_str_eq(ids[0], task);
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+}
+
+/* TURN-7, TURN-4: the stream thread asks for the watched task's own expired turn (by
+ * task id, as GetTask does), so expired turns of other tasks, however many and however
+ * much older, never hide it. */
+START_TEST(test_turn7_watched_tasks_expired_turn_is_found_behind_100_older_others)
+{
+	enum { OTHERS = 120 };
+	char mid[32];
+	for (int i = 0; i < OTHERS; i++) {
+		snprintf(mid, sizeof mid, "other-%d", i);
+		free(new_task_with(mid));
+	}
+	char *task = new_task_with("watched"); /* the newest turn: past the 100 oldest */
+	kill_all_turns(1);
+	struct peer p;
+	park(&p, task, last_seq(task), TH_CLOSE_TERMINAL, 10000);
+	expect_handed_over(task, 3000);
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
+/* TURN-7: the expiry is kept while nothing is committed, but time passes: a lease that
+ * ends while the database stays the same is still seen ended, at the next look. */
+START_TEST(test_turn7_lease_ending_while_nothing_is_committed_is_handed_over)
+{
+	char *task = new_task();
+	int64_t until = th_now_ms() + 1500;
+	kill_all_turns(until);
+	struct peer p;
+	park(&p, task, last_seq(task), TH_CLOSE_TERMINAL, 10000);
+	char **ids = NULL;
+	/* Not before the lease ends. */
+	ck_assert_uint_eq(th_streams_wait_recoveries(streams, 1000, &ids), 0);
+	free(ids);
+	expect_handed_over(task, 3000);
+	ck_assert_int_ge(th_now_ms(), until);
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("streams");
@@ -290,6 +368,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot);
 	tcase_add_test(tc, test_stream6_abort_request_is_answered_with_the_end_record);
 	tcase_add_test(tc, test_stream6_stream_ends_at_stream_max_ms);
+	tcase_add_test(tc, test_turn7_watched_tasks_expired_turn_is_found_behind_100_older_others);
+	tcase_add_test(tc, test_turn7_lease_ending_while_nothing_is_committed_is_handed_over);
 	suite_add_tcase(s, tc);
 	return s;
 }
