@@ -75,6 +75,12 @@ EXTRA_DIST += tests/integration/models.sh
 # (TURN-6, TURN-4, TURN-7).
 TESTS += tests/integration/lease.sh
 EXTRA_DIST += tests/integration/lease.sh
+# A subscriber alone brings a dead worker's turn back: the worker holding a follow-up's
+# turn is SIGKILLed, a SubscribeToTask stream is parked on the new worker, and with no
+# other request the stream thread's find is taken over by the worker's recovery thread
+# and the reply streamed within lease + echo delay + 5 s (TURN-7, TURN-4).
+TESTS += tests/integration/stream_recover.sh
+EXTRA_DIST += tests/integration/stream_recover.sh tests/lib/turns.sh
 # The WAL stays under 64 MiB under sustained SendMessage load from wrk (4 workers,
 # TH_WAL_SOAK_SECONDS, default 20 s); skips when wrk is missing (STORE-5).
 TESTS += tests/integration/wal_soak.sh
