@@ -275,7 +275,7 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 		for t in "$BUILD_DIR"/tests/unit/check_*; do
 			[ -x "$t" ] && [ -f "$t" ] || continue
 			ulog=$t-valgrind.log
-			(cd "$BUILD_DIR" && TH_SRCDIR=$root TH_BUILDDIR=$BUILD_DIR CK_FORK=no \
+			(cd "$BUILD_DIR" && TH_SRCDIR=$root TH_BUILDDIR=$BUILD_DIR CK_FORK=no TH_UNDER_VALGRIND=1 \
 				valgrind --error-exitcode=1 --leak-check=full \
 				--errors-for-leak-kinds=definite --track-fds=no -q "$t") >"$ulog" 2>&1
 			rc=$?

@@ -68,3 +68,13 @@ tests_unit_check_streams_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 # schema, and no statement id carries two SQL texts. Run directly (python3, sqlite3).
 TESTS += tests/unit/statements.py
 EXTRA_DIST += tests/unit/statements.py
+
+# Simulated power cuts (STORE-8) and injected I/O errors (STORE-7) through a test VFS
+# (testvfs.c) registered as SQLite's default, under the real request path.
+check_PROGRAMS += tests/unit/check_faults
+TESTS += tests/unit/check_faults
+tests_unit_check_faults_SOURCES = tests/unit/check_faults.c tests/unit/testvfs.c \
+	tests/unit/testvfs.h tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_faults_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_faults_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
