@@ -543,6 +543,7 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 		free(st);
 		return th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path);
 	}
+	st->txn_begun = &st->own_txn_begun;
 	st->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)th_mono_ms() ^ (uint64_t)(uintptr_t)st;
 	if (st->rng == 0)
 		st->rng = 0x9e3779b97f4a7c15ULL;
@@ -700,6 +701,7 @@ void th_store_use_conn(struct th_store *st, struct th_store *w)
 	st->stmt = w->own_stmt;
 	st->pg = w->own_pg;
 	st->pg_prepared = w->own_pg_prepared;
+	st->txn_begun = &w->own_txn_begun;
 }
 
 th_err th_store_begin_own(struct th_store *st, struct th_error *e)
@@ -714,8 +716,10 @@ th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 	for (int attempt = 1;; attempt++) {
 		int rc = sqlite3_step(s);
 		th_store_stmt_done(s);
-		if (rc == SQLITE_DONE)
+		if (rc == SQLITE_DONE) {
+			*st->txn_begun = 1;
 			return TH_OK;
+		}
 		int prim = rc & 0xff;
 		if (prim != SQLITE_BUSY && prim != SQLITE_LOCKED)
 			return th_store_fail(st, rc, "BEGIN IMMEDIATE", e);
@@ -745,8 +749,10 @@ th_err th_store_commit_own(struct th_store *st, struct th_error *e)
 	}
 	int rc = sqlite3_step(s);
 	th_store_stmt_done(s);
-	if (rc == SQLITE_DONE)
+	if (rc == SQLITE_DONE) {
+		*st->txn_begun = 0;
 		return TH_OK;
+	}
 	err = th_store_fail(st, rc, "COMMIT", e);
 	/* A failed COMMIT leaves the transaction open; end it so the worker stays usable. */
 	th_store_rollback_own(st);
@@ -772,6 +778,7 @@ th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
 	th_store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "BEGIN", e);
+	*st->txn_begun = 1;
 	*began = 1;
 	return TH_OK;
 }
@@ -785,7 +792,10 @@ void th_store_read_end(struct th_store *st, int began)
 
 void th_store_rollback_own(struct th_store *st)
 {
-	if (st == NULL || !th_store_in_txn(st))
+	if (st == NULL)
+		return;
+	*st->txn_begun = 0;
+	if (!th_store_in_txn(st))
 		return;
 	if (st->pg != NULL) {
 		th_pg_rollback(st);

@@ -55,6 +55,20 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, sqlite3_stmt **out,
                      struct th_error *e)
 {
+	*out = NULL;
+	/* SQLite ends a transaction by itself after SQLITE_FULL, an I/O error or no memory.
+	 * A statement run after that would commit on its own: half of a write whose caller
+	 * let the first error pass (a lookup that answers "no" on failure) would be stored.
+	 * Nothing runs until the caller's rollback (which clears the flag first). */
+	if (st->db != NULL && *st->txn_begun && sqlite3_get_autocommit(st->db)) {
+		th_log(TH_LOG_ERROR,
+		       "database %s: the transaction was rolled back by SQLite "
+		       "after an error; refusing to go on outside it",
+		       st->path);
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error: the transaction was rolled back after an "
+		                    "earlier error");
+	}
 	*out = st->stmt[id];
 	if (*out != NULL)
 		return TH_OK;

@@ -157,6 +157,11 @@ struct th_store {
 	                          failure; replaced before its next transaction (db.c) */
 	int sync_full;         /* as opened: a replacement is set up the same way */
 	char trouble[384];     /* th_store_trouble; "" when the last open could write */
+	int *txn_begun;        /* the flag below of the connection statements run on
+	                          now: own_txn_begun, or the group writer's */
+	int own_txn_begun;     /* 1 from this connection's BEGIN until its COMMIT or
+	                          ROLLBACK, whether or not SQLite still has the
+	                          transaction (th_store_stmt) */
 	int pushes_queued;     /* deliveries this connection queued since
 	                          th_store_push_take_queued (a rolled-back
 	                          one included: it only costs a look) */
