@@ -6,7 +6,8 @@
  * the way the store uses it (WAL, its synchronous setting, its transactions and its
  * rollbacks after a failed step) keeps the promises docs/store.md makes.
  *
- * TH_FAULTS_SEEDS sets the number of power cuts per synchronous setting (default 120);
+ * TH_FAULTS_SEEDS sets the number of power cuts per synchronous setting (default 100,
+ * 10 under TH_UNDER_VALGRIND) and TH_FAULTS_ONLY=i repeats the ith cut alone;
  * TH_UNDER_VALGRIND (scripts/test.sh sets it) runs fewer cuts and every 8th N of the
  * sweep, so the suite stays within a minute or two there. */
 #include <check.h>
@@ -506,7 +507,8 @@ static int sweep_all_there(enum sweep_op op, const char *id, const struct counts
 
 /* A second connection whose commit makes the store's connection read the database
  * afresh (its page cache is dropped when another connection committed), as a worker
- * does after other workers wrote; NULL: the cache stays warm. */
+ * does after other workers wrote; NULL: the cache stays warm. Opened and closed
+ * (sqlite3_close) by sweep. */
 static sqlite3 *other_db;
 
 static void invalidate_cache(void)
@@ -538,7 +540,7 @@ static void describe_change(const struct counts *before, char *out, size_t cap)
 			                        sqlite3_column_text(t, 0), now.c[i] - before->c[i]);
 	sqlite3_finalize(t);
 	if (len == 0)
-		snprintf(out, cap, " no row count changed, some row did");
+		snprintf(out, cap, " no table's row count changed");
 }
 
 struct sweep_stats {
