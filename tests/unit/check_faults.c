@@ -87,7 +87,7 @@ static void app_open(int sync_full)
 	ck_assert_int_eq(th_config_set(cfg, "commands_dir", "/nonexistent", &e), TH_OK);
 	ck_assert_int_eq(th_config_set(cfg, "synchronous", sync_full ? "full" : "normal", &e),
 	                 TH_OK);
-	th_err rc = th_app_open(&app, cfg, &e);
+	th_err rc = th_app_open(&app, cfg, 0, &e);
 	ck_assert_msg(rc == TH_OK, "th_app_open: %s", e.msg);
 }
 
