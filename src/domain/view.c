@@ -167,6 +167,23 @@ const char *th_view_side_channel(json_object *msg, const char *task_id)
 	return NULL;
 }
 
+/* Replaces history's contents with keep's, in place: the caller owns history. */
+static th_err replace_history(json_object *history, json_object *keep, th_err rc,
+                              struct th_error *e)
+{
+	size_t n = json_object_array_length(history);
+	if (rc == TH_OK && json_object_array_length(keep) != n) {
+		json_object_array_del_idx(history, 0, n);
+		for (size_t i = 0; rc == TH_OK && i < json_object_array_length(keep); i++)
+			if (th_json_push(history,
+			                 json_object_get(json_object_array_get_idx(keep, i))))
+				rc =
+				    th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
+	}
+	json_object_put(keep);
+	return rc;
+}
+
 /* CH-2: messages of a side channel are only for its members. */
 static th_err filter_history(struct th_store *st, const char *task_id, const char *viewer,
                              json_object *history, struct th_error *e)
@@ -184,18 +201,27 @@ static th_err filter_history(struct th_store *st, const char *task_id, const cha
 		if (rc == TH_OK && member && th_json_push(keep, json_object_get(m)) != 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
 	}
-	/* Replace the contents in place: the caller owns history. */
-	size_t n = json_object_array_length(history);
-	if (rc == TH_OK && json_object_array_length(keep) != n) {
-		json_object_array_del_idx(history, 0, n);
-		for (size_t i = 0; rc == TH_OK && i < json_object_array_length(keep); i++)
-			if (th_json_push(history,
-			                 json_object_get(json_object_array_get_idx(keep, i))))
-				rc =
-				    th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
+	return replace_history(history, keep, rc, e);
+}
+
+th_err th_view_history_for(json_object *history, const char *task_id, const char *channel,
+                           struct th_error *e)
+{
+	json_object *keep = json_object_new_array();
+	if (keep == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	th_err rc = TH_OK;
+	for (size_t i = 0; rc == TH_OK && i < json_object_array_length(history); i++) {
+		json_object *m = json_object_array_get_idx(history, i);
+		const char *ch = th_view_side_channel(m, task_id);
+		/* Membership is not asked: a side channel whose members happen to be every
+		 * participant today stays out of a task-channel turn, whose reply anyone
+		 * invited later reads too. */
+		int audience = ch == NULL || (channel != NULL && strcmp(ch, channel) == 0);
+		if (audience && th_json_push(keep, json_object_get(m)) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
 	}
-	json_object_put(keep);
-	return rc;
+	return replace_history(history, keep, rc, e);
 }
 
 /* The Task of row from its parts, every part taken (freed on failure): the status

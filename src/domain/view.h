@@ -55,4 +55,11 @@ th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewe
  * side-channel message (the task channel is everybody's). */
 const char *th_view_side_channel(json_object *msg, const char *task_id);
 
+/* SEC-2: keeps in history (owned by the caller, changed in place) only what a turn's
+ * audience may read: the task channel's messages and, when channel is a side channel,
+ * that channel's; every other side channel's messages are left out. channel NULL: a
+ * turn for the task channel, whose audience is every participant (decision-034). */
+th_err th_view_history_for(json_object *history, const char *task_id, const char *channel,
+                           struct th_error *e);
+
 #endif

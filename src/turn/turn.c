@@ -11,6 +11,7 @@
 #include "turn/builtins.h"
 #include "turn/commands.h"
 #include "domain/access.h"
+#include "domain/channel.h"
 #include "domain/ext.h"
 #include "domain/task.h"
 #include "turn/intrinsics.h"
@@ -155,6 +156,8 @@ struct plan {
 	json_object *decision;            /* the input, when it answers a /confirm (UI-4) */
 	char *args;                       /* its argument text; free */
 	char *sender;                     /* who sent the input; free */
+	char *channel;                    /* the side channel the input came on, or NULL;
+	                                     free (SEC-2: the reply goes there) */
 	struct th_model_output out;       /* the model's reply (no built-in) */
 };
 
@@ -162,43 +165,100 @@ static void plan_free(struct plan *p)
 {
 	free(p->args);
 	free(p->sender);
+	free(p->channel);
 	json_object_put(p->decision);
 	th_model_output_free(&p->out);
 }
 
+/* The input message of the turn and, for a backend that reads the context, the
+ * history its audience may read (SEC-2, decision-034): *input is borrowed from *history
+ * or *own, both the caller's to put. A backend that reads only the new input gets only
+ * that message: the one given (as stored), or else read back. */
+static th_err load_input(struct th_app *app, const struct th_task_row *row, const char *message_id,
+                         json_object *given, json_object **history, json_object **own,
+                         json_object **input, struct th_error *e)
+{
+	int context = th_model_wants_context(app->cfg);
+	th_err rc = context         ? th_store_history(app->store, row->id, -1, history, e)
+	            : given != NULL ? TH_OK
+	                            : th_store_message_get(app->store, row->id, message_id, own, e);
+	if (rc == TH_OK && !context && given != NULL)
+		*own = json_object_get(given);
+	if (rc != TH_OK)
+		return rc;
+	*input = context ? find_message(*history, message_id) : *own;
+	const char *chan = *input != NULL ? th_view_side_channel(*input, row->id) : NULL;
+	return context ? th_view_history_for(*history, row->id, chan, e) : TH_OK;
+}
+
+/* The model's part of a turn: the prompt with the context the turn's audience may
+ * read. A side-channel turn is offered no intrinsic tools: their effects (plan, roles,
+ * questions, surfaces) are seen by every participant (SEC-2). */
+static th_err ask_model(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
+                        json_object *history, const char *prompt, json_object *rounds,
+                        struct plan *p, struct th_error *e)
+{
+	json_object *task = NULL;
+	th_err rc = TH_OK;
+	if (th_model_wants_context(app->cfg))
+		rc = th_view_task_ext(app->store, row, &task, e);
+	struct th_model_input in = {
+	    .task_id = row->id,
+	    .goal = row->goal,
+	    .task = task,
+	    .history = history,
+	    .prompt = prompt,
+	    .tools = p->channel == NULL ? app->tools : NULL,
+	    .rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
+	};
+	struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
+	struct th_error why;
+	th_error_clear(&why);
+	if (rc == TH_OK &&
+	    th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, &why) != TH_OK) {
+		/* SEC-5: what failed (program path, its stderr, an endpoint) is for the
+		 * operator; the participants read only that the model failed. */
+		th_log(TH_LOG_WARN, "turn on task %s: model %s failed: %s", row->id,
+		       app->cfg->model, why.msg);
+		rc = th_error_set(e, why.code == TH_ENOMEM ? TH_ENOMEM : TH_EINTERNAL,
+		                  "the model did not answer (the server log says why)");
+	}
+	json_object_put(task);
+	return rc;
+}
+
 /* A built-in command answers inside settle; a file command expands into a prompt for
- * the model (CMD-4); anything else goes to the model as it is. */
+ * the model (CMD-4); anything else goes to the model as it is. A message on a side
+ * channel is only ever words for the model: commands and decisions act on the whole
+ * task, where every participant would see what they carry (SEC-2). */
 static th_err think(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
                     const char *message_id, json_object *given, json_object *rounds, struct plan *p,
                     struct th_error *e)
 {
-	/* A backend that reads only the new input gets only that message: the one given
-	 * (as stored), or else read back. */
 	json_object *history = NULL, *input = NULL, *own = NULL;
-	int context = th_model_wants_context(app->cfg);
-	th_err rc = context ? th_store_history(app->store, row->id, -1, &history, e)
-	            : given != NULL
-	                ? TH_OK
-	                : th_store_message_get(app->store, row->id, message_id, &own, e);
-	if (rc == TH_OK && !context && given != NULL)
-		own = json_object_get(given);
-	if (rc != TH_OK)
+	th_err rc = load_input(app, row, message_id, given, &history, &own, &input, e);
+	if (rc != TH_OK) {
+		json_object_put(history);
+		json_object_put(own);
 		return rc;
-	input = context ? find_message(history, message_id) : own;
+	}
 	const char *sender =
 	    th_json_str(json_object_object_get(input, "metadata"), "participant_id");
+	const char *chan = input != NULL ? th_view_side_channel(input, row->id) : NULL;
 	char *text = message_text(input);
 	p->sender = strdup(sender ? sender : "");
-	if (text == NULL || p->sender == NULL) {
+	p->channel = chan != NULL ? strdup(chan) : NULL;
+	if (text == NULL || p->sender == NULL || (chan != NULL && p->channel == NULL)) {
 		free(text);
 		json_object_put(history);
 		json_object_put(own);
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	const char *args = NULL;
-	const struct th_command *c = th_registry_match(app->commands, text, &args);
+	const struct th_command *c =
+	    chan == NULL ? th_registry_match(app->commands, text, &args) : NULL;
 	char *prompt = NULL;
-	if (input != NULL && th_ui_is_decision(app->store, row->id, input)) {
+	if (chan == NULL && input != NULL && th_ui_is_decision(app->store, row->id, input)) {
 		p->decision = json_object_get(input);
 	} else if (c != NULL && c->kind == TH_CMD_BUILTIN) {
 		p->builtin = c;
@@ -207,23 +267,8 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 	} else {
 		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		json_object *task = NULL;
-		if (rc == TH_OK && context)
-			rc = th_view_task_ext(app->store, row, &task, e);
-		struct th_model_input in = {
-		    .task_id = row->id,
-		    .goal = row->goal,
-		    .task = task,
-		    .history = history,
-		    .prompt = prompt ? prompt : text,
-		    .tools = app->tools,
-		    .rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
-		};
-		struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
 		if (rc == TH_OK)
-			rc =
-			    th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, e);
-		json_object_put(task);
+			rc = ask_model(app, row, l, history, prompt ? prompt : text, rounds, p, e);
 	}
 	free(prompt);
 	free(text);
@@ -257,6 +302,38 @@ static th_err finish(struct th_app *app, const struct th_lease *l, int state, co
 	return l != NULL ? th_store_turn_finish(app->store, l, state, error, e) : TH_OK;
 }
 
+/* SEC-2: a turn whose input came on a side channel answers on that channel, so only
+ * its members read the reply: a channel message from the harness, kept in history and
+ * delivered as a side-channel event. The task parks with no status message, which
+ * every participant would read. */
+static th_err answer_in_channel(struct th_app *app, struct th_task_row *row, const char *channel,
+                                const char *text, struct th_error *e)
+{
+	json_object *value = json_object_new_object(), *parts = json_object_new_array();
+	int bad = value == NULL || parts == NULL;
+	bad |= th_json_put(value, "channel_id", json_object_new_string(channel));
+	bad |= th_json_put(value, "sender", json_object_new_string(TH_AGENT_ID));
+	bad |= th_json_put(value, "kind", json_object_new_string("message"));
+	bad |= th_json_put(value, "text", json_object_new_string(text));
+	bad |= th_json_push(parts, th_a2a_data_part(json_object_get(value), TH_MT_CHANNEL));
+	json_object *msg = bad ? NULL : reply_message(row, text, parts);
+	json_object *sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
+	th_err rc = msg != NULL && sub != NULL
+	                ? th_channel_record(app->store, row, TH_AGENT_ID, channel, "message", text,
+	                                    NULL, value, th_json_str(msg, "messageId"), e)
+	                : th_error_set(e, TH_ENOMEM, "out of memory building a channel reply");
+	if (rc == TH_OK)
+		rc = th_channel_deliver(app->store, row, TH_AGENT_ID, channel, msg, e);
+	if (rc == TH_OK)
+		rc =
+		    th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED, sub, NULL, 0, e);
+	json_object_put(value);
+	json_object_put(parts);
+	json_object_put(msg);
+	json_object_put(sub);
+	return rc;
+}
+
 /* The turn's result, written in the caller's transaction by the holder of l (NULL for
  * an inline turn). A turn
  * cut by complete/cancel in any process, or whose task ended while the model ran,
@@ -274,6 +351,10 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 	th_err rc = TH_OK;
 	if (p->out.cut || th_state_terminal((enum th_state)row->state)) {
 		rc = finish(app, l, TH_TURN_CUT, NULL, e);
+	} else if (failure == NULL && p->channel != NULL) {
+		rc = answer_in_channel(app, row, p->channel, p->out.text ? p->out.text : "", e);
+		if (rc == TH_OK)
+			rc = finish(app, l, TH_TURN_DONE, NULL, e);
 	} else if (failure != NULL) {
 		msg = th_status_agent_text(row, failure);
 		rc = msg ? th_status_transition(app->store, row, TH_STATE_FAILED, NULL, msg, 1, e)
@@ -531,7 +612,11 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 		if ((rc = th_store_task_get(app->store, task_id, &row, e)) != TH_OK)
 			break;
 		mrc = think(app, &row, l, t.message_id, NULL, rounds, &p, &why);
-		size_t ncalls = p.out.tool_calls ? json_object_array_length(p.out.tool_calls) : 0;
+		/* A side-channel turn was offered no tools: calls it makes anyway are not
+		 * applied (SEC-2). */
+		size_t ncalls = p.out.tool_calls && p.channel == NULL
+		                    ? json_object_array_length(p.out.tool_calls)
+		                    : 0;
 		if (mrc != TH_OK || p.builtin != NULL || p.decision != NULL || p.out.cut ||
 		    ncalls == 0)
 			break;

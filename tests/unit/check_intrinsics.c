@@ -242,6 +242,107 @@ START_TEST(test_ui1_emit_ui_only_for_a2ui_clients)
 }
 END_TEST
 
+/* ---- SEC-2: the model reads only what the turn's audience may read ------------------ */
+
+/* A channel message from who on channel of task id (to and in_reply_to as extra JSON);
+ * the SendMessage response, or NULL with err. */
+static json_object *chan(const char *who, const char *id, const char *mid, const char *channel,
+                         const char *kind, const char *text, const char *extra)
+{
+	return fx_call(
+	    &app, who, TH_OP_SEND_MESSAGE, &err,
+	    "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
+	    "\"parts\":[{\"data\":{\"channel_id\":\"%s\",\"sender\":\"%s\",\"kind\":"
+	    "\"%s\",\"text\":\"%s\"%s},\"mediaType\":\"%s\"}]}}",
+	    id, mid, channel, who, kind, text, extra, TH_MT_CHANNEL);
+}
+
+static int task_has(const char *who, const char *id, const char *needle)
+{
+	json_object *t = fx_call(&app, who, TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_msg(t != NULL, "GetTask: %s", err.msg);
+	int has = strstr(th_json_text(t), needle) != NULL;
+	json_object_put(t);
+	return has;
+}
+
+/* The audit's scenario: alice tells bob a secret on a side channel; carol, who is not in
+ * it, asks the model in the task channel. The model (which repeats everything it was
+ * given) was not given the secret, so neither carol's reply nor her GetTask has it. */
+START_TEST(test_sec2_main_channel_turn_gets_no_side_channel_context)
+{
+	const char *id = task();
+	json_object *r = chan("alice", id, "s1", "sc", "message", "the password is hunter2",
+	                      ",\"to\":[\"bob\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	json_object *t = fx_send_text(&app, "carol", id, "c1", "context?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	const char *reply = fx_status_text(t);
+	ck_assert_msg(strncmp(reply, "context: ", 9) == 0, "%s", reply);
+	ck_assert_ptr_nonnull(strstr(reply, "hello")); /* the task channel is there */
+	ck_assert_msg(strstr(reply, "hunter2") == NULL, "the model was shown: %s", reply);
+	json_object_put(t);
+	ck_assert(!task_has("carol", id, "hunter2"));
+	ck_assert(task_has("bob", id, "hunter2"));
+}
+END_TEST
+
+/* A turn started on a side channel (bob answers the harness's question there) reads the
+ * task channel and that channel only, and answers there: carol, outside it, never sees
+ * the reply, and the model never sees the channel bob is not in. */
+START_TEST(test_sec2_side_channel_turn_reads_and_answers_in_its_channel)
+{
+	const char *id = task();
+	json_object *r = chan("alice", id, "s1", "sc", "message", "the password is hunter2",
+	                      ",\"to\":[\"bob\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	r = chan("alice", id, "s2", "sc2", "message", "only-for-carol", ",\"to\":[\"carol\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	json_object *t = fx_send_text(&app, "alice", id, "a1", "/ask bob Which branch?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	char extra[160];
+	snprintf(extra, sizeof extra, ",\"in_reply_to\":\"%s\"",
+	         th_json_str(
+	             json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS),
+	             "request_id"));
+	json_object_put(t);
+	r = chan("bob", id, "b1", "sc", "help_reply", "context?", extra);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	t = json_object_object_get(r, "task");
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	/* No status message: every participant reads it. */
+	ck_assert_ptr_null(json_object_object_get(json_object_object_get(t, "status"), "message"));
+	json_object_put(r);
+	ck_assert(task_has("bob", id, "context: "));
+	ck_assert(task_has("bob", id, "hunter2"));
+	ck_assert(!task_has("bob", id, "only-for-carol"));
+	ck_assert(!task_has("carol", id, "context: "));
+	ck_assert(!task_has("carol", id, "hunter2"));
+	/* Offered no tools: their effects are everybody's. */
+	ck_assert(task_has("bob", id, "\\\"tools\\\": null"));
+}
+END_TEST
+
+/* SEC-5: a failed model fails the task with a generic text; the program's path and its
+ * stderr go to the server log only. */
+START_TEST(test_sec5_model_failure_text_names_no_program_nor_its_stderr)
+{
+	const char *id = task();
+	json_object *t = fx_send_text(&app, "alice", id, "f1", "fail!", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_FAILED");
+	ck_assert_str_eq(fx_status_text(t),
+	                 "turn failed: the model did not answer (the server log says why)");
+	json_object_put(t);
+	ck_assert(!task_has("alice", id, "scripted_model"));
+	ck_assert(!task_has("alice", id, "weights.bin"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("intrinsics");
@@ -255,6 +356,9 @@ int main(void)
 	tcase_add_test(tc, test_ch4_ask_participant_ends_the_turn_awaiting_that_answer);
 	tcase_add_test(tc, test_id5_set_participant_role_on_behalf_of_admin_or_reporter_only);
 	tcase_add_test(tc, test_ui1_emit_ui_only_for_a2ui_clients);
+	tcase_add_test(tc, test_sec2_main_channel_turn_gets_no_side_channel_context);
+	tcase_add_test(tc, test_sec2_side_channel_turn_reads_and_answers_in_its_channel);
+	tcase_add_test(tc, test_sec5_model_failure_text_names_no_program_nor_its_stderr);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -3,6 +3,9 @@
 
 It answers from the prompt alone, so a test decides exactly what the "model" does:
   call [ {"name": ..., "arguments": {...}}, ... ]  -> those tool calls (TURN-3)
+  fail!                                             -> exits 3 after a line on stderr
+  context?                                          -> "context: " and the whole input
+                                                       (SEC-2: what the model was shown)
   anything else                                     -> the text "model: <prompt>"
 and once a round of tool calls has been answered, it replies with a text that quotes
 every result, so the test can read what the harness told the model.
@@ -27,6 +30,11 @@ elif prompt.startswith("call "):
         {"id": "c%d" % i, "name": c["name"], "arguments": c["arguments"]}
         for i, c in enumerate(calls)
     ]}))
+elif prompt == "fail!":
+    sys.stderr.write("internal detail: /srv/secret/weights.bin missing\n")
+    sys.exit(3)
+elif prompt == "context?":
+    print(json.dumps({"text": "context: " + json.dumps(req)}))
 elif prompt == "tools?":
     print(json.dumps({"text": "tools: " + ",".join(sorted(tools))}))
 else:
