@@ -6,9 +6,10 @@
 
 #include "store/store.h"
 #include "util/err.h"
+#include "util/idrule.h"
 
 /* The agent's own participant id: assignee of every task it is given. */
-#define TH_AGENT_ID "tiny-harness"
+#define TH_AGENT_ID TH_ID_AGENT
 
 enum th_access {
 	TH_ACCESS_READ, /* GetTask, SubscribeToTask: any participant, watchers included */

@@ -11,11 +11,40 @@
 #include "domain/task.h"
 #include "util/jsonx.h"
 
+/* Walks up the links: at most the limit's number of reads. */
+th_err th_subtask_check_depth(struct th_store *st, const char *parent_id, struct th_error *e)
+{
+	char *at = strdup(parent_id);
+	int depth = 0; /* parent_id's */
+	th_err rc = at != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
+	while (rc == TH_OK && depth < TH_SUBTASK_DEPTH_MAX) {
+		char *up = NULL;
+		rc = th_store_subtask_parent(st, at, &up, e);
+		free(at);
+		at = up;
+		if (rc == TH_ENOTFOUND) {
+			th_error_clear(e);
+			free(at);
+			return TH_OK; /* reached the top within the limit */
+		}
+		depth++;
+	}
+	free(at);
+	if (rc != TH_OK)
+		return rc;
+	return th_error_set(e, TH_EINVAL,
+	                    "sub-tasks nest at most %d levels deep; %.100s is at level %d and "
+	                    "cannot have sub-tasks",
+	                    TH_SUBTASK_DEPTH_MAX, parent_id, TH_SUBTASK_DEPTH_MAX);
+}
+
 th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
                           struct th_error *e)
 {
 	int64_t n = 0;
-	th_err rc = th_store_subtask_next_number(st, parent_id, &n, e);
+	th_err rc = th_subtask_check_depth(st, parent_id, e);
+	if (rc == TH_OK)
+		rc = th_store_subtask_next_number(st, parent_id, &n, e);
 	if (rc != TH_OK)
 		return rc;
 	if ((size_t)snprintf(out, TH_ID_BUF, "%s.%lld", parent_id, (long long)n) >= TH_ID_BUF)

@@ -19,7 +19,16 @@ th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
                         const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
                         struct th_error *e);
 
-/* The id of parent's next child, "<parent>.<n>" (allocates n). */
+/* SEC-5: how deep sub-tasks nest. A top-level task is at depth 0; a sub-task at depth
+ * TH_SUBTASK_DEPTH_MAX has no children. It bounds the work of cancelling a tree. */
+#define TH_SUBTASK_DEPTH_MAX 32
+
+/* TH_EINVAL naming the limit when a child of parent_id would be deeper than
+ * TH_SUBTASK_DEPTH_MAX; no write. */
+th_err th_subtask_check_depth(struct th_store *st, const char *parent_id, struct th_error *e);
+
+/* The id of parent's next child, "<parent>.<n>" (allocates n). A child deeper than
+ * TH_SUBTASK_DEPTH_MAX is refused (TH_EINVAL naming the limit). */
 th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
                           struct th_error *e);
 

@@ -216,10 +216,27 @@ static int typed_decision(json_object *msg)
 	return -1;
 }
 
-/* The pending confirmation msg answers, and the decision (1 approve, 0 reject). */
+/* SEC-5: who may decide a confirmation: a participant who may change the task, never a
+ * watcher (ID-4) nor a stranger. */
+static int may_decide(struct th_store *st, const char *task_id, const char *who)
+{
+	char *role = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	int yes = who != NULL && th_store_participant_role(st, task_id, who, &role, &e) == TH_OK &&
+	          role != NULL && strcmp(role, "watcher") != 0;
+	free(role);
+	return yes;
+}
+
+/* The pending confirmation msg answers, and the decision (1 approve, 0 reject). A
+ * watcher's words or clicks answer nothing (SEC-5). */
 static th_err answered(struct th_store *st, const char *task_id, json_object *msg,
                        struct th_confirm *c, int *approve, struct th_error *e)
 {
+	const char *who = th_json_str(json_object_object_get(msg, "metadata"), "participant_id");
+	if (!may_decide(st, task_id, who))
+		return th_error_set(e, TH_ENOTFOUND, "not a decision: a watcher does not decide");
 	json_object *holder = NULL;
 	json_object *action = first_action(msg, &holder);
 	th_err rc;
@@ -251,6 +268,12 @@ th_err th_ui_decide(struct th_store *st, const struct th_config *cfg, struct th_
 {
 	struct th_confirm c = {0};
 	int approve = 0;
+	if (!may_decide(st, row->id, sender)) {
+		/* Made a watcher since the turn began: the question stays pending. */
+		th_buf_printf(&res->text, "%s is a watcher here; a watcher does not decide.",
+		              sender);
+		return TH_OK;
+	}
 	th_err rc = answered(st, row->id, msg, &c, &approve, e);
 	if (rc == TH_ENOTFOUND) {
 		/* Decided in another worker between the turn's start and now. */

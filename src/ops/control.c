@@ -206,27 +206,69 @@ th_err th_control_complete(struct th_app *app, const char *participant, const ch
 	return rc;
 }
 
-/* Cancels row (already loaded, not terminal) and, depth first, its unresolved
- * sub-tasks (CTL-8), inside the caller's transaction. */
-static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const char *participant,
-                          const char *parent, int depth, struct th_error *e)
+/* One task of a tree being canceled: its id and its parent's index (-1: the root). */
+struct tree_node {
+	char *id; /* free (free_tree) */
+	size_t parent;
+};
+
+static void free_tree(struct tree_node *t, size_t n)
 {
-	if (depth > 64)
-		return th_error_set(e, TH_EINTERNAL, "sub-task tree deeper than 64 levels under %s",
-		                    row->id);
-	struct th_subtask_ref *subs = NULL;
-	size_t ns = 0;
-	th_err rc = th_store_turns_cut(st, row->id, NULL, e);
-	if (rc == TH_OK)
-		rc = th_store_subtasks(st, row->id, 1, &subs, &ns, e);
-	for (size_t i = 0; rc == TH_OK && i < ns; i++) {
-		struct th_task_row child = {0};
-		rc = th_store_task_get(st, subs[i].id, &child, e);
-		if (rc == TH_OK && !th_state_terminal((enum th_state)child.state))
-			rc = cancel_tree(st, &child, participant, row->id, depth + 1, e);
-		th_task_row_free(&child);
+	for (size_t i = 0; i < n; i++)
+		free(t[i].id);
+	free(t);
+}
+
+/* The unresolved tree under root_id, breadth first, without recursion: however deep a
+ * tree is, it can be canceled (SEC-5). Links are made only when their child is created,
+ * so the tree has no cycle. *out (free_tree) lists every parent before its children. */
+static th_err collect_tree(struct th_store *st, const char *root_id, struct tree_node **out,
+                           size_t *n, struct th_error *e)
+{
+	size_t cap = 8;
+	struct tree_node *t = calloc(cap, sizeof *t);
+	*n = 0;
+	if (t == NULL || (t[0].id = strdup(root_id)) == NULL) {
+		free(t);
+		return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
-	th_subtask_refs_free(subs, ns);
+	t[0].parent = (size_t)-1;
+	size_t len = 1;
+	th_err rc = TH_OK;
+	for (size_t i = 0; rc == TH_OK && i < len; i++) {
+		struct th_subtask_ref *subs = NULL;
+		size_t ns = 0;
+		rc = th_store_subtasks(st, t[i].id, 1, &subs, &ns, e);
+		for (size_t k = 0; rc == TH_OK && k < ns; k++) {
+			if (len == cap) {
+				struct tree_node *more = realloc(t, 2 * cap * sizeof *t);
+				if (more == NULL) {
+					rc = th_error_set(e, TH_ENOMEM, "out of memory");
+					break;
+				}
+				t = more;
+				cap *= 2;
+			}
+			t[len] = (struct tree_node){strdup(subs[k].id), i};
+			if (t[len++].id == NULL)
+				rc = th_error_set(e, TH_ENOMEM, "out of memory");
+		}
+		th_subtask_refs_free(subs, ns);
+	}
+	if (rc != TH_OK) {
+		free_tree(t, len);
+		return rc;
+	}
+	*out = t;
+	*n = len;
+	return TH_OK;
+}
+
+/* Cuts row's turns and ends it CANCELED, naming its canceled parent (or NULL). */
+static th_err cancel_one(struct th_store *st, struct th_task_row *row, const char *participant,
+                         const char *parent, struct th_error *e)
+{
+	th_err rc = th_store_turns_cut(st, row->id, NULL, e);
 	if (rc != TH_OK)
 		return rc;
 	struct th_buf b;
@@ -239,6 +281,28 @@ static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const ch
 	rc = msg ? th_status_transition(st, row, TH_STATE_CANCELED, NULL, msg, 1, e)
 	         : th_error_set(e, TH_ENOMEM, "out of memory");
 	json_object_put(msg);
+	return rc;
+}
+
+/* Cancels row (already loaded, not terminal) and its unresolved sub-tasks (CTL-8),
+ * inside the caller's transaction: children before their parents, so each parent hears
+ * of its children's end while it is still open. */
+static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const char *participant,
+                          struct th_error *e)
+{
+	struct tree_node *t = NULL;
+	size_t n = 0;
+	th_err rc = collect_tree(st, row->id, &t, &n, e);
+	for (size_t i = n; rc == TH_OK && i-- > 1;) {
+		struct th_task_row child = {0};
+		rc = th_store_task_get(st, t[i].id, &child, e);
+		if (rc == TH_OK && !th_state_terminal((enum th_state)child.state))
+			rc = cancel_one(st, &child, participant, t[t[i].parent].id, e);
+		th_task_row_free(&child);
+	}
+	if (rc == TH_OK)
+		rc = cancel_one(st, row, participant, NULL, e);
+	free_tree(t, n);
 	return rc;
 }
 
@@ -260,7 +324,7 @@ static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
 	if (rc == TH_OK && th_state_terminal((enum th_state)a->row.state))
 		rc = refuse_terminal(&a->row, TH_ENOTCANCELABLE, "canceled", e);
 	if (rc == TH_OK)
-		rc = cancel_tree(st, &a->row, a->participant, NULL, 0, e);
+		rc = cancel_tree(st, &a->row, a->participant, e);
 	return rc;
 }
 

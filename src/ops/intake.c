@@ -436,6 +436,19 @@ static th_err which_builtin(struct th_app *app, json_object *msg, const char *pa
 	return rc;
 }
 
+/* UI-2: every A2UI action must be for a surface of this task (th_ui_check_inbound).
+ * SEC-5: a click is a decision, and a watcher never decides: refused as ID-4 refuses. */
+static th_err inbound_ui(struct th_store *st, const char *task_id, const char *participant,
+                         const char *role, json_object *msg, int *actions, int *reports,
+                         struct th_error *e)
+{
+	th_err rc = th_ui_check_inbound(st, task_id, msg, actions, reports, e);
+	if (rc == TH_OK && *actions > 0 && strcmp(role, "watcher") == 0)
+		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE,
+		                     "act on the surfaces of", NULL, e);
+	return rc;
+}
+
 static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
                         json_object *payload, const char *task_id, int inline_turn,
                         int64_t *turn_id, struct th_error *e)
@@ -483,7 +496,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
 	 * resumes the task (UI-3), client error reports are kept only. */
 	int actions = 0, reports = 0;
-	if ((rc = th_ui_check_inbound(st, task_id, msg, &actions, &reports, e)) != TH_OK)
+	if ((rc = inbound_ui(st, task_id, participant, role, msg, &actions, &reports, e)) != TH_OK)
 		goto out;
 	/* UI-4: a click on a /confirm card, or approve/reject typed to a question asked in
 	 * text, is answered at once like a command, whatever else the task waits for. */
@@ -615,10 +628,14 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		}
 	}
 	if (given != NULL && ctl >= 0) {
-		/* TURN-4: a task whose turn's worker died is taken over by whoever touches it. */
+		/* TURN-4: a task whose turn's worker died is taken over by whoever touches it,
+		 * as long as they may see it: a stranger's request does no work for a task it
+		 * cannot see (SEC-5), and is refused below like any other. */
 		struct th_error re;
 		th_error_clear(&re);
-		th_turn_recover(app, given, NULL, &re);
+		if (th_access_check(app->store, given, participant, TH_ACCESS_READ, "read", NULL,
+		                    &re) == TH_OK)
+			th_turn_recover(app, given, NULL, &re);
 	}
 	if (ctl < 0) {
 		rc = TH_EINVAL;

@@ -21,6 +21,10 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
                       json_object **task, struct th_error *e)
 {
 	*task = NULL;
+	/* ID-3 before the memo: a request with no sender is refused, never answered from
+	 * what another participant was told (SEC-5). */
+	if (participant == NULL || *participant == '\0')
+		return th_access_no_participant(e);
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
 	/* The same question, asked again while nothing was committed anywhere, has the same
 	 * answer: access and view included (decision-029). */

@@ -392,9 +392,18 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 		usage(res, c, why);
 		return TH_OK;
 	}
+	if ((rc = th_subtask_check_depth(app->store, row->id, e)) == TH_EINVAL) {
+		char why[TH_ERRMSG_MAX + 2];
+		snprintf(why, sizeof why, "%s.", e->msg);
+		th_error_clear(e);
+		usage(res, c, why);
+		return TH_OK;
+	}
 	char child[TH_ID_BUF];
 	int64_t turn = 0;
-	rc = th_subtask_spawn(app->store, app->cfg, row, sender, name, goal, child, &turn, e);
+	if (rc == TH_OK)
+		rc = th_subtask_spawn(app->store, app->cfg, row, sender, name, goal, child, &turn,
+		                      e);
 	if (rc != TH_OK)
 		return rc;
 	res->child_task = strdup(child);

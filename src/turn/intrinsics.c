@@ -292,6 +292,13 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 		fail(r, "the task already has the most sub-tasks allowed");
 		return TH_OK;
 	}
+	if ((rc = th_subtask_check_depth(app->store, row->id, e)) != TH_OK) {
+		if (rc != TH_EINVAL)
+			return rc;
+		fail(r, "%s", e->msg);
+		th_error_clear(e);
+		return TH_OK;
+	}
 	char child[TH_ID_BUF];
 	int64_t turn = 0;
 	/* CTL-7: spawned by the model on its own, so its turn's result may complete it. */

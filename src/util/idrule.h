@@ -9,10 +9,20 @@
 
 #include "util/err.h"
 
+/* The agent's own participant id (TH_AGENT_ID in the domain). */
+#define TH_ID_AGENT "tiny-harness"
+
+/* ID-6, SEC-5: 1 when id is not the agent's id but reads as it: the same letters in
+ * another case, accented, or written with look-alike letters (Cyrillic, Greek,
+ * fullwidth, mathematical), other dashes, or invisible characters in between. */
+int th_id_mimics_agent(const char *id, size_t len);
+
 /* ID-6: the rule for every participant id, wherever it comes from (X-Participant-Id,
  * REMOTE_USER, a task envelope, a channel's members, /ask, /invite, /role): 1 to max
  * bytes of UTF-8 with no white space and no control characters, so that an id reads
- * the same in a header, a command line and JSON, and is never cut or joined. what
+ * the same in a header, a command line and JSON, and is never cut or joined; and
+ * no id th_id_mimics_agent flags (the agent's own id is allowed here: a task's
+ * participants name it; the bindings refuse it as a sender). what
  * names the id's source in the TH_EINVAL message ("payload.participants[0].id"). */
 th_err th_id_check(const char *id, size_t len, size_t max, const char *what, struct th_error *e);
 

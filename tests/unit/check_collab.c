@@ -14,6 +14,8 @@
 #include "config/config.h"
 #include "domain/ext.h"
 #include "turn/turn.h"
+#include "domain/task.h"
+#include "util/idrule.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/jsonx.h"
@@ -717,6 +719,196 @@ START_TEST(test_turn4_last_attempt_fails_the_task_with_a_reason)
 }
 END_TEST
 
+/* ---- SEC-5: roles decide, and no tree is a dead end ------------------------------------ */
+
+/* The audit's scenario: a watcher's "approve", typed while a /confirm is pending, decides
+ * nothing: it answers the question asked of them, and the confirmation stays pending. */
+START_TEST(test_sec5_watcher_typed_approve_decides_nothing)
+{
+	team_task();
+	json_object *t = fx_send_text(&app, "alice", task, "c1", "/confirm Deploy to prod?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	t = fx_send_text(&app, "alice", task, "a1", "/ask wendy are you there?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	t = fx_send_text(&app, "wendy", task, "w1", "approve", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_msg(strstr(fx_status_text(t), "approved") == NULL, "%s", fx_status_text(t));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "confirmations WHERE state = 'pending'"), 1);
+	ck_assert_int_eq(fx_count(&app, "confirmations WHERE decided_by IS NOT NULL"), 0);
+	/* Her question was answered by it (ID-4); alice may still decide. */
+	ck_assert_int_eq(fx_count(&app, "help_requests WHERE answer_message_id = 'w1'"), 1);
+	t = fx_send_text(&app, "alice", task, "a2", "approve", &err);
+	ck_assert_str_eq(fx_status_text(t), "alice approved: Deploy to prod?");
+	json_object_put(t);
+}
+END_TEST
+
+/* A new sub-task under parent (as bob, the admin) by a task envelope; its id, or NULL with
+ * err. */
+static const char *envelope_child(const char *parent, int n)
+{
+	static char id[512];
+	json_object *r =
+	    fx_call(&app, "bob", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"d%d\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+	                "{\"kind\":\"task\",\"payload\":{\"name\":\"D\",\"goal\":\"deeper\","
+	                "\"parent_tasks\":[{\"task_id\":\"%s\"}]}}") "]}}",
+	            n, parent);
+	if (r == NULL)
+		return NULL;
+	snprintf(id, sizeof id, "%s", fx_task_id(json_object_object_get(r, "task")));
+	json_object_put(r);
+	return id;
+}
+
+START_TEST(test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit)
+{
+	team_task();
+	char parent[512];
+	snprintf(parent, sizeof parent, "%s", task);
+	for (int i = 1; i <= 32; i++) {
+		const char *c = envelope_child(parent, i);
+		ck_assert_msg(c != NULL, "level %d: %s", i, err.msg);
+		snprintf(parent, sizeof parent, "%s", c);
+	}
+	long tasks = fx_count(&app, "tasks");
+	ck_assert_ptr_null(envelope_child(parent, 33));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_msg(strstr(err.msg, "at most 32 levels") != NULL, "%s", err.msg);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	/* /subtask at the bottom explains instead of failing the turn. */
+	json_object *t = fx_send_text(&app, "bob", parent, "s1", "/subtask Deeper: more", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_msg(strstr(fx_status_text(t), "at most 32 levels") != NULL, "%s",
+	              fx_status_text(t));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+}
+END_TEST
+
+/* A chain of depth sub-tasks "<prefix>-1" … under root, written straight through the
+ * store as a database from before the cap may hold it. */
+static void deep_chain(const char *root, const char *prefix, int depth)
+{
+	const struct th_participant_in ps[] = {{"alice", "human", "reporter", ""},
+	                                       {"bob", "human", "admin", ""},
+	                                       {"tiny-harness", "agent", "assignee", ""}};
+	char parent[160], id[64];
+	snprintf(parent, sizeof parent, "%s", root);
+	ck_assert_int_eq(th_store_begin(app.store, &err), TH_OK);
+	for (int i = 1; i <= depth; i++) {
+		snprintf(id, sizeof id, "%s-%d", prefix, i);
+		char text[256];
+		snprintf(text, sizeof text,
+		         "{\"messageId\":\"%s:goal\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
+		         "\"deeper\"}],\"metadata\":{\"participant_id\":\"bob\"}}",
+		         id);
+		json_object *first = json_tokener_parse(text);
+		struct th_new_task nt = {.id = id,
+		                         .context_id = "ctx-deep",
+		                         .name = "D",
+		                         .goal = "deeper",
+		                         .ps = ps,
+		                         .nps = 3,
+		                         .parent = parent,
+		                         .created_by = "bob",
+		                         .first = first,
+		                         .first_sender = "bob",
+		                         .lease_ms = app.cfg->lease_ms};
+		int64_t turn = 0;
+		ck_assert_msg(th_task_create(app.store, &nt, &turn, NULL, &err) == TH_OK, "%s",
+		              err.msg);
+		json_object_put(first);
+		snprintf(parent, sizeof parent, "%s", id);
+	}
+	ck_assert_int_eq(th_store_commit(app.store, &err), TH_OK);
+}
+
+static json_object *cancel(const char *who, const char *id)
+{
+	return fx_call(&app, who, TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id);
+}
+
+/* The audit's dead end: under a chain 70 deep, the chain's creator cancels its first
+ * child and the reporter cancels the task; every level ends CANCELED. */
+START_TEST(test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable)
+{
+	team_task();
+	deep_chain(task, "deep", 70);
+	json_object *t = cancel("bob", "deep-1");
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_CANCELED");
+	json_object_put(t);
+	t = get("alice", "deep-70");
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_CANCELED");
+	ck_assert_str_eq(fx_status_text(t), "canceled by bob (parent task deep-69 was canceled)");
+	json_object_put(t);
+	deep_chain(task, "again", 70);
+	t = cancel("alice", task);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_CANCELED");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "tasks WHERE state != 'TASK_STATE_CANCELED'"), 0);
+}
+END_TEST
+
+/* ID-6, SEC-5: the agent's id in another case, or in look-alike letters, is nobody's. */
+START_TEST(test_sec5_ids_that_look_like_the_agent_are_refused)
+{
+	team_task();
+	static const char *const fakes[] = {
+	    "Tiny-Harness",       "TINY-HARNESS",       "tiny\\u2010harness",  "t\\u0456ny-harness",
+	    "tiny-h\\u0430rness", "\\uff54iny-harness", "tiny-har\\u200bness", "t\\u00edny-harness",
+	};
+	for (size_t i = 0; i < sizeof fakes / sizeof fakes[0]; i++) {
+		ck_assert_ptr_null(fx_call(
+		    &app, "alice", TH_OP_SEND_MESSAGE, &err,
+		    "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"f%zu\",\"role\":\"ROLE_USER\","
+		    "\"parts\":[" ENV("{\"kind\":\"task\",\"payload\":{\"participants\":[{\"id\":"
+		                      "\"%s\",\"role\":\"admin\"}]}}") "]}}",
+		    task, i, fakes[i]));
+		ck_assert_int_eq(err.code, TH_EINVAL);
+		ck_assert_msg(strstr(err.msg, "looks like the agent's own id") != NULL, "%s: %s",
+		              fakes[i], err.msg);
+	}
+	ck_assert_int_eq(fx_count(&app, "participants WHERE lower(participant_id) LIKE 't%'"), 1);
+	/* Ids that merely resemble it stay usable. */
+	ck_assert(!th_id_mimics_agent("tiny-harnesses", 14));
+	ck_assert(!th_id_mimics_agent("tiny-harness", 12));
+}
+END_TEST
+
+/* SEC-5: a stranger's message to a task whose turn's worker died is refused without
+ * running the recovered turn: they cannot see the task, so they do no work for it. */
+START_TEST(test_sec5_a_strangers_request_recovers_no_turn)
+{
+	team_task();
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
+	            "\"ROLE_USER\",\"parts\":[{\"text\":\"survive\"}]},\"configuration\":"
+	            "{\"returnImmediately\":true}}",
+	            task);
+	json_object_put(r);
+	free(app.pending[0].task_id);
+	app.npending = 0; /* the worker "dies" before running it */
+	kill_turn(1);
+	ck_assert_ptr_null(fx_send_text(&app, "mallory", task, "m1", "hello?", &err));
+	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE worker_pid = 999999 AND state = 'running'"),
+	                 1);
+	/* A participant's request does recover it. */
+	json_object *t = fx_send_text(&app, "bob", task, "b1", "hello?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE worker_pid = 999999 AND state = 'running'"),
+	                 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("collab");
@@ -742,6 +934,11 @@ int main(void)
 	tcase_add_test(tc, test_id4_watcher_may_answer_a_question_addressed_to_them);
 	tcase_add_test(tc, test_turn4_expired_lease_is_taken_over_and_the_message_kept_once);
 	tcase_add_test(tc, test_turn4_last_attempt_fails_the_task_with_a_reason);
+	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
+	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
+	tcase_add_test(tc, test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable);
+	tcase_add_test(tc, test_sec5_ids_that_look_like_the_agent_are_refused);
+	tcase_add_test(tc, test_sec5_a_strangers_request_recovers_no_turn);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

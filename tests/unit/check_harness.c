@@ -350,6 +350,26 @@ static char *get_text(const char *participant, const char *id, int history_lengt
 	return text;
 }
 
+/* SEC-5 (ID-3): a GetTask with no sender is invalid params, never the answer kept for
+ * a participant whose id reads like a missing one ("(null)"). */
+START_TEST(test_sec5_get_task_without_sender_is_never_a_kept_answer)
+{
+	json_object *t = fx_send_text(&app, "(null)", NULL, "n1", "mine alone", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	char *kept = get_text("(null)", id, -1);
+	ck_assert_ptr_nonnull(kept);
+	free(kept);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_null(get_text(NULL, id, -1));
+		ck_assert_int_eq(err.code, TH_EINVAL);
+		ck_assert_ptr_nonnull(strstr(err.msg, "no participant asserted"));
+	}
+}
+END_TEST
+
 /* decision-029: a GetTask answer is kept only while nothing is committed, and only for
  * the participant and historyLength it was built for. */
 START_TEST(test_id4_stream5_kept_get_answer_is_never_stale_nor_shared)
@@ -902,6 +922,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id1_metadata_participant_must_equal_the_sender);
 	tcase_add_test(tc, test_id4_watcher_may_read_but_not_send_complete_or_cancel);
 	tcase_add_test(tc, test_id4_stream5_kept_get_answer_is_never_stale_nor_shared);
+	tcase_add_test(tc, test_sec5_get_task_without_sender_is_never_a_kept_answer);
 	tcase_add_test(tc, test_status1_turn_end_parks_awaiting_next_message_in_both_places);
 	tcase_add_test(tc, test_status2_key_absent_outside_input_required);
 	tcase_add_test(tc, test_status4_sub_state_has_its_own_column);
