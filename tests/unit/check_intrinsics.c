@@ -281,7 +281,8 @@ START_TEST(test_sec2_main_channel_turn_gets_no_side_channel_context)
 	const char *reply = fx_status_text(t);
 	ck_assert_msg(strncmp(reply, "context: ", 9) == 0, "%s", reply);
 	ck_assert_ptr_nonnull(strstr(reply, "hello")); /* the task channel is there */
-	ck_assert_msg(strstr(reply, "hunter2") == NULL, "the model was shown: %s", reply);
+	ck_assert_msg(strstr(reply, "hunter2") == NULL,
+	              "the model was shown the side channel's secret");
 	json_object_put(t);
 	ck_assert(!task_has("carol", id, "hunter2"));
 	ck_assert(task_has("bob", id, "hunter2"));
