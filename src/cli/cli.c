@@ -29,6 +29,7 @@
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 
 static void print_usage(FILE *f)
 {
@@ -444,6 +445,19 @@ static int open_app(struct th_app *app)
 	return 0;
 }
 
+/* Task ids and names come from clients; an operator's terminal must not act on escape
+ * codes in them (SEC-6), and a tab or newline in a name must not shift the columns. */
+static void fputs_escaped(const char *s, const char *end)
+{
+	size_t n = strlen(s) * 4 + 1;
+	char *out = malloc(n);
+	if (out != NULL)
+		th_log_escape(out, n, s);
+	fputs(out != NULL ? out : "?", stdout);
+	fputs(end, stdout);
+	free(out); /* malloc'd above */
+}
+
 static int cmd_tasks(int argc, char **argv)
 {
 	const char *sub = argc > 2 ? argv[2] : "list";
@@ -497,9 +511,11 @@ static int cmd_tasks(int argc, char **argv)
 		for (size_t i = 0; i < n; i++) {
 			char ts[TH_TS_LEN + 1];
 			th_ts_format(rows[i].updated_ms, ts);
-			printf("%s\t%s\t%s\t%s\t%s\n", rows[i].id,
-			       th_state_name((enum th_state)rows[i].state),
-			       rows[i].sub_state ? rows[i].sub_state : "-", ts, rows[i].name);
+			fputs_escaped(rows[i].id, "\t");
+			printf("%s\t", th_state_name((enum th_state)rows[i].state));
+			fputs_escaped(rows[i].sub_state ? rows[i].sub_state : "-", "\t");
+			printf("%s\t", ts);
+			fputs_escaped(rows[i].name, "\n");
 		}
 		th_task_briefs_free(rows, n);
 	}

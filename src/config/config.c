@@ -74,6 +74,40 @@ static th_err check_env_name(const char *key, const char *value, struct th_error
 	return TH_OK;
 }
 
+/* A list of tokens separated by spaces or commas: printable ASCII, which is all a
+ * Host or Origin header value can be. */
+static th_err check_list(const char *key, const char *value, struct th_error *e)
+{
+	for (const char *p = value; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "configuration key %s: byte %d of '%s' is not printable "
+			    "ASCII",
+			    key, (int)(p - value) + 1, value);
+	return TH_OK;
+}
+
+static th_err check_env_list(const char *key, const char *value, struct th_error *e)
+{
+	char name[128];
+	for (const char *p = value; *p != '\0';) {
+		size_t n = strcspn(p, " ,\t");
+		if (n >= sizeof name)
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key %s: a name is over %zu bytes", key,
+			                    sizeof name - 1);
+		memcpy(name, p, n);
+		name[n] = '\0';
+		th_err rc = n > 0 ? check_env_name(key, name, e) : TH_OK;
+		if (rc != TH_OK)
+			return rc;
+		p += n;
+		p += strspn(p, " ,\t");
+	}
+	return TH_OK;
+}
+
 /* ------------------------------------------------------------------ custom setters */
 
 /* The base URL must be absolute http(s) and end in '/', so interface URLs and the
@@ -199,12 +233,21 @@ static const struct key keys[] = {
           "how long a worker waits on a locked database, in ms"),
     K_SET("base_url", set_base_url, "http://127.0.0.1:8080/",
           "public base URL the card names: http(s), ending in '/' (added if missing)"),
+    K_STR("allowed_hosts", allowed_hosts, check_list, NULL,
+          "Host values served besides base_url's host:port, separated by spaces or commas; "
+          "an entry without a port allows every port (SEC-4)"),
+    K_STR("allowed_origins", allowed_origins, check_list, NULL,
+          "Origin values (scheme://host[:port]) allowed besides base_url's own, separated "
+          "by spaces or commas (SEC-4)"),
     K_STR("model", model, check_backend, "echo",
           "model backend for turns: echo, exec (model_command) or openai (TURN-2)"),
     K_STR("model_command", model_command, check_absolute, NULL,
           "exec: absolute path of the program, then arguments split at spaces (no shell)"),
     K_INT("model_timeout_ms", model_timeout_ms, 100, 3600000, "60000",
           "longest one model call (exec program or openai request) may take, in ms"),
+    K_STR("model_env", model_env, check_env_list, NULL,
+          "exec: names of environment variables the program gets besides PATH, HOME, LANG, "
+          "LANGUAGE, LC_*, TZ, TMPDIR, USER and LOGNAME (SEC-6)"),
     K_SET("openai_base_url", set_openai_base_url, NULL,
           "openai: the API base URL; <base>/chat/completions is POSTed"),
     K_STR("openai_model", openai_model, check_nonempty, NULL,

@@ -35,10 +35,16 @@ struct th_config {
 	char *db_path;               /* db; free */
 	char *base_url;              /* base_url, always ending in '/'; free */
 	char *base_path;             /* path part of base_url, e.g. "/" or "/a2a/"; free */
+	char *allowed_hosts;         /* allowed_hosts: more Host values than base_url's (SEC-4),
+	                                separated by spaces or commas, or NULL; free */
+	char *allowed_origins;       /* allowed_origins: more Origin values than base_url's
+	                                (SEC-4), separated by spaces or commas, or NULL; free */
 	char *model;                 /* model: echo | exec | openai; free */
 	char *model_command;         /* model_command: the exec backend's program, an absolute
 	                                path and arguments split at spaces, or NULL; free */
 	int model_timeout_ms;        /* model_timeout_ms: one model call (exec, openai) */
+	char *model_env;             /* model_env: names of further variables the exec program
+	                                gets besides the fixed allow-list (SEC-6), or NULL; free */
 	char *openai_base_url;       /* openai_base_url without trailing '/', or NULL; free */
 	char *openai_model;          /* openai_model, or NULL; free */
 	char *openai_api_key_env;    /* openai_api_key_env: the NAME of the variable holding

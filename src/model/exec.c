@@ -3,7 +3,7 @@
  * writes the turn context to its stdin as one JSON object, and reads one JSON object
  * from its stdout (docs/models.md gives the protocol).
  *
- * The program gets the worker's environment less the TINY_HARNESS_* variables, and
+ * The program gets an allow-list of the worker's environment (program_env), and
  * none of the worker's other file descriptors. It runs in a process group of its own;
  * the parent writes stdin and reads stdout and stderr in one poll loop (so neither
  * side can block the other), and every TH_MODEL_CUT_POLL_MS asks whether the turn was
@@ -87,10 +87,41 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* The program's environment: the worker's, less every TINY_HARNESS_* variable (the
- * harness's own settings and secrets such as TINY_HARNESS_PUSH_KEY). The array is the
+/* 1 when the NAME=value entry env names one of the words of list (spaces or commas
+ * between them). */
+static int env_listed(const char *env, const char *list)
+{
+	size_t en = strcspn(env, "=");
+	for (const char *p = list != NULL ? list : ""; *p != '\0';) {
+		size_t n = strcspn(p, " ,\t");
+		if (n > 0 && n == en && memcmp(p, env, n) == 0)
+			return 1;
+		p += n;
+		p += strspn(p, " ,\t");
+	}
+	return 0;
+}
+
+/* SEC-6: an allow-list, not a deny-list. Under CGI the worker's environment holds the
+ * request's headers (HTTP_COOKIE, HTTP_AUTHORIZATION), and any deployment may hold API
+ * keys and database passwords; a model program is often third-party code and needs
+ * none of them. */
+static int env_allowed(const char *env, const char *extra)
+{
+	static const char *const fixed[] = {
+	    "PATH=", "HOME=", "LANG=", "LANGUAGE=", "TZ=", "TMPDIR=", "USER=", "LOGNAME="};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		if (strncmp(env, fixed[i], strlen(fixed[i])) == 0)
+			return 1;
+	if (strncmp(env, "LC_", 3) == 0)
+		return 1;
+	/* The harness's own settings never pass, even when listed. */
+	return strncmp(env, "TINY_HARNESS_", 13) != 0 && env_listed(env, extra);
+}
+
+/* The program's environment: the allowed entries of the worker's. The array is the
  * caller's (free); its strings are environ's. */
-static char **program_env(void)
+static char **program_env(const char *extra)
 {
 	size_t n = 0;
 	while (environ[n] != NULL)
@@ -100,7 +131,7 @@ static char **program_env(void)
 		return NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "TINY_HARNESS_", 13) != 0)
+		if (env_allowed(environ[i], extra))
 			envp[k++] = environ[i];
 	envp[k] = NULL;
 	return envp;
@@ -411,7 +442,7 @@ th_err th_model_exec(const struct th_config *cfg, const struct th_model_input *i
 		return rc;
 	}
 	json_object *doc = input_json(in);
-	char **envp = program_env();
+	char **envp = program_env(cfg->model_env);
 	if (doc == NULL || envp == NULL) {
 		json_object_put(doc);
 		free(envp);

@@ -213,6 +213,9 @@ static void perform(CURL *h, const char *url, const struct th_push_delivery *d,
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct guard g = {.allow_private = allow_private};
 	th_curl_post(h, url, headers, d->body, (long)timeout_ms);
+	/* What last_error and the log say: never the URL's credentials or tokens (SEC-6). */
+	char shown[124];
+	th_push_url_redact(url, shown, sizeof shown);
 	/* Straight to the checked address: no proxy from the environment. */
 	curl_easy_setopt(h, CURLOPT_PROXY, "");
 	curl_easy_setopt(h, CURLOPT_RESOLVE, pin);
@@ -225,16 +228,16 @@ static void perform(CURL *h, const char *url, const struct th_push_delivery *d,
 	if (cc == CURLE_OK)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
 	if (g.refused != NULL)
-		set(r, O_DEAD, "%.120s: connecting to %s was refused (push_allow_private)", url,
+		set(r, O_DEAD, "%s: connecting to %s was refused (push_allow_private)", shown,
 		    g.refused);
 	else if (cc != CURLE_OK)
-		set(r, O_RETRY, "%.120s: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(cc));
+		set(r, O_RETRY, "%s: %s", shown, errbuf[0] ? errbuf : curl_easy_strerror(cc));
 	else if (status >= 200 && status <= 299)
 		set(r, O_DELIVERED, "%s", "");
 	else if (status >= 400 && status <= 499 && status != 408 && status != 429)
-		set(r, O_DEAD, "%.120s answered HTTP %ld", url, status);
+		set(r, O_DEAD, "%s answered HTTP %ld", shown, status);
 	else
-		set(r, O_RETRY, "%.120s answered HTTP %ld", url, status);
+		set(r, O_RETRY, "%s answered HTTP %ld", shown, status);
 }
 
 static void post(struct th_app *app, const struct th_push_delivery *d, int timeout_ms,

@@ -39,6 +39,10 @@ void th_push_target_free(struct th_push_target *t);
  * allow_private is set. On failure TH_EINVAL with a message that starts with "url" and
  * says why, and out->transient set when the host did not resolve. out (may be NULL)
  * receives the target to connect to. Never call it inside a transaction (DNS). */
+/* url as it may be shown in a log line, an error message or push_outbox.last_error
+ * (SEC-6): a user name and password become "***@", every query value "***", and a
+ * fragment is dropped; cut to fit cap with "...". */
+void th_push_url_redact(const char *url, char *out, size_t cap);
 th_err th_push_url_check(const char *url, int allow_private, struct th_push_target *out,
                          struct th_error *e);
 

@@ -31,6 +31,24 @@ static const char *v4_refusal(uint32_t a, int allow_private)
 		return "an unspecified address (0.0.0.0/8)";
 	if (b1 >= 224 && b1 <= 239)
 		return "a multicast address";
+	/* SEC-6: cloud metadata and platform services answer anyone on the host's network
+	 * with credentials; allowing private targets (a webhook on the LAN) must not open
+	 * them. */
+	if (a == 0xa9fea9feu || a == 0xa9feaa02u || a == 0xa9feaa17u || a == 0xa83f8110u ||
+	    a == 0x646464c8u || a == 0xc00000c0u)
+		return "a cloud metadata address";
+	/* The rest of the IANA special-purpose registry is never anybody's webhook. */
+	if (b1 == 192 && b2 == 0 && b3 == 0)
+		return "a special-purpose address (192.0.0.0/24)";
+	if ((b1 == 192 && b2 == 0 && b3 == 2) || (b1 == 198 && b2 == 51 && b3 == 100) ||
+	    (b1 == 203 && b2 == 0 && b3 == 113))
+		return "a documentation address";
+	if (b1 == 198 && (b2 & 0xfe) == 18)
+		return "a benchmarking address (198.18.0.0/15)";
+	if (b1 == 192 && b2 == 88 && b3 == 99)
+		return "a deprecated relay address (192.88.99.0/24)";
+	if (b1 >= 240)
+		return "a reserved address (240.0.0.0/4)";
 	if (allow_private)
 		return NULL;
 	if (b1 == 127)
@@ -41,15 +59,6 @@ static const char *v4_refusal(uint32_t a, int allow_private)
 		return "a link-local address";
 	if (b1 == 100 && (b2 & 0xc0) == 64)
 		return "a shared (carrier-grade NAT) address";
-	if (b1 == 192 && b2 == 0 && b3 == 0)
-		return "a special-purpose address (192.0.0.0/24)";
-	if ((b1 == 192 && b2 == 0 && b3 == 2) || (b1 == 198 && b2 == 51 && b3 == 100) ||
-	    (b1 == 203 && b2 == 0 && b3 == 113))
-		return "a documentation address";
-	if (b1 == 198 && (b2 & 0xfe) == 18)
-		return "a benchmarking address (198.18.0.0/15)";
-	if (b1 >= 240)
-		return "a reserved address (240.0.0.0/4)";
 	return NULL;
 }
 
@@ -87,6 +96,22 @@ static const char *v6_refusal(const uint8_t *a, int allow_private)
 		uint32_t client = ~v4_at(a + 12);
 		return v4_refusal(client, allow_private);
 	}
+	/* fd00:ec2::254, the IPv6 instance metadata service (SEC-6, see v4_refusal). */
+	static const uint8_t imds6[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0,    0,
+	                                  0,    0, 0,    0,    0, 0, 0x02, 0x54};
+	if (memcmp(a, imds6, 16) == 0)
+		return "a cloud metadata address";
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
+		return "a documentation address";
+	if (a[0] == 0x3f && a[1] == 0xff && (a[2] & 0xf0) == 0x00)
+		return "a documentation address";
+	if (a[0] == 0x01 && all_zero(a + 1, 7))
+		return "a discard-only address (100::/64)";
+	if (a[0] == 0x00)
+		return "a reserved address";
+	/* 2001::/23 minus Teredo (judged above): IETF protocol assignments. */
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] < 0x02)
+		return "a special-purpose address (2001::/23)";
 	if (allow_private)
 		return NULL;
 	if ((a[0] & 0xfe) == 0xfc)
@@ -98,12 +123,6 @@ static const char *v6_refusal(const uint8_t *a, int allow_private)
 	if (a[0] == 0x00 && a[1] == 0x64 && a[2] == 0xff && a[3] == 0x9b && a[4] == 0x00 &&
 	    a[5] == 0x01)
 		return "a private (local-use NAT64) address";
-	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)
-		return "a documentation address";
-	if (a[0] == 0x01 && all_zero(a + 1, 7))
-		return "a discard-only address (100::/64)";
-	if (a[0] == 0x00)
-		return "a reserved address";
 	return NULL;
 }
 
@@ -135,13 +154,64 @@ void th_push_target_free(struct th_push_target *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* The URL for an error message: at most 120 bytes, the rest elided. Only called on
- * URLs already known to be printable ASCII. */
+void th_push_url_redact(const char *url, char *out, size_t cap)
+{
+	struct th_buf b;
+	th_buf_init(&b);
+	const char *p = url != NULL ? url : "";
+	const char *sep = strstr(p, "://");
+	if (sep != NULL) {
+		const char *auth = sep + 3;
+		size_t an = strcspn(auth, "/?#");
+		const char *at = NULL;
+		for (const char *c = auth; c < auth + an; c++)
+			if (*c == '@')
+				at = c;
+		th_buf_append(&b, p, (size_t)(auth - p));
+		if (at != NULL) {
+			th_buf_puts(&b, "***");
+			auth = at;
+			an -= (size_t)(at - (sep + 3));
+		}
+		th_buf_append(&b, auth, an);
+		p = auth + an;
+	}
+	size_t pn = strcspn(p, "?#");
+	th_buf_append(&b, p, pn);
+	p += pn;
+	if (*p == '?') {
+		/* Webhook URLs often carry their secret as a query value (?token=...). */
+		p++;
+		th_buf_puts(&b, "?");
+		while (*p != '\0' && *p != '#') {
+			size_t kn = strcspn(p, "=&#");
+			th_buf_append(&b, p, kn);
+			p += kn;
+			if (*p == '=') {
+				th_buf_puts(&b, "=***");
+				p += 1 + strcspn(p + 1, "&#");
+			}
+			if (*p == '&') {
+				th_buf_puts(&b, "&");
+				p++;
+			}
+		}
+	}
+	const char *text = b.oom || b.data == NULL ? "" : b.data;
+	size_t n = strlen(text);
+	if (cap > 0)
+		snprintf(out, cap, "%.*s%s", n >= cap && cap > 4 ? (int)(cap - 4) : (int)n, text,
+		         n >= cap && cap > 4 ? "..." : "");
+	th_buf_free(&b);
+}
+
+/* The URL for an error message: at most 120 bytes, the rest elided, its credentials
+ * and query values redacted. Only called on URLs already known to be printable ASCII. */
 static void quote(char *out, size_t cap, const char *url)
 {
-	size_t n = strlen(url);
-	int keep = n > 120 ? 117 : (int)n;
-	snprintf(out, cap, "'%.*s%s'", keep, url, n > 120 ? "..." : "");
+	char r[124];
+	th_push_url_redact(url, r, sizeof r);
+	snprintf(out, cap, "'%s'", r);
 }
 
 static void addr_text(const struct sockaddr *sa, char *out, size_t cap)

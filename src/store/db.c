@@ -98,7 +98,10 @@ static th_err make_parent_dir(const char *path, struct th_error *e)
 			continue;
 		char saved = dir[i];
 		dir[i] = '\0';
-		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		/* SEC-6: 0750 whatever the umask: nobody else lists the database's files. */
+		if (mkdir(dir, 0750) == 0) {
+			(void)chmod(dir, 0750);
+		} else if (errno != EEXIST) {
 			int err = errno;
 			dir[i] = saved;
 			th_error_set(e, TH_EINTERNAL,
@@ -110,6 +113,25 @@ static th_err make_parent_dir(const char *path, struct th_error *e)
 		dir[i] = saved;
 	}
 	free(dir);
+	return TH_OK;
+}
+
+/* SEC-6: a new database file is 0600 whatever the umask (it holds every message);
+ * SQLite gives its -wal and -shm files the database file's mode. An existing file
+ * keeps the mode its owner chose. */
+static th_err create_private(const char *path, struct th_error *e)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == EEXIST
+		           ? TH_OK
+		           : th_error_set(e, TH_EINTERNAL, "cannot create database %s: %s", path,
+		                          strerror(errno));
+	int bad = fchmod(fd, 0600) != 0 ? errno : 0;
+	close(fd);
+	if (bad != 0)
+		return th_error_set(e, TH_EINTERNAL, "cannot make database %s private (0600): %s",
+		                    path, strerror(bad));
 	return TH_OK;
 }
 
@@ -468,6 +490,8 @@ static void sides_writable(const struct th_store *st)
 static th_err connect(struct th_store *st, struct th_error *e)
 {
 	th_err err = make_parent_dir(st->path, e);
+	if (err == TH_OK && strcmp(st->path, ":memory:") != 0 && strncmp(st->path, "file:", 5) != 0)
+		err = create_private(st->path, e);
 	if (err != TH_OK) {
 		st->heal = 1; /* a directory that cannot be made yet may be made later */
 		return err;

@@ -24,19 +24,54 @@ void th_log_ctx_set(const struct th_log_ctx *c)
 	cur = *c;
 }
 
+size_t th_log_escape(char *dst, size_t n, const char *src)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t j = 0;
+	if (n == 0)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)src; *p != '\0'; p++) {
+		/* C0 controls and DEL, and the C1 controls as UTF-8 (U+0080..U+009F, CSI among
+		 * them): a terminal or log viewer would act on them. Other UTF-8 passes. */
+		size_t k = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2 : 0;
+		if (k == 0 && (p[0] < 0x20 || p[0] == 0x7f))
+			k = 1;
+		if (k == 0) {
+			if (j + 1 >= n)
+				break;
+			dst[j++] = (char)p[0];
+			continue;
+		}
+		unsigned c = k == 2 ? p[1] : p[0];
+		if (j + 4 >= n)
+			break;
+		dst[j++] = '\\';
+		dst[j++] = 'x';
+		dst[j++] = hex[c >> 4];
+		dst[j++] = hex[c & 15];
+		p += k - 1;
+	}
+	dst[j] = '\0';
+	return j;
+}
+
 void th_log(enum th_log_level level, const char *fmt, ...)
 {
 	static const char *const names[] = {"error", "warning", "info"};
-	char msg[1024];
+	char msg[1024], safe[1024], task[sizeof cur.task * 4];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	/* SEC-6: messages quote client input (ids, model output); raw escape codes would
+	 * forge lines or drive the terminal of whoever reads the log. */
+	th_log_escape(safe, sizeof safe, msg);
+	th_log_escape(task, sizeof task, cur.task);
 	const char *lv = (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "?";
 	/* One fprintf per line, so lines from two threads never interleave mid-line. */
-	if (cur.op[0] != '\0' || cur.task[0] != '\0')
+	if (cur.op[0] != '\0' || task[0] != '\0')
 		fprintf(stderr, "tiny-harness[%ld]: %s: %s%s%s: %s\n", (long)getpid(), lv, cur.op,
-		        cur.op[0] != '\0' && cur.task[0] != '\0' ? " " : "", cur.task, msg);
+		        cur.op[0] != '\0' && task[0] != '\0' ? " " : "", task, safe);
 	else
-		fprintf(stderr, "tiny-harness[%ld]: %s: %s\n", (long)getpid(), lv, msg);
+		fprintf(stderr, "tiny-harness[%ld]: %s: %s\n", (long)getpid(), lv, safe);
 }

@@ -11,6 +11,12 @@ enum th_log_level { TH_LOG_ERROR, TH_LOG_WARN, TH_LOG_INFO };
 /* One line: "tiny-harness[pid]: <level>: [<op> <task>: ]<message>". */
 void th_log(enum th_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Copies src into dst (n bytes, NUL included) with control characters written as
+ * \xHH: C0 controls, DEL, and the UTF-8 C1 controls U+0080..U+009F. Cut at a whole
+ * character when dst is full. Returns the length written. */
+#include <stddef.h>
+size_t th_log_escape(char *dst, size_t n, const char *src);
+
 /* The request this thread is serving, named in its lines until the next call; NULL
  * (or "") clears either part. The strings are copied (cut to fit). */
 void th_log_request(const char *op, const char *task_id);

@@ -79,6 +79,9 @@ static void exec_cfg(struct th_config *cfg, const char *prog, const char *args, 
 	ck_assert_int_eq(th_config_set(cfg, "model", "exec", &e), TH_OK);
 	ck_assert_int_eq(th_config_set(cfg, "model_command", cmd, &e), TH_OK);
 	ck_assert_int_eq(th_config_set(cfg, "model_timeout_ms", ms, &e), TH_OK);
+	/* The test programs are told where to record what they received (SEC-6: only listed
+	 * variables pass). */
+	ck_assert_int_eq(th_config_set(cfg, "model_env", "TH_MODEL_RECORD", &e), TH_OK);
 }
 
 static json_object *parse(const char *s)
@@ -471,6 +474,9 @@ static void openai_cfg(struct th_config *cfg, int port, int timeout_ms)
 	ck_assert_int_eq(th_config_set(cfg, "openai_model", "test-model", &e), TH_OK);
 	ck_assert_int_eq(th_config_set(cfg, "openai_api_key_env", "TH_TEST_API_KEY", &e), TH_OK);
 	ck_assert_int_eq(th_config_set(cfg, "model_timeout_ms", ms, &e), TH_OK);
+	/* The test programs are told where to record what they received (SEC-6: only listed
+	 * variables pass). */
+	ck_assert_int_eq(th_config_set(cfg, "model_env", "TH_MODEL_RECORD", &e), TH_OK);
 }
 
 /* The n-th request the server recorded (0 first). The caller puts it. */

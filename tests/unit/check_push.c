@@ -98,7 +98,7 @@ START_TEST(test_push3_urls_refused_with_the_reason)
 	refused("http://172.16.0.1/", 0, "a private address");
 	refused("http://172.31.255.255/", 0, "a private address");
 	refused("http://192.168.1.1/", 0, "a private address");
-	refused("http://169.254.169.254/latest/meta-data/", 0, "link-local");
+	refused("http://169.254.169.254/latest/meta-data/", 0, "cloud metadata");
 	refused("http://100.64.0.1/", 0, "shared");
 	refused("http://[::1]:9000/", 0, "loopback");
 	refused("http://[fe80::1]/", 0, "link-local");
@@ -196,6 +196,59 @@ START_TEST(test_push3_address_classes)
 			              "PUSH-3 %s (allow=%d): expected %s, got %s", cases[i].addr,
 			              cases[i].allow, cases[i].words, why ? why : "accepted");
 	}
+}
+END_TEST
+
+/* SEC-6: push_allow_private opens the LAN and loopback, never a cloud's metadata
+ * service nor the rest of the IANA special-purpose registry. */
+START_TEST(test_sec6_metadata_and_special_purpose_refused_with_private_allowed)
+{
+	refused("http://168.63.129.16/machine", 1, "cloud metadata");
+	refused("http://169.254.169.254/latest/meta-data/", 1, "cloud metadata");
+	refused("http://169.254.170.2/v2/credentials", 1, "cloud metadata");
+	refused("http://100.100.100.200/latest/meta-data/", 1, "cloud metadata");
+	refused("http://[fd00:ec2::254]/latest/meta-data/", 1, "cloud metadata");
+	refused("http://[::ffff:169.254.169.254]/", 1, "cloud metadata");
+	refused("http://192.0.0.8/", 1, "special-purpose");
+	refused("http://192.0.2.1/", 1, "documentation");
+	refused("http://198.18.0.1/", 1, "benchmarking");
+	refused("http://240.0.0.1/", 1, "reserved");
+	refused("http://[2001:db8::1]/", 1, "documentation");
+	refused("http://[2001:2::1]/", 1, "special-purpose");
+	refused("http://[100::1]/", 1, "discard");
+	/* and the message does not point at push_allow_private, which cannot help */
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_push_url_check("http://168.63.129.16/", 0, NULL, &e), TH_EINVAL);
+	ck_assert_ptr_null(strstr(e.msg, "push_allow_private"));
+	/* what stays open with the switch */
+	accepted("http://169.254.1.1/", 1, "169.254.1.1", 80);
+	accepted("http://100.64.0.1/", 1, "100.64.0.1", 80);
+	accepted("http://[fd12:3456::1]/", 1, "[fd12:3456::1]", 80);
+}
+END_TEST
+
+/* SEC-6: a URL as logs and last_error show it keeps no credentials or query values. */
+START_TEST(test_sec6_url_redacted)
+{
+	char out[124];
+	th_push_url_redact("https://user:s3cret@hook.example:8443/p/a?token=abc&x=1&flag#frag", out,
+	                   sizeof out);
+	ck_assert_str_eq(out, "https://***@hook.example:8443/p/a?token=***&x=***&flag");
+	th_push_url_redact("http://hook.example/plain", out, sizeof out);
+	ck_assert_str_eq(out, "http://hook.example/plain");
+	th_push_url_redact("http://a@b@hook.example/?k=", out, sizeof out);
+	ck_assert_str_eq(out, "http://***@hook.example/?k=***");
+	char small[16];
+	th_push_url_redact("http://hook.example/a/long/path", small, sizeof small);
+	ck_assert_str_eq(small, "http://hook....");
+	/* a refusal message quotes the redacted URL */
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_push_url_check("http://u:pw@8.8.8.8/?token=zzsecret", 0, NULL, &e),
+	                 TH_EINVAL);
+	ck_assert_ptr_null(strstr(e.msg, "pw"));
+	ck_assert_ptr_null(strstr(e.msg, "zzsecret"));
 }
 END_TEST
 
@@ -689,7 +742,7 @@ END_TEST
 START_TEST(test_push3_private_url_refused_by_create)
 {
 	bad_create("\"url\":\"http://127.0.0.1:9999/hook\"", TH_EINVAL, "loopback");
-	bad_create("\"url\":\"http://169.254.169.254/\"", TH_EINVAL, "link-local");
+	bad_create("\"url\":\"http://169.254.169.254/\"", TH_EINVAL, "cloud metadata");
 	bad_create("\"url\":\"http://user:pw@93.184.216.34/\"", TH_EINVAL, "user name or password");
 	bad_create("\"url\":\"http://no-such-host.invalid/\"", TH_EINVAL, "does not resolve");
 }
@@ -1239,6 +1292,8 @@ int main(void)
 	tcase_add_test(urls, test_push3_address_classes);
 	tcase_add_test(urls, test_push4_secret_round_trip_and_tamper_detection);
 	tcase_add_test(urls, test_push4_key_from_the_environment);
+	tcase_add_test(urls, test_sec6_metadata_and_special_purpose_refused_with_private_allowed);
+	tcase_add_test(urls, test_sec6_url_redacted);
 	suite_add_tcase(s, urls);
 
 	TCase *req = tcase_create("requests");

@@ -13,6 +13,7 @@
 #include "util/buf.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/log.h"
 #include "util/memo.h"
 #include "util/text.h"
 
@@ -369,6 +370,47 @@ START_TEST(test_ext1_known_extensions_activate_and_unknown_are_named)
 }
 END_TEST
 
+/* SEC-6: a log line cannot carry a raw escape code, a forged line break or a C1
+ * control; ordinary UTF-8 passes untouched. */
+START_TEST(test_sec6_log_escapes_control_characters)
+{
+	char out[128];
+	th_log_escape(out, sizeof out, "a\x1b[31mred\r\nforged: line\x7f");
+	ck_assert_str_eq(out, "a\\x1b[31mred\\x0d\\x0aforged: line\\x7f");
+	th_log_escape(out, sizeof out,
+	              "caf\xc3\xa9 \xc2\x9b"
+	              "2J \xe2\x82\xac");
+	ck_assert_str_eq(out, "caf\xc3\xa9 \\x9b"
+	                      "2J \xe2\x82\xac");
+	char small[8];
+	ck_assert_uint_eq(th_log_escape(small, sizeof small, "ab\x1b\x1b"), 6);
+	ck_assert_str_eq(small, "ab\\x1b");
+
+	/* th_log itself: what reaches stderr is escaped. */
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fds[1], 2);
+	th_log_request("SendMessage", "t\x1b]0;x\x07");
+	th_log(TH_LOG_WARN, "model said %s", "\x1b[2Jgone");
+	th_log_request(NULL, NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fds[1]);
+	char line[512] = "";
+	ssize_t n = read(fds[0], line, sizeof line - 1);
+	close(fds[0]);
+	ck_assert_int_gt(n, 0);
+	line[n] = '\0';
+	ck_assert_ptr_null(strchr(line, 0x1b));
+	ck_assert_ptr_null(strchr(line, 0x07));
+	ck_assert_ptr_nonnull(
+	    strstr(line, "SendMessage t\\x1b]0;x\\x07: model said \\x1b[2Jgone\n"));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -388,6 +430,7 @@ int main(void)
 	tcase_add_test(tc, test_oom1_json_push_consumes_its_value);
 	tcase_add_test(tc, test_store3_text_helpers_trim_split_and_read_hex);
 	tcase_add_test(tc, test_stream5_memo_forgets_on_a_new_stamp_and_stays_small);
+	tcase_add_test(tc, test_sec6_log_escapes_control_characters);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
