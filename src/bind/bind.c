@@ -105,6 +105,10 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	if (app == NULL || app->cfg == NULL) {
 		th_error_set(&e, TH_EINTERNAL, "the server is not configured");
 		th_bind_rest_error(&ctx, 500, &e);
+	} else if (th_bind_check_origin(&ctx, &e) != TH_OK) {
+		/* Before any route: a rebinding page must not even read the card or the app. */
+		ctx.api = 1;
+		th_bind_rest_error(&ctx, 0, &e);
 	} else if (strcmp(req.path, CARD_PATH) == 0) {
 		/* Served both under the base path and, when the base is deeper, at the origin
 		 * root where RFC 8615 puts it. */

@@ -3,6 +3,7 @@
  * way, top to bottom, and each section below is one file:
  *
  *   bind.c     the router and the agent card
+ *     → origin.c            Host and Origin checks (SEC-4)
  *     → web.c               the web app's redirect and static files (WEB-1)
  *     → jsonrpc.c, rest.c   the two bindings
  *       → stream.c          SSE framing of the streaming operations
@@ -30,7 +31,17 @@ struct th_bind_ctx {
 	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
 	                        th_buf_free (th_bind_serve) */
 	int head;            /* a HEAD request: th_bind_send sends the headers only */
+	int api;             /* an API answer: th_bind_send adds Cache-Control: no-store
+	                        unless extra names a Cache-Control (SEC-4) */
 };
+
+/* ---- origin.c: browser safety, called by the router (SEC-4) ------------------ */
+
+/* TH_EFORBIDDEN naming the header when the request's Host is not base_url's host:port
+ * (any loopback host when base_url's is loopback) nor in allowed_hosts, or when an
+ * Origin is sent that is neither base_url's origin, nor the request's own Host, nor in
+ * allowed_origins. A request without Host or Origin passes that part. */
+th_err th_bind_check_origin(struct th_bind_ctx *ctx, struct th_error *e);
 
 /* ---- jsonrpc.c, rest.c: the bindings, called by the router ------------------ */
 

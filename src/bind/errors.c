@@ -48,6 +48,9 @@ static const struct row table[] = {
     /* A limit of this server, not a fault of the request: the same request succeeds
      * later (STREAM-6). The HTTP status is 503 on both bindings, with Retry-After. */
     [TH_EUNAVAILABLE] = {-32603, 503, "UNAVAILABLE", ""},
+    /* Refused before any binding reads the request (SEC-4): there is no A2A code for it,
+     * and the body is a google.rpc.Status whatever the route. */
+    [TH_EFORBIDDEN] = {-32600, 403, "PERMISSION_DENIED", ""},
 };
 
 static const struct row *row_of(th_err code)

@@ -90,6 +90,7 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	const struct th_config *cfg = ctx->app->cfg;
 	struct th_error e;
 	th_error_clear(&e);
+	ctx->api = 1;
 
 	if (strcmp(r->method, "POST") != 0) {
 		char m[40];

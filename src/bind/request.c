@@ -77,6 +77,16 @@ th_err th_bind_check_version(const char *v, struct th_error *e)
 
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 {
+	if (ctx->req->version == NULL && ctx->req->version_in_query) {
+		char m[40];
+		th_bind_quote(m, sizeof m, ctx->req->method);
+		return th_error_set(
+		    e, TH_EVERSION,
+		    "A2A-Version in the query string does not count for %s (SEC-4: a "
+		    "request that can change state names it in a header); send "
+		    "the header A2A-Version: 1.0",
+		    m);
+	}
 	th_err rc = th_bind_check_version(ctx->req->version, e);
 	if (rc != TH_OK)
 		return rc;
@@ -156,12 +166,18 @@ void th_bind_send_oom(struct th_bind_ctx *ctx)
 {
 	static const char body[] =
 	    "{\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":\"out of memory\"}}";
-	th_http_respond(ctx->io, 500, "application/json", NULL, body, sizeof body - 1);
+	th_http_respond(ctx->io, 500, "application/json", "Cache-Control: no-store\r\n", body,
+	                sizeof body - 1);
 }
 
 void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const char *body,
                   size_t len)
 {
+	/* API answers are per participant and change with every event: no cache, shared or
+	 * private, may keep one (SEC-4). */
+	if (ctx->api &&
+	    (ctx->extra.data == NULL || strstr(ctx->extra.data, "Cache-Control:") == NULL))
+		th_buf_puts(&ctx->extra, "Cache-Control: no-store\r\n");
 	if (ctx->extra.oom) {
 		th_bind_send_oom(ctx);
 		return;

@@ -320,12 +320,12 @@ static void not_found(struct th_bind_ctx *ctx)
 	th_bind_rest_error(ctx, 404, &e);
 }
 
-/* An empty-body POST may come without a Content-Type (the Go client's cancel). */
+/* SEC-4: every POST names a JSON type, an empty one (a cancel) included. A page on
+ * another site can POST text/plain, a form or nothing without a CORS preflight; it
+ * cannot send application/json. */
 static int ctype_ok(const struct th_http_req *r)
 {
-	if (r->content_type != NULL && r->content_type[0] != '\0')
-		return th_bind_json_ctype(r->content_type);
-	return r->raw_length == NULL || strspn(r->raw_length, "0") == strlen(r->raw_length);
+	return th_bind_json_ctype(r->content_type);
 }
 
 void th_bind_rest(struct th_bind_ctx *ctx)
@@ -334,6 +334,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	struct th_error e;
 	th_error_clear(&e);
 	struct match m;
+	ctx->api = 1;
 	if (!r->in_base || !route_match(r->path, &m)) {
 		not_found(ctx);
 		return;

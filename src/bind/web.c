@@ -280,7 +280,8 @@ void th_bind_web(struct th_bind_ctx *ctx)
 	         (unsigned long long)sb.st_size);
 	th_buf_printf(&ctx->extra,
 	              "Cache-Control: no-cache\r\nETag: %s\r\nContent-Security-Policy: " WEB_CSP
-	              "\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n",
+	              "\r\nX-Frame-Options: DENY\r\nX-Content-Type-Options: nosniff\r\n"
+	              "Referrer-Policy: no-referrer\r\n",
 	              etag);
 	char lm[40];
 	if (th_bind_http_date(sb.st_mtime, lm, sizeof lm))

@@ -120,7 +120,14 @@ th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char
 	r->remote_user = param(io, "REMOTE_USER");
 	r->last_event_id = param(io, "HTTP_LAST_EVENT_ID");
 	r->if_none_match = param(io, "HTTP_IF_NONE_MATCH");
+	r->host = param(io, "HTTP_HOST");
+	r->origin = param(io, "HTTP_ORIGIN");
 	r->version = param(io, "HTTP_A2A_VERSION");
+	/* SEC-4: a page on another site can put anything in a URL but cannot set this
+	 * header without a CORS preflight, so a request that may change state names the
+	 * version in the header. A GET may use the query (an EventSource cannot set
+	 * headers). */
+	int reads = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
 	if (r->version == NULL || r->version[0] == '\0') {
 		char *v = NULL;
 		int found = th_http_query_lookup(r->query, "A2A-Version", &v);
@@ -128,9 +135,12 @@ th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char
 			th_http_req_free(r);
 			return th_error_set(e, TH_ENOMEM, "out of memory reading the query");
 		}
-		if (found == 1) {
+		if (found == 1 && reads) {
 			r->version_buf = v;
 			r->version = v;
+		} else if (found == 1) {
+			r->version_in_query = 1;
+			free(v);
 		}
 	}
 	return TH_OK;
@@ -397,7 +407,7 @@ int th_http_sse_start(struct th_http_io *io, const char *extra_headers)
 	th_buf_init(&h);
 	th_buf_puts(&h, "Status: 200 OK\r\n"
 	                "Content-Type: text/event-stream\r\n"
-	                "Cache-Control: no-cache\r\n"
+	                "Cache-Control: no-store\r\n"
 	                "X-Accel-Buffering: no\r\n");
 	if (extra_headers != NULL)
 		th_buf_puts(&h, extra_headers);

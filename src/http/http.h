@@ -6,7 +6,8 @@
  * unit tests. Above this header nobody knows which one is in use.
  * Parameter names are CGI meta-variables: REQUEST_METHOD, REQUEST_URI, QUERY_STRING,
  * CONTENT_TYPE, CONTENT_LENGTH, REMOTE_USER, HTTP_A2A_VERSION, HTTP_A2A_EXTENSIONS,
- * HTTP_X_PARTICIPANT_ID, HTTP_LAST_EVENT_ID, HTTP_IF_NONE_MATCH, … */
+ * HTTP_X_PARTICIPANT_ID, HTTP_LAST_EVENT_ID, HTTP_IF_NONE_MATCH, HTTP_HOST, HTTP_ORIGIN,
+ * … */
 #ifndef TH_HTTP_HTTP_H
 #define TH_HTTP_HTTP_H
 
@@ -40,8 +41,14 @@ struct th_http_req {
 	                              not percent-decoded; free (th_http_req_free) */
 	char *query;               /* raw query string or ""; free */
 	const char *content_type;  /* borrowed, may be NULL */
-	const char *version;       /* A2A-Version header, else the A2A-Version query parameter;
-	                              NULL when neither; points into query or carrier */
+	const char *version;       /* A2A-Version header, else (GET and HEAD only) the
+	                              A2A-Version query parameter; NULL when neither; points
+	                              into query or carrier */
+	int version_in_query;      /* 1 when a request that may change state (not GET or HEAD)
+	                              named A2A-Version only in its query, which does not count
+	                              there (SEC-4) */
+	const char *host;          /* Host (HTTP_HOST); borrowed, may be NULL */
+	const char *origin;        /* Origin; borrowed, may be NULL */
 	const char *extensions;    /* A2A-Extensions; borrowed, may be NULL */
 	const char *participant;   /* X-Participant-Id; borrowed, may be NULL */
 	const char *remote_user;   /* REMOTE_USER; borrowed, may be NULL */
@@ -91,7 +98,7 @@ int th_http_respond(struct th_http_io *io, int status, const char *content_type,
 int th_http_respond_head(struct th_http_io *io, int status, const char *content_type,
                          const char *extra_headers, size_t len);
 
-/* Starts a text/event-stream response (Cache-Control: no-cache, X-Accel-Buffering: no,
+/* Starts a text/event-stream response (Cache-Control: no-store, X-Accel-Buffering: no,
  * plus extra_headers) and flushes it. */
 int th_http_sse_start(struct th_http_io *io, const char *extra_headers);
 /* One SSE event: optional "id:" and "event:" lines, one "data:" line, blank line;

@@ -49,6 +49,7 @@ const char *th_err_name(th_err code)
 	    [TH_EINTERNAL] = "TH_EINTERNAL",
 	    [TH_ELENGTH] = "TH_ELENGTH",
 	    [TH_EUNAVAILABLE] = "TH_EUNAVAILABLE",
+	    [TH_EFORBIDDEN] = "TH_EFORBIDDEN",
 	};
 	if ((size_t)code >= sizeof names / sizeof names[0] || names[code] == NULL)
 		return "TH_E?";

@@ -32,7 +32,8 @@ typedef enum th_err {
 	TH_EBUSY,            /* database stayed busy after every retry */
 	TH_EINTERNAL,        /* anything else (-32603) */
 	TH_ELENGTH,          /* a body without Content-Length (chunked): HTTP 411 */
-	TH_EUNAVAILABLE      /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
+	TH_EUNAVAILABLE,     /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
+	TH_EFORBIDDEN        /* a browser-safety refusal (Host, Origin): HTTP 403 (SEC-4) */
 } th_err;
 
 #define TH_ERRMSG_MAX 512

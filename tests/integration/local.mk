@@ -2,6 +2,11 @@
 # through tests/lib/server.sh (lighttpd with conf/lighttpd.conf).
 TESTS += tests/integration/lighttpd.sh
 EXTRA_DIST += tests/integration/lighttpd.sh tests/lib/server.sh
+# The security audit's findings of issue 27 through lighttpd, one row each (SEC-4: forged
+# cancel, Host rebinding, Origin, no-store, framing; SEC-6: file modes under umask 000, the
+# model's environment under CGI, escaped log lines, cloud metadata and URL tokens in push).
+TESTS += tests/integration/security.sh
+EXTRA_DIST += tests/integration/security.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh

@@ -209,23 +209,23 @@ HTTP_BASE=$(env -u TINY_HARNESS_PUSH_ALLOW_PRIVATE -u TINY_HARNESS_PUSH_KEY sh "
 DB2=$(th_db_of "$T/srv2")
 rpc_call SendMessage "$(tmsg s1 '' 'strict server')"
 TASK3=$(jqb .result.task.id)
-refused_rpc() { # refused_rpc URL WORDS
+refused_rpc() { # refused_rpc URL WORDS [URL-AS-QUOTED]
 	rpc_call CreateTaskPushNotificationConfig "$(jq -nc --arg t "$TASK3" --arg u "$1" '{taskId: $t, url: $u}')"
 	local msg
 	msg=$(jqb .error.message)
 	[ "$STATUS" = 200 ] && [ "$(jqb .error.code)" = -32602 ] &&
-		[[ "$msg" == "url '$1'"* ]] && [[ "$msg" == *"$2"* ]]
+		[[ "$msg" == "url '${3:-$1}'"* ]] && [[ "$msg" == *"$2"* ]]
 }
 check "PUSH-3 without push_allow_private a loopback webhook is refused (InvalidParams naming the url and the reason)" \
 	'refused_rpc "$HOOK/hook" "loopback address"' 'jqb .error.message | grep -q push_allow_private'
 check "PUSH-3 private and link-local webhooks are refused too" \
 	'refused_rpc "http://10.1.2.3/hook" "private address"' \
 	'refused_rpc "http://192.168.0.10/hook" "private address"' \
-	'refused_rpc "http://169.254.169.254/latest" "link-local"' \
+	'refused_rpc "http://169.254.1.1/latest" "link-local"' \
 	'refused_rpc "http://[::1]:$RXPORT/hook" "loopback"'
 check "PUSH-3 http(s) only, no userinfo" \
 	'refused_rpc "ftp://93.184.216.34/x" "scheme ftp"' \
-	'refused_rpc "http://u:p@93.184.216.34/x" "user name or password"'
+	'refused_rpc "http://u:p@93.184.216.34/x" "user name or password" "http://***@93.184.216.34/x"'
 http POST "/tasks/$TASK3/pushNotificationConfigs" "$(jq -nc --arg u "$HOOK/hook" '{url: $u}')"
 check "PUSH-3 A2A-4 over HTTP+JSON the refusal is 400 INVALID_ARGUMENT" \
 	'[ "$STATUS" = 400 ]' '[ "$(jqb .error.status)" = INVALID_ARGUMENT ]' 'jqb .error.message | grep -q loopback'

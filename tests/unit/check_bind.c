@@ -357,16 +357,41 @@ END_TEST
 
 START_TEST(test_a2a3_version_query_parameter_accepted)
 {
-	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/?A2A-Version=1.0",
-	                   "CONTENT_TYPE=application/json", NULL};
-	struct resp r = run(p, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
-	ck_assert_ptr_nonnull(jget(r.json, "result"));
-	resp_free(&r);
-
+	/* A read may name the version in the query (an EventSource cannot set headers). */
 	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1?A2A-Version=1.0", NULL};
-	r = run(q, NULL);
+	struct resp r = run(q, NULL);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_int_eq(rec.op, TH_OP_GET_TASK);
+	resp_free(&r);
+}
+END_TEST
+
+/* SEC-4: a request that can change state names A2A-Version in a header; a page on
+ * another site can write any URL but cannot set the header without a preflight. */
+START_TEST(test_sec4_version_in_query_refused_on_post)
+{
+	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/?A2A-Version=1.0",
+	                   "CONTENT_TYPE=application/json", NULL};
+	struct resp r = run(p, RPC_BODY("SendMessage", "{}"));
+	ck_assert_int_eq(jint(&r, "error.code"), -32009);
+	assert_contains(jstr(&r, "error.message"), "header");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *c[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/tasks/t1:cancel?A2A-Version=1.0",
+	                   "CONTENT_TYPE=application/json", NULL};
+	r = run(c, "");
+	assert_rest_error(&r, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED");
+	assert_contains(jstr(&r, "error.message"), "query string");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *d[] = {"REQUEST_METHOD=DELETE",
+	                   "REQUEST_URI=/tasks/t1/pushNotificationConfigs/c1?A2A-Version=1.0",
+	                   NULL};
+	r = run(d, NULL);
+	assert_rest_error(&r, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED");
+	ck_assert_int_eq(rec.calls, 0);
 	resp_free(&r);
 }
 END_TEST
@@ -531,14 +556,154 @@ START_TEST(test_lim2_rest_wrong_content_type_is_415)
 }
 END_TEST
 
-START_TEST(test_lim2_rest_empty_post_needs_no_content_type)
+/* SEC-4: the forged cancel (no body, no Content-Type: what fetch no-cors sends) is
+ * refused; the same cancel with a JSON type, as clients send it, runs. */
+START_TEST(test_sec4_rest_empty_post_needs_json_content_type)
 {
 	const char *p[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/tasks/t1:cancel",
 	                   "HTTP_A2A_VERSION=1.0", NULL};
 	struct resp r = run(p, NULL);
+	assert_rest_error(&r, 415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *t[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/tasks/t1:cancel",
+	                   "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=text/plain", NULL};
+	r = run(t, "");
+	assert_rest_error(&r, 415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *j[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/tasks/t1:cancel",
+	                   "HTTP_A2A_VERSION=1.0", "CONTENT_TYPE=application/json", NULL};
+	r = run(j, NULL);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_int_eq(rec.op, TH_OP_CANCEL_TASK);
 	ck_assert_str_eq(rec.params, "{\"id\":\"t1\"}");
+	resp_free(&r);
+}
+END_TEST
+
+/* SEC-4: Host must be base_url's (DNS rebinding), an Origin must be same-origin or
+ * configured; both refusals are 403 naming the header, before any route runs. */
+START_TEST(test_sec4_host_and_origin_checked)
+{
+	set_base("https://agents.example.com/a2a/");
+	const char *rebind[] = {"REQUEST_METHOD=GET",
+	                        "REQUEST_URI=/a2a/tasks/t1",
+	                        "HTTP_A2A_VERSION=1.0",
+	                        "HTTP_HOST=rebind.attacker.example",
+	                        "HTTP_ORIGIN=http://rebind.attacker.example",
+	                        NULL};
+	struct resp r = run(rebind, NULL);
+	assert_rest_error(&r, 403, "PERMISSION_DENIED", NULL);
+	assert_contains(jstr(&r, "error.message"), "Host 'rebind.attacker.example'");
+	ck_assert_str_eq(header(&r, "Cache-Control"), "no-store");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json",
+	                      "HTTP_HOST=rebind.attacker.example", NULL};
+	r = run(card, NULL);
+	ck_assert_int_eq(r.status, 403);
+	resp_free(&r);
+
+	const char *foreign[] = {"REQUEST_METHOD=POST",
+	                         "REQUEST_URI=/a2a/",
+	                         "CONTENT_TYPE=application/json",
+	                         "HTTP_A2A_VERSION=1.0",
+	                         "HTTP_HOST=agents.example.com",
+	                         "HTTP_ORIGIN=https://evil.example",
+	                         NULL};
+	r = run(foreign, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	assert_rest_error(&r, 403, "PERMISSION_DENIED", NULL);
+	assert_contains(jstr(&r, "error.message"), "Origin 'https://evil.example'");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	const char *same[] = {"REQUEST_METHOD=POST",
+	                      "REQUEST_URI=/a2a/",
+	                      "CONTENT_TYPE=application/json",
+	                      "HTTP_A2A_VERSION=1.0",
+	                      "HTTP_HOST=agents.example.com:443",
+	                      "HTTP_ORIGIN=https://Agents.example.com",
+	                      NULL};
+	r = run(same, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(jget(r.json, "result"));
+	ck_assert_str_eq(header(&r, "Cache-Control"), "no-store");
+	resp_free(&r);
+
+	const char *null_origin[] = {"REQUEST_METHOD=GET",   "REQUEST_URI=/a2a/tasks/t1",
+	                             "HTTP_A2A_VERSION=1.0", "HTTP_HOST=agents.example.com",
+	                             "HTTP_ORIGIN=null",     NULL};
+	r = run(null_origin, NULL);
+	ck_assert_int_eq(r.status, 403);
+	resp_free(&r);
+
+	/* The configured lists open more. */
+	struct th_error e;
+	ck_assert_int_eq(
+	    th_config_set(&cfg, "allowed_hosts", "alias.example, other.example:8443", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(&cfg, "allowed_origins", "https://app.example/", &e), TH_OK);
+	const char *listed[] = {"REQUEST_METHOD=GET",
+	                        "REQUEST_URI=/a2a/tasks/t1",
+	                        "HTTP_A2A_VERSION=1.0",
+	                        "HTTP_HOST=ALIAS.example:9000",
+	                        "HTTP_ORIGIN=https://app.example",
+	                        NULL};
+	r = run(listed, NULL);
+	ck_assert_int_eq(r.status, 200);
+	resp_free(&r);
+	const char *wrong_port[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/a2a/tasks/t1",
+	                            "HTTP_A2A_VERSION=1.0", "HTTP_HOST=other.example:8444", NULL};
+	r = run(wrong_port, NULL);
+	ck_assert_int_eq(r.status, 403);
+	resp_free(&r);
+}
+END_TEST
+
+/* SEC-4: a loopback base URL (the default) serves any loopback Host on any port, and
+ * never a name; a request without Host (not a browser) passes. */
+START_TEST(test_sec4_loopback_base_and_no_host)
+{
+	set_base("http://127.0.0.1:8080/");
+	const char *hosts[] = {"HTTP_HOST=127.0.0.1:8080", "HTTP_HOST=localhost:9999",
+	                       "HTTP_HOST=[::1]:8080", "HTTP_HOST=127.0.0.2"};
+	for (size_t i = 0; i < sizeof hosts / sizeof hosts[0]; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1",
+		                   "HTTP_A2A_VERSION=1.0", hosts[i], NULL};
+		struct resp r = run(p, NULL);
+		ck_assert_msg(r.status == 200, "SEC-4 %s: %d %s", hosts[i], r.status, r.body);
+		resp_free(&r);
+	}
+	const char *bad[] = {"HTTP_HOST=127.0.0.1.attacker.example", "HTTP_HOST=localhost.evil",
+	                     "HTTP_HOST=evil@127.0.0.1", "HTTP_HOST=127.0.0.1:99999"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1",
+		                   "HTTP_A2A_VERSION=1.0", bad[i], NULL};
+		struct resp r = run(p, NULL);
+		ck_assert_msg(r.status == 403, "SEC-4 %s: %d", bad[i], r.status);
+		resp_free(&r);
+	}
+	/* Origin of the loopback page the browser was sent to. */
+	const char *o[] = {"REQUEST_METHOD=GET",
+	                   "REQUEST_URI=/tasks/t1",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_HOST=localhost:9999",
+	                   "HTTP_ORIGIN=http://localhost:9999",
+	                   NULL};
+	struct resp r = run(o, NULL);
+	ck_assert_int_eq(r.status, 200);
+	resp_free(&r);
+	const char *o2[] = {"REQUEST_METHOD=GET",
+	                    "REQUEST_URI=/tasks/t1",
+	                    "HTTP_A2A_VERSION=1.0",
+	                    "HTTP_HOST=localhost:9999",
+	                    "HTTP_ORIGIN=http://localhost:1234",
+	                    NULL};
+	r = run(o2, NULL);
+	ck_assert_int_eq(r.status, 403);
 	resp_free(&r);
 }
 END_TEST
@@ -1497,6 +1662,7 @@ START_TEST(test_web1_ui_serves_files_with_csp_and_validators)
 	assert_contains(csp, "object-src 'none'");
 	ck_assert_ptr_null(strstr(csp, "unsafe"));
 	ck_assert_str_eq(header(&r, "X-Content-Type-Options"), "nosniff");
+	ck_assert_str_eq(header(&r, "X-Frame-Options"), "DENY"); /* SEC-4 */
 	assert_contains(header(&r, "Last-Modified"), " GMT");
 	char etag[64];
 	snprintf(etag, sizeof etag, "HTTP_IF_NONE_MATCH=%s", header(&r, "ETag"));
@@ -1694,6 +1860,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a3_other_versions_refused_naming_value);
 	tcase_add_test(tc, test_a2a3_version_1_0_and_patch_accepted);
 	tcase_add_test(tc, test_a2a3_version_query_parameter_accepted);
+	tcase_add_test(tc, test_sec4_version_in_query_refused_on_post);
+	tcase_add_test(tc, test_sec4_host_and_origin_checked);
+	tcase_add_test(tc, test_sec4_loopback_base_and_no_host);
 	tcase_add_test(tc, test_a2a3_rest_missing_version_is_400_failed_precondition);
 	tcase_add_test(tc, test_lim2_malformed_json_is_parse_error_with_null_id);
 	tcase_add_test(tc, test_lim2_not_jsonrpc_2_0_is_invalid_request);
@@ -1704,7 +1873,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim2_jsonrpc_wrong_content_type);
 	tcase_add_test(tc, test_lim2_jsonrpc_content_type_variants_accepted);
 	tcase_add_test(tc, test_lim2_rest_wrong_content_type_is_415);
-	tcase_add_test(tc, test_lim2_rest_empty_post_needs_no_content_type);
+	tcase_add_test(tc, test_sec4_rest_empty_post_needs_json_content_type);
 	tcase_add_test(tc, test_lim2_unknown_rest_route_404);
 	tcase_add_test(tc, test_lim2_wrong_http_method_405_with_allow);
 	tcase_add_test(tc, test_pkg1_head_answers_like_get_without_a_body);

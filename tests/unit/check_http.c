@@ -382,7 +382,7 @@ START_TEST(test_a2a5_sse_framing_flushes_each_event)
 	ck_assert_uint_eq(th_http_mem_flushes(f.m), f0 + 3);
 	ck_assert_str_eq(th_http_mem_output(f.m, NULL), "Status: 200 OK\r\n"
 	                                                "Content-Type: text/event-stream\r\n"
-	                                                "Cache-Control: no-cache\r\n"
+	                                                "Cache-Control: no-store\r\n"
 	                                                "X-Accel-Buffering: no\r\n"
 	                                                "A2A-Extensions: x\r\n"
 	                                                "\r\n"
