@@ -3,7 +3,7 @@
  * must be the base URL's (DNS rebinding points a name the attacker owns at this
  * server; the browser then sends that name), and an Origin, when a browser sends one,
  * must be this server's own or a configured one (a page on another site). Both lists
- * come from the configuration: allowed_hosts, allowed_origins. decision-034 gives the
+ * come from the configuration: allowed_hosts, allowed_origins. decision-036 gives the
  * rules for a loopback base URL and for requests without the headers. Called by the
  * router only; calls request.c. */
 #include <stdio.h>
