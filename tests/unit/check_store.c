@@ -553,7 +553,12 @@ START_TEST(test_stream2_data_version_moves_on_other_commit)
 	struct th_store *b = open_store();
 	int64_t v0 = th_store_data_version(a);
 	ck_assert_int_ge(v0, 0);
-	ck_assert_int_eq(th_store_data_version(a), v0);
+	/* On PostgreSQL the version is the cluster's WAL position, which any other
+	 * database's commit moves too (tests run side by side): only "not older" holds. */
+	if (pgdb[0] == '\0')
+		ck_assert_int_eq(th_store_data_version(a), v0);
+	else
+		ck_assert_int_ge(th_store_data_version(a), v0);
 	begin(b);
 	add_task(b, "x");
 	commit(b);
