@@ -99,3 +99,10 @@ EXTRA_DIST += tests/integration/two_hosts.sh
 # ordinary traffic: nothing acknowledged is lost, integrity_check ok (STORE-7, issue 26).
 TESTS += tests/integration/integrity.sh
 EXTRA_DIST += tests/integration/integrity.sh
+# The store torture run (STORE-7, STORE-9, TURN-4, TURN-6): 3 workers, 6 clients and a
+# seeded mix of accepted and late-refused requests of every size, SIGKILL and SIGSTOP of
+# workers, outside sqlite3 writers and readers, WAL resets, the CLI timers and, as root,
+# disk-full windows on a tmpfs, checked against a model after each phase (~60 s;
+# TH_TORTURE_SEED, TH_TORTURE_SECONDS; bench/torture.sh runs it long).
+TESTS += tests/integration/torture.mjs
+EXTRA_DIST += tests/integration/torture.mjs

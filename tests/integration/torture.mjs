@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: Apache-2.0
+// Integration test: the store torture run (STORE-7, STORE-9, TURN-4, TURN-6; issue 26 item 2).
+//
+// lighttpd (tests/lib/server.sh) with TH_TORTURE_PROCS (3) workers of 16 request threads on
+// one SQLite file, driven for TH_TORTURE_SECONDS (48) in phases of TH_TORTURE_PHASE_SECONDS
+// (16), the echo model instant in odd phases and sleeping TH_TORTURE_DELAY_MS (300) in even
+// ones. TH_TORTURE_CLIENTS (6) clients send a seeded mix of new tasks of every size (tiny to
+// ~600 KiB), follow-ups (some with returnImmediately), sub-tasks (some over the sub-task limit),
+// completions, CancelTask of trees, GetTask, and requests refused late, after their writes:
+// ~1 MiB SendMessages whose inline taskPushNotificationConfig names another task (new task or
+// follow-up) and renames with a forged A2UI action. Beside them a chaos loop, from the same seed:
+// SIGKILL and SIGSTOP/SIGCONT of worker processes (children of our lighttpd only), an outside
+// sqlite3 writer (rows of its own table, small to 4 MiB, some rolled back on purpose) and reader
+// (holding a snapshot), PRAGMA wal_checkpoint(TRUNCATE), `tiny-harness recover` (sometimes
+// SIGKILLed), `push` and `purge`, the issue's sequence (WAL reset, a ~1 MiB late refusal, an
+// outside commit, the next SendMessage), and, as root, windows of a full disk (the database lives
+// on a small tmpfs that is filled and freed). TH_TORTURE_READONLY=1 (not root) adds windows where
+// the file is chmod 0444.
+//
+// A model keeps every answer: acknowledged (200 with a result), refused (a JSON-RPC error other
+// than -32603) or unknown (no answer, 5xx, -32603). After each phase the load stops, stopped
+// workers are continued, leases expire, `tiny-harness recover` runs until no turn is queued or
+// running, and the database is checked against the model:
+//   - PRAGMA integrity_check is ok (STORE-7);
+//   - every acknowledged task is there; every acknowledged message is stored exactly once, in its
+//     task; every refused one is absent; an unknown one at most once (STORE-7, TURN-4);
+//   - every task's events are numbered 1..n without a gap (STORE-7);
+//   - no turn queued or running and no task WORKING/SUBMITTED without a live turn (TURN-6);
+//   - every stored message with text has exactly one reply, or its task ended, FAILED with a
+//     reason (TURN-6);
+//   - acknowledged completions and cancellations stayed; the outside writer's committed rows are
+//     there once and its rolled-back ones absent (STORE-7);
+//   - during the load no acknowledged task was answered "not found" and the task count seen by
+//     the outside reader never went down (STORE-7);
+//   - a new task is accepted once the faults stopped (STORE-9).
+// The seed is printed (TH_TORTURE_SEED sets it); TH_TORTURE_REPORT=FILE writes the figures as
+// JSON. bench/torture.sh runs the same driver for a long time. TAP output; exit 77 when
+// lighttpd, sqlite3 or the program is missing, or under TH_TEST_PG (the outside sessions, WAL
+// resets and the file are SQLite's).
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { SRCDIR, TH_BIN, cleanEnv } from '../contract/lib.mjs';
+import { dbRows, dbSql } from '../lib/db.mjs';
+import { findLighttpd, onPath } from '../lib/interop.mjs';
+
+const num = (name, dflt) => (process.env[name] !== undefined && process.env[name] !== '' ? Number(process.env[name]) : dflt);
+const SEED = num('TH_TORTURE_SEED', Math.floor(Math.random() * 2 ** 31)) >>> 0;
+const SECONDS = num('TH_TORTURE_SECONDS', 48);
+const PHASE_S = num('TH_TORTURE_PHASE_SECONDS', 16);
+const CLIENTS = num('TH_TORTURE_CLIENTS', 6);
+const PROCS = num('TH_TORTURE_PROCS', 3);
+const DELAY_MS = num('TH_TORTURE_DELAY_MS', 300);
+const FS_MB = num('TH_TORTURE_FS_MB', 384);
+const LEASE_MS = 1000;
+const ROOT = process.getuid?.() === 0;
+const READONLY = !ROOT && process.env.TH_TORTURE_READONLY === '1';
+const MT_EVENT = 'application/vnd.tiny-harness.event+json';
+const PUSH_URL = 'http://127.0.0.1:9/torture-hook';
+
+if (!TH_BIN || !fs.existsSync(TH_BIN) || !findLighttpd() || !onPath('sqlite3') || !onPath('pgrep')) {
+	console.log('1..0 # SKIP lighttpd, sqlite3, pgrep or the program is missing');
+	process.exit(77);
+}
+if (process.env.TH_TEST_PG) {
+	console.log('1..0 # SKIP the torture run is SQLite\'s (outside sqlite3 sessions, WAL resets, the file)');
+	process.exit(77);
+}
+
+// ---------------------------------------------------------------- TAP and figures
+let tapN = 0;
+let tapFailed = 0;
+function tap(cond, name, diag = []) {
+	tapN++;
+	if (!cond)
+		tapFailed++;
+	console.log(`${cond ? 'ok' : 'not ok'} ${tapN} - ${name}`);
+	if (!cond)
+		for (const line of diag.slice(0, 12))
+			console.log(`#   ${String(line).slice(0, 400)}`);
+}
+const note = (s) => console.log(`# ${s}`);
+const fig = {
+	seed: SEED, seconds: SECONDS, phases: 0, requests: 0, ok: 0, refused: 0, unknown: 0, ops: {},
+	kills: 0, stops: 0, wal_resets: 0, wal_reset_busy: 0, outside_commits: 0, outside_rollbacks: 0,
+	outside_unknown: 0, reads: 0, recover: 0, recover_killed: 0, push: 0, purge: 0, disk_full: 0,
+	read_only: 0, combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
+};
+const opFig = (op, outcome) => {
+	fig.ops[op] ??= { ok: 0, refused: 0, unknown: 0 };
+	fig.ops[op][outcome]++;
+	fig[outcome]++;
+	fig.requests++;
+};
+
+// ---------------------------------------------------------------- seeded randomness
+function rng(seed) { // mulberry32
+	let s = seed >>> 0;
+	const next = () => {
+		s = (s + 0x6d2b79f5) >>> 0;
+		let t = s;
+		t = Math.imul(t ^ (t >>> 15), t | 1);
+		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+	};
+	return {
+		next,
+		int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),
+		pick: (xs) => xs[Math.floor(next() * xs.length)],
+		chance: (p) => next() < p,
+		weighted(table) {
+			const total = table.reduce((a, [w]) => a + w, 0);
+			let r = next() * total;
+			for (const [w, v] of table)
+				if ((r -= w) < 0)
+					return v;
+			return table[table.length - 1][1];
+		},
+	};
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- scratch, file system, server
+const T = fs.mkdtempSync(join(tmpdir(), 'th-torture-'));
+const stateDir = join(T, 'srv');
+const dbDir = join(T, 'dbfs');
+fs.mkdirSync(dbDir);
+let mounted = false;
+if (ROOT && process.env.TH_TORTURE_DISK_FULL !== '0') {
+	const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${FS_MB}m,mode=0755`, 'tmpfs', dbDir], { encoding: 'utf8' });
+	mounted = m.status === 0;
+	if (!mounted)
+		note(`no tmpfs for the database (${(m.stderr || m.error || '').toString().trim()}): no disk-full windows`);
+}
+const DB = join(dbDir, 'tiny-harness.db');
+const FILLER = join(dbDir, 'filler');
+const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
+const stopped = new Set(); // worker pids we SIGSTOPped and have not continued yet
+let server = { base: '', lpid: 0, delay: 0 };
+
+const thEnv = (delay) => ({
+	TINY_HARNESS_ECHO_DELAY_MS: String(delay),
+	TINY_HARNESS_TURN_LEASE_MS: String(LEASE_MS),
+	TINY_HARNESS_PUSH_ALLOW_PRIVATE: '1',
+	TINY_HARNESS_PUSH_TIMEOUT_MS: '500',
+	TINY_HARNESS_PUSH_MAX_ATTEMPTS: '2',
+	TINY_HARNESS_MAX_SUBTASKS: '4',
+});
+const serverEnv = (delay) => cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: findLighttpd(), TH_SERVER_DB: DB, ...thEnv(delay) });
+
+function serverStart(delay) {
+	const r = spawnSync('sh', [serverSh, 'start', stateDir, String(PROCS)], { env: serverEnv(delay), encoding: 'utf8', timeout: 90000 });
+	const base = (r.stdout ?? '').trim();
+	if (r.status !== 0 || !base.startsWith('http'))
+		return `server.sh start failed: ${r.stderr}`;
+	server = { base, lpid: Number(fs.readFileSync(join(stateDir, 'lighttpd.pid'), 'utf8').trim()), delay };
+	return null;
+}
+function serverStop() {
+	for (const p of stopped)
+		try { process.kill(p, 'SIGCONT'); } catch { /* gone */ }
+	stopped.clear();
+	spawnSync('sh', [serverSh, 'stop', stateDir], { env: serverEnv(0), stdio: 'inherit' });
+}
+let cleaned = false;
+function cleanup() {
+	if (cleaned)
+		return;
+	cleaned = true;
+	serverStop();
+	try { fs.chmodSync(DB, 0o644); } catch { /* none */ }
+	try { fs.rmSync(FILLER, { force: true }); } catch { /* none */ }
+	if (process.env.TH_KEEP || process.env.TH_KEEP_TMP) {
+		note(`kept ${T}${mounted ? ` (database on a tmpfs mounted at ${dbDir}: umount it when done)` : ''}`);
+		return;
+	}
+	if (mounted)
+		spawnSync('umount', [dbDir]);
+	fs.rmSync(T, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM'])
+	process.on(sig, () => process.exit(1));
+
+// The worker processes of our lighttpd: its children running tiny-harness.
+function workers() {
+	const r = spawnSync('pgrep', ['-P', String(server.lpid)], { encoding: 'utf8' });
+	return (r.stdout ?? '').split('\n').filter(Boolean).map(Number).filter((p) => isOurWorker(p));
+}
+function isOurWorker(pid) {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+		const comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+		return Number(rest[1]) === server.lpid && comm.startsWith('tiny-harness') && rest[0] !== 'Z';
+	} catch {
+		return false;
+	}
+}
+
+// ---------------------------------------------------------------- requests and the model
+// model.msgs: messageId -> {outcome, task, kind, text}; model.tasks: id -> {terminal};
+// outcome: ok | refused | unknown. kind: create | follow | sub | control | late | ui.
+const model = { msgs: new Map(), tasks: new Map(), open: [], parents: [], outside: new Map(), violations: [] };
+let midSeq = 0;
+const newMid = (who) => `t${SEED}-${who}-${++midSeq}`;
+
+async function rpc(method, params, timeoutMs = 20000) {
+	const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+	try {
+		const res = await fetch(server.base, {
+			method: 'POST', body, signal: AbortSignal.timeout(timeoutMs),
+			headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'X-Participant-Id': 'alice' },
+		});
+		const text = await res.text();
+		if (res.status !== 200)
+			return { outcome: 'unknown', why: `HTTP ${res.status}` };
+		const j = JSON.parse(text);
+		if (j.error)
+			return { outcome: j.error.code === -32603 ? 'unknown' : 'refused', code: j.error.code, why: j.error.message };
+		return { outcome: 'ok', result: j.result };
+	} catch (err) {
+		return { outcome: 'unknown', why: String(err?.name ?? err) };
+	}
+}
+
+// A text of about n bytes in parts of at most 60,000 (max_text is 65,536), marked with mid.
+function textParts(mid, n, r) {
+	const parts = [];
+	let left = Math.max(0, n);
+	let first = true;
+	do {
+		const len = Math.min(left, 60000);
+		const fill = String.fromCharCode(97 + r.int(0, 25)).repeat(len);
+		parts.push({ text: first ? `m:${mid} ${fill}` : fill });
+		first = false;
+		left -= len;
+	} while (left > 0 && parts.length < 17);
+	return parts;
+}
+const sizeOf = (r) => r.weighted([[70, r.int(0, 200)], [20, r.int(1000, 16000)], [8, r.int(16000, 120000)], [2, r.int(200000, 600000)]]);
+const message = (mid, parts, taskId) => ({ messageId: mid, role: 'ROLE_USER', parts, ...(taskId ? { taskId } : {}) });
+const openTask = (r) => (model.open.length ? r.pick(model.open) : null);
+function addTask(id, mid) {
+	if (!model.tasks.has(id)) {
+		model.tasks.set(id, { mid, terminal: null });
+		model.open.push(id);
+	}
+}
+function endTask(id, state) {
+	const t = model.tasks.get(id);
+	if (t)
+		t.terminal = state;
+	const i = model.open.indexOf(id);
+	if (i >= 0)
+		model.open.splice(i, 1);
+}
+function record(op, mid, res, kind, task, text = true) {
+	opFig(op, res.outcome);
+	model.msgs.set(mid, { outcome: res.outcome, task, kind, text });
+}
+
+// ---------------------------------------------------------------- client operations
+async function opCreate(r, who) {
+	const mid = newMid(who);
+	const params = { message: message(mid, textParts(mid, sizeOf(r), r)) };
+	if (r.chance(0.2))
+		params.configuration = { taskPushNotificationConfig: { url: PUSH_URL } };
+	const res = await rpc('SendMessage', params);
+	const id = res.result?.task?.id;
+	if (res.outcome === 'ok' && typeof id !== 'string')
+		res.outcome = 'unknown';
+	record('create', mid, res, 'create', id);
+	if (res.outcome === 'ok') {
+		addTask(id, mid);
+		if (model.parents.length < 40 && r.chance(0.3))
+			model.parents.push(id);
+	}
+}
+
+async function opFollow(r, who) {
+	const task = openTask(r);
+	if (!task)
+		return opCreate(r, who);
+	const mid = newMid(who);
+	const params = { message: message(mid, textParts(mid, sizeOf(r), r), task) };
+	if (r.chance(0.25))
+		params.configuration = { returnImmediately: true };
+	record('follow', mid, await rpc('SendMessage', params), 'follow', task);
+}
+
+// Refused after its writes: the inline push config names another task than the message's
+// (the new task, or the follow-up's), checked once the message is stored (PUSH-1).
+async function opLate(r, who, big = r.chance(0.6)) {
+	const other = openTask(r) ?? 'no-such-task';
+	const follow = r.chance(0.4) ? openTask(r) : null;
+	const mid = newMid(who);
+	const n = big ? r.int(700000, 980000) : r.int(0, 60000);
+	const params = {
+		message: message(mid, textParts(mid, n, r), follow && follow !== other ? follow : undefined),
+		configuration: { taskPushNotificationConfig: { taskId: other === follow ? 'elsewhere' : other, url: PUSH_URL } },
+	};
+	const res = await rpc('SendMessage', params, 30000);
+	fig.late_refused++;
+	if (res.outcome === 'ok')
+		model.violations.push(`STORE-7 late-refused ${mid} (push config for another task) was accepted`);
+	record('late', mid, res, 'late', params.message.taskId);
+}
+
+// Refused after its writes: a rename (written first) with an A2UI action for a surface the
+// task never made (UI-2).
+async function opUi(r, who) {
+	const task = openTask(r);
+	if (!task)
+		return opLate(r, who);
+	const mid = newMid(who);
+	const action = { version: 'v0.9', action: { name: 'approve', surfaceId: `confirm-${mid}`, sourceComponentId: 'b', timestamp: new Date().toISOString(), context: {} } };
+	const parts = [
+		{ data: { kind: 'task', payload: { name: `renamed ${mid}`, description: 'd'.repeat(r.int(0, 30000)) } }, mediaType: MT_EVENT },
+		...textParts(mid, r.int(0, 200000), r),
+		{ data: [action], mediaType: 'application/a2ui+json' },
+	];
+	const res = await rpc('SendMessage', { message: message(mid, parts, task) });
+	if (res.outcome === 'ok')
+		model.violations.push(`STORE-7 ${mid}: a forged A2UI action was accepted`);
+	record('ui', mid, res, 'ui', task);
+}
+
+// A sub-task under a known task (the limit is 4, so some are refused), sometimes under a
+// sub-task, so trees grow deep for CancelTask.
+async function opSub(r, who) {
+	const parent = model.parents.length && r.chance(0.7) ? r.pick(model.parents) : openTask(r);
+	if (!parent)
+		return opCreate(r, who);
+	const mid = newMid(who);
+	// The text first: the echo reply starts with it (a data part becomes a placeholder).
+	const parts = [...textParts(mid, r.int(0, 2000), r),
+		{ data: { kind: 'task', payload: { name: 'sub', goal: 'g', parent_tasks: [{ task_id: parent }] } }, mediaType: MT_EVENT }];
+	const res = await rpc('SendMessage', { message: message(mid, parts) });
+	const id = res.result?.task?.id;
+	record('sub', mid, res, 'sub', id);
+	if (res.outcome === 'ok' && typeof id === 'string') {
+		addTask(id, mid);
+		if (model.parents.length < 80 && r.chance(0.5))
+			model.parents.push(id);
+	}
+}
+
+async function opComplete(r, who) {
+	const task = openTask(r);
+	if (!task)
+		return opCreate(r, who);
+	const mid = newMid(who);
+	const parts = [{ data: { kind: 'control', action: 'complete' }, mediaType: MT_EVENT }];
+	const res = await rpc('SendMessage', { message: message(mid, parts, task) });
+	const state = res.result?.task?.status?.state;
+	// Parked by unresolved sub-tasks (CTL-4): acknowledged, nothing of the message kept.
+	if (res.outcome === 'ok' && state !== 'TASK_STATE_COMPLETED')
+		res.outcome = 'parked';
+	opFig('complete', res.outcome === 'parked' ? 'ok' : res.outcome);
+	model.msgs.set(mid, { outcome: res.outcome, task, kind: 'control', text: false });
+	if (res.outcome === 'ok')
+		endTask(task, 'TASK_STATE_COMPLETED');
+}
+
+async function opCancel(r) {
+	const task = model.parents.length && r.chance(0.5) ? r.pick(model.parents) : openTask(r);
+	if (!task)
+		return;
+	const res = await rpc('CancelTask', { id: task });
+	opFig('cancel', res.outcome);
+	if (res.outcome === 'ok' && res.result?.status?.state === 'TASK_STATE_CANCELED')
+		endTask(task, 'TASK_STATE_CANCELED');
+}
+
+// Reads: an acknowledged task must never be "not found" (-32001).
+async function opGet(r) {
+	const ids = [...model.tasks.keys()];
+	if (!ids.length)
+		return;
+	const id = r.pick(ids);
+	const res = await rpc('GetTask', { id, historyLength: 1 });
+	opFig('get', res.outcome);
+	if (res.outcome === 'refused' && res.code === -32001)
+		model.violations.push(`STORE-7 GetTask of acknowledged task ${id}: ${res.why}`);
+}
+
+const OPS = [[25, opCreate], [25, opFollow], [6, opLate], [5, opUi], [8, opSub], [5, opComplete], [4, opCancel], [12, opGet]];
+async function client(i, phase, until) {
+	const r = rng(SEED ^ Math.imul(phase * 97 + i + 1, 0x9e3779b1));
+	while (Date.now() < until)
+		await r.weighted(OPS)(r, `c${i}`);
+}
+
+// ---------------------------------------------------------------- outside processes
+// Runs a program of ours; resolves {status, stdout, stderr}. killAfter: SIGKILL (by its pid)
+// after that many ms; every child is SIGKILLed after 30 s at most.
+function run(cmd, args, { env = process.env, killAfter = null } = {}) {
+	return new Promise((resolve) => {
+		const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+		let out = '';
+		let err = '';
+		child.stdout.on('data', (d) => { out += d; });
+		child.stderr.on('data', (d) => { err += d; });
+		let killed = false;
+		const kill = () => { killed = true; try { child.kill('SIGKILL'); } catch { /* gone */ } };
+		const t1 = setTimeout(kill, 30000);
+		const t2 = killAfter != null ? setTimeout(kill, killAfter) : null;
+		child.on('error', (e) => { err += String(e); });
+		child.on('close', (status) => {
+			clearTimeout(t1);
+			if (t2)
+				clearTimeout(t2);
+			resolve({ status, stdout: out, stderr: err, killed });
+		});
+	});
+}
+const sqlite = (...cmds) => run('sqlite3', ['-bail', '-cmd', '.timeout 5000', DB, ...cmds]);
+const cliEnv = () => cleanEnv({ TINY_HARNESS_DB: DB, ...thEnv(server.delay) });
+
+let outsideSeq = 0;
+let outsideTable = false;
+// The outside writer: a row of its own table, small or large (a big one spills pages into the
+// WAL before its commit), some rolled back on purpose.
+async function outsideWrite(r) {
+	if (!outsideTable) {
+		const c = await sqlite('CREATE TABLE IF NOT EXISTS torture_outside(k TEXT PRIMARY KEY, v BLOB) STRICT;');
+		outsideTable = c.status === 0;
+	}
+	const k = `o${SEED}-${++outsideSeq}`;
+	const size = r.weighted([[70, r.int(10, 500)], [25, r.int(65536, 524288)], [5, r.int(2 << 20, 4 << 20)]]);
+	const rollback = r.chance(0.15);
+	const res = await sqlite(`BEGIN IMMEDIATE; INSERT INTO torture_outside VALUES ('${k}', randomblob(${size})); ${rollback ? 'ROLLBACK' : 'COMMIT'}; SELECT 'done';`);
+	const done = res.status === 0 && res.stdout.includes('done');
+	const outcome = done ? (rollback ? 'refused' : 'ok') : 'unknown';
+	model.outside.set(k, outcome);
+	fig[{ ok: 'outside_commits', refused: 'outside_rollbacks', unknown: 'outside_unknown' }[outcome]]++;
+}
+
+async function walReset() {
+	const res = await sqlite('PRAGMA wal_checkpoint(TRUNCATE);');
+	if (res.status === 0 && res.stdout.trim().startsWith('0|'))
+		fig.wal_resets++;
+	else
+		fig.wal_reset_busy++;
+}
+
+// The outside reader holds a snapshot for a while; the task count it sees never goes down
+// (nothing in this run deletes a task).
+let readBaseline = 0;
+async function outsideRead(r) {
+	const base = readBaseline;
+	const res = await sqlite('BEGIN; SELECT count(*) FROM tasks;', `.shell sleep ${(r.int(1, 15) / 10).toFixed(1)}`,
+		'SELECT count(*) FROM messages; COMMIT;');
+	const lines = res.stdout.trim().split('\n');
+	if (res.status !== 0 || lines.length < 2)
+		return;
+	fig.reads++;
+	const tasks = Number(lines[0]);
+	if (tasks < base)
+		model.violations.push(`STORE-7 the outside reader saw ${tasks} tasks after an earlier reader saw ${base}`);
+	readBaseline = Math.max(readBaseline, tasks);
+}
+
+async function cli(r, what) {
+	const args = { recover: ['recover'], push: ['push'], purge: ['purge', '--older-than', '3650d'] }[what];
+	const killAfter = what === 'recover' && r.chance(0.25) ? r.int(0, 400) : null;
+	const res = await run(TH_BIN, args, { env: cliEnv(), killAfter });
+	fig[what]++;
+	if (res.killed && killAfter != null)
+		fig.recover_killed++;
+}
+
+async function killWorker(r) {
+	const ws = workers().filter((p) => !stopped.has(p));
+	if (!ws.length)
+		return;
+	const p = r.pick(ws);
+	try {
+		process.kill(p, 'SIGKILL');
+		fig.kills++;
+	} catch { /* gone */ }
+}
+
+// SIGSTOP for 0.2–2.5 s: longer than the lease (1 s) now and then, so a stalled worker's
+// turn is taken over and its late writes must be fenced (TURN-6).
+async function stopWorker(r) {
+	const ws = workers().filter((p) => !stopped.has(p));
+	if (!ws.length)
+		return;
+	const p = r.pick(ws);
+	try {
+		process.kill(p, 'SIGSTOP');
+	} catch {
+		return;
+	}
+	stopped.add(p);
+	fig.stops++;
+	await sleep(r.int(200, 2500));
+	try { process.kill(p, 'SIGCONT'); } catch { /* gone */ }
+	stopped.delete(p);
+}
+
+// Disk full: the tmpfs holding the database is filled to the last byte, then freed.
+async function diskFull(r) {
+	if (!mounted)
+		return;
+	try {
+		const st = fs.statfsSync(dbDir);
+		const free = st.bavail * st.bsize;
+		if (free > 4096)
+			spawnSync('fallocate', ['-l', String(free - 4096), FILLER]);
+		const fd = fs.openSync(FILLER, 'a');
+		const chunk = Buffer.alloc(4096, 1);
+		try {
+			for (let i = 0; i < 100000; i++)
+				fs.writeSync(fd, chunk);
+		} catch { /* ENOSPC: full */ }
+		fs.closeSync(fd);
+		fig.disk_full++;
+		await sleep(r.int(300, 1500));
+	} finally {
+		fs.rmSync(FILLER, { force: true });
+	}
+}
+
+async function readOnly(r) {
+	if (!READONLY)
+		return;
+	fs.chmodSync(DB, 0o444);
+	fig.read_only++;
+	await sleep(r.int(300, 1500));
+	fs.chmodSync(DB, 0o644);
+}
+
+// The issue's sequence: the WAL reset, a ~1 MiB late refusal while another process commits,
+// then the next SendMessage.
+async function combo(r) {
+	fig.combos++;
+	await walReset();
+	await Promise.all([opLate(r, 'x', true), sleep(r.int(0, 150)).then(() => outsideWrite(r))]);
+	await opCreate(r, 'x');
+}
+
+const CHAOS = [[3, killWorker], [3, stopWorker], [4, walReset], [5, outsideWrite], [2, outsideRead],
+	[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')],
+	[2, diskFull], [1, readOnly], [4, combo]];
+// Two chaos lanes, so a stop or a full disk overlaps the other lane's work.
+async function chaos(lane, phase, until) {
+	const r = rng(SEED ^ Math.imul(phase * 131 + lane + 7, 0x85ebca6b));
+	while (Date.now() < until) {
+		await sleep(r.int(100, 700));
+		if (Date.now() < until)
+			await r.weighted(CHAOS)(r);
+	}
+}
+
+// ---------------------------------------------------------------- settling and checking
+const q = (sql) => dbSql(DB, sql, { busyMs: 10000, timeout: 120000 }).trim();
+const rows = (sql) => dbRows(DB, sql, { busyMs: 10000, timeout: 120000, maxBuffer: 512 << 20 });
+
+// Stopped workers continued, leases expired, `recover` until no turn is queued or running.
+async function settle() {
+	for (const p of stopped)
+		try { process.kill(p, 'SIGCONT'); } catch { /* gone */ }
+	stopped.clear();
+	await sleep(LEASE_MS + 300);
+	let left = -1;
+	for (let i = 0; i < 30; i++) {
+		await run(TH_BIN, ['recover'], { env: cliEnv() });
+		try {
+			left = Number(q("SELECT count(*) FROM turns WHERE state IN ('queued', 'running')"));
+		} catch {
+			left = -1;
+		}
+		if (left === 0)
+			break;
+		await sleep(LEASE_MS / 2);
+	}
+	return left;
+}
+
+// One TAP line per invariant; cond counts as a passed check, facts as what it covered.
+function verdict(phase, name, problems, facts) {
+	const good = problems.length === 0;
+	fig[good ? 'checks_passed' : 'checks_failed']++;
+	fig.facts_checked += facts;
+	tap(good, `phase ${phase}: ${name}`, problems.length ? [`${problems.length} problem(s):`, ...problems] : []);
+}
+
+function readState() {
+	const tasks = new Map(rows('SELECT id, state, coalesce(json_extract(status_message_json, \'$.parts[0].text\'), \'\') AS reason FROM tasks')
+		.map((t) => [t.id, t]));
+	const users = new Map();
+	for (const m of rows("SELECT task_id, message_id FROM messages WHERE role = 'ROLE_USER'"))
+		users.set(m.message_id, [...(users.get(m.message_id) ?? []), m.task_id]);
+	const replies = new Map();
+	for (const m of rows("SELECT substr(json_extract(json, '$.parts[0].text'), 1, 80) AS head FROM messages WHERE role = 'ROLE_AGENT' AND json_extract(json, '$.parts[0].text') LIKE 'echo: m:%'")) {
+		const mid = /^echo: m:(\S+)/.exec(m.head)?.[1];
+		if (mid)
+			replies.set(mid, (replies.get(mid) ?? 0) + 1);
+	}
+	return { tasks, users, replies };
+}
+
+function checkMessages(phase, s) {
+	const p = [];
+	let facts = 0;
+	for (const [id] of model.tasks) {
+		facts++;
+		if (!s.tasks.has(id))
+			p.push(`acknowledged task ${id} is gone`);
+	}
+	for (const [mid, m] of model.msgs) {
+		const where = s.users.get(mid) ?? [];
+		facts++;
+		if (m.outcome === 'ok' && (where.length !== 1 || (m.task && where[0] !== m.task)))
+			p.push(`acknowledged ${m.kind} ${mid} stored ${where.length} times (task ${m.task}, found in ${where.join(',') || 'none'})`);
+		else if (m.outcome === 'refused' && where.length !== 0)
+			p.push(`refused ${m.kind} ${mid} was stored (in ${where.join(',')})`);
+		else if (m.outcome === 'unknown' && where.length > 1)
+			p.push(`${m.kind} ${mid} (no answer) stored ${where.length} times`);
+	}
+	const counts = Object.fromEntries(['ok', 'refused', 'unknown'].map((o) => [o, [...model.msgs.values()].filter((m) => m.outcome === o).length]));
+	verdict(phase, `STORE-7 TURN-4 ${model.tasks.size} acknowledged tasks there; ${counts.ok} acknowledged messages stored once, ${counts.refused} refused absent, ${counts.unknown} unanswered at most once`, p, facts);
+}
+
+function checkReplies(phase, s) {
+	const p = [];
+	let facts = 0;
+	for (const [mid, where] of s.users) {
+		const m = model.msgs.get(mid);
+		if (!m?.text || where.length !== 1)
+			continue;
+		const task = s.tasks.get(where[0]);
+		const n = s.replies.get(mid) ?? 0;
+		const ended = ['TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED'].includes(task?.state);
+		facts++;
+		if (n > 1 || (n === 0 && !ended))
+			p.push(`message ${mid} has ${n} replies; task ${where[0]} is ${task?.state}`);
+	}
+	for (const [id, t] of s.tasks) {
+		if (t.state === 'TASK_STATE_FAILED' && !t.reason)
+			p.push(`task ${id} is FAILED without a reason`);
+		const want = model.tasks.get(id)?.terminal;
+		if (want && t.state !== want)
+			p.push(`task ${id}: acknowledged ${want}, now ${t.state}`);
+	}
+	verdict(phase, `TURN-6 every stored message answered exactly once or its task ended (FAILED with a reason); acknowledged completions and cancellations kept`, p, facts);
+}
+
+function checkTurnsEvents(phase, turnsLeft) {
+	const p = [];
+	const gaps = rows('SELECT task_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events GROUP BY task_id HAVING NOT (lo = 1 AND hi = n)');
+	for (const g of gaps)
+		p.push(`task ${g.task_id}: ${g.n} events numbered ${g.lo}..${g.hi}`);
+	const bare = q('SELECT count(*) FROM tasks t WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.task_id = t.id)');
+	if (bare !== '0')
+		p.push(`${bare} tasks without events`);
+	verdict(phase, 'STORE-7 every task\'s events numbered 1..n without a gap', p, Number(q('SELECT count(*) FROM events')));
+	const w = [];
+	if (turnsLeft !== 0)
+		w.push(`${turnsLeft} turns still queued or running after recover`);
+	for (const t of rows(`SELECT id, state FROM tasks WHERE state IN ('TASK_STATE_WORKING', 'TASK_STATE_SUBMITTED') AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.task_id = tasks.id AND u.state IN ('queued', 'running') AND u.lease_until_ms > ${Date.now()})`))
+		w.push(`task ${t.id} is ${t.state} without a live turn`);
+	verdict(phase, 'TURN-6 settled: no turn queued or running, no task WORKING without a live turn', w, Number(q('SELECT count(*) FROM turns')));
+}
+
+function checkOutside(phase) {
+	const p = [];
+	const have = new Map();
+	if (outsideTable)
+		for (const o of rows('SELECT k, count(*) AS n FROM torture_outside GROUP BY k'))
+			have.set(o.k, o.n);
+	for (const [k, outcome] of model.outside) {
+		const n = have.get(k) ?? 0;
+		if ((outcome === 'ok' && n !== 1) || (outcome === 'refused' && n !== 0) || n > 1)
+			p.push(`outside row ${k} (${outcome}) present ${n} times`);
+	}
+	p.push(...model.violations.splice(0));
+	verdict(phase, `STORE-7 outside sqlite3 commits kept, rollbacks absent; during the load no acknowledged task went missing`, p, model.outside.size);
+}
+
+async function checkPhase(phase, turnsLeft) {
+	let integrity;
+	try {
+		integrity = q('PRAGMA integrity_check');
+	} catch (err) {
+		integrity = String(err.message ?? err);
+	}
+	verdict(phase, 'STORE-7 PRAGMA integrity_check is ok', integrity === 'ok' ? [] : integrity.split('\n'), 1);
+	let s;
+	try {
+		s = readState();
+	} catch (err) {
+		verdict(phase, 'STORE-7 the database can be read after the phase', [String(err.message ?? err)], 0);
+		return false;
+	}
+	checkMessages(phase, s);
+	checkReplies(phase, s);
+	checkTurnsEvents(phase, turnsLeft);
+	checkOutside(phase);
+	// STORE-9: once the faults stopped, the same workers take a new task.
+	const r = rng(SEED + phase);
+	const before = fig.ok;
+	await opCreate(r, 'canary');
+	verdict(phase, 'STORE-9 a new task is accepted once the faults stopped', fig.ok > before ? [] : ['the canary SendMessage was not acknowledged'], 1);
+	return integrity === 'ok';
+}
+
+// ---------------------------------------------------------------- the run
+async function main() {
+	note(`seed ${SEED} (TH_TORTURE_SEED=${SEED} repeats the choices); ${SECONDS} s in phases of ${PHASE_S} s; ${CLIENTS} clients, ${PROCS} workers; ` +
+		`${mounted ? `database on a ${FS_MB} MiB tmpfs (disk-full windows)` : 'no disk-full windows'}${READONLY ? ', read-only windows' : ''}`);
+	const phases = Math.max(1, Math.ceil(SECONDS / PHASE_S));
+	for (let phase = 1; phase <= phases; phase++) {
+		const delay = phase % 2 === 1 ? 0 : DELAY_MS;
+		const err = serverStart(delay);
+		if (err) {
+			tap(false, `phase ${phase}: lighttpd starts`, err.split('\n'));
+			break;
+		}
+		const t0 = Date.now();
+		const until = t0 + Math.min(PHASE_S, SECONDS - (phase - 1) * PHASE_S) * 1000;
+		const before = fig.requests;
+		await Promise.all([...Array(CLIENTS).keys()].map((i) => client(i, phase, until)).concat([chaos(0, phase, until), chaos(1, phase, until)]));
+		const turnsLeft = await settle();
+		note(`phase ${phase}: echo delay ${delay} ms, ${fig.requests - before} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s; so far ${JSON.stringify(figLine())}`);
+		const intact = await checkPhase(phase, turnsLeft);
+		fig.phases = phase;
+		serverStop();
+		if (!intact)
+			break;
+		growFs();
+	}
+	note(`figures: ${JSON.stringify(fig)}`);
+	if (process.env.TH_TORTURE_REPORT)
+		fs.writeFileSync(process.env.TH_TORTURE_REPORT, `${JSON.stringify(fig, null, 1)}\n`);
+	console.log(`1..${tapN}`);
+	if (tapFailed)
+		note(`${tapFailed} of ${tapN} failed (seed ${SEED})`);
+	process.exit(tapFailed ? 1 : 0);
+}
+const figLine = () => ({ ok: fig.ok, refused: fig.refused, unknown: fig.unknown, kills: fig.kills, stops: fig.stops,
+	wal_resets: fig.wal_resets, outside: fig.outside_commits, disk_full: fig.disk_full, combos: fig.combos });
+
+// A long run's database outgrows the tmpfs: keep 128 MiB free between phases.
+function growFs() {
+	if (!mounted)
+		return;
+	const st = fs.statfsSync(dbDir);
+	const free = st.bavail * st.bsize;
+	if (free >= 128 << 20)
+		return;
+	const size = Math.ceil((st.blocks * st.bsize + (256 << 20)) / (1 << 20));
+	spawnSync('mount', ['-o', `remount,size=${size}m`, dbDir]);
+}
+
+main().catch((err) => {
+	tap(false, 'the torture driver ran to its end', String(err?.stack ?? err).split('\n'));
+	console.log(`1..${tapN}`);
+	process.exit(1);
+});
