@@ -86,9 +86,14 @@ const fig = {
 	seed: SEED, seconds: SECONDS, phases: 0, requests: 0, ok: 0, refused: 0, unknown: 0, ops: {},
 	kills: 0, stops: 0, wal_resets: 0, wal_reset_busy: 0, outside_commits: 0, outside_rollbacks: 0,
 	outside_unknown: 0, reads: 0, recover: 0, recover_killed: 0, push: 0, purge: 0, disk_full: 0,
-	read_only: 0, combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
+	read_only: 0, combos: 0, quiet_combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
 };
-const opFig = (op, outcome) => {
+const unknownWhy = {}; // why requests went unanswered, for the figures
+const opFig = (op, outcome, why) => {
+	if (outcome === 'unknown') {
+		const k = String(why ?? '?').slice(0, 60);
+		unknownWhy[k] = (unknownWhy[k] ?? 0) + 1;
+	}
 	fig.ops[op] ??= { ok: 0, refused: 0, unknown: 0 };
 	fig.ops[op][outcome]++;
 	fig[outcome]++;
@@ -207,7 +212,18 @@ const model = { msgs: new Map(), tasks: new Map(), open: [], parents: [], outsid
 let midSeq = 0;
 const newMid = (who) => `t${SEED}-${who}-${++midSeq}`;
 
+// Requests in flight, and the gate a quiet moment closes (quietCombo).
+let inflight = 0;
+let gate = null;
 async function rpc(method, params, timeoutMs = 20000) {
+	inflight++;
+	try {
+		return await rpcOnce(method, params, timeoutMs);
+	} finally {
+		inflight--;
+	}
+}
+async function rpcOnce(method, params, timeoutMs) {
 	const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 	try {
 		const res = await fetch(server.base, {
@@ -258,7 +274,7 @@ function endTask(id, state) {
 		model.open.splice(i, 1);
 }
 function record(op, mid, res, kind, task, text = true) {
-	opFig(op, res.outcome);
+	opFig(op, res.outcome, res.why);
 	model.msgs.set(mid, { outcome: res.outcome, task, kind, text });
 }
 
@@ -278,6 +294,7 @@ async function opCreate(r, who) {
 		if (model.parents.length < 40 && r.chance(0.3))
 			model.parents.push(id);
 	}
+	return res;
 }
 
 async function opFollow(r, who) {
@@ -359,7 +376,7 @@ async function opComplete(r, who) {
 	// Parked by unresolved sub-tasks (CTL-4): acknowledged, nothing of the message kept.
 	if (res.outcome === 'ok' && state !== 'TASK_STATE_COMPLETED')
 		res.outcome = 'parked';
-	opFig('complete', res.outcome === 'parked' ? 'ok' : res.outcome);
+	opFig('complete', res.outcome === 'parked' ? 'ok' : res.outcome, res.why);
 	model.msgs.set(mid, { outcome: res.outcome, task, kind: 'control', text: false });
 	if (res.outcome === 'ok')
 		endTask(task, 'TASK_STATE_COMPLETED');
@@ -370,7 +387,7 @@ async function opCancel(r) {
 	if (!task)
 		return;
 	const res = await rpc('CancelTask', { id: task });
-	opFig('cancel', res.outcome);
+	opFig('cancel', res.outcome, res.why);
 	if (res.outcome === 'ok' && res.result?.status?.state === 'TASK_STATE_CANCELED')
 		endTask(task, 'TASK_STATE_CANCELED');
 }
@@ -382,7 +399,7 @@ async function opGet(r) {
 		return;
 	const id = r.pick(ids);
 	const res = await rpc('GetTask', { id, historyLength: 1 });
-	opFig('get', res.outcome);
+	opFig('get', res.outcome, res.why);
 	if (res.outcome === 'refused' && res.code === -32001)
 		model.violations.push(`STORE-7 GetTask of acknowledged task ${id}: ${res.why}`);
 }
@@ -390,8 +407,11 @@ async function opGet(r) {
 const OPS = [[25, opCreate], [25, opFollow], [6, opLate], [5, opUi], [8, opSub], [5, opComplete], [4, opCancel], [12, opGet]];
 async function client(i, phase, until) {
 	const r = rng(SEED ^ Math.imul(phase * 97 + i + 1, 0x9e3779b1));
-	while (Date.now() < until)
+	while (Date.now() < until) {
+		while (gate)
+			await gate;
 		await r.weighted(OPS)(r, `c${i}`);
+	}
 }
 
 // ---------------------------------------------------------------- outside processes
@@ -544,9 +564,36 @@ async function combo(r) {
 	await opCreate(r, 'x');
 }
 
+// The same in a quiet moment, as the issue found it: the clients wait, the requests in flight
+// finish, and then the WAL reset, the late refusal, the outside commit, a pause in which the
+// refusing worker's connection may read again, and the next SendMessage and reads.
+let quiet = false;
+async function quietCombo(r) {
+	if (quiet)
+		return;
+	quiet = true;
+	let open;
+	gate = new Promise((res) => { open = res; });
+	try {
+		for (let i = 0; i < 100 && inflight > 0; i++)
+			await sleep(50);
+		fig.quiet_combos++;
+		await walReset();
+		await opLate(r, 'q', true);
+		await outsideWrite(r);
+		await sleep(r.int(0, 300));
+		await opCreate(r, 'q');
+		await opGet(r);
+	} finally {
+		gate = null;
+		quiet = false;
+		open();
+	}
+}
+
 const CHAOS = [[3, killWorker], [3, stopWorker], [4, walReset], [5, outsideWrite], [2, outsideRead],
 	[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')],
-	[2, diskFull], [1, readOnly], [4, combo]];
+	[2, diskFull], [1, readOnly], [4, combo], [3, quietCombo]];
 // Two chaos lanes, so a stop or a full disk overlaps the other lane's work.
 async function chaos(lane, phase, until) {
 	const r = rng(SEED ^ Math.imul(phase * 131 + lane + 7, 0x85ebca6b));
@@ -705,8 +752,8 @@ async function checkPhase(phase, turnsLeft) {
 	// STORE-9: once the faults stopped, the same workers take a new task.
 	const r = rng(SEED + phase);
 	const before = fig.ok;
-	await opCreate(r, 'canary');
-	verdict(phase, 'STORE-9 a new task is accepted once the faults stopped', fig.ok > before ? [] : ['the canary SendMessage was not acknowledged'], 1);
+	const res = await opCreate(r, 'canary');
+	verdict(phase, 'STORE-9 a new task is accepted once the faults stopped', fig.ok > before ? [] : [`the canary SendMessage was not acknowledged: ${res?.why}`], 1);
 	return integrity === 'ok';
 }
 
@@ -735,6 +782,7 @@ async function main() {
 			break;
 		growFs();
 	}
+	fig.unknown_why = Object.fromEntries(Object.entries(unknownWhy).sort((a, b) => b[1] - a[1]).slice(0, 8));
 	note(`figures: ${JSON.stringify(fig)}`);
 	if (process.env.TH_TORTURE_REPORT)
 		fs.writeFileSync(process.env.TH_TORTURE_REPORT, `${JSON.stringify(fig, null, 1)}\n`);
@@ -744,7 +792,7 @@ async function main() {
 	process.exit(tapFailed ? 1 : 0);
 }
 const figLine = () => ({ ok: fig.ok, refused: fig.refused, unknown: fig.unknown, kills: fig.kills, stops: fig.stops,
-	wal_resets: fig.wal_resets, outside: fig.outside_commits, disk_full: fig.disk_full, combos: fig.combos });
+	wal_resets: fig.wal_resets, outside: fig.outside_commits, disk_full: fig.disk_full, combos: fig.combos, quiet: fig.quiet_combos });
 
 // A long run's database outgrows the tmpfs: keep 128 MiB free between phases.
 function growFs() {
