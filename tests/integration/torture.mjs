@@ -39,6 +39,7 @@
 // resets and the file are SQLite's).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -223,22 +224,38 @@ async function rpc(method, params, timeoutMs = 20000) {
 		inflight--;
 	}
 }
-async function rpcOnce(method, params, timeoutMs) {
-	const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-	try {
-		const res = await fetch(server.base, {
-			method: 'POST', body, signal: AbortSignal.timeout(timeoutMs),
-			headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'X-Participant-Id': 'alice' },
+// One request on a connection of its own (no keep-alive: a connection lighttpd closed while
+// idle would fail the next request for reasons of HTTP, not of the store).
+function post(body, timeoutMs) {
+	return new Promise((resolve) => {
+		const req = http.request(server.base, {
+			method: 'POST', agent: false, timeout: timeoutMs,
+			headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'X-Participant-Id': 'alice',
+				'Content-Length': Buffer.byteLength(body), Connection: 'close' },
+		}, (res) => {
+			const chunks = [];
+			res.on('data', (c) => chunks.push(c));
+			res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+			res.on('error', (err) => resolve({ err }));
 		});
-		const text = await res.text();
-		if (res.status !== 200)
-			return { outcome: 'unknown', why: `HTTP ${res.status}` };
-		const j = JSON.parse(text);
+		req.on('timeout', () => req.destroy(new Error('timeout')));
+		req.on('error', (err) => resolve({ err }));
+		req.end(body);
+	});
+}
+async function rpcOnce(method, params, timeoutMs) {
+	const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), timeoutMs);
+	if (res.err)
+		return { outcome: 'unknown', why: String(res.err.code ?? res.err.message) };
+	if (res.status !== 200)
+		return { outcome: 'unknown', why: `HTTP ${res.status}` };
+	try {
+		const j = JSON.parse(res.text);
 		if (j.error)
 			return { outcome: j.error.code === -32603 ? 'unknown' : 'refused', code: j.error.code, why: j.error.message };
 		return { outcome: 'ok', result: j.result };
-	} catch (err) {
-		return { outcome: 'unknown', why: String(err?.name ?? err) };
+	} catch {
+		return { outcome: 'unknown', why: 'not JSON' };
 	}
 }
 
