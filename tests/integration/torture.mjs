@@ -583,7 +583,7 @@ async function combo(r) {
 
 // The same in a quiet moment, as the issue found it: the clients wait, the requests in flight
 // finish, and then the WAL reset, the late refusal, the outside commit, a pause in which the
-// refusing worker's connection may read again, and the next SendMessage and reads.
+// refusing worker's connection may read again, and the next SendMessages and a read.
 let quiet = false;
 async function quietCombo(r) {
 	if (quiet)
@@ -599,7 +599,10 @@ async function quietCombo(r) {
 		await opLate(r, 'q', true);
 		await outsideWrite(r);
 		await sleep(r.int(0, 300));
-		await opCreate(r, 'q');
+		// One after another, so that each worker, the refusing one among them, likely
+		// serves one.
+		for (let i = 0; i < 2 * PROCS; i++)
+			await opCreate(r, 'q');
 		await opGet(r);
 	} finally {
 		gate = null;
@@ -610,7 +613,7 @@ async function quietCombo(r) {
 
 const CHAOS = [[3, killWorker], [3, stopWorker], [4, walReset], [5, outsideWrite], [2, outsideRead],
 	[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')],
-	[2, diskFull], [1, readOnly], [4, combo], [3, quietCombo]];
+	[2, diskFull], [1, readOnly], [4, combo], [6, quietCombo]];
 // Two chaos lanes, so a stop or a full disk overlaps the other lane's work.
 async function chaos(lane, phase, until) {
 	const r = rng(SEED ^ Math.imul(phase * 131 + lane + 7, 0x85ebca6b));
