@@ -794,13 +794,13 @@ async function main() {
 		const before = fig.requests;
 		await Promise.all([...Array(CLIENTS).keys()].map((i) => client(i, phase, until)).concat([chaos(0, phase, until), chaos(1, phase, until)]));
 		const turnsLeft = await settle();
+		growFs(); // before the canary of checkPhase, which needs room
 		note(`phase ${phase}: echo delay ${delay} ms, ${fig.requests - before} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s; so far ${JSON.stringify(figLine())}`);
 		const intact = await checkPhase(phase, turnsLeft);
 		fig.phases = phase;
 		serverStop();
 		if (!intact)
 			break;
-		growFs();
 	}
 	fig.unknown_why = Object.fromEntries(Object.entries(unknownWhy).sort((a, b) => b[1] - a[1]).slice(0, 8));
 	note(`figures: ${JSON.stringify(fig)}`);
@@ -814,16 +814,20 @@ async function main() {
 const figLine = () => ({ ok: fig.ok, refused: fig.refused, unknown: fig.unknown, kills: fig.kills, stops: fig.stops,
 	wal_resets: fig.wal_resets, outside: fig.outside_commits, disk_full: fig.disk_full, combos: fig.combos, quiet: fig.quiet_combos });
 
-// A long run's database outgrows the tmpfs: keep 128 MiB free between phases.
+// A long run's database outgrows the tmpfs (a 60 s phase adds up to ~150 MiB): keep 512 MiB
+// free between phases, so that only the disk-full windows fill it.
 function growFs() {
 	if (!mounted)
 		return;
 	const st = fs.statfsSync(dbDir);
 	const free = st.bavail * st.bsize;
-	if (free >= 128 << 20)
+	if (free >= 512 << 20)
 		return;
-	const size = Math.ceil((st.blocks * st.bsize + (256 << 20)) / (1 << 20));
-	spawnSync('mount', ['-o', `remount,size=${size}m`, dbDir]);
+	const used = (st.blocks - st.bfree) * st.bsize;
+	const size = Math.ceil((used + (768 << 20)) / (1 << 20));
+	const m = spawnSync('mount', ['-o', `remount,size=${size}m`, dbDir], { encoding: 'utf8' });
+	if (m.status !== 0)
+		note(`could not grow the tmpfs to ${size} MiB: ${m.stderr}`);
 }
 
 main().catch((err) => {
