@@ -27,7 +27,8 @@ struct th_bind_ctx {
 	struct th_app *app;
 	struct th_http_io *io;
 	struct th_http_req *req;
-	struct th_call call; /* participant borrowed from req */
+	struct th_call call; /* participant borrowed from req, or from who */
+	char who[TH_ID_BUF]; /* identity = bearer: the participant the credential names */
 	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
 	                        th_buf_free (th_bind_serve) */
 	int head;            /* a HEAD request: th_bind_send sends the headers only */

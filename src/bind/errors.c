@@ -51,6 +51,9 @@ static const struct row table[] = {
     /* Refused before any binding reads the request (SEC-4): there is no A2A code for it,
      * and the body is a google.rpc.Status whatever the route. */
     [TH_EFORBIDDEN] = {-32600, 403, "PERMISSION_DENIED", ""},
+    /* SEC-1: A2A has no code for it and allows HTTP 401 before dispatch on JSON-RPC
+     * too (A2A 1.0 §5 error rules): 401 on both bindings, with WWW-Authenticate. */
+    [TH_EUNAUTHENTICATED] = {-32600, 401, "UNAUTHENTICATED", ""},
 };
 
 static const struct row *row_of(th_err code)

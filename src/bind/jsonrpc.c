@@ -2,7 +2,8 @@
 /* jsonrpc.c — the JSON-RPC 2.0 binding: POST to the base path, one request object
  * per body, every answer a JSON-RPC envelope with HTTP 200 except the HTTP-level
  * refusals (405 wrong method, 413 body over the limit) (A2A-1, A2A-4, LIM-2). The
- * envelope checks and the answer live here; the error body comes from errors.c,
+ * envelope checks and the answer live here; missing or bad credentials are a 401 too
+ * (SEC-1); the error body comes from errors.c,
  * streams go to stream.c. */
 #include <string.h>
 
@@ -24,7 +25,7 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
 	/* A server at its stream limit says so in HTTP too, so that clients and proxies
 	 * that look only at the status back off (STREAM-6). */
-	if (e->code == TH_EUNAVAILABLE)
+	if (e->code == TH_EUNAVAILABLE || e->code == TH_EUNAUTHENTICATED)
 		status = th_bind_http_status(e->code);
 	th_bind_send_json(ctx, status, "application/json", o);
 }

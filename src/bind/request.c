@@ -12,6 +12,7 @@
 #include "bind/bind_int.h"
 #include "config/config.h"
 #include "domain/ext.h"
+#include "ops/auth.h"
 #include "ops/ops.h"
 #include "domain/access.h"
 #include "util/jsonx.h"
@@ -75,6 +76,42 @@ th_err th_bind_check_version(const char *v, struct th_error *e)
 	return th_error_set(e, TH_EVERSION, "A2A version '%s' is not supported; supported: 1.0", q);
 }
 
+/* SEC-1: with identity = bearer the participant is whoever the Authorization header's
+ * credential names, and nothing else: X-Participant-Id and anonymous_participant do not
+ * count. Missing or bad credentials are a 401 whose WWW-Authenticate (RFC 6750 §3) says
+ * invalid_token only when a token was sent. */
+static th_err bearer_identity(struct th_bind_ctx *ctx, struct th_error *e)
+{
+	const char *h = ctx->req->authorization;
+	th_err rc;
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0) {
+		rc = th_error_set(e, TH_EUNAUTHENTICATED,
+		                  "authentication required: send Authorization: Bearer <token> "
+		                  "(a JWT or an API key)");
+		th_buf_puts(&ctx->extra, "WWW-Authenticate: Bearer realm=\"tiny-harness\"\r\n");
+		return rc;
+	}
+	const char *token = h + 7;
+	while (*token == ' ')
+		token++;
+	rc = *token == '\0'
+	         ? th_error_set(e, TH_EUNAUTHENTICATED, "bearer token refused: the token is empty")
+	         : th_auth_bearer(ctx->app, token, ctx->who, sizeof ctx->who, e);
+	if (rc == TH_EUNAUTHENTICATED)
+		th_buf_puts(&ctx->extra, "WWW-Authenticate: Bearer realm=\"tiny-harness\", "
+		                         "error=\"invalid_token\"\r\n");
+	if (rc != TH_OK)
+		return rc;
+	ctx->call.participant = ctx->who;
+	if (strcmp(ctx->who, TH_AGENT_ID) == 0)
+		return th_error_set(
+		    e, TH_EUNAUTHENTICATED,
+		    "the credential names '%s', the agent's own id; a client cannot "
+		    "speak as it",
+		    TH_AGENT_ID);
+	return TH_OK;
+}
+
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 {
 	if (ctx->req->version == NULL && ctx->req->version_in_query) {
@@ -108,6 +145,8 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 			return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	const struct th_config *cfg = ctx->app->cfg;
+	if (cfg->identity == TH_IDENTITY_BEARER)
+		return bearer_identity(ctx, e);
 	/* ID-1: behind an authenticating web server only REMOTE_USER counts; a client-
 	 * chosen header must not be able to impersonate anyone there. */
 	const char *who = cfg->identity == TH_IDENTITY_REMOTE_USER ? ctx->req->remote_user

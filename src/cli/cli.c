@@ -40,6 +40,8 @@ static void print_usage(FILE *f)
 	    "       tiny-harness migrate               create or upgrade the database\n"
 	    "       tiny-harness tasks [list [--state STATE] | show TASK]\n"
 	    "                                          what the database holds\n"
+	    "       tiny-harness keys add PARTICIPANT [--name N] | list | revoke ID|NAME\n"
+	    "                                          API keys for identity = bearer (SEC-1)\n"
 	    "       tiny-harness recover               finish or fail turns whose worker died\n"
 	    "       tiny-harness push                  deliver due push notifications now\n"
 	    "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
@@ -640,6 +642,8 @@ int th_cli_main(int argc, char **argv)
 		return cmd_tasks(argc, argv);
 	if (strcmp(cmd, "purge") == 0)
 		return cmd_purge(argc, argv);
+	if (strcmp(cmd, "keys") == 0)
+		return th_cli_keys(argc, argv);
 	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc, argv);
 	return bad_usage("unknown command '%s'", cmd);

@@ -7,6 +7,9 @@
 /* Runs argv[1] with its arguments; 2 for a usage error. */
 int th_cli_main(int argc, char **argv);
 
+/* `tiny-harness keys add|list|revoke` (keys.c, SEC-1); the exit status. */
+int th_cli_keys(int argc, char **argv);
+
 /* Prints the usage text to stderr. */
 void th_cli_usage(void);
 

@@ -197,7 +197,7 @@ struct key {
 
 static const char *const sync_words[] = {"normal", "full", NULL};
 static const char *const a2ui_words[] = {"v0.9", "v0.9.1", NULL};
-static const char *const identity_words[] = {"header", "remote_user", NULL};
+static const char *const identity_words[] = {"header", "remote_user", "bearer", NULL};
 
 #define FIELD(f) .offset = offsetof(struct th_config, f), .size = sizeof(((struct th_config *)0)->f)
 #define K_STR(n, f, chk, d, text)                                                                  \
@@ -291,7 +291,23 @@ static const struct key keys[] = {
     K_INT("push_keep_hours", push_keep_hours, 1, 87600, "168",
           "delivered and dead deliveries are deleted after this many hours"),
     K_ENUM("identity", identity, identity_words, "header",
-           "who is speaking: header (X-Participant-Id) or remote_user (REMOTE_USER) (ID-1)"),
+           "who is speaking: header (X-Participant-Id), remote_user (REMOTE_USER) or bearer "
+           "(Authorization: Bearer, a JWT or an API key) (ID-1, SEC-1)"),
+    K_STR("jwt_secret_file", jwt_secret_file, check_nonempty, NULL,
+          "bearer: file whose contents (at least 32 bytes) are the HS256/384/512 secret"),
+    K_STR("jwt_secret_env", jwt_secret_env, check_env_name, NULL,
+          "bearer: the NAME of the environment variable holding the HS* secret instead"),
+    K_STR("jwt_jwks_file", jwt_jwks_file, check_nonempty, NULL,
+          "bearer: JWKS file of the RS*, PS* and ES* keys, chosen by kid; re-read when it "
+          "changes"),
+    K_STR("jwt_issuer", jwt_issuer, check_nonempty, NULL,
+          "bearer: a JWT's iss must be this; unset = not checked"),
+    K_STR("jwt_audience", jwt_audience, check_nonempty, NULL,
+          "bearer: a JWT's aud must name this; unset = not checked"),
+    K_STR("jwt_claim", jwt_claim, check_nonempty, "sub",
+          "bearer: the JWT claim that names the participant (ID-6 applies)"),
+    K_INT("jwt_leeway_s", jwt_leeway_s, 0, 3600, "60",
+          "bearer: clock skew allowed on a JWT's exp and nbf, in seconds"),
     K_STR("anonymous_participant", anonymous_participant, check_participant, NULL,
           "with identity = header, the participant a request without X-Participant-Id acts "
           "as; empty = such requests are refused (single-user and demo servers only)"),
@@ -542,6 +558,11 @@ static th_err check_model(const struct th_config *cfg, struct th_error *e)
 		return th_error_set(
 		    e, TH_EINVAL,
 		    "configuration key openai_base_url is required when model = openai");
+	if (cfg->jwt_secret_file != NULL && cfg->jwt_secret_env != NULL)
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "configuration keys jwt_secret_file and jwt_secret_env both name "
+		    "the JWT secret; set one");
 	if (strcmp(cfg->model, "openai") == 0 && cfg->openai_model == NULL)
 		return th_error_set(
 		    e, TH_EINVAL, "configuration key openai_model is required when model = openai");

@@ -14,7 +14,7 @@
 
 #include "util/err.h"
 
-enum th_identity { TH_IDENTITY_HEADER = 0, TH_IDENTITY_REMOTE_USER = 1 };
+enum th_identity { TH_IDENTITY_HEADER = 0, TH_IDENTITY_REMOTE_USER = 1, TH_IDENTITY_BEARER = 2 };
 
 /* Each field is set by the key its comment names; the key table in config.c holds
  * the defaults, bounds and docs (`tiny-harness --help` prints them). */
@@ -51,7 +51,16 @@ struct th_config {
 	                                the API key; free */
 	char *commands_dir;          /* commands_dir; free */
 	char *web_dir;               /* web_dir: the web app's files (WEB-1); free */
-	enum th_identity identity;   /* identity: header | remote_user */
+	enum th_identity identity;   /* identity: header | remote_user | bearer (SEC-1) */
+	char *jwt_secret_file;       /* jwt_secret_file: file holding the HS* secret, or NULL;
+	                                free */
+	char *jwt_secret_env;        /* jwt_secret_env: NAME of the variable holding it, or
+	                                NULL; free */
+	char *jwt_jwks_file;         /* jwt_jwks_file: RS*, PS*, ES* keys, or NULL; free */
+	char *jwt_issuer;            /* jwt_issuer: required iss, or NULL; free */
+	char *jwt_audience;          /* jwt_audience: required aud, or NULL; free */
+	char *jwt_claim;             /* jwt_claim: the claim naming the participant; free */
+	int jwt_leeway_s;            /* jwt_leeway_s: clock skew allowed on exp and nbf */
 	char *anonymous_participant; /* anonymous_participant: NULL or "" = off; free */
 	int sync_full;               /* synchronous: 0 normal, 1 full */
 	int busy_timeout_ms;         /* busy_timeout_ms */

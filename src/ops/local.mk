@@ -5,6 +5,7 @@
 noinst_LTLIBRARIES += src/ops/libth_ops.la
 src_ops_libth_ops_la_SOURCES = \
 	src/ops/ops.h \
+	src/ops/auth.c src/ops/auth.h \
 	src/ops/control.c src/ops/control.h \
 	src/ops/intake.c src/ops/intake.h \
 	src/ops/pushcfg.c src/ops/pushcfg.h \

@@ -137,7 +137,76 @@ static json_object *extension(int i, json_object *commands)
 	return o;
 }
 
-static json_object *capabilities(json_object *commands)
+/* One SecurityScheme of A2A 1.0 (a oneof keyed by its kind): an HTTP authentication
+ * scheme, with bearerFormat when format is not NULL. */
+static json_object *http_scheme(const char *scheme, const char *format, const char *desc)
+{
+	json_object *o = json_object_new_object(), *h = json_object_new_object();
+	int rc = put_str(h, "scheme", scheme);
+	if (format != NULL)
+		rc |= put_str(h, "bearerFormat", format);
+	rc |= put_str(h, "description", desc);
+	rc |= th_json_put(o, "httpAuthSecurityScheme", h);
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* {"schemes": {name: {"list": []}}}: one way of authenticating that suffices alone. */
+static json_object *requirement(const char *name)
+{
+	json_object *o = json_object_new_object(), *schemes = json_object_new_object();
+	json_object *list = json_object_new_object();
+	int rc = th_json_put(list, "list", json_object_new_array());
+	rc |= th_json_put(schemes, name, list);
+	rc |= th_json_put(o, "schemes", schemes);
+	if (rc != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* SEC-1: the card says what the deployment requires. identity = header declares nothing
+ * (a trusted perimeter, the default card unchanged); remote_user is the web server's
+ * HTTP authentication (Basic in the shipped recipes); bearer takes a JWT when keys for
+ * one are configured, and API keys always, both as Authorization: Bearer. Each
+ * requirement alone suffices. */
+static int add_security(json_object *card, const struct th_config *cfg)
+{
+	if (cfg->identity == TH_IDENTITY_HEADER)
+		return 0;
+	json_object *schemes = json_object_new_object(), *reqs = json_object_new_array();
+	int rc = 0;
+	if (cfg->identity == TH_IDENTITY_REMOTE_USER) {
+		rc |= th_json_put(
+		    schemes, "basic",
+		    http_scheme("Basic", NULL, "the web server authenticates the participant"));
+		rc |= push(reqs, requirement("basic"));
+	} else {
+		if (cfg->jwt_secret_file != NULL || cfg->jwt_secret_env != NULL ||
+		    cfg->jwt_jwks_file != NULL) {
+			rc |=
+			    th_json_put(schemes, "bearer",
+			                http_scheme("Bearer", "JWT",
+			                            "a JWT; the participant is its claim named by "
+			                            "jwt_claim"));
+			rc |= push(reqs, requirement("bearer"));
+		}
+		rc |= th_json_put(schemes, "apiKey",
+		                  http_scheme("Bearer", NULL,
+		                              "an API key made with tiny-harness keys add, sent as "
+		                              "Authorization: Bearer"));
+		rc |= push(reqs, requirement("apiKey"));
+	}
+	rc |= th_json_put(card, "securitySchemes", schemes);
+	rc |= th_json_put(card, "securityRequirements", reqs);
+	return rc;
+}
+
+static json_object *capabilities(json_object *commands, int authenticated)
 {
 	json_object *o = json_object_new_object();
 	json_object *exts = json_object_new_array_ext(TH_EXT_COUNT);
@@ -146,6 +215,9 @@ static json_object *capabilities(json_object *commands)
 		rc |= push(exts, extension(i, commands));
 	rc |= th_json_put(o, "streaming", json_object_new_boolean(1));
 	rc |= th_json_put(o, "pushNotifications", json_object_new_boolean(1));
+	/* SEC-1: an authenticated caller may ask for the extended card. */
+	if (authenticated)
+		rc |= th_json_put(o, "extendedAgentCard", json_object_new_boolean(1));
 	rc |= th_json_put(o, "extensions", exts);
 	if (rc != 0) {
 		json_object_put(o);
@@ -202,10 +274,12 @@ json_object *th_card_build(const struct th_config *cfg, json_object *commands)
 	            "A2A, kept in SQLite");
 	rc |= put_str(card, "version", PACKAGE_VERSION);
 	rc |= th_json_put(card, "supportedInterfaces", ifaces);
-	rc |= th_json_put(card, "capabilities", capabilities(commands));
+	rc |= th_json_put(card, "capabilities",
+	                  capabilities(commands, cfg->identity != TH_IDENTITY_HEADER));
 	rc |= th_json_put(card, "defaultInputModes", string_array(media_types, N_MEDIA_TYPES));
 	rc |= th_json_put(card, "defaultOutputModes", string_array(media_types, N_MEDIA_TYPES));
 	rc |= th_json_put(card, "skills", skills());
+	rc |= add_security(card, cfg);
 	if (rc != 0) {
 		json_object_put(card);
 		return NULL;

@@ -46,6 +46,23 @@ const char *th_service_card(struct th_app *app)
 	return app->card_text;
 }
 
+/* A2A §3.8: without authentication the card does not declare
+ * capabilities.extendedAgentCard. With it (SEC-1) an authenticated caller gets the card
+ * the deployment serves; it holds nothing the public one hides, so the two stay one. */
+static th_err extended_card(struct th_app *app, const struct th_call *call, json_object **result,
+                            struct th_error *e)
+{
+	if (app->cfg->identity == TH_IDENTITY_HEADER)
+		return th_error_set(e, TH_EUNSUPPORTED,
+		                    "GetExtendedAgentCard: this agent has no extended agent card "
+		                    "(identity = header: no authentication)");
+	if (call->participant == NULL)
+		return th_error_set(e, TH_EUNAUTHENTICATED,
+		                    "GetExtendedAgentCard needs an authenticated caller");
+	*result = app->card_text != NULL ? json_tokener_parse(app->card_text) : NULL;
+	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
+}
+
 static th_err send_message(struct th_app *app, const struct th_call *call, json_object *params,
                            json_object **result, struct th_error *e)
 {
@@ -187,9 +204,7 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 		rc = cancel_task(app, call, params, result, e);
 		break;
 	case TH_OP_GET_EXTENDED_CARD:
-		/* The card does not declare capabilities.extendedAgentCard (A2A §3.8). */
-		rc = th_error_set(e, TH_EUNSUPPORTED,
-		                  "GetExtendedAgentCard: this agent has no extended agent card");
+		rc = extended_card(app, call, result, e);
 		break;
 	case TH_OP_SEND_STREAMING_MESSAGE:
 	case TH_OP_SUBSCRIBE_TO_TASK:

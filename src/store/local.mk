@@ -11,11 +11,13 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/004_write_path.sql \
 	$(top_srcdir)/sql/005_checks.sql \
 	$(top_srcdir)/sql/006_waiting.sql \
-	$(top_srcdir)/sql/007_event_seq.sql
+	$(top_srcdir)/sql/007_event_seq.sql \
+	$(top_srcdir)/sql/008_api_keys.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
-	$(top_srcdir)/sql/postgresql/007_schema.sql
+	$(top_srcdir)/sql/postgresql/007_schema.sql \
+	$(top_srcdir)/sql/postgresql/008_api_keys.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -31,6 +33,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/confirm.c \
 	src/store/collab.c \
 	src/store/push.c \
+	src/store/keys.c \
 	src/store/ops.c
 nodist_src_store_libth_store_la_SOURCES = src/store/migrations.c
 src_libth_la_LIBADD += src/store/libth_store.la

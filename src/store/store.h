@@ -706,4 +706,28 @@ th_err th_store_confirm_pending(struct th_store *st, const char *task_id, const 
 th_err th_store_confirm_decide(struct th_store *st, const char *task_id, const char *id,
                                int approved, const char *decided_by, struct th_error *e);
 
+/* ---- API keys (keys.c, sql/008; SEC-1) ---------------------------------------------- */
+
+struct th_api_key {
+	char *id;          /* free (th_api_keys_free) */
+	char *participant; /* free */
+	char *name;        /* NULL when none; free */
+	int64_t created_ms;
+	int64_t revoked_ms; /* 0 while the key works */
+};
+void th_api_keys_free(struct th_api_key *keys, size_t n);
+
+/* Records a key by its hash (hex SHA-256); the key itself is never stored. */
+th_err th_store_key_add(struct th_store *st, const char *id, const char *participant,
+                        const char *name, const char *hash, struct th_error *e);
+/* The participant of the unrevoked key with hash into *participant (free), or
+ * TH_ENOTFOUND. */
+th_err th_store_key_find(struct th_store *st, const char *hash, char **participant,
+                         struct th_error *e);
+/* Every key, oldest first, revoked ones included (*keys NULL when none). */
+th_err th_store_key_list(struct th_store *st, struct th_api_key **keys, size_t *n,
+                         struct th_error *e);
+/* Revokes the unrevoked keys whose id or name is which; *n says how many. */
+th_err th_store_key_revoke(struct th_store *st, const char *which, int64_t *n, struct th_error *e);
+
 #endif

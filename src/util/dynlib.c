@@ -18,8 +18,12 @@
 #include <dlfcn.h>
 #include <libpq-fe.h>
 #include <openssl/crypto.h>
+#include <openssl/ecdsa.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/param_build.h>
 #include <openssl/rand.h>
+#include <openssl/rsa.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -200,6 +204,53 @@ FORWARD(crypto, int, EVP_DecryptFinal_ex, (EVP_CIPHER_CTX * c, unsigned char *ou
         (c, out, outl), 0)
 FORWARD(crypto, int, RAND_bytes, (unsigned char *buf, int num), (buf, num), 0)
 FORWARD_VOID(crypto, OPENSSL_cleanse, (void *p, size_t n), (p, n))
+/* SEC-1, JWT verification and API-key hashes (util/jwt.c, ops/auth.c). */
+FORWARD_VOID(crypto, CRYPTO_free, (void *p, const char *file, int line), (p, file, line))
+FORWARD(crypto, int, CRYPTO_memcmp, (const void *a, const void *b, size_t n), (a, b, n), 1)
+FORWARD(crypto, const EVP_MD *, EVP_sha256, (void), (), NULL)
+FORWARD(crypto, const EVP_MD *, EVP_sha384, (void), (), NULL)
+FORWARD(crypto, const EVP_MD *, EVP_sha512, (void), (), NULL)
+FORWARD(crypto, int, EVP_Digest,
+        (const void *data, size_t n, unsigned char *md, unsigned int *len, const EVP_MD *t,
+         ENGINE *impl),
+        (data, n, md, len, t, impl), 0)
+FORWARD(crypto, unsigned char *, HMAC,
+        (const EVP_MD *md, const void *key, int klen, const unsigned char *d, size_t n,
+         unsigned char *out, unsigned int *olen),
+        (md, key, klen, d, n, out, olen), NULL)
+FORWARD(crypto, EVP_MD_CTX *, EVP_MD_CTX_new, (void), (), NULL)
+FORWARD_VOID(crypto, EVP_MD_CTX_free, (EVP_MD_CTX * c), (c))
+FORWARD(crypto, int, EVP_DigestVerifyInit,
+        (EVP_MD_CTX * c, EVP_PKEY_CTX **pc, const EVP_MD *t, ENGINE *e, EVP_PKEY *k),
+        (c, pc, t, e, k), 0)
+FORWARD(crypto, int, EVP_DigestVerify,
+        (EVP_MD_CTX * c, const unsigned char *sig, size_t slen, const unsigned char *d, size_t n),
+        (c, sig, slen, d, n), 0)
+FORWARD(crypto, int, EVP_PKEY_CTX_set_rsa_padding, (EVP_PKEY_CTX * c, int pad), (c, pad), 0)
+FORWARD(crypto, int, EVP_PKEY_CTX_set_rsa_pss_saltlen, (EVP_PKEY_CTX * c, int len), (c, len), 0)
+FORWARD(crypto, EVP_PKEY_CTX *, EVP_PKEY_CTX_new_from_name,
+        (OSSL_LIB_CTX * l, const char *name, const char *props), (l, name, props), NULL)
+FORWARD_VOID(crypto, EVP_PKEY_CTX_free, (EVP_PKEY_CTX * c), (c))
+FORWARD(crypto, int, EVP_PKEY_fromdata_init, (EVP_PKEY_CTX * c), (c), 0)
+FORWARD(crypto, int, EVP_PKEY_fromdata, (EVP_PKEY_CTX * c, EVP_PKEY **k, int sel, OSSL_PARAM *p),
+        (c, k, sel, p), 0)
+FORWARD_VOID(crypto, EVP_PKEY_free, (EVP_PKEY * k), (k))
+FORWARD(crypto, OSSL_PARAM_BLD *, OSSL_PARAM_BLD_new, (void), (), NULL)
+FORWARD_VOID(crypto, OSSL_PARAM_BLD_free, (OSSL_PARAM_BLD * b), (b))
+FORWARD(crypto, int, OSSL_PARAM_BLD_push_BN, (OSSL_PARAM_BLD * b, const char *k, const BIGNUM *v),
+        (b, k, v), 0)
+FORWARD(crypto, int, OSSL_PARAM_BLD_push_utf8_string,
+        (OSSL_PARAM_BLD * b, const char *k, const char *v, size_t n), (b, k, v, n), 0)
+FORWARD(crypto, int, OSSL_PARAM_BLD_push_octet_string,
+        (OSSL_PARAM_BLD * b, const char *k, const void *v, size_t n), (b, k, v, n), 0)
+FORWARD(crypto, OSSL_PARAM *, OSSL_PARAM_BLD_to_param, (OSSL_PARAM_BLD * b), (b), NULL)
+FORWARD_VOID(crypto, OSSL_PARAM_free, (OSSL_PARAM * p), (p))
+FORWARD(crypto, BIGNUM *, BN_bin2bn, (const unsigned char *s, int n, BIGNUM *r), (s, n, r), NULL)
+FORWARD_VOID(crypto, BN_free, (BIGNUM * b), (b))
+FORWARD(crypto, ECDSA_SIG *, ECDSA_SIG_new, (void), (), NULL)
+FORWARD_VOID(crypto, ECDSA_SIG_free, (ECDSA_SIG * s), (s))
+FORWARD(crypto, int, ECDSA_SIG_set0, (ECDSA_SIG * s, BIGNUM *r, BIGNUM *v), (s, r, v), 0)
+FORWARD(crypto, int, i2d_ECDSA_SIG, (const ECDSA_SIG *s, unsigned char **pp), (s, pp), -1)
 
 /* ---- libpq ------------------------------------------------------------------ */
 

@@ -50,6 +50,7 @@ const char *th_err_name(th_err code)
 	    [TH_ELENGTH] = "TH_ELENGTH",
 	    [TH_EUNAVAILABLE] = "TH_EUNAVAILABLE",
 	    [TH_EFORBIDDEN] = "TH_EFORBIDDEN",
+	    [TH_EUNAUTHENTICATED] = "TH_EUNAUTHENTICATED",
 	};
 	if ((size_t)code >= sizeof names / sizeof names[0] || names[code] == NULL)
 		return "TH_E?";

@@ -9,6 +9,7 @@ src_util_libth_util_la_SOURCES = \
 	src/util/memo.c src/util/memo.h \
 	src/util/text.c src/util/text.h \
 	src/util/curlx.c src/util/curlx.h \
+	src/util/jwt.c src/util/jwt.h \
 	src/util/dynlib.c
 # decision-022: the shared-object names configure found.
 src_util_libth_util_la_CPPFLAGS = $(AM_CPPFLAGS) -DTH_CURL_SONAME='"$(TH_CURL_SONAME)"' \

@@ -175,9 +175,10 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_str_eq(mode, "wal");
 	free(mode);
 	const char *tables[] = {
-	    "tasks",         "participants", "messages",      "events",          "artifacts",
-	    "subtask_links", "turns",        "channels",      "channel_members", "channel_messages",
-	    "help_requests", "plan_steps",   "a2ui_registry", "push_configs",    "push_outbox"};
+	    "tasks",           "participants",     "messages",      "events",
+	    "artifacts",       "subtask_links",    "turns",         "channels",
+	    "channel_members", "channel_messages", "help_requests", "plan_steps",
+	    "a2ui_registry",   "push_configs",     "push_outbox",   "api_keys"};
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
 		char sql[160];
 		snprintf(sql, sizeof sql, "SELECT strict FROM pragma_table_list WHERE name = '%s'",
@@ -187,7 +188,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	ck_assert_int_eq(th_store_schema_version(), 7);
+	ck_assert_int_eq(th_store_schema_version(), 8);
 	/* 007: an event's seq comes from the log; the task row keeps no counter. */
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('tasks') "
 	                           "WHERE name = 'last_seq'"),
