@@ -95,7 +95,7 @@ static th_err api_key(struct th_app *app, const char *token, char *who, size_t n
 {
 	char hash[TH_KEY_HASH_BUF];
 	/* Only keys of our own shape are looked up: anything else cannot match. */
-	if (strncmp(token, TH_KEY_PREFIX, 3) != 0 || strlen(token) != TH_KEY_BUF - 5)
+	if (strncmp(token, TH_KEY_PREFIX, 3) != 0 || strlen(token) != TH_KEY_LEN)
 		return th_error_set(
 		    e, TH_EUNAUTHENTICATED,
 		    "bearer token refused: it is neither a JWT (three parts separated "

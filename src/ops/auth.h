@@ -13,6 +13,8 @@
 /* An API key: "th_" and 43 base64url characters (32 random bytes). */
 #define TH_KEY_PREFIX "th_"
 #define TH_KEY_BUF 48
+/* Its length: the prefix and 43 characters. */
+#define TH_KEY_LEN 46
 /* The hex SHA-256 of a key, NUL included. */
 #define TH_KEY_HASH_BUF 65
 

@@ -207,8 +207,11 @@ static unsigned char *jwk_bytes(json_object *jwk, const char *name, size_t *len)
 	return out;
 }
 
-/* Fills bld with the public RSA (n, e) or EC (group, point) of jwk for a; 0 or -1. */
-static int jwk_params(OSSL_PARAM_BLD *bld, json_object *jwk, const struct alg *a, BIGNUM **bn)
+/* Fills bld with the public RSA (n, e) or EC (group, point) of jwk for a; 0 or -1. The
+ * builder keeps pointers, not copies, until OSSL_PARAM_BLD_to_param: bn[0], bn[1] and
+ * *pt are the caller's to free after that (jwk_key). */
+static int jwk_params(OSSL_PARAM_BLD *bld, json_object *jwk, const struct alg *a, BIGNUM **bn,
+                      unsigned char **pt_out)
 {
 	size_t l1 = 0, l2 = 0;
 	int bad = -1;
@@ -231,6 +234,7 @@ static int jwk_params(OSSL_PARAM_BLD *bld, json_object *jwk, const struct alg *a
 	unsigned char *x = jwk_bytes(jwk, "x", &l1), *y = jwk_bytes(jwk, "y", &l2);
 	size_t c = (size_t)a->coord;
 	unsigned char *pt = malloc(1 + 2 * c);
+	*pt_out = pt;
 	if (crv != NULL && strcmp(crv, a->crv) == 0 && x != NULL && y != NULL && l1 == c &&
 	    l2 == c && pt != NULL) {
 		/* The uncompressed point; libcrypto refuses one that is not on the curve. */
@@ -244,7 +248,6 @@ static int jwk_params(OSSL_PARAM_BLD *bld, json_object *jwk, const struct alg *a
 		        ? 0
 		        : -1;
 	}
-	free(pt);
 	free(x);
 	free(y);
 	return bad;
@@ -255,15 +258,17 @@ static EVP_PKEY *jwk_key(json_object *jwk, const struct alg *a)
 {
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	BIGNUM *bn[2] = {NULL, NULL};
+	unsigned char *pt = NULL;
 	OSSL_PARAM *params = NULL;
 	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_from_name(NULL, a->fam == FAM_ES ? "EC" : "RSA", NULL);
 	EVP_PKEY *key = NULL;
-	if (bld != NULL && pc != NULL && jwk_params(bld, jwk, a, bn) == 0 &&
+	if (bld != NULL && pc != NULL && jwk_params(bld, jwk, a, bn, &pt) == 0 &&
 	    (params = OSSL_PARAM_BLD_to_param(bld)) != NULL && EVP_PKEY_fromdata_init(pc) == 1 &&
 	    EVP_PKEY_fromdata(pc, &key, EVP_PKEY_PUBLIC_KEY, params) != 1)
 		key = NULL;
 	OSSL_PARAM_free(params);
 	OSSL_PARAM_BLD_free(bld);
+	free(pt);
 	BN_free(bn[0]);
 	BN_free(bn[1]);
 	EVP_PKEY_CTX_free(pc);
