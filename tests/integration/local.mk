@@ -7,6 +7,9 @@ EXTRA_DIST += tests/integration/lighttpd.sh tests/lib/server.sh
 # model's environment under CGI, escaped log lines, cloud metadata and URL tokens in push).
 TESTS += tests/integration/security.sh
 EXTRA_DIST += tests/integration/security.sh
+# SEC-1: identity = bearer through lighttpd (JWT, API keys, 401, the card's schemes).
+TESTS += tests/integration/auth.sh
+EXTRA_DIST += tests/integration/auth.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
