@@ -296,7 +296,8 @@ static const struct key keys[] = {
     K_STR("jwt_secret_file", jwt_secret_file, check_nonempty, NULL,
           "bearer: file whose contents (at least 32 bytes) are the HS256/384/512 secret"),
     K_STR("jwt_secret_env", jwt_secret_env, check_env_name, NULL,
-          "bearer: the NAME of the environment variable holding the HS* secret instead"),
+          "bearer: the NAME of the environment variable holding the HS* secret, when "
+          "jwt_secret_file is unset"),
     K_STR("jwt_jwks_file", jwt_jwks_file, check_nonempty, NULL,
           "bearer: JWKS file of the RS*, PS* and ES* keys, chosen by kid; re-read when it "
           "changes"),
@@ -558,11 +559,6 @@ static th_err check_model(const struct th_config *cfg, struct th_error *e)
 		return th_error_set(
 		    e, TH_EINVAL,
 		    "configuration key openai_base_url is required when model = openai");
-	if (cfg->jwt_secret_file != NULL && cfg->jwt_secret_env != NULL)
-		return th_error_set(
-		    e, TH_EINVAL,
-		    "configuration keys jwt_secret_file and jwt_secret_env both name "
-		    "the JWT secret; set one");
 	if (strcmp(cfg->model, "openai") == 0 && cfg->openai_model == NULL)
 		return th_error_set(
 		    e, TH_EINVAL, "configuration key openai_model is required when model = openai");

@@ -45,7 +45,8 @@ static void secret_of(const struct th_config *cfg, const unsigned char **s, size
 {
 	*s = NULL;
 	*n = 0;
-	if (cfg->jwt_secret_env != NULL) {
+	/* The file wins when both are set, as conf/tiny-harness.conf says. */
+	if (cfg->jwt_secret_file == NULL && cfg->jwt_secret_env != NULL) {
 		const char *v = getenv(cfg->jwt_secret_env);
 		if (v != NULL && v[0] != '\0') {
 			*s = (const unsigned char *)v;
