@@ -37,7 +37,7 @@ cc -O2 "$work/mini.c" -o "$work/mini" -lfcgi -ljson-c -lsqlite3 || { echo "cgi: 
 
 "$TH_BIN" migrate >/dev/null || exit 1
 body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"b1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}'
-task=$(printf '%s' "$body" | REQUEST_METHOD=POST REQUEST_URI=/ CONTENT_TYPE=application/json \
+task=$(printf '%s' "$body" | REQUEST_METHOD=POST REQUEST_URI=/ REMOTE_ADDR=127.0.0.1 CONTENT_TYPE=application/json \
 	CONTENT_LENGTH=${#body} HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice "$TH_BIN" |
 	sed -n 's/.*"task":{"id":"\([^"]*\)".*/\1/p')
 [ -n "$task" ] || { echo "cgi: SendMessage over CGI made no task" >&2; exit 1; }
@@ -49,7 +49,7 @@ median() {
 		s=$(date +%s%N)
 		case $kind in
 		card) REQUEST_METHOD=GET REQUEST_URI=/.well-known/agent-card.json "$bin" >/dev/null 2>&1 </dev/null ;;
-		get) REQUEST_METHOD=GET REQUEST_URI=/tasks/$task HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice \
+		get) REQUEST_METHOD=GET REQUEST_URI=/tasks/$task REMOTE_ADDR=127.0.0.1 HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice \
 			"$bin" >/dev/null 2>&1 </dev/null ;;
 		mini) "$bin" >/dev/null ;;
 		esac

@@ -109,6 +109,11 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 		/* Before any route: a rebinding page must not even read the card or the app. */
 		ctx.api = 1;
 		th_bind_rest_error(&ctx, 0, &e);
+	} else if (strcmp(req.path, CARD_PATH) != 0 && th_bind_check_peer(&ctx, &e) != TH_OK) {
+		/* Only the card is public; what else a peer outside the header mode's
+		 * perimeter could read or do would be as someone it merely names. */
+		ctx.api = 1;
+		th_bind_rest_error(&ctx, 0, &e);
 	} else if (strcmp(req.path, CARD_PATH) == 0) {
 		/* Served both under the base path and, when the base is deeper, at the origin
 		 * root where RFC 8615 puts it. */

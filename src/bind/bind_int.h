@@ -38,6 +38,10 @@ struct th_bind_ctx {
 
 /* ---- origin.c: browser safety, called by the router (SEC-4) ------------------ */
 
+/* SEC-1: with identity = header, TH_EFORBIDDEN naming trusted_proxies unless REMOTE_ADDR
+ * is loopback or in trusted_proxies; TH_OK in every other identity mode. */
+th_err th_bind_check_peer(const struct th_bind_ctx *ctx, struct th_error *e);
+
 /* TH_EFORBIDDEN naming the header when the request's Host is not base_url's host:port
  * (any loopback host when base_url's is loopback) nor in allowed_hosts, or when an
  * Origin is sent that is neither base_url's origin, nor the request's own Host, nor in

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* request.c — the steps of one request that both bindings share: the header checks
  * every A2A request goes through (A2A-3 version, EXT-1/EXT-2 extensions, ID-1
- * participant), the Content-Type test, quoting client input into error messages, the
- * operation runner (th_bind_service), the If-None-Match test (the card's and the web app's
- * ETags), and the writers of the whole response. It calls no other file in src/bind. */
+ * participant), the SEC-1 peer rule of the header mode, the Content-Type test, quoting client input
+ * into error messages, the operation runner (th_bind_service), the If-None-Match test (the card's
+ * and the web app's ETags), and the writers of the whole response. It calls no other file in
+ * src/bind. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/idrule.h"
+#include "util/netaddr.h"
 
 th_bind_service_fn th_bind_service = th_service_call;
 
@@ -110,6 +112,27 @@ static th_err bearer_identity(struct th_bind_ctx *ctx, struct th_error *e)
 		    "speak as it",
 		    TH_AGENT_ID);
 	return TH_OK;
+}
+
+/* SEC-1: X-Participant-Id is whatever the client wrote, so it is believed only from a
+ * peer the operator vouches for: this machine, or a proxy named in trusted_proxies that
+ * authenticates. Behind a web server REMOTE_ADDR is the client as that server saw it;
+ * a request without one (which CGI/1.1 never sends) is not trusted either. */
+th_err th_bind_check_peer(const struct th_bind_ctx *ctx, struct th_error *e)
+{
+	if (ctx->app->cfg->identity != TH_IDENTITY_HEADER)
+		return TH_OK;
+	const char *addr = ctx->req->remote_addr;
+	if (th_addr_is_loopback(addr) || th_addr_in_list(addr, ctx->app->cfg->trusted_proxies))
+		return TH_OK;
+	char q[64];
+	th_bind_quote(q, sizeof q, addr);
+	return th_error_set(e, TH_EFORBIDDEN,
+	                    "identity = header serves only loopback and the addresses in "
+	                    "trusted_proxies, and the client address %s is neither (SEC-1); the "
+	                    "operator sets identity = remote_user or adds a proxy that "
+	                    "authenticates to trusted_proxies",
+	                    q);
 }
 
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)

@@ -353,6 +353,23 @@ static int setenv_default(const char *name, const char *value)
 	return cur != NULL && *cur != '\0' ? 0 : setenv(name, value, 1);
 }
 
+/* SEC-1: serve checks what its workers will check, so a refused configuration is
+ * named on the terminal rather than in lighttpd's error log after it has started. */
+static int serve_config_ok(void)
+{
+	struct th_config *cfg = load_config();
+	if (cfg == NULL)
+		return 0;
+	struct th_error e;
+	th_error_clear(&e);
+	th_err rc = th_config_check_serving(cfg, &e);
+	if (rc != TH_OK)
+		fprintf(stderr, "tiny-harness serve: %s\n", e.msg);
+	th_config_free(cfg);
+	free(cfg);
+	return rc == TH_OK;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
 	long port = 8080, procs = 1;
@@ -417,6 +434,8 @@ static int cmd_serve(int argc, char **argv)
 		setenv_default("TINY_HARNESS_WEB_DIR", web);
 	snprintf(buf, sizeof buf, "http://127.0.0.1:%ld/", port);
 	setenv_default("TINY_HARNESS_BASE_URL", buf);
+	if (!serve_config_ok())
+		return 1;
 	printf("tiny-harness: serving %s with %ld workers (lighttpd, %s); database %s\n"
 	       "Try: curl -s -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' "
 	       "-H 'X-Participant-Id: alice' -d "

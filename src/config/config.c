@@ -10,6 +10,7 @@
 
 #include "config/layout.h"
 #include "util/idrule.h"
+#include "util/netaddr.h"
 #include "util/text.h"
 
 /* ------------------------------------------------------------------ value checks */
@@ -59,6 +60,13 @@ static th_err check_participant(const char *key, const char *value, struct th_er
 		    th_error_set(e, TH_EINVAL,
 		                 "configuration key %s: 'tiny-harness' is the agent's own id", key);
 	return rc;
+}
+
+/* trusted_proxies: addresses and CIDR blocks, each parsed now so a typo stops start-up
+ * instead of silently trusting nobody (or everybody). */
+static th_err check_addr_list(const char *key, const char *value, struct th_error *e)
+{
+	return th_addr_list_check(key, value, e);
 }
 
 static th_err check_env_name(const char *key, const char *value, struct th_error *e)
@@ -312,6 +320,14 @@ static const struct key keys[] = {
     K_STR("anonymous_participant", anonymous_participant, check_participant, NULL,
           "with identity = header, the participant a request without X-Participant-Id acts "
           "as; empty = such requests are refused (single-user and demo servers only)"),
+    K_STR("trusted_proxies", trusted_proxies, check_addr_list, NULL,
+          "with identity = header, the peers besides loopback whose requests are served: "
+          "addresses or CIDR blocks (10.0.0.5, 10.0.0.0/8, fd00::/8), separated by spaces "
+          "or commas; every other peer gets 403 (SEC-1)"),
+    K_INT("identity_header_public", identity_header_public, 0, 1, "0",
+          "1 lets identity = header (and anonymous_participant) serve a base_url whose host "
+          "is not loopback; only behind a proxy that authenticates and sets "
+          "X-Participant-Id (SEC-1)"),
     K_INT("history_length_default", history_default, -1, 100000, "-1",
           "messages of history when a request gives no historyLength; -1 = all"),
     K_INT("max_body", lim.max_body, 1024, 1073741824, "1048576",
@@ -563,6 +579,22 @@ static th_err check_model(const struct th_config *cfg, struct th_error *e)
 		return th_error_set(
 		    e, TH_EINVAL, "configuration key openai_model is required when model = openai");
 	return TH_OK;
+}
+
+th_err th_config_check_serving(const struct th_config *cfg, struct th_error *e)
+{
+	if (cfg->identity != TH_IDENTITY_HEADER || cfg->identity_header_public ||
+	    th_url_host_is_loopback(cfg->base_url))
+		return TH_OK;
+	int anon = cfg->anonymous_participant != NULL && cfg->anonymous_participant[0] != '\0';
+	return th_error_set(
+	    e, TH_EINVAL,
+	    "identity = header%s on the public base_url %s: anyone could act as any participant "
+	    "(SEC-1). Set identity = remote_user behind a web server that authenticates, or "
+	    "base_url to a loopback URL; only if a proxy in front authenticates every request "
+	    "and sets X-Participant-Id, set identity_header_public = 1 and trusted_proxies = "
+	    "its address",
+	    anon ? " with anonymous_participant" : "", cfg->base_url);
 }
 
 th_err th_config_load(struct th_config *cfg, struct th_error *e)

@@ -62,6 +62,10 @@ struct th_config {
 	char *jwt_claim;             /* jwt_claim: the claim naming the participant; free */
 	int jwt_leeway_s;            /* jwt_leeway_s: clock skew allowed on exp and nbf */
 	char *anonymous_participant; /* anonymous_participant: NULL or "" = off; free */
+	char *trusted_proxies;       /* trusted_proxies: peers besides loopback that header mode
+	                                serves (addresses, CIDR blocks), or NULL; free (SEC-1) */
+	int identity_header_public;  /* identity_header_public: 1 lets header mode start on a
+	                                base_url that is not loopback (SEC-1) */
 	int sync_full;               /* synchronous: 0 normal, 1 full */
 	int busy_timeout_ms;         /* busy_timeout_ms */
 	int echo_delay_ms;           /* echo_delay_ms (lets tests hold a turn open) */
@@ -114,6 +118,12 @@ th_err th_config_defaults(struct th_config *cfg);
 
 /* Sets one key from text as the file would; for tests and the loader. */
 th_err th_config_set(struct th_config *cfg, const char *key, const char *value, struct th_error *e);
+
+/* SEC-1: what a serving process (FastCGI worker, CGI request, `serve`) refuses to start
+ * with: identity = header (with or without anonymous_participant) on a base_url whose
+ * host is not loopback, unless identity_header_public = 1. The message names the keys
+ * to set. Operator commands (migrate, recover, tasks) do not call it. */
+th_err th_config_check_serving(const struct th_config *cfg, struct th_error *e);
 
 void th_config_free(struct th_config *cfg);
 

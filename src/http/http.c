@@ -119,6 +119,7 @@ th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char
 	r->participant = param(io, "HTTP_X_PARTICIPANT_ID");
 	r->remote_user = param(io, "REMOTE_USER");
 	r->authorization = param(io, "HTTP_AUTHORIZATION");
+	r->remote_addr = param(io, "REMOTE_ADDR");
 	r->last_event_id = param(io, "HTTP_LAST_EVENT_ID");
 	r->if_none_match = param(io, "HTTP_IF_NONE_MATCH");
 	r->host = param(io, "HTTP_HOST");

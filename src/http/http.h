@@ -53,6 +53,8 @@ struct th_http_req {
 	const char *participant;   /* X-Participant-Id; borrowed, may be NULL */
 	const char *remote_user;   /* REMOTE_USER; borrowed, may be NULL */
 	const char *authorization; /* Authorization (SEC-1); borrowed, may be NULL */
+	const char *remote_addr;   /* REMOTE_ADDR, the peer the web server saw; borrowed, may
+	                              be NULL */
 	const char *last_event_id; /* Last-Event-ID; borrowed, may be NULL */
 	const char *if_none_match; /* If-None-Match; borrowed, may be NULL */
 	char *body;                /* NUL-terminated body, NULL until read; free */

@@ -54,6 +54,9 @@ static int open_app(struct th_app *app, int cgi)
 		th_error_set(&e, TH_ENOMEM, "out of memory");
 	} else if (th_config_load(cfg, &e) != TH_OK) {
 		free(cfg);
+	} else if (th_config_check_serving(cfg, &e) != TH_OK) {
+		th_config_free(cfg);
+		free(cfg);
 	} else if (th_app_open(app, cfg, 1, &e) == TH_OK) {
 		return 0;
 	}

@@ -381,6 +381,38 @@ check "ID-1 identity=remote_user takes REMOTE_USER and ignores X-Participant-Id"
 	'[ "$(jqb ".result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"carol\") | .role")" = reporter ]' \
 	'[ "$(jqb "[.result.task.metadata[\"$TASK_KEY\"].participants[] | select(.id == \"mallory\")] | length")" = 0 ]'
 
+# SEC-1: the header mode believes X-Participant-Id only from loopback or trusted_proxies,
+# and a serving process refuses it on a public base_url unless identity_header_public = 1.
+before=$(rows)
+run -e REMOTE_ADDR=203.0.113.7 -d "$(rpc 23 SendMessage "$(msg m23 "from afar")")"
+check "SEC-1 identity=header: a client at 203.0.113.7 (not loopback, not trusted_proxies) gets 403 naming trusted_proxies, nothing stored" \
+	clean_exit '[ "$STATUS" = 403 ]' 'jqb .error.message | grep -qF trusted_proxies' '[ "$(rows)" = "$before" ]'
+run -e REMOTE_ADDR=203.0.113.7 -e TINY_HARNESS_TRUSTED_PROXIES=10.0.0.1,203.0.113.0/24 \
+	-d "$(rpc 24 GetTask "{\"id\":\"$TASK\"}")"
+check "SEC-1 identity=header: a client in trusted_proxies (203.0.113.0/24) is served" \
+	clean_exit '[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = "$TASK" ]'
+run -e REMOTE_ADDR=203.0.113.7 -e TINY_HARNESS_IDENTITY=remote_user -e REMOTE_USER=alice \
+	-d "$(rpc 25 GetTask "{\"id\":\"$TASK\"}")"
+check "SEC-1 identity=remote_user serves a client at any address as the web server's user" \
+	clean_exit '[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = "$TASK" ]'
+before=$(rows)
+run -e TINY_HARNESS_BASE_URL=https://agents.example.com/ -d "$(rpc 26 SendMessage "$(msg m26 "public")")"
+check "SEC-1 identity=header on base_url https://agents.example.com/ refuses to start: 500, the log names identity_header_public and identity = remote_user, nothing stored" \
+	'[ "$STATUS" = 500 ]' 'grep -qF "identity_header_public = 1" "$T/stderr"' \
+	'grep -qF "identity = remote_user" "$T/stderr"' '[ "$(rows)" = "$before" ]'
+run -e TINY_HARNESS_BASE_URL=https://agents.example.com/ -e TINY_HARNESS_ANONYMOUS_PARTICIPANT=guest \
+	-p "" -d "$(rpc 27 ListTasks '{}')"
+check "SEC-1 anonymous_participant on a public base_url refuses to start the same way" \
+	'[ "$STATUS" = 500 ]' 'grep -qF "with anonymous_participant" "$T/stderr"'
+run -e TINY_HARNESS_BASE_URL=https://agents.example.com/ -e TINY_HARNESS_IDENTITY_HEADER_PUBLIC=1 \
+	-e HTTP_HOST=agents.example.com -d "$(rpc 28 GetTask "{\"id\":\"$TASK\"}")"
+check "SEC-1 identity_header_public = 1 lets it start on the public base_url (loopback client served)" \
+	clean_exit '[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = "$TASK" ]'
+run -e TINY_HARNESS_BASE_URL=https://agents.example.com/ -e TINY_HARNESS_IDENTITY=remote_user \
+	-e REMOTE_USER=alice -e HTTP_HOST=agents.example.com -d "$(rpc 29 GetTask "{\"id\":\"$TASK\"}")"
+check "SEC-1 identity=remote_user starts on the public base_url" \
+	clean_exit '[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = "$TASK" ]'
+
 # ---------------------------------------------------------------- complete
 run -d "$(rpc 21 SendMessage "$(ctl c1 "$TASK")")"
 check "CTL-5 STATUS-2 the control envelope completes the task: TASK_STATE_COMPLETED \"completed by alice\"" \

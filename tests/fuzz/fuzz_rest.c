@@ -55,6 +55,7 @@ static void open_once(void)
 	                        "CONTENT_TYPE=application/json",
 	                        "HTTP_A2A_VERSION=1.0",
 	                        "HTTP_X_PARTICIPANT_ID=alice",
+	                        "REMOTE_ADDR=127.0.0.1",
 	                        NULL};
 	serve(params, body, sizeof body - 1);
 }
@@ -91,9 +92,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(ext, "HTTP_A2A_EXTENSIONS=", 20);
 	line(&data, &size, ext + 20, sizeof ext - 20);
 	snprintf(clen, sizeof clen, "CONTENT_LENGTH=%zu", size);
-	const char *params[] = {
-	    method, uri, clen, "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
-	    who,    ext, NULL};
+	const char *params[] = {method,
+	                        uri,
+	                        clen,
+	                        "CONTENT_TYPE=application/json",
+	                        "HTTP_A2A_VERSION=1.0",
+	                        who,
+	                        ext,
+	                        "REMOTE_ADDR=127.0.0.1",
+	                        NULL};
 	serve(params, (const char *)data, size);
 	return 0;
 }

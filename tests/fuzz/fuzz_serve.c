@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    clen,
 	    "CONTENT_TYPE=application/json",
 	    "HTTP_A2A_VERSION=1.0",
+	    "REMOTE_ADDR=127.0.0.1",
 	    (sel & 0x10) ? "HTTP_X_PARTICIPANT_ID=alice" : "HTTP_X_PARTICIPANT_ID=bob",
 	    (sel & 0x20) ? "HTTP_A2A_EXTENSIONS=https://a2ui.org/a2a-extension/a2ui/v0.9.1" : NULL,
 	    NULL};

@@ -178,7 +178,7 @@ chmod +x "$T/model.sh"
 printf '%s' "$(rpc 1 SendMessage "$(tmsg m1 '' 'hello')")" >"$T/cgi.req"
 (cd "$T" && env -i "PATH=$PATH" GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST REQUEST_URI=/ \
 	SCRIPT_NAME= PATH_INFO=/ CONTENT_TYPE=application/json CONTENT_LENGTH="$(wc -c <"$T/cgi.req")" \
-	HTTP_HOST=127.0.0.1:8080 HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice \
+	HTTP_HOST=127.0.0.1:8080 HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice REMOTE_ADDR=127.0.0.1 \
 	HTTP_COOKIE=sid=cookie-secret HTTP_AUTHORIZATION='Basic YWxpY2U6cHc=' \
 	OPENAI_API_KEY=sk-secret PGPASSWORD=pg-secret TINY_HARNESS_PUSH_KEY=00 \
 	TINY_HARNESS_DB="$T/cgi/th.db" TINY_HARNESS_MODEL=exec TINY_HARNESS_MODEL_COMMAND="$T/model.sh" \

@@ -124,23 +124,29 @@ static void resp_free(struct resp *r)
 }
 
 /* Runs one request: params are "NAME=value" strings; body may be NULL. A body gets a
- * matching CONTENT_LENGTH unless the params already carry one. */
+ * matching CONTENT_LENGTH and the request REMOTE_ADDR=127.0.0.1 unless the params
+ * already carry one. */
 static struct resp run_ex(const char *const *params, const char *body, int fail_reads)
 {
 	const char *all[32];
 	char cl[40];
 	size_t n = 0, blen = body != NULL ? strlen(body) : 0;
-	int has_cl = 0;
+	int has_cl = 0, has_addr = 0;
 	for (; params[n] != NULL; n++) {
-		ck_assert_uint_lt(n, 30);
+		ck_assert_uint_lt(n, 29);
 		all[n] = params[n];
 		if (strncmp(params[n], "CONTENT_LENGTH=", 15) == 0)
 			has_cl = 1;
+		if (strncmp(params[n], "REMOTE_ADDR=", 12) == 0)
+			has_addr = 1;
 	}
 	if (body != NULL && !has_cl) {
 		snprintf(cl, sizeof cl, "CONTENT_LENGTH=%zu", blen);
 		all[n++] = cl;
 	}
+	/* A web server always names the peer; these requests come from this machine. */
+	if (!has_addr)
+		all[n++] = "REMOTE_ADDR=127.0.0.1";
 	all[n] = NULL;
 	struct th_http_mem *m = th_http_mem_new(all, body, blen);
 	ck_assert_ptr_nonnull(m);
@@ -1386,6 +1392,80 @@ START_TEST(test_pkg5_anonymous_participant_is_opt_in)
 }
 END_TEST
 
+/* SEC-1: the header mode believes X-Participant-Id only from loopback or a peer in
+ * trusted_proxies (REMOTE_ADDR as the web server saw it); everyone else gets 403 naming
+ * the setting, before the service runs. remote_user mode does not look at the peer. */
+START_TEST(test_sec1_header_mode_serves_only_loopback_and_trusted_proxies)
+{
+	static const char *const peers[][2] = {
+	    {"REMOTE_ADDR=127.0.0.1", "200"},   {"REMOTE_ADDR=127.8.9.10", "200"},
+	    {"REMOTE_ADDR=::1", "200"},         {"REMOTE_ADDR=::ffff:127.0.0.1", "200"},
+	    {"REMOTE_ADDR=203.0.113.7", "403"}, {"REMOTE_ADDR=10.0.0.5", "403"},
+	    {"REMOTE_ADDR=2001:db8::7", "403"}, {"REMOTE_ADDR=", "403"},
+	    {"REMOTE_ADDR=localhost", "403"}};
+	for (size_t i = 0; i < sizeof peers / sizeof peers[0]; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET",
+		                   "REQUEST_URI=/tasks/t1",
+		                   "HTTP_A2A_VERSION=1.0",
+		                   "HTTP_X_PARTICIPANT_ID=alice",
+		                   peers[i][0],
+		                   NULL};
+		rec.calls = 0;
+		struct resp r = run(p, NULL);
+		ck_assert_msg(r.status == atoi(peers[i][1]), "%s: status %d, want %s", peers[i][0],
+		              r.status, peers[i][1]);
+		if (r.status == 403) {
+			assert_contains(jstr(&r, "error.message"), "trusted_proxies");
+			ck_assert_int_eq(rec.calls, 0);
+		}
+		resp_free(&r);
+	}
+	char list[] = "198.51.100.0/24, 10.0.0.5 2001:db8::/32";
+	cfg.trusted_proxies = list;
+	static const char *const trusted[][2] = {
+	    {"REMOTE_ADDR=10.0.0.5", "200"},       {"REMOTE_ADDR=10.0.0.6", "403"},
+	    {"REMOTE_ADDR=198.51.100.200", "200"}, {"REMOTE_ADDR=198.51.101.1", "403"},
+	    {"REMOTE_ADDR=2001:db8::7", "200"},    {"REMOTE_ADDR=::ffff:10.0.0.5", "200"}};
+	for (size_t i = 0; i < sizeof trusted / sizeof trusted[0]; i++) {
+		const char *p[] = {"REQUEST_METHOD=GET",   "REQUEST_URI=/tasks/t1",
+		                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=alice",
+		                   trusted[i][0],          NULL};
+		struct resp r = run(p, NULL);
+		ck_assert_msg(r.status == atoi(trusted[i][1]), "%s: status %d, want %s",
+		              trusted[i][0], r.status, trusted[i][1]);
+		resp_free(&r);
+	}
+	cfg.trusted_proxies = NULL;
+	/* JSON-RPC is refused the same way; remote_user mode serves any peer. */
+	const char *j[] = {"REQUEST_METHOD=POST",
+	                   "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json",
+	                   "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",
+	                   "REMOTE_ADDR=203.0.113.7",
+	                   NULL};
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"GetTask\","
+	                   "\"params\":{\"id\":\"t1\"}}";
+	struct resp r = run(j, body);
+	ck_assert_int_eq(r.status, 403);
+	assert_contains(r.body, "trusted_proxies");
+	resp_free(&r);
+	/* The card stays public: it names no participant. */
+	const char *card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json",
+	                      "REMOTE_ADDR=203.0.113.7", NULL};
+	r = run(card, NULL);
+	ck_assert_int_eq(r.status, 200);
+	resp_free(&r);
+	cfg.identity = TH_IDENTITY_REMOTE_USER;
+	const char *u[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1",   "HTTP_A2A_VERSION=1.0",
+	                   "REMOTE_USER=alice",  "REMOTE_ADDR=203.0.113.7", NULL};
+	r = run(u, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(rec.participant, "alice");
+	resp_free(&r);
+}
+END_TEST
+
 START_TEST(test_id1_remote_user_mode_ignores_header)
 {
 	cfg.identity = TH_IDENTITY_REMOTE_USER;
@@ -1901,6 +1981,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id6_agent_id_and_overlong_participant_are_refused);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
 	tcase_add_test(tc, test_pkg5_anonymous_participant_is_opt_in);
+	tcase_add_test(tc, test_sec1_header_mode_serves_only_loopback_and_trusted_proxies);
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
 	suite_add_tcase(s, tc);

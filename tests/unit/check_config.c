@@ -125,6 +125,56 @@ START_TEST(test_id1_identity_mode_remote_user)
 }
 END_TEST
 
+/* SEC-1: a serving process refuses identity = header (and anonymous_participant) on a
+ * base_url that is not loopback, naming the keys that fix it, unless
+ * identity_header_public = 1; trusted_proxies is parsed at load. */
+START_TEST(test_sec1_header_mode_refused_on_a_public_base_url)
+{
+	struct th_config c;
+	struct th_error e;
+	ck_assert_int_eq(th_config_defaults(&c), TH_OK);
+	ck_assert_int_eq(th_config_check_serving(&c, &e), TH_OK);
+	static const char *const loopback[] = {"http://localhost:8080/",  "http://LOCALHOST./a/",
+	                                       "http://a.localhost/",     "http://127.0.0.1/",
+	                                       "http://127.1.2.3:9/",     "http://[::1]:8080/",
+	                                       "http://u@127.0.0.1:80/x/"};
+	for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++) {
+		ck_assert_int_eq(th_config_set(&c, "base_url", loopback[i], &e), TH_OK);
+		ck_assert_msg(th_config_check_serving(&c, &e) == TH_OK, "%s: %s", loopback[i],
+		              e.msg);
+	}
+	static const char *const public[] = {
+	    "https://agents.example.com/",   "http://192.0.2.1:8080/",
+	    "http://[2001:db8::1]/",         "http://localhost.example.com/",
+	    "http://127.0.0.1.example.com/", "http://127.0.0.1@evil.example/",
+	    "http://0.0.0.0:8080/"};
+	for (size_t i = 0; i < sizeof public / sizeof public[0]; i++) {
+		ck_assert_int_eq(th_config_set(&c, "base_url", public[i], &e), TH_OK);
+		ck_assert_msg(th_config_check_serving(&c, &e) == TH_EINVAL, "%s served", public[i]);
+		ck_assert_ptr_nonnull(strstr(e.msg, "identity_header_public = 1"));
+		ck_assert_ptr_nonnull(strstr(e.msg, "identity = remote_user"));
+	}
+	ck_assert_int_eq(th_config_set(&c, "anonymous_participant", "guest", &e), TH_OK);
+	ck_assert_int_eq(th_config_check_serving(&c, &e), TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "anonymous_participant"));
+	ck_assert_int_eq(th_config_set(&c, "identity_header_public", "1", &e), TH_OK);
+	ck_assert_int_eq(th_config_check_serving(&c, &e), TH_OK);
+	ck_assert_int_eq(th_config_set(&c, "identity_header_public", "0", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(&c, "identity", "remote_user", &e), TH_OK);
+	ck_assert_int_eq(th_config_check_serving(&c, &e), TH_OK);
+	ck_assert_int_eq(th_config_set(&c, "trusted_proxies", "10.0.0.5, 10.1.0.0/16 fd00::/8", &e),
+	                 TH_OK);
+	static const char *const bad[] = {"10.0.0",    "10.0.0.0/33",   "fd00::/129",
+	                                  "10.0.0.1/", "proxy.example", "10.0.0.1/8x"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_msg(th_config_set(&c, "trusted_proxies", bad[i], &e) == TH_EINVAL,
+		              "%s accepted", bad[i]);
+		ck_assert_ptr_nonnull(strstr(e.msg, "trusted_proxies"));
+	}
+	th_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_store3_defaults_are_unchanged)
 {
 	struct th_config c;
@@ -342,6 +392,7 @@ int main(void)
 	tcase_add_test(tc, test_store3_unknown_key_stops_start_up_naming_it);
 	tcase_add_test(tc, test_store3_bad_values_are_named);
 	tcase_add_test(tc, test_id1_identity_mode_remote_user);
+	tcase_add_test(tc, test_sec1_header_mode_refused_on_a_public_base_url);
 	tcase_add_test(tc, test_store3_defaults_are_unchanged);
 	tcase_add_test(tc, test_store3_every_key_takes_its_default_and_keeps_its_bounds);
 	tcase_add_test(tc, test_store3_word_keys_name_what_they_accept);

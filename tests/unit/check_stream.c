@@ -54,6 +54,7 @@ static char *serve(const char *method, const char *uri, const char *last_event_i
 	                        "CONTENT_TYPE=application/json",
 	                        "HTTP_A2A_VERSION=1.0",
 	                        "HTTP_X_PARTICIPANT_ID=alice",
+	                        "REMOTE_ADDR=127.0.0.1",
 	                        last_event_id ? lei : NULL,
 	                        NULL};
 	struct th_http_mem *mem =
