@@ -412,6 +412,14 @@ run -e TINY_HARNESS_BASE_URL=https://agents.example.com/ -e TINY_HARNESS_IDENTIT
 	-e REMOTE_USER=alice -e HTTP_HOST=agents.example.com -d "$(rpc 29 GetTask "{\"id\":\"$TASK\"}")"
 check "SEC-1 identity=remote_user starts on the public base_url" \
 	clean_exit '[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = "$TASK" ]'
+(cd "$T" && env -i PATH="$PATH" TH_SRCDIR="$TH_SRCDIR" TINY_HARNESS_BASE_URL=https://agents.example.com/ \
+	${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+	timeout 10 $TH_WRAP "$TH_BIN" serve --port 1 >"$T/body" 2>"$T/stderr" </dev/null)
+RC=$?
+STATUS=
+REQ_DESC="tiny-harness serve with TINY_HARNESS_BASE_URL=https://agents.example.com/"
+check "SEC-1 'tiny-harness serve' in header mode on a public base_url exits 1 before starting lighttpd, naming identity_header_public" \
+	'[ "$RC" = 1 ]' 'grep -qF "identity_header_public = 1" "$T/stderr"' '! grep -q "serving" "$T/body"'
 
 # ---------------------------------------------------------------- complete
 run -d "$(rpc 21 SendMessage "$(ctl c1 "$TASK")")"
