@@ -297,11 +297,18 @@ int th_worker_serve_fcgi(void)
 	int others = 0;
 	for (int i = 1; i < nthreads; i++)
 		others += loops[i].started;
-	others += recoverer != NULL;
 	if (others > 0) {
 		/* The contexts, the streams and the group stay allocated until exit: another
 		 * thread may still be inside a request, or a recovered turn, that uses them. */
 		return 0;
+	}
+	/* With no other request thread the recovery thread is the last user of the streams
+	 * and the group: it ends its turn, if any, and is joined before they are freed. */
+	if (recoverer != NULL) {
+		th_streams_halt(streams);
+		pthread_join(recoverer->thread, NULL);
+		th_app_close(&recoverer->app);
+		free(recoverer);
 	}
 	loops[0].app.parker = NULL;
 	th_streams_stop(streams);

@@ -593,7 +593,7 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 	return TH_OK;
 }
 
-void th_streams_stop(struct th_streams *s)
+void th_streams_halt(struct th_streams *s)
 {
 	if (s == NULL)
 		return;
@@ -602,6 +602,13 @@ void th_streams_stop(struct th_streams *s)
 	pthread_cond_broadcast(&s->recover_cv);
 	pthread_mutex_unlock(&s->mu);
 	wake(s);
+}
+
+void th_streams_stop(struct th_streams *s)
+{
+	if (s == NULL)
+		return;
+	th_streams_halt(s);
 	pthread_join(s->thread, NULL);
 	for (size_t i = 0; i < s->ninbox; i++)
 		th_bind_parked_free(&s->inbox[i]);

@@ -23,6 +23,9 @@ struct th_streams;
 /* Opens the thread's own database connection and starts the thread. cfg is borrowed
  * and must outlive the thread. *out is freed by th_streams_stop. */
 th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, struct th_error *e);
+/* Tells the stream thread to stop and th_streams_wait_recoveries to return 0, without
+ * waiting or freeing: a recovery thread can then be joined before th_streams_stop. */
+void th_streams_halt(struct th_streams *s);
 /* Ends every open stream as a normal end of response, stops the thread, frees s. */
 void th_streams_stop(struct th_streams *s);
 
