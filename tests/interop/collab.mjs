@@ -243,7 +243,13 @@ async function scenario(binding) {
 		const text = textOf(r.status.message);
 		assert.ok(text.includes(child), `the status message does not name ${child}: ${text}`);
 		assert.ok(text.includes('Press'), `the status message does not name the child "Press": ${text}`);
-		const after = await bob.getTask({ tenant: '', id: child });
+		// The child's own first turn may still be running on a loaded machine (ASan, CI):
+		// wait (bounded) for it to park, then it must be parked, not completed.
+		let after = await bob.getTask({ tenant: '', id: child });
+		for (let i = 0; i < 100 && ['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'].includes(stateName(after.status.state)); i++) {
+			await new Promise((res) => setTimeout(res, 100));
+			after = await bob.getTask({ tenant: '', id: child });
+		}
 		assert.equal(stateName(after.status.state), 'TASK_STATE_INPUT_REQUIRED', 'the child changed');
 	});
 
