@@ -61,7 +61,9 @@ bg_send() { # bg_send NAME BODY
 wait_turn() {
 	local i=0 row
 	TURN_PID=
-	while [ $i -lt 100 ]; do
+	# Up to 15 s: on a loaded machine (the sanitizer build, the PostgreSQL pass) a turn
+	# took longer than 5 s to be claimed, and a scenario then ran against no turn.
+	while [ $i -lt 300 ]; do
 		row=$(sq "SELECT state || '|' || coalesce(worker_pid, 0) FROM turns WHERE task_id = '$1' AND message_id = '$2' ORDER BY id DESC LIMIT 1")
 		if [ "${row%%|*}" = "$3" ]; then
 			TURN_PID=${row#*|}
