@@ -184,9 +184,14 @@ static th_err replace_history(json_object *history, json_object *keep, th_err rc
 	return rc;
 }
 
-/* CH-2: messages of a side channel are only for its members. */
-static th_err filter_history(struct th_store *st, const char *task_id, const char *viewer,
-                             json_object *history, struct th_error *e)
+/* Who may read a side channel's message: a reader answers 1 (keep it) or 0 in *keep. */
+typedef th_err (*side_reader)(const void *arg, const char *task_id, const char *channel, int *keep,
+                              struct th_error *e);
+
+/* Keeps, in place, the messages of history that are in the task channel or that may read
+ * decides to keep: the one walk both filters below share. */
+static th_err filter_sides(json_object *history, const char *task_id, side_reader may_read,
+                           const void *arg, struct th_error *e)
 {
 	json_object *keep = json_object_new_array();
 	if (keep == NULL)
@@ -195,33 +200,51 @@ static th_err filter_history(struct th_store *st, const char *task_id, const cha
 	for (size_t i = 0; rc == TH_OK && i < json_object_array_length(history); i++) {
 		json_object *m = json_object_array_get_idx(history, i);
 		const char *ch = th_view_side_channel(m, task_id);
-		int member = 1;
+		int kept = 1;
 		if (ch != NULL)
-			rc = th_store_channel_is_member(st, task_id, ch, viewer, NULL, &member, e);
-		if (rc == TH_OK && member && th_json_push(keep, json_object_get(m)) != 0)
+			rc = may_read(arg, task_id, ch, &kept, e);
+		if (rc == TH_OK && kept && th_json_push(keep, json_object_get(m)) != 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
 	}
 	return replace_history(history, keep, rc, e);
 }
 
+struct member_of {
+	struct th_store *st;
+	const char *viewer;
+};
+
+static th_err member_reads(const void *arg, const char *task_id, const char *channel, int *keep,
+                           struct th_error *e)
+{
+	const struct member_of *m = arg;
+	return th_store_channel_is_member(m->st, task_id, channel, m->viewer, NULL, keep, e);
+}
+
+/* CH-2: messages of a side channel are only for its members. */
+static th_err filter_history(struct th_store *st, const char *task_id, const char *viewer,
+                             json_object *history, struct th_error *e)
+{
+	struct member_of m = {st, viewer};
+	return filter_sides(history, task_id, member_reads, &m, e);
+}
+
+/* Membership is not asked: a side channel whose members happen to be every participant
+ * today stays out of a task-channel turn, whose reply anyone invited later reads too. */
+static th_err turn_reads(const void *arg, const char *task_id, const char *channel, int *keep,
+                         struct th_error *e)
+{
+	(void)task_id;
+	(void)e;
+	const char *own = arg;
+	*keep = own != NULL && strcmp(channel, own) == 0;
+	return TH_OK;
+}
+
 th_err th_view_history_for(json_object *history, const char *task_id, const char *channel,
                            struct th_error *e)
 {
-	json_object *keep = json_object_new_array();
-	if (keep == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	th_err rc = TH_OK;
-	for (size_t i = 0; rc == TH_OK && i < json_object_array_length(history); i++) {
-		json_object *m = json_object_array_get_idx(history, i);
-		const char *ch = th_view_side_channel(m, task_id);
-		/* Membership is not asked: a side channel whose members happen to be every
-		 * participant today stays out of a task-channel turn, whose reply anyone
-		 * invited later reads too. */
-		int audience = ch == NULL || (channel != NULL && strcmp(ch, channel) == 0);
-		if (audience && th_json_push(keep, json_object_get(m)) != 0)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory filtering a history");
-	}
-	return replace_history(history, keep, rc, e);
+	return filter_sides(history, task_id, turn_reads, channel, e);
 }
 
 /* The Task of row from its parts, every part taken (freed on failure): the status
