@@ -18,3 +18,8 @@ EXTRA_DIST += tests/interop/a2ui.mjs
 EXTRA_DIST += tests/lib/interop.mjs tests/lib/db.mjs
 # Where the Node tests find their npm modules; a missing one fails under TH_REQUIRE_NODE=1.
 EXTRA_DIST += tests/interop/deps.mjs
+# SEC-1 with the same client against identity = bearer, both bindings: the card's bearer and
+# apiKey schemes, a JWT and an API key (fetchImpl from createAuthenticatingFetchWithRetry) act
+# as their participant, HTTP 401 without the header or with a forged token, the extended card.
+TESTS += tests/interop/sdk_auth.mjs
+EXTRA_DIST += tests/interop/sdk_auth.mjs
