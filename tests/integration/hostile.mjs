@@ -9,8 +9,13 @@
 // and after the table: the workers that started are the workers still running (no crash),
 // and PRAGMA integrity_check is ok. A few rows are accepted on purpose (a valid RFC 3339
 // offset, free-form data with both spellings) and assert what was stored instead.
+// Then two tables of the newer headers: hostile Host and Origin values on the same server
+// (SEC-4: 403, or lighttpd's own 400/431, or served when the value does name this server), and
+// hostile Authorization values on a second server with identity = bearer (SEC-1: 401 with
+// WWW-Authenticate, nothing stored, no token echoed, no worker lost).
 // TAP output; exit 77 when lighttpd, sqlite3 or the program is missing.
 import { spawnSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -59,9 +64,9 @@ const tables = sql(PG
 const counts = () => sql(tables.map((t) => `SELECT '${t}=' || count(*) FROM "${t}"`).join(' UNION ALL ')).split('\n').sort().join(' ');
 
 // One raw HTTP/1.1 request; resolves {status, headers, body} once the server closes.
-function raw(bytes) {
+function raw(bytes, to = url) {
 	return new Promise((resolve) => {
-		const sock = net.connect(Number(url.port), url.hostname);
+		const sock = net.connect(Number(to.port), to.hostname);
 		const chunks = [];
 		sock.on('data', (c) => chunks.push(c));
 		const done = () => {
@@ -77,11 +82,11 @@ function raw(bytes) {
 	});
 }
 
-// A request from parts; body is a string or a Buffer (sent as is).
-function request({ method = 'POST', path = '/', headers = {}, body = '' }) {
+// A request from parts; body is a string or a Buffer (sent as is); to: the server's URL.
+function request({ method = 'POST', path = '/', headers = {}, body = '', to = url }) {
 	const b = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
 	const h = {
-		Host: url.host,
+		Host: to.host,
 		'Content-Type': 'application/json',
 		'A2A-Version': '1.0',
 		'X-Participant-Id': 'alice',
@@ -91,7 +96,7 @@ function request({ method = 'POST', path = '/', headers = {}, body = '' }) {
 	if (method !== 'GET' && !('Content-Length' in h))
 		h['Content-Length'] = String(b.length);
 	const head = Buffer.from(`${method} ${path} HTTP/1.1\r\n` + Object.entries(h).filter(([, v]) => v !== null).map(([k, v]) => `${k}: ${v}\r\n`).join('') + '\r\n', 'latin1');
-	return raw(Buffer.concat([head, b]));
+	return raw(Buffer.concat([head, b]), to);
 }
 
 const rpc = (method, params, id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
@@ -188,6 +193,133 @@ for (const [name, req, status, code, pattern] of rows) {
 	ok(t && Number(sql('SELECT count(*) FROM tasks')) === tasks + 1 &&
 		sql(`SELECT json FROM messages WHERE task_id = '${t.id}' AND pos = 1`).includes('"a_b":1,"aB":2'),
 		'LIM-4 a data part keeps a_b and aB as sent', s.body.slice(0, 300));
+}
+
+// SEC-4: hostile Host and Origin values on a read (GetTask of alice's task). Each row gives the
+// statuses that are a sensible answer: 403 from tiny-harness (the value is not this server's),
+// 400 or 431 from lighttpd (a Host it will not parse, a header over its field limit), or 200
+// when the value names this server after all. Never a 500, a dropped connection or a stored row.
+const port = Number(url.port);
+const hostRows = [
+	['SEC-4 a Host of 300 bytes (longer than any host name)', { Host: 'h'.repeat(300) }, [403], /Host .* is not this server's/],
+	['SEC-4 a Host of 7000 bytes', { Host: 'h'.repeat(7000) }, [400, 403], /./],
+	['SEC-4 a Host over lighttpd\'s header field limit (20000 bytes)', { Host: 'h'.repeat(20000) }, [400, 431], /./],
+	['SEC-4 a Host with a control character (0x01)', { Host: `127.0.0.1\x01:${port}` }, [400, 403], /./],
+	['SEC-4 a Host with DEL (0x7f)', { Host: `evil\x7f.example:${port}` }, [400, 403], /./],
+	['SEC-4 a Host with a byte that is not ASCII', { Host: `\xe9vil.example:${port}` }, [400, 403], /./],
+	['SEC-4 a Host naming another site', { Host: `evil.example:${port}` }, [403], /Host 'evil\.example:\d+' is not this server's/],
+	['SEC-4 a Host with port 99999 (out of range)', { Host: '127.0.0.1:99999' }, [400, 403], /./],
+	['SEC-4 a Host with a seven-digit port', { Host: '127.0.0.1:0000080' }, [400, 403], /./],
+	['SEC-4 a Host with an empty port', { Host: '127.0.0.1:' }, [200, 400, 403], /./],
+	['SEC-4 a Host with a port that is not digits', { Host: '127.0.0.1:8o' }, [400, 403], /./],
+	['SEC-4 a Host of IPv6 loopback in brackets is loopback: served', { Host: `[::1]:${port}` }, [200], /./],
+	['SEC-4 a Host with an unclosed IPv6 bracket', { Host: `[::1:${port}` }, [400, 403], /./],
+	['SEC-4 a Host of another IPv6 address', { Host: `[2001:db8::1]:${port}` }, [403], /is not this server's/],
+	['SEC-4 a Host of IPv6 with a zone id', { Host: `[fe80::1%eth0]:${port}` }, [400, 403], /./],
+	['SEC-4 a Host with user info (rebinding trick)', { Host: `127.0.0.1@evil.example:${port}` }, [400, 403], /./],
+	['SEC-4 an Origin of 7000 bytes', { Origin: `http://${'o'.repeat(7000)}` }, [403], /Origin .* is not this server's/],
+	['SEC-4 an Origin over lighttpd\'s header field limit', { Origin: `http://${'o'.repeat(20000)}` }, [400, 431], /./],
+	['SEC-4 Origin: null', { Origin: 'null' }, [403], /Origin 'null' is not this server's/],
+	['SEC-4 an Origin with a control character', { Origin: `http://127.0.0.1\x01:${port}` }, [400, 403], /./],
+	['SEC-4 an Origin with port 99999', { Origin: 'http://127.0.0.1:99999' }, [403], /is not this server's/],
+	['SEC-4 an Origin with a path', { Origin: `http://127.0.0.1:${port}/x` }, [403], /is not this server's/],
+	['SEC-4 an Origin of IPv6 brackets never closed', { Origin: `http://[::1:${port}` }, [403], /is not this server's/],
+	['SEC-4 an Origin of another site', { Origin: 'https://evil.example' }, [403], /is not this server's/],
+	['SEC-4 an Origin that is not a URL', { Origin: 'file:///etc/passwd' }, [403], /is not this server's/],
+	['SEC-4 the server\'s own Origin is served', { Origin: `http://127.0.0.1:${port}` }, [200], /./],
+];
+for (const [name, headers, statuses, pattern] of hostRows) {
+	const before = counts();
+	const r = await request({ headers, body: rpc('GetTask', { id: TASK }) });
+	let body = null;
+	try { body = JSON.parse(r.body); } catch { /* not JSON */ }
+	const message = body?.error?.message ?? r.body;
+	const served = r.status === 200 && body?.result?.id === TASK;
+	const after = counts();
+	ok(statuses.includes(r.status) && (r.status !== 200 || served) && pattern.test(message) && before === after, name,
+		`HTTP ${r.status} (want ${statuses.join(' or ')})\nmessage: ${message.slice(0, 300)}\n` +
+		(before === after ? '' : `tables before: ${before}\ntables after:  ${after}`));
+}
+
+// SEC-1: hostile Authorization values against a second server with identity = bearer (HS256
+// secret, audience tiny-harness). Every row is a SendMessage that must get 401 from
+// tiny-harness with WWW-Authenticate: Bearer, store nothing and echo no token — except a
+// header over lighttpd's field limit (8 KB), which lighttpd itself refuses (431) before any
+// worker runs. Then its workers are the ones that started.
+const SECRET = '0123456789abcdef0123456789abcdef-hostile';
+const bdir = mkdtempSync(join(tmpdir(), 'th-hostile-bearer-'));
+const bearer = startLighttpd(bdir, {
+	procs: 2,
+	env: {
+		TINY_HARNESS_IDENTITY: 'bearer', TINY_HARNESS_JWT_SECRET_ENV: 'TINY_HARNESS_JWT_SECRET',
+		TINY_HARNESS_JWT_SECRET: SECRET, TINY_HARNESS_JWT_AUDIENCE: 'tiny-harness',
+	},
+});
+ok(bearer.ok, 'SEC-1 a second lighttpd with identity = bearer starts', bearer.stderr);
+if (bearer.ok) {
+	const burl = new URL(bearer.base);
+	const bpid = readFileSync(join(bdir, 'lighttpd.pid'), 'utf8').trim();
+	const bworkers = () =>
+		spawnSync('pgrep', ['-P', bpid], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).sort();
+	const bBefore = bworkers();
+	const btables = dbSql(bearer.db, PG
+		? "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+		: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").trim().split('\n');
+	const bcounts = () => dbSql(bearer.db, btables.map((t) => `SELECT '${t}=' || count(*) FROM "${t}"`).join(' UNION ALL ')).trim().split('\n').sort().join(' ');
+	const b64 = (x) => Buffer.from(x).toString('base64url');
+	const exp = Math.floor(Date.now() / 1000) + 600;
+	const signed = (head, payload, secret = SECRET) => {
+		const hp = `${b64(head)}.${b64(payload)}`;
+		return `${hp}.${createHmac('sha256', secret).update(hp).digest('base64url')}`;
+	};
+	const HS = JSON.stringify({ alg: 'HS256', typ: 'JWT' });
+	const claims = (sub) => JSON.stringify({ sub, aud: 'tiny-harness', exp });
+	const authRows = [
+		['SEC-1 Authorization: Bearer with no token', 'Bearer', 401],
+		['SEC-1 Authorization: Bearer and spaces only', 'Bearer    ', 401],
+		['SEC-1 Authorization: Basic (another scheme)', 'Basic YWxpY2U6c2VjcmV0', 401],
+		['SEC-1 a token of binary bytes (0x80..0xff)', 'Bearer ' + Buffer.from(Array.from({ length: 128 }, (_, i) => 0x80 + i)).toString('latin1'), 401],
+		['SEC-1 a token of printable garbage', 'Bearer !#$%&\'()*+,-/:;<=>?@[\\]^_`{|}~', 401],
+		['SEC-1 a token of 4000 dots', `Bearer ${'.'.repeat(4000)}`, 401],
+		['SEC-1 a token with 2000 segments', `Bearer ${'e30.'.repeat(2000)}x`, 401],
+		['SEC-1 a token of three empty segments', 'Bearer ..', 401],
+		['SEC-1 a 7 KB token that is valid base64url', `Bearer ${'A'.repeat(7000)}.${'B'.repeat(100)}.${'C'.repeat(43)}`, 401],
+		['SEC-1 a 1 MB token (over lighttpd\'s header field limit)', `Bearer ${'A'.repeat(1 << 20)}`, 431],
+		['SEC-1 alg:none, no signature', `Bearer ${b64(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64(claims('alice'))}.`, 401],
+		['SEC-1 alg:none with an HS256 signature', `Bearer ${signed(JSON.stringify({ alg: 'none', typ: 'JWT' }), claims('alice'))}`, 401],
+		['SEC-1 alg:HS512 with an HS256 signature', `Bearer ${signed(JSON.stringify({ alg: 'HS512', typ: 'JWT' }), claims('alice'))}`, 401],
+		['SEC-1 a header that is not JSON, correctly signed', `Bearer ${signed('{"alg":"HS256"', claims('alice'))}`, 401],
+		['SEC-1 claims that are not JSON, correctly signed', `Bearer ${signed(HS, '{"sub":"alice",')}`, 401],
+		['SEC-1 claims that are a JSON array, correctly signed', `Bearer ${signed(HS, '["alice"]')}`, 401],
+		['SEC-1 a sub with a NUL, correctly signed', `Bearer ${signed(HS, claims('alice\u0000admin'))}`, 401],
+		['SEC-1 a sub of 100 KB, correctly signed (over lighttpd\'s field limit)', `Bearer ${signed(HS, claims('s'.repeat(100000)))}`, 431],
+		['SEC-1 a sub of 2000 bytes, correctly signed', `Bearer ${signed(HS, claims('s'.repeat(2000)))}`, 401],
+		['SEC-1 no exp, correctly signed', `Bearer ${signed(HS, JSON.stringify({ sub: 'alice', aud: 'tiny-harness' }))}`, 401],
+		['SEC-1 a wrong audience, correctly signed', `Bearer ${signed(HS, JSON.stringify({ sub: 'alice', aud: 'elsewhere', exp }))}`, 401],
+		['SEC-1 an API key that was never issued', `Bearer th_${'0'.repeat(43)}`, 401],
+		['SEC-1 an API key prefix alone', 'Bearer th_', 401],
+	];
+	for (const [name, value, status] of authRows) {
+		const before = bcounts();
+		const r = await request({ to: burl, headers: { Authorization: value }, body: send(msg()) });
+		const after = bcounts();
+		const token = value.slice(7);
+		const fromUs = status === 401;
+		const www = /\r\nWWW-Authenticate: Bearer realm="tiny-harness"/i.test(r.head);
+		const echoed = token.length >= 16 && r.body.includes(token);
+		ok(r.status === status && (!fromUs || (www && !echoed)) && before === after, name,
+			`HTTP ${r.status} (want ${status}), WWW-Authenticate ${www}, token echoed ${echoed}\nbody: ${r.body.slice(0, 300)}\n` +
+			(before === after ? '' : `tables before: ${before}\ntables after:  ${after}`));
+	}
+	// The server answers a good token after all that (it was not the server refusing everything).
+	{
+		const r = await request({ to: burl, headers: { Authorization: `Bearer ${signed(HS, claims('alice'))}` }, body: send(msg()) });
+		ok(r.status === 200 && JSON.parse(r.body).result?.task?.id, 'SEC-1 a good HS256 token is still served afterwards', `HTTP ${r.status} ${r.body.slice(0, 300)}`);
+	}
+	const bAfter = bworkers();
+	ok(bBefore.length > 0 && bAfter.length === bBefore.length && bAfter.every((p, i) => p === bBefore[i]),
+		`LIM-3 SEC-1 no bearer-mode worker died: the same ${bBefore.length} worker pids before and after`, `before ${bBefore} after ${bAfter}`);
+	bearer.stop();
 }
 
 const after = workers();

@@ -65,7 +65,8 @@ TESTS += tests/integration/push.sh
 EXTRA_DIST += tests/integration/push.sh
 # Hostile input through lighttpd on raw sockets, one table row per class: each refused
 # with its code and a message naming the field or limit, no table gaining a row, no
-# worker dying (LIM-1..LIM-5, ID-1..ID-6, A2A-2, A2A-4).
+# worker dying (LIM-1..LIM-5, ID-1..ID-6, A2A-2, A2A-4); hostile Host/Origin values (SEC-4)
+# and, on a second server with identity = bearer, hostile Authorization values (SEC-1).
 TESTS += tests/integration/hostile.mjs
 EXTRA_DIST += tests/integration/hostile.mjs
 # Shared by the shell tests: TAP output (tap.sh), A2A requests over curl/jq/sqlite3 (a2a.sh),
