@@ -38,6 +38,14 @@ int th_state_interrupted(enum th_state s); /* INPUT_REQUIRED AUTH_REQUIRED */
 
 /* ---- decoding requests ------------------------------------------------ */
 
+/* SEC-3: the string fields that have no configured limit. Every one is kept in memory
+ * (and most in the database) past the request, so none may be as long as the body. */
+#define TH_A2A_MEDIA_TYPE_MAX 255 /* RFC 6838: 127 + '/' + 127 */
+#define TH_A2A_FILENAME_MAX 1024  /* a part's filename */
+#define TH_A2A_URL_MAX 8192       /* a part's url, a push config's url */
+#define TH_A2A_TS_MAX 64          /* an RFC 3339 timestamp, offsets and fractions included */
+#define TH_A2A_MODES_MAX 64       /* acceptedOutputModes entries */
+
 /* Validates a Message sent by a client and returns its canonical form in *out (new
  * reference): messageId (required, non-empty, at most lim->max_id bytes), role
  * (required; "ROLE_USER" or 1 — anything else is refused), parts (required, 1 to

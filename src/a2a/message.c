@@ -136,6 +136,10 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 		    json_object_get_string_len(url) == 0)
 			return th_error_set(e, TH_EINVAL, "%s.url must be a non-empty string",
 			                    path);
+		size_t len = (size_t)json_object_get_string_len(url);
+		if (len > TH_A2A_URL_MAX)
+			return th_error_set(e, TH_EINVAL, "%s.url is %zu bytes; the limit is %d",
+			                    path, len, TH_A2A_URL_MAX);
 		if ((rc = put_ref(out, "url", url, e)) != TH_OK)
 			return rc;
 	} else {
@@ -150,10 +154,12 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 	}
 
 	const char *s;
-	if ((rc = th_a2a_get_str(p, "mediaType", "media_type", prefix, 0, 1, &s, e)) != TH_OK ||
+	if ((rc = th_a2a_get_str(p, "mediaType", "media_type", prefix, TH_A2A_MEDIA_TYPE_MAX, 1, &s,
+	                         e)) != TH_OK ||
 	    (rc = put_str(out, "mediaType", s, e)) != TH_OK)
 		return rc;
-	if ((rc = th_a2a_get_str(p, "filename", NULL, prefix, 0, 1, &s, e)) != TH_OK ||
+	if ((rc = th_a2a_get_str(p, "filename", NULL, prefix, TH_A2A_FILENAME_MAX, 1, &s, e)) !=
+	        TH_OK ||
 	    (rc = put_str(out, "filename", s, e)) != TH_OK)
 		return rc;
 	json_object *md;

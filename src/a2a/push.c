@@ -152,7 +152,7 @@ static th_err decode_create(json_object *params, const struct th_limits *lim, in
 {
 	th_err rc = need_ids(params, lim, 0, inline_config, &r->task_id, &r->id, e);
 	if (rc == TH_OK)
-		rc = get_str(params, "url", NULL, "url", 0, &r->url, e);
+		rc = get_str(params, "url", NULL, "url", TH_A2A_URL_MAX, &r->url, e);
 	if (rc == TH_OK)
 		rc = get_str(params, "token", NULL, "token", SECRET_MAX, &r->token, e);
 	if (rc != TH_OK)

@@ -70,12 +70,25 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 			    e, TH_EINVAL,
 			    "configuration.acceptedOutputModes must be an array of strings");
 		size_t n = json_object_array_length(modes);
-		for (size_t i = 0; i < n; i++)
-			if (!json_object_is_type(json_object_array_get_idx(modes, i),
-			                         json_type_string))
+		if (n > TH_A2A_MODES_MAX)
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "configuration.acceptedOutputModes has %zu entries; the "
+			    "limit is %d",
+			    n, TH_A2A_MODES_MAX);
+		for (size_t i = 0; i < n; i++) {
+			json_object *m = json_object_array_get_idx(modes, i);
+			if (!json_object_is_type(m, json_type_string))
 				return th_error_set(
 				    e, TH_EINVAL,
 				    "configuration.acceptedOutputModes[%zu] must be a string", i);
+			if (json_object_get_string_len(m) > TH_A2A_MEDIA_TYPE_MAX)
+				return th_error_set(e, TH_EINVAL,
+				                    "configuration.acceptedOutputModes[%zu] is %d "
+				                    "bytes; the limit is %d",
+				                    i, json_object_get_string_len(m),
+				                    TH_A2A_MEDIA_TYPE_MAX);
+		}
 		if (n > 0)
 			out->accepted_output_modes = json_object_get(modes);
 	}
@@ -100,7 +113,7 @@ th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, stru
 	json_object *md;
 	const char *tenant; /* multi-tenancy is not offered; only its type is checked */
 	size_t max_md = lim != NULL ? lim->max_metadata : 0;
-	if ((rc = th_a2a_get_str(params, "tenant", NULL, "", 0, 1, &tenant, e)) != TH_OK ||
+	if ((rc = th_a2a_get_str(params, "tenant", NULL, "", TH_ID_MAX, 1, &tenant, e)) != TH_OK ||
 	    (rc = th_a2a_message_decode(th_a2a_field(params, "message", NULL), lim, &out->message,
 	                                e)) != TH_OK ||
 	    (rc = decode_config(params, out, e)) != TH_OK ||
@@ -170,8 +183,8 @@ static th_err list_status(json_object *params, struct th_list_req *out, struct t
 static th_err list_timestamp(json_object *params, struct th_list_req *out, struct th_error *e)
 {
 	const char *s;
-	th_err rc = th_a2a_get_str(params, "statusTimestampAfter", "status_timestamp_after", "", 0,
-	                           1, &s, e);
+	th_err rc = th_a2a_get_str(params, "statusTimestampAfter", "status_timestamp_after", "",
+	                           TH_A2A_TS_MAX, 1, &s, e);
 	if (rc != TH_OK || s == NULL)
 		return rc;
 	if (th_ts_parse(s, &out->status_after_ms) != 0)

@@ -30,11 +30,36 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 	th_bind_send_json(ctx, status, "application/json", o);
 }
 
+/* Longest JSON text of a numeric id: any int64 or double fits; json-c keeps a double's
+ * text as sent, so a 900 KB run of digits would otherwise ride along with every event of a
+ * stream (SEC-3). */
+#define RPC_NUMBER_ID_MAX 64
+
+/* SEC-3: the id is echoed in every answer and kept, as text, by every parked stream; a
+ * string id obeys max_id like every other id, a number its JSON text limit. */
+static th_err check_id_size(json_object *v, int max_id, struct th_error *e)
+{
+	if (json_object_is_type(v, json_type_string)) {
+		size_t n = (size_t)json_object_get_string_len(v);
+		if (n > (size_t)max_id)
+			return th_error_set(e, TH_EINVALREQ,
+			                    "\"id\" is %zu bytes; the limit is %d (max_id)", n,
+			                    max_id);
+		return TH_OK;
+	}
+	size_t n = strlen(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	if (n > RPC_NUMBER_ID_MAX)
+		return th_error_set(e, TH_EINVALREQ,
+		                    "\"id\" is a number of %zu characters; the limit is %d", n,
+		                    RPC_NUMBER_ID_MAX);
+	return TH_OK;
+}
+
 /* Checks the envelope; on success *op and *params (borrowed, NULL when absent) are
  * set. *id is set (borrowed) as soon as it is known to be valid, so that later errors
  * can echo it. */
-static th_err check_envelope(json_object *req, json_object **id, int *op, json_object **params,
-                             struct th_error *e)
+static th_err check_envelope(json_object *req, int max_id, json_object **id, int *op,
+                             json_object **params, struct th_error *e)
 {
 	*id = NULL;
 	*params = NULL;
@@ -56,6 +81,8 @@ static th_err check_envelope(json_object *req, json_object **id, int *op, json_o
 		return th_error_set(e, TH_EINVALREQ,
 		                    "\"id\" must be a string, a number or null, not %s",
 		                    th_json_type_name(v));
+	if (v != NULL && check_id_size(v, max_id, e) != TH_OK)
+		return e->code;
 	*id = v;
 	const char *ver = th_json_str(req, "jsonrpc");
 	if (ver == NULL || strcmp(ver, "2.0") != 0) {
@@ -124,7 +151,7 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	}
 	json_object *id = NULL, *params = NULL;
 	int op = -1;
-	rc = check_envelope(req, &id, &op, &params, &e);
+	rc = check_envelope(req, cfg->lim.max_id, &id, &op, &params, &e);
 	if (rc == TH_OK)
 		th_bind_log_request(op, params);
 	if (rc == TH_OK)

@@ -340,6 +340,32 @@ START_TEST(test_lim1_id_limit_names_field)
 }
 END_TEST
 
+/* SEC-3: the part strings that have no configured limit still have one, named in the
+ * refusal. */
+START_TEST(test_sec3_part_strings_have_limits)
+{
+	static char in[12000], want[200], x[9000];
+	memset(x, 'x', sizeof x);
+	x[TH_A2A_MEDIA_TYPE_MAX + 1] = '\0';
+	snprintf(in, sizeof in, MSG_HEAD "\"parts\":[{\"text\":\"a\",\"mediaType\":\"%s\"}]}", x);
+	snprintf(want, sizeof want, "message.parts[0].mediaType is %d bytes; the limit is %d",
+	         TH_A2A_MEDIA_TYPE_MAX + 1, TH_A2A_MEDIA_TYPE_MAX);
+	msg_bad(in, want);
+	memset(x, 'x', sizeof x);
+	x[TH_A2A_FILENAME_MAX + 1] = '\0';
+	snprintf(in, sizeof in, MSG_HEAD "\"parts\":[{\"text\":\"a\",\"filename\":\"%s\"}]}", x);
+	snprintf(want, sizeof want, "message.parts[0].filename is %d bytes; the limit is %d",
+	         TH_A2A_FILENAME_MAX + 1, TH_A2A_FILENAME_MAX);
+	msg_bad(in, want);
+	memset(x, 'x', sizeof x);
+	x[TH_A2A_URL_MAX + 1] = '\0';
+	snprintf(in, sizeof in, MSG_HEAD "\"parts\":[{\"url\":\"%s\"}]}", x);
+	snprintf(want, sizeof want, "message.parts[0].url is %d bytes; the limit is %d",
+	         TH_A2A_URL_MAX + 1, TH_A2A_URL_MAX);
+	msg_bad(in, want);
+}
+END_TEST
+
 /* ---- SendMessageRequest -------------------------------------------------- */
 
 #define GOOD_MSG                                                                                   \
@@ -365,6 +391,29 @@ static void send_bad(const char *in, const char *want_msg)
 	ck_assert_ptr_null(r.accepted_output_modes);
 	th_send_req_free(&r);
 }
+
+/* SEC-3: acceptedOutputModes and tenant are bounded too. */
+START_TEST(test_sec3_send_strings_have_limits)
+{
+	static char in[8000], want[200];
+	int n =
+	    snprintf(in, sizeof in, "{" GOOD_MSG ",\"configuration\":{\"acceptedOutputModes\":[");
+	for (int i = 0; i <= TH_A2A_MODES_MAX; i++)
+		n += snprintf(in + n, sizeof in - (size_t)n, "%s\"text/plain\"", i ? "," : "");
+	snprintf(in + n, sizeof in - (size_t)n, "]}}");
+	snprintf(want, sizeof want,
+	         "configuration.acceptedOutputModes has %d entries; the limit is %d",
+	         TH_A2A_MODES_MAX + 1, TH_A2A_MODES_MAX);
+	send_bad(in, want);
+	char x[TH_ID_MAX + 2];
+	memset(x, 't', sizeof x - 1);
+	x[sizeof x - 1] = '\0';
+	snprintf(in, sizeof in, "{" GOOD_MSG ",\"tenant\":\"%s\"}", x);
+	snprintf(want, sizeof want, "tenant is %d bytes; the limit is %d", TH_ID_MAX + 1,
+	         TH_ID_MAX);
+	send_bad(in, want);
+}
+END_TEST
 
 START_TEST(test_a2a2_send_minimal_and_empty_configuration)
 {
@@ -1046,6 +1095,8 @@ static Suite *a2a_suite(void)
 	tcase_add_test(tc, test_lim1_message_metadata_limit_names_field);
 	tcase_add_test(tc, test_lim1_part_metadata_limit_names_field);
 	tcase_add_test(tc, test_lim1_id_limit_names_field);
+	tcase_add_test(tc, test_sec3_part_strings_have_limits);
+	tcase_add_test(tc, test_sec3_send_strings_have_limits);
 	tcase_add_test(tc, test_lim1_send_message_limits_apply);
 	suite_add_tcase(s, tc);
 

@@ -842,6 +842,44 @@ START_TEST(test_lim1_json_depth_limit_named)
 }
 END_TEST
 
+/* SEC-3: a parked stream keeps the JSON-RPC id's text for every event it sends, so the id
+ * obeys max_id (a string) or 64 characters (a number); the refusal names the limit, echoes
+ * no id and runs nothing. */
+START_TEST(test_sec3_jsonrpc_id_over_max_id_refused)
+{
+	cfg.lim.max_id = 16;
+	struct resp r =
+	    run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":\"0123456789abcdefX\",\"method\":\"GetTask\","
+	               "\"params\":{\"id\":\"t1\"}}");
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "17 bytes; the limit is 16 (max_id)");
+	ck_assert(is_null_id(&r));
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	char body[300];
+	char digits[80];
+	memset(digits, '7', 70);
+	digits[70] = '\0';
+	snprintf(body, sizeof body,
+	         "{\"jsonrpc\":\"2.0\",\"id\":%s.5,\"method\":\"GetTask\","
+	         "\"params\":{\"id\":\"t1\"}}",
+	         digits);
+	r = run(RPC_V, body);
+	assert_rpc_error(&r, -32600, NULL);
+	assert_contains(jstr(&r, "error.message"), "the limit is 64");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+
+	/* At the limit the request runs and the id comes back as it was. */
+	r = run(RPC_V, "{\"jsonrpc\":\"2.0\",\"id\":\"0123456789abcdef\",\"method\":\"GetTask\","
+	               "\"params\":{\"id\":\"t1\"}}");
+	ck_assert_int_eq(rec.calls, 1);
+	ck_assert_str_eq(jstr(&r, "id"), "0123456789abcdef");
+	resp_free(&r);
+}
+END_TEST
+
 START_TEST(test_lim1_short_body_refused)
 {
 	const char *p[] = {
@@ -1960,6 +1998,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim1_oversized_jsonrpc_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_oversized_rest_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_json_depth_limit_named);
+	tcase_add_test(tc, test_sec3_jsonrpc_id_over_max_id_refused);
 	tcase_add_test(tc, test_lim1_short_body_refused);
 	tcase_add_test(tc, test_ext1_unknown_extension_refused_naming_it);
 	tcase_add_test(tc, test_ext2_activated_extensions_echoed);
