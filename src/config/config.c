@@ -328,8 +328,9 @@ static const struct key keys[] = {
           "1 lets identity = header (and anonymous_participant) serve a base_url whose host "
           "is not loopback; only behind a proxy that authenticates and sets "
           "X-Participant-Id (SEC-1)"),
-    K_INT("history_length_default", history_default, -1, 100000, "-1",
-          "messages of history when a request gives no historyLength; -1 = all"),
+    K_INT("history_length_default", history_default, -1, 1000, "-1",
+          "messages of history when a request gives no historyLength; -1 = as many as the "
+          "cap allows: 1000 messages, 8 MiB (SEC-3)"),
     K_INT("max_body", lim.max_body, 1024, 1073741824, "1048576",
           "request body in bytes (413 above) (LIM-1)"),
     K_INT("json_depth", lim.json_depth, 4, 1000, "32", "JSON nesting depth"),

@@ -71,7 +71,7 @@ struct th_config {
 	int echo_delay_ms;           /* echo_delay_ms (lets tests hold a turn open) */
 	int lease_ms;                /* turn_lease_ms */
 	int max_attempts;            /* turn_max_attempts */
-	int history_default;         /* history_length_default (-1: all) */
+	int history_default;         /* history_length_default (-1: the cap) */
 	int heartbeat_ms;            /* heartbeat_ms: SSE comment heartbeat interval */
 	int stream_max_ms;           /* stream_max_ms: longest a stream stays open */
 	int stream_poll_ms;          /* stream_poll_ms: how often a stream looks for events */

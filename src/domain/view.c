@@ -267,25 +267,96 @@ static json_object *assemble(const struct th_task_row *row, json_object *status,
 	return th_a2a_task(row->id, row->context_id, status, history, artifacts, meta);
 }
 
+/* Messages read per query while walking a history back from its end. */
+#define HISTORY_PAGE 100
+
+/* Moves the messages of page (newest last) onto acc (newest first) until acc holds want
+ * or the bytes *left run out (a first message is taken while any are left); 1 when acc is
+ * full, -1 out of memory. A message read as stored text is measured as such, a parsed one
+ * by its serialisation. */
+static int take_page(json_object *page, json_object *acc, int want, size_t *left)
+{
+	for (size_t i = json_object_array_length(page); i-- > 0;) {
+		json_object *m = json_object_array_get_idx(page, i);
+		size_t n = json_object_is_type(m, json_type_string)
+		               ? (size_t)json_object_get_string_len(m)
+		               : strlen(json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN));
+		if (*left == 0 || (n > *left && json_object_array_length(acc) > 0))
+			return 1;
+		*left -= n < *left ? n : *left;
+		if (th_json_push(acc, json_object_get(m)) != 0)
+			return -1;
+		if (json_object_array_length(acc) >= (size_t)want)
+			return 1;
+	}
+	return 0;
+}
+
+/* SEC-3: the newest `want` messages viewer may read (NULL: every message, kept as stored
+ * text since nobody reads it), oldest first, into *out. Read from the end in pages, so
+ * that no long history, nor a long run of side-channel messages the viewer may not see,
+ * is ever held whole. */
+static th_err read_history(struct th_store *st, const char *task_id, const char *viewer, int want,
+                           size_t *left, json_object **out, struct th_error *e)
+{
+	*out = NULL;
+	int64_t upto = th_store_history_last_pos(st, task_id);
+	if (upto < 0)
+		return th_error_set(e, TH_EINTERNAL, "reading the history of task %s failed",
+		                    task_id);
+	json_object *acc = json_object_new_array(); /* newest first */
+	if (acc == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory reading a history");
+	th_err rc = TH_OK;
+	for (int full = 0; rc == TH_OK && !full && upto > 0; upto -= HISTORY_PAGE) {
+		json_object *page = NULL;
+		int64_t after = upto > HISTORY_PAGE ? upto - HISTORY_PAGE : 0;
+		rc = th_store_history_range(st, task_id, after, upto, viewer == NULL, &page, e);
+		if (rc == TH_OK && viewer != NULL)
+			rc = filter_history(st, task_id, viewer, page, e);
+		if (rc == TH_OK && (full = take_page(page, acc, want, left)) < 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory reading a history");
+		json_object_put(page);
+	}
+	size_t n = json_object_array_length(acc);
+	json_object *hist = rc == TH_OK ? json_object_new_array_ext((int)n) : NULL;
+	if (rc == TH_OK && hist == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory reading a history");
+	for (size_t i = n; rc == TH_OK && i-- > 0;)
+		if (th_json_push(hist, json_object_get(json_object_array_get_idx(acc, i))) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory reading a history");
+	json_object_put(acc);
+	if (rc != TH_OK) {
+		json_object_put(hist);
+		return rc;
+	}
+	*out = hist;
+	return TH_OK;
+}
+
 th_err th_view_task(struct th_store *st, const struct th_task_row *row, const char *viewer,
                     int history_length, int include_artifacts, json_object **out,
                     struct th_error *e)
 {
+	size_t left = TH_HISTORY_BYTES_MAX;
+	return th_view_task_within(st, row, viewer, history_length, include_artifacts, &left, out,
+	                           e);
+}
+
+th_err th_view_task_within(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                           int history_length, int include_artifacts, size_t *left,
+                           json_object **out, struct th_error *e)
+{
 	*out = NULL;
 	json_object *ext = NULL, *history = NULL, *artifacts = NULL;
 	th_err rc = th_view_task_ext(st, row, &ext, e);
-	/* Only a task with side channels needs its whole history read to filter it (CH-2). */
+	/* Only a task with side channels needs its messages filtered (CH-2). */
 	if (viewer != NULL && !th_store_has_side_channels(st, row->id))
 		viewer = NULL;
-	/* A history nobody filters is only written out: its messages stay stored text. */
+	if (history_length < 0 || history_length > TH_HISTORY_MAX)
+		history_length = TH_HISTORY_MAX;
 	if (rc == TH_OK && history_length != 0)
-		rc = viewer != NULL
-		         ? th_store_history(st, row->id, -1, &history, e)
-		         : th_store_history_raw(st, row->id, history_length, &history, e);
-	if (rc == TH_OK && history != NULL && viewer != NULL) {
-		rc = filter_history(st, row->id, viewer, history, e);
-		th_a2a_trim_history(history, history_length);
-	}
+		rc = read_history(st, row->id, viewer, history_length, left, &history, e);
 	if (rc == TH_OK && include_artifacts)
 		rc = th_store_artifacts(st, row->id, &artifacts, e);
 	if (rc != TH_OK) {

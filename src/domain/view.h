@@ -6,6 +6,7 @@
 #define TH_DOMAIN_VIEW_H
 
 #include <json-c/json.h>
+#include <stddef.h>
 
 #include "store/store.h"
 #include "util/err.h"
@@ -32,10 +33,23 @@ th_err th_view_plan(struct th_store *st, const char *task_id, json_object **out,
 
 /* The whole Task as viewer sees it: side-channel messages of channels viewer is not a
  * member of are left out of the history (CH-2); viewer NULL shows everything.
- * history_length < 0: all; 0: no history key. */
+ * history_length < 0 or over TH_HISTORY_MAX: TH_HISTORY_MAX; 0: no history key. The
+ * history is read from its end in pages and stops growing before TH_HISTORY_BYTES_MAX
+ * bytes of messages (the newest message is always given) (SEC-3). */
 th_err th_view_task(struct th_store *st, const struct th_task_row *row, const char *viewer,
                     int history_length, int include_artifacts, json_object **out,
                     struct th_error *e);
+
+/* SEC-3: the most messages one task view carries, whatever historyLength asks (the
+ * official SDKs' page limit), and the most bytes of stored message text it holds. */
+#define TH_HISTORY_MAX 1000
+#define TH_HISTORY_BYTES_MAX (8 * 1024 * 1024)
+
+/* th_view_task with the history's bytes taken from *left (decreased), so that the views
+ * of one ListTasks page share one TH_HISTORY_BYTES_MAX (SEC-3). */
+th_err th_view_task_within(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                           int history_length, int include_artifacts, size_t *left,
+                           json_object **out, struct th_error *e);
 
 /* The Task th_view_task(row, any viewer, history_length, with artifacts) builds for a
  * task whose only change since `before` was a status transition (row is the task after

@@ -182,10 +182,12 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	 * asked for (docs/decisions/decision-003-list-history.md). */
 	int history = req->history_length >= 0 ? req->history_length : 0;
 	json_object *tasks = json_object_new_array();
+	/* SEC-3: the page's histories share one byte budget, not one each. */
+	size_t left = TH_HISTORY_BYTES_MAX;
 	for (size_t i = 0; rc == TH_OK && i < shown; i++) {
 		json_object *t = NULL;
-		rc = th_view_task(app->store, &rows[i], participant, history,
-		                  req->include_artifacts, &t, e);
+		rc = th_view_task_within(app->store, &rows[i], participant, history,
+		                         req->include_artifacts, &left, &t, e);
 		if (rc == TH_OK && th_json_push(tasks, t) != 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory building a task list");
 	}

@@ -156,6 +156,25 @@ th_err th_store_history_raw(struct th_store *st, const char *task_id, int limit,
 	return history(st, task_id, limit, 1, out, e);
 }
 
+th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t after, int64_t upto,
+                              int raw, json_object **out, struct th_error *e)
+{
+	return collect(st, TH_STMT_MSG_RANGE,
+	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > ?2 AND pos <= ?3 "
+	               "ORDER BY pos",
+	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", out, e);
+}
+
+int64_t th_store_history_last_pos(struct th_store *st, const char *task_id)
+{
+	int64_t n = -1;
+	if (th_store_exec(st, TH_STMT_MSG_LAST_POS,
+	                  "SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1",
+	                  TH_ARGS(TH_T(task_id)), &n, NULL, "history end", NULL) != TH_OK)
+		return -1;
+	return n;
+}
+
 int64_t th_store_message_count(struct th_store *st, const char *task_id)
 {
 	int64_t n = -1;

@@ -239,6 +239,13 @@ th_err th_store_history(struct th_store *st, const char *task_id, int limit, jso
  * serialised (a response, an event snapshot), never read. */
 th_err th_store_history_raw(struct th_store *st, const char *task_id, int limit, json_object **out,
                             struct th_error *e);
+/* SEC-3: the messages whose position lies in (after, upto], oldest first, as a new JSON
+ * array (raw: each as its stored text, th_json_raw); for reading a long history in pages
+ * from its end. */
+th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t after, int64_t upto,
+                              int raw, json_object **out, struct th_error *e);
+/* The position of the task's newest message (0: none), or -1 when it cannot be read. */
+int64_t th_store_history_last_pos(struct th_store *st, const char *task_id);
 /* The stored message (task_id, message_id) as a new JSON object, or TH_ENOTFOUND. */
 th_err th_store_message_get(struct th_store *st, const char *task_id, const char *message_id,
                             json_object **out, struct th_error *e);

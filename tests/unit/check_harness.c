@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "domain/ext.h"
 #include "ops/ops.h"
+#include "domain/view.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/jsonx.h"
@@ -863,6 +864,67 @@ START_TEST(test_stream5_history_length_and_pagination)
 }
 END_TEST
 
+/* Appends n messages with text of `size` bytes to task id, straight through the store. */
+static void append_messages(const char *id, int from, int n, size_t size)
+{
+	char *json = malloc(size + 100);
+	ck_assert_ptr_nonnull(json);
+	ck_assert_int_eq(th_store_begin(app.store, &err), TH_OK);
+	for (int i = from; i < from + n; i++) {
+		char mid[32];
+		snprintf(mid, sizeof mid, "bulk-%d", i);
+		int k = snprintf(json, size + 100, "{\"messageId\":\"%s\",\"pad\":\"", mid);
+		memset(json + k, 'p', size);
+		snprintf(json + k + size, 100, "\"}");
+		ck_assert_int_eq(
+		    th_store_message_append(app.store, id, mid, "ROLE_USER", "alice", json, &err),
+		    TH_OK);
+	}
+	ck_assert_int_eq(th_store_commit(app.store, &err), TH_OK);
+	free(json);
+}
+
+static json_object *history_of(const char *id, const char *extra)
+{
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"%s}", id, extra);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	return r;
+}
+
+/* SEC-3: historyLength over 1,000, and none at all, give the newest 1,000 messages; a
+ * history of large messages stops before TH_HISTORY_BYTES_MAX bytes (newest kept). */
+START_TEST(test_sec3_history_capped_at_1000_and_by_bytes)
+{
+	const char *id = new_task("hello");
+	append_messages(id, 1, 1100, 10);
+	static const char *const asks[] = {",\"historyLength\":5000", "",
+	                                   ",\"historyLength\":1000"};
+	for (size_t a = 0; a < sizeof asks / sizeof asks[0]; a++) {
+		json_object *r = history_of(id, asks[a]);
+		json_object *h = json_object_object_get(r, "history");
+		ck_assert_uint_eq(json_object_array_length(h), TH_HISTORY_MAX);
+		ck_assert_str_eq(
+		    th_json_str(json_object_array_get_idx(h, TH_HISTORY_MAX - 1), "messageId"),
+		    "bulk-1100");
+		ck_assert_str_eq(th_json_str(json_object_array_get_idx(h, 0), "messageId"),
+		                 "bulk-101");
+		json_object_put(r);
+	}
+	json_object *r = history_of(id, ",\"historyLength\":3");
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(r, "history")), 3);
+	json_object_put(r);
+
+	/* Three messages of 3 MiB: two fit in 8 MiB, the third does not. */
+	append_messages(id, 2000, 3, 3u << 20);
+	r = history_of(id, ",\"historyLength\":10");
+	json_object *h = json_object_object_get(r, "history");
+	ck_assert_uint_eq(json_object_array_length(h), 2);
+	ck_assert_str_eq(th_json_str(json_object_array_get_idx(h, 1), "messageId"), "bulk-2002");
+	json_object_put(r);
+}
+END_TEST
+
 /* LIM-4: a pageToken is parsed strictly, in the exact form the server writes (hex of
  * "<ms>.<id>", lowercase); anything else is refused, never read as the first page. */
 START_TEST(test_lim4_page_tokens_are_parsed_strictly)
@@ -944,6 +1006,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stream3_task_events_are_numbered_in_order);
 	tcase_add_test(tc, test_turn5_return_immediately_answers_before_the_turn);
 	tcase_add_test(tc, test_stream5_history_length_and_pagination);
+	tcase_add_test(tc, test_sec3_history_capped_at_1000_and_by_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
