@@ -25,10 +25,13 @@ struct th_memo;
  * worker's stream thread. The binding asks room() before it starts a stream and hands
  * the stream over with take(); see struct th_bind_parked. */
 struct th_bind_parked;
+enum { TH_PARKER_ROOM = 0, TH_PARKER_FULL = 1, TH_PARKER_MINE = 2 };
 struct th_parker {
 	void *impl;
-	/* 1 while one more stream may be opened, 0 at the stream_max limit. */
-	int (*room)(void *impl);
+	/* Whether participant (NULL: none) may open one more stream: TH_PARKER_ROOM, or
+	 * TH_PARKER_FULL at stream_max, or TH_PARKER_MINE when participant holds
+	 * stream_max_per_participant already (SEC-3). */
+	int (*room)(void *impl, const char *participant);
 	/* 0: *p was moved to the parker (zeroed here); -1: nothing was taken. */
 	int (*take)(void *impl, struct th_bind_parked *p);
 };

@@ -32,6 +32,7 @@ struct th_bind_ctx {
 	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
 	                        th_buf_free (th_bind_serve) */
 	int head;            /* a HEAD request: th_bind_send sends the headers only */
+	int retry_after;     /* seconds for Retry-After when refused (0: 1) */
 	int api;             /* an API answer: th_bind_send adds Cache-Control: no-store
 	                        unless extra names a Cache-Control (SEC-4) */
 };
@@ -135,9 +136,14 @@ int th_bind_json_ctype(const char *ct);
  * TH_EVERSION naming the value received, "(none)" when there was none. */
 th_err th_bind_check_version(const char *version, struct th_error *e);
 
-/* Version, then extensions (EXT-1), then the participant (ID-1): fills ctx->call and,
- * when extensions were activated, the A2A-Extensions response header (EXT-2). */
+/* Version, then extensions (EXT-1), then the participant (ID-1), then its request rate
+ * (SEC-3: TH_ETOOMANY, ctx->retry_after set): fills ctx->call and, when extensions were
+ * activated, the A2A-Extensions response header (EXT-2). */
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e);
+
+/* Adds Retry-After (ctx->retry_after seconds, at least 1) for the errors that are worth
+ * retrying: busy, at capacity, over a participant's share. */
+void th_bind_retry_after(struct th_bind_ctx *ctx, const struct th_error *e);
 
 /* The operation runner both bindings call: th_service_call, unless a unit test has
  * put a recorder here to see exactly what a binding passed on. */

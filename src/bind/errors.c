@@ -54,6 +54,9 @@ static const struct row table[] = {
     /* SEC-1: A2A has no code for it and allows HTTP 401 before dispatch on JSON-RPC
      * too (A2A 1.0 §5 error rules): 401 on both bindings, with WWW-Authenticate. */
     [TH_EUNAUTHENTICATED] = {-32600, 401, "UNAUTHENTICATED", ""},
+    /* One participant's share, not the server's capacity (SEC-3): 429 on both bindings,
+     * with Retry-After; A2A has no code of its own for it. */
+    [TH_ETOOMANY] = {-32603, 429, "RESOURCE_EXHAUSTED", ""},
 };
 
 static const struct row *row_of(th_err code)
@@ -180,8 +183,7 @@ void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_err
 		th_bind_send_oom(ctx);
 		return;
 	}
-	if (e->code == TH_EBUSY || e->code == TH_EUNAVAILABLE)
-		th_buf_puts(&ctx->extra, "Retry-After: 1\r\n");
+	th_bind_retry_after(ctx, e);
 	th_bind_send_json(ctx, status, "application/a2a+json", o);
 }
 

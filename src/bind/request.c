@@ -19,7 +19,9 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/idrule.h"
+#include "util/ids.h"
 #include "util/netaddr.h"
+#include "util/rate.h"
 
 th_bind_service_fn th_bind_service = th_service_call;
 
@@ -135,6 +137,31 @@ th_err th_bind_check_peer(const struct th_bind_ctx *ctx, struct th_error *e)
 	                    q);
 }
 
+/* SEC-3: one token of the sender's bucket per API request; a request without a sender is
+ * counted by its client address, so that leaving the header out does not escape it. */
+static th_err check_rate(struct th_bind_ctx *ctx, struct th_error *e)
+{
+	const struct th_config *cfg = ctx->app->cfg;
+	if (cfg->rate_limit_rps <= 0)
+		return TH_OK;
+	char key[TH_ID_BUF];
+	const char *addr = ctx->req->remote_addr;
+	if (ctx->call.participant != NULL)
+		snprintf(key, sizeof key, "p:%s", ctx->call.participant);
+	else
+		snprintf(key, sizeof key, "a:%s", addr != NULL ? addr : "");
+	int64_t wait = th_rate_take(key, cfg->rate_limit_rps, cfg->rate_limit_burst, th_mono_ms());
+	if (wait == 0)
+		return TH_OK;
+	ctx->retry_after = (int)((wait + 999) / 1000);
+	char q[80];
+	th_bind_quote(q, sizeof q, ctx->call.participant != NULL ? ctx->call.participant : addr);
+	return th_error_set(e, TH_ETOOMANY,
+	                    "%s is over its request rate of %d per second (rate_limit_rps, "
+	                    "burst rate_limit_burst = %d); retry after %d s",
+	                    q, cfg->rate_limit_rps, cfg->rate_limit_burst, ctx->retry_after);
+}
+
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 {
 	if (ctx->req->version == NULL && ctx->req->version_in_query) {
@@ -168,8 +195,10 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 			return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	const struct th_config *cfg = ctx->app->cfg;
-	if (cfg->identity == TH_IDENTITY_BEARER)
-		return bearer_identity(ctx, e);
+	if (cfg->identity == TH_IDENTITY_BEARER) {
+		rc = bearer_identity(ctx, e);
+		return rc != TH_OK ? rc : check_rate(ctx, e);
+	}
 	/* ID-1: behind an authenticating web server only REMOTE_USER counts; a client-
 	 * chosen header must not be able to impersonate anyone there. */
 	const char *who = cfg->identity == TH_IDENTITY_REMOTE_USER ? ctx->req->remote_user
@@ -194,7 +223,14 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 		return th_error_set(e, TH_EINVAL,
 		                    "%s '%s' is the agent's own id; a client cannot speak as it",
 		                    source, TH_AGENT_ID);
-	return TH_OK;
+	return check_rate(ctx, e);
+}
+
+void th_bind_retry_after(struct th_bind_ctx *ctx, const struct th_error *e)
+{
+	if (e->code == TH_EBUSY || e->code == TH_EUNAVAILABLE || e->code == TH_ETOOMANY)
+		th_buf_printf(&ctx->extra, "Retry-After: %d\r\n",
+		              ctx->retry_after > 0 ? ctx->retry_after : 1);
 }
 
 /* If-None-Match is "*" or a comma-separated list of entity tags, possibly weak

@@ -186,11 +186,19 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 	struct th_parker *parker = ctx->app->parker;
 	/* STREAM-6: refused before anything is read or stored, so that streams can never
 	 * take what ordinary requests need. */
-	if (parker != NULL && !parker->room(parker->impl))
+	int room =
+	    parker != NULL ? parker->room(parker->impl, ctx->call.participant) : TH_PARKER_ROOM;
+	if (room == TH_PARKER_FULL)
 		return th_error_set(e, TH_EUNAVAILABLE,
 		                    "this worker already holds its limit of %d open streams "
 		                    "(stream_max); retry later",
 		                    ctx->app->cfg->stream_max);
+	/* SEC-3: one participant cannot take the slots everyone shares. */
+	if (room == TH_PARKER_MINE)
+		return th_error_set(e, TH_ETOOMANY,
+		                    "this participant already holds %d open streams in this worker "
+		                    "(stream_max_per_participant); close one or retry later",
+		                    ctx->app->cfg->stream_max_per_participant);
 	struct sse s = {.ctx = ctx, .rpc_id = rpc_id, .is_rpc = rpc_id != NULL};
 	struct th_sink sink = {&s, sse_open, sse_event, sse_heartbeat, sse_park};
 	const char *last = ctx->req->last_event_id;

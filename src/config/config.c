@@ -280,6 +280,14 @@ static const struct key keys[] = {
           "how often a worker looks for events other processes committed, in ms"),
     K_INT("stream_max", stream_max, 1, 100000, "1000",
           "open streams one FastCGI worker holds; one more is refused with 503 (STREAM-6)"),
+    K_INT("stream_max_per_participant", stream_max_per_participant, 1, 100000, "8",
+          "open streams one participant may hold in one FastCGI worker; one more is "
+          "refused with 429 (SEC-3)"),
+    K_INT("rate_limit_rps", rate_limit_rps, 0, 1000000, "0",
+          "API requests per second one participant may send to one worker process (each "
+          "worker counts alone); over it: 429 with Retry-After; 0 = no limit (SEC-3)"),
+    K_INT("rate_limit_burst", rate_limit_burst, 1, 1000000, "20",
+          "requests a participant may send at once before rate_limit_rps paces it"),
     K_INT("worker_threads", worker_threads, 1, 64, "16",
           "requests one FastCGI worker serves at once; their writes commit together"),
     K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",

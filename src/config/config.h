@@ -31,65 +31,70 @@ struct th_limits {
 };
 
 struct th_config {
-	char *source;                /* the file read, or NULL; free */
-	char *db_path;               /* db; free */
-	char *base_url;              /* base_url, always ending in '/'; free */
-	char *base_path;             /* path part of base_url, e.g. "/" or "/a2a/"; free */
-	char *allowed_hosts;         /* allowed_hosts: more Host values than base_url's (SEC-4),
-	                                separated by spaces or commas, or NULL; free */
-	char *allowed_origins;       /* allowed_origins: more Origin values than base_url's
-	                                (SEC-4), separated by spaces or commas, or NULL; free */
-	char *model;                 /* model: echo | exec | openai; free */
-	char *model_command;         /* model_command: the exec backend's program, an absolute
-	                                path and arguments split at spaces, or NULL; free */
-	int model_timeout_ms;        /* model_timeout_ms: one model call (exec, openai) */
-	char *model_env;             /* model_env: names of further variables the exec program
-	                                gets besides the fixed allow-list (SEC-6), or NULL; free */
-	char *openai_base_url;       /* openai_base_url without trailing '/', or NULL; free */
-	char *openai_model;          /* openai_model, or NULL; free */
-	char *openai_api_key_env;    /* openai_api_key_env: the NAME of the variable holding
-	                                the API key; free */
-	char *commands_dir;          /* commands_dir; free */
-	char *web_dir;               /* web_dir: the web app's files (WEB-1); free */
-	enum th_identity identity;   /* identity: header | remote_user | bearer (SEC-1) */
-	char *jwt_secret_file;       /* jwt_secret_file: file holding the HS* secret, or NULL;
-	                                free */
-	char *jwt_secret_env;        /* jwt_secret_env: NAME of the variable holding it, or
-	                                NULL; free */
-	char *jwt_jwks_file;         /* jwt_jwks_file: RS*, PS*, ES* keys, or NULL; free */
-	char *jwt_issuer;            /* jwt_issuer: required iss, or NULL; free */
-	char *jwt_audience;          /* jwt_audience: required aud, or NULL; free */
-	char *jwt_claim;             /* jwt_claim: the claim naming the participant; free */
-	int jwt_leeway_s;            /* jwt_leeway_s: clock skew allowed on exp and nbf */
-	char *anonymous_participant; /* anonymous_participant: NULL or "" = off; free */
-	char *trusted_proxies;       /* trusted_proxies: peers besides loopback that header mode
-	                                serves (addresses, CIDR blocks), or NULL; free (SEC-1) */
-	int identity_header_public;  /* identity_header_public: 1 lets header mode start on a
-	                                base_url that is not loopback (SEC-1) */
-	int sync_full;               /* synchronous: 0 normal, 1 full */
-	int busy_timeout_ms;         /* busy_timeout_ms */
-	int echo_delay_ms;           /* echo_delay_ms (lets tests hold a turn open) */
-	int lease_ms;                /* turn_lease_ms */
-	int max_attempts;            /* turn_max_attempts */
-	int history_default;         /* history_length_default (-1: the cap) */
-	int heartbeat_ms;            /* heartbeat_ms: SSE comment heartbeat interval */
-	int stream_max_ms;           /* stream_max_ms: longest a stream stays open */
-	int stream_poll_ms;          /* stream_poll_ms: how often a stream looks for events */
-	int stream_max;              /* stream_max: open streams one FastCGI worker holds at once
-	                                (STREAM-6); one more is refused with 503 */
-	int worker_threads;          /* worker_threads: requests one FastCGI worker serves at
-	                                once; their writes commit together (decision-023) */
-	int a2ui_v091;               /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
-	                                messages carry (UI-1) */
-	int push_allow_private;      /* push_allow_private: 0 refuses private, loopback and
-	                                link-local webhook addresses (PUSH-3) */
-	int push_timeout_ms;         /* push_timeout_ms: one webhook POST (PUSH-2) */
-	int push_retry_base_ms;      /* push_retry_base_ms: delay after a failed POST, doubled
-	                                each attempt */
-	int push_retry_max_ms;       /* push_retry_max_ms: cap of that delay */
-	int push_max_attempts;       /* push_max_attempts: then the delivery is dead */
-	int push_max_configs;        /* push_max_configs: per participant and task (PUSH-1) */
-	int push_keep_hours;         /* push_keep_hours: finished deliveries kept this long */
+	char *source;                   /* the file read, or NULL; free */
+	char *db_path;                  /* db; free */
+	char *base_url;                 /* base_url, always ending in '/'; free */
+	char *base_path;                /* path part of base_url, e.g. "/" or "/a2a/"; free */
+	char *allowed_hosts;            /* allowed_hosts: more Host values than base_url's (SEC-4),
+	                                   separated by spaces or commas, or NULL; free */
+	char *allowed_origins;          /* allowed_origins: more Origin values than base_url's
+	                                   (SEC-4), separated by spaces or commas, or NULL; free */
+	char *model;                    /* model: echo | exec | openai; free */
+	char *model_command;            /* model_command: the exec backend's program, an absolute
+	                                   path and arguments split at spaces, or NULL; free */
+	int model_timeout_ms;           /* model_timeout_ms: one model call (exec, openai) */
+	char *model_env;                /* model_env: names of further variables the exec program
+	                                   gets besides the fixed allow-list (SEC-6), or NULL; free */
+	char *openai_base_url;          /* openai_base_url without trailing '/', or NULL; free */
+	char *openai_model;             /* openai_model, or NULL; free */
+	char *openai_api_key_env;       /* openai_api_key_env: the NAME of the variable holding
+	                                   the API key; free */
+	char *commands_dir;             /* commands_dir; free */
+	char *web_dir;                  /* web_dir: the web app's files (WEB-1); free */
+	enum th_identity identity;      /* identity: header | remote_user | bearer (SEC-1) */
+	char *jwt_secret_file;          /* jwt_secret_file: file holding the HS* secret, or NULL;
+	                                   free */
+	char *jwt_secret_env;           /* jwt_secret_env: NAME of the variable holding it, or
+	                                   NULL; free */
+	char *jwt_jwks_file;            /* jwt_jwks_file: RS*, PS*, ES* keys, or NULL; free */
+	char *jwt_issuer;               /* jwt_issuer: required iss, or NULL; free */
+	char *jwt_audience;             /* jwt_audience: required aud, or NULL; free */
+	char *jwt_claim;                /* jwt_claim: the claim naming the participant; free */
+	int jwt_leeway_s;               /* jwt_leeway_s: clock skew allowed on exp and nbf */
+	char *anonymous_participant;    /* anonymous_participant: NULL or "" = off; free */
+	char *trusted_proxies;          /* trusted_proxies: peers besides loopback that header mode
+	                                   serves (addresses, CIDR blocks), or NULL; free (SEC-1) */
+	int identity_header_public;     /* identity_header_public: 1 lets header mode start on a
+	                                   base_url that is not loopback (SEC-1) */
+	int sync_full;                  /* synchronous: 0 normal, 1 full */
+	int busy_timeout_ms;            /* busy_timeout_ms */
+	int echo_delay_ms;              /* echo_delay_ms (lets tests hold a turn open) */
+	int lease_ms;                   /* turn_lease_ms */
+	int max_attempts;               /* turn_max_attempts */
+	int history_default;            /* history_length_default (-1: the cap) */
+	int heartbeat_ms;               /* heartbeat_ms: SSE comment heartbeat interval */
+	int stream_max_ms;              /* stream_max_ms: longest a stream stays open */
+	int stream_poll_ms;             /* stream_poll_ms: how often a stream looks for events */
+	int stream_max;                 /* stream_max: open streams one FastCGI worker holds at once
+	                                   (STREAM-6); one more is refused with 503 */
+	int stream_max_per_participant; /* stream_max_per_participant: open streams one
+	                                   participant holds in one worker (SEC-3) */
+	int rate_limit_rps;     /* rate_limit_rps: API requests per second per participant per
+	                           worker process; 0: no limit (SEC-3) */
+	int rate_limit_burst;   /* rate_limit_burst: requests at once before the rate applies */
+	int worker_threads;     /* worker_threads: requests one FastCGI worker serves at
+	                           once; their writes commit together (decision-023) */
+	int a2ui_v091;          /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
+	                           messages carry (UI-1) */
+	int push_allow_private; /* push_allow_private: 0 refuses private, loopback and
+	                           link-local webhook addresses (PUSH-3) */
+	int push_timeout_ms;    /* push_timeout_ms: one webhook POST (PUSH-2) */
+	int push_retry_base_ms; /* push_retry_base_ms: delay after a failed POST, doubled
+	                           each attempt */
+	int push_retry_max_ms;  /* push_retry_max_ms: cap of that delay */
+	int push_max_attempts;  /* push_max_attempts: then the delivery is dead */
+	int push_max_configs;   /* push_max_configs: per participant and task (PUSH-1) */
+	int push_keep_hours;    /* push_keep_hours: finished deliveries kept this long */
 	struct th_limits lim;
 };
 

@@ -34,7 +34,9 @@ typedef enum th_err {
 	TH_ELENGTH,          /* a body without Content-Length (chunked): HTTP 411 */
 	TH_EUNAVAILABLE,     /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
 	TH_EFORBIDDEN,       /* a browser-safety refusal (Host, Origin): HTTP 403 (SEC-4) */
-	TH_EUNAUTHENTICATED  /* missing or bad credentials: HTTP 401 + WWW-Authenticate (SEC-1) */
+	TH_EUNAUTHENTICATED, /* missing or bad credentials: HTTP 401 + WWW-Authenticate (SEC-1) */
+	TH_ETOOMANY          /* a participant over its streams or request rate: HTTP 429
+	                        with Retry-After (SEC-3) */
 } th_err;
 
 #define TH_ERRMSG_MAX 512

@@ -57,6 +57,12 @@ struct slot {
 	                            a failed write by the next heartbeat */
 };
 
+/* One participant's open streams in this worker (SEC-3). */
+struct owner {
+	char *id; /* owned; free (release_owner, th_streams_stop) */
+	size_t n;
+};
+
 struct th_streams {
 	const struct th_config *cfg; /* borrowed */
 	struct th_store *store;      /* owned; the thread's connection; th_streams_stop */
@@ -70,7 +76,9 @@ struct th_streams {
 	pthread_cond_t recover_cv;    /* signalled when recover gains an id, or at stop */
 	struct th_bind_parked *inbox; /* handed over, not yet adopted; free */
 	size_t ninbox, capinbox;
-	size_t open;    /* streams in inbox and slots */
+	size_t open;          /* streams in inbox and slots */
+	struct owner *owners; /* open streams per participant, those with any; array free */
+	size_t nowners, capowners;
 	char **recover; /* task ids for the recovery thread; each and array free
 	                   (th_streams_wait_recoveries hands them over) */
 	size_t nrecover, caprecover;
@@ -93,13 +101,63 @@ static void wake(struct th_streams *s)
 
 /* ---- the main thread's side ---- */
 
-static int room(void *impl)
+/* The index of participant's entry in owners, or nowners. Under mu. */
+static size_t find_owner(const struct th_streams *s, const char *participant)
+{
+	const char *id = participant != NULL ? participant : "";
+	size_t i = 0;
+	while (i < s->nowners && strcmp(s->owners[i].id, id) != 0)
+		i++;
+	return i;
+}
+
+/* Counts one more stream of participant: 0, or -1 out of memory. Under mu. */
+static int hold_owner(struct th_streams *s, const char *participant)
+{
+	size_t i = find_owner(s, participant);
+	if (i < s->nowners) {
+		s->owners[i].n++;
+		return 0;
+	}
+	if (s->nowners == s->capowners) {
+		size_t cap = s->capowners ? s->capowners * 2 : 8;
+		struct owner *v = realloc(s->owners, cap * sizeof *v);
+		if (v == NULL)
+			return -1;
+		s->owners = v;
+		s->capowners = cap;
+	}
+	char *id = strdup(participant != NULL ? participant : "");
+	if (id == NULL)
+		return -1;
+	s->owners[s->nowners++] = (struct owner){id, 1};
+	return 0;
+}
+
+/* One stream of participant less. Under mu. */
+static void release_owner(struct th_streams *s, const char *participant)
+{
+	size_t i = find_owner(s, participant);
+	if (i == s->nowners || --s->owners[i].n > 0)
+		return;
+	free(s->owners[i].id);
+	s->owners[i] = s->owners[--s->nowners];
+}
+
+static int room(void *impl, const char *participant)
 {
 	struct th_streams *s = impl;
 	pthread_mutex_lock(&s->mu);
-	int ok = s->open < (size_t)s->cfg->stream_max;
+	int r = TH_PARKER_ROOM;
+	if (s->open >= (size_t)s->cfg->stream_max) {
+		r = TH_PARKER_FULL;
+	} else {
+		size_t i = find_owner(s, participant);
+		if (i < s->nowners && s->owners[i].n >= (size_t)s->cfg->stream_max_per_participant)
+			r = TH_PARKER_MINE;
+	}
 	pthread_mutex_unlock(&s->mu);
-	return ok;
+	return r;
 }
 
 static int take(void *impl, struct th_bind_parked *p)
@@ -115,6 +173,10 @@ static int take(void *impl, struct th_bind_parked *p)
 		}
 		s->inbox = v;
 		s->capinbox = cap;
+	}
+	if (hold_owner(s, p->watch.viewer) != 0) {
+		pthread_mutex_unlock(&s->mu);
+		return -1;
 	}
 	s->inbox[s->ninbox++] = *p;
 	s->open++;
@@ -171,13 +233,14 @@ static void drop(struct th_streams *s, size_t i)
 {
 	struct slot *sl = s->slots[i];
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, sl->p.conn.fd, NULL);
+	pthread_mutex_lock(&s->mu);
+	s->open--;
+	release_owner(s, sl->p.watch.viewer);
+	pthread_mutex_unlock(&s->mu);
 	th_bind_parked_free(&sl->p);
 	th_buf_free(&sl->out);
 	free(sl);
 	s->slots[i] = s->slots[--s->nslots];
-	pthread_mutex_lock(&s->mu);
-	s->open--;
-	pthread_mutex_unlock(&s->mu);
 }
 
 static void end_slot(struct slot *sl)
@@ -213,10 +276,11 @@ static size_t adopt(struct th_streams *s)
 		}
 		if (sl == NULL) {
 			/* Out of memory: the client sees its stream end and resumes. */
-			th_bind_parked_free(&in[i]);
 			pthread_mutex_lock(&s->mu);
 			s->open--;
+			release_owner(s, in[i].watch.viewer);
 			pthread_mutex_unlock(&s->mu);
+			th_bind_parked_free(&in[i]);
 			continue;
 		}
 		sl->p = in[i];
@@ -613,6 +677,9 @@ void th_streams_stop(struct th_streams *s)
 	for (size_t i = 0; i < s->ninbox; i++)
 		th_bind_parked_free(&s->inbox[i]);
 	free(s->inbox);
+	for (size_t i = 0; i < s->nowners; i++)
+		free(s->owners[i].id);
+	free(s->owners);
 	for (size_t i = 0; i < s->nrecover; i++)
 		free(s->recover[i]);
 	free(s->recover);

@@ -121,6 +121,8 @@ const baseEnv = { ...process.env, TH_SRCDIR: SRCDIR, TH_BUILDDIR: BUILDDIR, TH_B
 for (const k of ['TINY_HARNESS_STREAM_MAX', 'TINY_HARNESS_ECHO_DELAY_MS', 'TINY_HARNESS_MODEL', 'TINY_HARNESS_CONF'])
 	delete baseEnv[k];
 baseEnv.TINY_HARNESS_HEARTBEAT_MS = String(HEARTBEAT_MS);
+// Hundreds of subscribers from one participant measure the worker, not SEC-3's share.
+baseEnv.TINY_HARNESS_STREAM_MAX_PER_PARTICIPANT = '100000';
 const envWith = (streamMax) => ({ ...baseEnv, TINY_HARNESS_STREAM_MAX: String(streamMax) });
 
 const lighttpdWhy = () => (onPath('lighttpd', ['/usr/sbin']) || process.env.LIGHTTPD ? null : 'lighttpd is not installed');

@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "domain/ext.h"
 #include "http/http.h"
+#include "util/rate.h"
 #include "util/jsonx.h"
 
 /* ---- fixture -------------------------------------------------------------- */
@@ -1252,10 +1253,11 @@ START_TEST(test_a2a4_busy_says_retry)
 END_TEST
 
 /* STREAM-6: a worker at stream_max refuses a stream before anything runs. */
-static int full_room(void *impl)
+static int full_room(void *impl, const char *participant)
 {
 	(void)impl;
-	return 0;
+	(void)participant;
+	return TH_PARKER_FULL;
 }
 
 static int never_take(void *impl, struct th_bind_parked *p)
@@ -1293,6 +1295,74 @@ START_TEST(test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_no
 	ck_assert_int_eq(rec.calls, 1);
 	resp_free(&r);
 	app.parker = NULL;
+}
+END_TEST
+
+/* SEC-3: a participant at stream_max_per_participant gets 429 with Retry-After on both
+ * bindings, naming the key; nothing runs. */
+static int mine_room(void *impl, const char *participant)
+{
+	(void)impl;
+	return participant != NULL && strcmp(participant, "alice") == 0 ? TH_PARKER_MINE
+	                                                                : TH_PARKER_FULL;
+}
+
+START_TEST(test_sec3_stream_over_participant_cap_is_429_with_retry_after)
+{
+	struct th_parker mine = {NULL, mine_room, never_take};
+	app.parker = &mine;
+	const char *p[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",   NULL};
+	struct resp r = run(p, RPC_BODY("SubscribeToTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 429);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	assert_contains(jstr(&r, "error.message"), "stream_max_per_participant");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+	const char *q[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1:subscribe",
+	                   "HTTP_A2A_VERSION=1.0", "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	r = run(q, NULL);
+	assert_rest_error(&r, 429, "RESOURCE_EXHAUSTED", NULL);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	ck_assert_int_eq(rec.calls, 0);
+	resp_free(&r);
+	app.parker = NULL;
+}
+END_TEST
+
+/* SEC-3: with rate_limit_rps the burst passes, the next request gets 429 with
+ * Retry-After naming the key, and another participant is not affected. */
+START_TEST(test_sec3_rate_limit_is_429_with_retry_after)
+{
+	th_rate_reset();
+	cfg.rate_limit_rps = 1;
+	cfg.rate_limit_burst = 3;
+	const char *p[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/t1", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	for (int i = 0; i < 3; i++) {
+		struct resp r = run(p, NULL);
+		ck_assert_int_eq(r.status, 200);
+		resp_free(&r);
+	}
+	struct resp r = run(p, NULL);
+	assert_rest_error(&r, 429, "RESOURCE_EXHAUSTED", NULL);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	assert_contains(jstr(&r, "error.message"), "rate_limit_rps");
+	ck_assert_int_eq(rec.calls, 3);
+	resp_free(&r);
+	r = run(RPC_V, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 200); /* no participant: counted by address, not alice */
+	resp_free(&r);
+	const char *q[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",   NULL};
+	r = run(q, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
+	ck_assert_int_eq(r.status, 429);
+	ck_assert_str_eq(header(&r, "Retry-After"), "1");
+	assert_rpc_error(&r, -32603, NULL);
+	resp_free(&r);
+	th_rate_reset();
 }
 END_TEST
 
@@ -1999,6 +2069,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_lim1_oversized_rest_body_413_before_reading);
 	tcase_add_test(tc, test_lim1_json_depth_limit_named);
 	tcase_add_test(tc, test_sec3_jsonrpc_id_over_max_id_refused);
+	tcase_add_test(tc, test_sec3_stream_over_participant_cap_is_429_with_retry_after);
+	tcase_add_test(tc, test_sec3_rate_limit_is_429_with_retry_after);
 	tcase_add_test(tc, test_lim1_short_body_refused);
 	tcase_add_test(tc, test_ext1_unknown_extension_refused_naming_it);
 	tcase_add_test(tc, test_ext2_activated_extensions_echoed);

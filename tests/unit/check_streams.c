@@ -240,16 +240,18 @@ START_TEST(test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot)
 	char *task = new_task();
 	int64_t cursor = last_seq(task);
 	struct peer a, b;
-	ck_assert_int_eq(app.parker->room(app.parker->impl), 1);
+	ck_assert_int_eq((app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM), 1);
 	park(&a, task, cursor, TH_CLOSE_TERMINAL, 10000);
 	park(&b, task, cursor, TH_CLOSE_TERMINAL, 10000);
-	ck_assert_int_eq(app.parker->room(app.parker->impl), 0); /* stream_max = 2 */
+	ck_assert_int_eq((app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM),
+	                 0); /* stream_max = 2 */
 	/* The web server drops one connection (its client went away). */
 	close(a.fd);
 	int64_t until = th_mono_ms() + 2000;
-	while (!app.parker->room(app.parker->impl) && th_mono_ms() < until)
+	while (!(app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM) &&
+	       th_mono_ms() < until)
 		usleep(10000);
-	ck_assert_int_eq(app.parker->room(app.parker->impl), 1);
+	ck_assert_int_eq((app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM), 1);
 	ck_assert_uint_eq(th_streams_count(streams), 1);
 	close(b.fd);
 	free(task);
@@ -269,6 +271,27 @@ START_TEST(test_stream6_abort_request_is_answered_with_the_end_record)
 	pump(&p, 3000, got_end);
 	ck_assert(p.ended);
 	close(p.fd);
+	free(task);
+}
+END_TEST
+
+/* SEC-3: a participant at stream_max_per_participant is refused while another still has
+ * room, and its gone client gives the participant its slot back. */
+START_TEST(test_sec3_streams_per_participant_capped_and_freed)
+{
+	app.cfg->stream_max_per_participant = 1;
+	char *task = new_task();
+	struct peer a;
+	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_ROOM);
+	park(&a, task, last_seq(task), TH_CLOSE_TERMINAL, 10000);
+	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_MINE);
+	ck_assert_int_eq(app.parker->room(app.parker->impl, "bob"), TH_PARKER_ROOM);
+	close(a.fd);
+	int64_t until = th_mono_ms() + 2000;
+	while (app.parker->room(app.parker->impl, "alice") != TH_PARKER_ROOM &&
+	       th_mono_ms() < until)
+		usleep(10000);
+	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_ROOM);
 	free(task);
 }
 END_TEST
@@ -368,6 +391,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot);
 	tcase_add_test(tc, test_stream6_abort_request_is_answered_with_the_end_record);
 	tcase_add_test(tc, test_stream6_stream_ends_at_stream_max_ms);
+	tcase_add_test(tc, test_sec3_streams_per_participant_capped_and_freed);
 	tcase_add_test(tc, test_turn7_watched_tasks_expired_turn_is_found_behind_100_older_others);
 	tcase_add_test(tc, test_turn7_lease_ending_while_nothing_is_committed_is_handed_over);
 	suite_add_tcase(s, tc);
