@@ -34,6 +34,10 @@ void th_bind_parked_event(const struct th_bind_parked *p, int64_t seq, const cha
                           struct th_buf *out);
 /* Appends the ": ping" heartbeat comment. */
 void th_bind_parked_heartbeat(const struct th_bind_parked *p, struct th_buf *out);
+/* Appends the smallest SSE line, an empty comment (":\n", ignored by every client): the
+ * web server writes it to the client and so finds out whether the client is still
+ * there, which it notices no other way (SEC-3). */
+void th_bind_parked_probe(const struct th_bind_parked *p, struct th_buf *out);
 /* Appends the end of the response (the stream closes normally). */
 void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out);
 

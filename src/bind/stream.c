@@ -175,6 +175,11 @@ void th_bind_parked_heartbeat(const struct th_bind_parked *p, struct th_buf *out
 	fcgi_wrap(p, &sse, out);
 }
 
+void th_bind_parked_probe(const struct th_bind_parked *p, struct th_buf *out)
+{
+	th_fcgi_stdout(out, p->conn.request_id, ":\n", 2);
+}
+
 void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out)
 {
 	th_fcgi_end(out, p->conn.request_id);

@@ -38,6 +38,11 @@
 #define EVENTS_BATCH 100
 /* How often the thread looks for expired turns of the tasks it watches (TURN-7). */
 #define RECOVER_EVERY_MS 1000
+/* How often a quiet stream is probed (th_bind_parked_probe). lighttpd and Apache notice a
+ * client that went away only when they write to it; until then the connection to the
+ * worker stays open and the slot taken. Two probes (one accepted by the dead socket, the
+ * next refused) free it; 16 bytes a second per stream. */
+#define PROBE_MS 500
 /* A slot's expiry before its task was asked (th_turn_expiry answers -2 or more). */
 #define EXPIRY_UNKNOWN INT64_MIN
 
@@ -47,6 +52,7 @@ struct slot {
 	size_t sent;             /* bytes of out already written */
 	struct th_fcgi_input in; /* what the web server sends, watched for an abort */
 	int64_t last_beat;       /* monotonic ms of the last heartbeat (or of parking) */
+	int64_t last_probe;      /* monotonic ms of the last probe (or heartbeat, parking) */
 	int64_t expiry;          /* th_turn_expiry of the watched task as of the thread's
 	                            expiry_version; EXPIRY_UNKNOWN: not asked yet */
 	int ending;              /* the end of the response is queued: close once written */
@@ -285,7 +291,7 @@ static size_t adopt(struct th_streams *s)
 		}
 		sl->p = in[i];
 		th_buf_init(&sl->out);
-		sl->last_beat = now;
+		sl->last_beat = sl->last_probe = now;
 		sl->expiry = EXPIRY_UNKNOWN;
 		int fd = sl->p.conn.fd;
 		int fl = fcntl(fd, F_GETFL);
@@ -523,7 +529,10 @@ static void tick(struct th_streams *s, int force)
 			end_slot(sl);
 		} else if (now - sl->last_beat >= s->cfg->heartbeat_ms) {
 			th_bind_parked_heartbeat(&sl->p, &sl->out);
-			sl->last_beat = now;
+			sl->last_beat = sl->last_probe = now;
+		} else if (now - sl->last_probe >= PROBE_MS) {
+			th_bind_parked_probe(&sl->p, &sl->out);
+			sl->last_probe = now;
 		}
 	}
 	if (now >= s->next_recover_ms) {

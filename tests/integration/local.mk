@@ -10,6 +10,10 @@ EXTRA_DIST += tests/integration/security.sh
 # SEC-1: identity = bearer through lighttpd (JWT, API keys, 401, the card's schemes).
 TESTS += tests/integration/auth.sh
 EXTRA_DIST += tests/integration/auth.sh
+# SEC-3 ceilings through lighttpd: the JSON-RPC id, historyLength, streams per participant,
+# a gone client's slot, the request rate.
+TESTS += tests/integration/ceilings.sh
+EXTRA_DIST += tests/integration/ceilings.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
