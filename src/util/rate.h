@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rate.h — a token bucket per key (a participant), shared by every thread of one process
  * (SEC-3). Workers are separate processes: with N of them a participant may send up to N
- * times the rate (docs/decisions/decision-037). */
+ * times the rate (docs/decisions/decision-039). */
 #ifndef TH_UTIL_RATE_H
 #define TH_UTIL_RATE_H
 
