@@ -69,7 +69,12 @@ int64_t th_rate_take(const char *key, int rps, int burst, int64_t now_ms)
 	if (b->tokens >= 1.0) {
 		b->tokens -= 1.0;
 	} else {
-		wait = (int64_t)((1.0 - b->tokens) * 1000.0 / rps) + 1;
+		/* Rounded up, at least 1 ms: a token is whole again after exactly this long
+		 * (an empty bucket at 1 per second waits 1000 ms, Retry-After: 1). */
+		double ms = (1.0 - b->tokens) * 1000.0 / rps;
+		wait = (int64_t)ms;
+		if ((double)wait < ms || wait < 1)
+			wait++;
 	}
 	pthread_mutex_unlock(&mu);
 	return wait;
