@@ -38,8 +38,8 @@ static th_err revoke_part(struct th_store *st, void *arg, struct th_error *e)
 
 static int usage(const char *why)
 {
-	fprintf(stderr, "tiny-harness keys: %s\n", why);
-	th_cli_usage();
+	/* As every other command's usage error: the reason, and where the usage is. */
+	fprintf(stderr, "tiny-harness keys: %s\nTry 'tiny-harness --help'.\n", why);
 	return 2;
 }
 
