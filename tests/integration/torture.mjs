@@ -182,9 +182,22 @@ function cleanup() {
 		note(`kept ${T}${mounted ? ` (database on a tmpfs mounted at ${dbDir}: umount it when done)` : ''}`);
 		return;
 	}
-	if (mounted)
-		spawnSync('umount', [dbDir]);
-	fs.rmSync(T, { recursive: true, force: true });
+	// A worker of a sanitizer build, or a SIGKILLed client's sqlite3, can still hold a
+	// file of the tmpfs for a moment after lighttpd stopped: try for up to 10 s, then
+	// detach it (freed when the last file closes) rather than fail the run on cleanup.
+	for (let i = 0; mounted && i < 50; i++) {
+		if (spawnSync('umount', [dbDir]).status === 0)
+			mounted = false;
+		else
+			spawnSync('sleep', ['0.2']);
+	}
+	if (mounted && spawnSync('umount', ['-l', dbDir]).status !== 0)
+		note(`could not unmount ${dbDir}`);
+	try {
+		fs.rmSync(T, { recursive: true, force: true });
+	} catch (err) {
+		note(`could not remove ${T}: ${err.message}`);
+	}
 }
 process.on('exit', cleanup);
 for (const sig of ['SIGINT', 'SIGTERM'])
