@@ -266,7 +266,8 @@ START_TEST(test_store3_word_keys_name_what_they_accept)
 	ck_assert_int_eq(th_config_set(&c, "a2ui_version", "v1", &e), TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "a2ui_version: 'v1' is not v0.9 or v0.9.1"));
 	ck_assert_int_eq(th_config_set(&c, "identity", "cookie", &e), TH_EINVAL);
-	ck_assert_ptr_nonnull(strstr(e.msg, "identity: 'cookie' is not header, remote_user or bearer"));
+	ck_assert_ptr_nonnull(
+	    strstr(e.msg, "identity: 'cookie' is not header, remote_user or bearer"));
 	ck_assert_int_eq(th_config_set(&c, "db", "", &e), TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "db"));
 	th_config_free(&c);
