@@ -567,7 +567,6 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 		free(st);
 		return th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path);
 	}
-	st->txn_begun = &st->own_txn_begun;
 	st->rng = ((uint64_t)getpid() << 32) ^ (uint64_t)th_mono_ms() ^ (uint64_t)(uintptr_t)st;
 	if (st->rng == 0)
 		st->rng = 0x9e3779b97f4a7c15ULL;
@@ -617,7 +616,7 @@ void th_store_note(struct th_store *st, int rc)
 	case SQLITE_PERM:
 	case SQLITE_IOERR:
 	case SQLITE_FULL:
-		(st->conn != NULL ? st->conn : st)->heal = 1;
+		st->conn->heal = 1;
 		break;
 	default:
 		break;
@@ -725,7 +724,6 @@ void th_store_use_conn(struct th_store *st, struct th_store *w)
 	st->stmt = w->own_stmt;
 	st->pg = w->own_pg;
 	st->pg_prepared = w->own_pg_prepared;
-	st->txn_begun = &w->own_txn_begun;
 }
 
 th_err th_store_begin_own(struct th_store *st, struct th_error *e)
@@ -741,7 +739,7 @@ th_err th_store_begin_own(struct th_store *st, struct th_error *e)
 		int rc = sqlite3_step(s);
 		th_store_stmt_done(s);
 		if (rc == SQLITE_DONE) {
-			*st->txn_begun = 1;
+			st->conn->txn_begun = 1;
 			return TH_OK;
 		}
 		int prim = rc & 0xff;
@@ -774,7 +772,7 @@ th_err th_store_commit_own(struct th_store *st, struct th_error *e)
 	int rc = sqlite3_step(s);
 	th_store_stmt_done(s);
 	if (rc == SQLITE_DONE) {
-		*st->txn_begun = 0;
+		st->conn->txn_begun = 0;
 		return TH_OK;
 	}
 	err = th_store_fail(st, rc, "COMMIT", e);
@@ -802,7 +800,7 @@ th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
 	th_store_stmt_done(s);
 	if (rc != SQLITE_DONE)
 		return th_store_fail(st, rc, "BEGIN", e);
-	*st->txn_begun = 1;
+	st->conn->txn_begun = 1;
 	*began = 1;
 	return TH_OK;
 }
@@ -818,7 +816,7 @@ void th_store_rollback_own(struct th_store *st)
 {
 	if (st == NULL)
 		return;
-	*st->txn_begun = 0;
+	st->conn->txn_begun = 0;
 	if (!th_store_in_txn(st))
 		return;
 	if (st->pg != NULL) {

@@ -60,7 +60,7 @@ th_err th_store_stmt(struct th_store *st, enum th_stmt_id id, const char *sql, s
 	 * A statement run after that would commit on its own: half of a write whose caller
 	 * let the first error pass (a lookup that answers "no" on failure) would be stored.
 	 * Nothing runs until the caller's rollback (which clears the flag first). */
-	if (st->db != NULL && *st->txn_begun && sqlite3_get_autocommit(st->db)) {
+	if (st->db != NULL && st->conn->txn_begun && sqlite3_get_autocommit(st->db)) {
 		th_log(TH_LOG_ERROR,
 		       "database %s: the transaction was rolled back by SQLite "
 		       "after an error; refusing to go on outside it",

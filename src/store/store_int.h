@@ -158,14 +158,13 @@ struct th_store {
 	                          is not tried again */
 	struct th_store *conn; /* whose connection db is: this store, or in a group
 	                          transaction the writer (th_store_use_conn); a failure
-	                          there marks that store for healing */
+	                          there marks that store for healing, and its txn_begun
+	                          is the one statements check */
 	int heal;              /* STORE-9: own_db is read-only, missing, or met a write
 	                          failure; replaced before its next transaction (db.c) */
 	int sync_full;         /* as opened: a replacement is set up the same way */
 	char trouble[384];     /* th_store_trouble; "" when the last open could write */
-	int *txn_begun;        /* the flag below of the connection statements run on
-	                          now: own_txn_begun, or the group writer's */
-	int own_txn_begun;     /* 1 from this connection's BEGIN until its COMMIT or
+	int txn_begun;         /* 1 from this connection's BEGIN until its COMMIT or
 	                          ROLLBACK, whether or not SQLite still has the
 	                          transaction (th_store_stmt) */
 	int pushes_queued;     /* deliveries this connection queued since
