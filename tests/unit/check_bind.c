@@ -1503,7 +1503,7 @@ END_TEST
 /* SEC-1: the header mode believes X-Participant-Id only from loopback or a peer in
  * trusted_proxies (REMOTE_ADDR as the web server saw it); everyone else gets 403 naming
  * the setting, before the service runs. remote_user mode does not look at the peer. */
-START_TEST(test_sec1_header_mode_serves_only_loopback_and_trusted_proxies)
+START_TEST(test_sec1_id1_header_mode_serves_only_loopback_and_trusted_proxies)
 {
 	static const char *const peers[][2] = {
 	    {"REMOTE_ADDR=127.0.0.1", "200"},   {"REMOTE_ADDR=127.8.9.10", "200"},
@@ -2092,7 +2092,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id6_agent_id_and_overlong_participant_are_refused);
 	tcase_add_test(tc, test_id1_remote_user_mode_ignores_header);
 	tcase_add_test(tc, test_pkg5_anonymous_participant_is_opt_in);
-	tcase_add_test(tc, test_sec1_header_mode_serves_only_loopback_and_trusted_proxies);
+	tcase_add_test(tc, test_sec1_id1_header_mode_serves_only_loopback_and_trusted_proxies);
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
 	suite_add_tcase(s, tc);

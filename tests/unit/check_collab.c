@@ -666,7 +666,9 @@ static void kill_turn(int attempts)
 	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, NULL), SQLITE_OK);
 }
 
-START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
+/* The team task with a follow-up "survive" (r1) accepted with returnImmediately, whose
+ * worker "dies" before running the turn: its lease is expired, attempt 1 spent. */
+static void dead_worker_turn(void)
 {
 	team_task();
 	json_object *r =
@@ -679,6 +681,11 @@ START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
 	free(app.pending[0].task_id);
 	app.npending = 0; /* the worker "dies" before running it */
 	kill_turn(1);
+}
+
+START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
+{
+	dead_worker_turn();
 	int n = 0;
 	ck_assert_int_eq(th_turn_recover(&app, NULL, &n, &err), TH_OK);
 	ck_assert_int_eq(n, 1);
@@ -856,7 +863,7 @@ START_TEST(test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable)
 END_TEST
 
 /* ID-6, SEC-5: the agent's id in another case, or in look-alike letters, is nobody's. */
-START_TEST(test_sec5_ids_that_look_like_the_agent_are_refused)
+START_TEST(test_sec5_id6_ids_that_look_like_the_agent_are_refused)
 {
 	team_task();
 	static const char *const fakes[] = {
@@ -885,17 +892,7 @@ END_TEST
  * running the recovered turn: they cannot see the task, so they do no work for it. */
 START_TEST(test_sec5_a_strangers_request_recovers_no_turn)
 {
-	team_task();
-	json_object *r =
-	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
-	            "\"ROLE_USER\",\"parts\":[{\"text\":\"survive\"}]},\"configuration\":"
-	            "{\"returnImmediately\":true}}",
-	            task);
-	json_object_put(r);
-	free(app.pending[0].task_id);
-	app.npending = 0; /* the worker "dies" before running it */
-	kill_turn(1);
+	dead_worker_turn();
 	ck_assert_ptr_null(fx_send_text(&app, "mallory", task, "m1", "hello?", &err));
 	ck_assert_int_eq(err.code, TH_ENOTFOUND);
 	ck_assert_int_eq(fx_count(&app, "turns WHERE worker_pid = 999999 AND state = 'running'"),
@@ -937,7 +934,7 @@ int main(void)
 	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
 	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
 	tcase_add_test(tc, test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable);
-	tcase_add_test(tc, test_sec5_ids_that_look_like_the_agent_are_refused);
+	tcase_add_test(tc, test_sec5_id6_ids_that_look_like_the_agent_are_refused);
 	tcase_add_test(tc, test_sec5_a_strangers_request_recovers_no_turn);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
