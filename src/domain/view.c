@@ -300,23 +300,34 @@ static th_err read_history(struct th_store *st, const char *task_id, const char 
                            size_t *left, json_object **out, struct th_error *e)
 {
 	*out = NULL;
-	int64_t upto = th_store_history_last_pos(st, task_id);
-	if (upto < 0)
-		return th_error_set(e, TH_EINTERNAL, "reading the history of task %s failed",
-		                    task_id);
 	json_object *acc = json_object_new_array(); /* newest first */
 	if (acc == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory reading a history");
-	th_err rc = TH_OK;
-	for (int full = 0; rc == TH_OK && !full && upto > 0; upto -= HISTORY_PAGE) {
-		json_object *page = NULL;
-		int64_t after = upto > HISTORY_PAGE ? upto - HISTORY_PAGE : 0;
-		rc = th_store_history_range(st, task_id, after, upto, viewer == NULL, &page, e);
+	int raw = viewer == NULL;
+	/* The newest page in one statement; positions are 1..n, so only a full page asks
+	 * where the history ends, to walk on from there (most tasks never get that far). */
+	int64_t upto = 0;
+	json_object *page0 = NULL;
+	th_err rc = raw ? th_store_history_raw(st, task_id, HISTORY_PAGE, &page0, e)
+	                : th_store_history(st, task_id, HISTORY_PAGE, &page0, e);
+	for (int full = 0, first = 1; rc == TH_OK && !full; first = 0) {
+		json_object *page = first ? page0 : NULL;
+		if (!first)
+			rc = th_store_history_range(st, task_id,
+			                            upto > HISTORY_PAGE ? upto - HISTORY_PAGE : 0,
+			                            upto, raw, &page, e);
+		size_t got = rc == TH_OK ? json_object_array_length(page) : 0;
 		if (rc == TH_OK && viewer != NULL)
 			rc = filter_history(st, task_id, viewer, page, e);
 		if (rc == TH_OK && (full = take_page(page, acc, want, left)) < 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory reading a history");
 		json_object_put(page);
+		if (rc == TH_OK && !full && first && got == HISTORY_PAGE &&
+		    (upto = th_store_history_last_pos(st, task_id)) < 0)
+			rc = th_error_set(e, TH_EINTERNAL, "reading the history of task %s failed",
+			                  task_id);
+		upto -= HISTORY_PAGE;
+		full = full || upto <= 0;
 	}
 	size_t n = json_object_array_length(acc);
 	json_object *hist = rc == TH_OK ? json_object_new_array_ext((int)n) : NULL;
