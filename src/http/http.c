@@ -197,6 +197,7 @@ th_err th_http_read_body(struct th_http_req *r, struct th_http_io *io, size_t ma
 	buf[len] = '\0';
 	r->body = buf;
 	r->body_len = len;
+	io->input_done = 1;
 	return TH_OK;
 }
 

@@ -32,6 +32,9 @@ struct th_http_io {
 	 * 0 and *out filled, or -1 (nothing changed). NULL when the carrier cannot (CGI,
 	 * the in-memory double): the request then finishes its stream itself. */
 	int (*detach)(void *impl, struct th_http_conn *out);
+	/* 1 once th_http_read_body has read every byte Content-Length announced: what the
+	 * web server sends next is the end of the input (th_http_fcgi_finish). */
+	int input_done;
 };
 
 /* The decoded view of one request. Strings marked borrowed live in the carrier. */
@@ -151,6 +154,9 @@ void th_http_cgi_io(struct th_http_io *io);
 /* FastCGI: wraps an accepted request. req is an FCGX_Request *, kept opaque here so
  * that only http_fcgi.c includes fcgiapp.h. */
 void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request);
+/* Ends the request io carries (FCGX_Finish_r): the response is complete and the
+ * connection closed. */
+void th_http_fcgi_finish(struct th_http_io *io);
 
 /* In-memory double for tests: parameters from a NULL-terminated array of "NAME=value"
  * strings, body bytes, captured output. th_http_mem_free releases everything. */

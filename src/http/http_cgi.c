@@ -35,6 +35,7 @@ static int cgi_flush(void *impl)
 
 void th_http_cgi_io(struct th_http_io *io)
 {
+	io->input_done = 0;
 	io->impl = NULL;
 	io->param = cgi_param;
 	io->read = cgi_read;

@@ -5,6 +5,8 @@
 
 #include <fcgiapp.h>
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 static const char *fcgi_param(void *impl, const char *name)
@@ -62,8 +64,35 @@ static int fcgi_detach(void *impl, struct th_http_conn *out)
 	return 0;
 }
 
+/* libfcgi closes a connection with a lingering close: shutdown(), then poll() and read()
+ * until the web server hangs up, so that input left unread cannot turn the close into a
+ * reset that loses the answer. A request whose input was read up to its end record has
+ * nothing left to read, and marking it detached makes the close a plain close(): two
+ * system calls and a wait on the web server fewer per request (issue 26). The end record
+ * follows the body at once (the web server always sends it), so reading it never waits
+ * on a client; input not read whole (a refused body, say) keeps the lingering close. */
+/* 1 when the request announced no body: its input is the end record alone. */
+static int no_body(FCGX_Request *r)
+{
+	const char *cl = FCGX_GetParam("CONTENT_LENGTH", r->envp);
+	return (cl == NULL || cl[0] == '\0' || strcmp(cl, "0") == 0) &&
+	       FCGX_GetParam("HTTP_TRANSFER_ENCODING", r->envp) == NULL;
+}
+
+void th_http_fcgi_finish(struct th_http_io *io)
+{
+	FCGX_Request *r = io->impl;
+	/* in is NULL once the connection was handed over (fcgi_detach freed the request,
+	 * its parameters with it). */
+	if (r->in != NULL && (io->input_done || no_body(r)) && FCGX_GetChar(r->in) == EOF &&
+	    FCGX_HasSeenEOF(r->in) == EOF && FCGX_GetError(r->in) == 0)
+		r->detached = 1;
+	FCGX_Finish_r(r);
+}
+
 void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request)
 {
+	io->input_done = 0;
 	io->impl = fcgx_request;
 	io->param = fcgi_param;
 	io->read = fcgi_read;

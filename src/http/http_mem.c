@@ -89,6 +89,7 @@ static int mem_flush(void *impl)
 
 void th_http_mem_io(struct th_http_mem *m, struct th_http_io *io)
 {
+	io->input_done = 0;
 	io->impl = m;
 	io->param = mem_param;
 	io->read = mem_read;

@@ -150,7 +150,7 @@ static void *serve_loop(void *arg)
 		th_bind_serve(app, &io);
 		/* The response is complete for the client before any deferred turn runs
 		 * (TURN-5: returnImmediately). */
-		FCGX_Finish_r(&req);
+		th_http_fcgi_finish(&io);
 		/* The streams hear of the request's writes before a deferred turn runs. */
 		if (l->streams != NULL)
 			poke_if_written(app, l->streams, &changes);
