@@ -46,7 +46,7 @@ static void print_usage(FILE *f)
 	    "       tiny-harness push                  deliver due push notifications now\n"
 	    "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
 	    "                                          delete ended tasks older than AGE\n"
-	    "       tiny-harness complete TASK --as ID [--url URL]\n"
+	    "       tiny-harness complete TASK --as ID [--url URL] [--credentials FILE]\n"
 	    "                                          complete a task with the control envelope\n"
 	    "       tiny-harness serve [--port N] [--procs N]\n"
 	    "                                          run lighttpd with conf/lighttpd.conf in the "
@@ -231,17 +231,88 @@ static int report_answer(const char *url, const struct th_buf *body)
 	return status;
 }
 
+/* SEC-1: the first line of complete's --credentials file: NAME:PASSWORD (HTTP Basic, for
+ * identity = remote_user behind a web server's login) or a bearer token (an API key or
+ * a JWT, neither of which holds a ':'). A file keeps the secret off the command line,
+ * where other users can read it. 0, or -1 with the reason printed. */
+static int read_credentials(const char *path, char *out, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		fprintf(stderr, "tiny-harness: complete: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	int ok = fgets(out, (int)n, f) != NULL;
+	fclose(f);
+	if (ok)
+		out[strcspn(out, "\r\n")] = '\0';
+	if (!ok || out[0] == '\0') {
+		fprintf(stderr, "tiny-harness: complete: %s holds no credentials\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* POSTs req to url as `as` (with cred, a credentials line, when not NULL) and reports
+ * the answer: the command's exit status. */
+static int post_complete(const char *url, json_object *req, const char *as, const char *cred)
+{
+	struct th_buf body, hdr, bearer;
+	th_buf_init(&body);
+	th_buf_init(&hdr);
+	th_buf_init(&bearer);
+	th_buf_printf(&hdr, "X-Participant-Id: %s", as);
+	int basic = cred != NULL && strchr(cred, ':') != NULL;
+	if (cred != NULL && !basic)
+		th_buf_printf(&bearer, "Authorization: Bearer %s", cred);
+	int status = 1;
+	CURL *c = curl_easy_init();
+	struct curl_slist *h = NULL;
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "A2A-Version: 1.0");
+	h = curl_slist_append(h, hdr.data);
+	if (bearer.len > 0)
+		h = curl_slist_append(h, bearer.data);
+	if (c != NULL && h != NULL && !hdr.oom && !bearer.oom) {
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+		if (basic) {
+			curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+			curl_easy_setopt(c, CURLOPT_USERPWD, cred);
+		}
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, th_json_text(req));
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+		curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+		CURLcode cc = curl_easy_perform(c);
+		if (cc != CURLE_OK)
+			fprintf(stderr, "tiny-harness: %s: %s\n", url, curl_easy_strerror(cc));
+		else
+			status = report_answer(url, &body);
+	}
+	curl_slist_free_all(h);
+	if (c != NULL)
+		curl_easy_cleanup(c);
+	th_buf_free(&body);
+	th_buf_free(&hdr);
+	th_buf_free(&bearer);
+	return status;
+}
+
 static int cmd_complete(int argc, char **argv)
 {
-	const char *task = NULL, *as = NULL, *url = NULL;
+	const char *task = NULL, *as = NULL, *url = NULL, *credfile = NULL;
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--as") == 0 && i + 1 < argc)
 			as = argv[++i];
 		else if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
 			url = argv[++i];
+		else if (strcmp(argv[i], "--credentials") == 0 && i + 1 < argc)
+			credfile = argv[++i];
 		else if (task == NULL && argv[i][0] != '-')
 			task = argv[i];
-		else if (strcmp(argv[i], "--as") == 0 || strcmp(argv[i], "--url") == 0)
+		else if (strcmp(argv[i], "--as") == 0 || strcmp(argv[i], "--url") == 0 ||
+		         strcmp(argv[i], "--credentials") == 0)
 			return bad_usage("complete: %s needs a value", argv[i]);
 		else
 			return bad_usage("complete: unexpected argument '%s'", argv[i]);
@@ -250,6 +321,9 @@ static int cmd_complete(int argc, char **argv)
 		return bad_usage("complete: name the task (tiny-harness complete TASK --as ID)");
 	if (as == NULL)
 		return bad_usage("complete: say who completes it with --as ID");
+	char cred[1024];
+	if (credfile != NULL && read_credentials(credfile, cred, sizeof cred) != 0)
+		return 1;
 	struct th_config *cfg = NULL;
 	if (url == NULL) {
 		if ((cfg = load_config()) == NULL)
@@ -257,45 +331,11 @@ static int cmd_complete(int argc, char **argv)
 		url = cfg->base_url;
 	}
 	json_object *req = complete_request(task, as);
-	if (req == NULL) {
-		fprintf(stderr, "tiny-harness: out of memory building the request\n");
-		if (cfg != NULL) {
-			th_config_free(cfg);
-			free(cfg);
-		}
-		return 1;
-	}
-
-	struct th_buf body;
-	th_buf_init(&body);
-	struct th_buf hdr;
-	th_buf_init(&hdr);
-	th_buf_printf(&hdr, "X-Participant-Id: %s", as);
 	int status = 1;
-	CURL *c = curl_easy_init();
-	struct curl_slist *h = NULL;
-	h = curl_slist_append(h, "Content-Type: application/json");
-	h = curl_slist_append(h, "A2A-Version: 1.0");
-	h = curl_slist_append(h, hdr.data);
-	if (c != NULL && h != NULL && !hdr.oom) {
-		curl_easy_setopt(c, CURLOPT_URL, url);
-		curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, th_json_text(req));
-		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-		curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-		CURLcode cc = curl_easy_perform(c);
-		if (cc != CURLE_OK) {
-			fprintf(stderr, "tiny-harness: %s: %s\n", url, curl_easy_strerror(cc));
-		} else {
-			status = report_answer(url, &body);
-		}
-	}
-	curl_slist_free_all(h);
-	if (c != NULL)
-		curl_easy_cleanup(c);
-	th_buf_free(&body);
-	th_buf_free(&hdr);
+	if (req == NULL)
+		fprintf(stderr, "tiny-harness: out of memory building the request\n");
+	else
+		status = post_complete(url, req, as, credfile != NULL ? cred : NULL);
 	json_object_put(req);
 	if (cfg != NULL) {
 		th_config_free(cfg);
@@ -354,9 +394,16 @@ static int setenv_default(const char *name, const char *value)
 }
 
 /* SEC-1: serve checks what its workers will check, so a refused configuration is
- * named on the terminal rather than in lighttpd's error log after it has started. */
+ * named on the terminal rather than in lighttpd's error log after it has started. The
+ * recipe picks its authentication from TINY_HARNESS_IDENTITY (decision-040), so the
+ * configured mode is handed to lighttpd there, and lighttpd and the workers agree. */
 static int serve_config_ok(void)
 {
+	static const char *const names[] = {
+	    [TH_IDENTITY_HEADER] = "header",
+	    [TH_IDENTITY_REMOTE_USER] = "remote_user",
+	    [TH_IDENTITY_BEARER] = "bearer",
+	};
 	struct th_config *cfg = load_config();
 	if (cfg == NULL)
 		return 0;
@@ -365,6 +412,16 @@ static int serve_config_ok(void)
 	th_err rc = th_config_check_serving(cfg, &e);
 	if (rc != TH_OK)
 		fprintf(stderr, "tiny-harness serve: %s\n", e.msg);
+	const char *pw = getenv("TH_HTPASSWD");
+	if (rc == TH_OK && cfg->identity == TH_IDENTITY_REMOTE_USER &&
+	    (pw == NULL || pw[0] != '/' || access(pw, R_OK) != 0)) {
+		fprintf(stderr, "tiny-harness serve: identity = remote_user needs TH_HTPASSWD, the "
+		                "absolute path of a readable password file (htpasswd -c -B FILE "
+		                "NAME), for lighttpd's login\n");
+		rc = TH_EINVAL;
+	}
+	if (rc == TH_OK)
+		setenv("TINY_HARNESS_IDENTITY", names[cfg->identity], 1);
 	th_config_free(cfg);
 	free(cfg);
 	return rc == TH_OK;

@@ -5,7 +5,9 @@
 # tests/integration/lighttpd.sh over both bindings, the request body limits of the
 # recipe, SSE through the module, completion with the control envelope ("completed by
 # alice"), proof that turns ran in at least two worker processes (COUNT(DISTINCT
-# worker_pid) in turns), and that stopping Apache stops the workers.
+# worker_pid) in turns), and that stopping Apache stops the workers. Each recipe runs as
+# shipped, with its login on (SEC-1, decision-040): every request logs in with HTTP
+# Basic, and without a login (or with X-Participant-Id alone) the server answers 401.
 #
 #   apache_fcgid.sh          conf/apache-fcgid.conf (mod_fcgid starts the workers), then
 #                            conf/htaccess.example on a simulated shared host (mod_fcgid
@@ -55,6 +57,10 @@ scratch th-apache
 # The server runs as an unprivileged user when we are root: let it through to its dir.
 chmod 711 "$T"
 on_exit 'for m in $MODES; do sh "$(launcher "$m")" stop "$T/$m"; done'
+# SEC-1 (decision-040): every recipe runs as shipped, with its login on; the requests
+# below log in as their participant (tests/lib/a2a.sh basic_auth).
+require_tools openssl
+basic_auth "$T/auth"
 
 # One recipe, start to stop.
 run_mode() {
@@ -85,7 +91,7 @@ run_mode() {
 		[ -z "$runas" ] || chown nobody "$T/syntax"
 		REQ_DESC="apache2 -t -f $TH_SRCDIR/$RECIPE"
 		# shellcheck disable=SC2086
-		syntax=$(TH_PORT=18099 TH_STATE_DIR=$T/syntax TH_PROCS=3 TH_APACHE_MODULES=${TH_APACHE_MODULES:-/usr/lib/apache2/modules} \
+		syntax=$(TH_PORT=18099 TH_STATE_DIR=$T/syntax TH_HTPASSWD=$TH_HTPASSWD TH_PROCS=3 TH_APACHE_MODULES=${TH_APACHE_MODULES:-/usr/lib/apache2/modules} \
 			TINY_HARNESS_DB=$T/syntax/x.db TINY_HARNESS_BASE_URL=http://127.0.0.1:18099/ \
 			$runas "${APACHE2:-apache2}" -t -f "$TH_SRCDIR/$RECIPE" 2>&1)
 		echo "$syntax" >"$T/body"
@@ -166,9 +172,8 @@ run_mode() {
 		'[ "$STATUS" = 200 ]' has_task \
 		'[ "$(jqb "[.tasks[]? | select(.id == \"$TASK\")] | length")" = 0 ]' \
 		'[ "$(jqb ".totalSize // 0")" = 0 ]'
-	http POST / "$(rpc 5 GetTask "{\"id\":\"$TASK\"}")" ""
-	check "ID-3 A2A-4 a request without X-Participant-Id is InvalidParams (the header passes through $LABEL)" \
-		'[ "$(jqb .error.code)" = -32602 ]'
+	# ------------------------------------------------------------------ the login (SEC-1)
+	auth_checks "$LABEL"
 
 	# ------------------------------------------------------------------ body limits (LIM-1)
 	# 200 KB is above mod_fcgid's default FcgidMaxRequestLen (128 KiB, a bare 500 there)
@@ -177,20 +182,20 @@ run_mode() {
 	if [ "$MODE" = htaccess ]; then small=100000; else small=200000; fi
 	printf '%s' "$(rpc 6 SendMessage "$(msg big1 "$(head -c "$small" /dev/zero | tr '\0' a)" "$TASK")")" >"$T/big"
 	REQ_DESC="POST / SendMessage with a $small-byte text part"
-	STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+	STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" \
 		-H 'Content-Type: application/json' --data-binary @"$T/big" "$BASE")
 	check "LIM-1 STORE-4 a $((small / 1000)) KB request reaches the program through $LABEL (its own InvalidParams naming the text limit, not a server 500)" \
 		'[ "$STATUS" = 200 ]' '[ "$(jqb .error.code)" = -32602 ]'
 	if [ "$MODE" = htaccess ]; then
 		printf '%s' "$(rpc 6 SendMessage "$(msg big2 "$(head -c 200000 /dev/zero | tr '\0' a)" "$TASK")")" >"$T/big"
 		REQ_DESC="POST / SendMessage with a 200000-byte text part"
-		STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+		STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" \
 			-H 'Content-Type: application/json' --data-binary @"$T/big" "$BASE")
 		check "LIM-1 a 200 KB body, over the host's FcgidMaxRequestLen, is refused with 413 by the .htaccess rule" '[ "$STATUS" = 413 ]'
 	fi
 	head -c 1048577 /dev/zero | tr '\0' a >"$T/huge"
 	REQ_DESC="POST / with a 1048577-byte body (Content-Length)"
-	STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'Expect:' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+	STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'Expect:' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" \
 		-H 'Content-Type: application/json' --data-binary @"$T/huge" "$BASE")
 	check "LIM-1 a body of 1 MiB + 1 byte is refused with 413 through $LABEL" '[ "$STATUS" = 413 ]'
 	http POST / "$(rpc 6 GetTask "{\"id\":\"$TASK\"}")"
@@ -201,13 +206,13 @@ run_mode() {
 		# refuses it (mod_fcgid and lighttpd read it whole and set CONTENT_LENGTH).
 		REQ_DESC="POST / with Transfer-Encoding: chunked"
 		STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'Transfer-Encoding: chunked' \
-			-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' -H 'Content-Type: application/json' \
+			-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" -H 'Content-Type: application/json' \
 			--data-binary "$(rpc 6 GetTask "{\"id\":\"$TASK\"}")" "$BASE")
 		check "LIM-1 a chunked request body is refused with 411 through $LABEL" '[ "$STATUS" = 411 ]'
 	else
 		REQ_DESC="POST / GetTask with Transfer-Encoding: chunked"
 		STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'Transfer-Encoding: chunked' \
-			-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' -H 'Content-Type: application/json' \
+			-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" -H 'Content-Type: application/json' \
 			--data-binary "$(rpc 6 GetTask "{\"id\":\"$TASK\"}")" "$BASE")
 		check "LIM-1 a chunked request body reaches the program whole through $LABEL" \
 			'[ "$STATUS" = 200 ]' '[ "$(jqb .result.id)" = "$TASK" ]'
@@ -218,7 +223,7 @@ run_mode() {
 	# the 300 ms turn ends; buffered, the whole body would arrive at once.
 	REQ_DESC="SendStreamingMessage (curl -N)"
 	timing=$(curl -s -N -o "$T/body" --max-time 30 -w '%{http_code}|%{content_type}|%{time_starttransfer}|%{time_total}' \
-		-H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+		-H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" \
 		--data-binary "$(rpc 7 SendStreamingMessage "$(msg m4 "stream this" "$TASK")")" "$BASE")
 	IFS='|' read -r STATUS sse_type first total <<<"$timing"
 	gap=$(awk -v a="${first:-0}" -v b="${total:-0}" 'BEGIN { printf "%d", (b - a) * 1000 }')
@@ -240,23 +245,23 @@ run_mode() {
 	if [ "$MODE" = htaccess ]; then
 		# The same upload on a host that has not loaded mod_fcgid: every request is a 503
 		# that says so, and the program is never served as a file.
-		nof=$(TH_HOST_MODULES="mpm_event authz_core rewrite" TH_SERVER_EXPECT=503 \
+		nof=$(TH_HOST_MODULES="mpm_event authz_core rewrite auth_basic authn_core authn_file authz_user" TH_SERVER_EXPECT=503 \
 			sh "$APACHE" start htaccess "$T/nofcgid" 1) || nof=
 		saved_base=$BASE
 		BASE=${nof:-$BASE}
 		http POST / "$(rpc 9 GetTask "{\"id\":\"$TASK\"}")"
 		nof_status=$STATUS
 		nof_says=$(grep -c "has not loaded mod_fcgid" "$T/body")
-		http GET /tiny-harness.fcgi "" ""
+		http GET /tiny-harness.fcgi ""
 		check "PKG-3 STORE-4 on a host without mod_fcgid $RECIPE answers 503 naming mod_fcgid ($nof_status) and never serves the program ($STATUS)" \
 			'[ -n "$nof" ]' '[ "$nof_status" = 503 ]' '[ "$nof_says" -ge 1 ]' \
 			'[ "$STATUS" != 200 ]' '! head -c 4 "$T/body" | grep -q ELF'
 		sh "$APACHE" stop "$T/nofcgid"
 		BASE=$saved_base
-		http GET /conf/tiny-harness.conf "" ""
+		http GET /conf/tiny-harness.conf ""
 		conf_status=$STATUS
 		conf_leak=$(grep -c '^base_url' "$T/body")
-		http GET /tiny-harness.fcgi "" ""
+		http GET /tiny-harness.fcgi ""
 		check "STORE-4 neither the site's configuration ($conf_status) nor the program ($STATUS) is served as a file" \
 			'[ "$conf_status" != 200 ] && [ "$conf_leak" = 0 ]' \
 			'[ "$STATUS" != 200 ]' '! head -c 4 "$T/body" | grep -q ELF'

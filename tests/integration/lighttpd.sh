@@ -3,8 +3,9 @@
 # Integration test: the real lighttpd with conf/lighttpd.conf (STORE-4), two FastCGI
 # workers, on loopback. A whole conversation over both bindings, completion with the
 # control envelope, SSE through the server, and proof that requests were served by
-# different worker processes (turns.worker_pid). TAP output; 77 (skip) when lighttpd,
-# curl, jq or sqlite3 is missing.
+# different worker processes (turns.worker_pid), all with the recipe's login on (SEC-1:
+# lighttpd's HTTP Basic, identity = remote_user; 401 without a login). TAP output; 77
+# (skip) when lighttpd, curl, jq, openssl or sqlite3 is missing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -20,6 +21,10 @@ require_tools curl jq sqlite3
 
 scratch th-lighttpd
 
+# SEC-1 (decision-040): the recipe as shipped for a public server, lighttpd asking for a
+# login (TINY_HARNESS_IDENTITY=remote_user, TH_HTPASSWD); every request below logs in.
+require_tools openssl
+basic_auth "$T/auth"
 # Every worker sleeps this long per turn, so concurrent turns overlap in time.
 export TINY_HARNESS_ECHO_DELAY_MS=300
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
@@ -82,12 +87,22 @@ check "ID-3 REST GET /tasks for another participant does not list it" \
 	'[ "$(jqb "[.tasks[]? | select(.id == \"$TASK\")] | length")" = 0 ]' \
 	'[ "$(jqb ".totalSize // 0")" = 0 ]'
 
+# ------------------------------------------------------------------ the login (SEC-1)
+auth_checks lighttpd
+REQ_DESC="TINY_HARNESS_IDENTITY= lighttpd -tt -f conf/lighttpd.conf"
+unset_out=$(env -u TINY_HARNESS_IDENTITY TH_PORT=1 TH_BIN=/bin/true TH_STATE_DIR=$T TH_PROCS=1 \
+	"${LIGHTTPD:-$(command -v lighttpd || echo /usr/sbin/lighttpd)}" -tt -f "$TH_SRCDIR/conf/lighttpd.conf" 2>&1)
+unset_rc=$?
+echo "$unset_out" >"$T/body"
+check "SEC-1 conf/lighttpd.conf has no unauthenticated default: without TINY_HARNESS_IDENTITY lighttpd refuses to start" \
+	'[ "$unset_rc" != 0 ]' 'grep -q TINY_HARNESS_IDENTITY "$T/body"'
+
 # ------------------------------------------------------------------ SSE through lighttpd
 # With server.stream-response-body = 2 the first event (the Task) reaches the client
 # before the 300 ms turn ends; with buffering the whole body would arrive at once.
 REQ_DESC="SendStreamingMessage (curl -N)"
 timing=$(curl -s -N -o "$T/body" --max-time 30 -w '%{http_code}|%{content_type}|%{time_starttransfer}|%{time_total}' \
-	-H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+	-H 'Content-Type: application/json' -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" \
 	--data-binary "$(rpc 5 SendStreamingMessage "$(msg m4 "stream this" "$TASK")")" "$BASE")
 IFS='|' read -r STATUS sse_type first total <<EOF2
 $timing

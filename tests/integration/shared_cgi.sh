@@ -8,6 +8,8 @@
 # database outside the document root. Through it: the card, SendMessage, a follow-up, GetTask, the body limit;
 # the program, its configuration and .htaccess are never served as files; the database is
 # where the configuration says and belongs to the user the server runs the program as.
+# The .htaccess runs as shipped, with its login on (SEC-1): 401 without one, and the
+# login, not X-Participant-Id, is the participant.
 # The same upload on a host with mod_cgi (prefork) instead of mod_cgid serves a task; on a
 # host with neither module it answers 503 naming them, and without mod_rewrite either it
 # answers an error; never the binary.
@@ -21,6 +23,7 @@ set -u
 . "$TH_SRCDIR/tests/lib/tap.sh"
 . "$TH_SRCDIR/tests/lib/proc.sh"
 . "$TH_SRCDIR/tests/lib/a2a.sh"
+. "$TH_SRCDIR/tests/lib/scenario.sh"
 APACHE=$TH_SRCDIR/tests/lib/apache.sh
 RECIPE=conf/htaccess-cgi.example
 LABEL="shared hosting (.htaccess + CGI)"
@@ -36,6 +39,10 @@ scratch th-shared-cgi
 # The server runs as an unprivileged user when we are root: let it through to its dir.
 chmod 711 "$T"
 on_exit 'for d in cgi prefork nocgi norewrite; do sh "$APACHE" stop "$T/$d"; done'
+# SEC-1 (decision-040): the .htaccess as shipped, with its login on; the requests below
+# log in as their participant (tests/lib/a2a.sh basic_auth).
+require_tools openssl
+basic_auth "$T/auth"
 BAIL_LOGS=("$T/cgi/error.log" "$T/cgi/apache.out")
 SERVE_USER=$(if [ "$(id -u)" = 0 ]; then echo "${TH_APACHE_USER:-nobody}"; else id -un; fi)
 
@@ -59,9 +66,10 @@ BASE=$(TH_HOST_OVERRIDE=$OVERRIDE sh "$APACHE" start htaccess-cgi "$T/cgi" 1) ||
 DB=$T/cgi/tiny-harness.db
 SITE=$T/cgi/htdocs/agent
 echo "# $LABEL at $BASE, state in $T/cgi, site in $SITE"
-check "PKG-3 the upload is only .htaccess, the program and its configuration ($(cd "$SITE" && find . -type f | LC_ALL=C sort | tr '\n' ' '))" \
+check "PKG-3 the upload is only .htaccess (the recipe, its AuthUserFile pointed at the password file), the program and its configuration ($(cd "$SITE" && find . -type f | LC_ALL=C sort | tr '\n' ' '))" \
 	'[ "$(cd "$SITE" && find . -type f | LC_ALL=C sort | tr "\n" " ")" = "./.htaccess ./conf/tiny-harness.conf ./tiny-harness.cgi " ]' \
-	'cmp -s "$TH_SRCDIR/$RECIPE" "$SITE/.htaccess"' \
+	'diff <(grep -v "^[[:space:]]*AuthUserFile " "$TH_SRCDIR/$RECIPE") <(grep -v "^[[:space:]]*AuthUserFile " "$SITE/.htaccess") >/dev/null' \
+	'grep -qx "    AuthUserFile \"$TH_HTPASSWD\"" "$SITE/.htaccess"' \
 	'! grep -v "AllowOverride" "$T/cgi/httpd.conf" | grep -q "cgi-script\|ExecCGI\|RewriteRule"' \
 	'grep -qx "    AllowOverride $OVERRIDE" "$T/cgi/httpd.conf"'
 
@@ -76,6 +84,8 @@ check "PKG-3 A2A-1 SendMessage through $LABEL answers a task parked in INPUT_REQ
 	'[ "$STATUS" = 200 ]' has_task \
 	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
 	'texts .result.task | grep -q "plan the release"'
+
+auth_checks "$LABEL"
 
 http POST / "$(rpc 2 SendMessage "$(msg m2 "a follow-up" "$TASK")")"
 check "PKG-3 TASK-6 a follow-up through $LABEL runs a turn on the same task" \
@@ -92,26 +102,26 @@ check "PKG-3 A2A-1 REST GET /tasks/{id} through $LABEL" '[ "$STATUS" = 200 ]' '[
 head -c 1048577 /dev/zero | tr '\0' a >"$T/huge"
 REQ_DESC="POST / with a 1048577-byte body (Content-Length)"
 STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'Expect:' -H 'A2A-Version: 1.0' \
-	-H 'X-Participant-Id: alice' -H 'Content-Type: application/json' --data-binary @"$T/huge" "$BASE")
+	-H 'X-Participant-Id: alice' "${ALICE[@]}" -H 'Content-Type: application/json' --data-binary @"$T/huge" "$BASE")
 check "PKG-3 LIM-1 a body of 1 MiB + 1 byte is refused with 413 through $LABEL (not an empty reply)" '[ "$STATUS" = 413 ]'
 REQ_DESC="POST / with a 1048577-byte chunked body"
 STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'Transfer-Encoding: chunked' -H 'A2A-Version: 1.0' \
-	-H 'X-Participant-Id: alice' -H 'Content-Type: application/json' --data-binary @"$T/huge" "$BASE")
+	-H 'X-Participant-Id: alice' "${ALICE[@]}" -H 'Content-Type: application/json' --data-binary @"$T/huge" "$BASE")
 check "PKG-3 LIM-1 a chunked request body is refused with 411 through $LABEL (not an empty reply)" '[ "$STATUS" = 411 ]'
 printf '%s' "$(rpc 4 SendMessage "$(msg big1 "$(head -c 200000 /dev/zero | tr '\0' a)" "$TASK")")" >"$T/big"
 REQ_DESC="POST / SendMessage with a 200000-byte text part"
-STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+STATUS=$(curl -s -o "$T/body" -w '%{http_code}' --max-time 30 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' "${ALICE[@]}" \
 	-H 'Content-Type: application/json' --data-binary @"$T/big" "$BASE")
 check "PKG-3 LIM-1 a 200 KB request reaches the program whole through $LABEL (its own InvalidParams naming the text limit)" \
 	'[ "$STATUS" = 200 ]' '[ "$(jqb .error.code)" = -32602 ]'
 
-http GET /tiny-harness.cgi "" ""
+http GET /tiny-harness.cgi ""
 bin_status=$STATUS
 bin_elf=$(not_elf && echo no || echo yes)
-http GET /conf/tiny-harness.conf "" ""
+http GET /conf/tiny-harness.conf ""
 conf_status=$STATUS
 conf_leak=$(grep -c '^base_url' "$T/body")
-http GET /.htaccess "" ""
+http GET /.htaccess ""
 check "PKG-3 neither the program ($bin_status), its configuration ($conf_status) nor .htaccess ($STATUS) is served as a file" \
 	'[ "$bin_status" != 200 ] || [ "$bin_elf" = no ]' '[ "$bin_elf" = no ]' \
 	'[ "$conf_status" != 200 ] || [ "$conf_leak" = 0 ]' '[ "$conf_leak" = 0 ]' \
@@ -137,7 +147,7 @@ sh "$APACHE" stop "$T/cgi"
 check "PKG-3 stopping $LABEL leaves no process behind" '[ -n "$apid" ]' '! alive "$apid"'
 
 # ------------------------------------------------------------------ a host with mod_cgi
-BASE=$(TH_HOST_MODULES="mpm_prefork authz_core rewrite env cgi" sh "$APACHE" start htaccess-cgi "$T/prefork" 1) ||
+BASE=$(TH_HOST_MODULES="mpm_prefork authz_core rewrite env cgi auth_basic authn_core authn_file authz_user" sh "$APACHE" start htaccess-cgi "$T/prefork" 1) ||
 	BASE=
 if [ -n "$BASE" ]; then
 	http POST / "$(rpc 1 SendMessage "$(msg m1 "on mod_cgi")")"
@@ -150,13 +160,13 @@ sh "$APACHE" stop "$T/prefork"
 
 # ------------------------------------------------------------------ hosts without CGI
 # Neither mod_cgi nor mod_cgid: the guard answers 503 naming them; the binary stays put.
-BASE=$(TH_HOST_MODULES="mpm_event authz_core rewrite env" TH_SERVER_EXPECT=503 \
+BASE=$(TH_HOST_MODULES="mpm_event authz_core rewrite env auth_basic authn_core authn_file authz_user" TH_SERVER_EXPECT=503 \
 	sh "$APACHE" start htaccess-cgi "$T/nocgi" 1) || BASE=
 if [ -n "$BASE" ]; then
 	http POST / "$(rpc 1 SendMessage "$(msg m1 "hello")")"
 	nocgi_status=$STATUS
 	nocgi_says=$(grep -c "neither mod_cgi nor mod_cgid" "$T/body")
-	http GET /tiny-harness.cgi "" ""
+	http GET /tiny-harness.cgi ""
 fi
 check "PKG-3 on a host without mod_cgi and mod_cgid $RECIPE answers 503 naming them (${nocgi_status:-none}) and never serves the program (${STATUS:-none})" \
 	'[ -n "$BASE" ]' '[ "$nocgi_status" = 503 ]' '[ "$nocgi_says" -ge 1 ]' \
@@ -164,10 +174,10 @@ check "PKG-3 on a host without mod_cgi and mod_cgid $RECIPE answers 503 naming t
 sh "$APACHE" stop "$T/nocgi"
 
 # Without mod_rewrite as well the .htaccess cannot be read: an error, still not the binary.
-BASE=$(TH_HOST_MODULES="mpm_event authz_core env" TH_SERVER_EXPECT=500 \
+BASE=$(TH_HOST_MODULES="mpm_event authz_core env auth_basic authn_core authn_file authz_user" TH_SERVER_EXPECT=500 \
 	sh "$APACHE" start htaccess-cgi "$T/norewrite" 1) || BASE=
 if [ -n "$BASE" ]; then
-	http GET /tiny-harness.cgi "" ""
+	http GET /tiny-harness.cgi ""
 fi
 check "PKG-3 on a host without CGI or mod_rewrite the program is not served either (${STATUS:-none})" \
 	'[ -n "$BASE" ]' '[ "$STATUS" -ge 500 ]' not_elf

@@ -11,7 +11,17 @@
 #                     (tests/lib/server.sh) and T is removed (TH_KEEP=1 keeps it)
 #   on_exit SNIPPET   run SNIPPET (eval) at exit, before the servers are stopped
 #
-# Requests (to ${HTTP_BASE:-$BASE}; X-Participant-Id default alice, "" for none)
+# Authentication (SEC-1, decision-040)
+#   basic_auth DIR    write DIR/htpasswd (every participant the tests use, one password),
+#                     export TINY_HARNESS_IDENTITY=remote_user and TH_HTPASSWD for the
+#                     launchers, and make every request below log in as its participant
+#                     with HTTP Basic (AUTH=basic); DIR/credentials holds alice's login for
+#                     `tiny-harness complete --credentials` (CLI_CREDENTIALS)
+#   AUTH=basic        requests send "-u PARTICIPANT:$TEST_PASSWORD" besides the header
+#   "${ALICE[@]}"     curl arguments logging alice in (none without basic_auth)
+#
+# Requests (to ${HTTP_BASE:-$BASE}; X-Participant-Id default alice, "" for none: then no
+# login either)
 #   http METHOD PATH [BODY] [PARTICIPANT] [CONTENT-TYPE]
 #                     body in $T/body, headers in $T/headers, STATUS, TIME (seconds),
 #                     REQ_DESC (the first HTTP_DESC_BYTES (200) bytes of the body)
@@ -40,6 +50,11 @@ export TH_SRCDIR TH_BUILDDIR TH_BIN
 SERVER=$TH_SRCDIR/tests/lib/server.sh
 . "$TH_SRCDIR/tests/lib/db.sh"
 HTTP_BASE=
+AUTH=
+CLI_CREDENTIALS=
+ALICE=()
+TEST_PASSWORD=correct-horse-battery-staple
+TEST_PARTICIPANTS="alice bob carol dave erin mallory user1 user2 user3 user4 user5 user6 user7 user8"
 : "${HTTP_DESC_BYTES:=200}"
 
 STATUS_KEY='io.github.madarauchiha-314.tiny-harness/status'
@@ -73,11 +88,26 @@ scratch() {
 	trap 'exit 1' INT TERM
 }
 
+basic_auth() {
+	local dir=$1 hash who
+	mkdir -p "$dir" || bail "cannot create $dir"
+	# apr1 (MD5, 1,000 rounds): lighttpd, Apache and nginx all check it, and quickly.
+	hash=$(openssl passwd -apr1 "$TEST_PASSWORD") || bail "openssl passwd failed"
+	: >"$dir/htpasswd"
+	for who in $TEST_PARTICIPANTS; do printf '%s:%s\n' "$who" "$hash" >>"$dir/htpasswd"; done
+	chmod 644 "$dir/htpasswd"
+	printf 'alice:%s\n' "$TEST_PASSWORD" >"$dir/credentials"
+	chmod 600 "$dir/credentials"
+	AUTH=basic CLI_CREDENTIALS=$dir/credentials TH_HTPASSWD=$dir/htpasswd TINY_HARNESS_IDENTITY=remote_user
+	ALICE=(-u "alice:$TEST_PASSWORD")
+	export TH_HTPASSWD TINY_HARNESS_IDENTITY
+}
 http() {
 	local method=$1 path=$2 body=${3:-} part=${4-alice} ctype=${5:-application/json} out
 	local args=(-s -o "$T/body" -D "$T/headers" -w '%{http_code} %{time_total}' --max-time 30 -X "$method"
 		-H 'A2A-Version: 1.0')
 	[ -n "$part" ] && args+=(-H "X-Participant-Id: $part")
+	[ "$AUTH" = basic ] && [ -n "$part" ] && args+=(-u "$part:$TEST_PASSWORD")
 	[ -n "$body" ] && args+=(-H "Content-Type: $ctype" --data-binary "$body")
 	REQ_DESC="$method $path participant=${part:-none} $(printf '%s' "$body" | head -c "$HTTP_DESC_BYTES")"
 	out=$(curl "${args[@]}" "${HTTP_BASE:-$BASE}${path#/}")
@@ -104,8 +134,10 @@ ctl() {
 		'{message: {messageId: $m, role: "ROLE_USER", taskId: $t, parts: [{data: {kind: "control", action: "complete"}, mediaType: $mt}]}}'
 }
 post_bg() {
+	local login=()
+	[ "$AUTH" = basic ] && login=(-u "$2:$TEST_PASSWORD")
 	curl -s -o "$T/$1" --max-time 30 -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
-		-H "X-Participant-Id: $2" --data-binary "$4" "$3" &
+		-H "X-Participant-Id: $2" "${login[@]}" --data-binary "$4" "$3" &
 }
 
 jqb() { jq -r "$1" "$T/body" 2>/dev/null; }

@@ -49,9 +49,17 @@
 # /usr/lib/apache2/modules), SPAWN_FCGI (default spawn-fcgi on PATH),
 # TH_APACHE_USER (default nobody), TH_SERVER_TIMEOUT (seconds to wait, default 30),
 # TH_HOST_MODULES (htaccess mode: the modules the host loads, default "mpm_event
-# authz_core rewrite fcgid"; htaccess-cgi mode: "mpm_event authz_core rewrite env cgid"),
+# authz_core rewrite fcgid auth_basic authn_core authn_file authz_user"; htaccess-cgi
+# mode: "mpm_event authz_core rewrite env cgid" and the same four auth modules),
 # TH_HOST_OVERRIDE (both: the web root's AllowOverride, default All), TH_SERVER_EXPECT
 # (the card's status that means started, default 200).
+#
+# Authentication (SEC-1, decision-040): the recipes ask for an HTTP Basic login and give
+# the workers identity = remote_user. With TINY_HARNESS_IDENTITY=remote_user the caller
+# names the password file in TH_HTPASSWD (absolute, readable by TH_APACHE_USER) and the
+# recipes run as shipped (the .htaccess files with their AuthUserFile line pointed at
+# it). Unset or header (the default here, for the tests of other things), Apache is
+# started with -D TH_IDENTITY_HEADER, the recipes' explicit loopback header mode.
 #
 # Plain POSIX sh: callers run it as `sh apache.sh …` or directly.
 
@@ -168,7 +176,7 @@ write_fcgid_env() {
 		name=${line%%=*}
 		value=${line#*=}
 		case $name in
-		TINY_HARNESS_DB | TINY_HARNESS_BASE_URL) continue ;; # in the config itself
+		TINY_HARNESS_DB | TINY_HARNESS_BASE_URL | TINY_HARNESS_IDENTITY) continue ;; # in the config itself
 		TINY_HARNESS_* | ASAN_OPTIONS | UBSAN_OPTIONS | LSAN_OPTIONS) ;;
 		*) continue ;;
 		esac
@@ -198,10 +206,10 @@ write_host_conf() {
 	hdir=$1
 	hmode=${3:-htaccess}
 	if [ "$hmode" = htaccess-cgi ]; then
-		hmods=${TH_HOST_MODULES:-mpm_event authz_core rewrite env cgid}
+		hmods=${TH_HOST_MODULES:-mpm_event authz_core rewrite env cgid auth_basic authn_core authn_file authz_user}
 		hrecipe=conf/htaccess-cgi.example
 	else
-		hmods=${TH_HOST_MODULES:-mpm_event authz_core rewrite fcgid}
+		hmods=${TH_HOST_MODULES:-mpm_event authz_core rewrite fcgid auth_basic authn_core authn_file authz_user}
 		hrecipe=conf/htaccess.example
 	fi
 	{
@@ -319,11 +327,21 @@ start() {
 		export TINY_HARNESS_WEB_DIR
 	fi
 	echo "$mode" >"$dir/mode"
+	: "${TINY_HARNESS_IDENTITY:=header}"
+	export TINY_HARNESS_IDENTITY
+	defines=
+	if [ "$TINY_HARNESS_IDENTITY" = header ]; then
+		defines="-D TH_IDENTITY_HEADER"
+	elif [ "$TINY_HARNESS_IDENTITY" = remote_user ]; then
+		case ${TH_HTPASSWD:-} in /*) ;; *) die "TINY_HARNESS_IDENTITY=remote_user needs TH_HTPASSWD, an absolute path" ;; esac
+		runas test -r "$TH_HTPASSWD" || die "$TH_HTPASSWD is not readable by the server's user"
+		export TH_HTPASSWD
+	fi
 	case $mode in htaccess*)
 		# The site as a user would upload it: .htaccess, the program, its configuration.
 		site=$dir/htdocs/agent
 		mkdir -p "$site/conf" || die "cannot create $site"
-		cp "$site_recipe" "$site/.htaccess" &&
+		sed "s|^\([[:space:]]*AuthUserFile \).*|\1\"${TH_HTPASSWD:-/nonexistent}\"|" "$site_recipe" >"$site/.htaccess" &&
 			cp "$TH_BIN" "$site/$site_bin" && chmod 755 "$site/$site_bin" ||
 			die "cannot set up $site"
 		[ "$(id -u)" != 0 ] || chown -R "$TH_APACHE_USER" "$dir/htdocs"
@@ -370,7 +388,7 @@ start() {
 		[ "$(id -u)" != 0 ] || chown "$TH_APACHE_USER" "$dir/error.log"
 		rm -f "$dir/httpd.pid"
 		# shellcheck disable=SC2086
-		$RUNAS "$APACHE2" -D FOREGROUND -f "$conf" </dev/null >"$dir/apache.out" 2>&1 &
+		$RUNAS "$APACHE2" -D FOREGROUND $defines -f "$conf" </dev/null >"$dir/apache.out" 2>&1 &
 		pid=$!
 		echo "$pid" >"$dir/apache.pid"
 		echo "$TINY_HARNESS_BASE_URL" >"$dir/base_url"

@@ -23,6 +23,10 @@
 # Run by root, everything (nginx, spawn-fcgi, the workers, the migration) runs as
 # TH_APACHE_USER (default nobody) through setpriv, and DIR is given to that user.
 #
+# Authentication (SEC-1, decision-040): with TINY_HARNESS_IDENTITY=remote_user the recipe
+# runs as shipped, its @HTPASSWD@ the caller's TH_HTPASSWD; unset or header (the default,
+# for the tests of other things) its auth_basic line is turned off.
+#
 # Environment: TH_BIN, TH_SRCDIR, TH_BUILDDIR as in apache.sh; NGINX (default nginx on
 # PATH or /usr/sbin/nginx), SPAWN_FCGI, TH_APACHE_USER, TH_SERVER_TIMEOUT (default 30).
 set -u
@@ -127,6 +131,12 @@ start() {
 		export TINY_HARNESS_WEB_DIR
 	fi
 	echo nginx >"$dir/mode"
+	: "${TINY_HARNESS_IDENTITY:=header}"
+	export TINY_HARNESS_IDENTITY
+	if [ "$TINY_HARNESS_IDENTITY" = remote_user ]; then
+		case ${TH_HTPASSWD:-} in /*) ;; *) die "TINY_HARNESS_IDENTITY=remote_user needs TH_HTPASSWD, an absolute path" ;; esac
+		runas test -r "$TH_HTPASSWD" || die "$TH_HTPASSWD is not readable by the server's user"
+	fi
 	echo "$TH_BIN" >"$dir/th_bin"
 	if ! (cd "$dir" && runas "$TH_BIN" migrate) >"$dir/migrate.out" 2>&1; then
 		cat "$dir/migrate.out" >&2
@@ -151,7 +161,17 @@ start() {
 		# The recipe's `include fastcgi_params` is relative to the main configuration's
 		# directory: /etc/nginx on a Debian host, DIR here.
 		cp /etc/nginx/fastcgi_params "$dir/fastcgi_params" || die "cannot copy fastcgi_params"
+		# SEC-1 (decision-040): as shipped, with the caller's password file; in the
+		# loopback header mode of the other tests the login is turned off, the one change.
+		if [ "$TINY_HARNESS_IDENTITY" = header ]; then
+			auth='s|^\([[:space:]]*\)auth_basic "tiny-harness";|\1auth_basic off;|'
+			htpasswd=/dev/null
+		else
+			auth='s|^$||'
+			htpasswd=${TH_HTPASSWD:-/nonexistent}
+		fi
 		sed -e "s|@LISTEN@|127.0.0.1:$port|" -e "s|@SOCKET@|$sock|" -e "s|@STATIC@|$dir/www|" \
+			-e "s|@HTPASSWD@|$htpasswd|" -e "$auth" \
 			"$recipe" >"$dir/site.conf" || die "cannot write $dir/site.conf"
 		cat >"$dir/nginx.conf" <<CONF
 worker_processes 1;

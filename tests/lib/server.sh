@@ -35,7 +35,8 @@
 # (default: lighttpd on PATH or /usr/sbin/lighttpd), TH_SERVER_TIMEOUT (seconds to wait
 # for the card, default 30), TH_LIGHTTPD_CONF (default $TH_SRCDIR/conf/lighttpd.conf: a
 # test's own file that includes it and adds to it, e.g. Basic auth for identity =
-# remote_user in tests/ui/webapp.mjs).
+# remote_user in tests/ui/webapp.mjs). TINY_HARNESS_IDENTITY (default header) picks the
+# recipe's authentication; remote_user needs TH_HTPASSWD (decision-040).
 #
 # Plain POSIX sh: callers run it as `sh server.sh …` or directly.
 
@@ -87,6 +88,11 @@ start() {
 	fi
 	echo "$TINY_HARNESS_DB" >"$dir/db" || die "cannot write $dir/db"
 	export TH_BIN TH_STATE_DIR TH_PROCS TINY_HARNESS_DB
+	# The recipe authenticates as TINY_HARNESS_IDENTITY says (decision-040) and has no
+	# default; the tests' own is the loopback header mode, as `serve` gives run.sh.
+	# remote_user needs TH_HTPASSWD from the caller.
+	: "${TINY_HARNESS_IDENTITY:=header}"
+	export TINY_HARNESS_IDENTITY
 	# lighttpd runs the workers in TH_BIN's directory, so the relative default
 	# conf/commands would not be found: name the project's one, as `serve` does.
 	if [ -z "${TINY_HARNESS_COMMANDS_DIR:-}" ] && [ -d "$TH_SRCDIR/conf/commands" ]; then
