@@ -7,7 +7,9 @@
  * file is touched: no "..", no hidden files, no absolute paths, only plain characters.
  * One name is not a file: <base>ui/session.json tells the app how the server knows who
  * is speaking (identity = header: the Participant field; remote_user: the web server's
- * login, which it names), so that the app shows the field only when it counts (ID-1).
+ * login, which it names; bearer: the participant of the key the app sends, SEC-1), so
+ * that the app shows the field only when it counts (ID-1) and asks for a key when one is
+ * needed.
  * Called by the router; calls request.c and errors.c only. */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 
 #include "bind/bind_int.h"
 #include "config/config.h"
+#include "ops/auth.h"
 #include "util/jsonx.h"
 
 /* The largest file served: the app is a page, a bundle and a style sheet. */
@@ -195,22 +198,53 @@ void th_bind_web_redirect(struct th_bind_ctx *ctx)
 		redirect(ctx, 303);
 }
 
-/* {"identity":"header"} or {"identity":"remote_user","participant":REMOTE_USER or null}:
- * never cached, since it depends on the login. */
+/* The participant the request's "Authorization: Bearer" credential names into who (n
+ * bytes), or "" when there is none or it is refused (SEC-1). */
+static void bearer_who(struct th_bind_ctx *ctx, char *who, size_t n)
+{
+	const char *h = ctx->req->authorization;
+	who[0] = '\0';
+	if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0)
+		return;
+	const char *token = h + 7;
+	while (*token == ' ')
+		token++;
+	struct th_error e;
+	th_error_clear(&e);
+	if (*token == '\0' || th_auth_bearer(ctx->app, token, who, n, &e) != TH_OK)
+		who[0] = '\0';
+}
+
+/* {"identity":"header"}, or {"identity":"remote_user"|"bearer","participant":ID or null}:
+ * the web server's login, or the participant the request's bearer credential names
+ * (null when it sent none or a refused one, so the app asks for a key). Never cached,
+ * since it depends on the login. */
 static void session(struct th_bind_ctx *ctx)
 {
+	static const char *const modes[] = {
+	    [TH_IDENTITY_HEADER] = "header",
+	    [TH_IDENTITY_REMOTE_USER] = "remote_user",
+	    [TH_IDENTITY_BEARER] = "bearer",
+	};
 	const struct th_config *cfg = ctx->app->cfg;
 	json_object *o = json_object_new_object();
-	int remote = cfg->identity == TH_IDENTITY_REMOTE_USER;
-	const char *who = ctx->req->remote_user;
+	char token_who[TH_ID_BUF];
+	const char *who = NULL;
+	if (cfg->identity == TH_IDENTITY_REMOTE_USER) {
+		who = ctx->req->remote_user;
+	} else if (cfg->identity == TH_IDENTITY_BEARER) {
+		bearer_who(ctx, token_who, sizeof token_who);
+		who = token_who;
+	}
 	int rc = o == NULL;
 	if (!rc)
-		rc = th_json_put(o, "identity",
-		                 json_object_new_string(remote ? "remote_user" : "header"));
-	if (!rc && remote && who != NULL && who[0] != '\0')
-		rc = th_json_put(o, "participant", json_object_new_string(who));
-	else if (!rc && remote) /* not logged in: null */
-		rc = th_json_put_null(o, "participant", NULL);
+		rc = th_json_put(o, "identity", json_object_new_string(modes[cfg->identity]));
+	if (!rc && cfg->identity != TH_IDENTITY_HEADER) {
+		if (who != NULL && who[0] != '\0')
+			rc = th_json_put(o, "participant", json_object_new_string(who));
+		else /* not logged in: null */
+			rc = th_json_put_null(o, "participant", NULL);
+	}
 	if (rc) {
 		json_object_put(o);
 		o = NULL;

@@ -8,14 +8,17 @@
 // answers it; a watcher sees the server's refusal; Complete task ends the task. A help request
 // addressed to the person is answered from its Answer control (a help_reply, CH-5); side
 // channels are shown by name and written to (CH-1..CH-3); data parts are readable JSON and only
-// http(s) URLs are links (WEB-3); with identity = remote_user (a second lighttpd with Basic
-// auth) the login names the person and the Participant field is not shown (ID-1).
+// http(s) URLs are links (WEB-3); with identity = remote_user (a second lighttpd, the recipe's
+// Basic login) the login names the person and the Participant field is not shown (ID-1); with
+// identity = bearer (a third) the app asks for an API key, keeps it in sessionStorage, sends
+// it as Authorization: Bearer, and shows the sign-in again on a 401 (SEC-1).
 //
 // Screenshots of the task list and of a task at phone (390 px) and desktop (1280 px) widths go
 // to $TH_BUILDDIR/tests/artifacts/web/, with web-app-1280.png, the page as docs/web-app.png
 // shows it. Exit 77 when chromium, lighttpd or node_modules is missing. TH_CHROMIUM overrides
 // /usr/bin/chromium.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -46,6 +49,7 @@ const chromium = pw.chromium ?? pw.default?.chromium;
 const dir = makeTmp('th-web-app-');
 let browser = null;
 let stopAuthServer = null;
+let stopBearerServer = null;
 // Streams end after 4 s (stream_max_ms), so the page resumes them with Last-Event-ID again
 // and again while the tests run (STREAM-4, WEB-2).
 const STREAM_MAX_MS = 4000;
@@ -533,20 +537,13 @@ try {
 	await t.test('WEB-1 ID-1 identity = remote_user behind lighttpd Basic auth: "Signed in as carol", no Participant field, and the login is the sender', async () => {
 		need(browser, 'the browser start');
 		const adir = makeTmp('th-web-auth-');
-		writeFileSync(join(adir, 'users.txt'), 'carol:launch-day-secret\n');
-		// conf/lighttpd.conf with Basic auth in front of everything but the agent card (which
-		// server.sh polls to see that the server is up).
-		writeFileSync(join(adir, 'lighttpd-auth.conf'), [
-			'server.modules = ( "mod_auth", "mod_authn_file" )',
-			`include "${join(SRCDIR, 'conf', 'lighttpd.conf')}"`,
-			'auth.backend = "plain"',
-			`auth.backend.plain.userfile = "${join(adir, 'users.txt')}"`,
-			'$HTTP["url"] !~ "^/\\.well-known/" {',
-			'  auth.require = ( "" => ( "method" => "basic", "realm" => "tiny-harness", "require" => "valid-user" ) )',
-			'}',
-			''].join('\n'));
+		// conf/lighttpd.conf as shipped for remote_user (decision-040): lighttpd's Basic login
+		// against an htpasswd file on everything but the agent card.
+		const hash = spawnSync('openssl', ['passwd', '-apr1', 'launch-day-secret'], { encoding: 'utf8' }).stdout.trim();
+		assert.match(hash, /^\$apr1\$/, 'openssl passwd -apr1');
+		writeFileSync(join(adir, 'htpasswd'), `carol:${hash}\n`);
 		const auth = startLighttpd(adir, { lighttpd: LIGHTTPD, procs: 1, signals: false,
-			env: { TH_LIGHTTPD_CONF: join(adir, 'lighttpd-auth.conf'), TINY_HARNESS_IDENTITY: 'remote_user' } });
+			env: { TH_HTPASSWD: join(adir, 'htpasswd'), TINY_HARNESS_IDENTITY: 'remote_user' } });
 		stopAuthServer = auth.stop;
 		assert.ok(auth.ok, `lighttpd with Basic auth did not start: ${auth.stderr}`);
 		const abase = auth.base;
@@ -580,6 +577,61 @@ try {
 		stopAuthServer = null;
 	});
 
+	await t.test('SEC-1 WEB-1 identity = bearer: the app asks for an API key, keeps it in sessionStorage, sends it as Authorization: Bearer, and a 401 shows the sign-in again', async () => {
+		need(browser, 'the browser start');
+		const bdir = makeTmp('th-web-bearer-');
+		const srv = startLighttpd(bdir, { lighttpd: LIGHTTPD, procs: 1, signals: false, env: { TINY_HARNESS_IDENTITY: 'bearer' } });
+		stopBearerServer = srv.stop;
+		assert.ok(srv.ok, `lighttpd with identity = bearer did not start: ${srv.stderr}`);
+		const keys = (...args) => spawnSync(TH_BIN, ['keys', ...args], { env: { ...process.env, TINY_HARNESS_DB: srv.db }, encoding: 'utf8' });
+		const key = keys('add', 'dave', '--name', 'web').stdout.trim();
+		assert.match(key, /^th_[A-Za-z0-9_-]{43}$/, 'keys add');
+		const none = await (await fetch(`${srv.base}ui/session.json`)).json();
+		assert.deepEqual(none, { identity: 'bearer', participant: null });
+
+		// Its own context: the 401s this test provokes are logged by Chromium as failed loads.
+		const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+		const p = await context.newPage();
+		p.setDefaultTimeout(15000);
+		const errors = [];
+		p.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+		const sent = [];
+		p.on('request', (r) => { if (r.method() === 'POST') sent.push(r.headers().authorization ?? null); });
+		await p.goto(`${srv.base}ui/`);
+		await p.waitForFunction(() => window.thWeb?.ready === true);
+		const field = p.getByLabel('API key', { exact: true });
+		await field.waitFor();
+		assert.equal(await p.getByLabel('Participant', { exact: true }).count(), 0, 'the Participant field is shown');
+		assert.equal(await field.getAttribute('type'), 'password');
+		await field.fill(`th_${'x'.repeat(43)}`);
+		await p.getByRole('button', { name: 'Sign in' }).click();
+		await p.getByText('That key was refused: check it and sign in again.').waitFor();
+		await field.fill(key);
+		await p.getByRole('button', { name: 'Sign in' }).click();
+		await p.getByRole('banner').getByText('Signed in as dave', { exact: true }).waitFor();
+		assert.equal(await p.evaluate(() => sessionStorage.getItem('tiny-harness.token')), key, 'the key is in sessionStorage');
+		assert.equal(await p.evaluate(() => localStorage.getItem('tiny-harness.token')), null, 'the key is in localStorage');
+		await p.getByLabel('New task: first message').fill('Book the hall');
+		await p.getByRole('button', { name: 'Start task' }).click();
+		await conversation(p).getByText('echo: Book the hall', { exact: true }).waitFor();
+		await side(p).getByText('· reporter · you').waitFor();
+		assert.ok(sent.length >= 2, `calls sent: ${sent.length}`);
+		assert.deepEqual([...new Set(sent)], [`Bearer ${key}`], 'every call carries Authorization: Bearer <key>');
+		// A reload keeps the sign-in (same tab: sessionStorage).
+		await p.reload();
+		await p.getByRole('banner').getByText('Signed in as dave', { exact: true }).waitFor();
+		// The key is revoked: the next call is a 401, and the page asks for a key again.
+		assert.equal(keys('revoke', 'web').status, 0, 'keys revoke');
+		await p.getByRole('link', { name: '← All tasks' }).click();
+		await p.getByText('Your key was refused or has expired: sign in again.').waitFor();
+		await p.getByLabel('API key', { exact: true }).waitFor();
+		assert.equal(await p.evaluate(() => sessionStorage.getItem('tiny-harness.token')), null, 'the refused key is forgotten');
+		assert.deepEqual(errors, []);
+		await context.close();
+		stopBearerServer();
+		stopBearerServer = null;
+	});
+
 	await t.test('WEB-3 no script error, CSP violation or failed request in any page', async () => {
 		assert.deepEqual(pageErrors, []);
 	});
@@ -587,6 +639,7 @@ try {
 	if (browser)
 		await browser.close().catch(() => {});
 	stopAuthServer?.();
+	stopBearerServer?.();
 	stopServer();
 }
 t.done();

@@ -17,7 +17,25 @@ export class RpcError extends Error {
 	}
 }
 
+// The server refused the credentials (HTTP 401, SEC-1): the page signs in again.
+export class AuthError extends RpcError {
+	constructor(method, error) {
+		super(method, error);
+		this.auth = true;
+	}
+}
+
 let seq = 0;
+// identity = bearer: the API key or token sent as Authorization: Bearer (SEC-1); null
+// for the other modes, where the browser's own login (Basic) or the header decides.
+let bearer = null;
+let onUnauthorized = null;
+
+// Sets the bearer credential every call sends (null: none), and what to do on a 401.
+export function setBearer(token, unauthorized) {
+	bearer = token || null;
+	onUnauthorized = unauthorized ?? onUnauthorized;
+}
 
 function headers(participant, accept) {
 	const h = {
@@ -28,7 +46,22 @@ function headers(participant, accept) {
 	};
 	if (participant)
 		h['X-Participant-Id'] = participant;
+	if (bearer)
+		h.Authorization = `Bearer ${bearer}`;
 	return h;
+}
+
+// A 401 (missing, refused, revoked or expired credentials): the sign-in is shown again.
+async function unauthorized(method, res) {
+	let body = null;
+	try {
+		body = await res.json();
+	} catch {
+		body = null;
+	}
+	const err = new AuthError(method, body?.error ?? { message: 'sign in: the server asks for credentials (HTTP 401)' });
+	onUnauthorized?.(err);
+	return err;
 }
 
 // One call; resolves to the result, rejects with RpcError (the server's words) or a
@@ -40,6 +73,8 @@ export async function rpc(participant, method, params) {
 		body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
 		cache: 'no-store',
 	});
+	if (res.status === 401)
+		throw await unauthorized(method, res);
 	let body;
 	try {
 		body = await res.json();
@@ -110,6 +145,8 @@ export function follow(participant, taskId, { onResult, onError, isDone, onOpen,
 			signal: ctl.signal,
 			cache: 'no-store',
 		});
+		if (res.status === 401)
+			throw await unauthorized('SubscribeToTask', res);
 		const type = res.headers.get('Content-Type') || '';
 		if (!type.startsWith('text/event-stream')) {
 			let body = null;
@@ -157,6 +194,8 @@ export function follow(participant, taskId, { onResult, onError, isDone, onOpen,
 				if (stopped)
 					return;
 				failures++;
+				if (err instanceof AuthError)
+					return; // signed out: the page asks for a key, nothing to retry
 				if (err instanceof RpcError) {
 					onError(err);
 					if (err.code !== undefined && err.code !== -32603)

@@ -12,7 +12,7 @@
 import { MessageProcessor } from '@a2ui/web_core/v0_9';
 import { basicCatalog } from '@a2ui/lit/v0_9'; // defines <a2ui-surface> and the basic elements
 
-import { RpcError, follow, rpc } from './a2a.js';
+import { RpcError, follow, rpc, setBearer } from './a2a.js';
 import {
 	META_STATUS, MT_A2UI, MT_CHANNEL, MT_EVENT, channelPart, el, isA2ui, isTerminal, renderPart,
 	senderOf, stateWord, subStateWords, taskMeta, when,
@@ -20,6 +20,8 @@ import {
 
 const $ = (id) => document.getElementById(id);
 const STORE_KEY = 'tiny-harness.participant';
+// identity = bearer: the API key or token, kept for this tab only (sessionStorage, SEC-1).
+const TOKEN_KEY = 'tiny-harness.token';
 const KEYS_HINT = 'Enter sends; Shift+Enter starts a new line.';
 // A side channel's name as the page lets a person type it (the id of a new channel).
 const CHANNEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -37,7 +39,8 @@ const state = {
 	streams: [], // per stream opened for it: the Last-Event-ID it resumed from (null: first)
 	errors: [],
 	commands: [],
-	remote: false, // identity = remote_user: the web server's login decides (ID-1)
+	remote: false, // identity = remote_user or bearer: the login or the key decides (ID-1)
+	bearer: false, // identity = bearer: the page signs in with an API key or token (SEC-1)
 	requests: new Map(), // messageId of a help request from the harness → its request id
 	answered: new Set(), // messageIds of help requests answered from this page
 	channels: [], // ids of the side channels of the open task seen in its history (CH-1)
@@ -61,6 +64,8 @@ function notice(text) {
 
 // Shows a refusal or failure in the task's alert (or the page's), in the server's words.
 function showError(err, where = 'task-error') {
+	if (err?.auth)
+		return; // a 401: the sign-in form already says so (signOut)
 	const text = err instanceof RpcError ? err.message : `Could not reach the server: ${err?.message ?? err}`;
 	state.errors.push(text);
 	$(where).textContent = text;
@@ -79,9 +84,12 @@ function sender() {
 function needParticipant() {
 	if (me())
 		return true;
-	notice(state.remote ? 'The web server did not say who you are: sign in to use tiny-harness.'
-		: 'Type your name in the Participant field first.');
-	$('participant')?.focus();
+	if (state.bearer)
+		notice('Sign in with your API key first.');
+	else
+		notice(state.remote ? 'The web server did not say who you are: sign in to use tiny-harness.'
+			: 'Type your name in the Participant field first.');
+	$(state.bearer ? 'api-key' : 'participant')?.focus();
 	return false;
 }
 
@@ -109,7 +117,8 @@ async function loadList() {
 	const list = $('task-list');
 	if (!me()) {
 		list.replaceChildren();
-		$('list-status').textContent = 'Name yourself in the Participant field to see your tasks.';
+		$('list-status').textContent = state.bearer ? 'Sign in with your API key to see your tasks.'
+			: 'Name yourself in the Participant field to see your tasks.';
 		return;
 	}
 	$('list-status').textContent = 'Loading…';
@@ -846,16 +855,106 @@ function route() {
 	}
 }
 
+// GET <base>ui/session.json, with the bearer credential when there is one: how the server
+// knows who is speaking, and who that is.
+async function fetchSession(token) {
+	const res = await fetch(new URL('session.json', location.href), {
+		cache: 'no-store',
+		headers: token ? { Authorization: `Bearer ${token}` } : {},
+	});
+	return res.json();
+}
+
+function whoBox() {
+	return $('who-box');
+}
+
+// identity = bearer: signed in, the key sent with every call from now on.
+function signedIn(token, who) {
+	try {
+		sessionStorage.setItem(TOKEN_KEY, token);
+	} catch {
+		// storage may be disabled; the key then lasts as long as the page
+	}
+	setBearer(token);
+	state.participant = who;
+	const out = el('button', { type: 'button', id: 'sign-out', class: 'secondary' }, 'Sign out');
+	out.addEventListener('click', () => signOut(''));
+	whoBox().replaceChildren(el('span', {}, `Signed in as ${who}`), out);
+	notice('');
+}
+
+// Forgets the key (a 401, or Sign out) and asks for one again.
+function signOut(message) {
+	try {
+		sessionStorage.removeItem(TOKEN_KEY);
+	} catch {
+		// nothing kept
+	}
+	setBearer(null);
+	state.participant = '';
+	stream?.stop();
+	stream = null;
+	showSignIn(message);
+	route();
+}
+
+// The sign-in form of identity = bearer: an API key (tiny-harness keys add) or a token.
+function showSignIn(message) {
+	const input = el('input', { id: 'api-key', name: 'api-key', type: 'password', autocomplete: 'current-password',
+		spellcheck: 'false', placeholder: 'th_… or a token', required: true });
+	const form = el('form', { id: 'sign-in', class: 'sign-in' },
+		el('label', { for: 'api-key' }, 'API key'), input,
+		el('button', { type: 'submit', id: 'sign-in-button' }, 'Sign in'));
+	form.addEventListener('submit', async (e) => {
+		e.preventDefault();
+		const token = input.value.trim();
+		if (!token)
+			return;
+		let session = null;
+		try {
+			session = await fetchSession(token);
+		} catch {
+			session = null;
+		}
+		if (typeof session?.participant !== 'string') {
+			notice('That key was refused: check it and sign in again.');
+			input.select();
+			return;
+		}
+		signedIn(token, session.participant);
+		route();
+	});
+	whoBox().replaceChildren(form);
+	notice(message || 'Sign in with your API key to use tiny-harness.');
+}
+
 // identity = remote_user: the login names the participant and the field is not shown.
+// identity = bearer: a sign-in form for a key, kept in sessionStorage (SEC-1).
 async function loadSession() {
 	try {
-		const res = await fetch(new URL('session.json', location.href), { cache: 'no-store' });
-		const session = await res.json();
+		let token = null;
+		try {
+			token = sessionStorage.getItem(TOKEN_KEY);
+		} catch {
+			token = null;
+		}
+		const session = await fetchSession(token);
+		if (session?.identity === 'bearer') {
+			state.remote = true;
+			state.bearer = true;
+			setBearer(null, () => signOut('Your key was refused or has expired: sign in again.'));
+			if (token && typeof session.participant === 'string')
+				signedIn(token, session.participant);
+			else
+				showSignIn(token ? 'Your key was refused or has expired: sign in again.' : '');
+			return;
+		}
 		if (session?.identity !== 'remote_user')
 			return;
 		state.remote = true;
 		state.participant = typeof session.participant === 'string' ? session.participant : '';
-		$('participant').closest('.who').replaceChildren(el('span', {},
+		whoBox().replaceChildren(el('span', {},
 			state.participant ? `Signed in as ${state.participant}` : 'Not signed in'));
 		if (!state.participant)
 			notice('The web server did not say who you are: sign in to use tiny-harness.');
