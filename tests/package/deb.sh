@@ -7,8 +7,9 @@
 # the .deb with dpkg on this machine, and use the installed package as an administrator
 # would: the state directory owned by www-data, --version, the manual pages, the example
 # configuration and the lighttpd and Apache recipes where docs/packaging.md says, and
-# `tiny-harness serve` run as www-data from the installed files serving the agent card
-# and a message stored in /var/lib/tiny-harness. Then it stops what it started and
+# `tiny-harness serve` run as www-data from the installed files serving the agent card,
+# refusing a request without credentials (SEC-1: the package turns bearer on and makes
+# the first API key), and a message sent with that key stored in /var/lib/tiny-harness. Then it stops what it started and
 # purges the package, leaving the machine as it found it.
 #
 # Root only (it installs a package: CI's throwaway machine). TAP output; 77 (skip) when
@@ -178,14 +179,34 @@ check "PKG-2 the installed program, run as www-data, serves the agent card throu
 	'[ "$code" = 200 ]' 'jq -e .name "$T/out" >/dev/null' \
 	'grep -qF "/usr/share/tiny-harness/lighttpd.conf" "$T/serve.out"'
 
-code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 30 -H 'Content-Type: application/json' \
-	-H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
-	-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}' \
-	"http://127.0.0.1:$port/")
-REQ_DESC="SendMessage to http://127.0.0.1:$port/ (HTTP $code); $(stat -c '%U:%G %n' /var/lib/tiny-harness/* 2>&1 | tr '\n' ' ')"
-check "PKG-2 a message is stored in /var/lib/tiny-harness/tiny-harness.db, owned by www-data" \
+# SEC-1 (decision-040): the package comes up authenticating. Its configuration says
+# identity = bearer, postinst made the first API key (admin) in a root-only file, and a
+# request without it is 401, whatever X-Participant-Id says.
+key_file=/etc/tiny-harness/admin-api-key
+REQ_DESC="stat $key_file; grep identity /etc/tiny-harness/tiny-harness.conf"
+stat -c '%a %U:%G %s %n' "$key_file" >"$T/out" 2>&1
+check "SEC-1 PKG-2 the package turns bearer on and postinst leaves the first API key in $key_file, 0600 root" \
+	'grep -qx "identity = bearer" /etc/tiny-harness/tiny-harness.conf' \
+	'[ "$(stat -c "%a %U" "$key_file")" = "600 root" ]' \
+	'grep -Eqx "th_[A-Za-z0-9_-]{43}" "$key_file"'
+send_hello() { # CURL-ARGS… — SendMessage; the body in $T/out, the status in code
+	code=$(curl -s -o "$T/out" -D "$T/headers" -w '%{http_code}' --max-time 30 -H 'Content-Type: application/json' \
+		-H 'A2A-Version: 1.0' "$@" \
+		-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}' \
+		"http://127.0.0.1:$port/")
+}
+send_hello -H 'X-Participant-Id: alice'
+REQ_DESC="SendMessage with X-Participant-Id: alice and no key (HTTP $code)"
+check "SEC-1 PKG-2 the installed server refuses a request without credentials (X-Participant-Id alone): 401 with a Bearer challenge, nothing stored" \
+	'[ "$code" = 401 ]' 'tr -d "\r" <"$T/headers" | grep -qi "^WWW-Authenticate: Bearer"' \
+	'[ "$(setpriv --reuid=www-data --regid=www-data --init-groups /usr/bin/tiny-harness tasks list 2>/dev/null | grep -c .)" = 0 ]'
+send_hello -H "Authorization: Bearer $(cat "$key_file" 2>/dev/null)" -H 'X-Participant-Id: alice'
+REQ_DESC="SendMessage with the first API key to http://127.0.0.1:$port/ (HTTP $code); $(stat -c '%U:%G %a %n' /var/lib/tiny-harness/* 2>&1 | tr '\n' ' ')"
+check "PKG-2 SEC-1 with the first API key a message is stored in /var/lib/tiny-harness/tiny-harness.db (owned by www-data, 0600), sent by admin" \
 	'[ "$code" = 200 ]' 'jq -e ".result.task.id | strings" "$T/out" >/dev/null' \
-	'[ "$(stat -c %U /var/lib/tiny-harness/tiny-harness.db)" = www-data ]'
+	'[ "$(jq -r ".result.task.history[0].metadata.participant_id" "$T/out")" = admin ]' \
+	'[ "$(stat -c %U /var/lib/tiny-harness/tiny-harness.db)" = www-data ]' \
+	'[ "$(stat -c %a /var/lib/tiny-harness/tiny-harness.db)" = 600 ]'
 
 stop_serve
 purge_pkg
