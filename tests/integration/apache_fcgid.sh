@@ -125,6 +125,12 @@ run_mode() {
 	DB=$(th_db_of "$T/$MODE")
 	echo "# $LABEL at $BASE, state in $T/$MODE"
 
+	if [ "$MODE" = proxy ] || [ "$MODE" = nginx ]; then
+		REQ_DESC="stat: $(stat -c '%a %U %n' "$T/$MODE/tiny-harness.sock" "$DB" 2>&1 | tr '\n' ' ')"
+		check "SEC-6 spawn-fcgi's socket behind $LABEL is 0600 (the server's user only) and the database 0600" \
+			'[ "$(stat -c %a "$T/$MODE/tiny-harness.sock")" = 600 ]' 'th_db_is_pg "$DB" || [ "$(stat -c %a "$DB")" = 600 ]'
+	fi
+
 	# ------------------------------------------------------------------ card
 	http GET /.well-known/agent-card.json "" ""
 	check "STORE-4 CARD-1 $LABEL serves the card with the base URL it was started on" \

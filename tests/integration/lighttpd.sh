@@ -87,6 +87,13 @@ check "ID-3 REST GET /tasks for another participant does not list it" \
 	'[ "$(jqb "[.tasks[]? | select(.id == \"$TASK\")] | length")" = 0 ]' \
 	'[ "$(jqb ".totalSize // 0")" = 0 ]'
 
+# ------------------------------------------------------------------ sockets and files (SEC-6)
+socks=$(ls "$T/srv"/tiny-harness.sock-* 2>/dev/null)
+REQ_DESC="stat: $(stat -c '%a %n' $socks "$DB" 2>&1 | tr '\n' ' ')"
+open_socks=$(for s in $socks; do [ $((0$(stat -c %a "$s") & 2)) = 0 ] || echo "$s"; done)
+check "SEC-6 the workers' sockets are not writable by other users (no connect) and the database is 0600" \
+	'[ -n "$socks" ]' '[ -z "$open_socks" ]' 'th_db_is_pg "$DB" || [ "$(stat -c %a "$DB")" = 600 ]'
+
 # ------------------------------------------------------------------ the login (SEC-1)
 auth_checks lighttpd
 REQ_DESC="TINY_HARNESS_IDENTITY= lighttpd -tt -f conf/lighttpd.conf"
