@@ -84,8 +84,9 @@ void th_http_fcgi_finish(struct th_http_io *io)
 	FCGX_Request *r = io->impl;
 	/* in is NULL once the connection was handed over (fcgi_detach freed the request,
 	 * its parameters with it). */
-	if (r->in != NULL && (io->input_done || no_body(r)) && FCGX_GetChar(r->in) == EOF &&
-	    FCGX_HasSeenEOF(r->in) == EOF && FCGX_GetError(r->in) == 0)
+	if (r->in != NULL && !r->keepConnection && (io->input_done || no_body(r)) &&
+	    FCGX_GetChar(r->in) == EOF && FCGX_HasSeenEOF(r->in) == EOF &&
+	    FCGX_GetError(r->in) == 0)
 		r->detached = 1;
 	FCGX_Finish_r(r);
 }
