@@ -253,6 +253,12 @@ static const struct key keys[] = {
           "exec: absolute path of the program, then arguments split at spaces (no shell)"),
     K_INT("model_timeout_ms", model_timeout_ms, 100, 3600000, "60000",
           "longest one model call (exec program or openai request) may take, in ms"),
+    K_INT("model_history_max", model_history_max, 0, 1000, "100",
+          "messages of recent history a turn gives the model (exec, openai), newest first "
+          "back to this many that the turn's audience may read (SEC-3, decision-034)"),
+    K_INT("model_history_bytes", model_history_bytes, 1024, 8388608, "262144",
+          "bytes of stored message text that window holds at most; the newest message is "
+          "always given (SEC-3)"),
     K_STR("model_env", model_env, check_env_list, NULL,
           "exec: names of environment variables the program gets besides PATH, HOME, LANG, "
           "LANGUAGE, LC_*, TZ, TMPDIR, USER and LOGNAME (SEC-6)"),

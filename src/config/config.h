@@ -72,6 +72,9 @@ struct th_config {
 	int lease_ms;                   /* turn_lease_ms */
 	int max_attempts;               /* turn_max_attempts */
 	int history_default;            /* history_length_default (-1: the cap) */
+	int model_history_max;          /* model_history_max: messages of a turn's model context
+	                                   (SEC-3) */
+	int model_history_bytes;        /* model_history_bytes: their stored text at most */
 	int heartbeat_ms;               /* heartbeat_ms: SSE comment heartbeat interval */
 	int stream_max_ms;              /* stream_max_ms: longest a stream stays open */
 	int stream_poll_ms;             /* stream_poll_ms: how often a stream looks for events */

@@ -247,6 +247,67 @@ th_err th_view_history_for(json_object *history, const char *task_id, const char
 	return filter_sides(history, task_id, turn_reads, channel, e);
 }
 
+/* The walk of th_view_history_window: the newest kept messages, newest first. */
+struct window {
+	const char *task_id;
+	const char *channel; /* the turn's side channel, or NULL */
+	json_object *acc;    /* owned by th_view_history_window (json_object_put) */
+	size_t want;
+	size_t left; /* bytes of stored text still allowed */
+};
+
+static int window_one(void *arg, const char *text, struct th_error *e)
+{
+	struct window *w = arg;
+	size_t n = strlen(text);
+	if (n > w->left && json_object_array_length(w->acc) > 0)
+		return 1;
+	json_object *m = json_tokener_parse(text);
+	if (m == NULL) {
+		th_error_set(e, TH_EINTERNAL, "a message of task %s is not JSON", w->task_id);
+		return -1;
+	}
+	const char *ch = th_view_side_channel(m, w->task_id);
+	int keep = 1; /* the task channel is every turn's; a side channel, the rule's */
+	if (ch != NULL)
+		turn_reads(w->channel, w->task_id, ch, &keep, e);
+	if (!keep) {
+		json_object_put(m);
+		return 0;
+	}
+	if (th_json_push(w->acc, m) != 0) {
+		th_error_set(e, TH_ENOMEM, "out of memory reading a turn's context");
+		return -1;
+	}
+	w->left -= n < w->left ? n : w->left;
+	return json_object_array_length(w->acc) >= w->want ? 1 : 0;
+}
+
+th_err th_view_history_window(struct th_store *st, const char *task_id, const char *channel,
+                              int max_msgs, size_t max_bytes, json_object **out, struct th_error *e)
+{
+	*out = NULL;
+	struct window w = {task_id, channel, json_object_new_array(),
+	                   max_msgs > 0 ? (size_t)max_msgs : 0, max_bytes};
+	if (w.acc == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory reading a turn's context");
+	th_err rc = w.want > 0 ? th_store_history_back(st, task_id, 0, window_one, &w, e) : TH_OK;
+	size_t n = json_object_array_length(w.acc);
+	json_object *hist = rc == TH_OK ? json_object_new_array_ext((int)n) : NULL;
+	if (rc == TH_OK && hist == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory reading a turn's context");
+	for (size_t i = n; rc == TH_OK && i-- > 0;)
+		if (th_json_push(hist, json_object_get(json_object_array_get_idx(w.acc, i))) != 0)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory reading a turn's context");
+	json_object_put(w.acc);
+	if (rc != TH_OK) {
+		json_object_put(hist);
+		return rc;
+	}
+	*out = hist;
+	return TH_OK;
+}
+
 /* The Task of row from its parts, every part taken (freed on failure): the status
  * metadata and the task extension under metadata, keys in wire order. The one place a
  * task view is put together, so that a view built from a part's own writes

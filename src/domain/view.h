@@ -76,4 +76,14 @@ const char *th_view_side_channel(json_object *msg, const char *task_id);
 th_err th_view_history_for(json_object *history, const char *task_id, const char *channel,
                            struct th_error *e);
 
+/* SEC-3, SEC-2: a turn's model context without reading the whole history: the newest
+ * messages th_view_history_for would keep for channel, at most max_msgs of them and, once
+ * one is taken, no more than max_bytes of stored text (the newest is always given), oldest
+ * first, as a new array in *out. The history is walked back from its end
+ * (th_store_history_back): a message left out is freed before the next is read, and the
+ * walk stops once the window is full. max_msgs 0: an empty window. */
+th_err th_view_history_window(struct th_store *st, const char *task_id, const char *channel,
+                              int max_msgs, size_t max_bytes, json_object **out,
+                              struct th_error *e);
+
 #endif

@@ -29,6 +29,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \
+	src/store/window.c \
 	src/store/turns.c \
 	src/store/confirm.c \
 	src/store/collab.c \

@@ -246,6 +246,14 @@ th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t 
                               int raw, json_object **out, struct th_error *e);
 /* The position of the task's newest message (0: none), or -1 when it cannot be read. */
 int64_t th_store_history_last_pos(struct th_store *st, const char *task_id);
+/* SEC-3 (window.c): calls fn(arg, text) with each of the task's messages from the newest
+ * back to the oldest, the stored JSON text borrowed for the call, until fn returns
+ * non-zero: 1 stops the walk (TH_OK), -1 fails it (fn set e). The messages are read in
+ * statements of at most `page` rows (page < 1: 32), so that a long history is never
+ * held, by SQLite or by libpq, more than one page at a time. */
+th_err th_store_history_back(struct th_store *st, const char *task_id, int page,
+                             int (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                             struct th_error *e);
 /* The stored message (task_id, message_id) as a new JSON object, or TH_ENOTFOUND. */
 th_err th_store_message_get(struct th_store *st, const char *task_id, const char *message_id,
                             json_object **out, struct th_error *e);

@@ -122,6 +122,8 @@ enum th_stmt_id {
 	TH_STMT_KEY_FIND,
 	TH_STMT_KEY_LIST,
 	TH_STMT_KEY_REVOKE,
+	/* window.c: a history read back from its end (SEC-3) */
+	TH_STMT_MSG_BACK,
 	TH_STMT_COUNT_
 };
 

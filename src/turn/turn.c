@@ -54,17 +54,6 @@ static char *message_text(json_object *msg)
 	return th_buf_take(&b);
 }
 
-static json_object *find_message(json_object *history, const char *message_id)
-{
-	for (size_t i = json_object_array_length(history); i-- > 0;) {
-		json_object *m = json_object_array_get_idx(history, i);
-		const char *id = th_json_str(m, "messageId");
-		if (id != NULL && strcmp(id, message_id) == 0)
-			return m;
-	}
-	return NULL;
-}
-
 struct cut_arg {
 	struct th_store *st;
 	const struct th_lease *lease;
@@ -170,25 +159,27 @@ static void plan_free(struct plan *p)
 	th_model_output_free(&p->out);
 }
 
-/* The input message of the turn and, for a backend that reads the context, the
- * history its audience may read (SEC-2, decision-034): *input is borrowed from *history
- * or *own, both the caller's to put. A backend that reads only the new input gets only
- * that message: the one given (as stored), or else read back. */
+/* The input message of the turn (*own, the caller's to put: the one given, as stored,
+ * or else read back) and, for a backend that reads the context, the newest history its
+ * audience may read (SEC-2, decision-034), bounded by model_history_max and
+ * model_history_bytes and read back from the history's end without reading the rest
+ * (SEC-3): *history, the caller's to put. */
 static th_err load_input(struct th_app *app, const struct th_task_row *row, const char *message_id,
                          json_object *given, json_object **history, json_object **own,
                          json_object **input, struct th_error *e)
 {
-	int context = th_model_wants_context(app->cfg);
-	th_err rc = context         ? th_store_history(app->store, row->id, -1, history, e)
-	            : given != NULL ? TH_OK
-	                            : th_store_message_get(app->store, row->id, message_id, own, e);
-	if (rc == TH_OK && !context && given != NULL)
-		*own = json_object_get(given);
+	th_err rc =
+	    given != NULL ? TH_OK : th_store_message_get(app->store, row->id, message_id, own, e);
 	if (rc != TH_OK)
 		return rc;
-	*input = context ? find_message(*history, message_id) : *own;
-	const char *chan = *input != NULL ? th_view_side_channel(*input, row->id) : NULL;
-	return context ? th_view_history_for(*history, row->id, chan, e) : TH_OK;
+	if (given != NULL)
+		*own = json_object_get(given);
+	*input = *own;
+	if (!th_model_wants_context(app->cfg))
+		return TH_OK;
+	const char *chan = th_view_side_channel(*input, row->id);
+	return th_view_history_window(app->store, row->id, chan, app->cfg->model_history_max,
+	                              (size_t)app->cfg->model_history_bytes, history, e);
 }
 
 /* The model's part of a turn: the prompt with the context the turn's audience may

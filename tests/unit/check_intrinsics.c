@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "config/config.h"
 #include "domain/ext.h"
@@ -328,6 +329,99 @@ START_TEST(test_sec2_side_channel_turn_reads_and_answers_in_its_channel)
 }
 END_TEST
 
+/* ---- SEC-3: a turn reads a window of recent history, never the whole of it -------- */
+
+/* BULK messages of about 4 KiB appended to task id with SQL (as an operator or a long
+ * life would leave them): "bulk-<i>", every tenth on alice and bob's side channel "sc". */
+#define BULK 4000
+static void bulk_history(const char *id)
+{
+	char sql[2048];
+	snprintf(sql, sizeof sql,
+	         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) "
+	         "INSERT INTO messages (task_id, pos, message_id, role, sender, json, created_ms) "
+	         "SELECT '%s', (SELECT max(pos) FROM messages WHERE task_id = '%s') + i, "
+	         "'bulk-' || i, 'ROLE_USER', 'alice', CASE WHEN i %% 10 = 0 THEN "
+	         "'{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":"
+	         "{\"channel_id\":\"sc\",\"sender\":\"alice\",\"kind\":\"message\",\"text\":"
+	         "\"side-secret-' || i || '\"},\"mediaType\":\"%s\"}]}' ELSE "
+	         "'{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
+	         "\"' || replace(hex(zeroblob(2000)), '0', 'x') || '\"}]}' END, 0 FROM n",
+	         BULK, id, id, TH_MT_CHANNEL);
+	char *msg = NULL;
+	ck_assert_msg(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, &msg) == SQLITE_OK,
+	              "%s", msg ? msg : "");
+}
+
+/* The messageIds the model should see: the newest `n - 1` task-channel bulk messages,
+ * then the input "w1". */
+static void expected_window(char *out, size_t cap, int n)
+{
+	int ids[1000], k = 0;
+	for (int i = BULK; i > 0 && k < n - 1; i--)
+		if (i % 10 != 0)
+			ids[k++] = i;
+	size_t len = 0;
+	for (int j = k; j-- > 0;)
+		len += (size_t)snprintf(out + len, cap - len, "bulk-%d,", ids[j]);
+	snprintf(out + len, cap - len, "w1");
+}
+
+static long max_rss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* A task of 4,000 messages (16 MiB of text, a tenth on a side channel carol is not in):
+ * carol's turn gives the model exactly the newest model_history_max messages of the task
+ * channel, its input last, and reading them costs far less than the history. */
+START_TEST(test_sec3_turn_gives_the_model_the_newest_window_only)
+{
+	const char *id = task();
+	json_object *r = chan("alice", id, "s1", "sc", "message", "open", ",\"to\":[\"bob\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	bulk_history(id);
+	app.cfg->model_history_max = 50;
+	long before = max_rss_kib();
+	json_object *t = fx_send_text(&app, "carol", id, "w1", "window?", &err);
+	long grew = max_rss_kib() - before;
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	static char want[16384];
+	snprintf(want, 9, "window: ");
+	expected_window(want + 8, sizeof want - 8, 50);
+	ck_assert_str_eq(fx_status_text(t), want);
+	json_object_put(t);
+	/* The old turn parsed all 16 MiB of history (tens of MiB of JSON objects). */
+	ck_assert_msg(grew < 8 * 1024, "the turn's peak memory grew by %ld KiB", grew);
+}
+END_TEST
+
+/* model_history_bytes ends the window earlier: only as many of the newest messages as
+ * fit, the input always among them. */
+START_TEST(test_sec3_turn_window_stops_at_its_byte_budget)
+{
+	const char *id = task();
+	bulk_history(id);
+	app.cfg->model_history_max = 1000;
+	app.cfg->model_history_bytes = 40000; /* about nine messages of 4 KiB */
+	json_object *t = fx_send_text(&app, "carol", id, "w1", "window?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	const char *got = fx_status_text(t);
+	int n = 1;
+	for (const char *p = got; *p != '\0'; p++)
+		n += *p == ',';
+	ck_assert_msg(n == 10, "%d messages: %.200s", n, got);
+	static char want[16384];
+	snprintf(want, 9, "window: ");
+	expected_window(want + 8, sizeof want - 8, n);
+	ck_assert_str_eq(got, want);
+	json_object_put(t);
+}
+END_TEST
+
 /* SEC-5: a failed model fails the task with a generic text; the program's path and its
  * stderr go to the server log only. */
 START_TEST(test_sec5_model_failure_text_names_no_program_nor_its_stderr)
@@ -360,6 +454,8 @@ int main(void)
 	tcase_add_test(tc, test_sec2_main_channel_turn_gets_no_side_channel_context);
 	tcase_add_test(tc, test_sec2_side_channel_turn_reads_and_answers_in_its_channel);
 	tcase_add_test(tc, test_sec5_model_failure_text_names_no_program_nor_its_stderr);
+	tcase_add_test(tc, test_sec3_turn_gives_the_model_the_newest_window_only);
+	tcase_add_test(tc, test_sec3_turn_window_stops_at_its_byte_budget);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -6,6 +6,9 @@ It answers from the prompt alone, so a test decides exactly what the "model" doe
   fail!                                             -> exits 3 after a line on stderr
   context?                                          -> "context: " and the whole input
                                                        (SEC-2: what the model was shown)
+  window?                                           -> "window: " and the messageIds of the
+                                                       history it was given, oldest first
+                                                       (SEC-3: the window of recent history)
   anything else                                     -> the text "model: <prompt>"
 and once a round of tool calls has been answered, it replies with a text that quotes
 every result, so the test can read what the harness told the model.
@@ -35,6 +38,9 @@ elif prompt == "fail!":
     sys.exit(3)
 elif prompt == "context?":
     print(json.dumps({"text": "context: " + json.dumps(req)}))
+elif prompt == "window?":
+    ids = [m.get("messageId", "?") for m in (req.get("history") or [])]
+    print(json.dumps({"text": "window: " + ",".join(ids)}))
 elif prompt == "tools?":
     print(json.dumps({"text": "tools: " + ",".join(sorted(tools))}))
 else:
