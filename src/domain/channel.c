@@ -14,10 +14,25 @@
 #include "util/jsonx.h"
 #include "util/idrule.h"
 
-/* CH-2: the same words whether the channel does not exist or the sender is not in it. */
-static th_err not_open(const char *channel_id, struct th_error *e)
+/* CH-2: the same words whether the channel does not exist or the sender is not in it,
+ * whatever the message was (decision-042); they depend only on what the sender sent. */
+static th_err not_open(const char *channel_id, const char *sender, struct th_error *e)
 {
-	return th_error_set(e, TH_EINVAL, "channel %.100s is not open to you", channel_id);
+	return th_error_set(e, TH_EINVAL,
+	                    "channel %.100s is not open to you (a side channel you open is "
+	                    "named %.100s/NAME)",
+	                    channel_id, sender);
+}
+
+/* CH-2, decision-042: a side channel is opened only under an id of the opener's own,
+ * "<opener>/NAME" with no slash in NAME, so that whether an id is taken is only ever
+ * news to the one participant who could have taken it. */
+static int owns_channel_id(const char *channel_id, const char *sender)
+{
+	const char *slash = strrchr(channel_id, '/');
+	size_t n = strlen(sender);
+	return slash != NULL && slash[1] != '\0' && (size_t)(slash - channel_id) == n &&
+	       strncmp(channel_id, sender, n) == 0;
 }
 
 /* CH-1: a channel part's data has only the keys docs/a2a/ext/channel.json names, each
@@ -273,14 +288,17 @@ th_err th_channel_accept(struct th_store *st, struct th_task_row *row, const cha
 	    th_store_channel_is_member(st, row->id, cp->channel_id, sender, &exists, &member, e);
 	if (rc != TH_OK)
 		return rc;
+	/* Every answer to a sender outside the channel is decided before anything about the
+	 * channel is looked at further: one text for a channel that exists and one that
+	 * does not (CH-2). */
 	if (!exists && strcmp(cp->kind, "message") == 0 && cp->to != NULL &&
-	    json_object_array_length(cp->to) > 0) {
+	    json_object_array_length(cp->to) > 0 && owns_channel_id(cp->channel_id, sender)) {
 		if ((rc = open_channel(st, row, sender, cp, e)) != TH_OK)
 			return rc;
 		member = 1;
 	}
 	if (!member)
-		return not_open(cp->channel_id, e);
+		return not_open(cp->channel_id, sender, e);
 	if (strcmp(cp->kind, "help_request") == 0)
 		rc = ask_for_help(st, row, sender, cp, e);
 	else if (strcmp(cp->kind, "help_reply") == 0)

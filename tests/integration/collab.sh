@@ -301,12 +301,12 @@ get rpc wendy "$TASK"
 check "CH-3 ID-4 the watcher sees the task-channel message in history" 'htexts | grep -qxF "Docs are half done."'
 
 snapshot
-send rest alice "$(cmsg sc1 "$TASK" '{"channel_id":"release-side","sender":"alice","kind":"message","text":"Between us: tag tonight?","to":["bob"]}')"
+send rest alice "$(cmsg sc1 "$TASK" '{"channel_id":"alice/release-side","sender":"alice","kind":"message","text":"Between us: tag tonight?","to":["bob"]}')"
 r1=$STATUS
-send rpc bob "$(cmsg sc2 "$TASK" '{"channel_id":"release-side","sender":"bob","kind":"message","text":"Yes, after the tests."}')"
-check "CH-1 alice opens the side channel release-side with bob (HTTP+JSON) and bob answers on it; no turn" \
+send rpc bob "$(cmsg sc2 "$TASK" '{"channel_id":"alice/release-side","sender":"bob","kind":"message","text":"Yes, after the tests."}')"
+check "CH-1 alice opens the side channel alice/release-side with bob (HTTP+JSON) and bob answers on it; no turn" \
 	'[ "$r1" = 200 ]' '[ "$STATUS" = 200 ]' has_task \
-	'[ "$(members release-side)" = "alice bob" ]' \
+	'[ "$(members alice/release-side)" = "alice bob" ]' \
 	'[ "$(rows turns)" = "$(was turns)" ]'
 
 get rest bob "$TASK"
@@ -321,7 +321,7 @@ check "CH-2 the same over JSON-RPC GetTask" \
 	'has_task' '! htexts | grep -qF "tag tonight"' '! htexts | grep -qF "after the tests"'
 
 snapshot
-send rpc wendy "$(cmsg w3 "$TASK" '{"channel_id":"release-side","sender":"wendy","kind":"message","text":"Can I see?"}')"
+send rpc wendy "$(cmsg w3 "$TASK" '{"channel_id":"alice/release-side","sender":"wendy","kind":"message","text":"Can I see?"}')"
 e_side=$(err_text)
 ok_side=0
 is_err -32004 && ok_side=1
@@ -335,7 +335,7 @@ send rpc alice "$(tmsg i1 "$TASK" '/invite carol assignee')"
 check "ID-5 CMD-3 /invite carol assignee by the reporter adds carol" \
 	'[ "$STATUS" = 200 ]' '[ "$(role_of carol)" = assignee ]' 'stext | grep -qF carol'
 snapshot
-send rest carol "$(cmsg x1 "$TASK" '{"channel_id":"release-side","sender":"carol","kind":"message","text":"Hello side"}')"
+send rest carol "$(cmsg x1 "$TASK" '{"channel_id":"alice/release-side","sender":"carol","kind":"message","text":"Hello side"}')"
 e_side=$(err_text)
 ok_side=0
 is_err -32602 && ok_side=1
@@ -343,8 +343,8 @@ send rest carol "$(cmsg x2 "$TASK" '{"channel_id":"no-such-channel","sender":"ca
 e_none=$(err_text)
 check "CH-2 carol (participant, not a member) posting to the side channel gets the one membership error, worded as for a missing channel; nothing stored" \
 	'[ "$ok_side" = 1 ]' 'is_err -32602' '[ -n "$e_side" ]' \
-	'[ "$(printf "%s" "$e_side" | sed s/release-side/ID/g)" = "$(printf "%s" "$e_none" | sed s/no-such-channel/ID/g)" ]' \
-	'! printf "%s" "$e_side" | grep -qiE "alice|bob"' unchanged
+	'[ "$(printf "%s" "$e_side" | sed s,alice/release-side,ID,g)" = "$(printf "%s" "$e_none" | sed s/no-such-channel/ID/g)" ]' \
+	'! printf "%s" "$e_side" | sed s,alice/release-side,ID,g | grep -qiE "alice|bob"' unchanged
 
 snapshot
 send rpc carol "$(tmsg r1 "$TASK" '/role bob watcher')"

@@ -9,6 +9,12 @@
 #         Host: rebind.attacker.example is refused (DNS rebinding); a foreign Origin is
 #         refused, the same origin accepted; API answers carry Cache-Control: no-store; the
 #         web app's pages forbid framing.
+#  CH-2   SEC-2: whether a side channel exists is news only to its members: carol's probes
+#         of alice/secret (a message over HTTP+JSON, JSON-RPC and SendStreamingMessage,
+#         opening it with 'to', a help_request, a help_reply) get byte-identical answers
+#         from a task where it exists and one where it does not, and store nothing; her
+#         GetTask, ListTasks and first SubscribeToTask Task are the same bytes before
+#         and after alice and bob used it (decision-042).
 #  SEC-6  a database, its WAL and SHM created under umask 000 are 0600 and its directory
 #         0750; a model program run under CGI sees no HTTP_COOKIE, HTTP_AUTHORIZATION,
 #         OPENAI_API_KEY or PGPASSWORD; `tiny-harness tasks list` prints a task name's ESC
@@ -187,6 +193,92 @@ REQ_DESC="CGI SendMessage with the exec model; the program saw: $(cut -d= -f1 "$
 check "SEC-6 a model program under CGI sees no HTTP_COOKIE, HTTP_AUTHORIZATION, OPENAI_API_KEY, PGPASSWORD or TINY_HARNESS_*" \
 	'[ -s "$T/model.env" ]' '! grep -q "^HTTP_" "$T/model.env"' '! grep -q -e cookie-secret -e sk-secret -e pg-secret "$T/model.env"' \
 	'! grep -q "^TINY_HARNESS_" "$T/model.env"' 'grep -q "^PATH=" "$T/model.env"'
+
+# ------------------------------------------------------------------ CH-2 SEC-2 channel probes
+# Whether a side channel exists is news only to its members, by every path. Tasks A and B
+# are alike (alice's, with bob and carol); on A alice and bob share the side channel
+# alice/secret. carol sends each probe for alice/secret to both tasks, the same bytes but
+# the task id; the two answers must be byte-identical once each task's id reads TASK.
+mk_task() { # mk_task MID — a task of alice's with bob and carol on it; prints its id
+	local id
+	http POST /message:send "$(tmsg "$1" '' 'a task with three people')" alice
+	id=$(jqb .task.id)
+	http POST /message:send "$(tmsg "$1-b" "$id" '/invite bob assignee')" alice
+	http POST /message:send "$(tmsg "$1-c" "$id" '/invite carol assignee')" alice
+	printf %s "$id"
+}
+chan_msg() { # chan_msg MID TASK VALUE — a SendMessage params object with a channel part
+	jq -nc --arg m "$1" --arg t "$2" --argjson v "$3" --arg mt "$CHANNEL_MT" \
+		'{message: {messageId: $m, role: "ROLE_USER", taskId: $t, parts: [{data: $v, mediaType: $mt}]}}'
+}
+TA=$(mk_task pa)
+TB=$(mk_task pb)
+# carol's reads of A before the side channel exists, for the read rows below.
+http GET "/tasks/$TA?historyLength=50" "" carol
+cp "$T/body" "$T/get.before"
+http GET "/tasks?historyLength=50" "" carol
+cp "$T/body" "$T/list.before"
+sub_first() { # sub_first OUT — carol's SubscribeToTask of A: its first event's data (its
+	# id line is the task's last event sequence number, which counts every event: it tells
+	# that something happened, never on which channel; decision-042)
+	curl -s -N --max-time 2 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: carol' \
+		-H 'Accept: text/event-stream' "${BASE}tasks/$TA:subscribe" 2>/dev/null |
+		tr -d '\r' | awk '/^$/ { if (seen) exit; next } /^data:/ { seen = 1; print }' >"$1"
+}
+sub_first "$T/sub.before"
+http POST /message:send "$(chan_msg s1 "$TA" '{"channel_id":"alice/secret","sender":"alice","kind":"message","text":"the code is 4711","to":["bob"]}')" alice
+S1=$STATUS
+http POST /message:send "$(chan_msg s2 "$TA" '{"channel_id":"alice/secret","sender":"bob","kind":"message","text":"noted"}')" bob
+[ "$S1" = 200 ] && [ "$STATUS" = 200 ] || bail "the side channel was not opened: $(cat "$T/body")"
+ROWS_BEFORE=$(sq "SELECT (SELECT count(*) FROM messages) || ' ' || (SELECT count(*) FROM channels)")
+
+# probe NAME HOW VALUE — carol sends VALUE (a channel part) to A and to B: HOW is rest
+# (message:send), rpc (SendMessage) or stream (SendStreamingMessage over JSON-RPC).
+probe() {
+	local how=$1 value=$2 t out
+	for t in "$TA" "$TB"; do
+		case $how in
+		rest) http POST /message:send "$(chan_msg probe "$t" "$value")" carol ;;
+		rpc) http POST / "$(rpc 7 SendMessage "$(chan_msg probe "$t" "$value")")" carol ;;
+		stream) http POST / "$(rpc 7 SendStreamingMessage "$(chan_msg probe "$t" "$value")")" carol ;;
+		esac
+		out=$T/probe.$([ "$t" = "$TA" ] && echo a || echo b)
+		{ echo "$STATUS"; sed "s/$t/TASK/g" "$T/body"; } >"$out"
+	done
+	REQ_DESC="carol, $how, $value: A: $(head -c 300 "$T/probe.a" | tr '\n' ' ') | B: $(head -c 300 "$T/probe.b" | tr '\n' ' ')"
+}
+same() { cmp -s "$T/probe.a" "$T/probe.b"; }
+refused() { grep -q "is not open to you" "$T/probe.a" && ! grep -q 4711 "$T/probe.a"; }
+
+probe rest '{"channel_id":"alice/secret","sender":"carol","kind":"message","text":"hi"}'
+check "CH-2 SEC-2 a message to a side channel (HTTP+JSON): the same bytes whether it exists or not" refused same
+probe rpc '{"channel_id":"alice/secret","sender":"carol","kind":"message","text":"hi"}'
+check "CH-2 SEC-2 a message to a side channel (JSON-RPC): the same bytes whether it exists or not" refused same
+probe stream '{"channel_id":"alice/secret","sender":"carol","kind":"message","text":"hi"}'
+check "CH-2 SEC-2 a message to a side channel (SendStreamingMessage): the same bytes whether it exists or not" refused same
+probe rpc '{"channel_id":"alice/secret","sender":"carol","kind":"message","text":"hi","to":["bob"]}'
+check "CH-2 SEC-2 opening a channel under the id (to: a participant): the same bytes whether it is taken or not" refused same
+probe rpc '{"channel_id":"alice/secret","sender":"carol","kind":"message","text":"hi","to":["mallory"]}'
+check "CH-2 SEC-2 opening it with a non-participant in to: the same bytes whether it is taken or not" refused same
+probe rpc '{"channel_id":"alice/secret","sender":"carol","kind":"help_request","text":"hi","to":["bob"]}'
+check "CH-2 SEC-2 a help_request on the channel: the same bytes whether it exists or not" refused same
+probe rest '{"channel_id":"alice/secret","sender":"carol","kind":"help_reply","text":"hi","in_reply_to":"r1"}'
+check "CH-2 SEC-2 a help_reply on the channel: the same bytes whether it exists or not" refused same
+REQ_DESC="messages and channels before the probes: $ROWS_BEFORE, after: $(sq "SELECT (SELECT count(*) FROM messages) || ' ' || (SELECT count(*) FROM channels)")"
+check "CH-2 SEC-2 no probe stored anything" \
+	'[ "$ROWS_BEFORE" = "$(sq "SELECT (SELECT count(*) FROM messages) || '"' '"' || (SELECT count(*) FROM channels)")" ]'
+
+http GET "/tasks/$TA?historyLength=50" "" carol
+REQ_DESC="carol's GetTask of A before and after alice and bob used the side channel"
+check "CH-2 SEC-2 carol's GetTask of a task is byte-identical before and after a side channel she is not in was opened and used" \
+	'[ "$STATUS" = 200 ]' 'cmp -s "$T/get.before" "$T/body"'
+http GET "/tasks?historyLength=50" "" carol
+check "CH-2 SEC-2 carol's ListTasks is byte-identical before and after" \
+	'[ "$STATUS" = 200 ]' 'cmp -s "$T/list.before" "$T/body"'
+sub_first "$T/sub.after"
+REQ_DESC="carol's first SubscribeToTask event before: $(head -c 200 "$T/sub.before") after: $(head -c 200 "$T/sub.after")"
+check "CH-2 SEC-2 carol's SubscribeToTask starts with the same Task before and after" \
+	'[ -s "$T/sub.before" ]' 'cmp -s "$T/sub.before" "$T/sub.after"'
 
 echo "1..$n"
 [ "$failed" = 0 ]

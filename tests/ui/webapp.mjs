@@ -458,14 +458,14 @@ try {
 		assert.deepEqual(unnamed, [], `controls without a name:\n${snap}`);
 		await say(p, 'Shall we book the boathouse?');
 		const opened = conversation(p).getByRole('listitem').filter({ hasText: 'Shall we book the boathouse?' });
-		await opened.getByText('Side channel venue').waitFor();
+		await opened.getByText('Side channel alice/venue').waitFor();
 		await opened.getByText('Opened the side channel with bob').waitFor();
 		// The new channel is now where Message goes.
-		assert.equal(await p.getByLabel('Send to').inputValue(), 'side:venue');
+		assert.equal(await p.getByLabel('Send to').inputValue(), 'side:alice/venue');
 		assert.ok(await fields.isHidden(), 'the New side channel fields stay open');
 		const got = await ok('GetTask', { id: launch }, 'bob');
 		const m = got.history.find((x) => x.parts?.[0]?.data?.text === 'Shall we book the boathouse?');
-		assert.deepEqual(m?.parts, [{ data: { channel_id: 'venue', sender: 'alice', kind: 'message',
+		assert.deepEqual(m?.parts, [{ data: { channel_id: 'alice/venue', sender: 'alice', kind: 'message',
 			text: 'Shall we book the boathouse?', to: ['bob'] }, mediaType: MT_CHANNEL }], show(got.history));
 		assert.ok(!got.history.some((x) => JSON.stringify(x).includes('echo: Shall we book')), 'a side-channel message started a turn');
 	});
@@ -473,28 +473,28 @@ try {
 	await t.test('WEB-1 CH-2 CH-3 side-channel messages reach members live with the channel\'s name; carol, not a member, sees none of them', async () => {
 		const p = need(launch && ally, 'the side channel');
 		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: launch, parts: [
-			{ data: { channel_id: 'venue', sender: 'bob', kind: 'message', text: 'Yes, book it for 40 people.' }, mediaType: MT_CHANNEL }] } }, 'bob');
+			{ data: { channel_id: 'alice/venue', sender: 'bob', kind: 'message', text: 'Yes, book it for 40 people.' }, mediaType: MT_CHANNEL }] } }, 'bob');
 		const bobs = conversation(p).getByRole('listitem').filter({ hasText: 'Yes, book it for 40 people.' });
-		await bobs.getByText('Side channel venue').waitFor();
+		await bobs.getByText('Side channel alice/venue').waitFor();
 		await bobs.getByText('bob', { exact: true }).waitFor();
-		// alice writes to the channel again (Send to: Side channel venue), then to everyone.
+		// alice writes to the channel again (Send to: Side channel alice/venue), then to everyone.
 		await say(p, 'Booked.');
-		await conversation(p).getByRole('listitem').filter({ hasText: 'Booked.' }).getByText('Side channel venue').waitFor();
+		await conversation(p).getByRole('listitem').filter({ hasText: 'Booked.' }).getByText('Side channel alice/venue').waitFor();
 		await p.getByLabel('Send to').selectOption({ label: 'Everyone on the task' });
 		await say(p, 'The venue is booked.');
 		await conversation(p).getByText('echo: The venue is booked.', { exact: true }).waitFor();
 		const everyone = conversation(p).getByRole('listitem').filter({ hasText: /^alice\s*The venue is booked\.$/ });
-		assert.equal(await everyone.getByText('Side channel venue').count(), 0, 'a task message named as a side channel');
+		assert.equal(await everyone.getByText('Side channel alice/venue').count(), 0, 'a task message named as a side channel');
 		const bobGot = await ok('GetTask', { id: launch }, 'bob');
-		assert.ok(bobGot.history.some((x) => x.parts?.[0]?.data?.channel_id === 'venue' && x.parts[0].data.text === 'Booked.'), show(bobGot.history));
+		assert.ok(bobGot.history.some((x) => x.parts?.[0]?.data?.channel_id === 'alice/venue' && x.parts[0].data.text === 'Booked.'), show(bobGot.history));
 		// Membership is the boundary (CH-2): carol's history and page have none of it.
 		const carolGot = await ok('GetTask', { id: launch }, 'carol');
-		const onVenue = carolGot.history.filter((x) => x.parts?.some((q) => q.data?.channel_id === 'venue'));
+		const onVenue = carolGot.history.filter((x) => x.parts?.some((q) => q.data?.channel_id === 'alice/venue'));
 		assert.deepEqual(onVenue, [], 'carol sees the side channel');
 		assert.ok(!/boathouse|Booked\./.test(JSON.stringify(carolGot.history)), `carol sees the side channel: ${show(carolGot.history)}`);
 		const cp = need(carolPage, 'carol\'s page');
 		await conversation(cp).getByText('echo: The venue is booked.', { exact: true }).waitFor();
-		assert.equal(await conversation(cp).getByText('Side channel venue').count(), 0);
+		assert.equal(await conversation(cp).getByText('Side channel alice/venue').count(), 0);
 		assert.equal(await conversation(cp).getByText('Booked.', { exact: true }).count(), 0);
 		// carol has no side channel to pick, only a new one.
 		const options = await cp.getByLabel('Send to').locator('option').allTextContents();

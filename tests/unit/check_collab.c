@@ -490,10 +490,10 @@ END_TEST
 START_TEST(test_ch2_side_channel_is_for_its_members_only)
 {
 	team_task();
-	json_object *r = channel_msg("alice", "sc1", "side", "message", ",\"to\":[\"bob\"]");
+	json_object *r = channel_msg("alice", "sc1", "alice/side", "message", ",\"to\":[\"bob\"]");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
-	r = channel_msg("bob", "sc2", "side", "message", "");
+	r = channel_msg("bob", "sc2", "alice/side", "message", "");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
 	/* wendy is not in it: the history she sees leaves it out. */
@@ -507,16 +507,62 @@ START_TEST(test_ch2_side_channel_is_for_its_members_only)
 	 * exists and one that does not. */
 	fx_add_participant(&app, task, "carol", "assignee");
 	long msgs = fx_count(&app, "messages");
-	ck_assert_ptr_null(channel_msg("carol", "x1", "side", "message", ""));
+	ck_assert_ptr_null(channel_msg("carol", "x1", "alice/side", "message", ""));
 	char first[TH_ERRMSG_MAX];
 	snprintf(first, sizeof first, "%s", err.msg);
 	ck_assert_int_eq(err.code, TH_EINVAL);
-	ck_assert_ptr_null(channel_msg("carol", "x2", "nowhere", "message", ""));
+	ck_assert_ptr_null(channel_msg("carol", "x2", "alice/nowhere", "message", ""));
 	ck_assert_int_eq(err.code, TH_EINVAL);
-	char *p = strstr(first, "side");
+	char *p = strstr(first, "alice/side");
 	ck_assert_ptr_nonnull(p);
-	ck_assert_str_eq(p + 4, strstr(err.msg, "nowhere") + 7);
+	ck_assert_str_eq(p + 10, strstr(err.msg, "alice/nowhere") + 13);
 	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+}
+END_TEST
+
+/* CH-2, decision-042: carol "opening" a channel under an id that is taken, or naming
+ * someone who is not a participant in 'to', is answered exactly as the same message for
+ * an id that is free; only an id of her own ("carol/NAME") opens a channel. */
+START_TEST(test_ch2_opening_under_a_taken_id_tells_nothing)
+{
+	team_task();
+	fx_add_participant(&app, task, "carol", "assignee");
+	json_object *r = channel_msg("alice", "sc1", "alice/side", "message", ",\"to\":[\"bob\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	long msgs = fx_count(&app, "messages"), chans = fx_count(&app, "channels");
+	static const char *const extras[] = {",\"to\":[\"bob\"]", ",\"to\":[\"mallory\"]",
+	                                     ",\"to\":[]", ""};
+	static const char *const kinds[] = {"message", "help_request", "help_reply"};
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < 4; i++) {
+			char extra[96];
+			snprintf(extra, sizeof extra, "%s%s", extras[i],
+			         k == 2 ? ",\"in_reply_to\":\"r1\"" : "");
+			ck_assert_ptr_null(
+			    channel_msg("carol", "p1", "alice/side", kinds[k], extra));
+			char taken[TH_ERRMSG_MAX + 16];
+			snprintf(taken, sizeof taken, "%d %s", err.code, err.msg);
+			ck_assert_ptr_null(
+			    channel_msg("carol", "p2", "alice/side", kinds[k], extra));
+			ck_assert_ptr_null(
+			    channel_msg("carol", "p3", "alice/free", kinds[k], extra));
+			char free_[TH_ERRMSG_MAX + 16];
+			snprintf(free_, sizeof free_, "%d %s", err.code,
+			         err.msg); /* the id differs by its own letters only */
+			char *a = strstr(taken, "alice/side"), *b = strstr(free_, "alice/free");
+			ck_assert_ptr_nonnull(a);
+			ck_assert_ptr_nonnull(b);
+			ck_assert_str_eq(a + 10, b + 10);
+			ck_assert_int_eq(a - taken, b - free_);
+		}
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	ck_assert_int_eq(fx_count(&app, "channels"), chans);
+	/* Her own id opens one. */
+	r = channel_msg("carol", "p4", "carol/side", "message", ",\"to\":[\"bob\"]");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	ck_assert_int_eq(fx_count(&app, "channels"), chans + 1);
 }
 END_TEST
 
@@ -926,6 +972,7 @@ int main(void)
 	tcase_add_test(tc, test_ctl4_resolved_child_is_noted_in_the_parent);
 	tcase_add_test(tc, test_ch3_channel_message_is_kept_and_starts_no_turn);
 	tcase_add_test(tc, test_ch2_side_channel_is_for_its_members_only);
+	tcase_add_test(tc, test_ch2_opening_under_a_taken_id_tells_nothing);
 	tcase_add_test(tc, test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers);
 	tcase_add_test(tc, test_ch5_question_outlives_a_refused_completion_and_is_answered);
 	tcase_add_test(tc, test_id4_watcher_may_answer_a_question_addressed_to_them);

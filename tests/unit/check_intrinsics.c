@@ -273,7 +273,7 @@ static int task_has(const char *who, const char *id, const char *needle)
 START_TEST(test_sec2_main_channel_turn_gets_no_side_channel_context)
 {
 	const char *id = task();
-	json_object *r = chan("alice", id, "s1", "sc", "message", "the password is hunter2",
+	json_object *r = chan("alice", id, "s1", "alice/sc", "message", "the password is hunter2",
 	                      ",\"to\":[\"bob\"]");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
@@ -296,11 +296,12 @@ END_TEST
 START_TEST(test_sec2_side_channel_turn_reads_and_answers_in_its_channel)
 {
 	const char *id = task();
-	json_object *r = chan("alice", id, "s1", "sc", "message", "the password is hunter2",
+	json_object *r = chan("alice", id, "s1", "alice/sc", "message", "the password is hunter2",
 	                      ",\"to\":[\"bob\"]");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
-	r = chan("alice", id, "s2", "sc2", "message", "only-for-carol", ",\"to\":[\"carol\"]");
+	r = chan("alice", id, "s2", "alice/sc2", "message", "only-for-carol",
+	         ",\"to\":[\"carol\"]");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
 	json_object *t = fx_send_text(&app, "alice", id, "a1", "/ask bob Which branch?", &err);
@@ -311,7 +312,7 @@ START_TEST(test_sec2_side_channel_turn_reads_and_answers_in_its_channel)
 	             json_object_object_get(json_object_object_get(t, "metadata"), TH_META_STATUS),
 	             "request_id"));
 	json_object_put(t);
-	r = chan("bob", id, "b1", "sc", "help_reply", "context?", extra);
+	r = chan("bob", id, "b1", "alice/sc", "help_reply", "context?", extra);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	t = json_object_object_get(r, "task");
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
@@ -332,7 +333,7 @@ END_TEST
 /* ---- SEC-3: a turn reads a window of recent history, never the whole of it -------- */
 
 /* BULK messages of about 4 KiB appended to task id with SQL (as an operator or a long
- * life would leave them): "bulk-<i>", every tenth on alice and bob's side channel "sc". */
+ * life would leave them): "bulk-<i>", every tenth on alice and bob's side channel "alice/sc". */
 #define BULK 4000
 static void bulk_history(const char *id)
 {
@@ -343,7 +344,7 @@ static void bulk_history(const char *id)
 	         "SELECT '%s', (SELECT max(pos) FROM messages WHERE task_id = '%s') + i, "
 	         "'bulk-' || i, 'ROLE_USER', 'alice', CASE WHEN i %% 10 = 0 THEN "
 	         "'{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":"
-	         "{\"channel_id\":\"sc\",\"sender\":\"alice\",\"kind\":\"message\",\"text\":"
+	         "{\"channel_id\":\"alice/sc\",\"sender\":\"alice\",\"kind\":\"message\",\"text\":"
 	         "\"side-secret-' || i || '\"},\"mediaType\":\"%s\"}]}' ELSE "
 	         "'{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
 	         "\"' || replace(hex(zeroblob(2000)), '0', 'x') || '\"}]}' END, 0 FROM n",
@@ -380,7 +381,8 @@ static long max_rss_kib(void)
 START_TEST(test_sec3_turn_gives_the_model_the_newest_window_only)
 {
 	const char *id = task();
-	json_object *r = chan("alice", id, "s1", "sc", "message", "open", ",\"to\":[\"bob\"]");
+	json_object *r =
+	    chan("alice", id, "s1", "alice/sc", "message", "open", ",\"to\":[\"bob\"]");
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
 	bulk_history(id);

@@ -641,7 +641,9 @@ function channelTarget(text) {
 			return { error: 'Name the side channel: letters, digits, dot, dash or underscore.' };
 		if (members.length === 0)
 			return { error: 'Choose who is in the side channel.' };
-		return { data: { channel_id: id, sender: me(), kind: 'message', text, to: members }, opened: id };
+		// decision-042: a side channel one opens is named <own id>/NAME (CH-2).
+		const full = `${me()}/${id}`;
+		return { data: { channel_id: full, sender: me(), kind: 'message', text, to: members }, opened: full };
 	}
 	return { data: { channel_id: to.slice('side:'.length), sender: me(), kind: 'message', text } };
 }
