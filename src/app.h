@@ -22,18 +22,24 @@ struct th_memo;
  * read noticed expired (turn_id 0, TURN-7). Each is also a row in `turns`, so a worker
  * that dies first leaves it to lease recovery. */
 /* Whoever takes open streams off the request that opened them (STREAM-6): the FastCGI
- * worker's stream thread. The binding asks room() before it starts a stream and hands
- * the stream over with take(); see struct th_bind_parked. */
+ * worker's stream thread. The binding reserves a slot with room() before it starts a
+ * stream, and then either hands the stream over with take(), which uses the reservation,
+ * or gives the reservation back with unreserve(); see struct th_bind_parked. */
 struct th_bind_parked;
 enum { TH_PARKER_ROOM = 0, TH_PARKER_FULL = 1, TH_PARKER_MINE = 2 };
 struct th_parker {
 	void *impl;
-	/* Whether participant (NULL: none) may open one more stream: TH_PARKER_ROOM, or
-	 * TH_PARKER_FULL at stream_max, or TH_PARKER_MINE when participant holds
-	 * stream_max_per_participant already (SEC-3). */
+	/* Whether participant (NULL: none) may open one more stream, and if so the slot,
+	 * counted for the worker and for participant in the same step (SEC-3: concurrent
+	 * requests of one participant never pass the cap together): TH_PARKER_ROOM (reserved),
+	 * or TH_PARKER_FULL at stream_max, or TH_PARKER_MINE when participant holds
+	 * stream_max_per_participant already (nothing reserved). */
 	int (*room)(void *impl, const char *participant);
-	/* 0: *p was moved to the parker (zeroed here); -1: nothing was taken. */
+	/* 0: *p was moved to the parker (zeroed here) on the slot room() reserved for
+	 * p->watch.viewer; -1: nothing was taken and the reservation stands. */
 	int (*take)(void *impl, struct th_bind_parked *p);
+	/* Gives back a reservation of room() that no stream was handed over on. */
+	void (*unreserve)(void *impl, const char *participant);
 };
 
 struct th_pending_turn {

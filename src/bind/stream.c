@@ -23,6 +23,7 @@ struct sse {
 	int is_rpc;
 	int opened;
 	int gone;
+	int reserved; /* a slot of the parker's is held for this stream (room, take) */
 };
 
 th_bind_stream_fn th_bind_stream_service = th_service_stream;
@@ -122,7 +123,9 @@ static int sse_park(void *impl, struct th_watch *w)
 	}
 	p.watch = *w;
 	memset(w, 0, sizeof *w);
-	if (parker->take(parker->impl, &p) != 0) {
+	if (parker->take(parker->impl, &p) == 0) {
+		s->reserved = 0; /* the parked stream holds the slot now */
+	} else {
 		/* Out of memory in the parker: end the response cleanly rather than leave
 		 * the client waiting; it resumes with Last-Event-ID. */
 		struct th_buf end;
@@ -204,7 +207,8 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 		                    "this participant already holds %d open streams in this worker "
 		                    "(stream_max_per_participant); close one or retry later",
 		                    ctx->app->cfg->stream_max_per_participant);
-	struct sse s = {.ctx = ctx, .rpc_id = rpc_id, .is_rpc = rpc_id != NULL};
+	struct sse s = {
+	    .ctx = ctx, .rpc_id = rpc_id, .is_rpc = rpc_id != NULL, .reserved = parker != NULL};
 	struct th_sink sink = {&s, sse_open, sse_event, sse_heartbeat, sse_park};
 	const char *last = ctx->req->last_event_id;
 	char *from_query = NULL;
@@ -212,6 +216,8 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 		last = from_query = th_http_query_get(ctx->req->query, "lastEventId");
 	th_err rc = th_bind_stream_service(ctx->app, &ctx->call, op, params, last, &sink, e);
 	free(from_query);
+	if (s.reserved)
+		parker->unreserve(parker->impl, ctx->call.participant);
 	/* A stream that ends before its first event still answers with an (empty) one. */
 	if (!s.opened && rc == TH_OK)
 		sse_open(&s);

@@ -287,8 +287,11 @@ static const struct key keys[] = {
     K_INT("stream_max", stream_max, 1, 100000, "1000",
           "open streams one FastCGI worker holds; one more is refused with 503 (STREAM-6)"),
     K_INT("stream_max_per_participant", stream_max_per_participant, 1, 100000, "8",
-          "open streams one participant may hold in one FastCGI worker; one more is "
-          "refused with 429 (SEC-3)"),
+          "open streams one participant may hold in one FastCGI worker, counted exactly; "
+          "one more is refused with 429 (SEC-3)"),
+    K_INT("stream_backlog_max", stream_backlog_max, 262144, 67108864, "2097152",
+          "bytes of events a stream's client has not read yet before the worker drops it "
+          "(it resumes with Last-Event-ID); the most one stream holds (SEC-3)"),
     K_INT("rate_limit_rps", rate_limit_rps, 0, 1000000, "0",
           "API requests per second one participant may send to one worker process (each "
           "worker counts alone); over it: 429 with Retry-After; 0 = no limit (SEC-3)"),

@@ -82,6 +82,8 @@ struct th_config {
 	                                   (STREAM-6); one more is refused with 503 */
 	int stream_max_per_participant; /* stream_max_per_participant: open streams one
 	                                   participant holds in one worker (SEC-3) */
+	int stream_backlog_max;         /* stream_backlog_max: unread bytes of one parked stream
+	                                   before it is dropped (SEC-3) */
 	int rate_limit_rps;     /* rate_limit_rps: API requests per second per participant per
 	                           worker process; 0: no limit (SEC-3) */
 	int rate_limit_burst;   /* rate_limit_burst: requests at once before the rate applies */

@@ -31,9 +31,6 @@
 #include "util/log.h"
 #include "worker/process.h"
 
-/* A client that reads nothing while this much output waits for it is dropped: it
- * cannot be told anything more, and the memory is better spent on others. */
-#define BACKLOG_MAX (4u * 1024 * 1024)
 /* Events read per task per query; a longer backlog is read in several. */
 #define EVENTS_BATCH 100
 /* How often the thread looks for expired turns of the tasks it watches (TURN-7). */
@@ -150,6 +147,8 @@ static void release_owner(struct th_streams *s, const char *participant)
 	s->owners[i] = s->owners[--s->nowners];
 }
 
+/* SEC-3: the check and the count are one step under mu, so that requests of one
+ * participant on several threads cannot all pass the check before any is counted. */
 static int room(void *impl, const char *participant)
 {
 	struct th_streams *s = impl;
@@ -161,9 +160,22 @@ static int room(void *impl, const char *participant)
 		size_t i = find_owner(s, participant);
 		if (i < s->nowners && s->owners[i].n >= (size_t)s->cfg->stream_max_per_participant)
 			r = TH_PARKER_MINE;
+		else if (hold_owner(s, participant) != 0)
+			r = TH_PARKER_FULL; /* out of memory: as if full, retry later */
+		else
+			s->open++;
 	}
 	pthread_mutex_unlock(&s->mu);
 	return r;
+}
+
+static void unreserve(void *impl, const char *participant)
+{
+	struct th_streams *s = impl;
+	pthread_mutex_lock(&s->mu);
+	s->open--;
+	release_owner(s, participant);
+	pthread_mutex_unlock(&s->mu);
 }
 
 static int take(void *impl, struct th_bind_parked *p)
@@ -180,12 +192,7 @@ static int take(void *impl, struct th_bind_parked *p)
 		s->inbox = v;
 		s->capinbox = cap;
 	}
-	if (hold_owner(s, p->watch.viewer) != 0) {
-		pthread_mutex_unlock(&s->mu);
-		return -1;
-	}
-	s->inbox[s->ninbox++] = *p;
-	s->open++;
+	s->inbox[s->ninbox++] = *p; /* on the slot room() counted */
 	pthread_mutex_unlock(&s->mu);
 	memset(p, 0, sizeof *p);
 	p->conn.fd = -1;
@@ -364,7 +371,10 @@ static void flush_slot(struct th_streams *s, struct slot *sl)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (sl->out.len - sl->sent > BACKLOG_MAX) {
+			/* SEC-3: a client that reads nothing while stream_backlog_max bytes
+			 * wait for it is dropped (it resumes with Last-Event-ID): the memory
+			 * is better spent on others. */
+			if (sl->out.len - sl->sent > (size_t)s->cfg->stream_backlog_max) {
 				sl->gone = 1;
 				return;
 			}
@@ -633,7 +643,7 @@ th_err th_streams_start(const struct th_config *cfg, struct th_streams **out, st
 	s->cfg = cfg;
 	s->epfd = s->wakefd = s->change_fd = -1;
 	s->seen_version = -1;
-	s->parker = (struct th_parker){s, room, take};
+	s->parker = (struct th_parker){s, room, take, unreserve};
 	s->expiry_version = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->recover_cv, NULL);

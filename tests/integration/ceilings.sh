@@ -6,7 +6,8 @@
 #  SEC-3  a 900 KB JSON-RPC id is refused (-32600 naming max_id, id null); historyLength
 #         5000 on a task of 1,100 messages gives the newest 1,000 (SQLite only: the
 #         messages are written with sqlite3); a participant at stream_max_per_participant
-#         (2 here, stream_max 3) gets 429 + Retry-After while another participant still
+#         (2 here, stream_max 3) gets 429 + Retry-After, also when twelve of its streams
+#         open at once (exactly two accepted), while another participant still
 #         gets a stream and ListTasks answers; a stream whose client went away gives its
 #         slot back (a new stream is accepted again within 2 s, the heartbeat being 15 s:
 #         lighttpd notices a gone client only when it writes to it); with
@@ -90,6 +91,28 @@ else
 fi
 
 # ------------------------------------------------------------------ streams per participant
+# Twelve streams of dave's opened at once, on the worker's request threads together: the
+# cap is counted and claimed in one step, so exactly two are accepted.
+http POST /message:send "$(tmsg md '' 'dave watches')" dave
+DTASK=$(jqb .task.id)
+for i in $(seq 12); do stream "d$i" dave "$DTASK"; done
+dcodes=$(for i in $(seq 12); do status_of "d$i"; done | sort | uniq -c | tr -s ' \n' ' ')
+d200=$(for i in $(seq 12); do status_of "d$i"; done | grep -c '^200$')
+REQ_DESC="twelve SubscribeToTask streams of dave's at once: $dcodes"
+check "SEC-3 twelve streams opened at once by one participant (stream_max_per_participant = 2): exactly 2 accepted, the rest 429" \
+	'[ "$d200" = 2 ]' '[ "$(for i in $(seq 12); do status_of "d$i"; done | grep -c "^429$")" = 10 ]'
+for i in $(seq 12); do kill "${PIDS[d$i]}" 2>/dev/null; wait "${PIDS[d$i]}" 2>/dev/null; done
+# Their slots come back once the worker's probes find the clients gone (< 1 s).
+for i in $(seq 20); do
+	rm -f "$T/dx.h"
+	stream dx dave "$DTASK"
+	[ "$(status_of dx)" = 200 ] && break
+	sleep 0.2
+done
+kill "${PIDS[dx]}" 2>/dev/null
+wait "${PIDS[dx]}" 2>/dev/null
+sleep 1
+
 stream a1 alice "$TASK"
 stream a2 alice "$TASK"
 S1=$(status_of a1) S2=$(status_of a2)

@@ -1270,7 +1270,7 @@ static int never_take(void *impl, struct th_bind_parked *p)
 
 START_TEST(test_stream6_stream_at_stream_max_is_503_with_retry_after_and_runs_nothing)
 {
-	struct th_parker full = {NULL, full_room, never_take};
+	struct th_parker full = {NULL, full_room, never_take, NULL};
 	app.parker = &full;
 	struct resp r = run(RPC_V, RPC_BODY("SubscribeToTask", "{\"id\":\"t1\"}"));
 	ck_assert_int_eq(r.status, 503);
@@ -1309,7 +1309,7 @@ static int mine_room(void *impl, const char *participant)
 
 START_TEST(test_sec3_stream_over_participant_cap_is_429_with_retry_after)
 {
-	struct th_parker mine = {NULL, mine_room, never_take};
+	struct th_parker mine = {NULL, mine_room, never_take, NULL};
 	app.parker = &mine;
 	const char *p[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
 	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",

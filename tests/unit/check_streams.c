@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,17 @@ struct peer {
 	size_t nraw;
 };
 
-/* Parks a JSON-RPC stream of task_id (request id "5") following after cursor. */
+/* room() for who, as a question: a slot it reserved is given back at once. */
+static int has_room(const char *who)
+{
+	int r = app.parker->room(app.parker->impl, who);
+	if (r == TH_PARKER_ROOM)
+		app.parker->unreserve(app.parker->impl, who);
+	return r;
+}
+
+/* Parks a JSON-RPC stream of task_id (request id "5") following after cursor, on a slot
+ * reserved for alice as the binding reserves it. */
 static void park(struct peer *p, const char *task_id, int64_t cursor, enum th_close_on on,
                  int max_ms)
 {
@@ -83,6 +94,7 @@ static void park(struct peer *p, const char *task_id, int64_t cursor, enum th_cl
 	              .close_on = on,
 	              .deadline_ms = th_mono_ms() + max_ms},
 	};
+	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_ROOM);
 	ck_assert_int_eq(app.parker->take(app.parker->impl, &bp), 0);
 	ck_assert_int_eq(bp.conn.fd, -1); /* moved */
 	ck_assert_ptr_null(bp.watch.task_id);
@@ -240,18 +252,16 @@ START_TEST(test_stream6_stream_max_refuses_then_a_gone_client_frees_its_slot)
 	char *task = new_task();
 	int64_t cursor = last_seq(task);
 	struct peer a, b;
-	ck_assert_int_eq((app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM), 1);
+	ck_assert_int_eq((has_room("carol") == TH_PARKER_ROOM), 1);
 	park(&a, task, cursor, TH_CLOSE_TERMINAL, 10000);
 	park(&b, task, cursor, TH_CLOSE_TERMINAL, 10000);
-	ck_assert_int_eq((app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM),
-	                 0); /* stream_max = 2 */
+	ck_assert_int_eq((has_room("carol") == TH_PARKER_ROOM), 0); /* stream_max = 2 */
 	/* The web server drops one connection (its client went away). */
 	close(a.fd);
 	int64_t until = th_mono_ms() + 2000;
-	while (!(app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM) &&
-	       th_mono_ms() < until)
+	while (!(has_room("carol") == TH_PARKER_ROOM) && th_mono_ms() < until)
 		usleep(10000);
-	ck_assert_int_eq((app.parker->room(app.parker->impl, "carol") == TH_PARKER_ROOM), 1);
+	ck_assert_int_eq((has_room("carol") == TH_PARKER_ROOM), 1);
 	ck_assert_uint_eq(th_streams_count(streams), 1);
 	close(b.fd);
 	free(task);
@@ -282,17 +292,61 @@ START_TEST(test_sec3_streams_per_participant_capped_and_freed)
 	app.cfg->stream_max_per_participant = 1;
 	char *task = new_task();
 	struct peer a;
-	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_ROOM);
+	ck_assert_int_eq(has_room("alice"), TH_PARKER_ROOM);
 	park(&a, task, last_seq(task), TH_CLOSE_TERMINAL, 10000);
-	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_MINE);
-	ck_assert_int_eq(app.parker->room(app.parker->impl, "bob"), TH_PARKER_ROOM);
+	ck_assert_int_eq(has_room("alice"), TH_PARKER_MINE);
+	ck_assert_int_eq(has_room("bob"), TH_PARKER_ROOM);
 	close(a.fd);
 	int64_t until = th_mono_ms() + 2000;
-	while (app.parker->room(app.parker->impl, "alice") != TH_PARKER_ROOM &&
-	       th_mono_ms() < until)
+	while (has_room("alice") != TH_PARKER_ROOM && th_mono_ms() < until)
 		usleep(10000);
-	ck_assert_int_eq(app.parker->room(app.parker->impl, "alice"), TH_PARKER_ROOM);
+	ck_assert_int_eq(has_room("alice"), TH_PARKER_ROOM);
 	free(task);
+}
+END_TEST
+
+/* SEC-3: sixteen request threads asking for a stream of one participant at once get
+ * exactly stream_max_per_participant slots: the check and the count are one step. */
+struct racer {
+	pthread_barrier_t *go;
+	int got;
+};
+
+static void *race_room(void *arg)
+{
+	struct racer *r = arg;
+	pthread_barrier_wait(r->go);
+	r->got = app.parker->room(app.parker->impl, "dave");
+	return NULL;
+}
+
+START_TEST(test_sec3_concurrent_opens_never_pass_the_participant_cap)
+{
+	app.cfg->stream_max = 100;
+	app.cfg->stream_max_per_participant = 3;
+	enum { N = 16 };
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, N);
+	pthread_t t[N];
+	struct racer r[N];
+	for (int i = 0; i < N; i++) {
+		r[i] = (struct racer){&go, -1};
+		ck_assert_int_eq(pthread_create(&t[i], NULL, race_room, &r[i]), 0);
+	}
+	int room = 0, mine = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		room += r[i].got == TH_PARKER_ROOM;
+		mine += r[i].got == TH_PARKER_MINE;
+	}
+	pthread_barrier_destroy(&go);
+	ck_assert_int_eq(room, 3);
+	ck_assert_int_eq(mine, N - 3);
+	ck_assert_uint_eq(th_streams_count(streams), 3);
+	for (int i = 0; i < room; i++)
+		app.parker->unreserve(app.parker->impl, "dave");
+	ck_assert_uint_eq(th_streams_count(streams), 0);
+	ck_assert_int_eq(has_room("dave"), TH_PARKER_ROOM);
 }
 END_TEST
 
@@ -392,6 +446,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stream6_abort_request_is_answered_with_the_end_record);
 	tcase_add_test(tc, test_stream6_stream_ends_at_stream_max_ms);
 	tcase_add_test(tc, test_sec3_streams_per_participant_capped_and_freed);
+	tcase_add_test(tc, test_sec3_concurrent_opens_never_pass_the_participant_cap);
 	tcase_add_test(tc, test_turn7_watched_tasks_expired_turn_is_found_behind_100_older_others);
 	tcase_add_test(tc, test_turn7_lease_ending_while_nothing_is_committed_is_handed_over);
 	suite_add_tcase(s, tc);
