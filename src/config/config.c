@@ -116,6 +116,21 @@ static th_err check_env_list(const char *key, const char *value, struct th_error
 	return TH_OK;
 }
 
+/* db_group: a group name as /etc/group spells one (no ':', no white space, no control
+ * characters); whether the group exists is asked when the database is opened, so the
+ * message can name the file too (SEC-6). */
+static th_err check_group_name(const char *key, const char *value, struct th_error *e)
+{
+	if (*value == '\0')
+		return th_error_set(e, TH_EINVAL, "configuration key %s: the value is empty", key);
+	for (const char *p = value; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p == 0x7f || *p == ':')
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key %s: '%s' is not a group name", key,
+			                    value);
+	return TH_OK;
+}
+
 /* ------------------------------------------------------------------ custom setters */
 
 /* The base URL must be absolute http(s) and end in '/', so interface URLs and the
@@ -239,6 +254,9 @@ static const struct key keys[] = {
            "PRAGMA synchronous: normal (WAL, fast) or full (survives power loss)"),
     K_INT("busy_timeout_ms", busy_timeout_ms, 0, 600000, "5000",
           "how long a worker waits on a locked database, in ms"),
+    K_STR("db_group", db_group, check_group_name, NULL,
+          "group a new SQLite database and the directories made for it get: the file "
+          "0640 (its -wal and -shm follow), directories 02750; unset = 0600 and 0750 (SEC-6)"),
     K_SET("base_url", set_base_url, "http://127.0.0.1:8080/",
           "public base URL the card names: http(s), ending in '/' (added if missing)"),
     K_STR("allowed_hosts", allowed_hosts, check_list, NULL,

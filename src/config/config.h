@@ -68,6 +68,9 @@ struct th_config {
 	                                   base_url that is not loopback (SEC-1) */
 	int sync_full;                  /* synchronous: 0 normal, 1 full */
 	int busy_timeout_ms;            /* busy_timeout_ms */
+	char *db_group;                 /* db_group: group of a new database file (0640) and of
+	                                   the directories made for it (02750), or NULL: 0600
+	                                   and 0750 (SEC-6); free */
 	int echo_delay_ms;              /* echo_delay_ms (lets tests hold a turn open) */
 	int lease_ms;                   /* turn_lease_ms */
 	int max_attempts;               /* turn_max_attempts */

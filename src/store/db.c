@@ -6,6 +6,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -80,10 +81,58 @@ th_err th_store_task_exists(struct th_store *st, const char *task_id, int *exist
 
 /* ---- opening ------------------------------------------------------------------ */
 
-/* mkdir -p of the directory part of path: WAL needs the directory writable for its
- * -wal and -shm files, so the database gets a directory of its own. */
-static th_err make_parent_dir(const char *path, struct th_error *e)
+/* SEC-6, db_group: the group's id, and whether this process may give a file that group
+ * (a member, or root); checked at every open, so a group that cannot be used stops the
+ * start even when the database exists already. Nothing is created before this. */
+static th_err resolve_group(struct th_store *st, const char *group, struct th_error *e)
 {
+	long max = sysconf(_SC_GETGR_R_SIZE_MAX);
+	size_t size = max > 0 ? (size_t)max : 16384;
+	struct group gr, *found = NULL;
+	char *buf = NULL;
+	int rc;
+	do {
+		char *more = realloc(buf, size);
+		if (more == NULL) {
+			free(buf);
+			return th_error_set(e, TH_ENOMEM, "out of memory opening %s", st->path);
+		}
+		buf = more;
+		rc = getgrnam_r(group, &gr, buf, size, &found);
+		size *= 2;
+	} while (rc == ERANGE && size <= (size_t)1 << 24);
+	if (found != NULL)
+		st->gid = gr.gr_gid;
+	free(buf);
+	if (found == NULL)
+		return th_error_set(e, TH_EINVAL, "db_group '%s' for database %s: %s", group,
+		                    st->path, rc != 0 ? strerror(rc) : "no such group");
+	int member = geteuid() == 0 || getegid() == st->gid;
+	int n = member ? 0 : getgroups(0, NULL);
+	gid_t *list = n > 0 ? calloc((size_t)n, sizeof *list) : NULL;
+	if (list != NULL) {
+		n = getgroups(n, list);
+		for (int i = 0; i < n && !member; i++)
+			member = list[i] == st->gid;
+		free(list);
+	}
+	if (!member)
+		return th_error_set(e, TH_EINVAL,
+		                    "db_group '%s' for database %s: this process (uid %ld) is not "
+		                    "a member of the group and cannot give the file to it",
+		                    group, st->path, (long)geteuid());
+	return TH_OK;
+}
+
+/* mkdir -p of the directory part of st->path: WAL needs the directory writable for its
+ * -wal and -shm files, so the database gets a directory of its own. SEC-6: 0750
+ * whatever the umask (nobody else lists the database's files); with db_group 02750 and
+ * that group: setgid, so the -wal and -shm SQLite creates in it later get the group
+ * too. A directory that exists is left as it is. A failure for the group returns
+ * TH_EINVAL (it does not pass by itself); anything else TH_EINTERNAL. */
+static th_err make_parent_dir(const struct th_store *st, struct th_error *e)
+{
+	const char *path = st->path;
 	const char *slash = strrchr(path, '/');
 	if (slash == NULL || slash == path)
 		return TH_OK;
@@ -93,22 +142,41 @@ static th_err make_parent_dir(const char *path, struct th_error *e)
 		return th_error_set(e, TH_ENOMEM, "out of memory creating the database directory");
 	memcpy(dir, path, len);
 	dir[len] = '\0';
+	mode_t mode = st->db_group != NULL ? 02750 : 0750;
 	for (size_t i = 1; i <= len; i++) {
 		if (dir[i] != '/' && dir[i] != '\0')
 			continue;
 		char saved = dir[i];
 		dir[i] = '\0';
-		/* SEC-6: 0750 whatever the umask: nobody else lists the database's files. */
-		if (mkdir(dir, 0750) == 0) {
-			(void)chmod(dir, 0750);
+		th_err code = TH_EINTERNAL;
+		const char *why = NULL;
+		if (mkdir(dir, 0700) == 0) {
+			/* The group before the mode: chmod keeps setgid only on a file whose
+			 * group the caller is in. Removed again on failure, so that the next
+			 * try meets the same error rather than a directory without the group. */
+			if (st->db_group != NULL && chown(dir, (uid_t)-1, st->gid) != 0) {
+				why = strerror(errno);
+				code = TH_EINVAL;
+				(void)rmdir(dir);
+			} else {
+				(void)chmod(dir, mode);
+			}
 		} else if (errno != EEXIST) {
-			int err = errno;
-			dir[i] = saved;
-			th_error_set(e, TH_EINTERNAL,
-			             "cannot create directory %.*s for database %s: %s", (int)i,
-			             dir, path, strerror(err));
+			why = strerror(errno);
+		}
+		if (why != NULL) {
+			if (code == TH_EINVAL)
+				th_error_set(
+				    e, code,
+				    "cannot give directory %s of database %s the group '%s' "
+				    "(db_group): %s",
+				    dir, path, st->db_group, why);
+			else
+				th_error_set(e, code,
+				             "cannot create directory %s for database %s: %s", dir,
+				             path, why);
 			free(dir);
-			return TH_EINTERNAL;
+			return code;
 		}
 		dir[i] = saved;
 	}
@@ -116,22 +184,34 @@ static th_err make_parent_dir(const char *path, struct th_error *e)
 	return TH_OK;
 }
 
-/* SEC-6: a new database file is 0600 whatever the umask (it holds every message);
- * SQLite gives its -wal and -shm files the database file's mode. An existing file
- * keeps the mode its owner chose. */
-static th_err create_private(const char *path, struct th_error *e)
+/* SEC-6: a new database file is 0600 whatever the umask (it holds every message), or
+ * with db_group 0640 and that group; SQLite gives its -wal and -shm files the
+ * database file's mode. An existing file keeps the mode and group its owner chose. A
+ * file that cannot be given the group is removed again (else the next start would
+ * find it and keep it 0600) and TH_EINVAL returned. */
+static th_err create_private(const struct th_store *st, struct th_error *e)
 {
+	const char *path = st->path;
+	mode_t mode = st->db_group != NULL ? 0640 : 0600;
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno == EEXIST
 		           ? TH_OK
 		           : th_error_set(e, TH_EINTERNAL, "cannot create database %s: %s", path,
 		                          strerror(errno));
-	int bad = fchmod(fd, 0600) != 0 ? errno : 0;
+	if (st->db_group != NULL && fchown(fd, (uid_t)-1, st->gid) != 0) {
+		int bad = errno;
+		close(fd);
+		(void)unlink(path);
+		return th_error_set(e, TH_EINVAL,
+		                    "cannot give database %s the group '%s' (db_group): %s", path,
+		                    st->db_group, strerror(bad));
+	}
+	int bad = fchmod(fd, mode) != 0 ? errno : 0;
 	close(fd);
 	if (bad != 0)
-		return th_error_set(e, TH_EINTERNAL, "cannot make database %s private (0600): %s",
-		                    path, strerror(bad));
+		return th_error_set(e, TH_EINTERNAL, "cannot make database %s private (%04o): %s",
+		                    path, (unsigned)mode, strerror(bad));
 	return TH_OK;
 }
 
@@ -489,11 +569,13 @@ static void sides_writable(const struct th_store *st)
  * for healing, with st->trouble saying so. */
 static th_err connect(struct th_store *st, struct th_error *e)
 {
-	th_err err = make_parent_dir(st->path, e);
+	th_err err = make_parent_dir(st, e);
 	if (err == TH_OK && strcmp(st->path, ":memory:") != 0 && strncmp(st->path, "file:", 5) != 0)
-		err = create_private(st->path, e);
+		err = create_private(st, e);
 	if (err != TH_OK) {
-		st->heal = 1; /* a directory that cannot be made yet may be made later */
+		/* A directory that cannot be made yet may be made later; a group that cannot
+		 * be given stays so until the configuration changes (and a restart). */
+		st->heal = err != TH_EINVAL;
 		return err;
 	}
 	sides_writable(st);
@@ -585,6 +667,13 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	}
 	pthread_once(&sqlite_setup_once, sqlite_setup);
 	st->stmt = st->own_stmt;
+	if (o->group != NULL) {
+		err = (st->db_group = strdup(o->group)) == NULL
+		          ? th_error_set(e, TH_ENOMEM, "out of memory opening %s", o->path)
+		          : resolve_group(st, o->group, e);
+		if (err != TH_OK)
+			goto fail;
+	}
 	err = connect(st, e);
 	if (err != TH_OK) {
 		/* A worker starts anyway when the cause can pass, and tries again on each
@@ -705,6 +794,7 @@ void th_store_close(struct th_store *st)
 	th_pg_close(st);
 	free(st->path);
 	free(st->wal_path);
+	free(st->db_group);
 	free(st);
 }
 

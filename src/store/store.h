@@ -31,6 +31,10 @@ struct th_store_opts {
 	const char *path;    /* database file; its directory is created if missing */
 	int sync_full;       /* PRAGMA synchronous = FULL instead of NORMAL */
 	int busy_timeout_ms; /* sqlite3_busy_timeout */
+	const char *group;   /* SEC-6: NULL, or the group (a name) a new database file and the
+	                        directories made for it get: the file 0640, directories 02750
+	                        (setgid, so -wal and -shm get the group too). An unknown
+	                        group, or one the process cannot give a file, fails the open */
 	int heal_later;      /* a worker's: a database that cannot be opened for a cause that
 	                        can pass (its directory missing or unwritable, permissions, a
 	                        full disk) still opens, without a connection; every request

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "store/store.h"
 
@@ -151,6 +152,8 @@ struct th_store {
 	int64_t page_size;     /* PRAGMA page_size, read at open */
 	uint64_t rng;          /* back-off jitter state, seeded per process */
 	int busy_timeout_ms;   /* the configured busy timeout */
+	char *db_group;        /* th_store_opts.group, or NULL; free (th_store_close) */
+	gid_t gid;             /* its id, looked up at open (only when group != NULL) */
 	int busy_limit_ms;     /* how long busy_wait waits now: the timeout, or
 	                          th_store_wal_tend's shorter one */
 	int64_t busy_since_ms; /* monotonic start of the current wait */

@@ -25,6 +25,7 @@ void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_st
 	    .path = cfg->db_path,
 	    .sync_full = cfg->sync_full,
 	    .busy_timeout_ms = cfg->busy_timeout_ms,
+	    .group = cfg->db_group,
 	    .heal_later = serving,
 	};
 }

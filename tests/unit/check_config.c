@@ -113,6 +113,24 @@ START_TEST(test_store3_bad_values_are_named)
 }
 END_TEST
 
+/* SEC-6: db_group is unset by default (0600), takes a group name and refuses what no
+ * group name can be; whether the group exists is the store's question (check_store). */
+START_TEST(test_sec6_db_group_key)
+{
+	struct th_config c;
+	struct th_error e;
+	ck_assert_int_eq(th_config_defaults(&c), TH_OK);
+	ck_assert_ptr_null(c.db_group);
+	ck_assert_int_eq(th_config_set(&c, "db_group", "tiny-harness", &e), TH_OK);
+	ck_assert_str_eq(c.db_group, "tiny-harness");
+	ck_assert_int_eq(th_config_set(&c, "db_group", "a:b", &e), TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "db_group"));
+	ck_assert_int_eq(th_config_set(&c, "db_group", "", &e), TH_EINVAL);
+	ck_assert_str_eq(c.db_group, "tiny-harness");
+	th_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_id1_identity_mode_remote_user)
 {
 	struct th_config c;
@@ -392,6 +410,7 @@ int main(void)
 	tcase_add_test(tc, test_store3_file_then_environment_overrides);
 	tcase_add_test(tc, test_store3_unknown_key_stops_start_up_naming_it);
 	tcase_add_test(tc, test_store3_bad_values_are_named);
+	tcase_add_test(tc, test_sec6_db_group_key);
 	tcase_add_test(tc, test_id1_identity_mode_remote_user);
 	tcase_add_test(tc, test_sec1_header_mode_refused_on_a_public_base_url);
 	tcase_add_test(tc, test_store3_defaults_are_unchanged);

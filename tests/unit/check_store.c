@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* check_store.c — the store against temp-file databases (STORE-1, STREAM-3, STREAM-5,
+/* check_store.c — the store against temp-file databases (STORE-1, STREAM-3, STREAM-5, SEC-6,
  * STATUS-4, CTL-3, CTL-4, LIM-3). With TH_TEST_PG set to a PostgreSQL base URI
  * (postgresql://user@host:port/, tests/lib/pg.sh) every test that is not about SQLite
  * itself runs again on a fresh PostgreSQL database each, with the PostgreSQL tests
  * (STORE-6) added; scripts/test.sh runs both. */
 #include <check.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2618,6 +2620,198 @@ START_TEST(test_store6_sqlite_has_no_announcements_streams_poll)
 }
 END_TEST
 
+/* ---- SEC-6: db_group ---------------------------------------------------------------- */
+
+static th_err open_grouped(const char *path, const char *group, int heal_later,
+                           struct th_store **out, struct th_error *e)
+{
+	struct th_store_opts o = {
+	    .path = path, .busy_timeout_ms = 1000, .group = group, .heal_later = heal_later};
+	*out = NULL;
+	th_error_clear(e);
+	return th_store_open(&o, out, e);
+}
+
+/* Mode bits (setgid included) and group of path, or -1 when it does not exist. */
+static int mode_of(const char *path, gid_t *gid)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return -1;
+	if (gid != NULL)
+		*gid = sb.st_gid;
+	return (int)(sb.st_mode & 07777);
+}
+
+/* Opens DIR/th.db with group, writes a task (so -wal and -shm exist) and checks, while
+ * the store is open, that the database, -wal and -shm are 0640 of gid and DIR 02750
+ * of gid. */
+static void check_grouped_files(const char *dir, const char *group, gid_t gid)
+{
+	char path[400], side[420];
+	snprintf(path, sizeof path, "%s/th.db", dir);
+	struct th_store *st = NULL;
+	struct th_error e;
+	th_err err = open_grouped(path, group, 0, &st, &e);
+	ck_assert_msg(err == TH_OK, "open with db_group %s: %s", group, e.msg);
+	begin(st);
+	add_task(st, "grouped");
+	commit(st);
+	gid_t g = 0;
+	int m = mode_of(dir, &g);
+	ck_assert_msg(m == 02750 && g == gid, "%s: mode %04o gid %ld, want 2750 gid %ld (%s)", dir,
+	              m, (long)g, (long)gid, group);
+	static const char *const suffixes[] = {"", "-wal", "-shm"};
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		snprintf(side, sizeof side, "%s%s", path, suffixes[i]);
+		m = mode_of(side, &g);
+		ck_assert_msg(m == 0640 && g == gid,
+		              "%s: mode %04o gid %ld, want 0640 gid %ld (%s)", side, m, (long)g,
+		              (long)gid, group);
+	}
+	th_store_close(st);
+}
+
+/* A group other than our effective one that this process may give files (any group as
+ * root, else a supplementary one), or NULL. */
+static const char *other_group(gid_t *gid)
+{
+	gid_t list[64];
+	int n = geteuid() == 0 ? 0 : getgroups(64, list);
+	if (geteuid() == 0) {
+		static const gid_t tries[] = {65534, 1, 2, 3, 100};
+		for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++)
+			list[n++] = tries[i];
+	}
+	for (int i = 0; i < n; i++) {
+		struct group *gr = list[i] != getegid() ? getgrgid(list[i]) : NULL;
+		if (gr != NULL) {
+			*gid = gr->gr_gid;
+			return gr->gr_name;
+		}
+	}
+	return NULL;
+}
+
+/* SEC-6: with db_group, a new database, its -wal and -shm are 0640 of the group and the
+ * directories made for it 02750 of the group (setgid), whatever the umask (000 here);
+ * without it, 0600 and 0750. With the process's own primary group, so that it runs
+ * unprivileged and as root; again with another group where one can be given. */
+START_TEST(test_sec6_db_group_makes_files_0640_and_dir_setgid)
+{
+	mode_t old = umask(0);
+	struct group *gr = getgrgid(getegid());
+	ck_assert_msg(gr != NULL, "no name for gid %ld", (long)getegid());
+	char *own = strdup(gr->gr_name);
+	char dir[400];
+	snprintf(dir, sizeof dir, "%s/own", tmpdir);
+	check_grouped_files(dir, own, getegid());
+	/* Two levels made at once: each gets the group and setgid. */
+	snprintf(dir, sizeof dir, "%s/a/b", tmpdir);
+	check_grouped_files(dir, own, getegid());
+	gid_t g = 0;
+	snprintf(dir, sizeof dir, "%s/a", tmpdir);
+	ck_assert_int_eq(mode_of(dir, &g), 02750);
+	gid_t ogid = 0;
+	const char *other = other_group(&ogid);
+	if (other != NULL) {
+		snprintf(dir, sizeof dir, "%s/other", tmpdir);
+		check_grouped_files(dir, other, ogid);
+	} else {
+		fprintf(stderr, "SEC-6 db_group: no second group to give files; checked %s only\n",
+		        own);
+	}
+	/* Unset: as before. */
+	struct th_store *st = open_store();
+	begin(st);
+	add_task(st, "private");
+	commit(st);
+	snprintf(dir, sizeof dir, "%s/db", tmpdir);
+	ck_assert_int_eq(mode_of(dir, NULL), 0750);
+	ck_assert_int_eq(mode_of(dbpath, NULL), 0600);
+	th_store_close(st);
+	umask(old);
+	free(own);
+}
+END_TEST
+
+/* SEC-6: an unknown db_group stops the open (a worker's too, which otherwise starts
+ * without a database it could open later) with a message naming the group and the
+ * file, before anything is created. */
+START_TEST(test_sec6_unknown_db_group_is_refused_naming_it)
+{
+	static const char group[] = "th-no-such-group-7f3a";
+	ck_assert_ptr_null(getgrnam(group));
+	for (int heal_later = 0; heal_later <= 1; heal_later++) {
+		struct th_store *st = NULL;
+		struct th_error e;
+		th_err err = open_grouped(dbpath, group, heal_later, &st, &e);
+		ck_assert_msg(err == TH_EINVAL && st == NULL, "open with db_group %s: %s %s", group,
+		              th_err_name(err), e.msg);
+		ck_assert_msg(strstr(e.msg, group) != NULL && strstr(e.msg, dbpath) != NULL &&
+		                  strstr(e.msg, "no such group") != NULL,
+		              "message: %s", e.msg);
+		th_store_close(st);
+	}
+	char dir[400];
+	snprintf(dir, sizeof dir, "%s/db", tmpdir);
+	ck_assert_int_eq(mode_of(dir, NULL), -1);
+}
+END_TEST
+
+/* The refusal of a group this process is not in, run where it is not root; 0: refused
+ * as it should be. */
+static int refused_not_member(const char *group)
+{
+	struct th_store *st = NULL;
+	struct th_error e;
+	th_err err = open_grouped(dbpath, group, 1, &st, &e);
+	int ok = err == TH_EINVAL && st == NULL && strstr(e.msg, group) != NULL &&
+	         strstr(e.msg, dbpath) != NULL && strstr(e.msg, "not a member") != NULL;
+	if (!ok)
+		fprintf(stderr, "open with db_group %s as uid %ld: %s %s\n", group, (long)geteuid(),
+		        th_err_name(err), e.msg);
+	th_store_close(st);
+	return ok ? 0 : 1;
+}
+
+/* SEC-6: a group the process cannot give a file (not one of its groups, not root) stops
+ * the open, naming the group and the file, even where the directory may be written.
+ * As root: in a child that drops to uid/gid 65534 with the directory handed to it. */
+START_TEST(test_sec6_db_group_the_process_is_not_in_is_refused)
+{
+	gid_t mine[64];
+	int n = getgroups(64, mine);
+	struct group *gr = getgrgid(0);
+	int member = getegid() == 0;
+	for (int i = 0; i < n; i++)
+		member |= mine[i] == 0;
+	if (gr == NULL || (geteuid() != 0 && member)) {
+		fprintf(stderr, "SEC-6 db_group: no group this process is outside; skipped\n");
+		return;
+	}
+	char *group = strdup(gr->gr_name);
+	if (geteuid() != 0) {
+		ck_assert_int_eq(refused_not_member(group), 0);
+		free(group);
+		return;
+	}
+	ck_assert_int_eq(chown(tmpdir, 65534, 65534), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(2);
+		_exit(refused_not_member(group));
+	}
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "as uid 65534, db_group %s was not refused (status %d)", group, status);
+	free(group);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -2681,6 +2875,9 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store2_purge_cascades_terminal_old_tasks);
 		tcase_add_test(tc, test_store1_002_queries_use_indexes);
 		tcase_add_test(tc, test_lim5_database_errors_name_no_file_and_no_sqlite_text);
+		tcase_add_test(tc, test_sec6_db_group_makes_files_0640_and_dir_setgid);
+		tcase_add_test(tc, test_sec6_unknown_db_group_is_refused_naming_it);
+		tcase_add_test(tc, test_sec6_db_group_the_process_is_not_in_is_refused);
 	}
 	suite_add_tcase(s, tc);
 	return s;
