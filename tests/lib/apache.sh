@@ -59,7 +59,9 @@
 # names the password file in TH_HTPASSWD (absolute, readable by TH_APACHE_USER) and the
 # recipes run as shipped (the .htaccess files with their AuthUserFile line pointed at
 # it). Unset or header (the default here, for the tests of other things), Apache is
-# started with -D TH_IDENTITY_HEADER, the recipes' explicit loopback header mode.
+# started with -D TH_IDENTITY_HEADER, the recipes' explicit loopback header mode. With
+# TINY_HARNESS_IDENTITY=bearer (fcgid, proxy) Apache is started with -D TH_BEARER, the
+# recipes' bearer variant: no login by Apache, Authorization passed on (CGIPassAuth).
 #
 # Plain POSIX sh: callers run it as `sh apache.sh …` or directly.
 
@@ -332,6 +334,8 @@ start() {
 	defines=
 	if [ "$TINY_HARNESS_IDENTITY" = header ]; then
 		defines="-D TH_IDENTITY_HEADER"
+	elif [ "$TINY_HARNESS_IDENTITY" = bearer ]; then
+		defines="-D TH_BEARER"
 	elif [ "$TINY_HARNESS_IDENTITY" = remote_user ]; then
 		case ${TH_HTPASSWD:-} in /*) ;; *) die "TINY_HARNESS_IDENTITY=remote_user needs TH_HTPASSWD, an absolute path" ;; esac
 		runas test -r "$TH_HTPASSWD" || die "$TH_HTPASSWD is not readable by the server's user"
