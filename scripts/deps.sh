@@ -12,7 +12,8 @@ set -eu
 
 # Build: compiler, autotools, the four libraries and Check. Run: lighttpd (the
 # development server and the lighttpd integration test), sqlite3 (operators and tests).
-# Tests and benchmarks: curl, jq, wrk, valgrind, procps; Apache with mod_fcgid and
+# Tests and benchmarks: curl, jq, wrk, valgrind, procps, openssl (test logins: htpasswd
+# hashes, signed JWTs); Apache with mod_fcgid and
 # spawn-fcgi for the Apache recipes; nginx-light for the nginx recipe. libcurl: the
 # `complete` client, model and pushes; libssl-dev (libcrypto): push secrets encrypted
 # at rest. Debian package (tests/package/deb.sh, PKG-2): debhelper (dh, dh_autoreconf),
@@ -22,7 +23,7 @@ set -eu
 # programs of the tests' throwaway cluster (tests/lib/pg.sh; its own service is not used).
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev sqlite3 check
-lighttpd curl wrk jq valgrind procps chromium clang-format
+lighttpd curl wrk jq valgrind procps chromium clang-format openssl
 apache2 libapache2-mod-fcgid spawn-fcgi nginx-light
 debhelper dpkg-dev lintian systemd
 postgresql libpq-dev"
