@@ -323,44 +323,34 @@ bearer_mode() {
 	[ "$(id -u)" != 0 ] || runas="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
 	# shellcheck disable=SC2086
 	key=$(cd "$dir" && TINY_HARNESS_DB=$DB $runas "$TH_BIN" keys add carol --name apache 2>"$dir/keys.err")
-	bearer() { # METHOD PATH BODY CURL-ARGS… — $T/body, $T/headers, STATUS
-		local method=$1 path=$2 body=$3
-		shift 3
-		REQ_DESC="$method $path $* $(printf '%s' "$body" | head -c 120)"
-		STATUS=$(curl -s -o "$T/body" -D "$T/headers" -w '%{http_code}' --max-time 30 -X "$method" \
-			-H 'A2A-Version: 1.0' -H 'Content-Type: application/json' "$@" \
-			${body:+--data-binary "$body"} "$BASE${path#/}")
-	}
-	challenge() { tr -d '\r' <"$T/headers" | grep -i '^WWW-Authenticate:' | head -n1 | sed 's/^[^:]*: *//'; }
-
-	bearer GET /.well-known/agent-card.json ""
+	raw_auth GET /.well-known/agent-card.json ""
 	check "SEC-1 CARD-1 $label -D TH_BEARER serves the card without a login, declaring HTTP Bearer" \
 		'[ "$STATUS" = 200 ]' '[ "$(jqb "[.. | .scheme? // empty | ascii_downcase] | index(\"bearer\")")" != null ]'
 
 	# The key is the sender whatever X-Participant-Id says.
-	bearer POST / "$(rpc 1 SendMessage "$(msg b1 "sent with an API key")")" \
+	raw_auth POST / "$(rpc 1 SendMessage "$(msg b1 "sent with an API key")")" \
 		-H "Authorization: Bearer $key" -H 'X-Participant-Id: alice'
 	TASK=$(jqb .result.task.id)
 	check "SEC-1 through $label -D TH_BEARER (CGIPassAuth) an API key from tiny-harness keys add is the sender: task stored as carol" \
 		'[ "${#key}" = 46 ]' '[ "$STATUS" = 200 ]' has_task \
 		'[ "$(sq "SELECT sender FROM messages WHERE task_id = '"'"'$TASK'"'"' AND message_id = '"'"'b1'"'"'")" = carol ]' \
 		'[ "$(sq "SELECT participant_id FROM participants WHERE task_id = '"'"'$TASK'"'"' AND participant_id != '"'"'tiny-harness'"'"'")" = carol ]'
-	bearer GET "/tasks/$TASK" "" -H "Authorization: Bearer $key"
+	raw_auth GET "/tasks/$TASK" "" -H "Authorization: Bearer $key"
 	check "SEC-1 the same key reads carol's task over REST through $label" \
 		'[ "$STATUS" = 200 ]' '[ "$(jqb .id)" = "$TASK" ]'
 
 	before=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
-	bearer POST / "$(rpc 2 GetTask "{\"id\":\"$TASK\"}")"
+	raw_auth POST / "$(rpc 2 GetTask "{\"id\":\"$TASK\"}")"
 	check "SEC-1 no key through $label -D TH_BEARER: 401 with WWW-Authenticate: Bearer realm=\"tiny-harness\", nothing of the task" \
 		'[ "$STATUS" = 401 ]' 'challenge | grep -q "^Bearer realm=\"tiny-harness\""' '! grep -qF "$TASK" "$T/body"'
-	bearer POST / "$(rpc 3 SendMessage "$(msg b2 "acting as carol")")" -H 'X-Participant-Id: carol'
+	raw_auth POST / "$(rpc 3 SendMessage "$(msg b2 "acting as carol")")" -H 'X-Participant-Id: carol'
 	s1=$STATUS
-	bearer GET "/tasks/$TASK" "" -H 'X-Participant-Id: carol'
+	raw_auth GET "/tasks/$TASK" "" -H 'X-Participant-Id: carol'
 	after=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 	check "SEC-1 X-Participant-Id: carol without a key through $label -D TH_BEARER: 401 on both bindings ($s1, $STATUS), no task stored ($before, $after)" \
 		'[ "$s1" = 401 ]' '[ "$STATUS" = 401 ]' 'challenge | grep -q "^Bearer "' '! grep -qF "$TASK" "$T/body"' \
 		'[ "$before" != unreadable ]' '[ "$after" = "$before" ]'
-	bearer POST / "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")" -H "Authorization: Bearer th_$(printf '%043d' 0)"
+	raw_auth POST / "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")" -H "Authorization: Bearer th_$(printf '%043d' 0)"
 	check "SEC-1 a well-formed key that was never issued through $label -D TH_BEARER: 401 with error=\"invalid_token\"" \
 		'[ "$STATUS" = 401 ]' 'challenge | grep -q "error=\"invalid_token\""' '! grep -qF "$TASK" "$T/body"'
 	sh "$APACHE" stop "$dir"

@@ -63,21 +63,26 @@ workers_checks() {
 		"[ \"\$distinct\" -ge $min ]"
 }
 
+# raw_auth METHOD PATH BODY CURL-ARGS… — one request with exactly the credentials in
+# CURL-ARGS (none of a2a.sh's logins or default participant): $T/body, $T/headers, STATUS.
+raw_auth() {
+	local method=$1 path=$2 body=$3
+	shift 3
+	REQ_DESC="$method $path $* $(printf '%s' "$body" | head -c 120)"
+	STATUS=$(curl -s -o "$T/body" -D "$T/headers" -w '%{http_code}' --max-time 30 -X "$method" \
+		-H 'A2A-Version: 1.0' -H 'Content-Type: application/json' "$@" \
+		${body:+--data-binary "$body"} "${HTTP_BASE:-$BASE}${path#/}")
+}
+
+# challenge — the WWW-Authenticate value of the last raw_auth answer.
+challenge() { tr -d '\r' <"$T/headers" | grep -i '^WWW-Authenticate:' | head -n1 | sed 's/^[^:]*: *//'; }
+
 # auth_checks LABEL — SEC-1 through a recipe run as shipped with its login on (after
 # basic_auth, with TASK alice's): no credentials, the header alone, a wrong password are
 # each 401 from the web server with a Basic challenge, and store nothing; a login is the
 # participant whatever X-Participant-Id says.
 auth_checks() {
 	local label=$1 before after
-	raw_auth() { # METHOD PATH BODY CURL-ARGS… — $T/body, $T/headers, STATUS
-		local method=$1 path=$2 body=$3
-		shift 3
-		REQ_DESC="$method $path $* $(printf '%s' "$body" | head -c 120)"
-		STATUS=$(curl -s -o "$T/body" -D "$T/headers" -w '%{http_code}' --max-time 30 -X "$method" \
-			-H 'A2A-Version: 1.0' -H 'Content-Type: application/json' "$@" \
-			${body:+--data-binary "$body"} "${HTTP_BASE:-$BASE}${path#/}")
-	}
-	challenge() { tr -d '\r' <"$T/headers" | grep -i '^WWW-Authenticate:' | head -n1 | sed 's/^[^:]*: *//'; }
 	before=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 	raw_auth POST / "$(rpc 11 GetTask "{\"id\":\"$TASK\"}")"
 	check "SEC-1 no credentials through $label: 401 with WWW-Authenticate: Basic realm=\"tiny-harness\", nothing of the task" \
