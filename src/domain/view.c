@@ -229,8 +229,11 @@ static th_err filter_history(struct th_store *st, const char *task_id, const cha
 	return filter_sides(history, task_id, member_reads, &m, e);
 }
 
-/* Membership is not asked: a side channel whose members happen to be every participant
- * today stays out of a task-channel turn, whose reply anyone invited later reads too. */
+/* SEC-2: what a turn's audience may read (decision-034): the task channel's messages
+ * and, when the turn is on a side channel, that channel's; every other side channel's
+ * are left out. Membership is not asked: a side channel whose members happen to be every
+ * participant today stays out of a task-channel turn, whose reply anyone invited later reads too.
+ */
 static th_err turn_reads(const void *arg, const char *task_id, const char *channel, int *keep,
                          struct th_error *e)
 {
@@ -239,12 +242,6 @@ static th_err turn_reads(const void *arg, const char *task_id, const char *chann
 	const char *own = arg;
 	*keep = own != NULL && strcmp(channel, own) == 0;
 	return TH_OK;
-}
-
-th_err th_view_history_for(json_object *history, const char *task_id, const char *channel,
-                           struct th_error *e)
-{
-	return filter_sides(history, task_id, turn_reads, channel, e);
 }
 
 /* The walk of th_view_history_window: the newest kept messages, newest first. */

@@ -69,17 +69,11 @@ th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewe
  * side-channel message (the task channel is everybody's). */
 const char *th_view_side_channel(json_object *msg, const char *task_id);
 
-/* SEC-2: keeps in history (owned by the caller, changed in place) only what a turn's
- * audience may read: the task channel's messages and, when channel is a side channel,
- * that channel's; every other side channel's messages are left out. channel NULL: a
- * turn for the task channel, whose audience is every participant (decision-034). */
-th_err th_view_history_for(json_object *history, const char *task_id, const char *channel,
-                           struct th_error *e);
-
 /* SEC-3, SEC-2: a turn's model context without reading the whole history: the newest
- * messages th_view_history_for would keep for channel, at most max_msgs of them and, once
- * one is taken, no more than max_bytes of stored text (the newest is always given), oldest
- * first, as a new array in *out. The history is walked back from its end
+ * messages a turn's audience may read (decision-034: the task channel's and, when channel
+ * is a side channel, that channel's; channel NULL: a turn for the task channel), at most max_msgs
+ * of them and, once one is taken, no more than max_bytes of stored text (the newest is always
+ * given), oldest first, as a new array in *out. The history is walked back from its end
  * (th_store_history_back): a message left out is freed before the next is read, and the
  * walk stops once the window is full. max_msgs 0: an empty window. */
 th_err th_view_history_window(struct th_store *st, const char *task_id, const char *channel,
