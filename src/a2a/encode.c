@@ -56,7 +56,6 @@ json_object *th_a2a_agent_message(const char *context_id, const char *task_id, j
 	char id[TH_UUID_LEN + 1];
 	th_uuid(id);
 	if (m == NULL || th_json_put(m, "messageId", json_object_new_string(id)) != 0 ||
-	    add_str(m, "contextId", context_id) != 0 || add_str(m, "taskId", task_id) != 0 ||
 	    th_json_put(m, "role", json_object_new_string("ROLE_AGENT")) != 0)
 		goto fail;
 	json_object *p = parts != NULL ? parts : json_object_new_array();
@@ -69,6 +68,10 @@ json_object *th_a2a_agent_message(const char *context_id, const char *task_id, j
 		if (th_json_put(m, "metadata", md) != 0)
 			goto fail;
 	}
+	/* The ids last, where the store puts them back when it reads a history message
+	 * (STORE-10), so a message reads back byte for byte as it was built. */
+	if (add_str(m, "taskId", task_id) != 0 || add_str(m, "contextId", context_id) != 0)
+		goto fail;
 	return m;
 fail:
 	json_object_put(parts);

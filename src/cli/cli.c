@@ -38,7 +38,8 @@ static void print_usage(FILE *f)
 	    "server)\n"
 	    "       tiny-harness card                  print the agent card\n"
 	    "       tiny-harness migrate               create or upgrade the database\n"
-	    "       tiny-harness tasks [list [--state STATE] | show TASK]\n"
+	    "       tiny-harness tasks [list [--state STATE] | show TASK |\n"
+	    "                           events TASK [--after SEQ]]\n"
 	    "                                          what the database holds\n"
 	    "       tiny-harness keys add PARTICIPANT [--name N] | list | revoke ID|NAME\n"
 	    "                                          API keys for identity = bearer (SEC-1)\n"
@@ -536,6 +537,63 @@ static void fputs_escaped(const char *s, const char *end)
 	free(out); /* malloc'd above */
 }
 
+/* tasks events TASK [--after SEQ]: the task's event log as streams, resuming clients and
+ * push deliveries get it (STREAM-3; stored with references, STORE-10), one event per line:
+ * seq, kind and the StreamResponse, separated by tabs. */
+static int cmd_task_events(int argc, char **argv)
+{
+	if (argc < 4 || argv[3][0] == '-')
+		return bad_usage("tasks events: name one task (tiny-harness tasks events TASK "
+		                 "[--after SEQ])");
+	const char *task = argv[3];
+	long long after = 0;
+	for (int i = 4; i < argc; i++) {
+		char *end = NULL;
+		if (strcmp(argv[i], "--after") == 0 && i + 1 < argc &&
+		    (after = strtoll(argv[i + 1], &end, 10)) >= 0 && end != argv[i + 1] &&
+		    *end == '\0') {
+			i++;
+			continue;
+		}
+		if (strcmp(argv[i], "--after") == 0)
+			return bad_usage("tasks events: --after needs an event number (0 or more)");
+		return bad_usage("tasks events: unexpected argument '%s'", argv[i]);
+	}
+	struct th_app app;
+	if (open_app(&app) != 0)
+		return 1;
+	struct th_error e;
+	th_error_clear(&e);
+	int status = 0;
+	struct th_task_row row;
+	if (th_store_task_get(app.store, task, &row, &e) != TH_OK) {
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+		th_app_close(&app);
+		return 1;
+	}
+	th_task_row_free(&row);
+	for (;;) {
+		struct th_event *ev = NULL;
+		size_t n = 0;
+		if (th_store_events_since(app.store, task, after, 100, &ev, &n, &e) != TH_OK) {
+			fprintf(stderr, "tiny-harness: %s\n", e.msg);
+			status = 1;
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			printf("%lld\t", (long long)ev[i].seq);
+			fputs_escaped(ev[i].kind, "\t");
+			printf("%s\n", ev[i].json);
+			after = ev[i].seq;
+		}
+		th_events_free(ev, n);
+		if (n < 100)
+			break;
+	}
+	th_app_close(&app);
+	return status;
+}
+
 static int cmd_tasks(int argc, char **argv)
 {
 	const char *sub = argc > 2 ? argv[2] : "list";
@@ -560,8 +618,10 @@ static int cmd_tasks(int argc, char **argv)
 		show = argv[3];
 	} else if (strcmp(sub, "show") == 0) {
 		return bad_usage("tasks show: name one task (tiny-harness tasks show TASK)");
+	} else if (strcmp(sub, "events") == 0) {
+		return cmd_task_events(argc, argv);
 	} else {
-		return bad_usage("tasks: unknown sub-command '%s' (list or show)", sub);
+		return bad_usage("tasks: unknown sub-command '%s' (list, show or events)", sub);
 	}
 	struct th_app app;
 	if (open_app(&app) != 0)

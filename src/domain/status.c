@@ -116,14 +116,15 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 	row->state = (int)state;
 	row->status_ms = th_now_ms();
 	row->updated_ms = row->status_ms;
-	if ((rc = th_store_task_set_status(st, row, e)) != TH_OK)
-		return rc;
+	/* History first: the status then refers to the stored message (STORE-10). */
 	if (append_history && message != NULL) {
 		const char *mid = th_json_str(message, "messageId");
 		if ((rc = th_store_message_append(st, row->id, mid, "ROLE_AGENT", TH_AGENT_ID,
 		                                  row->status_message_json, e)) != TH_OK)
 			return rc;
 	}
+	if ((rc = th_store_task_set_status(st, row, e)) != TH_OK)
+		return rc;
 	json_object *ev = json_object_new_object();
 	json_object *upd =
 	    th_a2a_status_update(row->id, row->context_id, th_view_status_of(row, message),

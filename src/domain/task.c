@@ -81,12 +81,16 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	json_object *ext = json_object_new_object();
 	if (ext == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	/* No type is JSON null. */
-	int bad = th_json_put_null(ext, "type", json_object_get(nt->type));
-	bad |= th_json_put(ext, "description",
-	                   json_object_new_string(nt->description ? nt->description : ""));
-	bad |= th_json_put(ext, "acceptance_criteria",
-	                   nt->criteria ? json_object_get(nt->criteria) : json_object_new_array());
+	/* Only what differs from the defaults (no type, no description, no criteria) is
+	 * stored; th_view_task_ext fills the defaults in (STORE-10). */
+	int bad = 0;
+	if (nt->type != NULL)
+		bad |= th_json_put(ext, "type", json_object_get(nt->type));
+	if (nt->description != NULL && nt->description[0] != '\0')
+		bad |= th_json_put(ext, "description", json_object_new_string(nt->description));
+	if (nt->criteria != NULL && !(json_object_is_type(nt->criteria, json_type_array) &&
+	                              json_object_array_length(nt->criteria) == 0))
+		bad |= th_json_put(ext, "acceptance_criteria", json_object_get(nt->criteria));
 	bad |= th_json_put(nt->first, "taskId", json_object_new_string(nt->id));
 	bad |= th_json_put(nt->first, "contextId", json_object_new_string(nt->context_id));
 	if (bad) {

@@ -77,9 +77,15 @@ th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json
 	static const char *const stored_keys[] = {"type", "description", "acceptance_criteria"};
 	for (size_t i = 0; i < sizeof stored_keys / sizeof stored_keys[0]; i++) {
 		json_object *v = NULL;
-		/* v is NULL for a stored JSON null (a task without a type). */
+		/* v is NULL for a stored JSON null (a task without a type). A default is not
+		 * stored (STORE-10): no type is null, no description "", no criteria []. */
 		if (stored != NULL && json_object_object_get_ex(stored, stored_keys[i], &v))
 			bad |= th_json_put_null(ext, stored_keys[i], json_object_get(v));
+		else if (i == 0)
+			bad |= th_json_put_null(ext, stored_keys[i], NULL);
+		else
+			bad |= th_json_put(ext, stored_keys[i],
+			                   i == 1 ? json_object_new_string("") : json_object_new_array());
 	}
 	json_object *parr = json_object_new_array();
 	for (size_t i = 0; i < np; i++) {

@@ -15,16 +15,22 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	if (task_id == NULL || message_id == NULL || role == NULL || sender == NULL || json == NULL)
 		return th_error_set(e, TH_EINVAL,
 		                    "message needs task, messageId, role, sender, json");
+	/* STORE-10: kept without the task's ids, which reading puts back (refs.c). */
+	char *packed = NULL; /* free */
+	th_err err = th_ref_msg_pack(json, &packed, e);
+	if (err != TH_OK)
+		return err;
 	/* pos = max + 1 is race-free because writers run inside BEGIN IMMEDIATE; the max
 	 * comes from the primary-key index, not a scan. */
-	th_err err =
+	err =
 	    th_store_exec(st, TH_STMT_MSG_APPEND,
 	                  "INSERT INTO messages (task_id, pos, message_id, role, sender, "
 	                  "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
 	                  "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
 	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender),
-	                          TH_T(json), TH_I(th_now_ms())),
+	                          TH_T(packed), TH_I(th_now_ms())),
 	                  NULL, NULL, "message append", e);
+	free(packed);
 	if (err == TH_OK)
 		return TH_OK;
 	enum th_sql_fail rc = th_store_failed_with(st);
@@ -78,9 +84,17 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "no message %s on task %s", message_id,
 		                    task_id);
-	if (err != TH_OK)
+	char *ctx = NULL; /* free */
+	if (err == TH_OK)
+		err = th_store_task_context(st, task_id, &ctx, e);
+	if (err != TH_OK) {
+		free(text);
 		return err;
-	*out = text != NULL ? json_tokener_parse(text) : NULL;
+	}
+	char *full = text != NULL ? th_ref_msg_unpack(text, task_id, ctx) : NULL; /* free */
+	*out = full != NULL ? json_tokener_parse(full) : NULL;
+	free(full);
+	free(ctx);
 	free(text);
 	if (*out == NULL)
 		return th_error_set(e, TH_EINTERNAL, "message %s of task %s is not JSON",
@@ -95,14 +109,24 @@ struct collect {
 	json_object *arr; /* owned by the caller of th_store_texts */
 	int raw;
 	const char *what;
+	const char *task_id;    /* history messages: their task and its context, to put */
+	const char *context_id; /* back (th_ref_msg_unpack); NULL for other rows */
 };
 
 static th_err collect_one(void *arg, const char *text, struct th_error *e)
 {
 	struct collect *c = arg;
+	char *full = NULL; /* free */
+	if (text != NULL && c->context_id != NULL) {
+		full = th_ref_msg_unpack(text, c->task_id, c->context_id);
+		if (full == NULL)
+			return th_error_set(e, TH_ENOMEM, "out of memory (%s)", c->what);
+		text = full;
+	}
 	json_object *v = text == NULL ? NULL
 	                 : c->raw     ? th_json_raw(text)
 	                              : json_tokener_parse(text);
+	free(full);
 	if (v == NULL)
 		return th_error_set(e, TH_EINTERNAL, "%s: stored JSON does not parse", c->what);
 	if (json_object_array_add(c->arr, v) != 0) {
@@ -112,16 +136,32 @@ static th_err collect_one(void *arg, const char *text, struct th_error *e)
 	return TH_OK;
 }
 
-/* The first column of each row of statement id, as a new JSON array in *out. */
+/* The first column of each row of statement id, as a new JSON array in *out; with
+ * task_id, the rows are that task's history messages (unpacked). */
 static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n, int raw, const char *what,
-                      json_object **out, struct th_error *e)
+                      const char *task_id, json_object **out, struct th_error *e)
 {
 	*out = NULL;
-	struct collect c = {json_object_new_array(), raw, what};
-	if (c.arr == NULL)
+	char *ctx = NULL; /* free */
+	if (task_id != NULL) {
+		th_err rc = th_store_task_context(st, task_id, &ctx, e);
+		if (rc == TH_ENOTFOUND) {
+			th_error_clear(e);
+			*out = json_object_new_array(); /* no task, no history */
+			return *out != NULL ? TH_OK
+			                    : th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+		}
+		if (rc != TH_OK)
+			return rc;
+	}
+	struct collect c = {json_object_new_array(), raw, what, task_id, ctx};
+	if (c.arr == NULL) {
+		free(ctx);
 		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+	}
 	th_err err = th_store_texts(st, id, sql, args, n, collect_one, &c, what, e);
+	free(ctx);
 	if (err != TH_OK) {
 		json_object_put(c.arr);
 		return err;
@@ -141,7 +181,7 @@ static th_err history(struct th_store *st, const char *task_id, int limit, int r
 	               "(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1)"
 	               " - ?2 ORDER BY pos",
 	               TH_ARGS(TH_T(task_id), TH_I(limit >= 0 ? limit : INT64_MAX / 2)), raw,
-	               "history", out, e);
+	               "history", task_id, out, e);
 }
 
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
@@ -162,7 +202,8 @@ th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t 
 	return collect(st, TH_STMT_MSG_RANGE,
 	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > ?2 AND pos <= ?3 "
 	               "ORDER BY pos",
-	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", out, e);
+	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", task_id, out,
+	               e);
 }
 
 int64_t th_store_history_last_pos(struct th_store *st, const char *task_id)
@@ -209,7 +250,7 @@ th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object 
 {
 	return collect(st, TH_STMT_ART_LIST,
 	               "SELECT json FROM artifacts WHERE task_id = ?1 ORDER BY created_ms, rowid",
-	               TH_ARGS(TH_T(task_id)), 0, "artifacts", out, e);
+	               TH_ARGS(TH_T(task_id)), 0, "artifacts", NULL, out, e);
 }
 
 /* ---- events --------------------------------------------------------------------------- */
@@ -234,12 +275,22 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	if (err != TH_OK)
 		return err;
 	int64_t next = last + 1;
+	/* STORE-10: the history messages it carries as references (refs.c). */
+	char *ctx = NULL;    /* free */
+	char *packed = NULL; /* free */
+	err = th_store_task_context(st, task_id, &ctx, e);
+	if (err == TH_OK)
+		err = th_ref_event_pack(st, task_id, ctx, json, &packed, e);
+	free(ctx);
+	if (err != TH_OK)
+		return err;
 	err = th_store_exec(
 	    st, TH_STMT_EV_INSERT,
 	    "INSERT INTO events (task_id, seq, kind, json, created_ms) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5)",
-	    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(json), TH_I(th_now_ms())), NULL,
+	    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed), TH_I(th_now_ms())), NULL,
 	    NULL, "event append", e);
+	free(packed);
 	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err != TH_OK)
@@ -276,9 +327,29 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
 	                  "AND seq > ?2 ORDER BY seq LIMIT ?3",
 	                  TH_ARGS(TH_T(task_id), TH_I(after), TH_I(limit > 0 ? limit : -1)),
 	                  &event_row, &ev, &cnt, "events since", e);
-	if (err != TH_OK)
+	if (err != TH_OK || cnt == 0) {
+		if (err != TH_OK)
+			th_events_free(ev, cnt);
 		return err;
-	*out = ev;
+	}
+	/* STORE-10: each event as it was recorded, its references filled in (refs.c). */
+	struct th_event *evs = ev;
+	char *ctx = NULL; /* free */
+	err = th_store_task_context(st, task_id, &ctx, e);
+	for (size_t i = 0; err == TH_OK && i < cnt; i++) {
+		char *full = NULL;
+		err = th_ref_event_unpack(st, task_id, ctx, evs[i].json, &full, e);
+		if (err == TH_OK) {
+			free(evs[i].json);
+			evs[i].json = full;
+		}
+	}
+	free(ctx);
+	if (err != TH_OK) {
+		th_events_free(evs, cnt);
+		return err;
+	}
+	*out = evs;
 	*n = cnt;
 	return TH_OK;
 }

@@ -12,12 +12,14 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/005_checks.sql \
 	$(top_srcdir)/sql/006_waiting.sql \
 	$(top_srcdir)/sql/007_event_seq.sql \
-	$(top_srcdir)/sql/008_api_keys.sql
+	$(top_srcdir)/sql/008_api_keys.sql \
+	$(top_srcdir)/sql/009_lean.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
 	$(top_srcdir)/sql/postgresql/007_schema.sql \
-	$(top_srcdir)/sql/postgresql/008_api_keys.sql
+	$(top_srcdir)/sql/postgresql/008_api_keys.sql \
+	$(top_srcdir)/sql/postgresql/009_lean.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -29,6 +31,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \
+	src/store/refs.c \
 	src/store/window.c \
 	src/store/turns.c \
 	src/store/confirm.c \

@@ -135,6 +135,7 @@ struct th_task_row {
 	char *sub_state;           /* "awaiting-next-message" | "awaiting-answer" | NULL; free */
 	char *status_meta_json;    /* status-extension object {"sub_state":…} or NULL; free */
 	char *status_message_json; /* the status Message, or NULL; free */
+	int64_t status_pos;        /* its history position when kept there (STORE-10), or 0 */
 	int64_t status_ms;         /* status timestamp */
 	char *name;                /* free */
 	char *goal;                /* free */

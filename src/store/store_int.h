@@ -125,6 +125,10 @@ enum th_stmt_id {
 	TH_STMT_KEY_REVOKE,
 	/* window.c: a history read back from its end (SEC-3) */
 	TH_STMT_MSG_BACK,
+	/* refs.c: a message kept once (STORE-10) */
+	TH_STMT_REF_BY_ID,
+	TH_STMT_REF_BY_POS,
+	TH_STMT_TASK_CONTEXT,
 	TH_STMT_COUNT_
 };
 
@@ -328,6 +332,29 @@ th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n,
                       th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
                       const char *what, struct th_error *e);
+
+/* ---- a message kept once (refs.c, STORE-10, decision-047) -------------------------- */
+
+/* The stored form of a history message (JSON text): without taskId and contextId. *out
+ * is new text (free); TH_EINVAL when json is not an object. */
+th_err th_ref_msg_pack(const char *json, char **out, struct th_error *e);
+/* A stored history message as sent: its text with the task's taskId and contextId at
+ * the end. New text (free), or NULL when out of memory. */
+char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *context_id);
+/* The history position of the task's message equal to message_json once packed, or 0
+ * (*pos); for a status that carries a history message. */
+th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *message_json,
+                         int64_t *pos, struct th_error *e);
+/* An event (a StreamResponse) in its stored form: the task's own ids dropped, messages
+ * of the history as references. *out new text (free). */
+th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,
+                         const char *json, char **out, struct th_error *e);
+/* A stored event as sent: ids and referred messages put back. *out new text (free). */
+th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char *context_id,
+                           const char *stored, char **out, struct th_error *e);
+/* The task's contextId into *out (free), or TH_ENOTFOUND. */
+th_err th_store_task_context(struct th_store *st, const char *task_id, char **out,
+                             struct th_error *e);
 
 /* ---- PostgreSQL (pg.c) ------------------------------------------------------------ */
 

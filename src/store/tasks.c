@@ -2,6 +2,7 @@
 /* tasks.c — task rows, listing and participants (STATUS-4, STREAM-5). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
@@ -10,9 +11,12 @@
 
 /* Column list shared by every query that fills a struct th_task_row (task_cols). */
 #define TASK_COLS                                                                                  \
-	"t.id, t.context_id, t.state, t.sub_state, t.status_meta_json, t.status_message_json, "    \
-	"t.status_ms, t.name, t.goal, t.ext_json, t.created_by, t.parent_id, t.created_ms, "       \
-	"t.updated_ms, (SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.task_id = t.id)"
+	"t.id, t.context_id, t.state, t.sub_state, coalesce(t.status_meta_json, CASE WHEN "        \
+	"t.sub_state IS NOT NULL THEN '{\"sub_state\":\"' || t.sub_state || '\"}' END), "       \
+	"coalesce(t.status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = t.id "   \
+	"AND m.pos = t.status_pos)), coalesce(t.status_pos, 0), t.status_ms, t.name, t.goal, "     \
+	"t.ext_json, t.created_by, t.parent_id, t.created_ms, t.updated_ms, "                      \
+	"(SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.task_id = t.id)"
 
 static const struct th_col task_cols[] = {
     TH_COL_TEXT(struct th_task_row, id),
@@ -21,6 +25,7 @@ static const struct th_col task_cols[] = {
     TH_COL_TEXT(struct th_task_row, sub_state),
     TH_COL_TEXT(struct th_task_row, status_meta_json),
     TH_COL_TEXT(struct th_task_row, status_message_json),
+    TH_COL_I64(struct th_task_row, status_pos),
     TH_COL_I64(struct th_task_row, status_ms),
     TH_COL_TEXT(struct th_task_row, name),
     TH_COL_TEXT(struct th_task_row, goal),
@@ -53,6 +58,49 @@ static const char *state_or_null(int state)
 	return n[0] != '\0' ? n : NULL;
 }
 
+th_err th_store_task_context(struct th_store *st, const char *task_id, char **out,
+                             struct th_error *e)
+{
+	*out = NULL;
+	th_err err = th_store_text(st, TH_STMT_TASK_CONTEXT,
+	                           "SELECT context_id FROM tasks WHERE id = ?1",
+	                           TH_ARGS(TH_T(task_id)), out, "task context", e);
+	if (err == TH_ENOTFOUND)
+		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
+	return err;
+}
+
+/* STORE-10: the status extension {"sub_state": …} that says no more than sub_state is
+ * not stored (TASK_COLS derives it); any other is. */
+static const char *meta_to_store(const char *meta, const char *sub_state)
+{
+	static const char head[] = "{\"sub_state\":\"";
+	size_t hl = sizeof head - 1;
+	if (meta == NULL || sub_state == NULL || strncmp(meta, head, hl) != 0)
+		return meta;
+	size_t sl = strlen(sub_state);
+	if (strncmp(meta + hl, sub_state, sl) == 0 && strcmp(meta + hl + sl, "\"}") == 0)
+		return NULL;
+	return meta;
+}
+
+/* STORE-10: a status message read from the history (status_pos) gets the task's ids
+ * back; rows are changed in place. */
+static th_err status_messages(struct th_task_row *rows, size_t n, struct th_error *e)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct th_task_row *r = &rows[i];
+		if (r->status_pos <= 0 || r->status_message_json == NULL)
+			continue;
+		char *full = th_ref_msg_unpack(r->status_message_json, r->id, r->context_id);
+		if (full == NULL)
+			return th_error_set(e, TH_ENOMEM, "out of memory (task %s)", r->id);
+		free(r->status_message_json);
+		r->status_message_json = full;
+	}
+	return TH_OK;
+}
+
 th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, struct th_error *e)
 {
 	if (r == NULL || r->id == NULL || r->context_id == NULL || r->created_by == NULL)
@@ -62,6 +110,7 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 	if (state == NULL)
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
 	int64_t created = r->created_ms > 0 ? r->created_ms : th_now_ms();
+	/* A new task has no history yet: its status message is kept inline. */
 	th_err err = th_store_exec(
 	    st, TH_STMT_TASK_INSERT,
 	    "INSERT INTO tasks (id, context_id, state, sub_state, "
@@ -69,7 +118,8 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 	    "ext_json, created_by, parent_id, created_ms, updated_ms) "
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 	    TH_ARGS(TH_T(r->id), TH_T(r->context_id), TH_T(state), TH_T(r->sub_state),
-	            TH_T(r->status_meta_json), TH_T(r->status_message_json),
+	            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
+	            TH_T(r->status_message_json),
 	            TH_I(r->status_ms > 0 ? r->status_ms : created),
 	            TH_T(r->name != NULL ? r->name : ""), TH_T(r->goal != NULL ? r->goal : ""),
 	            TH_T(r->ext_json != NULL ? r->ext_json : "{}"), TH_T(r->created_by),
@@ -98,6 +148,8 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 	                 TH_ARGS(TH_T(id)), &task_row, out, "task get", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
+	if (err == TH_OK && (err = status_messages(out, 1, e)) != TH_OK)
+		th_task_row_free(out);
 	return err;
 }
 
@@ -119,15 +171,22 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
 	int64_t now = th_now_ms();
 	int64_t changed = 0;
-	th_err err = th_store_exec(st, TH_STMT_TASK_SET_STATUS,
-	                           "UPDATE tasks SET state = ?2, sub_state = ?3, "
-	                           "status_meta_json = ?4, status_message_json = ?5, "
-	                           "status_ms = ?6, updated_ms = ?7 WHERE id = ?1",
-	                           TH_ARGS(TH_T(r->id), TH_T(state), TH_T(r->sub_state),
-	                                   TH_T(r->status_meta_json), TH_T(r->status_message_json),
-	                                   TH_I(r->status_ms > 0 ? r->status_ms : now),
-	                                   TH_I(r->updated_ms > 0 ? r->updated_ms : now)),
-	                           NULL, &changed, "task status", e);
+	/* STORE-10: a status message already in the history is kept as its position. */
+	int64_t pos = 0;
+	th_err err = th_ref_status_pos(st, r->id, r->status_message_json, &pos, e);
+	if (err != TH_OK)
+		return err;
+	err = th_store_exec(st, TH_STMT_TASK_SET_STATUS,
+	                    "UPDATE tasks SET state = ?2, sub_state = ?3, "
+	                    "status_meta_json = ?4, status_message_json = ?5, status_pos = ?8, "
+	                    "status_ms = ?6, updated_ms = ?7 WHERE id = ?1",
+	                    TH_ARGS(TH_T(r->id), TH_T(state), TH_T(r->sub_state),
+	                            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
+	                            TH_T(pos > 0 ? NULL : r->status_message_json),
+	                            TH_I(r->status_ms > 0 ? r->status_ms : now),
+	                            TH_I(r->updated_ms > 0 ? r->updated_ms : now),
+	                            pos > 0 ? TH_I(pos) : TH_T(NULL)),
+	                    NULL, &changed, "task status", e);
 	return updated(err, changed, r->id, e);
 }
 
@@ -213,8 +272,12 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 	                          TH_ARGS(LIST_ARGS(q, state), TH_T(q->cursor_id),
 	                                  TH_I(q->cursor_ms), TH_I(limit)),
 	                          &task_row, &out, &cnt, "task list", e);
-	if (err != TH_OK)
+	if (err == TH_OK)
+		err = status_messages(out, cnt, e);
+	if (err != TH_OK) {
+		th_task_rows_free(out, cnt);
 		return err;
+	}
 	*rows = out;
 	*n = cnt;
 	return TH_OK;

@@ -142,7 +142,7 @@ turns_now() { sq 'SELECT COUNT(*) FROM turns'; }
 # waiting ID — the task's waiting_tasks row as sub_state|waiting_for|question|request_id
 waiting() { sq "SELECT sub_state || '|' || waiting_for || '|' || COALESCE(question, '') || '|' || COALESCE(request_id, '') FROM waiting_tasks WHERE id = '$1'"; }
 members() { sq "SELECT participant_id FROM channel_members WHERE channel_id = '$1' ORDER BY participant_id" | th_join ' '; }
-message_events() { sq "SELECT COUNT(*) FROM events WHERE task_id = '$1' AND kind = 'message' AND CAST(json AS TEXT) LIKE '%$2%'"; }
+message_events() { th_db_events "$DB" "$1" | awk -F '\t' -v s="$2" '$2 == "message" && index($0, s) { n++ } END { print n + 0 }'; }
 was() { echo "$BEFORE" | sed "s/.* $1=\([0-9]*\).*/\1/"; }   # a count in BEFORE
 rows() { sq "SELECT COUNT(*) FROM $1"; }
 task_state() { sq "SELECT state FROM tasks WHERE id = '$1'"; }

@@ -48,7 +48,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
-import { dbOf, dbRows } from '../lib/db.mjs';
+import { dbEvents, dbOf, dbRows } from '../lib/db.mjs';
 import { onPath } from '../lib/interop.mjs';
 
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -477,8 +477,10 @@ function lastSeqs(db, taskIds) {
 // taskId -> [{seq, sr}] for every event of these tasks, in order.
 function tableEvents(db, taskIds) {
 	const m = new Map(taskIds.map((t) => [t, []]));
-	for (const r of sql(db, `SELECT task_id, seq, json FROM events WHERE task_id IN ${inList(taskIds)} ORDER BY task_id, seq`))
-		m.get(r.task_id).push({ seq: r.seq, json: r.json, sr: JSON.parse(r.json) });
+	// As the program hands them out (stored with references, STORE-10).
+	for (const t of taskIds)
+		for (const r of dbEvents(db, t))
+			m.get(t).push({ seq: r.seq, json: r.json, sr: JSON.parse(r.json) });
 	return m;
 }
 // Does each stream's events after its snapshot equal the table's rows after the snapshot

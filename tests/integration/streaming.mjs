@@ -31,7 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
-import { dbOf, dbRows } from '../lib/db.mjs';
+import { dbEvents, dbOf, dbRows } from '../lib/db.mjs';
 import { onPath } from '../lib/interop.mjs';
 
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -366,8 +366,7 @@ const brief = (s) =>
 // SQLite, or PostgreSQL under TH_TEST_PG (tests/lib/db.mjs).
 const sql = (db, query) => dbRows(db, query);
 const q = (s) => `'${String(s).replace(/'/g, "''")}'`;
-const dbEvents = (db, taskId, after = 0) =>
-	sql(db, `SELECT seq, kind, json, created_ms FROM events WHERE task_id = ${q(taskId)} AND seq > ${after} ORDER BY seq`);
+// The task's events as the program hands them out (stored with references, STORE-10).
 const lastSeq = (db, taskId) => sql(db, `SELECT coalesce(max(seq), -1) AS last_seq FROM events WHERE task_id = ${q(taskId)}`)[0]?.last_seq ?? -1;
 
 // Do the stream's events after the snapshot equal the table's rows (seq and content)?
@@ -479,7 +478,7 @@ async function scenario(srv, base, db) {
 		const done = await sendMessage(base, 'jsonrpc', nextId(), completeMessage(`b-complete-${rpcSeq}`, taskA));
 		const completed = await s.waitFor((e) => stateOf(e.sr) === 'TASK_STATE_COMPLETED', 8000, 1);
 		await Promise.race([s.done, new Promise((r) => setTimeout(r, 3000))]);
-		const row = completed ? dbEvents(db, taskA, completed.id - 1)[0] : null;
+		const row = completed ? sql(db, `SELECT created_ms FROM events WHERE task_id = ${q(taskA)} AND seq = ${completed.id}`)[0] : null;
 		const latency = completed && row ? Math.round(completed.t - row.created_ms) : null;
 		ok(
 			done.task && stateOf({ task: done.task }) === 'TASK_STATE_COMPLETED' && completed !== null &&

@@ -671,7 +671,7 @@ function verdict(phase, name, problems, facts) {
 }
 
 function readState() {
-	const tasks = new Map(rows('SELECT id, state, coalesce(json_extract(status_message_json, \'$.parts[0].text\'), \'\') AS reason FROM tasks')
+	const tasks = new Map(rows('SELECT id, state, coalesce(json_extract(coalesce(status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = tasks.id AND m.pos = tasks.status_pos)), \'$.parts[0].text\'), \'\') AS reason FROM tasks')
 		.map((t) => [t.id, t]));
 	const users = new Map();
 	for (const m of rows("SELECT task_id, message_id FROM messages WHERE role = 'ROLE_USER'"))

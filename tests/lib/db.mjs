@@ -12,7 +12,10 @@
 //   dbRows(db, sql)      the rows as objects, as `sqlite3 -json` gives them: column name ->
 //                        number, string or null (PostgreSQL's booleans become 1/0, its
 //                        json/jsonb values their JSON text, as a TEXT column holds it)
-// Both throw an Error naming the client and its stderr when the client fails. Options:
+//   dbEvents(db, taskId, after)  the task's events after seq `after` as the program gives
+//                        them to streams and push deliveries (`tiny-harness tasks events`,
+//                        TH_BIN: stored events hold references, STORE-10): [{seq, kind, json}]
+// They throw an Error naming the client and its stderr when the client fails. Options:
 // busyMs (SQLite's busy timeout), timeout (ms, default 30000), maxBuffer (bytes).
 // The SQL must mean the same on both (see tests/lib/db.sh): standard quoting, an alias on
 // every subquery in FROM, no PRAGMA, group_concat, json_extract, instr or hex.
@@ -88,5 +91,25 @@ export function dbRows(db, sql, opts = {}) {
 				row[k] = JSON.stringify(v);
 		}
 		return row;
+	});
+}
+
+export function dbEvents(db, taskId, after = 0, { timeout = 30000 } = {}) {
+	const bin = process.env.TH_BIN;
+	if (!bin)
+		throw new Error('dbEvents: TH_BIN names the program');
+	// The test's own environment (PG*, sanitizer options), none of its TINY_HARNESS_* keys.
+	const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TINY_HARNESS_')));
+	env.TINY_HARNESS_DB = db;
+	let out;
+	try {
+		out = execFileSync(bin, ['tasks', 'events', taskId, '--after', String(after)],
+			{ encoding: 'utf8', timeout, maxBuffer: 64 << 20, env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+	} catch (err) {
+		throw new Error(`${bin} tasks events ${taskId}: ${String(err.stderr ?? '').trim() || err.message}`);
+	}
+	return out.split('\n').filter((line) => line !== '').map((line) => {
+		const [seq, kind, ...rest] = line.split('\t');
+		return { seq: Number(seq), kind, json: rest.join('\t') };
 	});
 }

@@ -64,6 +64,14 @@ th_db_sql() {
 	fi
 }
 
+# th_db_events DB TASK [AFTER]: the task's events after seq AFTER (default 0) as the
+# program gives them to streams and push deliveries (TH_BIN tasks events: stored events
+# hold references, STORE-10), one a line: seq, kind and the StreamResponse, tab-separated.
+th_db_events() {
+	(cd / && env $(env | sed -n 's/^\(TINY_HARNESS_[A-Z_]*\)=.*/-u \1/p') TINY_HARNESS_DB="$1" \
+		"$TH_BIN" tasks events "$2" --after "${3:-0}")
+}
+
 th_join() {
 	awk -v sep="$1" '{ printf "%s%s", (NR > 1 ? sep : ""), $0 } END { if (NR > 0) print "" }'
 }

@@ -190,7 +190,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	ck_assert_int_eq(th_store_schema_version(), 8);
+	ck_assert_int_eq(th_store_schema_version(), 9);
 	/* 007: an event's seq comes from the log; the task row keeps no counter. */
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('tasks') "
 	                           "WHERE name = 'last_seq'"),
@@ -1371,6 +1371,154 @@ START_TEST(test_store5_wal_tend_truncates_unless_pinned)
 	sqlite3_finalize(q);
 	ck_assert_int_eq(n, 20000000);
 	th_store_close(reader);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- 009: a message kept once (STORE-10) ---------------------------------------------- */
+
+/* The whole of a text file as a new string (free), or NULL. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	char chunk[8192];
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			char *nb = realloc(buf, cap);
+			ck_assert_ptr_nonnull(nb);
+			buf = nb;
+		}
+		memcpy(buf + len, chunk, n);
+		len += n;
+	}
+	fclose(f);
+	if (buf != NULL)
+		buf[len] = '\0';
+	return buf;
+}
+
+/* 1 when text parses to a value equal (member order aside) to want. */
+static int same_json(const char *text, json_object *want)
+{
+	json_object *got = text != NULL ? json_tokener_parse(text) : NULL;
+	int eq = got != NULL && json_object_equal(got, want);
+	json_object_put(got);
+	return eq;
+}
+
+/* A database the version-8 build wrote (tests/fixtures/store-v8: three tasks, a follow-up,
+ * a canceled task) is migrated on open; every history, status message and event then
+ * reads as that build served it, and the migrated tasks take new messages whose events
+ * are references. */
+START_TEST(test_store10_v8_database_reads_the_same_after_009)
+{
+	const char *src = getenv("TH_SRCDIR");
+	ck_assert_msg(src != NULL, "TH_SRCDIR names the source tree");
+	char path[512];
+	snprintf(path, sizeof path, "%s/tests/fixtures/store-v8/store.sql", src);
+	char *dump = slurp(path);
+	ck_assert_msg(dump != NULL, "cannot read %s", path);
+	snprintf(path, sizeof path, "%s/tests/fixtures/store-v8/expect.json", src);
+	char *expect_text = slurp(path);
+	ck_assert_msg(expect_text != NULL, "cannot read %s", path);
+	json_object *expect = json_tokener_parse(expect_text);
+	free(expect_text);
+	ck_assert_ptr_nonnull(expect);
+
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/db", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	sqlite3 *db = NULL;
+	ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, dump, NULL, NULL, NULL), SQLITE_OK);
+	free(dump);
+	sqlite3_close(db);
+
+	struct th_store *st = open_store();
+	ck_assert_int_eq(q_int(st, "PRAGMA user_version"), th_store_schema_version());
+	char *ok = q_text(st, "PRAGMA integrity_check");
+	ck_assert_str_eq(ok, "ok");
+	free(ok);
+	/* The migration took the ids out of every stored message. */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages WHERE json LIKE '%\"taskId\"%'"),
+	                 0);
+	struct th_error e;
+	size_t ntasks = json_object_array_length(expect);
+	ck_assert_int_eq(ntasks, 3);
+	for (size_t i = 0; i < ntasks; i++) {
+		json_object *t = json_object_array_get_idx(expect, i);
+		const char *id = json_object_get_string(json_object_object_get(t, "id"));
+		json_object *task = json_object_object_get(t, "task");
+		json_object *want_events = json_object_object_get(t, "events");
+		/* History and status message, as GetTask served them. */
+		json_object *hist = NULL;
+		ck_assert_int_eq(th_store_history(st, id, -1, &hist, &e), TH_OK);
+		ck_assert_msg(json_object_equal(hist, json_object_object_get(task, "history")),
+		              "STORE-10 history of %s differs after 009: %s", id,
+		              json_object_to_json_string(hist));
+		json_object_put(hist);
+		struct th_task_row r;
+		ck_assert_int_eq(th_store_task_get(st, id, &r, &e), TH_OK);
+		json_object *status = json_object_object_get(task, "status");
+		ck_assert_msg(same_json(r.status_message_json, json_object_object_get(status, "message")),
+		              "STORE-10 status message of %s differs: %s", id,
+		              r.status_message_json);
+		th_task_row_free(&r);
+		/* Events, as streams and push deliveries read them. */
+		struct th_event *ev = NULL;
+		size_t n = 0;
+		ck_assert_int_eq(th_store_events_since(st, id, 0, 0, &ev, &n, &e), TH_OK);
+		ck_assert_int_eq(n, json_object_array_length(want_events));
+		for (size_t k = 0; k < n; k++) {
+			json_object *want = json_object_array_get_idx(want_events, k);
+			ck_assert_msg(same_json(ev[k].json, want), "STORE-10 event %zu of %s: %s", k,
+			              id, ev[k].json);
+		}
+		th_events_free(ev, n);
+	}
+
+	/* A migrated task takes a new message; the event that carries it is a reference,
+	 * and reads back whole. */
+	const char *id = json_object_get_string(
+	    json_object_object_get(json_object_array_get_idx(expect, 0), "id"));
+	char *ctx = NULL;
+	char sql[200];
+	snprintf(sql, sizeof sql, "SELECT context_id FROM tasks WHERE id = '%s'", id);
+	ctx = q_text(st, sql);
+	char msg[600];
+	snprintf(msg, sizeof msg,
+	         "{\"messageId\":\"after-009\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
+	         "\"new\"}],\"taskId\":\"%s\",\"contextId\":\"%s\"}",
+	         id, ctx);
+	char event[800];
+	snprintf(event, sizeof event, "{\"message\":%s}", msg);
+	int64_t seq = 0;
+	begin(st);
+	ck_assert_int_eq(
+	    th_store_message_append(st, id, "after-009", "ROLE_USER", "alice", msg, &e), TH_OK);
+	ck_assert_int_eq(th_store_event_append(st, id, "message", event, &seq, &e), TH_OK);
+	commit(st);
+	snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = '%s' AND seq = %lld",
+	         id, (long long)seq);
+	char *stored = q_text(st, sql);
+	ck_assert_msg(strstr(stored, "\"$message\"") != NULL && strstr(stored, "new") == NULL,
+	              "STORE-10 the event keeps a reference, not a copy: %s", stored);
+	free(stored);
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(st, id, seq - 1, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	json_object *want = json_tokener_parse(event);
+	ck_assert_msg(same_json(ev[0].json, want), "STORE-10 read back: %s", ev[0].json);
+	json_object_put(want);
+	th_events_free(ev, n);
+	free(ctx);
+	json_object_put(expect);
 	th_store_close(st);
 }
 END_TEST
@@ -2869,6 +3017,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store1_concurrent_first_open_migrates_once);
 		tcase_add_test(tc, test_stream5_list_filters_order_cursor_total);
 		tcase_add_test(tc, test_store1_migrating_v1_to_v2_keeps_data);
+		tcase_add_test(tc, test_store10_v8_database_reads_the_same_after_009);
 		tcase_add_test(tc, test_task4_subtask_numbers_never_reused_and_parent);
 		tcase_add_test(tc, test_turn4_expired_leases_listed);
 		tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);

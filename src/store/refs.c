@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* refs.c — a message's content is kept once (STORE-10, decision-047).
+ *
+ * A history message is stored without its taskId and contextId: they are the task's,
+ * which the task row holds, and reading puts them back at the end of the object.
+ * An event, or a task's status, that carries a message already in the task's history
+ * keeps a reference to it instead of a copy: {"$message": pos} for one message,
+ * {"$messages": [first, last]} for a history slice. An event also drops the taskId and
+ * contextId (a snapshot's id and contextId) that equal its task's.
+ *
+ * A reference is only made when the message packs to exactly the stored text, so
+ * reading it back gives the same message; anything else stays inline, as before. Rows
+ * written before 009 hold whole copies and read as they are. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+#include "store/store_int.h"
+#include "util/buf.h"
+#include "util/jsonx.h"
+
+#define REF_ONE "$message"
+#define REF_RANGE "$messages"
+/* A snapshot's history longer than this keeps its copies (one lookup per message). */
+#define REF_HISTORY_MAX 64
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+/* The stored form of a parsed message: obj without taskId and contextId, as new text
+ * (free) or NULL when out of memory. obj is changed. */
+static char *pack_obj(json_object *obj)
+{
+	json_object_object_del(obj, "taskId");
+	json_object_object_del(obj, "contextId");
+	const char *t = th_json_text(obj);
+	return t != NULL ? strdup(t) : NULL;
+}
+
+th_err th_ref_msg_pack(const char *json, char **out, struct th_error *e)
+{
+	*out = NULL;
+	json_object *obj = json_tokener_parse(json);
+	if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
+		json_object_put(obj);
+		return th_error_set(e, TH_EINVAL, "message to store is not a JSON object");
+	}
+	*out = pack_obj(obj);
+	json_object_put(obj);
+	return *out != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory (message)");
+}
+
+/* Appends s to b as a JSON string. 0, or -1 when out of memory. */
+static int put_string(struct th_buf *b, const char *s)
+{
+	json_object *v = json_object_new_string(s);
+	if (v == NULL)
+		return -1;
+	int rc = th_buf_puts(b, th_json_text(v));
+	json_object_put(v);
+	return rc;
+}
+
+char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *context_id)
+{
+	size_t n = strlen(stored);
+	while (n > 0 && stored[n - 1] != '}')
+		n--;
+	if (n == 0)
+		return strdup(stored); /* not an object: nothing this file wrote */
+	size_t body = n - 1;       /* up to the closing brace */
+	int empty = 1;             /* "{" then only white space */
+	for (size_t i = 1; i < body; i++)
+		if (stored[i] != ' ' && stored[i] != '\n' && stored[i] != '\t' && stored[i] != '\r')
+			empty = 0;
+	struct th_buf b;
+	th_buf_init(&b);
+	int bad = th_buf_append(&b, stored, body);
+	bad |= th_buf_puts(&b, empty ? "\"taskId\":" : ",\"taskId\":");
+	bad |= put_string(&b, task_id);
+	bad |= th_buf_puts(&b, ",\"contextId\":");
+	bad |= put_string(&b, context_id);
+	bad |= th_buf_puts(&b, "}");
+	if (bad) {
+		th_buf_free(&b);
+		return NULL;
+	}
+	return th_buf_take(&b);
+}
+
+/* ---- lookups ---------------------------------------------------------------------------- */
+
+struct stored_msg {
+	int64_t pos;
+	char *json; /* free (th_row_free) */
+};
+static const struct th_col stored_cols[] = {
+    TH_COL_I64(struct stored_msg, pos),
+    TH_COL_TEXT(struct stored_msg, json),
+};
+static const struct th_row_def stored_row = TH_ROW_DEF(struct stored_msg, stored_cols);
+
+/* The history position of the task's message whose stored text is exactly packed: > 0,
+ * 0 when there is none (or it differs), -1 when it could not be read (e set). */
+static int64_t pos_of(struct th_store *st, const char *task_id, const char *message_id,
+                      const char *packed, struct th_error *e)
+{
+	if (message_id == NULL)
+		return 0;
+	struct stored_msg m = {0};
+	th_err rc = th_store_one(st, TH_STMT_REF_BY_ID,
+	                         "SELECT pos, json FROM messages WHERE task_id = ?1 "
+	                         "AND message_id = ?2",
+	                         TH_ARGS(TH_T(task_id), TH_T(message_id)), &stored_row, &m,
+	                         "message reference", e);
+	if (rc == TH_ENOTFOUND)
+		return 0;
+	if (rc != TH_OK)
+		return -1;
+	int64_t pos = m.json != NULL && strcmp(m.json, packed) == 0 ? m.pos : 0;
+	th_row_free(&stored_row, &m);
+	return pos;
+}
+
+/* The position a message object (not changed) can be referred to by, as pos_of. */
+static int64_t pos_of_obj(struct th_store *st, const char *task_id, json_object *msg,
+                          struct th_error *e)
+{
+	if (!json_object_is_type(msg, json_type_object))
+		return 0;
+	json_object *copy = NULL;
+	if (json_object_deep_copy(msg, &copy, NULL) != 0)
+		return 0; /* kept inline: correct, only larger */
+	char *packed = pack_obj(copy); /* free */
+	int64_t pos = packed != NULL
+	                  ? pos_of(st, task_id, th_json_str(copy, "messageId"), packed, e)
+	                  : 0;
+	free(packed);
+	json_object_put(copy);
+	return pos;
+}
+
+th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *message_json,
+                         int64_t *pos, struct th_error *e)
+{
+	*pos = 0;
+	if (message_json == NULL)
+		return TH_OK;
+	json_object *msg = json_tokener_parse(message_json);
+	if (msg == NULL)
+		return TH_OK; /* stored inline as given */
+	char *packed = pack_obj(msg);
+	int64_t p = packed != NULL ? pos_of(st, task_id, th_json_str(msg, "messageId"), packed, e)
+	                           : 0;
+	free(packed);
+	json_object_put(msg);
+	if (p < 0)
+		return e->code != TH_OK ? e->code : TH_EINTERNAL;
+	*pos = p;
+	return TH_OK;
+}
+
+/* The stored message at pos, unpacked (free), or NULL with e set. */
+static char *message_at(struct th_store *st, const char *task_id, const char *context_id,
+                        int64_t pos, struct th_error *e)
+{
+	char *stored = NULL; /* free */
+	th_err rc = th_store_text(st, TH_STMT_REF_BY_POS,
+	                          "SELECT json FROM messages WHERE task_id = ?1 AND pos = ?2",
+	                          TH_ARGS(TH_T(task_id), TH_I(pos)), &stored, "referred message", e);
+	if (rc == TH_ENOTFOUND)
+		th_error_set(e, TH_ENOTFOUND, "task %s: message %lld of its history is gone", task_id,
+		             (long long)pos);
+	if (rc != TH_OK || stored == NULL) {
+		free(stored);
+		return NULL;
+	}
+	char *text = th_ref_msg_unpack(stored, task_id, context_id);
+	free(stored);
+	if (text == NULL)
+		th_error_set(e, TH_ENOMEM, "out of memory (referred message)");
+	return text;
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+/* Removes key from obj when it holds exactly value. */
+static void drop_if(json_object *obj, const char *key, const char *value)
+{
+	const char *v = th_json_str(obj, key);
+	if (v != NULL && value != NULL && strcmp(v, value) == 0)
+		json_object_object_del(obj, key);
+}
+
+/* A new reference object {"$message": pos}, or NULL. */
+static json_object *ref_one(int64_t pos)
+{
+	json_object *r = json_object_new_object();
+	if (th_json_put(r, REF_ONE, json_object_new_int64(pos)) != 0) {
+		json_object_put(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Replaces obj[key] (a message) by a reference when it is in the history. */
+static th_err ref_member(struct th_store *st, const char *task_id, json_object *obj,
+                         const char *key, struct th_error *e)
+{
+	json_object *msg = NULL;
+	if (!json_object_object_get_ex(obj, key, &msg))
+		return TH_OK;
+	int64_t pos = pos_of_obj(st, task_id, msg, e);
+	if (pos < 0)
+		return e->code;
+	json_object *r = pos > 0 ? ref_one(pos) : NULL;
+	if (r != NULL)
+		json_object_object_add(obj, key, r);
+	return TH_OK;
+}
+
+/* Replaces a snapshot's history array by {"$messages": [first, last]} when it is exactly
+ * the stored messages first..last. */
+static th_err ref_history(struct th_store *st, const char *task_id, json_object *task,
+                          struct th_error *e)
+{
+	json_object *arr = NULL;
+	if (!json_object_object_get_ex(task, "history", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return TH_OK;
+	size_t n = json_object_array_length(arr);
+	if (n == 0 || n > REF_HISTORY_MAX)
+		return TH_OK;
+	int64_t first = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t pos = pos_of_obj(st, task_id, json_object_array_get_idx(arr, i), e);
+		if (pos < 0)
+			return e->code;
+		if (pos == 0 || (i > 0 && pos != first + (int64_t)i))
+			return TH_OK;
+		if (i == 0)
+			first = pos;
+	}
+	json_object *range = json_object_new_array();
+	json_object *r = json_object_new_object();
+	int bad = th_json_push(range, json_object_new_int64(first));
+	bad |= th_json_push(range, json_object_new_int64(first + (int64_t)n - 1));
+	bad |= th_json_put(r, REF_RANGE, range);
+	if (bad) {
+		json_object_put(r);
+		return TH_OK; /* kept inline */
+	}
+	json_object_object_add(task, "history", r);
+	return TH_OK;
+}
+
+th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,
+                         const char *json, char **out, struct th_error *e)
+{
+	*out = NULL;
+	json_object *root = json_tokener_parse(json);
+	if (root == NULL || !json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return th_error_set(e, TH_EINVAL, "event to store is not a JSON object");
+	}
+	th_err rc = TH_OK;
+	json_object *v = NULL;
+	if (json_object_object_get_ex(root, "task", &v) && json_object_is_type(v, json_type_object)) {
+		drop_if(v, "id", task_id);
+		drop_if(v, "contextId", context_id);
+		json_object *status = NULL;
+		if (json_object_object_get_ex(v, "status", &status))
+			rc = ref_member(st, task_id, status, "message", e);
+		if (rc == TH_OK)
+			rc = ref_history(st, task_id, v, e);
+	} else if ((json_object_object_get_ex(root, "statusUpdate", &v) ||
+	            json_object_object_get_ex(root, "artifactUpdate", &v)) &&
+	           json_object_is_type(v, json_type_object)) {
+		drop_if(v, "taskId", task_id);
+		drop_if(v, "contextId", context_id);
+		json_object *status = NULL;
+		if (json_object_object_get_ex(v, "status", &status) &&
+		    json_object_is_type(status, json_type_object))
+			rc = ref_member(st, task_id, status, "message", e);
+	} else if (json_object_object_get_ex(root, "message", &v)) {
+		rc = ref_member(st, task_id, root, "message", e);
+	}
+	if (rc == TH_OK) {
+		const char *t = th_json_text(root);
+		*out = t != NULL ? strdup(t) : NULL;
+		if (*out == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
+	}
+	json_object_put(root);
+	return rc;
+}
+
+/* The position a reference object names (REF_ONE), or 0 when v is no reference. */
+static int64_t ref_pos(json_object *v)
+{
+	json_object *p = NULL;
+	if (!json_object_is_type(v, json_type_object) || json_object_object_length(v) != 1 ||
+	    !json_object_object_get_ex(v, REF_ONE, &p) || !json_object_is_type(p, json_type_int))
+		return 0;
+	return json_object_get_int64(p);
+}
+
+/* Puts the message a reference at obj[key] names in its place. */
+static th_err deref_member(struct th_store *st, const char *task_id, const char *context_id,
+                           json_object *obj, const char *key, struct th_error *e)
+{
+	json_object *v = NULL;
+	int64_t pos = json_object_object_get_ex(obj, key, &v) ? ref_pos(v) : 0;
+	if (pos <= 0)
+		return TH_OK;
+	char *text = message_at(st, task_id, context_id, pos, e); /* free */
+	if (text == NULL)
+		return e->code;
+	json_object *raw = th_json_raw(text);
+	free(text);
+	if (raw == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (event)");
+	json_object_object_add(obj, key, raw);
+	return TH_OK;
+}
+
+/* Puts the messages a {"$messages": [first, last]} history names in its place. */
+static th_err deref_history(struct th_store *st, const char *task_id, const char *context_id,
+                            json_object *task, struct th_error *e)
+{
+	json_object *v = NULL, *range = NULL;
+	if (!json_object_object_get_ex(task, "history", &v) ||
+	    !json_object_is_type(v, json_type_object) ||
+	    !json_object_object_get_ex(v, REF_RANGE, &range) ||
+	    !json_object_is_type(range, json_type_array) || json_object_array_length(range) != 2)
+		return TH_OK;
+	int64_t first = json_object_get_int64(json_object_array_get_idx(range, 0));
+	int64_t last = json_object_get_int64(json_object_array_get_idx(range, 1));
+	json_object *arr = json_object_new_array();
+	if (arr == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (event)");
+	for (int64_t pos = first; pos <= last && pos - first < REF_HISTORY_MAX; pos++) {
+		char *text = message_at(st, task_id, context_id, pos, e); /* free */
+		if (text == NULL) {
+			json_object_put(arr);
+			return e->code;
+		}
+		int bad = th_json_push(arr, th_json_raw(text));
+		free(text);
+		if (bad) {
+			json_object_put(arr);
+			return th_error_set(e, TH_ENOMEM, "out of memory (event)");
+		}
+	}
+	json_object_object_add(task, "history", arr);
+	return TH_OK;
+}
+
+/* A copy of obj with id_key = task_id and contextId = context_id first (when obj lacks
+ * them), then obj's own members in their order; NULL when out of memory. */
+static json_object *with_ids(json_object *obj, const char *id_key, const char *task_id,
+                             const char *context_id)
+{
+	json_object *n = json_object_new_object();
+	int bad = n == NULL;
+	if (!bad && !json_object_object_get_ex(obj, id_key, NULL))
+		bad |= th_json_put(n, id_key, json_object_new_string(task_id));
+	if (!bad && !json_object_object_get_ex(obj, "contextId", NULL))
+		bad |= th_json_put(n, "contextId", json_object_new_string(context_id));
+	json_object_object_foreach(obj, k, val)
+	{
+		if (!bad)
+			bad |= th_json_put(n, k, json_object_get(val));
+	}
+	if (bad) {
+		json_object_put(n);
+		return NULL;
+	}
+	return n;
+}
+
+th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char *context_id,
+                           const char *stored, char **out, struct th_error *e)
+{
+	*out = NULL;
+	json_object *root = json_tokener_parse(stored);
+	if (root == NULL || !json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return th_error_set(e, TH_EINTERNAL, "task %s: a stored event is not JSON", task_id);
+	}
+	th_err rc = TH_OK;
+	const char *top = NULL;
+	const char *id_key = NULL;
+	json_object *v = NULL;
+	if (json_object_object_get_ex(root, "task", &v)) {
+		top = "task";
+		id_key = "id";
+	} else if (json_object_object_get_ex(root, "statusUpdate", &v)) {
+		top = "statusUpdate";
+		id_key = "taskId";
+	} else if (json_object_object_get_ex(root, "artifactUpdate", &v)) {
+		top = "artifactUpdate";
+		id_key = "taskId";
+	} else {
+		rc = deref_member(st, task_id, context_id, root, "message", e);
+	}
+	if (rc == TH_OK && top != NULL && json_object_is_type(v, json_type_object)) {
+		json_object *status = NULL;
+		if (json_object_object_get_ex(v, "status", &status) &&
+		    json_object_is_type(status, json_type_object))
+			rc = deref_member(st, task_id, context_id, status, "message", e);
+		if (rc == TH_OK && strcmp(top, "task") == 0)
+			rc = deref_history(st, task_id, context_id, v, e);
+		json_object *full = rc == TH_OK ? with_ids(v, id_key, task_id, context_id) : NULL;
+		if (rc == TH_OK && full == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
+		if (full != NULL)
+			json_object_object_add(root, top, full);
+	}
+	if (rc == TH_OK) {
+		const char *t = th_json_text(root);
+		*out = t != NULL ? strdup(t) : NULL;
+		if (*out == NULL)
+			rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
+	}
+	json_object_put(root);
+	return rc;
+}
