@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* app.h — the process context: what one worker process holds across requests.
  * worker/process.h builds it once after the worker starts (never across fork) and
- * frees it at exit; every request borrows it. The domain only reads it and leaves
- * after-response work with th_app_defer. */
+ * frees it at exit; every request borrows it. The domain only reads it, leaves
+ * after-response work with th_app_defer, and fills the parts built on first use (the
+ * card, the tools; each thread of a worker has its own struct th_app). */
 #ifndef TH_APP_H
 #define TH_APP_H
 
@@ -51,10 +52,15 @@ struct th_app {
 	struct th_config *cfg;           /* owned; th_app_close (th_config_free + free) */
 	struct th_store *store;          /* owned; th_app_close (th_store_close) */
 	struct th_registry *commands;    /* owned; th_app_close (th_registry_free) */
-	json_object *card;               /* owned; the agent card, built once; json_object_put */
-	char *card_text;                 /* owned; card as served, serialised once; free */
+	json_object *card;               /* owned; the agent card, built on the first request
+	                                    that needs it (th_service_card); NULL until then.
+	                                    th_app_close (json_object_put) */
+	char *card_text;                 /* owned; card as served, serialised with it; th_app_close
+	                                    (free) */
 	json_object *tools;              /* owned; the intrinsic tools offered to models (TURN-3),
-	                                    parsed once from the embedded schemas; json_object_put */
+	                                    parsed from the embedded schemas on the first turn that
+	                                    offers them (th_intrinsics_tools_of); NULL until then.
+	                                    th_app_close (json_object_put) */
 	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */
 	size_t npending, cap_pending;
 	int64_t push_poll_ms;     /* monotonic time of the next look for due pushes

@@ -36,8 +36,9 @@ struct th_model_output {
 
 typedef int (*th_model_cut_fn)(void *arg);
 
-/* 1 when the configured backend reads the task's context (history, task attributes):
- * echo reads only the new input, so a turn for it loads nothing else. */
+/* 1 when the configured backend reads the task's context (history, task attributes)
+ * and is offered the intrinsic tools: echo reads only the new input, so a turn for it
+ * loads nothing else and parses no tool schemas. */
 int th_model_wants_context(const struct th_config *cfg);
 
 /* Runs the configured backend (cfg->model). */

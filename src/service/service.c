@@ -2,6 +2,7 @@
 #include "service/service.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "a2a/a2a.h"
@@ -10,6 +11,8 @@
 #include "ops/ops.h"
 #include "ops/pushcfg.h"
 #include "ops/stream.h"
+#include "service/card.h"
+#include "turn/commands.h"
 #include "util/jsonx.h"
 
 static const char *const methods[TH_OP_COUNT] = {
@@ -43,6 +46,17 @@ int th_op_from_method(const char *method)
 
 const char *th_service_card(struct th_app *app)
 {
+	/* Built on the first request that needs it, not at start-up: a plain-CGI process
+	 * that answers a GetTask never builds it (PKG-4). */
+	if (app->card_text != NULL)
+		return app->card_text;
+	if (app->card == NULL) {
+		json_object *cmds = th_registry_card_params(app->commands);
+		app->card = cmds != NULL ? th_card_build(app->cfg, cmds) : NULL;
+		json_object_put(cmds);
+	}
+	const char *text = app->card != NULL ? th_json_text(app->card) : NULL;
+	app->card_text = text != NULL ? strdup(text) : NULL;
 	return app->card_text;
 }
 
@@ -59,7 +73,8 @@ static th_err extended_card(struct th_app *app, const struct th_call *call, json
 	if (call->participant == NULL)
 		return th_error_set(e, TH_EUNAUTHENTICATED,
 		                    "GetExtendedAgentCard needs an authenticated caller");
-	*result = app->card_text != NULL ? json_tokener_parse(app->card_text) : NULL;
+	const char *card = th_service_card(app);
+	*result = card != NULL ? json_tokener_parse(card) : NULL;
 	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 

@@ -55,8 +55,9 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
                          json_object *params, const char *last_event_id, struct th_sink *sink,
                          struct th_error *e);
 
-/* The public agent card (CARD-1) as JSON text, serialised once at start-up. Borrowed
- * from app. */
+/* The public agent card (CARD-1) as JSON text, built and serialised on the first call
+ * and kept in app (app->card, app->card_text). Borrowed from app; NULL on allocation
+ * failure (tried again on the next call). */
 const char *th_service_card(struct th_app *app);
 
 #endif

@@ -49,6 +49,13 @@ json_object *th_intrinsics_tools(void)
 	return tools;
 }
 
+json_object *th_intrinsics_tools_of(struct th_app *app)
+{
+	if (app->tools == NULL)
+		app->tools = th_intrinsics_tools();
+	return app->tools;
+}
+
 void th_intrinsic_effects_free(struct th_intrinsic_effects *fx)
 {
 	json_object_put(fx->ask);

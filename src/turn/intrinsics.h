@@ -25,6 +25,11 @@ extern const int th_intrinsic_schemas_n;
  * A new reference; NULL on allocation failure. */
 json_object *th_intrinsics_tools(void);
 
+/* The tools of app's process, parsed on the first call (a turn that offers them) and kept
+ * in app->tools; borrowed from app. NULL on allocation failure (tried again next time).
+ * A plain-CGI request that runs no model turn never parses them (PKG-4). */
+json_object *th_intrinsics_tools_of(struct th_app *app);
+
 /* What a round of calls did that outlives its transaction. */
 struct th_intrinsic_effects {
 	json_object *ask;       /* ask_participant: the status sub-state to park in; owned */

@@ -189,17 +189,22 @@ static th_err ask_model(struct th_app *app, const struct th_task_row *row, const
                         json_object *history, const char *prompt, json_object *rounds,
                         struct plan *p, struct th_error *e)
 {
-	json_object *task = NULL;
+	json_object *task = NULL, *tools = NULL;
 	th_err rc = TH_OK;
-	if (th_model_wants_context(app->cfg))
+	int context = th_model_wants_context(app->cfg);
+	if (context)
 		rc = th_view_task_ext(app->store, row, &task, e);
+	/* Parsed on the first turn that offers them, not at start-up (PKG-4). */
+	if (rc == TH_OK && context && p->channel == NULL &&
+	    (tools = th_intrinsics_tools_of(app)) == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	struct th_model_input in = {
 	    .task_id = row->id,
 	    .goal = row->goal,
 	    .task = task,
 	    .history = history,
 	    .prompt = prompt,
-	    .tools = p->channel == NULL ? app->tools : NULL,
+	    .tools = tools,
 	    .rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
 	};
 	struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};

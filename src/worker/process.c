@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* process.c — a worker process's context (struct th_app): built once after the process
  * starts, the after-response work run, everything freed at exit. It sits above the
- * domain: it loads the command registry, builds the card and the intrinsic tools, and
- * runs the turns requests left behind (TURN-5, TURN-7). */
+ * domain: it opens the store, loads the command registry (the card and the intrinsic
+ * tools are built on first use by service.c and intrinsics.c), and runs the turns
+ * requests left behind (TURN-5, TURN-7). */
 #include "worker/process.h"
 
 #include <stdio.h>
@@ -11,9 +12,7 @@
 
 #include "config/config.h"
 #include "turn/commands.h"
-#include "turn/intrinsics.h"
 #include "turn/turn.h"
-#include "service/card.h"
 #include "store/store.h"
 #include "util/jsonx.h"
 #include "util/log.h"
@@ -39,17 +38,10 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struc
 	th_err rc = th_store_open(&o, &app->store, e);
 	if (rc == TH_OK)
 		rc = th_registry_load(cfg->commands_dir, &app->commands, e);
-	if (rc == TH_OK) {
-		json_object *cmds = th_registry_card_params(app->commands);
-		app->card = cmds ? th_card_build(cfg, cmds) : NULL;
-		json_object_put(cmds);
-		app->tools = th_intrinsics_tools();
+	/* The card and the intrinsic tools are built on first use (th_service_card,
+	 * th_intrinsics_tools_of): a plain-CGI request needs at most one of them (PKG-4). */
+	if (rc == TH_OK)
 		app->answers = th_memo_new(); /* NULL: answers are not kept */
-		const char *text = app->card != NULL ? th_json_text(app->card) : NULL;
-		app->card_text = text != NULL ? strdup(text) : NULL;
-		if (app->card_text == NULL || app->tools == NULL)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-	}
 	if (rc != TH_OK)
 		th_app_close(app);
 	return rc;

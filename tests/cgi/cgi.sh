@@ -219,6 +219,17 @@ if [ -z "$TH_WRAP" ]; then
 		'! grep -qE "libcurl|libcrypto" "$T/stderr"' '! ldd "$TH_BIN" | grep -qE "libcurl|libcrypto"'
 fi
 
+# PKG-4: the card is built by the first request that needs it, in that process; the
+# extended card (SEC-1) is the same card, built the same way by a process that served
+# nothing before.
+run -m GET -u /.well-known/agent-card.json -t "" -v "" -p "" -d "" \
+	-e TINY_HARNESS_IDENTITY=remote_user -e REMOTE_USER=alice
+cp "$T/body" "$T/card-remote.json"
+run -d "$(rpc 30 GetExtendedAgentCard '{}')" -e TINY_HARNESS_IDENTITY=remote_user -e REMOTE_USER=alice
+check "PKG-4 SEC-1 GetExtendedAgentCard in a fresh CGI process is the card the card route serves" \
+	clean_exit '[ "$(jqb .result.name)" = tiny-harness ]' \
+	'[ "$(jq -S -c .result "$T/body")" = "$(jq -S -c . "$T/card-remote.json")" ]'
+
 # ---------------------------------------------------------------- SendMessage
 run -d "$(rpc 1 SendMessage "$(msg m1 hello)")"
 TASK=$(jqb .result.task.id)
@@ -291,6 +302,23 @@ check "A2A-1 REST POST /message:send creates a task" \
 	'[ "$STATUS" = 200 ]' clean_exit \
 	'[ "$(jqb .task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
 	'[ "$(jqb ".task.metadata[\"$TASK_KEY\"].name")" = "over rest" ]'
+
+# PKG-4 TURN-3: the intrinsic tools are parsed on the first turn that offers them (not
+# at start-up), so a CGI turn of a model that takes tools must still be given all six.
+# The model program keeps what it was given beside itself (it runs with a bare
+# environment, SEC-6).
+cat >"$T/model.sh" <<'EOF'
+#!/bin/sh
+cat >"$(dirname "$0")/model-input.json"
+printf '{"text":"seen"}\n'
+EOF
+chmod +x "$T/model.sh"
+run -d "$(rpc 31 SendMessage "$(msg m31 "plan it")")" -e TINY_HARNESS_DB="$T/tools.db" \
+	-e TINY_HARNESS_MODEL=exec -e TINY_HARNESS_MODEL_COMMAND="$T/model.sh"
+check "PKG-4 TURN-3 a CGI turn of the exec model is offered the six intrinsic tools" \
+	clean_exit '[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(jq -r "[.tools[].name] | sort | join(\",\")" "$T/model-input.json")" = ask_participant,complete_step,create_plan,emit_ui,set_participant_role,spawn_subtask ]' \
+	'[ "$(jq -r "[.tools[] | select(.input_schema.type == \"object\")] | length" "$T/model-input.json")" = 6 ]'
 
 # ---------------------------------------------------------------- protocol errors
 before=$(rows)

@@ -13,6 +13,7 @@
 #include "a2a/a2a.h"
 #include "config/config.h"
 #include "domain/ext.h"
+#include "service/service.h"
 #include "turn/turn.h"
 #include "domain/task.h"
 #include "util/idrule.h"
@@ -320,7 +321,8 @@ END_TEST
 
 START_TEST(test_cmd1_card_lists_every_builtin)
 {
-	const char *names = th_json_text(app.card);
+	const char *names = th_service_card(&app);
+	ck_assert_ptr_nonnull(names);
 	static const char *const builtins[] = {"help",    "status", "plan", "step",   "ask",
 	                                       "subtask", "invite", "role", "confirm"};
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
