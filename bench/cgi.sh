@@ -3,8 +3,10 @@
 # bench/cgi.sh — what one plain-CGI request costs: the median wall time of N sequential
 # runs of the program as CGI (the agent card, and GetTask of one task), next to a minimal
 # program linked with the same three core libraries (libfcgi, json-c, SQLite) that starts
-# and exits. Each run is timed from a fork by this script to the program's exit, so the
-# figures include the same fork/exec overhead for all rows. Local only; no server.
+# and exits (PKG-4: GetTask at most ~1.5x its median). Each run is timed from before a
+# small runner this script builds forks it to after it exits, so the figures include the
+# same fork/exec overhead for all rows; the rows alternate run by run. Local only; no
+# server.
 #
 #   bench/cgi.sh                          TH_BIN (default build/src/tiny-harness), N=200
 #   N=500 bench/cgi.sh
@@ -42,26 +44,97 @@ task=$(printf '%s' "$body" | REQUEST_METHOD=POST REQUEST_URI=/ REMOTE_ADDR=127.0
 	sed -n 's/.*"task":{"id":"\([^"]*\)".*/\1/p')
 [ -n "$task" ] || { echo "cgi: SendMessage over CGI made no task" >&2; exit 1; }
 
-# median BIN KIND: the median of N runs, in ms
-median() {
-	local bin=$1 kind=$2 s e
-	for _ in $(seq 1 "$N"); do
-		s=$(date +%s%N)
-		case $kind in
-		card) REQUEST_METHOD=GET REQUEST_URI=/.well-known/agent-card.json "$bin" >/dev/null 2>&1 </dev/null ;;
-		get) REQUEST_METHOD=GET REQUEST_URI=/tasks/$task REMOTE_ADDR=127.0.0.1 HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice \
-			"$bin" >/dev/null 2>&1 </dev/null ;;
-		mini) "$bin" >/dev/null ;;
-		esac
-		e=$(date +%s%N)
-		echo $(((e - s) / 1000))
-	done | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int((NR + 1) / 2)] / 1000 }'
+# The runner: N rounds; in each, one run of every row, in turn, so that a machine whose
+# load changes during the run (other builds, other benchmarks) weighs on every row alike.
+# A run is timed from before the fork to after the exit (wall), and the child's own CPU
+# time (user + system, from wait4) is kept too: on a loaded machine the wall time also
+# holds the time the run waited for a CPU, its CPU time much less so.
+cat >"$work/runner.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+static long us(struct timeval t) { return t.tv_sec * 1000000L + t.tv_usec; }
+int main(int argc, char **argv)
+{
+	/* runner N TASK OUTDIR mini BIN... : files OUTDIR/{wall,cpu}.ROW, one time (us) a line */
+	int n = atoi(argv[1]);
+	const char *task = argv[2], *dir = argv[3];
+	int nb = argc - 4;
+	static char uri[512];
+	snprintf(uri, sizeof uri, "REQUEST_URI=/tasks/%s", task);
+	FILE *out[64][2];
+	int rows = 0;
+	for (int b = 0; b < nb; b++)
+		for (int k = 0; k < (b == 0 ? 1 : 2); k++, rows++)
+			for (int w = 0; w < 2; w++) {
+				char path[1024];
+				snprintf(path, sizeof path, "%s/%s.%d", dir, w ? "cpu" : "wall", rows);
+				if ((out[rows][w] = fopen(path, "w")) == NULL)
+					return 1;
+			}
+	for (int r = 0; r < n; r++) {
+		int row = 0;
+		for (int b = 0; b < nb; b++)
+			for (int k = 0; k < (b == 0 ? 1 : 2); k++, row++) {
+				struct timespec s, e;
+				struct rusage ru;
+				int st;
+				clock_gettime(CLOCK_MONOTONIC, &s);
+				pid_t p = fork();
+				if (p == 0) {
+					int fd = open("/dev/null", O_RDWR);
+					dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
+					char *card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", NULL};
+					char *get[] = {"REQUEST_METHOD=GET", uri, "REMOTE_ADDR=127.0.0.1", "HTTP_A2A_VERSION=1.0",
+					               "HTTP_X_PARTICIPANT_ID=alice", NULL};
+					char **env = b == 0 ? NULL : k == 0 ? card : get;
+					for (int i = 0; env != NULL && env[i] != NULL; i++)
+						putenv(env[i]);
+					execl(argv[4 + b], argv[4 + b], (char *)NULL);
+					_exit(127);
+				}
+				if (p < 0 || wait4(p, &st, 0, &ru) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+					return 1;
+				clock_gettime(CLOCK_MONOTONIC, &e);
+				fprintf(out[row][0], "%ld\n", (e.tv_sec - s.tv_sec) * 1000000L + (e.tv_nsec - s.tv_nsec) / 1000);
+				fprintf(out[row][1], "%ld\n", us(ru.ru_utime) + us(ru.ru_stime));
+			}
+	}
+	return 0;
 }
+C
+cc -O2 "$work/runner.c" -o "$work/runner" || { echo "cgi: cannot build the runner" >&2; exit 1; }
+bins=(${BEFORE_BIN:-} "$TH_BIN")
+"$work/runner" "$N" "$task" "$work" "$work/mini" "${bins[@]}" || { echo "cgi: a run failed" >&2; exit 1; }
 
-printf 'machine: %s CPUs; N=%s sequential runs per row; median wall ms (fork to exit)\n' "$(nproc)" "$N"
-printf '%-44s %8s %8s %6s\n' "program" "card" "GetTask" "libs"
-printf '%-44s %8s %8s %6s\n' "minimal (libfcgi, json-c, SQLite)" "$(median "$work/mini" mini)" "-" "$(ldd "$work/mini" | wc -l)"
-for b in ${BEFORE_BIN:-} "$TH_BIN"; do
-	printf '%-44s %8s %8s %6s\n' "$b" \
-		"$(median "$b" card)" "$(median "$b" get)" "$(ldd "$b" | wc -l)"
+# stat FILE: "median p25-p75" of the times in FILE, in ms
+stat() {
+	sort -n "$1" | awk '{ a[NR] = $1 } END {
+		printf "%.2f %.2f-%.2f", a[int((NR + 1) / 2)] / 1000, a[int((NR + 3) / 4)] / 1000, a[int((3 * NR + 3) / 4)] / 1000 }'
+}
+med() { stat "$1" | cut -d' ' -f1; }
+ratio() { awk -v a="$(med "$1")" -v b="$(med "$2")" 'BEGIN { printf "%.2f", a / b }'; }
+
+printf 'machine: %s CPUs, load %s; N=%s rounds, the rows alternating\n' \
+	"$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$N"
+printf 'each: median p25-p75 in ms; card/m, get/m: median / the minimal program'"'"'s median\n'
+for w in wall cpu; do
+	case $w in
+	wall) echo "wall time, fork to exit:" ;;
+	cpu) echo "CPU time of the process (user + system):" ;;
+	esac
+	printf '  %-40s %17s %17s %6s %6s %5s\n' "program" "card" "GetTask" "card/m" "get/m" "libs"
+	printf '  %-40s %17s %17s %6s %6s %5s\n' "minimal (libfcgi, json-c, SQLite)" "$(stat "$work/$w.0")" "-" \
+		"1.00" "-" "$(ldd "$work/mini" | wc -l)"
+	for i in "${!bins[@]}"; do
+		c=$work/$w.$((2 * i + 1))
+		g=$work/$w.$((2 * i + 2))
+		printf '  %-40s %17s %17s %6s %6s %5s\n' "${bins[$i]}" "$(stat "$c")" "$(stat "$g")" \
+			"$(ratio "$c" "$work/$w.0")" "$(ratio "$g" "$work/$w.0")" "$(ldd "${bins[$i]}" | wc -l)"
+	done
 done
