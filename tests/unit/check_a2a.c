@@ -888,6 +888,8 @@ START_TEST(test_a2a2_parts_built_protojson)
 }
 END_TEST
 
+/* The ids come last, where the store puts them back when it reads a history message
+ * (STORE-10), so a message reads back as it was built. */
 START_TEST(test_a2a2_agent_message_built_protojson)
 {
 	json_object *parts = json_object_new_array();
@@ -900,15 +902,15 @@ START_TEST(test_a2a2_agent_message_built_protojson)
 	char want[256];
 	snprintf(
 	    want, sizeof want,
-	    "{\"messageId\":\"%s\",\"contextId\":\"c1\",\"taskId\":\"t1\",\"role\":\"ROLE_AGENT\","
-	    "\"parts\":[{\"text\":\"HELLO\"}],\"metadata\":{\"x\":true}}",
+	    "{\"messageId\":\"%s\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"HELLO\"}],"
+	    "\"metadata\":{\"x\":true},\"taskId\":\"t1\",\"contextId\":\"c1\"}",
 	    id);
 	ck_assert_str_eq(th_json_text(m), want);
 	/* Two messages never share an id. */
 	json_object *m2 = th_a2a_agent_message("c1", NULL, NULL, NULL);
 	ck_assert_str_ne(th_json_str(m2, "messageId"), id);
 	snprintf(want, sizeof want,
-	         "{\"messageId\":\"%s\",\"contextId\":\"c1\",\"role\":\"ROLE_AGENT\",\"parts\":[]}",
+	         "{\"messageId\":\"%s\",\"role\":\"ROLE_AGENT\",\"parts\":[],\"contextId\":\"c1\"}",
 	         th_json_str(m2, "messageId"));
 	ck_assert_str_eq(th_json_text(m2), want);
 	json_object_put(m);
