@@ -10,6 +10,10 @@ int th_cli_main(int argc, char **argv);
 /* `tiny-harness keys add|list|revoke` (keys.c, SEC-1); the exit status. */
 int th_cli_keys(int argc, char **argv);
 
+/* `tiny-harness serve [--port N] [--procs N]` (serve.c, HOST-1, decision-043): becomes
+ * lighttpd; returns only when it cannot, with the exit status. */
+int th_cli_serve(int argc, char **argv);
+
 /* Prints the usage text to stderr. */
 void th_cli_usage(void);
 

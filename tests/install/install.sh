@@ -93,7 +93,7 @@ sed -i '/installed.example.test/d' "$P/etc/tiny-harness/tiny-harness.conf"
 port=$(random_port)
 env -i PATH="$PATH:/usr/sbin" "$BIN" serve --port "$port" --procs 1 >"$T/serve.out" 2>&1 &
 serve_pid=$!
-on_exit 'p=$(cat "$T/elsewhere/var/lighttpd.pid" 2>/dev/null); [ -n "$p" ] && term_wait lighttpd "$p"; term_wait serve "$serve_pid"'
+on_exit 'p=$(cat "$T/elsewhere/var/serve-$port/lighttpd.pid" 2>/dev/null); [ -n "$p" ] && term_wait lighttpd "$p"; term_wait serve "$serve_pid"'
 wait_card "$serve_pid" "http://127.0.0.1:$port/"
 code=$(curl -s -o "$T/out" -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/.well-known/agent-card.json")
 REQ_DESC="$BIN serve --port $port (from $T/elsewhere); $(head -c 300 "$T/serve.out")"

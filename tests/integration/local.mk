@@ -103,6 +103,11 @@ EXTRA_DIST += tests/integration/wal_soak.sh tests/integration/wal_soak.lua
 # once with gap-free events (STORE-6; PostgreSQL in the second pass of scripts/test.sh).
 TESTS += tests/integration/two_hosts.sh
 EXTRA_DIST += tests/integration/two_hosts.sh
+# `tiny-harness serve` instances are independent (HOST-1, decision-043): two from one
+# directory serve their own databases, base URLs and configuration; a colliding one exits 1
+# naming the path or port and the pid; a stale state directory is taken over.
+TESTS += tests/integration/serve.sh
+EXTRA_DIST += tests/integration/serve.sh
 # A late-refused 1 MiB SendMessage after a WAL reset, then an outside sqlite3 commit, then
 # ordinary traffic: nothing acknowledged is lost, integrity_check ok (STORE-7, issue 26).
 TESTS += tests/integration/integrity.sh

@@ -112,7 +112,7 @@ serve_pid=
 run=$T/run
 stop_serve() {
 	local p
-	p=$(cat "$run/var/lighttpd.pid" 2>/dev/null)
+	p=$(cat "$run/var/serve-${port:-0}/lighttpd.pid" 2>/dev/null) # decision-043
 	[ -n "$p" ] && term_wait lighttpd "$p"
 	[ -n "$serve_pid" ] && term_wait serve "$serve_pid"
 	serve_pid=
@@ -163,7 +163,8 @@ check "PKG-2 the example configuration (a conffile) and the lighttpd and Apache 
 
 # Serve from the installed files as www-data, the user the web server runs workers as:
 # lighttpd from /usr/share/tiny-harness/lighttpd.conf, the database in the state
-# directory (serve's own default is ./var; a deployment names the installed one).
+# directory (serve's own default is ./var/tiny-harness.db, its state ./var/serve-PORT;
+# a deployment names the installed database).
 mkdir -p "$run"
 chown www-data:www-data "$run"
 port=$(random_port)
