@@ -45,10 +45,12 @@ tiny-harness: $url  (lighttpd, $PROCS worker process(es), echo model, database v
                  -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}' \\
                  $url
   database:    sqlite3 var/tiny-harness.db 'SELECT id, state, sub_state, name FROM tasks'
+  log:         var/serve-$PORT/error.log
   stop:        Ctrl-C
 
 MSG
-# serve sets TH_PORT/TH_BIN/TH_STATE_DIR (=./var)/TH_PROCS and the database and base URL
-# defaults, then becomes lighttpd -D -f conf/lighttpd.conf.
+# serve sets TH_PORT/TH_BIN/TH_STATE_DIR (=./var/serve-$PORT: sockets, error.log,
+# lighttpd.pid)/TH_PROCS and the database and base URL defaults, then becomes
+# lighttpd -D -f conf/lighttpd.conf. A port already served from here is refused with its pid.
 export TH_SRCDIR=$root
 exec build/src/tiny-harness serve --port "$PORT" --procs "$PROCS"
