@@ -245,9 +245,32 @@ static pid_t lock_holder(int fd)
 	return fl.l_pid;
 }
 
+static void say_held(const struct serve_paths *sp, long port, pid_t holder)
+{
+	say("port %ld is already served from %s by pid %ld (lighttpd); stop it (kill %ld) or "
+	    "choose another --port",
+	    port, sp->state, (long)holder, (long)holder);
+}
+
+/* 1 (said) when a running instance holds STATE/serve.lock; looks without creating
+ * anything, so a refused serve leaves no trace. */
+static int state_held(const struct serve_paths *sp, long port)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/" LOCK_NAME, sp->state);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	pid_t holder = lock_holder(fd);
+	close(fd); /* no lock of ours on it yet, so closing releases nothing */
+	if (holder > 0)
+		say_held(sp, port, holder);
+	return holder > 0;
+}
+
 /* Takes STATE/serve.lock for this process and what it execs (the descriptor is left open
  * and inheritable on purpose: closing it would release the lock). The descriptor, or -1
- * with the reason said. */
+ * with the reason said (another serve may have taken it since state_held looked). */
 static int claim_state(const struct serve_paths *sp, long port)
 {
 	char path[PATH_MAX + 64];
@@ -259,10 +282,7 @@ static int claim_state(const struct serve_paths *sp, long port)
 	}
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
 	if (fcntl(fd, F_SETLK, &fl) != 0) {
-		pid_t holder = lock_holder(fd);
-		say("port %ld is already served from %s by pid %ld (lighttpd); stop it "
-		    "(kill %ld) or choose another --port",
-		    port, sp->state, (long)holder, (long)holder);
+		say_held(sp, port, lock_holder(fd));
 		close(fd);
 		return -1;
 	}
@@ -460,15 +480,13 @@ static int state_paths(struct serve_paths *sp, long port, long procs)
  * serve.lock; lighttpd writes lighttpd.pid too). The lock's descriptor or -1. */
 static int serve_claim(const struct serve_paths *sp, long port)
 {
+	if (state_held(sp, port) || port_free(port) != 0)
+		return -1;
 	if (mkdir_one(sp->var) != 0 || mkdir_one(sp->state) != 0)
 		return -1;
 	int lock = claim_state(sp, port);
 	if (lock < 0)
 		return -1;
-	if (port_free(port) != 0) {
-		close(lock);
-		return -1;
-	}
 	char text[32];
 	snprintf(text, sizeof text, "%ld\n", (long)getpid()); /* lighttpd's pid after exec */
 	if (ftruncate(lock, 0) != 0 || pwrite(lock, text, strlen(text), 0) < 0)

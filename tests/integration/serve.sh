@@ -57,6 +57,7 @@ serve_in() {
 	shift 3
 	(cd "$dir" && exec env -i PATH="$PATH" TH_SRCDIR="$TH_SRCDIR" \
 		${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+		${LSAN_OPTIONS:+LSAN_OPTIONS=$LSAN_OPTIONS} \
 		"$@" "$TH_BIN" serve --port "$port") >"$T/$name.out" 2>"$T/$name.err" </dev/null &
 	SERVE_PID=$!
 	PIDS="$PIDS $SERVE_PID"
@@ -66,8 +67,10 @@ serve_in() {
 refused() {
 	local dir=$1 name=$2 port=$3
 	shift 3
-	(cd "$dir" && exec env -i PATH="$PATH" TH_SRCDIR="$TH_SRCDIR" "$@" \
-		timeout 20 "$TH_BIN" serve --port "$port") >"$T/$name.out" 2>"$T/$name.err" </dev/null
+	(cd "$dir" && exec env -i PATH="$PATH" TH_SRCDIR="$TH_SRCDIR" \
+		${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${UBSAN_OPTIONS:+UBSAN_OPTIONS=$UBSAN_OPTIONS} \
+		${LSAN_OPTIONS:+LSAN_OPTIONS=$LSAN_OPTIONS} \
+		"$@" timeout 20 "$TH_BIN" serve --port "$port") >"$T/$name.out" 2>"$T/$name.err" </dev/null
 	RC=$?
 }
 workers_of() { ps -o pid= --ppid "$1" | tr -d ' ' | tr '\n' ' '; }
@@ -152,7 +155,7 @@ REQ_DESC="serve --port $PA from $T/elsewhere: exit $RC"
 check "HOST-1 a serve on a port another instance listens on (from another directory) exits 1, naming the port and its pid" \
 	'[ "$RC" = 1 ]' \
 	'grep -qF "port $PA on 127.0.0.1 is in use by pid $A (lighttpd)" "$T/other.err"' \
-	'! grep -q serving "$T/other.out"' 'alive "$A"' \
+	'! grep -q serving "$T/other.out"' '[ ! -e "$T/elsewhere/var" ]' 'alive "$A"' \
 	'[ "$(card_url "$PA")" = "http://127.0.0.1:$PA/" ]'
 
 # ---------------------------------------------------------------- a shared database is said
@@ -170,8 +173,12 @@ term_wait serve "$C"
 # ---------------------------------------------------------------- a stale state directory
 # B's lighttpd dies with SIGKILL: its lock goes with it, its worker lives on as an orphan
 # still accepting on var/serve-PB/tiny-harness.sock-0.
+# serve_in's subshell became lighttpd, a child of this script: wait reaps it (with the
+# shell's own "Killed" notice sent to /dev/null).
+exec 3>&2 2>/dev/null
 kill -KILL "$B"
-wait "$B" 2>/dev/null # serve_in's subshell became lighttpd: a child of this script
+wait "$B"
+exec 2>&3 3>&-
 PIDS="$PIDS $WB"
 orphans=
 for w in $WB; do alive "$w" && orphans="$orphans $w"; done
