@@ -7,6 +7,7 @@
 #include "worker/serve.h"
 
 #include <fcgiapp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -116,11 +117,31 @@ static void poke_if_written(struct th_app *app, struct th_streams *streams, int6
 /* One request thread of a FastCGI worker, or its recovery thread: its own context
  * (configuration, database connection, after-response queue), the process's streams and
  * write group shared. */
+struct pool;
 struct loop {
 	struct th_app app;
 	struct th_streams *streams; /* borrowed; NULL: no stream thread */
+	struct pool *pool;          /* borrowed; NULL: the recovery thread */
 	pthread_t thread;
 	int started; /* the thread runs (joined by th_worker_serve_fcgi) */
+};
+
+/* decision-045: the request threads of a FastCGI worker. One serves from the start; the
+ * others (up to worker_threads) are started one at a time, each when a thread has just
+ * accepted a request while no other thread waits in accept and a further connection is
+ * already waiting on the listening socket. A web server that sends a process one request
+ * at a time (mod_fcgid) never leaves a connection waiting behind a busy one, so its
+ * processes keep a single request thread: a fraction of the memory and the start-up
+ * work, which is what lets mod_fcgid run as many processes as it has requests at once. */
+struct pool {
+	pthread_mutex_t lock;
+	struct loop *loops; /* max entries, [0] the main thread's; freed by th_worker_serve_fcgi */
+	int max;            /* worker_threads; lowered when a thread cannot start */
+	int used;           /* entries taken (started or starting); guarded by lock */
+	int idle;           /* threads waiting in FCGX_Accept_r or about to; guarded by lock */
+	int stopping;       /* the main loop ended: start no more threads; guarded by lock */
+	struct th_store_group *group; /* borrowed: the threads' write group */
+	struct th_streams *streams;   /* borrowed; NULL: no stream thread */
 };
 
 /* The work left for after a response, or found by the stream thread: deferred turns
@@ -136,15 +157,45 @@ static void after_response(struct loop *l, int64_t *changes)
 	th_store_wal_tend(app->store);
 }
 
+static void grow(struct pool *p);
+
+/* 1 when a connection waits on the listening socket (fd 0) that no thread accepted. */
+static int connection_waiting(void)
+{
+	struct pollfd pfd = {.fd = 0, .events = POLLIN};
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+}
+
+/* Counts the calling thread out of (busy 1) or into (0) the threads waiting in accept;
+ * a thread that just took a request starts another when none is left waiting and a
+ * connection already waits for one. */
+static void set_busy(struct pool *p, int busy)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->idle += busy ? -1 : 1;
+	int want = busy && p->idle == 0 && !p->stopping && p->used < p->max;
+	pthread_mutex_unlock(&p->lock);
+	if (want && connection_waiting())
+		grow(p);
+}
+
 static void *serve_loop(void *arg)
 {
 	struct loop *l = arg;
 	struct th_app *app = &l->app;
 	int64_t changes = th_store_changes(app->store);
 	FCGX_Request req;
-	if (FCGX_InitRequest(&req, 0, 0) != 0)
+	if (FCGX_InitRequest(&req, 0, 0) != 0) {
+		set_busy(l->pool, 1);
 		return NULL;
-	while (FCGX_Accept_r(&req) >= 0) {
+	}
+	for (;;) {
+		int rc = FCGX_Accept_r(&req);
+		set_busy(l->pool, 1);
+		if (rc < 0)
+			break;
 		struct th_http_io io;
 		th_http_fcgi_io(&io, &req);
 		th_bind_serve(app, &io);
@@ -155,6 +206,7 @@ static void *serve_loop(void *arg)
 		if (l->streams != NULL)
 			poke_if_written(app, l->streams, &changes);
 		after_response(l, &changes);
+		set_busy(l->pool, 0);
 	}
 	FCGX_Free(&req, 0);
 	return NULL;
@@ -209,28 +261,50 @@ static struct loop *start_recoverer(struct th_store_group *group, struct th_stre
 	return r;
 }
 
-/* Opens the contexts of threads 1..n-1 (thread 0's is open), each joined to group,
- * and starts them. A thread that cannot be opened or started is left out (logged): the
- * worker serves with fewer. */
-static void start_threads(struct loop *loops, int n, struct th_store_group *group,
-                          struct th_streams *streams)
+/* A request thread started by grow(): it opens its own context (configuration,
+ * database connection), joins the write group and serves. A context that cannot be
+ * opened ends the thread and the growth (logged): the worker serves with fewer. */
+static void *grown_loop(void *arg)
 {
-	for (int i = 1; i < n; i++) {
-		struct loop *l = &loops[i];
-		if (open_app(&l->app, 0) != 0)
-			break;
-		th_store_join(l->app.store, group);
-		l->streams = streams;
-		l->app.parker = loops[0].app.parker;
-		if (pthread_create(&l->thread, NULL, serve_loop, l) != 0) {
-			th_log(TH_LOG_WARN, "worker thread %d could not start; serving with %d", i,
-			       i);
-			l->app.parker = NULL;
-			th_app_close(&l->app);
-			break;
-		}
-		l->started = 1;
+	struct loop *l = arg;
+	struct pool *p = l->pool;
+	if (open_app(&l->app, 0) != 0) {
+		th_log(TH_LOG_WARN, "a request thread could not open its context; serving with "
+		                    "the threads already running");
+		pthread_mutex_lock(&p->lock);
+		p->idle--; /* counted as waiting by grow() */
+		p->max = p->used;
+		pthread_mutex_unlock(&p->lock);
+		return NULL;
 	}
+	th_store_join(l->app.store, p->group);
+	l->streams = p->streams;
+	l->app.parker = p->loops[0].app.parker;
+	return serve_loop(l);
+}
+
+/* Takes the next entry of the pool and starts its thread, counted as waiting in accept
+ * from now on so that the requests accepted meanwhile do not start more. */
+static void grow(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->stopping || p->used >= p->max || p->idle > 0) {
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
+	struct loop *l = &p->loops[p->used];
+	l->pool = p;
+	p->idle++;
+	if (pthread_create(&l->thread, NULL, grown_loop, l) != 0) {
+		p->idle--;
+		th_log(TH_LOG_WARN, "request thread %d could not start; serving with %d", p->used,
+		       p->used);
+		p->max = p->used;
+	} else {
+		l->started = 1;
+		p->used++;
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 int th_worker_serve_fcgi(void)
@@ -275,7 +349,9 @@ int th_worker_serve_fcgi(void)
 		       "it ends",
 		       e.msg);
 	loops[0].streams = streams;
-	/* decision-023: the threads' write transactions commit together on one writer. */
+	/* decision-023: the threads' write transactions commit together on one writer. It
+	 * is opened now, while this thread is the only user of its store, even if no other
+	 * request thread is ever started (decision-045). */
 	struct th_store_group *group = NULL;
 	if (nthreads > 1) {
 		struct th_store_opts o;
@@ -287,17 +363,38 @@ int th_worker_serve_fcgi(void)
 			nthreads = 1;
 		} else {
 			th_store_join(loops[0].app.store, group);
-			start_threads(loops, nthreads, group, streams);
 		}
 	}
+	/* Static: when this function returns while other threads still serve (below), they
+	 * keep using it until the process exits. One worker per process. */
+	static struct pool pool;
+	pool = (struct pool){
+	    .loops = loops,
+	    .max = nthreads,
+	    .used = 1,
+	    .idle = 1, /* this thread, about to accept */
+	    .group = group,
+	    .streams = streams,
+	};
+	int pooled = nthreads > 1 && pthread_mutex_init(&pool.lock, NULL) == 0;
+	if (pooled)
+		loops[0].pool = &pool;
 	struct loop *recoverer = streams != NULL ? start_recoverer(group, streams) : NULL;
 	/* Thread 0 is this one. When its loop ends the process is stopping: the other
 	 * threads, blocked in accept or finishing a request, end with it. */
 	(void)serve_loop(&loops[0]);
 	int others = 0;
-	for (int i = 1; i < nthreads; i++)
-		others += loops[i].started;
+	if (pooled) {
+		pthread_mutex_lock(&pool.lock);
+		pool.stopping = 1;
+		for (int i = 1; i < pool.used; i++)
+			others += loops[i].started;
+		pthread_mutex_unlock(&pool.lock);
+	}
 	if (others > 0) {
+		/* The pool, the contexts, the streams and the group stay allocated until
+		 * exit: another thread may still be inside a request, or a recovered turn,
+		 * that uses them. */
 		/* The contexts, the streams and the group stay allocated until exit: another
 		 * thread may still be inside a request, or a recovered turn, that uses them. */
 		return 0;
@@ -314,6 +411,8 @@ int th_worker_serve_fcgi(void)
 	th_streams_stop(streams);
 	th_app_close(&loops[0].app);
 	th_store_group_close(group);
+	if (pooled)
+		pthread_mutex_destroy(&pool.lock);
 	if (loops != &first)
 		free(loops);
 	return 0;
