@@ -288,6 +288,21 @@ run_mode() {
 	[ "$MODE" = htaccess ] && min_workers=1
 	workers_checks " behind $LABEL" "$min_workers"
 
+	# ------------------------------------------------------------------ lean processes
+	# HOST-1 (decision-045): mod_fcgid sends a process one request at a time, so its
+	# workers never start a second request thread: each has at most three (the request
+	# thread, the stream thread, the recovery thread), not worker_threads (16) of them.
+	case $MODE in fcgid | htaccess)
+		threads=
+		for p in $(sh "$LAUNCHER" workers "$T/$MODE"); do
+			threads="$threads $(ls "/proc/$p/task" 2>/dev/null | grep -c .)"
+		done
+		REQ_DESC="threads of each worker process behind $LABEL:$threads"
+		check "HOST-1 worker processes behind $LABEL keep one request thread (decision-045)" \
+			'[ -n "$threads" ]' '[ "$(printf "%s\n" $threads | sort -n | tail -n1)" -le 3 ]'
+		;;
+	esac
+
 	# ------------------------------------------------------------------ shutdown
 	workers=$(sh "$LAUNCHER" workers "$T/$MODE")
 	apid=$(cat "$T/$MODE/$PIDFILE" 2>/dev/null)
