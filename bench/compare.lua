@@ -8,6 +8,7 @@
 --                     same task in tiny-harness, decision-002)
 --   BENCH_KIND=get    JSON-RPC GetTask of the task BENCH_TASK names (as bench/get_task.lua)
 --   BENCH_KIND=card   GET /.well-known/agent-card.json (give wrk that URL)
+--   BENCH_AUTH=...    also send this Authorization header (bench/recipes.sh)
 --
 -- A response counts as bad when its HTTP status is not 200 or, for the JSON-RPC kinds,
 -- when its body has no "result" (JSON-RPC errors come back as HTTP 200). done() prints
@@ -23,6 +24,12 @@ if kind ~= "card" then
 end
 wrk.headers["A2A-Version"] = "1.0"
 wrk.headers["X-Participant-Id"] = "bench"
+-- BENCH_AUTH: an Authorization header value (bench/recipes.sh logs in to the recipes as
+-- "bench" with HTTP Basic, decision-040).
+local auth = os.getenv("BENCH_AUTH") or ""
+if auth ~= "" then
+  wrk.headers["Authorization"] = auth
+end
 if kind == "get" then
   wrk.body = '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"' .. task .. '"}}'
 end

@@ -51,7 +51,9 @@
 # TH_HOST_MODULES (htaccess mode: the modules the host loads, default "mpm_event
 # authz_core rewrite fcgid auth_basic authn_core authn_file authz_user"; htaccess-cgi
 # mode: "mpm_event authz_core rewrite env cgid" and the same four auth modules),
-# TH_HOST_OVERRIDE (both: the web root's AllowOverride, default All), TH_SERVER_EXPECT
+# TH_HOST_OVERRIDE (both: the web root's AllowOverride, default All), TH_HOST_FCGID
+# (htaccess mode: "defaults" leaves out the host's FcgidMaxProcessesPerClass PROCS line,
+# so mod_fcgid runs exactly at its defaults, up to 100 processes), TH_SERVER_EXPECT
 # (the card's status that means started, default 200).
 #
 # Authentication (SEC-1, decision-040): the recipes ask for an HTTP Basic login and give
@@ -199,7 +201,8 @@ write_fcgid_env() {
 }
 
 # The shared host's own server configuration (what a hosting company runs, not part of
-# the recipe): mod_fcgid at its defaults but for its state and the process count,
+# the recipe): mod_fcgid at its defaults but for its state and the process count (none
+# with TH_HOST_FCGID=defaults),
 # .htaccess allowed on the web root. Sanitizer options reach the workers as a host
 # setting (a site cannot pass environment variables). MODE htaccess-cgi: a host with
 # mod_cgid (its socket in the state directory) or mod_cgi instead, passing sanitizer
@@ -238,7 +241,8 @@ write_host_conf() {
 		echo "<IfModule mod_fcgid.c>"
 		echo "FcgidIPCDir \"\${TH_STATE_DIR}/fcgid\""
 		echo "FcgidProcessTableFile \"\${TH_STATE_DIR}/fcgid_shm\""
-		echo "FcgidMaxProcessesPerClass \${TH_PROCS}"
+		# TH_HOST_FCGID=defaults: mod_fcgid exactly at its defaults (100 processes a class).
+		[ "${TH_HOST_FCGID:-}" = defaults ] || echo "FcgidMaxProcessesPerClass \${TH_PROCS}"
 		for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
 			eval "val=\${$v:-}"
 			[ -z "$val" ] || echo "FcgidInitialEnv $v \"$val\""
