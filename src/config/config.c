@@ -316,8 +316,8 @@ static const struct key keys[] = {
     K_INT("rate_limit_burst", rate_limit_burst, 1, 1000000, "20",
           "requests a participant may send at once before rate_limit_rps paces it"),
     K_INT("worker_threads", worker_threads, 1, 64, "16",
-          "requests one FastCGI worker serves at once; their writes commit together; a "
-          "thread is started only when a connection waits for one (decision-045)"),
+          "requests one FastCGI worker serves at once; their writes commit together; "
+          "threads are started as requests take the waiting one (decision-045)"),
     K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",
            "the version outbound A2UI messages carry: v0.9 or v0.9.1 (UI-1)"),
     K_INT("push_allow_private", push_allow_private, 0, 1, "0",

@@ -7,7 +7,6 @@
 #include "worker/serve.h"
 
 #include <fcgiapp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -126,13 +125,14 @@ struct loop {
 	int started; /* the thread runs (joined by th_worker_serve_fcgi) */
 };
 
-/* decision-045: the request threads of a FastCGI worker. One serves from the start; the
- * others (up to worker_threads) are started one at a time, each when a thread has just
- * accepted a request while no other thread waits in accept and a further connection is
- * already waiting on the listening socket. A web server that sends a process one request
- * at a time (mod_fcgid) never leaves a connection waiting behind a busy one, so its
- * processes keep a single request thread: a fraction of the memory and the start-up
- * work, which is what lets mod_fcgid run as many processes as it has requests at once. */
+/* decision-045: the request threads of a FastCGI worker. One waits in accept from the
+ * start; the others (up to worker_threads) are started one at a time, each when a thread
+ * has just accepted a request and no other is left waiting in accept, so that a request
+ * arriving next (or while a slow turn runs) always finds a thread. A web server that sends
+ * a process one request at a time (mod_fcgid) keeps its processes at two request threads,
+ * the one serving and the one waiting: a fraction of the memory and the start-up work of
+ * all worker_threads, which is what lets mod_fcgid run as many processes as it has
+ * requests at once. */
 struct pool {
 	pthread_mutex_t lock;
 	struct loop *loops; /* max entries, [0] the main thread's; freed by th_worker_serve_fcgi */
@@ -159,16 +159,8 @@ static void after_response(struct loop *l, int64_t *changes)
 
 static void grow(struct pool *p);
 
-/* 1 when a connection waits on the listening socket (fd 0) that no thread accepted. */
-static int connection_waiting(void)
-{
-	struct pollfd pfd = {.fd = 0, .events = POLLIN};
-	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
-}
-
 /* Counts the calling thread out of (busy 1) or into (0) the threads waiting in accept;
- * a thread that just took a request starts another when none is left waiting and a
- * connection already waits for one. */
+ * a thread that just took a request starts another when none is left waiting. */
 static void set_busy(struct pool *p, int busy)
 {
 	if (p == NULL)
@@ -177,7 +169,7 @@ static void set_busy(struct pool *p, int busy)
 	p->idle += busy ? -1 : 1;
 	int want = busy && p->idle == 0 && !p->stopping && p->used < p->max;
 	pthread_mutex_unlock(&p->lock);
-	if (want && connection_waiting())
+	if (want)
 		grow(p);
 }
 
@@ -284,7 +276,8 @@ static void *grown_loop(void *arg)
 }
 
 /* Takes the next entry of the pool and starts its thread, counted as waiting in accept
- * from now on so that the requests accepted meanwhile do not start more. */
+ * from now on so that the requests accepted meanwhile do not start more. The thread
+ * opens its own context, so the request that started it does not wait for that. */
 static void grow(struct pool *p)
 {
 	pthread_mutex_lock(&p->lock);

@@ -290,16 +290,17 @@ run_mode() {
 
 	# ------------------------------------------------------------------ lean processes
 	# HOST-1 (decision-045): mod_fcgid sends a process one request at a time, so its
-	# workers never start a second request thread: each has at most three (the request
-	# thread, the stream thread, the recovery thread), not worker_threads (16) of them.
+	# workers start a request thread only to have one waiting while another serves or
+	# finishes after-response work: a few, not worker_threads (16). At most 8 threads in
+	# all (the stream and recovery threads included; 18 when all 16 started at once).
 	case $MODE in fcgid | htaccess)
 		threads=
 		for p in $(sh "$LAUNCHER" workers "$T/$MODE"); do
 			threads="$threads $(ls "/proc/$p/task" 2>/dev/null | grep -c .)"
 		done
 		REQ_DESC="threads of each worker process behind $LABEL:$threads"
-		check "HOST-1 worker processes behind $LABEL keep one request thread (decision-045)" \
-			'[ -n "$threads" ]' '[ "$(printf "%s\n" $threads | sort -n | tail -n1)" -le 3 ]'
+		check "HOST-1 worker processes behind $LABEL start few request threads (decision-045)" \
+			'[ -n "$threads" ]' '[ "$(printf "%s\n" $threads | sort -n | tail -n1)" -le 8 ]'
 		;;
 	esac
 
