@@ -178,14 +178,14 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 		return err;
 	err = th_store_exec(st, TH_STMT_TASK_SET_STATUS,
 	                    "UPDATE tasks SET state = ?2, sub_state = ?3, "
-	                    "status_meta_json = ?4, status_message_json = ?5, status_pos = ?8, "
+	                    "status_meta_json = ?4, status_message_json = ?5, status_pos = NULLIF(?8, 0), "
 	                    "status_ms = ?6, updated_ms = ?7 WHERE id = ?1",
 	                    TH_ARGS(TH_T(r->id), TH_T(state), TH_T(r->sub_state),
 	                            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
 	                            TH_T(pos > 0 ? NULL : r->status_message_json),
 	                            TH_I(r->status_ms > 0 ? r->status_ms : now),
 	                            TH_I(r->updated_ms > 0 ? r->updated_ms : now),
-	                            pos > 0 ? TH_I(pos) : TH_T(NULL)),
+	                            TH_I(pos)),
 	                    NULL, &changed, "task status", e);
 	return updated(err, changed, r->id, e);
 }
