@@ -278,16 +278,17 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
 	/* ?4, the task, only for TURNS_EXPIRED_TASK. */
 	const struct th_arg args[] = {TH_I(now_ms), TH_I(queued_before_ms),
 	                              TH_I(limit > 0 ? limit : -1), TH_T(task_id)};
-	/* Across tasks each half is a range on its own index: (state, lease_until_ms) for
-	 * running turns, (state, updated_ms) for queued ones; for one task, its live turns
-	 * on (task_id, state). */
+	/* Both read the live turns only, through the partial index turns_live_by_task (its
+	 * condition spelled the same way): across tasks all of it, for one task its range.
+	 * "+id" keeps SQLite from walking the whole table in id order instead (migration
+	 * 010, decision-048); the live turns are few, so sorting them is cheap. */
 	if (task_id == NULL)
 		return th_store_each(
 		    st, TH_STMT_TURNS_EXPIRED,
 		    "SELECT " TURN_COLS " "
-		    "FROM (SELECT * FROM turns WHERE state = 'running' AND "
-		    "lease_until_ms < ?1 UNION ALL SELECT * FROM turns WHERE "
-		    "state = 'queued' AND updated_ms < ?2) AS x ORDER BY id LIMIT ?3",
+		    "FROM turns WHERE state IN ('queued', 'running') "
+		    "AND ((state = 'running' AND lease_until_ms < ?1) OR "
+		    "(state = 'queued' AND updated_ms < ?2)) ORDER BY +id LIMIT ?3",
 		    args, 3, &turn_row, (void **)out, n, "expired turns", e);
 	return th_store_each(st, TH_STMT_TURNS_EXPIRED_TASK,
 	                     "SELECT " TURN_COLS " "

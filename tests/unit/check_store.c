@@ -190,7 +190,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	ck_assert_int_eq(th_store_schema_version(), 9);
+	ck_assert_int_eq(th_store_schema_version(), 10);
 	/* 007: an event's seq comes from the log; the task row keeps no counter. */
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('tasks') "
 	                           "WHERE name = 'last_seq'"),
@@ -2542,8 +2542,9 @@ START_TEST(test_store1_002_queries_use_indexes)
 	    "ORDER BY created_ms DESC LIMIT 1",
 	    "SELECT * FROM push_outbox WHERE state IN ('pending', 'sending') AND "
 	    "next_attempt_ms <= 5 ORDER BY id LIMIT 10",
-	    "SELECT * FROM turns WHERE state = 'queued' AND updated_ms < 5",
-	    "SELECT * FROM turns WHERE state = 'running' AND lease_until_ms < 5",
+	    /* Recovery across tasks reads the live turns only (010, decision-048). */
+	    "SELECT * FROM turns WHERE state IN ('queued', 'running') AND ((state = 'running' "
+	    "AND lease_until_ms < 5) OR (state = 'queued' AND updated_ms < 5)) ORDER BY +id",
 	    "SELECT * FROM channel_messages WHERE task_id = 'x' AND channel_id = 'y' AND seq > 0 "
 	    "ORDER BY seq",
 	    "SELECT * FROM plan_steps WHERE task_id = 'x' ORDER BY pos",

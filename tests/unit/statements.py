@@ -15,6 +15,17 @@ and checks that:
   - every statement prepares (sqlite3 EXPLAIN, parameters unbound) on a database that
     `tiny-harness migrate` made.
 
+STORE-10 (migration 010, decision-048) adds what the leaner schema must keep:
+
+  - no statement reads a whole table: each EXPLAIN QUERY PLAN is SEARCHes, or a SCAN of
+    a partial index (a small part of its table), except the operator statements named
+    in OPERATOR_SCANS; and the hot statements (SendMessage's writes, GetTask, ListTasks,
+    a stream's events_since) use the index named in HOT_PLANS;
+  - deleting a task, a participant, a channel or a push config finds the rows that refer
+    to it through an index (the foreign keys' look-ups, read from the bytecode);
+  - the waiting_tasks view of 010 gives the same columns and rows as the one of 006 on
+    tasks that cover each of its branches.
+
 PostgreSQL's texts (STORE-6) are not prepared here: pg.c's own statements (TH_STMT_PG_*)
 and the second text of a `th_sql_for(st, sqlite, postgresql)` call site only count as
 call sites; check_store and the second pass of scripts/test.sh run them on PostgreSQL.
@@ -23,7 +34,9 @@ TAP output; exit 0 when every check passed, 1 otherwise, 77 when TH_BIN is not a
 """
 
 import os
+import random
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -42,6 +55,39 @@ DEFINE = re.compile(r"^#define\s+([A-Z][A-Z0-9_]*)\s+((?:" + STRING + r"|\s|\\\n
 
 results = []
 
+# STORE-10: statements that may read a whole table, and why.
+OPERATOR_SCANS = {
+    "TH_STMT_OVERVIEW": "`tiny-harness tasks`, the operator's overview of every task",
+    "TH_STMT_KEY_LIST": "`tiny-harness keys list`: api_keys holds the keys an operator issued",
+    "TH_STMT_KEY_REVOKE": "`tiny-harness keys revoke`, on the same small table (010 dropped its name index)",
+}
+
+# STORE-10: the index each hot statement must use (a line of its plan contains the text).
+HOT_PLANS = {
+    "TH_STMT_TASK_INSERT": [],
+    "TH_STMT_TASK_SET_STATUS": ["SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 (id=?)"],
+    "TH_STMT_TASK_GET": ["SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)",
+                         "SEARCH m USING INDEX sqlite_autoindex_messages_1 (task_id=? AND pos=?)",
+                         "SEARCH e USING COVERING INDEX sqlite_autoindex_events_1 (task_id=?)"],
+    "TH_STMT_TASK_LIST": ["SEARCH p USING COVERING INDEX participants_by_participant (participant_id=?"],
+    "TH_STMT_TASK_LIST_AFTER": ["SEARCH p USING COVERING INDEX participants_by_participant (participant_id=?"],
+    "TH_STMT_MSG_APPEND": ["SEARCH messages USING COVERING INDEX sqlite_autoindex_messages_1 (task_id=?)"],
+    "TH_STMT_MSG_EXISTS": ["SEARCH messages USING COVERING INDEX sqlite_autoindex_messages_2 (task_id=? AND message_id=?)"],
+    "TH_STMT_MSG_FIRST": ["SEARCH messages USING INDEX messages_first_by_message_id (message_id=? AND sender=?)"],
+    "TH_STMT_EV_LAST": ["SEARCH events USING COVERING INDEX sqlite_autoindex_events_1 (task_id=?)"],
+    "TH_STMT_EV_SINCE": ["SEARCH events USING INDEX sqlite_autoindex_events_1 (task_id=? AND seq>?)"],
+    "TH_STMT_TURN_CREATE": [],
+    "TH_STMT_TURN_START": [],
+    "TH_STMT_TURN_HOLD": ["SEARCH turns USING INTEGER PRIMARY KEY (rowid=?)"],
+    "TH_STMT_TURN_FINISH": ["SEARCH turns USING INTEGER PRIMARY KEY (rowid=?)"],
+    "TH_STMT_TURN_NEXT_EXPIRY": ["SEARCH turns USING INDEX turns_live_by_task (task_id=?)"],
+    "TH_STMT_PUSH_ENQUEUE": ["SEARCH c USING INDEX sqlite_autoindex_push_configs_1 (task_id=?)"],
+}
+
+# STORE-10: a foreign key whose look-up reads the whole child table, known and left so
+# (decision-048): an index on turns(task_id) for every turn would cost each task bytes.
+KNOWN_FK_SCANS = {("tasks", "turns"): "purge's cascade to turns (turns_live_by_task is partial)"}
+
 
 def check(ok, name, detail=""):
     results.append((ok, name, detail))
@@ -58,6 +104,123 @@ def c_string(tokens, macros):
         else:
             raise ValueError(f"unknown macro {tok}")
     return "".join(out)
+
+
+def plan(db, sql):
+    """EXPLAIN QUERY PLAN of sql as the lines sqlite3 prints."""
+    r = subprocess.run(["sqlite3", "-bail", db, "EXPLAIN QUERY PLAN " + sql], capture_output=True, text=True)
+    return r.stdout.splitlines() if r.returncode == 0 else ["error: " + r.stderr.strip()]
+
+
+def whole_table_reads(con, sql, lines):
+    """The lines of a plan that read a whole table (an alias resolved to its table); a SCAN
+    of a partial index is a small part of its table and does not count."""
+    tables = {n for (n,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+    partial = {n for (n, q) in con.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'index'")
+               if q is not None and re.search(r"\)\s*WHERE\s", q)}
+    alias = {t: t for t in tables}
+    for m in re.finditer(r"\b(?:FROM|JOIN)\s+(\w+)\s+(?:AS\s+)?(\w+)", sql, re.I):
+        if m.group(1) in tables:
+            alias[m.group(2)] = m.group(1)
+    bad = []
+    for line in lines:
+        m = re.search(r"\bSCAN (\w+)(?: USING (?:COVERING )?INDEX (\w+))?", line)
+        if m and m.group(1) in alias and (m.group(2) is None or m.group(2) not in partial):
+            bad.append(line.strip(" |`-"))
+    return bad
+
+
+def fk_scans(con):
+    """(parent, child) pairs whose foreign-key look-up on deleting a parent row walks the
+    whole child table: a Rewind on a cursor opened on a table's root in the bytecode of
+    DELETE FROM parent WHERE rowid = ?1 (its cascades and checks are sub-programs)."""
+    roots = {r: (t, n) for (t, n, r) in con.execute("SELECT type, name, rootpage FROM sqlite_schema")}
+    tables = [n for (n,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                        "AND name NOT LIKE 'sqlite_%'")]
+    parents = sorted({fk[2] for t in tables for fk in con.execute(f"PRAGMA foreign_key_list({t})")})
+    found = set()
+    for parent in parents:
+        cursors, last = {}, -1
+        for addr, op, p1, p2, _p3, p4, *_ in con.execute(f"EXPLAIN DELETE FROM {parent} WHERE rowid = ?1", (0,)):
+            if addr <= last:
+                cursors = {}  # a sub-program starts
+            last = addr
+            if op in ("OpenRead", "OpenWrite") and roots.get(p2, ("",))[0] == "table":
+                cursors[p1] = roots[p2][1]
+            elif op in ("Rewind", "Last") and p1 in cursors:
+                found.add((parent, cursors[p1]))
+    return parents, found
+
+
+def view_006(srcdir):
+    """The CREATE VIEW of sql/006_waiting.sql, renamed waiting_tasks_006."""
+    text = open(os.path.join(srcdir, "sql", "006_waiting.sql"), encoding="utf-8").read()
+    text = text[text.index("CREATE VIEW waiting_tasks AS"):].rstrip().rstrip(";")
+    return text.replace("CREATE VIEW waiting_tasks AS", "CREATE VIEW waiting_tasks_006 AS", 1)
+
+
+def waiting_rows(con):
+    """Fill con with tasks that take each branch of waiting_tasks, then return both views'
+    column names and rows: (010's, 006's)."""
+    rnd = random.Random(10)
+    ext = "io.github.madarauchiha-314.tiny-harness/status"
+
+    def task(tid, state, sub, meta):
+        con.execute("INSERT INTO tasks (id, context_id, state, sub_state, status_meta_json, status_ms, "
+                    "name, goal, ext_json, created_by, created_ms, updated_ms) "
+                    "VALUES (?, 'c', ?, ?, ?, ?, ?, '', '{}', 'alice', 1, ?)",
+                    (tid, state, sub, meta, 1700000000000 + rnd.randrange(10**9), f"task {tid}",
+                     rnd.randrange(10**6)))
+
+    def ask(rid, tid, state, created_ms):
+        con.execute("INSERT INTO help_requests (id, task_id, channel_id, asked_by, asked, question, "
+                    "state, created_ms, answered_ms, asked_for) "
+                    "VALUES (?, ?, ?, 'tiny-harness', ?, ?, ?, ?, ?, ?)",
+                    (rid, tid, tid, rnd.choice(["bob", "carol"]), f"q {rid}", state, created_ms,
+                     10 if state == "answered" else None, rnd.choice([None, "alice"])))
+
+    # The edges, one task each: a request id that is a JSON number (the stored id is
+    # text), an answered request named by the metadata, another task's request, none.
+    task("e-num", "TASK_STATE_INPUT_REQUIRED", "awaiting-answer", '{"request_id":7}')
+    ask("7", "e-num", "pending", 5)
+    task("e-answered", "TASK_STATE_INPUT_REQUIRED", "awaiting-answer", '{"request_id":"e-a1"}')
+    ask("e-a1", "e-answered", "answered", 5)
+    ask("e-a2", "e-answered", "pending", 6)
+    task("e-foreign", "TASK_STATE_INPUT_REQUIRED", "awaiting-answer", '{"request_id":"e-a2"}')
+    task("e-none", "TASK_STATE_INPUT_REQUIRED", "awaiting-answer", None)
+    task("e-next", "TASK_STATE_INPUT_REQUIRED", "awaiting-next-message", '{"request_id":"e-a2"}')
+    states = ["TASK_STATE_INPUT_REQUIRED"] * 4 + ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+    for i in range(400):
+        tid = f"t{i:03d}"
+        state = rnd.choice(states)
+        sub = rnd.choice([None, "awaiting-next-message", "awaiting-answer", "awaiting-answer"]) \
+            if state == "TASK_STATE_INPUT_REQUIRED" else None
+        named = rnd.choice([f"{tid}-h0", f"{tid}-h1", f"{tid}-h9", "e-a1"])
+        task(tid, state, sub, rnd.choice([
+            None, "not json", "{}", "[1]", '{"participant_id":"bob"}', '{"request_id":"%s"}' % named,
+            '{"participant_id":"carol","request_id":"%s"}' % named,
+            '{"%s":{"participant_id":"dave","request_id":"%s"}}' % (ext, named),
+            '{"participant_id":"erin","%s":{"participant_id":"dave"}}' % ext]))
+        for k in range(rnd.choice([0, 0, 1, 2, 3])):
+            # equal created_ms now and then: the rowid breaks the tie
+            ask(f"{tid}-h{k}", tid, rnd.choice(["pending", "pending", "answered", "canceled"]),
+                rnd.choice([5, 5, 9]))
+        for k in range(rnd.choice([0, 1, 2])):
+            con.execute("INSERT INTO confirmations (id, task_id, question, asked_by, state, created_ms) "
+                        "VALUES (?, ?, 'ok?', 'alice', ?, 1)",
+                        (f"{tid}-c{k}", tid, rnd.choice(["pending", "approved", "rejected"])))
+    for i in range(0, 400, 3):
+        for child in (i + 1, i + 2):
+            if child < 400:
+                con.execute("INSERT INTO subtask_links (parent_id, child_id, created_ms, resolved_ms) "
+                            "VALUES (?, ?, 1, ?)", (f"t{i:03d}", f"t{child:03d}", rnd.choice([None, 3])))
+    con.execute(view_006(SRCDIR))
+    out = []
+    for view in ("waiting_tasks", "waiting_tasks_006"):
+        cur = con.execute(f"SELECT * FROM {view} ORDER BY id")
+        out.append(([d[0] for d in cur.description], cur.fetchall()))
+    con.rollback()
+    return out
 
 
 def enum_ids():
@@ -124,6 +287,52 @@ def main():
         prepared = sum(len(s) for s in sites.values())
         check(not failed, f"STORE-1 every statement prepares on the migrated schema ({prepared} statements)",
               "\n".join(failed))
+
+        con = sqlite3.connect(db)
+        con.execute("PRAGMA foreign_keys = ON")  # as th_store_open has it
+        scans, plans = [], {}
+        for sid in sorted(sites):
+            for sql in sites[sid]:
+                lines = plans[sid] = plan(db, sql)
+                bad = whole_table_reads(con, sql, lines)
+                if bad and sid not in OPERATOR_SCANS:
+                    scans.append(f"{sid}: {'; '.join(bad)}")
+        check(not scans, "STORE-10 no statement reads a whole table (operator statements aside)",
+              "\n".join(scans))
+        wrong = []
+        for sid, want in HOT_PLANS.items():
+            if sid not in plans:
+                wrong.append(f"{sid}: no call site")
+            for w in want:
+                if not any(w in line for line in plans.get(sid, [])):
+                    wrong.append(f"{sid}: no '{w}' in\n  " + "\n  ".join(plans.get(sid, [])))
+        check(not wrong, f"STORE-10 the hot statements use their indexes ({len(HOT_PLANS)} statements)",
+              "\n".join(wrong))
+        view_plan = plan(db, "SELECT * FROM waiting_tasks")
+        check(not whole_table_reads(con, "SELECT * FROM waiting_tasks", view_plan)
+              and any("tasks_waiting" in line for line in view_plan),
+              "STORE-10 waiting_tasks reads the INPUT_REQUIRED tasks through tasks_waiting",
+              "\n".join(view_plan))
+
+        parents, found = fk_scans(con)
+        unexpected = sorted(found - set(KNOWN_FK_SCANS))
+        check(len(parents) >= 4 and not unexpected,
+              f"STORE-10 deleting a row of {', '.join(parents)} finds the rows referring to it by index",
+              "\n".join(f"{p} -> {c}: a whole-table read" for p, c in unexpected))
+        for known in sorted(set(KNOWN_FK_SCANS) - found):
+            print(f"# {known[0]} -> {known[1]} no longer reads the whole table: "
+                  "remove it from KNOWN_FK_SCANS", file=sys.stderr)
+
+        (cols, rows), (cols6, rows6) = waiting_rows(con)
+        con.close()
+        waiting = [r for r in rows if r[2] is not None]
+        check(cols == cols6 and rows == rows6 and len(rows) > 100
+              and any(r[3] == "(participant unknown)" for r in rows)
+              and any(r[5] is not None and r[4] is None for r in rows)
+              and any(r[4] is not None for r in rows) and len(waiting) > 50,
+              f"STORE-10 waiting_tasks (010) gives the columns and rows of 006's view ({len(rows)} rows)",
+              f"columns {cols} / {cols6}\n" + "\n".join(
+                  f"010 {a}\n006 {b}" for a, b in zip(rows, rows6) if a != b))
 
     print(f"1..{len(results)}")
     for n, (ok, name, detail) in enumerate(results, 1):
