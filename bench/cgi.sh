@@ -10,7 +10,8 @@
 #
 #   bench/cgi.sh                          TH_BIN (default build/src/tiny-harness), N=200
 #   N=500 bench/cgi.sh
-#   BEFORE_BIN=/other/tiny-harness bench/cgi.sh   a second binary measured alongside
+#   BEFORE_BIN=/other/tiny-harness bench/cgi.sh   a second binary measured alongside, each
+#                                         on a database it migrated itself (schemas may differ)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
@@ -18,8 +19,7 @@ N=${N:-200}
 [ -x "$TH_BIN" ] || { echo "cgi: no program at $TH_BIN" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/th-cgi-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-export TINY_HARNESS_DB=$work/tiny-harness.db
-for v in $(compgen -e | grep '^TINY_HARNESS_' | grep -v '^TINY_HARNESS_DB$'); do unset "$v"; done
+for v in $(compgen -e | grep '^TINY_HARNESS_'); do unset "$v"; done
 
 cat >"$work/mini.c" <<'C'
 #include <fcgiapp.h>
@@ -37,12 +37,20 @@ int main(void)
 C
 cc -O2 "$work/mini.c" -o "$work/mini" -lfcgi -ljson-c -lsqlite3 || { echo "cgi: cannot build the minimal program" >&2; exit 1; }
 
-"$TH_BIN" migrate >/dev/null || exit 1
+bins=(${BEFORE_BIN:-} "$TH_BIN")
+# Each program gets a database of its own, migrated and given its task by that program
+# (a BEFORE_BIN of an older schema version refuses a database migrated by a newer one).
 body='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"b1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}'
-task=$(printf '%s' "$body" | REQUEST_METHOD=POST REQUEST_URI=/ REMOTE_ADDR=127.0.0.1 CONTENT_TYPE=application/json \
-	CONTENT_LENGTH=${#body} HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice "$TH_BIN" |
-	sed -n 's/.*"task":{"id":"\([^"]*\)".*/\1/p')
-[ -n "$task" ] || { echo "cgi: SendMessage over CGI made no task" >&2; exit 1; }
+dbs=() tasks=()
+for i in "${!bins[@]}"; do
+	export TINY_HARNESS_DB=$work/tiny-harness.$i.db
+	"${bins[$i]}" migrate >/dev/null 2>&1 || { echo "cgi: ${bins[$i]} migrate failed" >&2; exit 1; }
+	task=$(printf '%s' "$body" | REQUEST_METHOD=POST REQUEST_URI=/ REMOTE_ADDR=127.0.0.1 CONTENT_TYPE=application/json \
+		CONTENT_LENGTH=${#body} HTTP_A2A_VERSION=1.0 HTTP_X_PARTICIPANT_ID=alice "${bins[$i]}" |
+		sed -n 's/.*"task":{"id":"\([^"]*\)".*/\1/p')
+	[ -n "$task" ] || { echo "cgi: SendMessage over CGI made no task" >&2; exit 1; }
+	dbs+=("$TINY_HARNESS_DB") tasks+=("$task")
+done
 
 # The runner: N rounds; in each, one run of every row, in turn, so that a machine whose
 # load changes during the run (other builds, other benchmarks) weighs on every row alike.
@@ -61,12 +69,16 @@ cat >"$work/runner.c" <<'C'
 static long us(struct timeval t) { return t.tv_sec * 1000000L + t.tv_usec; }
 int main(int argc, char **argv)
 {
-	/* runner N TASK OUTDIR mini BIN... : files OUTDIR/{wall,cpu}.ROW, one time (us) a line */
+	/* runner N OUTDIR mini [BIN TASK DB]... : files OUTDIR/{wall,cpu}.ROW, one time (us) a
+	 * line; each BIN runs on its own database DB, GetTask of its TASK */
 	int n = atoi(argv[1]);
-	const char *task = argv[2], *dir = argv[3];
-	int nb = argc - 4;
-	static char uri[512];
-	snprintf(uri, sizeof uri, "REQUEST_URI=/tasks/%s", task);
+	const char *dir = argv[2];
+	int nb = 1 + (argc - 4) / 3;
+	static char uri[32][512], db[32][1024];
+	for (int b = 1; b < nb && b < 32; b++) {
+		snprintf(uri[b], sizeof uri[b], "REQUEST_URI=/tasks/%s", argv[3 + 3 * (b - 1) + 2]);
+		snprintf(db[b], sizeof db[b], "TINY_HARNESS_DB=%s", argv[3 + 3 * (b - 1) + 3]);
+	}
 	FILE *out[64][2];
 	int rows = 0;
 	for (int b = 0; b < nb; b++)
@@ -89,13 +101,14 @@ int main(int argc, char **argv)
 				if (p == 0) {
 					int fd = open("/dev/null", O_RDWR);
 					dup2(fd, 0), dup2(fd, 1), dup2(fd, 2);
-					char *card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", NULL};
-					char *get[] = {"REQUEST_METHOD=GET", uri, "REMOTE_ADDR=127.0.0.1", "HTTP_A2A_VERSION=1.0",
-					               "HTTP_X_PARTICIPANT_ID=alice", NULL};
+					char *card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", db[b], NULL};
+					char *get[] = {"REQUEST_METHOD=GET", uri[b], "REMOTE_ADDR=127.0.0.1", "HTTP_A2A_VERSION=1.0",
+					               "HTTP_X_PARTICIPANT_ID=alice", db[b], NULL};
 					char **env = b == 0 ? NULL : k == 0 ? card : get;
 					for (int i = 0; env != NULL && env[i] != NULL; i++)
 						putenv(env[i]);
-					execl(argv[4 + b], argv[4 + b], (char *)NULL);
+					const char *prog = b == 0 ? argv[3] : argv[3 + 3 * (b - 1) + 1];
+					execl(prog, prog, (char *)NULL);
 					_exit(127);
 				}
 				if (p < 0 || wait4(p, &st, 0, &ru) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
@@ -109,8 +122,9 @@ int main(int argc, char **argv)
 }
 C
 cc -O2 "$work/runner.c" -o "$work/runner" || { echo "cgi: cannot build the runner" >&2; exit 1; }
-bins=(${BEFORE_BIN:-} "$TH_BIN")
-"$work/runner" "$N" "$task" "$work" "$work/mini" "${bins[@]}" || { echo "cgi: a run failed" >&2; exit 1; }
+args=()
+for i in "${!bins[@]}"; do args+=("${bins[$i]}" "${tasks[$i]}" "${dbs[$i]}"); done
+"$work/runner" "$N" "$work" "$work/mini" "${args[@]}" || { echo "cgi: a run failed" >&2; exit 1; }
 
 # stat FILE: "median p25-p75" of the times in FILE, in ms
 stat() {
