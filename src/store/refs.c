@@ -24,6 +24,27 @@
 /* A snapshot's history longer than this keeps its copies (one lookup per message). */
 #define REF_HISTORY_MAX 64
 
+/* text parsed as a JSON object into *out (json_object_put), or code with "<what> is not a
+ * JSON object". */
+static th_err parse_object(const char *text, th_err code, const char *what, json_object **out,
+                           struct th_error *e)
+{
+	*out = json_tokener_parse(text);
+	if (*out != NULL && json_object_is_type(*out, json_type_object))
+		return TH_OK;
+	json_object_put(*out);
+	*out = NULL;
+	return th_error_set(e, code, "%s is not a JSON object", what);
+}
+
+/* obj serialised as new text into *out (free). */
+static th_err text_of(json_object *obj, const char *what, char **out, struct th_error *e)
+{
+	const char *t = th_json_text(obj);
+	*out = t != NULL ? strdup(t) : NULL;
+	return *out != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+}
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 /* The stored form of a parsed message: obj without taskId and contextId, as new text
@@ -39,11 +60,10 @@ static char *pack_obj(json_object *obj)
 th_err th_ref_msg_pack(const char *json, char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *obj = json_tokener_parse(json);
-	if (obj == NULL || !json_object_is_type(obj, json_type_object)) {
-		json_object_put(obj);
-		return th_error_set(e, TH_EINVAL, "message to store is not a JSON object");
-	}
+	json_object *obj = NULL;
+	th_err rc = parse_object(json, TH_EINVAL, "message to store", &obj, e);
+	if (rc != TH_OK)
+		return rc;
 	*out = pack_obj(obj);
 	json_object_put(obj);
 	return *out != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory (message)");
@@ -257,12 +277,10 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
                          const char *json, char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *root = json_tokener_parse(json);
-	if (root == NULL || !json_object_is_type(root, json_type_object)) {
-		json_object_put(root);
-		return th_error_set(e, TH_EINVAL, "event to store is not a JSON object");
-	}
-	th_err rc = TH_OK;
+	json_object *root = NULL;
+	th_err rc = parse_object(json, TH_EINVAL, "event to store", &root, e);
+	if (rc != TH_OK)
+		return rc;
 	json_object *v = NULL;
 	if (json_object_object_get_ex(root, "task", &v) && json_object_is_type(v, json_type_object)) {
 		drop_if(v, "id", task_id);
@@ -284,12 +302,8 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
 	} else if (json_object_object_get_ex(root, "message", &v)) {
 		rc = ref_member(st, task_id, root, "message", e);
 	}
-	if (rc == TH_OK) {
-		const char *t = th_json_text(root);
-		*out = t != NULL ? strdup(t) : NULL;
-		if (*out == NULL)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
-	}
+	if (rc == TH_OK)
+		rc = text_of(root, "event", out, e);
 	json_object_put(root);
 	return rc;
 }
@@ -382,12 +396,10 @@ th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char 
                            const char *stored, char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *root = json_tokener_parse(stored);
-	if (root == NULL || !json_object_is_type(root, json_type_object)) {
-		json_object_put(root);
-		return th_error_set(e, TH_EINTERNAL, "task %s: a stored event is not JSON", task_id);
-	}
-	th_err rc = TH_OK;
+	json_object *root = NULL;
+	th_err rc = parse_object(stored, TH_EINTERNAL, "a stored event", &root, e);
+	if (rc != TH_OK)
+		return rc;
 	const char *top = NULL;
 	const char *id_key = NULL;
 	json_object *v = NULL;
@@ -416,12 +428,8 @@ th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char 
 		if (full != NULL)
 			json_object_object_add(root, top, full);
 	}
-	if (rc == TH_OK) {
-		const char *t = th_json_text(root);
-		*out = t != NULL ? strdup(t) : NULL;
-		if (*out == NULL)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
-	}
+	if (rc == TH_OK)
+		rc = text_of(root, "event", out, e);
 	json_object_put(root);
 	return rc;
 }
