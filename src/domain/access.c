@@ -8,8 +8,7 @@
 th_err th_access_not_found(const char *task_id, struct th_error *e)
 {
 	th_error_set(e, TH_ENOTFOUND, "task %.200s not found", task_id);
-	if (e != NULL)
-		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+	th_error_task(e, task_id);
 	return TH_ENOTFOUND;
 }
 
@@ -42,8 +41,7 @@ th_err th_access_check(struct th_store *st, const char *task_id, const char *par
 		    "participant %.100s is a watcher on task %.100s; watchers may read the "
 		    "task and answer questions addressed to them, but not %s it",
 		    participant, task_id, what);
-		if (e != NULL)
-			snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+		th_error_task(e, task_id);
 		return TH_EUNSUPPORTED;
 	}
 	if (role != NULL)

@@ -108,8 +108,7 @@ static th_err refuse_terminal(const struct th_task_row *row, th_err code, const 
 {
 	th_error_set(e, code, "task %.200s is already %s; it cannot be %s", row->id,
 	             th_state_name((enum th_state)row->state), what);
-	if (e != NULL)
-		snprintf(e->task_id, sizeof e->task_id, "%s", row->id);
+	th_error_task(e, row->id);
 	return code;
 }
 

@@ -385,7 +385,7 @@ static th_err open_to(const struct th_task_row *row, json_object *msg, struct th
 		    "task %.200s is %s; it accepts no more messages (start a new task in "
 		    "the same context)",
 		    row->id, th_state_name((enum th_state)row->state));
-		snprintf(e->task_id, sizeof e->task_id, "%s", row->id);
+		th_error_task(e, row->id);
 		return rc;
 	}
 	const char *ctx = th_json_str(msg, "contextId");

@@ -197,7 +197,7 @@ static th_err config_not_found(const char *task_id, const char *id, struct th_er
 {
 	th_error_set(e, TH_ENOTFOUND, "push notification config %.100s not found on task %.100s",
 	             id, task_id);
-	snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+	th_error_task(e, task_id);
 	return TH_ENOTFOUND;
 }
 

@@ -267,7 +267,7 @@ th_err th_harness_subscribe(struct th_app *app, const char *participant, const c
 		rc = th_error_set(e, TH_EUNSUPPORTED,
 		                  "task %.200s is %s; there is nothing left to subscribe to",
 		                  task_id, th_state_name((enum th_state)row.state));
-		snprintf(e->task_id, sizeof e->task_id, "%s", task_id);
+		th_error_task(e, task_id);
 	}
 	th_task_row_free(&row);
 	if (rc != TH_OK)

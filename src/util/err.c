@@ -14,7 +14,15 @@ th_err th_error_set(struct th_error *e, th_err code, const char *fmt, ...)
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
 	e->code = code;
+	e->task_id[0] = '\0'; /* not about a task until th_error_task says so */
 	return code;
+}
+
+void th_error_task(struct th_error *e, const char *task_id)
+{
+	if (e == NULL)
+		return;
+	snprintf(e->task_id, sizeof e->task_id, "%s", task_id != NULL ? task_id : "");
 }
 
 void th_error_clear(struct th_error *e)

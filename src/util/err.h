@@ -47,9 +47,14 @@ struct th_error {
 	char task_id[TH_ID_BUF]; /* ErrorInfo metadata.taskId when the error is about a task */
 };
 
-/* Records code and a printf-style message in e (e may be NULL); returns code. */
+/* Records code and a printf-style message in e (e may be NULL); returns code. Sets every
+ * field: task_id becomes empty (call th_error_task after it for an error about a task). */
 th_err th_error_set(struct th_error *e, th_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Names the task an error recorded by th_error_set is about (ErrorInfo metadata.taskId);
+ * e may be NULL. */
+void th_error_task(struct th_error *e, const char *task_id);
 
 /* Clears e to TH_OK with an empty message. */
 void th_error_clear(struct th_error *e);

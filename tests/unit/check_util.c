@@ -11,6 +11,7 @@
 
 #include "domain/ext.h"
 #include "util/buf.h"
+#include "util/err.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/log.h"
@@ -419,6 +420,28 @@ START_TEST(test_sec6_log_escapes_control_characters)
 }
 END_TEST
 
+/* A2A-4: th_error_set sets every field of the record, so an error body never carries a
+ * taskId left over from a struct that was never cleared (stack garbage) or from an
+ * earlier error; th_error_task names the task only when asked. */
+START_TEST(test_a2a4_error_set_leaves_no_stale_task_id)
+{
+	struct th_error e;
+	memset(&e, 'x', sizeof e); /* what an uncleared stack struct may hold */
+	ck_assert_int_eq(th_error_set(&e, TH_EINVAL, "bad %s", "field"), TH_EINVAL);
+	ck_assert_int_eq(e.code, TH_EINVAL);
+	ck_assert_str_eq(e.msg, "bad field");
+	ck_assert_str_eq(e.task_id, "");
+
+	th_error_task(&e, "t-1");
+	ck_assert_str_eq(e.task_id, "t-1");
+	th_error_set(&e, TH_ENOTFOUND, "another error");
+	ck_assert_str_eq(e.task_id, "");
+
+	th_error_task(NULL, "t-1"); /* a caller without a record is fine */
+	ck_assert_int_eq(th_error_set(NULL, TH_EINTERNAL, "x"), TH_EINTERNAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -439,6 +462,7 @@ int main(void)
 	tcase_add_test(tc, test_store3_text_helpers_trim_split_and_read_hex);
 	tcase_add_test(tc, test_stream5_memo_forgets_on_a_new_stamp_and_stays_small);
 	tcase_add_test(tc, test_sec6_log_escapes_control_characters);
+	tcase_add_test(tc, test_a2a4_error_set_leaves_no_stale_task_id);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
