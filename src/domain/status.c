@@ -143,25 +143,23 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 th_err th_status_announce(struct th_store *st, const struct th_task_row *row, const char *kind,
                           json_object *payload, struct th_error *e)
 {
+	/* decision-026: every piece is looked at; a missing one records nothing. Each builder
+	 * consumes its arguments, also when it fails. */
 	json_object *parts = json_object_new_array();
-	json_object *part = th_envelope_part(kind, payload);
-	if (parts == NULL || part == NULL) {
+	if (th_json_push(parts, th_envelope_part(kind, payload)) != 0) {
 		json_object_put(parts);
-		json_object_put(part);
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	}
-	if (th_json_push(parts, part) != 0) {
-		json_object_put(parts);
-		return th_error_set(e, TH_ENOMEM, "out of memory");
+		return th_error_set(e, TH_ENOMEM, "out of memory building a %.40s announcement", kind);
 	}
 	json_object *msg = th_a2a_agent_message(row->context_id, row->id, parts, NULL);
-	json_object *upd = th_a2a_status_update(
-	    row->id, row->context_id, th_a2a_status((enum th_state)row->state, msg, th_now_ms()),
-	    th_view_status_metadata(row));
+	json_object *status =
+	    msg != NULL ? th_a2a_status((enum th_state)row->state, msg, th_now_ms()) : NULL;
+	json_object *upd = status != NULL ? th_a2a_status_update(row->id, row->context_id, status,
+	                                                         th_view_status_metadata(row))
+	                                  : NULL;
 	json_object *ev = json_object_new_object();
 	if (th_json_put(ev, "statusUpdate", upd) != 0) {
 		json_object_put(ev);
-		return th_error_set(e, TH_ENOMEM, "out of memory");
+		return th_error_set(e, TH_ENOMEM, "out of memory building a %.40s announcement", kind);
 	}
 	th_err rc = th_event_record(st, row->id, "status", NULL, ev, e);
 	json_object_put(ev);
