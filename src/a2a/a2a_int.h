@@ -17,8 +17,6 @@
 /* Longest field path written into an error message. */
 #define TH_A2A_PATH_MAX 160
 
-/* The value of camel (or snake) in obj; NULL when absent or JSON null. Borrowed. */
-json_object *th_a2a_field(json_object *obj, const char *camel, const char *snake);
 /* TH_EINVAL when obj names one field both in camelCase and in snake_case (path prefixes
  * the names in the message, e.g. "message."). */
 th_err th_a2a_one_spelling(json_object *obj, const char *path, struct th_error *e);

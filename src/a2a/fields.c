@@ -7,17 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_object *th_a2a_field(json_object *obj, const char *camel, const char *snake)
-{
-	json_object *v = NULL;
-	if (obj == NULL || !json_object_is_type(obj, json_type_object))
-		return NULL;
-	if (json_object_object_get_ex(obj, camel, &v) && v != NULL)
-		return v;
-	if (snake != NULL && json_object_object_get_ex(obj, snake, &v) && v != NULL)
-		return v;
-	return NULL;
-}
+#include "util/jsonx.h"
 
 /* LIM-4: ProtoJSON takes a field by its camelCase or its snake_case name. An object
  * that gives both spellings of one field gives two values for it, and which one is
@@ -55,7 +45,7 @@ th_err th_a2a_get_str(json_object *obj, const char *camel, const char *snake, co
                       size_t max, int drop_empty, const char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *v = th_a2a_field(obj, camel, snake);
+	json_object *v = th_json_get2(obj, camel, snake);
 	if (v == NULL)
 		return TH_OK;
 	if (!json_object_is_type(v, json_type_string))
@@ -99,7 +89,7 @@ th_err th_a2a_get_int(json_object *obj, const char *camel, const char *snake, co
 {
 	*present = 0;
 	*out = 0;
-	json_object *v = th_a2a_field(obj, camel, snake);
+	json_object *v = th_json_get2(obj, camel, snake);
 	if (v == NULL)
 		return TH_OK;
 	switch (json_object_get_type(v)) {
@@ -134,7 +124,7 @@ th_err th_a2a_get_bool(json_object *obj, const char *camel, const char *snake, c
 {
 	*present = 0;
 	*out = 0;
-	json_object *v = th_a2a_field(obj, camel, snake);
+	json_object *v = th_json_get2(obj, camel, snake);
 	if (v == NULL)
 		return TH_OK;
 	if (json_object_is_type(v, json_type_boolean)) {
@@ -156,7 +146,7 @@ th_err th_a2a_get_obj(json_object *obj, const char *camel, const char *snake, co
                       size_t max, json_object **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *v = th_a2a_field(obj, camel, snake);
+	json_object *v = th_json_get2(obj, camel, snake);
 	if (v == NULL)
 		return TH_OK;
 	if (!json_object_is_type(v, json_type_object))

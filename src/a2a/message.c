@@ -55,7 +55,7 @@ static th_err put_ref(json_object *dst, const char *key, json_object *v, struct 
 static th_err copy_str_array(json_object *msg, json_object *dst, const char *camel,
                              const char *snake, const char *prefix, struct th_error *e)
 {
-	json_object *v = th_a2a_field(msg, camel, snake);
+	json_object *v = th_json_get2(msg, camel, snake);
 	if (v == NULL)
 		return TH_OK;
 	if (!json_object_is_type(v, json_type_array))
@@ -95,9 +95,9 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 	if (one != TH_OK)
 		return one;
 
-	json_object *text = th_a2a_field(p, "text", NULL);
-	json_object *raw = th_a2a_field(p, "raw", NULL);
-	json_object *url = th_a2a_field(p, "url", NULL);
+	json_object *text = th_json_get2(p, "text", NULL);
+	json_object *raw = th_json_get2(p, "raw", NULL);
+	json_object *url = th_json_get2(p, "url", NULL);
 	/* google.protobuf.Value: JSON null is a value, so a present key is the member. */
 	json_object *data = NULL;
 	int has_data = json_object_object_get_ex(p, "data", &data);
@@ -173,7 +173,7 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 static th_err decode_parts(json_object *msg, const struct th_limits *lim, json_object *out,
                            struct th_error *e)
 {
-	json_object *parts = th_a2a_field(msg, "parts", NULL);
+	json_object *parts = th_json_get2(msg, "parts", NULL);
 	if (parts == NULL)
 		return th_error_set(e, TH_EINVAL, "message.parts is required");
 	if (!json_object_is_type(parts, json_type_array))
@@ -209,7 +209,7 @@ static th_err decode_parts(json_object *msg, const struct th_limits *lim, json_o
 
 static th_err decode_role(json_object *msg, json_object *out, struct th_error *e)
 {
-	json_object *role = th_a2a_field(msg, "role", NULL);
+	json_object *role = th_json_get2(msg, "role", NULL);
 	if (role == NULL)
 		return th_error_set(e, TH_EINVAL, "message.role is required");
 	int user = 0;
@@ -233,7 +233,7 @@ static th_err decode_message(json_object *in, const struct th_limits *lim, json_
 	if (rc != TH_OK)
 		return rc;
 
-	json_object *idv = th_a2a_field(in, "messageId", "message_id");
+	json_object *idv = th_json_get2(in, "messageId", "message_id");
 	if (idv == NULL)
 		return th_error_set(e, TH_EINVAL, "message.messageId is required");
 	if ((rc = th_a2a_get_str(in, "messageId", "message_id", pre, lim->max_id, 0, &s, e)) !=

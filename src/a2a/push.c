@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/jsonx.h"
+
 /* Longest token or credentials accepted (they travel as HTTP header values). */
 #define SECRET_MAX 4096
 #define SCHEME_MAX 64
@@ -67,7 +69,7 @@ static th_err get_str(json_object *o, const char *camel, const char *snake, cons
                       size_t max, const char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *v = th_a2a_field(o, camel, snake);
+	json_object *v = th_json_get2(o, camel, snake);
 	if (v == NULL)
 		return TH_OK;
 	if (!json_object_is_type(v, json_type_string))
@@ -116,7 +118,7 @@ static th_err need_ids(json_object *params, const struct th_limits *lim, int nee
 /* authentication: {scheme, credentials?}, optional. */
 static th_err decode_auth(json_object *params, struct th_push_create_req *r, struct th_error *e)
 {
-	json_object *auth = th_a2a_field(params, "authentication", NULL);
+	json_object *auth = th_json_get2(params, "authentication", NULL);
 	if (auth == NULL)
 		return TH_OK;
 	if (!json_object_is_type(auth, json_type_object))
@@ -158,7 +160,7 @@ static th_err decode_create(json_object *params, const struct th_limits *lim, in
 	if (rc != TH_OK)
 		return rc;
 	if (r->url == NULL) {
-		if (th_a2a_field(params, "pushNotificationConfig", "push_notification_config") !=
+		if (th_json_get2(params, "pushNotificationConfig", "push_notification_config") !=
 		    NULL)
 			return th_error_set(
 			    e, TH_EINVAL,
@@ -257,7 +259,7 @@ static th_err decode_list(json_object *params, const struct th_limits *lim,
 	if (rc != TH_OK)
 		return rc;
 	r->page_size = PAGE_DEFAULT;
-	json_object *v = th_a2a_field(params, "pageSize", "page_size");
+	json_object *v = th_json_get2(params, "pageSize", "page_size");
 	if (v == NULL)
 		return TH_OK;
 	long long n = page_size_of(v);

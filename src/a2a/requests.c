@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/ids.h"
+#include "util/jsonx.h"
 
 #define PAGE_SIZE_DEFAULT 50
 #define PAGE_SIZE_MAX 100
@@ -24,7 +25,7 @@ static th_err need_object(json_object *params, struct th_error *e)
 static th_err decode_id(json_object *params, char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *v = th_a2a_field(params, "id", NULL);
+	json_object *v = th_json_get2(params, "id", NULL);
 	if (v == NULL)
 		return th_error_set(e, TH_EINVAL, "id is required");
 	if (!json_object_is_type(v, json_type_string))
@@ -45,7 +46,7 @@ static th_err decode_id(json_object *params, char **out, struct th_error *e)
 
 static th_err decode_config(json_object *params, struct th_send_req *out, struct th_error *e)
 {
-	json_object *cfg = th_a2a_field(params, "configuration", NULL);
+	json_object *cfg = th_json_get2(params, "configuration", NULL);
 	if (cfg == NULL)
 		return TH_OK;
 	if (!json_object_is_type(cfg, json_type_object))
@@ -56,14 +57,14 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 		rc = th_a2a_get_history_length(cfg, pre, &out->history_length, e);
 	if (rc != TH_OK)
 		return rc;
-	json_object *b = th_a2a_field(cfg, "returnImmediately", "return_immediately");
+	json_object *b = th_json_get2(cfg, "returnImmediately", "return_immediately");
 	if (b != NULL) {
 		if (!json_object_is_type(b, json_type_boolean))
 			return th_error_set(e, TH_EINVAL,
 			                    "configuration.returnImmediately must be a boolean");
 		out->return_immediately = json_object_get_boolean(b) ? 1 : 0;
 	}
-	json_object *modes = th_a2a_field(cfg, "acceptedOutputModes", "accepted_output_modes");
+	json_object *modes = th_json_get2(cfg, "acceptedOutputModes", "accepted_output_modes");
 	if (modes != NULL) {
 		if (!json_object_is_type(modes, json_type_array))
 			return th_error_set(
@@ -114,7 +115,7 @@ th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, stru
 	const char *tenant; /* multi-tenancy is not offered; only its type is checked */
 	size_t max_md = lim != NULL ? lim->max_metadata : 0;
 	if ((rc = th_a2a_get_str(params, "tenant", NULL, "", TH_ID_MAX, 1, &tenant, e)) != TH_OK ||
-	    (rc = th_a2a_message_decode(th_a2a_field(params, "message", NULL), lim, &out->message,
+	    (rc = th_a2a_message_decode(th_json_get2(params, "message", NULL), lim, &out->message,
 	                                e)) != TH_OK ||
 	    (rc = decode_config(params, out, e)) != TH_OK ||
 	    (rc = th_a2a_get_obj(params, "metadata", NULL, "", max_md, &md, e)) != TH_OK) {
@@ -164,7 +165,7 @@ void th_get_req_free(struct th_get_req *r)
 
 static th_err list_status(json_object *params, struct th_list_req *out, struct th_error *e)
 {
-	json_object *v = th_a2a_field(params, "status", NULL);
+	json_object *v = th_json_get2(params, "status", NULL);
 	if (v == NULL)
 		return TH_OK;
 	int s = th_state_from_json(v);

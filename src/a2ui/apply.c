@@ -4,6 +4,7 @@
  * task's surface registry as one batch. The batch works on a copy of the registry's surfaces,
  * which replaces the original only when every message passed. */
 #include "a2ui/a2ui_int.h"
+#include "util/jsonx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,18 +21,9 @@ struct batch {
 	int fill;
 };
 
-static json_object *get(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-	if (o != NULL && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, k, &v))
-		return v;
-	return NULL;
-}
-
 static int is_deleted(json_object *surface)
 {
-	json_object *d = get(surface, "deleted");
+	json_object *d = th_json_get(surface, "deleted");
 	return d != NULL && json_object_get_boolean(d);
 }
 
@@ -54,14 +46,14 @@ static th_err check_registry(json_object *surfaces, struct th_error *e)
 		return th_error_set(e, TH_EINTERNAL, "A2UI surface registry is malformed");
 	json_object_object_foreach(surfaces, sid, s)
 	{
-		json_object *comps = get(s, "components");
+		json_object *comps = th_json_get(s, "components");
 		if (comps == NULL || !json_object_is_type(comps, json_type_object))
 			return th_error_set(e, TH_EINTERNAL,
 			                    "A2UI surface registry is malformed at surface \"%s\"",
 			                    sid);
 		json_object_object_foreach(comps, cid, c)
 		{
-			json_object *refs = get(c, "refs");
+			json_object *refs = th_json_get(c, "refs");
 			if (refs == NULL || !json_object_is_type(refs, json_type_array))
 				return th_error_set(
 				    e, TH_EINTERNAL,
@@ -76,7 +68,7 @@ th_err th_a2ui_registry_check(json_object *registry, json_object **surfaces, str
 	*surfaces = NULL;
 	if (registry == NULL || !json_object_is_type(registry, json_type_object))
 		return th_error_set(e, TH_EINTERNAL, "A2UI surface registry is not a JSON object");
-	json_object *s = get(registry, "surfaces");
+	json_object *s = th_json_get(registry, "surfaces");
 	th_err rc = check_registry(s, e);
 	if (rc == TH_OK)
 		*surfaces = s;
@@ -99,14 +91,14 @@ static size_t count_live(json_object *surfaces)
 static th_err live_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner,
                            const char **sid_out, json_object **surface)
 {
-	json_object *sid = get(inner, "surfaceId");
+	json_object *sid = th_json_get(inner, "surfaceId");
 	if (sid == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"surfaceId\"");
 	if (!th_a2ui_id_ok(sid))
 		return th_a2ui_fail(w, NULL, "surfaceId must be a string of 1..%d bytes",
 		                    TH_A2UI_MAX_ID_BYTES);
 	const char *id = json_object_get_string(sid);
-	json_object *s = get(b->surfaces, id);
+	json_object *s = th_json_get(b->surfaces, id);
 	if (s == NULL)
 		return th_a2ui_fail(w, NULL,
 		                    "unknown surface \"%s\": createSurface must come first", id);
@@ -130,20 +122,20 @@ static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, jso
 {
 	static const char *const keys[] = {"surfaceId", "catalogId", "theme", "sendDataModel",
 	                                   NULL};
-	if (get(inner, "catalog") != NULL || get(inner, "inlineCatalog") != NULL ||
-	    get(inner, "inlineCatalogs") != NULL)
+	if (th_json_get(inner, "catalog") != NULL || th_json_get(inner, "inlineCatalog") != NULL ||
+	    th_json_get(inner, "inlineCatalogs") != NULL)
 		return th_a2ui_fail(w, NULL, "inline catalog refused: only the basic catalog %s",
 		                    TH_A2UI_BASIC_CATALOG);
 	th_err rc = only_keys(w, inner, keys);
 	if (rc != TH_OK)
 		return rc;
-	json_object *sid = get(inner, "surfaceId");
+	json_object *sid = th_json_get(inner, "surfaceId");
 	if (sid == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"surfaceId\"");
 	if (!th_a2ui_id_ok(sid))
 		return th_a2ui_fail(w, NULL, "surfaceId must be a string of 1..%d bytes",
 		                    TH_A2UI_MAX_ID_BYTES);
-	json_object *cat = get(inner, "catalogId");
+	json_object *cat = th_json_get(inner, "catalogId");
 	if (cat == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"catalogId\"");
 	if (json_object_is_type(cat, json_type_object))
@@ -154,14 +146,14 @@ static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, jso
 	    strcmp(json_object_get_string(cat), TH_A2UI_BASIC_CATALOG) != 0)
 		return th_a2ui_fail(w, "catalogId", "must be the basic catalog %s",
 		                    TH_A2UI_BASIC_CATALOG);
-	json_object *theme = get(inner, "theme");
+	json_object *theme = th_json_get(inner, "theme");
 	if (theme != NULL && (rc = th_a2ui_check_theme(w, theme)) != TH_OK)
 		return rc;
-	json_object *sdm = get(inner, "sendDataModel");
+	json_object *sdm = th_json_get(inner, "sendDataModel");
 	if (sdm != NULL && !json_object_is_type(sdm, json_type_boolean))
 		return th_a2ui_fail(w, "sendDataModel", "must be a boolean");
 	const char *id = json_object_get_string(sid);
-	json_object *old = get(b->surfaces, id);
+	json_object *old = th_json_get(b->surfaces, id);
 	if (old != NULL && is_deleted(old))
 		return th_a2ui_fail(w, NULL,
 		                    "surface \"%s\" was deleted; a surface id is not reused", id);
@@ -198,13 +190,13 @@ static th_err component_record(struct th_error *e, json_object *comp, const char
 	th_err rc = put(e, r, "component", json_object_new_string(type));
 	if (rc == TH_OK)
 		rc = put(e, r, "refs", json_object_get(refs));
-	json_object *ev = get(get(comp, "action"), "event");
+	json_object *ev = th_json_get(th_json_get(comp, "action"), "event");
 	if (rc == TH_OK && ev != NULL) {
 		json_object *rec = json_object_new_object();
 		rc = put(e, r, "event", rec);
 		if (rc == TH_OK)
 			rc = put(e, rec, "name", json_object_new_string(th_json_str(ev, "name")));
-		json_object *ctx = get(ev, "context"), *copy = NULL;
+		json_object *ctx = th_json_get(ev, "context"), *copy = NULL;
 		if (rc == TH_OK && ctx != NULL) {
 			if (json_object_deep_copy(ctx, &copy, NULL) != 0)
 				rc = nomem(e);
@@ -231,12 +223,12 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
 	json_object *surface = NULL;
 	if ((rc = live_surface(b, w, inner, &sid, &surface)) != TH_OK)
 		return rc;
-	json_object *list = get(inner, "components");
+	json_object *list = th_json_get(inner, "components");
 	if (list == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"components\"");
 	if (!json_object_is_type(list, json_type_array) || json_object_array_length(list) < 1)
 		return th_a2ui_fail(w, "components", "must be a non-empty array");
-	json_object *comps = get(surface, "components");
+	json_object *comps = th_json_get(surface, "components");
 	size_t n = json_object_array_length(list);
 	if (n > TH_A2UI_MAX_COMPONENTS)
 		return th_a2ui_fail(w, "components", "more than %d components",
@@ -246,7 +238,7 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
 		return nomem(b->e);
 	for (size_t i = 0; i < n && rc == TH_OK; i++) {
 		json_object *comp = json_object_array_get_idx(list, i);
-		json_object *id = get(comp, "id");
+		json_object *id = th_json_get(comp, "id");
 		char prefix[TH_ERRMSG_MAX];
 		if (th_a2ui_id_ok(id))
 			snprintf(prefix, sizeof prefix,
@@ -270,7 +262,7 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
 			break;
 		}
 		const char *cid = json_object_get_string(id);
-		if (get(seen, cid) != NULL) {
+		if (th_json_get(seen, cid) != NULL) {
 			rc = th_a2ui_fail(&cw, NULL, "duplicate component id in one message");
 			break;
 		}
@@ -309,7 +301,7 @@ static th_err update_data_model(struct batch *b, const struct th_a2ui_where *w, 
 	json_object *surface = NULL;
 	if ((rc = live_surface(b, w, inner, &sid, &surface)) != TH_OK)
 		return rc;
-	json_object *path = get(inner, "path");
+	json_object *path = th_json_get(inner, "path");
 	if (path != NULL && (!json_object_is_type(path, json_type_string) ||
 	                     !th_a2ui_pointer_ok(json_object_get_string(path))))
 		return th_a2ui_fail(w, "path", "must be a JSON Pointer string");
@@ -367,7 +359,7 @@ static th_err check_message(struct batch *b, size_t idx, json_object *msg)
 	if (nkeys > 1)
 		return th_a2ui_fail(&w, NULL, "more than one message key in one message");
 	snprintf(prefix, sizeof prefix, "message %zu (%s)", idx, key);
-	json_object *ver = get(msg, "version");
+	json_object *ver = th_json_get(msg, "version");
 	if (ver == NULL && !b->fill)
 		return th_a2ui_fail(&w, NULL, "missing version (\"%s\")", b->version);
 	if (ver != NULL && (!json_object_is_type(ver, json_type_string) ||
@@ -421,7 +413,7 @@ static th_err visit(struct graph *g, size_t i, int depth)
 	int h = 0;
 	for (size_t k = 0; k < json_object_array_length(n->refs); k++) {
 		const char *r = json_object_get_string(json_object_array_get_idx(n->refs, k));
-		json_object *j = get(g->index, r != NULL ? r : "");
+		json_object *j = th_json_get(g->index, r != NULL ? r : "");
 		if (j == NULL)
 			continue; /* reported before the walk */
 		size_t ji = (size_t)json_object_get_int64(j);
@@ -442,14 +434,14 @@ static th_err visit(struct graph *g, size_t i, int depth)
 
 static th_err check_surface(struct batch *b, const char *sid, size_t idx)
 {
-	json_object *comps = get(get(b->surfaces, sid), "components");
+	json_object *comps = th_json_get(th_json_get(b->surfaces, sid), "components");
 	char prefix[TH_ERRMSG_MAX];
 	snprintf(prefix, sizeof prefix, "message %zu (updateComponents), surface \"%s\"", idx, sid);
 	struct th_a2ui_where w = {b->e, prefix};
 	size_t n = (size_t)json_object_object_length(comps);
 	if (n == 0)
 		return TH_OK;
-	if (get(comps, "root") == NULL)
+	if (th_json_get(comps, "root") == NULL)
 		return th_a2ui_fail(&w, NULL, "no component has id \"root\"");
 	struct graph g = {calloc(n, sizeof(struct node)), json_object_new_object(), &w};
 	th_err rc = TH_OK;
@@ -461,7 +453,7 @@ static th_err check_surface(struct batch *b, const char *sid, size_t idx)
 		if (rc != TH_OK)
 			break;
 		g.nodes[i].id = cid;
-		g.nodes[i].refs = get(rec, "refs");
+		g.nodes[i].refs = th_json_get(rec, "refs");
 		rc = put(b->e, g.index, cid, json_object_new_int64((int64_t)i));
 		i++;
 	}
@@ -470,7 +462,8 @@ static th_err check_surface(struct batch *b, const char *sid, size_t idx)
 		for (size_t k = 0; k < json_object_array_length(refs); k++) {
 			json_object *r = json_object_array_get_idx(refs, k);
 			const char *rs = json_object_get_string(r);
-			if (!json_object_is_type(r, json_type_string) || get(g.index, rs) == NULL) {
+			if (!json_object_is_type(r, json_type_string) ||
+			    th_json_get(g.index, rs) == NULL) {
 				rc = th_a2ui_fail(
 				    &w, NULL,
 				    "component \"%s\" references unknown component \"%s\"",
@@ -497,7 +490,7 @@ static th_err fill_versions(json_object *messages, size_t n, const char *version
 	th_err rc = TH_OK;
 	for (size_t i = 0; rc == TH_OK && i < n; i++) {
 		json_object *m = json_object_array_get_idx(messages, i);
-		if (get(m, "version") != NULL)
+		if (th_json_get(m, "version") != NULL)
 			continue;
 		json_object *f = json_object_new_object();
 		if (f == NULL)

@@ -3,19 +3,11 @@
  * real clients use, the client-to-server envelope (action, error), the semantic checks of an
  * action against the task's surface registry, and the client's capabilities (EXT-4). */
 #include "a2ui/a2ui_int.h"
+#include "util/jsonx.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static json_object *get(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-	if (o != NULL && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, k, &v))
-		return v;
-	return NULL;
-}
 
 static int is_a2ui_type(json_object *v)
 {
@@ -30,17 +22,18 @@ int th_a2ui_is_part(json_object *part)
 {
 	if (part == NULL || !json_object_is_type(part, json_type_object))
 		return 0;
-	return is_a2ui_type(get(part, "mediaType")) || is_a2ui_type(get(part, "mimeType")) ||
-	       is_a2ui_type(get(get(part, "metadata"), "mimeType"));
+	return is_a2ui_type(th_json_get(part, "mediaType")) ||
+	       is_a2ui_type(th_json_get(part, "mimeType")) ||
+	       is_a2ui_type(th_json_get(th_json_get(part, "metadata"), "mimeType"));
 }
 
 static int has_inline_catalog(json_object *o)
 {
-	json_object *v = get(o, "inlineCatalogs");
+	json_object *v = th_json_get(o, "inlineCatalogs");
 	if (v == NULL)
-		v = get(o, "inlineCatalog");
+		v = th_json_get(o, "inlineCatalog");
 	if (v == NULL)
-		v = get(o, "catalog");
+		v = th_json_get(o, "catalog");
 	if (v == NULL)
 		return 0;
 	/* An empty list declares no catalog. */
@@ -49,13 +42,13 @@ static int has_inline_catalog(json_object *o)
 
 th_err th_a2ui_check_capabilities(json_object *message_metadata, struct th_error *e)
 {
-	json_object *caps = get(message_metadata, "a2uiClientCapabilities");
+	json_object *caps = th_json_get(message_metadata, "a2uiClientCapabilities");
 	if (caps == NULL)
 		return TH_OK;
 	if (!json_object_is_type(caps, json_type_object))
 		return th_error_set(e, TH_EINVAL, "a2uiClientCapabilities must be an object");
-	if (has_inline_catalog(caps) || has_inline_catalog(get(caps, TH_A2UI_VERSION)) ||
-	    has_inline_catalog(get(caps, TH_A2UI_VERSION_091)))
+	if (has_inline_catalog(caps) || has_inline_catalog(th_json_get(caps, TH_A2UI_VERSION)) ||
+	    has_inline_catalog(th_json_get(caps, TH_A2UI_VERSION_091)))
 		return th_error_set(
 		    e, TH_EINVAL,
 		    "inline catalog: a2uiClientCapabilities.inlineCatalogs is refused; "
@@ -80,11 +73,12 @@ static int names_basic(json_object *list)
 
 int th_a2ui_client_supports(json_object *message_metadata, int activated)
 {
-	json_object *caps = get(message_metadata, "a2uiClientCapabilities");
+	json_object *caps = th_json_get(message_metadata, "a2uiClientCapabilities");
 	int found = -1;
-	json_object *forms[] = {caps, get(caps, TH_A2UI_VERSION), get(caps, TH_A2UI_VERSION_091)};
+	json_object *forms[] = {caps, th_json_get(caps, TH_A2UI_VERSION),
+	                        th_json_get(caps, TH_A2UI_VERSION_091)};
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-		int r = names_basic(get(forms[i], "supportedCatalogIds"));
+		int r = names_basic(th_json_get(forms[i], "supportedCatalogIds"));
 		if (r > found)
 			found = r;
 	}
@@ -116,21 +110,21 @@ static th_err check_action_fields(json_object *act, size_t idx, struct th_error 
 	if (th_a2ui_extra_key(act, fields, &extra))
 		return bad(e, idx, "unknown field action.%s", extra);
 	for (size_t i = 0; fields[i] != NULL; i++)
-		if (get(act, fields[i]) == NULL)
+		if (th_json_get(act, fields[i]) == NULL)
 			return bad(e, idx, "missing field action.%s", fields[i]);
-	json_object *name = get(act, "name");
+	json_object *name = th_json_get(act, "name");
 	if (!json_object_is_type(name, json_type_string) || json_object_get_string_len(name) < 1 ||
 	    json_object_get_string_len(name) > TH_A2UI_MAX_NAME_BYTES)
 		return bad(e, idx, "action.name must be a string of 1..128 bytes");
-	if (!th_a2ui_id_ok(get(act, "surfaceId")))
+	if (!th_a2ui_id_ok(th_json_get(act, "surfaceId")))
 		return bad(e, idx, "action.surfaceId must be a string of 1..256 bytes");
-	if (!th_a2ui_id_ok(get(act, "sourceComponentId")))
+	if (!th_a2ui_id_ok(th_json_get(act, "sourceComponentId")))
 		return bad(e, idx, "action.sourceComponentId must be a string of 1..256 bytes");
-	json_object *ts = get(act, "timestamp");
+	json_object *ts = th_json_get(act, "timestamp");
 	if (!json_object_is_type(ts, json_type_string) ||
 	    !th_a2ui_datetime_ok(json_object_get_string(ts)))
 		return bad(e, idx, "action.timestamp must be an RFC 3339 date-time");
-	json_object *ctx = get(act, "context");
+	json_object *ctx = th_json_get(act, "context");
 	if (!json_object_is_type(ctx, json_type_object))
 		return bad(e, idx, "action.context must be an object");
 	if (json_object_object_length(ctx) > TH_A2UI_MAX_CONTEXT_KEYS ||
@@ -148,7 +142,7 @@ static th_err check_error_fields(json_object *err, size_t idx, struct th_error *
 		return bad(e, idx, "error must be an object");
 	static const char *const req[] = {"code", "surfaceId", "message", NULL};
 	for (size_t i = 0; req[i] != NULL; i++) {
-		json_object *v = get(err, req[i]);
+		json_object *v = th_json_get(err, req[i]);
 		if (v == NULL)
 			return bad(e, idx, "missing field error.%s", req[i]);
 		if (!json_object_is_type(v, json_type_string) ||
@@ -161,7 +155,7 @@ static th_err check_error_fields(json_object *err, size_t idx, struct th_error *
 		const char *extra = NULL;
 		if (th_a2ui_extra_key(err, keys, &extra))
 			return bad(e, idx, "unknown field error.%s", extra);
-		json_object *path = get(err, "path");
+		json_object *path = th_json_get(err, "path");
 		if (path == NULL)
 			return bad(e, idx, "missing field error.path (VALIDATION_FAILED)");
 		if (!json_object_is_type(path, json_type_string) ||
@@ -178,14 +172,14 @@ static th_err check_client_message(json_object *msg, size_t idx, struct th_error
 {
 	if (msg == NULL || !json_object_is_type(msg, json_type_object))
 		return bad(e, idx, "must be an object");
-	if (has_inline_catalog(msg) || get(msg, "createSurface") != NULL)
+	if (has_inline_catalog(msg) || th_json_get(msg, "createSurface") != NULL)
 		return bad(e, idx, "inline catalog refused: only the basic catalog %s is supported",
 		           TH_A2UI_BASIC_CATALOG);
-	if (get(msg, "userAction") != NULL)
+	if (th_json_get(msg, "userAction") != NULL)
 		return bad(e, idx,
 		           "bad version: userAction is A2UI v0.8; send {\"version\": \"v0.9\", "
 		           "\"action\": {...}}");
-	json_object *ver = get(msg, "version");
+	json_object *ver = th_json_get(msg, "version");
 	if (ver == NULL)
 		return bad(e, idx, "missing field version");
 	const char *v =
@@ -197,7 +191,7 @@ static th_err check_client_message(json_object *msg, size_t idx, struct th_error
 	if (th_a2ui_extra_key(msg, keys, &extra))
 		return bad(e, idx, "unknown key \"%s\" (a message is version plus action or error)",
 		           extra);
-	json_object *act = get(msg, "action"), *err = get(msg, "error");
+	json_object *act = th_json_get(msg, "action"), *err = th_json_get(msg, "error");
 	if (act != NULL && err != NULL)
 		return bad(e, idx, "both action and error in one message");
 	if (act != NULL)
@@ -214,16 +208,16 @@ th_err th_a2ui_parse_client(json_object *part, json_object **messages, struct th
 		return th_error_set(e, TH_EINVAL,
 		                    "not an A2UI part: mediaType or metadata.mimeType must be %s",
 		                    TH_A2UI_MEDIA_TYPE);
-	th_err rc = th_a2ui_check_capabilities(get(part, "metadata"), e);
+	th_err rc = th_a2ui_check_capabilities(th_json_get(part, "metadata"), e);
 	if (rc != TH_OK)
 		return rc;
-	json_object *data = get(part, "data");
+	json_object *data = th_json_get(part, "data");
 	if (data == NULL)
 		return th_error_set(e, TH_EINVAL, "A2UI part has no data");
 	json_object *list = data;
-	json_object *wrapped = get(data, "messages");
+	json_object *wrapped = th_json_get(data, "messages");
 	if (json_object_is_type(data, json_type_object) && wrapped != NULL &&
-	    get(data, "version") == NULL) {
+	    th_json_get(data, "version") == NULL) {
 		if (json_object_object_length(data) != 1 ||
 		    !json_object_is_type(wrapped, json_type_array))
 			return th_error_set(
@@ -272,19 +266,19 @@ th_err th_a2ui_check_action(json_object *registry, json_object *action_msg, stru
 		return rc;
 	if ((rc = check_client_message(action_msg, 0, e)) != TH_OK)
 		return rc;
-	json_object *act = get(action_msg, "action");
+	json_object *act = th_json_get(action_msg, "action");
 	if (act == NULL)
 		return th_error_set(e, TH_EINVAL, "A2UI message is not an action");
 	const char *sid = th_json_str(act, "surfaceId");
 	const char *cid = th_json_str(act, "sourceComponentId");
 	const char *name = th_json_str(act, "name");
-	json_object *surface = get(surfaces, sid);
+	json_object *surface = th_json_get(surfaces, sid);
 	if (surface == NULL)
 		return th_error_set(e, TH_EINVAL,
 		                    "A2UI action refused: unknown surface \"%s\" (not created by "
 		                    "this task)",
 		                    sid);
-	json_object *del = get(surface, "deleted");
+	json_object *del = th_json_get(surface, "deleted");
 	if (del != NULL && json_object_get_boolean(del))
 		return th_error_set(e, TH_EINVAL, "A2UI action refused: deleted surface \"%s\"",
 		                    sid);
@@ -294,12 +288,12 @@ th_err th_a2ui_check_action(json_object *registry, json_object *action_msg, stru
 		                    "A2UI action refused: inline catalog (surface \"%s\" is not on "
 		                    "the basic catalog)",
 		                    sid);
-	json_object *comp = get(get(surface, "components"), cid);
+	json_object *comp = th_json_get(th_json_get(surface, "components"), cid);
 	if (comp == NULL)
 		return th_error_set(
 		    e, TH_EINVAL, "A2UI action refused: unknown component \"%s\" on surface \"%s\"",
 		    cid, sid);
-	json_object *ev = get(comp, "event");
+	json_object *ev = th_json_get(comp, "event");
 	const char *declared = th_json_str(ev, "name");
 	if (declared == NULL)
 		return th_error_set(
@@ -310,8 +304,8 @@ th_err th_a2ui_check_action(json_object *registry, json_object *action_msg, stru
 		    "A2UI action refused: action name mismatch (\"%s\" sent, component "
 		    "\"%s\" declares \"%s\")",
 		    name, cid, declared);
-	json_object *ctx = get(act, "context");
-	json_object *decl = get(ev, "context");
+	json_object *ctx = th_json_get(act, "context");
+	json_object *decl = th_json_get(ev, "context");
 	json_object_object_foreach(ctx, key, val)
 	{
 		json_object *d = NULL;

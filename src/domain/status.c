@@ -148,7 +148,8 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 	json_object *parts = json_object_new_array();
 	if (th_json_push(parts, th_envelope_part(kind, payload)) != 0) {
 		json_object_put(parts);
-		return th_error_set(e, TH_ENOMEM, "out of memory building a %.40s announcement", kind);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a %.40s announcement",
+		                    kind);
 	}
 	json_object *msg = th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 	json_object *status =
@@ -159,7 +160,8 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 	json_object *ev = json_object_new_object();
 	if (th_json_put(ev, "statusUpdate", upd) != 0) {
 		json_object_put(ev);
-		return th_error_set(e, TH_ENOMEM, "out of memory building a %.40s announcement", kind);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a %.40s announcement",
+		                    kind);
 	}
 	th_err rc = th_event_record(st, row->id, "status", NULL, ev, e);
 	json_object_put(ev);

@@ -390,6 +390,11 @@ const char *th_json_str(json_object *obj, const char *key)
 	return json_object_get_string(v);
 }
 
+json_object *th_json_get(json_object *obj, const char *key)
+{
+	return th_json_get2(obj, key, NULL);
+}
+
 json_object *th_json_get2(json_object *obj, const char *camel, const char *snake)
 {
 	json_object *v = NULL;

@@ -26,6 +26,10 @@ const char *th_json_type_name(json_object *v);
 /* The string value of key in obj, or NULL when absent or not a string. Borrowed. */
 const char *th_json_str(json_object *obj, const char *key);
 
+/* The member key of obj. Borrowed; NULL when obj is not an object, or key is absent
+ * or JSON null. */
+json_object *th_json_get(json_object *obj, const char *key);
+
 /* Looks key up by its camelCase name or, failing that, its snake_case name
  * (ProtoJSON accepts both on input). Borrowed; NULL when absent or JSON null. */
 json_object *th_json_get2(json_object *obj, const char *camel, const char *snake);
