@@ -84,6 +84,24 @@ static th_err copy_str_array(json_object *msg, json_object *dst, const char *cam
 	return put_ref(dst, camel, v, e);
 }
 
+/* A part's raw member: base64 in either alphabet, added to out in its canonical form. */
+static th_err decode_raw(json_object *raw, const char *path, json_object *out, struct th_error *e)
+{
+	if (!json_object_is_type(raw, json_type_string))
+		return th_error_set(e, TH_EINVAL, "%s.raw must be a base64 string", path);
+	const char *s = json_object_get_string(raw);
+	size_t len = (size_t)json_object_get_string_len(raw);
+	if (!th_a2a_base64_valid(s, len))
+		return th_error_set(e, TH_EINVAL,
+		                    "%s.raw must be base64 (standard or URL-safe alphabet)", path);
+	char *canon = th_a2a_base64_canon(s, len); /* freed below */
+	if (canon == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory copying %s.raw", path);
+	th_err rc = put(out, "raw", json_object_new_string(canon), e);
+	free(canon);
+	return rc;
+}
+
 static th_err decode_part(json_object *p, const char *path, const struct th_limits *lim,
                           json_object *out, struct th_error *e)
 {
@@ -116,20 +134,7 @@ static th_err decode_part(json_object *p, const char *path, const struct th_limi
 		if ((rc = put_ref(out, "text", text, e)) != TH_OK)
 			return rc;
 	} else if (raw != NULL) {
-		if (!json_object_is_type(raw, json_type_string))
-			return th_error_set(e, TH_EINVAL, "%s.raw must be a base64 string", path);
-		const char *s = json_object_get_string(raw);
-		size_t len = (size_t)json_object_get_string_len(raw);
-		if (!th_a2a_base64_valid(s, len))
-			return th_error_set(e, TH_EINVAL,
-			                    "%s.raw must be base64 (standard or URL-safe alphabet)",
-			                    path);
-		char *canon = th_a2a_base64_canon(s, len);
-		if (canon == NULL)
-			return th_error_set(e, TH_ENOMEM, "out of memory copying %s.raw", path);
-		rc = put(out, "raw", json_object_new_string(canon), e);
-		free(canon);
-		if (rc != TH_OK)
+		if ((rc = decode_raw(raw, path, out, e)) != TH_OK)
 			return rc;
 	} else if (url != NULL) {
 		if (!json_object_is_type(url, json_type_string) ||

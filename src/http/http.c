@@ -55,6 +55,38 @@ static char *relative_path(const char *full, size_t n, const char *base, int *in
 	return dup_n(full, n);
 }
 
+/* An absolute-form URI ("http://host/path") as some proxies pass it: moves *full and
+ * *plen past the scheme and host to the path. */
+static void skip_scheme_and_host(const char **full, size_t *plen)
+{
+	if (*plen == 0 || (*full)[0] == '/')
+		return;
+	const char *p = strstr(*full, "://");
+	if (p != NULL && (size_t)(p - *full) < *plen) {
+		const char *slash = memchr(p + 3, '/', *plen - (size_t)(p + 3 - *full));
+		size_t skip = slash != NULL ? (size_t)(slash - *full) : *plen;
+		*full += skip;
+		*plen -= skip;
+	}
+}
+
+/* The request's headers and CGI variables that the handlers read (borrowed from io). */
+static void read_headers(struct th_http_req *r, struct th_http_io *io)
+{
+	r->content_type = param(io, "CONTENT_TYPE");
+	r->raw_length = param(io, "CONTENT_LENGTH");
+	r->extensions = param(io, "HTTP_A2A_EXTENSIONS");
+	r->participant = param(io, "HTTP_X_PARTICIPANT_ID");
+	r->remote_user = param(io, "REMOTE_USER");
+	r->authorization = param(io, "HTTP_AUTHORIZATION");
+	r->remote_addr = param(io, "REMOTE_ADDR");
+	r->last_event_id = param(io, "HTTP_LAST_EVENT_ID");
+	r->if_none_match = param(io, "HTTP_IF_NONE_MATCH");
+	r->host = param(io, "HTTP_HOST");
+	r->origin = param(io, "HTTP_ORIGIN");
+	r->version = param(io, "HTTP_A2A_VERSION");
+}
+
 th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char *base_path,
                         struct th_error *e)
 {
@@ -95,16 +127,7 @@ th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char
 		qs = param(io, "QUERY_STRING");
 	if (qs == NULL)
 		qs = "";
-	if (plen > 0 && full[0] != '/') {
-		/* An absolute-form URI ("http://host/path") as some proxies pass it. */
-		const char *p = strstr(full, "://");
-		if (p != NULL && (size_t)(p - full) < plen) {
-			const char *slash = memchr(p + 3, '/', plen - (size_t)(p + 3 - full));
-			size_t skip = slash != NULL ? (size_t)(slash - full) : plen;
-			full += skip;
-			plen -= skip;
-		}
-	}
+	skip_scheme_and_host(&full, &plen);
 	r->path = relative_path(full, plen, base_path, &r->in_base);
 	th_buf_free(&joined);
 	r->query = strdup(qs);
@@ -113,18 +136,7 @@ th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char
 		return th_error_set(e, TH_ENOMEM, "out of memory reading the request path");
 	}
 
-	r->content_type = param(io, "CONTENT_TYPE");
-	r->raw_length = param(io, "CONTENT_LENGTH");
-	r->extensions = param(io, "HTTP_A2A_EXTENSIONS");
-	r->participant = param(io, "HTTP_X_PARTICIPANT_ID");
-	r->remote_user = param(io, "REMOTE_USER");
-	r->authorization = param(io, "HTTP_AUTHORIZATION");
-	r->remote_addr = param(io, "REMOTE_ADDR");
-	r->last_event_id = param(io, "HTTP_LAST_EVENT_ID");
-	r->if_none_match = param(io, "HTTP_IF_NONE_MATCH");
-	r->host = param(io, "HTTP_HOST");
-	r->origin = param(io, "HTTP_ORIGIN");
-	r->version = param(io, "HTTP_A2A_VERSION");
+	read_headers(r, io);
 	/* SEC-4: a page on another site can put anything in a URL but cannot set this
 	 * header without a CORS preflight, so a request that may change state names the
 	 * version in the header. A GET may use the query (an EventSource cannot set

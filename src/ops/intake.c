@@ -595,6 +595,29 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc; /* on failure th_intake_accept drops the view */
 }
 
+/* What kind of message msg is: 1 a control envelope, 0 a message for a task (its task
+ * envelope's payload, if any, borrowed from msg in *payload), -1 refused with e set (a
+ * bad envelope, or a channel message without message.taskId). */
+static int classify(struct th_app *app, const char *participant, json_object *msg,
+                    const char *given, json_object **payload, struct th_error *e)
+{
+	int ctl = th_control_detect(msg, e);
+	if (ctl == 0 && th_envelope_task(msg, payload, e) < 0)
+		ctl = -1;
+	if (ctl == 0 && given == NULL) {
+		struct th_chan_part cp;
+		int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
+		if (has_cp != 0) {
+			if (has_cp > 0)
+				th_error_set(e, TH_EINVAL,
+				             "a channel message belongs to a task: message.taskId "
+				             "is required");
+			ctl = -1;
+		}
+	}
+	return ctl;
+}
+
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
                         const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
                         int64_t *turn_id, json_object **final_task, struct th_error *e)
@@ -612,21 +635,8 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 	const char *given = th_json_str(msg, "taskId");
 	if (given != NULL)
 		snprintf(task_id, TH_ID_BUF, "%s", given);
-	int ctl = th_control_detect(msg, e);
 	json_object *payload = NULL;
-	if (ctl == 0 && th_envelope_task(msg, &payload, e) < 0)
-		ctl = -1;
-	if (ctl == 0 && given == NULL) {
-		struct th_chan_part cp;
-		int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
-		if (has_cp != 0) {
-			if (has_cp > 0)
-				th_error_set(e, TH_EINVAL,
-				             "a channel message belongs to a task: message.taskId "
-				             "is required");
-			ctl = -1;
-		}
-	}
+	int ctl = classify(app, participant, msg, given, &payload, e);
 	if (given != NULL && ctl >= 0) {
 		/* TURN-4: a task whose turn's worker died is taken over by whoever touches it,
 		 * as long as they may see it: a stranger's request does no work for a task it

@@ -300,7 +300,8 @@ static void grow(struct pool *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
-int th_worker_serve_fcgi(void)
+/* The process settings a worker runs with, before it serves anything. */
+static void tune_process(void)
 {
 #ifdef __GLIBC__
 	/* A request allocates and frees a few hundred KiB; glibc's default trim returned it
@@ -312,6 +313,52 @@ int th_worker_serve_fcgi(void)
 	/* A client or model program that went away is a write error, never a signal that
 	 * ends the process and every request its threads serve. */
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* STREAM-6: open streams are followed by this worker's stream thread, not by the
+ * request loop. Without the thread each stream keeps this loop until it ends. Returns
+ * the stream thread (freed by th_streams_stop), or NULL when it could not start. */
+static struct th_streams *start_streams(struct loop *first)
+{
+	struct th_streams *streams = NULL;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_streams_start(first->app.cfg, &streams, &e) == TH_OK)
+		first->app.parker = th_streams_parker(streams);
+	else
+		th_log(TH_LOG_WARN,
+		       "no stream thread (%s); each open stream holds this worker until "
+		       "it ends",
+		       e.msg);
+	first->streams = streams;
+	return streams;
+}
+
+/* decision-023: the threads' write transactions commit together on one writer. It is
+ * opened now, while this thread is the only user of its store, even if no other request
+ * thread is ever started (decision-045). Returns the writer (freed by
+ * th_store_group_close), or NULL with *nthreads set to 1 when there is none. */
+static struct th_store_group *open_group(struct loop *first, int *nthreads)
+{
+	struct th_store_group *group = NULL;
+	if (*nthreads <= 1)
+		return NULL;
+	struct th_store_opts o;
+	struct th_error e;
+	th_worker_store_opts(first->app.cfg, 1, &o);
+	th_error_clear(&e);
+	if (th_store_group_open(&o, &group, &e) != TH_OK) {
+		th_log(TH_LOG_WARN, "no group writer (%s); serving one request at a time", e.msg);
+		*nthreads = 1;
+		return NULL;
+	}
+	th_store_join(first->app.store, group);
+	return group;
+}
+
+int th_worker_serve_fcgi(void)
+{
+	tune_process();
 	if (FCGX_Init() != 0) {
 		th_log(TH_LOG_ERROR, "FCGX_Init failed");
 		return 1;
@@ -329,35 +376,8 @@ int th_worker_serve_fcgi(void)
 	} else {
 		loops[0] = first;
 	}
-	/* STREAM-6: open streams are followed by this worker's stream thread, not by the
-	 * request loop. Without the thread each stream keeps this loop until it ends. */
-	struct th_streams *streams = NULL;
-	struct th_error e;
-	th_error_clear(&e);
-	if (th_streams_start(loops[0].app.cfg, &streams, &e) == TH_OK)
-		loops[0].app.parker = th_streams_parker(streams);
-	else
-		th_log(TH_LOG_WARN,
-		       "no stream thread (%s); each open stream holds this worker until "
-		       "it ends",
-		       e.msg);
-	loops[0].streams = streams;
-	/* decision-023: the threads' write transactions commit together on one writer. It
-	 * is opened now, while this thread is the only user of its store, even if no other
-	 * request thread is ever started (decision-045). */
-	struct th_store_group *group = NULL;
-	if (nthreads > 1) {
-		struct th_store_opts o;
-		th_worker_store_opts(loops[0].app.cfg, 1, &o);
-		th_error_clear(&e);
-		if (th_store_group_open(&o, &group, &e) != TH_OK) {
-			th_log(TH_LOG_WARN, "no group writer (%s); serving one request at a time",
-			       e.msg);
-			nthreads = 1;
-		} else {
-			th_store_join(loops[0].app.store, group);
-		}
-	}
+	struct th_streams *streams = start_streams(&loops[0]);
+	struct th_store_group *group = open_group(&loops[0], &nthreads);
 	/* Static: when this function returns while other threads still serve (below), they
 	 * keep using it until the process exits. One worker per process. */
 	static struct pool pool;
@@ -388,8 +408,6 @@ int th_worker_serve_fcgi(void)
 		/* The pool, the contexts, the streams and the group stay allocated until
 		 * exit: another thread may still be inside a request, or a recovered turn,
 		 * that uses them. */
-		/* The contexts, the streams and the group stay allocated until exit: another
-		 * thread may still be inside a request, or a recovered turn, that uses them. */
 		return 0;
 	}
 	/* With no other request thread the recovery thread is the last user of the streams
