@@ -64,6 +64,15 @@ tests_unit_check_streams_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_streams_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_streams_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 
+# decision-026 at every allocation of one domain write (malloc replaced in the program).
+check_PROGRAMS += tests/unit/check_oom
+TESTS += tests/unit/check_oom
+tests_unit_check_oom_SOURCES = tests/unit/check_oom.c \
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+tests_unit_check_oom_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_oom_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_oom_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
 # statements.py (STORE-1): every statement of src/store/ prepares against the migrated
 # schema, and no statement id carries two SQL texts. Run directly (python3, sqlite3).
 TESTS += tests/unit/statements.py
