@@ -73,6 +73,11 @@ tests_unit_check_oom_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_oom_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_oom_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 
+# The house rule that no function of src/ runs over 80 lines (scripts/long-functions.sh),
+# enforced by the test command (issue 30).
+TESTS += tests/unit/house_no_function_over_80_lines.sh
+EXTRA_DIST += tests/unit/house_no_function_over_80_lines.sh
+
 # statements.py (STORE-1): every statement of src/store/ prepares against the migrated
 # schema, and no statement id carries two SQL texts. Run directly (python3, sqlite3).
 TESTS += tests/unit/statements.py
