@@ -85,7 +85,8 @@ th_err th_view_task_ext(struct th_store *st, const struct th_task_row *row, json
 			bad |= th_json_put_null(ext, stored_keys[i], NULL);
 		else
 			bad |= th_json_put(ext, stored_keys[i],
-			                   i == 1 ? json_object_new_string("") : json_object_new_array());
+			                   i == 1 ? json_object_new_string("")
+			                          : json_object_new_array());
 	}
 	json_object *parr = json_object_new_array();
 	for (size_t i = 0; i < np; i++) {

@@ -22,14 +22,13 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 		return err;
 	/* pos = max + 1 is race-free because writers run inside BEGIN IMMEDIATE; the max
 	 * comes from the primary-key index, not a scan. */
-	err =
-	    th_store_exec(st, TH_STMT_MSG_APPEND,
-	                  "INSERT INTO messages (task_id, pos, message_id, role, sender, "
-	                  "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
-	                  "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
-	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender),
-	                          TH_T(packed), TH_I(th_now_ms())),
-	                  NULL, NULL, "message append", e);
+	err = th_store_exec(st, TH_STMT_MSG_APPEND,
+	                    "INSERT INTO messages (task_id, pos, message_id, role, sender, "
+	                    "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
+	                    "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
+	                    TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender),
+	                            TH_T(packed), TH_I(th_now_ms())),
+	                    NULL, NULL, "message append", e);
 	free(packed);
 	if (err == TH_OK)
 		return TH_OK;
@@ -149,8 +148,9 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
 		if (rc == TH_ENOTFOUND) {
 			th_error_clear(e);
 			*out = json_object_new_array(); /* no task, no history */
-			return *out != NULL ? TH_OK
-			                    : th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+			return *out != NULL
+			           ? TH_OK
+			           : th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
 		}
 		if (rc != TH_OK)
 			return rc;
@@ -202,8 +202,8 @@ th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t 
 	return collect(st, TH_STMT_MSG_RANGE,
 	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > ?2 AND pos <= ?3 "
 	               "ORDER BY pos",
-	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", task_id, out,
-	               e);
+	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", task_id,
+	               out, e);
 }
 
 int64_t th_store_history_last_pos(struct th_store *st, const char *task_id)

@@ -87,8 +87,8 @@ char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *con
 		n--;
 	if (n == 0)
 		return strdup(stored); /* not an object: nothing this file wrote */
-	size_t body = n - 1;       /* up to the closing brace */
-	int empty = 1;             /* "{" then only white space */
+	size_t body = n - 1;           /* up to the closing brace */
+	int empty = 1;                 /* "{" then only white space */
 	for (size_t i = 1; i < body; i++)
 		if (stored[i] != ' ' && stored[i] != '\n' && stored[i] != '\t' && stored[i] != '\r')
 			empty = 0;
@@ -149,11 +149,10 @@ static int64_t pos_of_obj(struct th_store *st, const char *task_id, json_object 
 		return 0;
 	json_object *copy = NULL;
 	if (json_object_deep_copy(msg, &copy, NULL) != 0)
-		return 0; /* kept inline: correct, only larger */
+		return 0;              /* kept inline: correct, only larger */
 	char *packed = pack_obj(copy); /* free */
-	int64_t pos = packed != NULL
-	                  ? pos_of(st, task_id, th_json_str(copy, "messageId"), packed, e)
-	                  : 0;
+	int64_t pos =
+	    packed != NULL ? pos_of(st, task_id, th_json_str(copy, "messageId"), packed, e) : 0;
 	free(packed);
 	json_object_put(copy);
 	return pos;
@@ -169,8 +168,8 @@ th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *m
 	if (msg == NULL)
 		return TH_OK; /* stored inline as given */
 	char *packed = pack_obj(msg);
-	int64_t p = packed != NULL ? pos_of(st, task_id, th_json_str(msg, "messageId"), packed, e)
-	                           : 0;
+	int64_t p =
+	    packed != NULL ? pos_of(st, task_id, th_json_str(msg, "messageId"), packed, e) : 0;
 	free(packed);
 	json_object_put(msg);
 	if (p < 0)
@@ -184,12 +183,12 @@ static char *message_at(struct th_store *st, const char *task_id, const char *co
                         int64_t pos, struct th_error *e)
 {
 	char *stored = NULL; /* free */
-	th_err rc = th_store_text(st, TH_STMT_REF_BY_POS,
-	                          "SELECT json FROM messages WHERE task_id = ?1 AND pos = ?2",
-	                          TH_ARGS(TH_T(task_id), TH_I(pos)), &stored, "referred message", e);
+	th_err rc = th_store_text(
+	    st, TH_STMT_REF_BY_POS, "SELECT json FROM messages WHERE task_id = ?1 AND pos = ?2",
+	    TH_ARGS(TH_T(task_id), TH_I(pos)), &stored, "referred message", e);
 	if (rc == TH_ENOTFOUND)
-		th_error_set(e, TH_ENOTFOUND, "task %s: message %lld of its history is gone", task_id,
-		             (long long)pos);
+		th_error_set(e, TH_ENOTFOUND, "task %s: message %lld of its history is gone",
+		             task_id, (long long)pos);
 	if (rc != TH_OK || stored == NULL) {
 		free(stored);
 		return NULL;
@@ -282,7 +281,8 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
 	if (rc != TH_OK)
 		return rc;
 	json_object *v = NULL;
-	if (json_object_object_get_ex(root, "task", &v) && json_object_is_type(v, json_type_object)) {
+	if (json_object_object_get_ex(root, "task", &v) &&
+	    json_object_is_type(v, json_type_object)) {
 		drop_if(v, "id", task_id);
 		drop_if(v, "contextId", context_id);
 		json_object *status = NULL;

@@ -12,7 +12,7 @@
 /* Column list shared by every query that fills a struct th_task_row (task_cols). */
 #define TASK_COLS                                                                                  \
 	"t.id, t.context_id, t.state, t.sub_state, coalesce(t.status_meta_json, CASE WHEN "        \
-	"t.sub_state IS NOT NULL THEN '{\"sub_state\":\"' || t.sub_state || '\"}' END), "       \
+	"t.sub_state IS NOT NULL THEN '{\"sub_state\":\"' || t.sub_state || '\"}' END), "          \
 	"coalesce(t.status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = t.id "   \
 	"AND m.pos = t.status_pos)), coalesce(t.status_pos, 0), t.status_ms, t.name, t.goal, "     \
 	"t.ext_json, t.created_by, t.parent_id, t.created_ms, t.updated_ms, "                      \
@@ -62,9 +62,9 @@ th_err th_store_task_context(struct th_store *st, const char *task_id, char **ou
                              struct th_error *e)
 {
 	*out = NULL;
-	th_err err = th_store_text(st, TH_STMT_TASK_CONTEXT,
-	                           "SELECT context_id FROM tasks WHERE id = ?1",
-	                           TH_ARGS(TH_T(task_id)), out, "task context", e);
+	th_err err =
+	    th_store_text(st, TH_STMT_TASK_CONTEXT, "SELECT context_id FROM tasks WHERE id = ?1",
+	                  TH_ARGS(TH_T(task_id)), out, "task context", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
@@ -119,8 +119,7 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
 	    TH_ARGS(TH_T(r->id), TH_T(r->context_id), TH_T(state), TH_T(r->sub_state),
 	            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
-	            TH_T(r->status_message_json),
-	            TH_I(r->status_ms > 0 ? r->status_ms : created),
+	            TH_T(r->status_message_json), TH_I(r->status_ms > 0 ? r->status_ms : created),
 	            TH_T(r->name != NULL ? r->name : ""), TH_T(r->goal != NULL ? r->goal : ""),
 	            TH_T(r->ext_json != NULL ? r->ext_json : "{}"), TH_T(r->created_by),
 	            TH_T(r->parent_id), TH_I(created),
@@ -176,17 +175,17 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 	th_err err = th_ref_status_pos(st, r->id, r->status_message_json, &pos, e);
 	if (err != TH_OK)
 		return err;
-	err = th_store_exec(st, TH_STMT_TASK_SET_STATUS,
-	                    "UPDATE tasks SET state = ?2, sub_state = ?3, "
-	                    "status_meta_json = ?4, status_message_json = ?5, status_pos = NULLIF(?8, 0), "
-	                    "status_ms = ?6, updated_ms = ?7 WHERE id = ?1",
-	                    TH_ARGS(TH_T(r->id), TH_T(state), TH_T(r->sub_state),
-	                            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
-	                            TH_T(pos > 0 ? NULL : r->status_message_json),
-	                            TH_I(r->status_ms > 0 ? r->status_ms : now),
-	                            TH_I(r->updated_ms > 0 ? r->updated_ms : now),
-	                            TH_I(pos)),
-	                    NULL, &changed, "task status", e);
+	err = th_store_exec(
+	    st, TH_STMT_TASK_SET_STATUS,
+	    "UPDATE tasks SET state = ?2, sub_state = ?3, "
+	    "status_meta_json = ?4, status_message_json = ?5, status_pos = NULLIF(?8, 0), "
+	    "status_ms = ?6, updated_ms = ?7 WHERE id = ?1",
+	    TH_ARGS(TH_T(r->id), TH_T(state), TH_T(r->sub_state),
+	            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
+	            TH_T(pos > 0 ? NULL : r->status_message_json),
+	            TH_I(r->status_ms > 0 ? r->status_ms : now),
+	            TH_I(r->updated_ms > 0 ? r->updated_ms : now), TH_I(pos)),
+	    NULL, &changed, "task status", e);
 	return updated(err, changed, r->id, e);
 }
 

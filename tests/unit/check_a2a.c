@@ -900,11 +900,10 @@ START_TEST(test_a2a2_agent_message_built_protojson)
 	ck_assert_ptr_nonnull(id);
 	ck_assert_uint_eq(strlen(id), TH_UUID_LEN);
 	char want[256];
-	snprintf(
-	    want, sizeof want,
-	    "{\"messageId\":\"%s\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"HELLO\"}],"
-	    "\"metadata\":{\"x\":true},\"taskId\":\"t1\",\"contextId\":\"c1\"}",
-	    id);
+	snprintf(want, sizeof want,
+	         "{\"messageId\":\"%s\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"HELLO\"}],"
+	         "\"metadata\":{\"x\":true},\"taskId\":\"t1\",\"contextId\":\"c1\"}",
+	         id);
 	ck_assert_str_eq(th_json_text(m), want);
 	/* Two messages never share an id. */
 	json_object *m2 = th_a2a_agent_message("c1", NULL, NULL, NULL);

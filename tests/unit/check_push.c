@@ -1070,7 +1070,8 @@ START_TEST(test_push2_every_event_in_order_with_token_and_authorization)
 	 * references, read whole). */
 	struct th_event *evs = NULL;
 	size_t nev = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, task, first - 1, 0, &evs, &nev, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, task, first - 1, 0, &evs, &nev, &err),
+	                 TH_OK);
 	ck_assert_int_eq((long long)nev, events);
 	for (size_t i = 0; i < nev; i++) {
 		char *req = rx_request((int)i);

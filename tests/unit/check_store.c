@@ -1465,9 +1465,9 @@ START_TEST(test_store10_v8_database_reads_the_same_after_009)
 		struct th_task_row r;
 		ck_assert_int_eq(th_store_task_get(st, id, &r, &e), TH_OK);
 		json_object *status = json_object_object_get(task, "status");
-		ck_assert_msg(same_json(r.status_message_json, json_object_object_get(status, "message")),
-		              "STORE-10 status message of %s differs: %s", id,
-		              r.status_message_json);
+		ck_assert_msg(
+		    same_json(r.status_message_json, json_object_object_get(status, "message")),
+		    "STORE-10 status message of %s differs: %s", id, r.status_message_json);
 		th_task_row_free(&r);
 		/* Events, as streams and push deliveries read them. */
 		struct th_event *ev = NULL;
@@ -1476,8 +1476,8 @@ START_TEST(test_store10_v8_database_reads_the_same_after_009)
 		ck_assert_int_eq(n, json_object_array_length(want_events));
 		for (size_t k = 0; k < n; k++) {
 			json_object *want = json_object_array_get_idx(want_events, k);
-			ck_assert_msg(same_json(ev[k].json, want), "STORE-10 event %zu of %s: %s", k,
-			              id, ev[k].json);
+			ck_assert_msg(same_json(ev[k].json, want), "STORE-10 event %zu of %s: %s",
+			              k, id, ev[k].json);
 		}
 		th_events_free(ev, n);
 	}
@@ -1503,8 +1503,8 @@ START_TEST(test_store10_v8_database_reads_the_same_after_009)
 	    th_store_message_append(st, id, "after-009", "ROLE_USER", "alice", msg, &e), TH_OK);
 	ck_assert_int_eq(th_store_event_append(st, id, "message", event, &seq, &e), TH_OK);
 	commit(st);
-	snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = '%s' AND seq = %lld",
-	         id, (long long)seq);
+	snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = '%s' AND seq = %lld", id,
+	         (long long)seq);
 	char *stored = q_text(st, sql);
 	ck_assert_msg(strstr(stored, "\"$message\"") != NULL && strstr(stored, "new") == NULL,
 	              "STORE-10 the event keeps a reference, not a copy: %s", stored);
