@@ -119,10 +119,23 @@ static const struct th_col stored_cols[] = {
 };
 static const struct th_row_def stored_row = TH_ROW_DEF(struct stored_msg, stored_cols);
 
-/* The history position of the task's message whose stored text is exactly packed: > 0,
- * 0 when there is none (or it differs), -1 when it could not be read (e set). */
-static int64_t pos_of(struct th_store *st, const char *task_id, const char *message_id,
-                      const char *packed, struct th_error *e)
+/* 1 when the stored history row m, read back (th_ref_msg_unpack), is exactly full. */
+static int reads_as(const struct stored_msg *m, const char *task_id, const char *context_id,
+                    const char *full)
+{
+	if (m->json == NULL || full == NULL || context_id == NULL)
+		return 0;
+	char *back = th_ref_msg_unpack(m->json, task_id, context_id); /* free */
+	int same = back != NULL && strcmp(back, full) == 0;
+	free(back);
+	return same;
+}
+
+/* The history position of the task's message message_id when it reads back exactly as
+ * full: > 0, 0 when there is none (or it differs), -1 when it could not be read (e set).
+ * Comparing the text read back needs no parse and no copy of the message. */
+static int64_t pos_of(struct th_store *st, const char *task_id, const char *context_id,
+                      const char *message_id, const char *full, struct th_error *e)
 {
 	if (message_id == NULL)
 		return 0;
@@ -136,45 +149,42 @@ static int64_t pos_of(struct th_store *st, const char *task_id, const char *mess
 		return 0;
 	if (rc != TH_OK)
 		return -1;
-	int64_t pos = m.json != NULL && strcmp(m.json, packed) == 0 ? m.pos : 0;
+	int64_t pos = reads_as(&m, task_id, context_id, full) ? m.pos : 0;
 	th_row_free(&stored_row, &m);
 	return pos;
 }
 
 /* The position a message object (not changed) can be referred to by, as pos_of. */
-static int64_t pos_of_obj(struct th_store *st, const char *task_id, json_object *msg,
-                          struct th_error *e)
+static int64_t pos_of_obj(struct th_store *st, const char *task_id, const char *context_id,
+                          json_object *msg, struct th_error *e)
 {
 	if (!json_object_is_type(msg, json_type_object))
 		return 0;
-	json_object *copy = NULL;
-	if (json_object_deep_copy(msg, &copy, NULL) != 0)
-		return 0;              /* kept inline: correct, only larger */
-	char *packed = pack_obj(copy); /* free */
-	int64_t pos =
-	    packed != NULL ? pos_of(st, task_id, th_json_str(copy, "messageId"), packed, e) : 0;
-	free(packed);
-	json_object_put(copy);
-	return pos;
+	return pos_of(st, task_id, context_id, th_json_str(msg, "messageId"), th_json_text(msg), e);
 }
 
-th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *message_json,
-                         int64_t *pos, struct th_error *e)
+th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *context_id,
+                         const char *message_json, int64_t *pos, struct th_error *e)
 {
 	*pos = 0;
 	if (message_json == NULL)
 		return TH_OK;
-	json_object *msg = json_tokener_parse(message_json);
-	if (msg == NULL)
-		return TH_OK; /* stored inline as given */
-	char *packed = pack_obj(msg);
-	int64_t p =
-	    packed != NULL ? pos_of(st, task_id, th_json_str(msg, "messageId"), packed, e) : 0;
-	free(packed);
-	json_object_put(msg);
-	if (p < 0)
-		return e->code != TH_OK ? e->code : TH_EINTERNAL;
-	*pos = p;
+	/* A status that carries a history message carries the one just appended: the
+	 * newest, one seek to the end of the task's positions. */
+	struct stored_msg m = {0};
+	th_err rc = th_store_one(st, TH_STMT_REF_LAST,
+	                         "SELECT pos, json FROM messages WHERE task_id = ?1 "
+	                         "ORDER BY pos DESC LIMIT 1",
+	                         TH_ARGS(TH_T(task_id)), &stored_row, &m, "status message", e);
+	if (rc == TH_ENOTFOUND) {
+		th_error_clear(e);
+		return TH_OK;
+	}
+	if (rc != TH_OK)
+		return rc;
+	if (reads_as(&m, task_id, context_id, message_json))
+		*pos = m.pos;
+	th_row_free(&stored_row, &m);
 	return TH_OK;
 }
 
@@ -222,13 +232,13 @@ static json_object *ref_one(int64_t pos)
 }
 
 /* Replaces obj[key] (a message) by a reference when it is in the history. */
-static th_err ref_member(struct th_store *st, const char *task_id, json_object *obj,
-                         const char *key, struct th_error *e)
+static th_err ref_member(struct th_store *st, const char *task_id, const char *context_id,
+                         json_object *obj, const char *key, struct th_error *e)
 {
 	json_object *msg = NULL;
 	if (!json_object_object_get_ex(obj, key, &msg))
 		return TH_OK;
-	int64_t pos = pos_of_obj(st, task_id, msg, e);
+	int64_t pos = pos_of_obj(st, task_id, context_id, msg, e);
 	if (pos < 0)
 		return e->code;
 	json_object *r = pos > 0 ? ref_one(pos) : NULL;
@@ -239,8 +249,8 @@ static th_err ref_member(struct th_store *st, const char *task_id, json_object *
 
 /* Replaces a snapshot's history array by {"$messages": [first, last]} when it is exactly
  * the stored messages first..last. */
-static th_err ref_history(struct th_store *st, const char *task_id, json_object *task,
-                          struct th_error *e)
+static th_err ref_history(struct th_store *st, const char *task_id, const char *context_id,
+                          json_object *task, struct th_error *e)
 {
 	json_object *arr = NULL;
 	if (!json_object_object_get_ex(task, "history", &arr) ||
@@ -251,7 +261,8 @@ static th_err ref_history(struct th_store *st, const char *task_id, json_object 
 		return TH_OK;
 	int64_t first = 0;
 	for (size_t i = 0; i < n; i++) {
-		int64_t pos = pos_of_obj(st, task_id, json_object_array_get_idx(arr, i), e);
+		int64_t pos =
+		    pos_of_obj(st, task_id, context_id, json_object_array_get_idx(arr, i), e);
 		if (pos < 0)
 			return e->code;
 		if (pos == 0 || (i > 0 && pos != first + (int64_t)i))
@@ -287,9 +298,9 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
 		drop_if(v, "contextId", context_id);
 		json_object *status = NULL;
 		if (json_object_object_get_ex(v, "status", &status))
-			rc = ref_member(st, task_id, status, "message", e);
+			rc = ref_member(st, task_id, context_id, status, "message", e);
 		if (rc == TH_OK)
-			rc = ref_history(st, task_id, v, e);
+			rc = ref_history(st, task_id, context_id, v, e);
 	} else if ((json_object_object_get_ex(root, "statusUpdate", &v) ||
 	            json_object_object_get_ex(root, "artifactUpdate", &v)) &&
 	           json_object_is_type(v, json_type_object)) {
@@ -298,9 +309,9 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
 		json_object *status = NULL;
 		if (json_object_object_get_ex(v, "status", &status) &&
 		    json_object_is_type(status, json_type_object))
-			rc = ref_member(st, task_id, status, "message", e);
+			rc = ref_member(st, task_id, context_id, status, "message", e);
 	} else if (json_object_object_get_ex(root, "message", &v)) {
-		rc = ref_member(st, task_id, root, "message", e);
+		rc = ref_member(st, task_id, context_id, root, "message", e);
 	}
 	if (rc == TH_OK)
 		rc = text_of(root, "event", out, e);

@@ -128,6 +128,7 @@ enum th_stmt_id {
 	/* refs.c: a message kept once (STORE-10) */
 	TH_STMT_REF_BY_ID,
 	TH_STMT_REF_BY_POS,
+	TH_STMT_REF_LAST,
 	TH_STMT_TASK_CONTEXT,
 	TH_STMT_COUNT_
 };
@@ -341,10 +342,10 @@ th_err th_ref_msg_pack(const char *json, char **out, struct th_error *e);
 /* A stored history message as sent: its text with the task's taskId and contextId at
  * the end. New text (free), or NULL when out of memory. */
 char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *context_id);
-/* The history position of the task's message equal to message_json once packed, or 0
- * (*pos); for a status that carries a history message. */
-th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *message_json,
-                         int64_t *pos, struct th_error *e);
+/* The history position of the task's newest message when it reads back exactly as
+ * message_json, or 0 (*pos); for a status that carries the message just appended. */
+th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *context_id,
+                         const char *message_json, int64_t *pos, struct th_error *e);
 /* An event (a StreamResponse) in its stored form: the task's own ids dropped, messages
  * of the history as references. *out new text (free). */
 th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,

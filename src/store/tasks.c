@@ -172,7 +172,7 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 	int64_t changed = 0;
 	/* STORE-10: a status message already in the history is kept as its position. */
 	int64_t pos = 0;
-	th_err err = th_ref_status_pos(st, r->id, r->status_message_json, &pos, e);
+	th_err err = th_ref_status_pos(st, r->id, r->context_id, r->status_message_json, &pos, e);
 	if (err != TH_OK)
 		return err;
 	err = th_store_exec(
