@@ -271,6 +271,23 @@ check "A2A-1 JSON-RPC GetTask returns the task with its history" \
 check "TURN-5 the blocking SendMessage answer is the Task GetTask then returns, byte for byte" \
 	has_task \
 	'[ "$(jq -c .result.task "$T/created.json")" = "$(jq -c .result "$T/body")" ]'
+# The event log as streams get it (STREAM-3): stored with references to the history
+# (STORE-10), printed whole by `tiny-harness tasks events`.
+(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" $TH_WRAP "$TH_BIN" tasks events "$TASK" \
+	>"$T/events.out" 2>"$T/events.err")
+ev_rc=$?
+(cd "$T" && env -i PATH="$PATH" TINY_HARNESS_DB="$DB" $TH_WRAP "$TH_BIN" tasks events "$TASK" \
+	--after x >/dev/null 2>"$T/events-bad.err")
+ev_bad=$?
+REQ_DESC="tiny-harness tasks events $TASK: rc=$ev_rc $(head -c 300 "$T/events.out") / --after x: rc=$ev_bad $(cat "$T/events-bad.err")"
+check "STREAM-3 STORE-10 tasks events prints the log whole: the snapshot's history and the reply, not references" \
+	'[ "$ev_rc" = 0 ]' \
+	'[ "$(awk -F "\t" "NR == 1 { print \$1 \" \" \$2 }" "$T/events.out")" = "1 task" ]' \
+	'[ "$(cut -f3- "$T/events.out" | head -n 1 | jq -r .task.history[0].parts[0].text)" = hello ]' \
+	'[ "$(cut -f3- "$T/events.out" | jq -r "select(.statusUpdate) | .statusUpdate.status.message.parts[0].text" | tail -n 1)" = "echo: hello" ]' \
+	'! grep -q "\$message" "$T/events.out"' \
+	'[ "$(sqlite3 "$DB" "SELECT count(*) FROM events WHERE task_id = '"'"'$TASK'"'"' AND json LIKE '"'"'%\$message%'"'"'")" -ge 1 ]' \
+	'[ "$ev_bad" = 2 ]' 'grep -q -- "--after needs an event number" "$T/events-bad.err"'
 run -d "$(rpc 3 GetTask "{\"id\":\"$TASK\",\"historyLength\":1}")"
 check "STREAM-5 GetTask honours historyLength" '[ "$(jqb ".result.history | length")" = 1 ]'
 
