@@ -3,7 +3,26 @@
 
 #include <stdio.h>
 
+#include "a2a/a2a.h"
 #include "util/jsonx.h"
+
+/* What the event does to streams: the state a task snapshot or a status update leaves
+ * the task in (STREAM-1, STREAM-2); every other event leaves the task going. */
+static enum th_event_ends ends_of(json_object *stream_response)
+{
+	json_object *holder = NULL, *status = NULL;
+	if (!json_object_object_get_ex(stream_response, "statusUpdate", &holder) &&
+	    !json_object_object_get_ex(stream_response, "task", &holder))
+		return TH_ENDS_NONE;
+	if (!json_object_object_get_ex(holder, "status", &status))
+		return TH_ENDS_NONE;
+	int s = th_state_from_json(json_object_object_get(status, "state"));
+	if (s < 0)
+		return TH_ENDS_NONE;
+	if (th_state_terminal((enum th_state)s))
+		return TH_ENDS_TERMINAL;
+	return th_state_interrupted((enum th_state)s) ? TH_ENDS_INTERRUPTED : TH_ENDS_NONE;
+}
 
 th_err th_event_record(struct th_store *st, const char *task_id, const char *kind,
                        const char *channel_id, json_object *stream_response, struct th_error *e)
@@ -17,7 +36,8 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 	if (json == NULL) /* decision-026: json-c could not allocate the text */
 		return th_error_set(e, TH_ENOMEM, "out of memory writing a %.40s event", label);
 	int64_t seq = 0;
-	th_err rc = th_store_event_append(st, task_id, label, json, &seq, e);
+	enum th_event_ends ends = channel_id != NULL ? TH_ENDS_NONE : ends_of(stream_response);
+	th_err rc = th_store_event_append(st, task_id, label, ends, json, &seq, e);
 	if (rc == TH_OK)
 		rc = th_store_push_enqueue(st, task_id, seq, json, channel_id, NULL, e);
 	return rc;

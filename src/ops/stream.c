@@ -16,37 +16,19 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 
-/* The state a StreamResponse leaves the task in, or -1 if it says nothing of it. */
-static int state_of(json_object *ev)
+/* Whether an event that leaves the task as ends says closes a stream that ends when. */
+static int closes(enum th_event_ends ends, enum th_close_on when)
 {
-	json_object *holder = NULL, *status = NULL;
-	if (!json_object_object_get_ex(ev, "statusUpdate", &holder) &&
-	    !json_object_object_get_ex(ev, "task", &holder))
-		return -1;
-	if (!json_object_object_get_ex(holder, "status", &status))
-		return -1;
-	return th_state_from_json(json_object_object_get(status, "state"));
+	return ends == TH_ENDS_TERMINAL ||
+	       (ends == TH_ENDS_INTERRUPTED && when == TH_CLOSE_TERMINAL_OR_INTERRUPTED);
 }
 
-static int closes(json_object *ev, enum th_close_on when)
+/* The same for a task in state s (a snapshot the stream sends first). */
+static int closes_at(enum th_state s, enum th_close_on when)
 {
-	int s = state_of(ev);
-	if (s < 0)
-		return 0;
-	if (th_state_terminal((enum th_state)s))
-		return 1;
-	return when == TH_CLOSE_TERMINAL_OR_INTERRUPTED && th_state_interrupted((enum th_state)s);
-}
-
-/* Only task and status events carry a state (events.c records the kinds). */
-static int closes_text(const struct th_event *ev, enum th_close_on when)
-{
-	if (strcmp(ev->kind, "status") != 0 && strcmp(ev->kind, "task") != 0)
-		return 0;
-	json_object *obj = json_tokener_parse(ev->json);
-	int c = obj != NULL && closes(obj, when);
-	json_object_put(obj);
-	return c;
+	if (th_state_terminal(s))
+		return closes(TH_ENDS_TERMINAL, when);
+	return closes(th_state_interrupted(s) ? TH_ENDS_INTERRUPTED : TH_ENDS_NONE, when);
 }
 
 void th_watch_free(struct th_watch *w)
@@ -85,7 +67,7 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, const char 
 			                    "out of memory building a stream's first event");
 		}
 		*cursor = row.last_seq;
-		*closed = closes(ev, when);
+		*closed = closes_at((enum th_state)row.state, when);
 		if (sink->event(sink->impl, row.last_seq, th_json_text(ev)) != 0)
 			*closed = 1;
 		json_object_put(ev);
@@ -118,7 +100,8 @@ int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_e
 		w->cursor = ev[i].seq;
 		if (!visible(st, w->task_id, w->viewer, &ev[i]))
 			continue;
-		if (emit(arg, ev[i].seq, ev[i].json) != 0 || closes_text(&ev[i], w->close_on))
+		if (emit(arg, ev[i].seq, ev[i].json) != 0 ||
+		    closes((enum th_event_ends)ev[i].ends, w->close_on))
 			return 1;
 	}
 	return 0;

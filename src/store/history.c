@@ -256,7 +256,8 @@ th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object 
 /* ---- events --------------------------------------------------------------------------- */
 
 th_err th_store_event_append(struct th_store *st, const char *task_id, const char *kind,
-                             const char *json, int64_t *seq, struct th_error *e)
+                             enum th_event_ends ends, const char *json, int64_t *seq,
+                             struct th_error *e)
 {
 	if (seq != NULL)
 		*seq = 0;
@@ -284,12 +285,12 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	free(ctx);
 	if (err != TH_OK)
 		return err;
-	err = th_store_exec(
-	    st, TH_STMT_EV_INSERT,
-	    "INSERT INTO events (task_id, seq, kind, json, created_ms) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5)",
-	    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed), TH_I(th_now_ms())), NULL,
-	    NULL, "event append", e);
+	err = th_store_exec(st, TH_STMT_EV_INSERT,
+	                    "INSERT INTO events (task_id, seq, kind, json, created_ms, ends) "
+	                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	                    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),
+	                            TH_I(th_now_ms()), TH_I(ends)),
+	                    NULL, NULL, "event append", e);
 	free(packed);
 	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
@@ -304,6 +305,7 @@ static const struct th_col event_cols[] = {
     TH_COL_I64(struct th_event, seq),
     TH_COL_TEXT(struct th_event, kind),
     TH_COL_TEXT(struct th_event, json),
+    TH_COL_INT(struct th_event, ends),
 };
 static const struct th_row_def event_row = TH_ROW_DEF(struct th_event, event_cols);
 
@@ -323,7 +325,7 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
 	void *ev = NULL; /* struct th_event[cnt]; th_events_free, or the caller's */
 	th_err err =
 	    th_store_each(st, TH_STMT_EV_SINCE,
-	                  "SELECT seq, kind, json FROM events WHERE task_id = ?1 "
+	                  "SELECT seq, kind, json, ends FROM events WHERE task_id = ?1 "
 	                  "AND seq > ?2 ORDER BY seq LIMIT ?3",
 	                  TH_ARGS(TH_T(task_id), TH_I(after), TH_I(limit > 0 ? limit : -1)),
 	                  &event_row, &ev, &cnt, "events since", e);

@@ -275,16 +275,28 @@ th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object 
 
 /* ---- events (the per-task log every stream reads) ------------------------ */
 
+/* What an event does to the streams that follow its task, by the state it leaves the
+ * task in; recorded with the event (events.ends, 011) so that no reader parses an event
+ * to learn it. */
+enum th_event_ends {
+	TH_ENDS_NONE = 0,        /* the task goes on */
+	TH_ENDS_INTERRUPTED = 1, /* INPUT_REQUIRED or AUTH_REQUIRED: it waits for someone */
+	TH_ENDS_TERMINAL = 2,    /* COMPLETED, FAILED, CANCELED or REJECTED */
+};
+
 /* Appends json (a StreamResponse) as the next seq of the task (its last event's seq + 1;
  * inside the caller's write transaction); *seq receives it (may be NULL). kind is a
- * short label for operators: "task", "status", "artifact", "message". */
+ * short label for operators: "task", "status", "artifact", "message"; ends what the
+ * event does to streams. */
 th_err th_store_event_append(struct th_store *st, const char *task_id, const char *kind,
-                             const char *json, int64_t *seq, struct th_error *e);
+                             enum th_event_ends ends, const char *json, int64_t *seq,
+                             struct th_error *e);
 
 struct th_event {
 	int64_t seq;
 	char *kind; /* free (th_events_free) */
 	char *json; /* free */
+	int ends;   /* enum th_event_ends, as written (th_store_event_append) */
 };
 void th_events_free(struct th_event *ev, size_t n);
 /* Events with seq > after, in order, at most limit (limit <= 0: all). */

@@ -190,7 +190,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND name = 'waiting_tasks'"),
 	                 1);
-	ck_assert_int_eq(th_store_schema_version(), 10);
+	ck_assert_int_eq(th_store_schema_version(), 11);
 	/* 007: an event's seq comes from the log; the task row keeps no counter. */
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('tasks') "
 	                           "WHERE name = 'last_seq'"),
@@ -335,7 +335,8 @@ START_TEST(test_store1_rollback_leaves_nothing_commit_keeps)
 	begin(st);
 	add_task(st, "gone");
 	int64_t seq = 0;
-	ck_assert_int_eq(th_store_event_append(st, "gone", "task", "{}", &seq, &e), TH_OK);
+	ck_assert_int_eq(th_store_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
+	                 TH_OK);
 	th_store_rollback(st);
 	struct th_task_row r;
 	ck_assert_int_eq(th_store_task_get(st, "gone", &r, &e), TH_ENOTFOUND);
@@ -380,11 +381,13 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 	for (int i = 0; i < 5; i++) {
 		char json[32];
 		snprintf(json, sizeof json, "{\"n\":%d}", i);
-		ck_assert_int_eq(th_store_event_append(st, order[i], "status", json, &seq, &e),
-		                 TH_OK);
+		ck_assert_int_eq(
+		    th_store_event_append(st, order[i], "status", TH_ENDS_NONE, json, &seq, &e),
+		    TH_OK);
 		ck_assert_int_eq(seq, want[i]);
 	}
-	ck_assert_int_eq(th_store_event_append(st, "nope", "status", "{}", &seq, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_event_append(st, "nope", "status", TH_ENDS_NONE, "{}", &seq, &e),
+	                 TH_ENOTFOUND);
 	commit(st);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 5); /* the refused one: none */
 
@@ -430,7 +433,8 @@ START_TEST(test_stream3_event_append_outside_transaction_is_refused)
 	begin(st);
 	add_task(st, "a");
 	commit(st);
-	ck_assert_int_ne(th_store_event_append(st, "a", "status", "{}", NULL, &e), TH_OK);
+	ck_assert_int_ne(th_store_event_append(st, "a", "status", TH_ENDS_NONE, "{}", NULL, &e),
+	                 TH_OK);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 0);
 	th_store_close(st);
 }
@@ -472,7 +476,8 @@ static int worker_append(void)
 			fprintf(stderr, "worker begin: %s %s\n", th_err_name(e.code), e.msg);
 			return 6;
 		}
-		if (th_store_event_append(st, "shared", "status", json, NULL, &e) != TH_OK) {
+		if (th_store_event_append(st, "shared", "status", TH_ENDS_NONE, json, NULL, &e) !=
+		    TH_OK) {
 			fprintf(stderr, "worker append: %s\n", e.msg);
 			return 7;
 		}
@@ -1415,6 +1420,26 @@ static int same_json(const char *text, json_object *want)
  * a canceled task) is migrated on open; every history, status message and event then
  * reads as that build served it, and the migrated tasks take new messages whose events
  * are references. */
+/* What a StreamResponse does to streams, read from its JSON (the old readers' rule). */
+static int expected_ends(json_object *sr)
+{
+	json_object *h = NULL;
+	if (!json_object_object_get_ex(sr, "statusUpdate", &h) &&
+	    !json_object_object_get_ex(sr, "task", &h))
+		return TH_ENDS_NONE;
+	json_object *status = json_object_object_get(h, "status");
+	const char *s = json_object_get_string(json_object_object_get(status, "state"));
+	if (s == NULL)
+		return TH_ENDS_NONE;
+	if (strcmp(s, "TASK_STATE_INPUT_REQUIRED") == 0 ||
+	    strcmp(s, "TASK_STATE_AUTH_REQUIRED") == 0)
+		return TH_ENDS_INTERRUPTED;
+	if (strcmp(s, "TASK_STATE_COMPLETED") == 0 || strcmp(s, "TASK_STATE_FAILED") == 0 ||
+	    strcmp(s, "TASK_STATE_CANCELED") == 0 || strcmp(s, "TASK_STATE_REJECTED") == 0)
+		return TH_ENDS_TERMINAL;
+	return TH_ENDS_NONE;
+}
+
 START_TEST(test_store10_v8_database_reads_the_same_after_009)
 {
 	const char *src = getenv("TH_SRCDIR");
@@ -1450,6 +1475,7 @@ START_TEST(test_store10_v8_database_reads_the_same_after_009)
 	struct th_error e;
 	size_t ntasks = json_object_array_length(expect);
 	ck_assert_int_eq(ntasks, 3);
+	int ends_seen = 0;
 	for (size_t i = 0; i < ntasks; i++) {
 		json_object *t = json_object_array_get_idx(expect, i);
 		const char *id = json_object_get_string(json_object_object_get(t, "id"));
@@ -1478,9 +1504,17 @@ START_TEST(test_store10_v8_database_reads_the_same_after_009)
 			json_object *want = json_object_array_get_idx(want_events, k);
 			ck_assert_msg(same_json(ev[k].json, want), "STORE-10 event %zu of %s: %s",
 			              k, id, ev[k].json);
+			/* 011 classified the old rows by the state they leave the task in. */
+			ck_assert_msg(ev[k].ends == expected_ends(want),
+			              "STREAM-1 event %zu of %s: ends %d after 011: %s", k, id,
+			              ev[k].ends, ev[k].json);
+			ends_seen |= 1 << ev[k].ends;
 		}
 		th_events_free(ev, n);
 	}
+	/* The fixture has a task waiting for its next message and a canceled one. */
+	ck_assert_int_eq(ends_seen,
+	                 1 << TH_ENDS_NONE | 1 << TH_ENDS_INTERRUPTED | 1 << TH_ENDS_TERMINAL);
 
 	/* A migrated task takes a new message; the event that carries it is a reference,
 	 * and reads back whole. */
@@ -1501,7 +1535,8 @@ START_TEST(test_store10_v8_database_reads_the_same_after_009)
 	begin(st);
 	ck_assert_int_eq(
 	    th_store_message_append(st, id, "after-009", "ROLE_USER", "alice", msg, &e), TH_OK);
-	ck_assert_int_eq(th_store_event_append(st, id, "message", event, &seq, &e), TH_OK);
+	ck_assert_int_eq(th_store_event_append(st, id, "message", TH_ENDS_NONE, event, &seq, &e),
+	                 TH_OK);
 	commit(st);
 	snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = '%s' AND seq = %lld", id,
 	         (long long)seq);
@@ -2477,7 +2512,8 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 	/* Something in every table that references the task. */
 	ck_assert_int_eq(
 	    th_store_message_append(st, "old-done", "m1", "ROLE_USER", "alice", "{}", &e), TH_OK);
-	ck_assert_int_eq(th_store_event_append(st, "old-done", "task", "{}", NULL, &e), TH_OK);
+	ck_assert_int_eq(
+	    th_store_event_append(st, "old-done", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
 	ck_assert_int_eq(th_store_artifact_put(st, "old-done", "a1", "{}", &e), TH_OK);
 	int64_t turn;
 	ck_assert_int_eq(th_store_turn_create(st, "old-done", "m1", &turn, &e), TH_OK);
@@ -2749,7 +2785,8 @@ START_TEST(test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe)
 	add_task(st, "gone");
 	end_other_sessions();
 	int64_t seq = 0;
-	ck_assert_int_ne(th_store_event_append(st, "gone", "task", "{}", &seq, &e), TH_OK);
+	ck_assert_int_ne(th_store_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
+	                 TH_OK);
 	th_store_rollback(st);
 	begin(st);
 	add_task(st, "after");

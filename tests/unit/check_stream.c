@@ -202,6 +202,47 @@ START_TEST(test_stream2_subscription_sees_a_completion_and_closes)
 }
 END_TEST
 
+/* STREAM-1, STREAM-2: every event is written with what it does to streams (events.ends,
+ * 011), the same answer a reader of its JSON would give, so no stream parses it again. */
+START_TEST(test_stream1_each_event_records_whether_it_ends_streams)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
+	char id[64];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	t = fx_complete(&app, "alice", id, &err);
+	json_object_put(t);
+	struct th_event *rows = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &rows, &n, &err), TH_OK);
+	int seen[3] = {0, 0, 0};
+	for (size_t i = 0; i < n; i++) {
+		json_object *sr = json_tokener_parse(rows[i].json);
+		ck_assert_ptr_nonnull(sr);
+		const char *state = state_in(sr);
+		int want = TH_ENDS_NONE;
+		if (state != NULL && (strcmp(state, "TASK_STATE_INPUT_REQUIRED") == 0 ||
+		                      strcmp(state, "TASK_STATE_AUTH_REQUIRED") == 0))
+			want = TH_ENDS_INTERRUPTED;
+		else if (state != NULL && (strcmp(state, "TASK_STATE_COMPLETED") == 0 ||
+		                           strcmp(state, "TASK_STATE_CANCELED") == 0 ||
+		                           strcmp(state, "TASK_STATE_FAILED") == 0 ||
+		                           strcmp(state, "TASK_STATE_REJECTED") == 0))
+			want = TH_ENDS_TERMINAL;
+		ck_assert_msg(rows[i].ends == want, "event %lld (%s) ends %d, want %d: %s",
+		              (long long)rows[i].seq, rows[i].kind, rows[i].ends, want,
+		              rows[i].json);
+		seen[want]++;
+		json_object_put(sr);
+	}
+	th_events_free(rows, n);
+	/* The snapshot going on, the reply waiting for the next message, the completion. */
+	ck_assert_int_ge(seen[TH_ENDS_NONE], 1);
+	ck_assert_int_ge(seen[TH_ENDS_INTERRUPTED], 1);
+	ck_assert_int_eq(seen[TH_ENDS_TERMINAL], 1);
+}
+END_TEST
+
 START_TEST(test_stream4_last_event_id_replays_exactly_the_missed_events)
 {
 	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
@@ -280,6 +321,7 @@ int main(void)
 	tcase_add_test(tc, test_stream1_jsonrpc_streams_task_first_and_closes_at_input_required);
 	tcase_add_test(tc, test_a2a5_rest_stream_events_are_bare_stream_responses);
 	tcase_add_test(tc, test_stream2_subscription_sees_a_completion_and_closes);
+	tcase_add_test(tc, test_stream1_each_event_records_whether_it_ends_streams);
 	tcase_add_test(tc, test_stream4_last_event_id_replays_exactly_the_missed_events);
 	tcase_add_test(tc, test_stream2_errors_before_the_stream_are_ordinary_responses);
 	suite_add_tcase(s, tc);
