@@ -65,6 +65,36 @@ th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, cons
 	return announce(st, row, "step_updated", step, e);
 }
 
+th_err th_plan_step_link(struct th_store *st, const struct th_task_row *row,
+                         const struct th_plan_step *step, const char *task_id, struct th_error *e)
+{
+	json_object *linked =
+	    step->linked_tasks_json != NULL ? json_tokener_parse(step->linked_tasks_json) : NULL;
+	if (!json_object_is_type(linked, json_type_array)) { /* none yet (or unreadable) */
+		json_object_put(linked);
+		linked = json_object_new_array();
+	}
+	json_object *ev = json_object_new_object();
+	int bad = linked == NULL || th_json_push(linked, json_object_new_string(task_id)) != 0;
+	bad |= th_json_put(ev, "id", json_object_new_string(step->step_id));
+	bad |= th_json_put(ev, "state",
+	                   json_object_new_string(th_store_step_state_name(TH_STEP_ACTIVE)));
+	const char *text = bad ? NULL : th_json_text(linked);
+	if (text == NULL || th_json_put(ev, "linked_tasks", json_object_get(linked)) != 0) {
+		json_object_put(linked);
+		json_object_put(ev);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a step's linked tasks");
+	}
+	th_err rc =
+	    th_store_plan_step_update(st, row->id, step->step_id, TH_STEP_ACTIVE, NULL, text, e);
+	json_object_put(linked);
+	if (rc != TH_OK) {
+		json_object_put(ev);
+		return rc;
+	}
+	return announce(st, row, "step_updated", ev, e);
+}
+
 th_err th_plan_participant_set(struct th_store *st, const struct th_task_row *row,
                                const struct th_participant_in *p, struct th_error *e)
 {

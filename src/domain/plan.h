@@ -26,6 +26,12 @@ const struct th_plan_step *th_plan_find_step(const struct th_plan_step *steps, s
 th_err th_plan_step_set(struct th_store *st, const struct th_task_row *row, const char *step_id,
                         int state, const char *output, struct th_error *e);
 
+/* Makes step (a step of row's plan, as read) active and adds task_id to its linked
+ * tasks, and announces step_updated with the step and the plan: a sub-task spawned to
+ * work on it (the model's spawn_subtask). */
+th_err th_plan_step_link(struct th_store *st, const struct th_task_row *row,
+                         const struct th_plan_step *step, const char *task_id, struct th_error *e);
+
 /* Puts participant p on row's task (a new one, or a new role, kind or display name for
  * one already on it) and announces participants_updated naming p and its role (ID-5). */
 th_err th_plan_participant_set(struct th_store *st, const struct th_task_row *row,

@@ -12,7 +12,9 @@
 #include "util/jsonx.h"
 
 /* Walks up the links: at most the limit's number of reads. */
-th_err th_subtask_check_depth(struct th_store *st, const char *parent_id, struct th_error *e)
+/* SEC-5: TH_EINVAL naming the limit when a child of parent_id would be deeper than
+ * TH_SUBTASK_DEPTH_MAX; no write. */
+static th_err check_depth(struct th_store *st, const char *parent_id, struct th_error *e)
 {
 	char *at = strdup(parent_id);
 	int depth = 0; /* parent_id's */
@@ -38,11 +40,29 @@ th_err th_subtask_check_depth(struct th_store *st, const char *parent_id, struct
 	                    TH_SUBTASK_DEPTH_MAX, parent_id, TH_SUBTASK_DEPTH_MAX);
 }
 
-th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
+/* TASK-4: TH_EINVAL naming the limit when parent_id has max children already. */
+static th_err check_count(struct th_store *st, size_t max, const char *parent_id,
                           struct th_error *e)
 {
+	struct th_subtask_ref *subs = NULL;
+	size_t n = 0;
+	th_err rc = th_store_subtasks(st, parent_id, 0, &subs, &n, e);
+	th_subtask_refs_free(subs, n);
+	if (rc == TH_OK && n >= max)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "task %.100s already has %zu sub-tasks; the limit is %zu "
+		                  "(max_subtasks)",
+		                  parent_id, n, max);
+	return rc;
+}
+
+th_err th_subtask_next_id(struct th_store *st, size_t max_subtasks, const char *parent_id,
+                          char out[TH_ID_BUF], struct th_error *e)
+{
 	int64_t n = 0;
-	th_err rc = th_subtask_check_depth(st, parent_id, e);
+	th_err rc = check_count(st, max_subtasks, parent_id, e);
+	if (rc == TH_OK)
+		rc = check_depth(st, parent_id, e);
 	if (rc == TH_OK)
 		rc = th_store_subtask_next_number(st, parent_id, &n, e);
 	if (rc != TH_OK)
@@ -86,7 +106,7 @@ th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
 {
 	struct th_participant *ps = NULL;
 	size_t np = 0;
-	th_err rc = th_subtask_next_id(st, parent->id, child, e);
+	th_err rc = th_subtask_next_id(st, cfg->lim.max_subtasks, parent->id, child, e);
 	if (rc == TH_OK)
 		rc = th_store_participants(st, parent->id, &ps, &np, e);
 	if (rc != TH_OK)

@@ -13,7 +13,8 @@
 #include "util/err.h"
 
 /* Inside the caller's transaction. child receives the new id; *turn_id its queued
- * first turn (to run after commit). */
+ * first turn (to run after commit). TH_EINVAL naming the limit when parent may not have
+ * one more (th_subtask_next_id); nothing is written then. */
 th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
                         const struct th_task_row *parent, const char *sender, const char *name,
                         const char *goal, char child[TH_ID_BUF], int64_t *turn_id,
@@ -23,14 +24,13 @@ th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
  * TH_SUBTASK_DEPTH_MAX has no children. It bounds the work of cancelling a tree. */
 #define TH_SUBTASK_DEPTH_MAX 32
 
-/* TH_EINVAL naming the limit when a child of parent_id would be deeper than
- * TH_SUBTASK_DEPTH_MAX; no write. */
-th_err th_subtask_check_depth(struct th_store *st, const char *parent_id, struct th_error *e);
-
-/* The id of parent's next child, "<parent>.<n>" (allocates n). A child deeper than
- * TH_SUBTASK_DEPTH_MAX is refused (TH_EINVAL naming the limit). */
-th_err th_subtask_next_id(struct th_store *st, const char *parent_id, char out[TH_ID_BUF],
-                          struct th_error *e);
+/* The id of parent's next child, "<parent>.<n>" (allocates n). The one place the
+ * sub-task limits are checked, whoever spawns (a SendMessage's payload.parent_tasks,
+ * /subtask, the model's spawn_subtask): a parent with max_subtasks children already, or
+ * a child deeper than TH_SUBTASK_DEPTH_MAX, is refused with TH_EINVAL naming the limit,
+ * before anything is written. */
+th_err th_subtask_next_id(struct th_store *st, size_t max_subtasks, const char *parent_id,
+                          char out[TH_ID_BUF], struct th_error *e);
 
 /* Tells the parent's subscribers that child was spawned (TASK-8 "subtask"). */
 th_err th_subtask_announce(struct th_store *st, const char *parent_id, const char *child_id,

@@ -145,21 +145,16 @@ static th_err under_parent(struct th_app *app, const char *participant, const ch
                            struct th_error *e)
 {
 	struct th_store *st = app->store;
-	struct th_subtask_ref *subs = NULL;
-	size_t ns = 0;
 	th_err rc =
 	    th_access_check(st, parent, participant, TH_ACCESS_WRITE, "add sub-tasks to", NULL, e);
 	if (rc == TH_OK)
-		rc = th_store_subtasks(st, parent, 0, &subs, &ns, e);
+		rc = th_subtask_next_id(st, app->cfg->lim.max_subtasks, parent, id, e);
+	if (rc == TH_EINVAL) { /* a limit: name the field it came from */
+		char why[TH_ERRMSG_MAX];
+		snprintf(why, sizeof why, "%s", e->msg);
+		return th_error_set(e, TH_EINVAL, "payload.parent_tasks: %s", why);
+	}
 	if (rc != TH_OK)
-		return rc;
-	th_subtask_refs_free(subs, ns);
-	if (ns >= app->cfg->lim.max_subtasks)
-		return th_error_set(e, TH_EINVAL,
-		                    "payload.parent_tasks: task %.100s already has %zu sub-tasks; "
-		                    "the limit is %zu",
-		                    parent, ns, app->cfg->lim.max_subtasks);
-	if ((rc = th_subtask_next_id(st, parent, id, e)) != TH_OK)
 		return rc;
 	struct th_task_row row = {0};
 	if ((rc = th_store_task_get(st, parent, &row, e)) == TH_OK && !ctx_given)

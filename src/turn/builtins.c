@@ -379,31 +379,17 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 	}
 	snprintf(name, sizeof name, "%.*s", (int)(nlen < sizeof name ? nlen : sizeof name - 1),
 	         args);
-	struct th_subtask_ref *subs = NULL;
-	size_t ns = 0;
-	th_err rc = th_store_subtasks(app->store, row->id, 0, &subs, &ns, e);
-	th_subtask_refs_free(subs, ns);
-	if (rc != TH_OK)
-		return rc;
-	if (ns >= app->cfg->lim.max_subtasks) {
-		char why[128];
-		snprintf(why, sizeof why, "A task has at most %zu sub-tasks.",
-		         app->cfg->lim.max_subtasks);
-		usage(res, c, why);
-		return TH_OK;
-	}
-	if ((rc = th_subtask_check_depth(app->store, row->id, e)) == TH_EINVAL) {
+	char child[TH_ID_BUF];
+	int64_t turn = 0;
+	th_err rc =
+	    th_subtask_spawn(app->store, app->cfg, row, sender, name, goal, child, &turn, e);
+	if (rc == TH_EINVAL) { /* a sub-task limit (TASK-4, SEC-5): nothing was written */
 		char why[TH_ERRMSG_MAX + 2];
 		snprintf(why, sizeof why, "%s.", e->msg);
 		th_error_clear(e);
 		usage(res, c, why);
 		return TH_OK;
 	}
-	char child[TH_ID_BUF];
-	int64_t turn = 0;
-	if (rc == TH_OK)
-		rc = th_subtask_spawn(app->store, app->cfg, row, sender, name, goal, child, &turn,
-		                      e);
 	if (rc != TH_OK)
 		return rc;
 	res->child_task = strdup(child);

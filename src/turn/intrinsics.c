@@ -289,41 +289,37 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 		fail(r, "one spawn_subtask per round; call it again in the next round");
 		return TH_OK;
 	}
-	struct th_subtask_ref *subs = NULL;
-	size_t ns = 0;
-	th_err rc = th_store_subtasks(app->store, row->id, 0, &subs, &ns, e);
-	th_subtask_refs_free(subs, ns);
-	if (rc != TH_OK)
-		return rc;
-	if (ns >= app->cfg->lim.max_subtasks) {
-		fail(r, "the task already has the most sub-tasks allowed");
-		return TH_OK;
-	}
-	if ((rc = th_subtask_check_depth(app->store, row->id, e)) != TH_OK) {
-		if (rc != TH_EINVAL)
+	/* The step it works on, named by id or name, must exist before anything is spawned. */
+	const char *step = th_json_str(args, "step");
+	struct th_plan_step *steps = NULL;
+	size_t n = 0;
+	const struct th_plan_step *found = NULL;
+	if (step != NULL) {
+		th_err rc = th_store_plan(app->store, row->id, &steps, &n, e);
+		if (rc != TH_OK)
 			return rc;
-		fail(r, "%s", e->msg);
-		th_error_clear(e);
-		return TH_OK;
+		if ((found = th_plan_find_step(steps, n, step)) == NULL) {
+			fail(r, "the plan has no step '%s'", step);
+			th_plan_steps_free(steps, n);
+			return TH_OK;
+		}
 	}
 	char child[TH_ID_BUF];
 	int64_t turn = 0;
 	/* CTL-7: spawned by the model on its own, so its turn's result may complete it. */
-	if ((rc = th_subtask_spawn(app->store, app->cfg, row, TH_AGENT_ID, name, goal, child, &turn,
-	                           e)) != TH_OK)
-		return rc;
-	const char *step = th_json_str(args, "step");
-	if (step != NULL) {
-		json_object *linked = json_object_new_array();
-		if (th_json_push(linked, json_object_new_string(child)) != 0) {
-			json_object_put(linked);
-			return th_error_set(e, TH_ENOMEM,
-			                    "out of memory building a step's linked tasks");
-		}
-		th_store_plan_step_update(app->store, row->id, step, TH_STEP_ACTIVE, NULL,
-		                          th_json_text(linked), NULL);
-		json_object_put(linked);
+	th_err rc =
+	    th_subtask_spawn(app->store, app->cfg, row, TH_AGENT_ID, name, goal, child, &turn, e);
+	if (rc == TH_EINVAL) { /* a sub-task limit (TASK-4, SEC-5): nothing was written */
+		th_plan_steps_free(steps, n);
+		fail(r, "%s", e->msg);
+		th_error_clear(e);
+		return TH_OK;
 	}
+	if (rc == TH_OK && found != NULL)
+		rc = th_plan_step_link(app->store, row, found, child, e);
+	th_plan_steps_free(steps, n);
+	if (rc != TH_OK)
+		return rc;
 	fx->child_task = strdup(child);
 	fx->child_turn = turn;
 	th_buf_printf(&r->text, "spawned sub-task %s", child);

@@ -845,6 +845,34 @@ START_TEST(test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit)
 }
 END_TEST
 
+/* TASK-4: the sub-task limit is one rule whichever way a child is asked for (/subtask, a
+ * task envelope's parent_tasks; the model's spawn_subtask in check_intrinsics): refused
+ * naming the limit, nothing written. */
+START_TEST(test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning)
+{
+	team_task();
+	struct th_error ce;
+	ck_assert_int_eq(th_config_set(app.cfg, "max_subtasks", "1", &ce), TH_OK);
+	json_object *t = fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	long tasks = fx_count(&app, "tasks");
+	t = fx_send_text(&app, "alice", task, "s2", "/subtask Tests: test", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_msg(strstr(fx_status_text(t), "already has 1 sub-tasks; the limit is 1 "
+	                                        "(max_subtasks)") != NULL,
+	              "%s", fx_status_text(t));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	ck_assert_ptr_null(envelope_child(task, 1));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_msg(strncmp(err.msg, "payload.parent_tasks: ", 22) == 0 &&
+	                  strstr(err.msg, "the limit is 1 (max_subtasks)") != NULL,
+	              "%s", err.msg);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+}
+END_TEST
+
 /* A chain of depth sub-tasks "<prefix>-1" … under root, written straight through the
  * store as a database from before the cap may hold it. */
 static void deep_chain(const char *root, const char *prefix, int depth)
@@ -983,6 +1011,7 @@ int main(void)
 	tcase_add_test(tc, test_turn4_last_attempt_fails_the_task_with_a_reason);
 	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
 	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
+	tcase_add_test(tc, test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning);
 	tcase_add_test(tc, test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable);
 	tcase_add_test(tc, test_sec5_id6_ids_that_look_like_the_agent_are_refused);
 	tcase_add_test(tc, test_sec5_a_strangers_request_recovers_no_turn);

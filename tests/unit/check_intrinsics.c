@@ -180,6 +180,51 @@ START_TEST(test_ctl7_a_subtask_the_model_spawns_is_completed_by_its_turn)
 }
 END_TEST
 
+/* TASK-8, TASK-4: spawn_subtask working on a plan step makes the step active with the
+ * child linked, announced like every plan change; a step that does not exist, or the
+ * sub-task limit (checked in one place for every way of spawning), refuses the spawn
+ * with nothing written. */
+START_TEST(test_task8_spawn_subtask_on_a_step_links_it_and_announces_it)
+{
+	const char *id = task();
+	json_object *t = call("alice", id, "m1",
+	                      "[{\"name\":\"create_plan\",\"arguments\":{\"steps\":[{\"name\":"
+	                      "\"Docs\"},{\"name\":\"Ship\"}]}}]");
+	json_object_put(t);
+	long tasks = fx_count(&app, "tasks");
+	t = call("alice", id, "m2",
+	         "[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"Docs\",\"goal\":"
+	         "\"write\",\"step\":\"Nope\"}}]");
+	ck_assert_msg(strstr(fx_status_text(t), "spawn_subtask error: the plan has no step 'Nope'"),
+	              "%s", fx_status_text(t));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	t = call("alice", id, "m3",
+	         "[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"Docs\",\"goal\":"
+	         "\"write\",\"step\":\"Docs\"}}]");
+	char child[160];
+	snprintf(child, sizeof child, "%s.1", id);
+	ck_assert_msg(strstr(fx_status_text(t), child), "%s", fx_status_text(t));
+	json_object *s0 = json_object_array_get_idx(plan_of(t), 0);
+	ck_assert_str_eq(th_json_str(s0, "state"), "active");
+	json_object *linked = json_object_object_get(s0, "linked_tasks");
+	ck_assert_int_eq(json_object_array_length(linked), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(linked, 0)), child);
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "events WHERE json LIKE '%step_updated%'"), 1);
+	/* max_subtasks 1: the next spawn is refused naming the limit. */
+	struct th_error ce;
+	ck_assert_int_eq(th_config_set(app.cfg, "max_subtasks", "1", &ce), TH_OK);
+	t = call("alice", id, "m4",
+	         "[{\"name\":\"spawn_subtask\",\"arguments\":{\"name\":\"Ship\",\"goal\":"
+	         "\"ship\"}}]");
+	ck_assert_msg(strstr(fx_status_text(t), "the limit is 1 (max_subtasks)"), "%s",
+	              fx_status_text(t));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks + 1);
+}
+END_TEST
+
 START_TEST(test_ch4_ask_participant_ends_the_turn_awaiting_that_answer)
 {
 	const char *id = task();
@@ -464,6 +509,7 @@ int main(void)
 	tcase_add_test(tc, test_turn3_create_plan_then_complete_step);
 	tcase_add_test(tc, test_turn3_bad_arguments_give_the_model_an_error_and_change_nothing);
 	tcase_add_test(tc, test_ctl7_a_subtask_the_model_spawns_is_completed_by_its_turn);
+	tcase_add_test(tc, test_task8_spawn_subtask_on_a_step_links_it_and_announces_it);
 	tcase_add_test(tc, test_ch4_ask_participant_ends_the_turn_awaiting_that_answer);
 	tcase_add_test(tc, test_id5_set_participant_role_on_behalf_of_admin_or_reporter_only);
 	tcase_add_test(tc, test_ui1_emit_ui_only_for_a2ui_clients);
