@@ -203,13 +203,7 @@ START_TEST(test_id5_participants_change_only_by_admin_or_reporter)
 	t = fx_send_text(&app, "bob", task, "p5", "/role dave watcher", &err);
 	ck_assert_str_eq(role_of(t, "dave"), "watcher");
 	json_object_put(t);
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT COUNT(*) FROM events WHERE json LIKE '%participants_updated%'",
-	                   -1, &s, NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_int_eq(sqlite3_column_int(s, 0), 2);
-	sqlite3_finalize(s);
+	ck_assert_int_eq(fx_count(&app, "events WHERE json LIKE '%participants_updated%'"), 2);
 }
 END_TEST
 
@@ -231,17 +225,9 @@ START_TEST(test_cmd3_plan_and_step_update_the_plan_in_metadata)
 	ck_assert_str_eq(th_json_str(s1, "state"), "done");
 	ck_assert_str_eq(th_json_str(s1, "output"), "12 passing");
 	json_object_put(t);
-	long with_plan_events = 0;
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(
-	    th_store_db(app.store),
-	    "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
-	    "'%step_updated%'",
-	    -1, &s, NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	with_plan_events = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	ck_assert_int_eq(with_plan_events, 2);
+	ck_assert_int_eq(
+	    fx_count(&app, "events WHERE json LIKE '%plan_updated%' OR json LIKE '%step_updated%'"),
+	    2);
 }
 END_TEST
 
@@ -584,15 +570,12 @@ START_TEST(test_ch4_ask_parks_awaiting_answer_and_ch5_only_the_asked_answers)
 	                 "\"kind\":\"help_request\"") != NULL);
 	json_object_put(t);
 	/* STORE-1: an operator sees who the task waits for. */
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT waiting_for, question FROM waiting_tasks WHERE id = ?", -1, &s,
-	                   NULL);
-	sqlite3_bind_text(s, 1, task, -1, SQLITE_TRANSIENT);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "bob");
-	ck_assert_str_eq((const char *)sqlite3_column_text(s, 1), "Which branch?");
-	sqlite3_finalize(s);
+	char *waiting = fx_text(&app,
+	                        "SELECT waiting_for || '|' || question FROM waiting_tasks "
+	                        "WHERE id = '%s'",
+	                        task);
+	ck_assert_str_eq(waiting, "bob|Which branch?");
+	free(waiting);
 	/* A reply from wendy (not asked) is refused; nothing stored. */
 	char extra[128];
 	snprintf(extra, sizeof extra, ",\"in_reply_to\":\"%s\"", req);
@@ -742,12 +725,7 @@ START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
 	ck_assert_str_eq(fx_status_text(t), "echo: survive");
 	json_object_put(t);
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT COUNT(*) FROM messages WHERE message_id = 'r1'", -1, &s, NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
-	sqlite3_finalize(s);
+	ck_assert_int_eq(fx_count(&app, "messages WHERE message_id = 'r1'"), 1);
 }
 END_TEST
 

@@ -105,15 +105,9 @@ START_TEST(test_turn3_create_plan_then_complete_step)
 	ck_assert_str_eq(th_json_str(s0, "output"), "it compiles");
 	json_object_put(t);
 	/* TASK-8: both changes were announced. */
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(
-	    th_store_db(app.store),
-	    "SELECT COUNT(*) FROM events WHERE json LIKE '%plan_updated%' OR json LIKE "
-	    "'%step_updated%'",
-	    -1, &s, NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_int_eq(sqlite3_column_int(s, 0), 2);
-	sqlite3_finalize(s);
+	ck_assert_int_eq(
+	    fx_count(&app, "events WHERE json LIKE '%plan_updated%' OR json LIKE '%step_updated%'"),
+	    2);
 }
 END_TEST
 

@@ -38,12 +38,9 @@ static void confirm_card(void)
 	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "Deploy to prod?"));
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
 	json_object_put(t);
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store), "SELECT surface_id FROM confirmations", -1, &s,
-	                   NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	snprintf(surface, sizeof surface, "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
+	char *id = fx_text(&app, "SELECT surface_id FROM confirmations");
+	snprintf(surface, sizeof surface, "%s", id);
+	free(id);
 }
 
 static json_object *action(const char *mid, const char *surface_id, const char *component,
@@ -77,14 +74,10 @@ START_TEST(test_ui1_confirm_emits_a_validated_card_artifact)
 	ck_assert(strstr(th_json_text(msgs), "Deploy to prod?") != NULL);
 	json_object_put(t);
 	/* It is in the event log as an artifactUpdate. */
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT COUNT(*) FROM events WHERE kind = 'artifact' AND json LIKE "
-	                   "'%\"artifactUpdate\"%a2ui:1%'",
-	                   -1, &s, NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
-	sqlite3_finalize(s);
+	ck_assert_int_eq(
+	    fx_count(&app,
+	             "events WHERE kind = 'artifact' AND json LIKE '%\"artifactUpdate\"%a2ui:1%'"),
+	    1);
 }
 END_TEST
 
@@ -117,14 +110,10 @@ START_TEST(test_ui4_approve_click_is_recorded_and_the_card_closed)
 	ck_assert_str_eq(fx_status_text(t), "alice approved: Deploy to prod?");
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
 	json_object_put(r);
-	sqlite3_stmt *s = NULL;
-	sqlite3_prepare_v2(th_store_db(app.store),
-	                   "SELECT text FROM channel_messages ORDER BY created_ms DESC LIMIT 1", -1,
-	                   &s, NULL);
-	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
-	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0),
-	                 "alice approved: Deploy to prod?");
-	sqlite3_finalize(s);
+	char *said =
+	    fx_text(&app, "SELECT text FROM channel_messages ORDER BY created_ms DESC LIMIT 1");
+	ck_assert_str_eq(said, "alice approved: Deploy to prod?");
+	free(said);
 	/* The card was deleted: a second click is refused, nothing stored. */
 	long msgs = fx_count(&app, "messages");
 	ck_assert_ptr_null(action("a2", surface, "approve", "approve", "{}"));

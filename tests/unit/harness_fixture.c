@@ -122,6 +122,25 @@ long fx_count(struct th_app *app, const char *table)
 	return n;
 }
 
+char *fx_text(struct th_app *app, const char *fmt, ...)
+{
+	char sql[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int len = vsnprintf(sql, sizeof sql, fmt, ap);
+	va_end(ap);
+	ck_assert_msg(len > 0 && (size_t)len < sizeof sql, "fx_text: SQL too long");
+	sqlite3_stmt *s = NULL;
+	ck_assert_msg(sqlite3_prepare_v2(th_store_db(app->store), sql, -1, &s, NULL) == SQLITE_OK,
+	              "%s: %s", sql, sqlite3_errmsg(th_store_db(app->store)));
+	ck_assert_msg(sqlite3_step(s) == SQLITE_ROW, "no row: %s", sql);
+	const char *v = (const char *)sqlite3_column_text(s, 0);
+	char *out = strdup(v != NULL ? v : "NULL");
+	sqlite3_finalize(s);
+	ck_assert_ptr_nonnull(out);
+	return out;
+}
+
 void fx_add_participant(struct th_app *app, const char *task_id, const char *id, const char *role)
 {
 	const struct th_participant_in p = {id, "human", role, ""};

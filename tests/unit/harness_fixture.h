@@ -36,6 +36,11 @@ json_object *fx_complete(struct th_app *app, const char *participant, const char
 /* SELECT COUNT(*) FROM table (a whole-table count, to prove nothing was stored). */
 long fx_count(struct th_app *app, const char *table);
 
+/* The first column of the first row of the SQL that fmt and its arguments make, as text
+ * ("NULL" for SQL NULL); the test fails when the statement does not prepare or gives no
+ * row. The caller frees it. For a look at rows the harness's API does not return. */
+char *fx_text(struct th_app *app, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Adds a participant with role to a task directly through the store. */
 void fx_add_participant(struct th_app *app, const char *task_id, const char *id, const char *role);
 
