@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "util/err.h"
 
 enum th_state {

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "util/log.h"
 
 #define CARD_PATH "/.well-known/agent-card.json"

@@ -9,7 +9,7 @@
 
 #include "bind/bind.h"
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "util/jsonx.h"
 
 /* id is borrowed (NULL answers with id null). */

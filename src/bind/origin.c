@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 
 /* An authority split into host and port, the host lowercased ("[::1]" keeps its
  * brackets). port is -1 when the text names none. */

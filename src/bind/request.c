@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/ext.h"
 #include "ops/auth.h"
 #include "ops/ops.h"

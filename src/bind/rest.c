@@ -8,7 +8,7 @@
 
 #include "bind/bind.h"
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "util/jsonx.h"
 
 enum { M_GET, M_HEAD, M_POST, M_DELETE, M_COUNT };

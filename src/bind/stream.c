@@ -12,7 +12,7 @@
 
 #include "bind/bind.h"
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "ops/stream.h"
 #include "util/jsonx.h"
 #include "util/log.h"

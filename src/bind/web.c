@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "ops/auth.h"
 #include "util/jsonx.h"
 

@@ -16,7 +16,7 @@
 
 #include "app.h"
 #include "worker/process.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "config/layout.h"
 #include "turn/commands.h"
 #include "ops/ops.h"

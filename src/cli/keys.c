@@ -7,7 +7,7 @@
 
 #include "app.h"
 #include "cli/cli.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "ops/auth.h"
 #include "store/store.h"
 #include "worker/process.h"

@@ -27,7 +27,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "config/layout.h"
 
 /* lighttpd names the sockets SOCK_NAME-0, -1, …, one per worker (conf/lighttpd.conf). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "config/config.h"
+#include "config/settings.h"
 
 #include <ctype.h>
 #include <errno.h>

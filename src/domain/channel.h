@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "store/store.h"
 #include "util/err.h"
 

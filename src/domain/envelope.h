@@ -10,7 +10,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "store/store.h"
 #include "util/err.h"
 

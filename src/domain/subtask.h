@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "store/store.h"
 #include "util/err.h"
 

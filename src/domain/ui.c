@@ -9,7 +9,7 @@
 
 #include "a2a/a2a.h"
 #include "a2ui/a2ui.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/channel.h"
 #include "domain/events.h"
 #include "domain/ext.h"

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/reply.h"
 #include "store/store.h"
 #include "util/err.h"

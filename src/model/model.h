@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "util/err.h"
 
 /* What a backend sees of a turn (TURN-1). All members are borrowed. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "store/store.h"
 #include "util/jwt.h"
 #include "util/log.h"

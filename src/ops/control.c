@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/access.h"
 #include "domain/ext.h"
 #include "ops/ops.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/access.h"
 #include "ops/control.h"
 #include "domain/ext.h"

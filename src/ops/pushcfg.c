@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/access.h"
 #include "push/push.h"
 #include "store/store.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/access.h"
 #include "ops/ops.h"
 #include "turn/turn.h"

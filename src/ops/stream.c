@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/access.h"
 #include "ops/intake.h"
 #include "turn/turn.h"

@@ -28,7 +28,7 @@
 
 #include "config.h"
 #include "app.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "push/push.h"
 #include "push/push_int.h"
 #include "store/store.h"

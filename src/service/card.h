@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 
 /* Builds the public AgentCard. commands is a borrowed JSON array of
  * {"name","description","argument_hint"} objects (the commands extension's params).

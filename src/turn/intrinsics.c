@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "a2a/a2a.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/channel.h"
 #include "domain/plan.h"
 #include "domain/access.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "a2a/a2a.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "turn/builtins.h"
 #include "turn/commands.h"
 #include "domain/access.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "turn/commands.h"
 #include "turn/turn.h"
 #include "store/store.h"

@@ -20,7 +20,7 @@
 
 #include "app.h"
 #include "bind/bind.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "http/http.h"
 #include "push/push.h"
 #include "store/store.h"

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "bind/bind.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "ops/stream.h"
 #include "store/store.h"
 #include "turn/turn.h"

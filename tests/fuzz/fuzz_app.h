@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "app.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "worker/process.h"
 
 static void fuzz_app_open(struct th_app *app, const char *prefix)

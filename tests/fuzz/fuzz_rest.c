@@ -15,7 +15,7 @@
 
 #include "app.h"
 #include "bind/bind.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "http/http.h"
 #include "worker/process.h"
 

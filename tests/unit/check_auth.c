@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "app.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "ops/auth.h"
 #include "store/store.h"
 #include "util/jwt.h"

@@ -14,7 +14,7 @@
 #include "worker/process.h"
 #include "bind/bind.h"
 #include "bind/bind_int.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/ext.h"
 #include "http/http.h"
 #include "util/rate.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "a2a/a2a.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/ext.h"
 #include "service/service.h"
 #include "turn/turn.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 
 static char dir[64];
 static char shipped[PATH_MAX]; /* conf/tiny-harness.conf of the source tree */

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "harness_fixture.h"
 #include "service/service.h"
 #include "store/store.h"

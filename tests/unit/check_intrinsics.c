@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/ext.h"
 #include "harness_fixture.h"
 #include "store/store.h"

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "model/model.h"
 #include "util/ids.h"
 #include "util/jsonx.h"

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "a2a/a2a.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "harness_fixture.h"
 #include "push/push.h"
 #include "push/push_int.h"

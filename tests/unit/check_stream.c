@@ -11,7 +11,7 @@
 
 #include "app.h"
 #include "bind/bind.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/ext.h"
 #include "harness_fixture.h"
 #include "http/http.h"

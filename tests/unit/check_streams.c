@@ -18,7 +18,7 @@
 
 #include "app.h"
 #include "bind/bind.h"
-#include "config/config.h"
+#include "config/settings.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/ids.h"

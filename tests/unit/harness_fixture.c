@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "config/settings.h"
 #include "domain/ext.h"
 #include "store/store.h"
 #include "util/jsonx.h"

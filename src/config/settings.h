@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* config.h — configuration: one file (conf/tiny-harness.conf or $TINY_HARNESS_CONF)
+/* settings.h — configuration: one file (conf/tiny-harness.conf or $TINY_HARNESS_CONF)
  * of `key = value` lines, then environment overrides TINY_HARNESS_<KEY>, on top of
  * built-in defaults, so a worker runs with no configuration at all (STORE-3).
  * Unknown keys and bad values stop start-up with a message naming them.
@@ -7,8 +7,8 @@
  * One table in config.c, a row per key, is the only list of keys: parsing, the
  * defaults, the environment overrides and `tiny-harness --help` all read it, and
  * check_config tests that conf/tiny-harness.conf names exactly its keys. */
-#ifndef TH_CONFIG_CONFIG_H
-#define TH_CONFIG_CONFIG_H
+#ifndef TH_CONFIG_SETTINGS_H
+#define TH_CONFIG_SETTINGS_H
 
 #include <stddef.h>
 
