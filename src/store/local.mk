@@ -39,7 +39,11 @@ src_store_libth_store_la_SOURCES = \
 	src/store/window.c \
 	src/store/turns.c \
 	src/store/confirm.c \
-	src/store/collab.c \
+	src/store/channels.c \
+	src/store/help_requests.c \
+	src/store/plans.c \
+	src/store/subtasks.c \
+	src/store/surfaces.c \
 	src/store/push.c \
 	src/store/keys.c \
 	src/store/ops.c
