@@ -5,6 +5,7 @@
  *   bind.c     the router and the agent card
  *     → origin.c            Host and Origin checks (SEC-4)
  *     → web.c               the web app's redirect and static files (WEB-1)
+ *       → method.c          the GET/HEAD guard of the card and the web app (405)
  *     → jsonrpc.c, rest.c   the two bindings
  *       → stream.c          SSE framing of the streaming operations
  *         → errors.c        the error table and every error body
@@ -78,6 +79,12 @@ void th_bind_web_redirect(struct th_bind_ctx *ctx);
  * {"identity":"remote_user","participant":REMOTE_USER or null}. */
 void th_bind_web(struct th_bind_ctx *ctx);
 
+/* ---- method.c: the method guard, called by the router and the web app ------ */
+
+/* 1 for GET or HEAD (ctx->head set); otherwise sends 405 with Allow: GET, HEAD, saying
+ * "WHAT is read with GET, not METHOD", and returns 0. */
+int th_bind_get_or_head(struct th_bind_ctx *ctx, const char *what);
+
 /* ---- stream.c: the streaming operations, called by both bindings ------------ */
 
 /* The streaming runner, th_service_stream unless a unit test put a recorder here. */
@@ -119,9 +126,6 @@ json_object *th_bind_rest_error_body(int status, const struct th_error *e);
 /* Writes a google.rpc.Status error response for e with the given HTTP status
  * (0 = the table's status for e->code). */
 void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_error *e);
-/* 1 for GET or HEAD (ctx->head set); otherwise sends 405 with Allow: GET, HEAD, saying
- * "WHAT is read with GET, not METHOD", and returns 0. */
-int th_bind_get_or_head(struct th_bind_ctx *ctx, const char *what);
 
 /* ---- request.c: the steps every request shares ------------------------------ */
 

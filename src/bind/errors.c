@@ -186,17 +186,3 @@ void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_err
 	th_bind_retry_after(ctx, e);
 	th_bind_send_json(ctx, status, "application/a2a+json", o);
 }
-
-int th_bind_get_or_head(struct th_bind_ctx *ctx, const char *what)
-{
-	ctx->head = strcmp(ctx->req->method, "HEAD") == 0;
-	if (strcmp(ctx->req->method, "GET") == 0 || ctx->head)
-		return 1;
-	struct th_error e;
-	char m[40];
-	th_bind_quote(m, sizeof m, ctx->req->method);
-	th_buf_puts(&ctx->extra, "Allow: GET, HEAD\r\n");
-	th_error_set(&e, TH_EMETHOD, "%s is read with GET, not %s", what, m);
-	th_bind_rest_error(ctx, 405, &e);
-	return 0;
-}

@@ -1,10 +1,11 @@
 # src/bind — the two A2A bindings (JSON-RPC 2.0, HTTP+JSON) and the error table,
-# listed top-down: router and card, the web app, the bindings, SSE, error bodies, shared steps.
+# listed top-down: router and card, the web app, the method guard, the bindings, SSE,
+# error bodies, shared steps.
 noinst_LTLIBRARIES += src/bind/libth_bind.la
 src_bind_libth_bind_la_SOURCES = \
 	src/bind/bind.c src/bind/bind.h src/bind/bind_int.h \
 	src/bind/origin.c \
-	src/bind/web.c \
+	src/bind/web.c src/bind/method.c \
 	src/bind/jsonrpc.c \
 	src/bind/rest.c \
 	src/bind/stream.c src/bind/errors.c src/bind/request.c
