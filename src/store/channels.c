@@ -26,10 +26,7 @@ static const char *const chan_kinds[] = {
 
 static int chan_kind_from_name(const char *s)
 {
-	for (int i = 0; s != NULL && i < N_CHAN_KINDS; i++)
-		if (strcmp(chan_kinds[i], s) == 0)
-			return i;
-	return TH_CHAN_MESSAGE;
+	return TH_NAME_INDEX(chan_kinds, s, TH_CHAN_MESSAGE);
 }
 
 static const struct th_col chan_msg_cols[] = {

@@ -50,12 +50,7 @@ const char *th_store_state_name(int state)
 
 int th_store_state_from_name(const char *name)
 {
-	if (name == NULL)
-		return 0;
-	for (int i = 0; i < N_STATES; i++)
-		if (strcmp(state_names[i], name) == 0)
-			return i;
-	return 0;
+	return TH_NAME_INDEX(state_names, name, 0);
 }
 
 int th_store_schema_version(void)

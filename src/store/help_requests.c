@@ -15,10 +15,7 @@ static const char *const help_states[] = {
 
 static int help_state_from_name(const char *s)
 {
-	for (int i = 0; s != NULL && i < (int)(sizeof help_states / sizeof help_states[0]); i++)
-		if (strcmp(help_states[i], s) == 0)
-			return i;
-	return TH_HELP_CANCELED;
+	return TH_NAME_INDEX(help_states, s, TH_HELP_CANCELED);
 }
 
 #define HELP_COLS                                                                                  \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* plans.c — a task's plan: its steps, their states and outputs (TASK-1, CMD-3).
  * Schema: sql/002. */
-#include <string.h>
+#include <stddef.h>
 
 #include "store/store.h"
 #include "store/store_int.h"
@@ -22,10 +22,7 @@ const char *th_store_step_state_name(int state)
 
 int th_store_step_state_from_name(const char *s)
 {
-	for (int i = 0; s != NULL && i < N_STEP_STATES; i++)
-		if (strcmp(step_states[i], s) == 0)
-			return i;
-	return TH_STEP_PENDING;
+	return TH_NAME_INDEX(step_states, s, TH_STEP_PENDING);
 }
 
 static const struct th_col plan_step_cols[] = {

@@ -2,7 +2,8 @@
 /* rows.c — what the column tables of the statement layer (struct th_row_def,
  * store_int.h) leave in a row struct, freed again, and the growing arrays rows are read
  * into: shared by both backends' row readers (stmt.c for SQLite, pg.c for PostgreSQL),
- * which is why it is a file of its own that calls neither. */
+ * which is why it is a file of its own that calls neither; and the lookup of a stored
+ * enum name (th_name_index). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,14 @@ void th_rows_free(const struct th_row_def *def, void *rows, size_t n)
 	for (size_t i = 0; i < n; i++)
 		th_row_free(def, (char *)rows + i * def->size);
 	free(rows);
+}
+
+int th_name_index(const char *const *names, size_t n, const char *name, int absent)
+{
+	for (size_t i = 0; name != NULL && i < n; i++)
+		if (names[i] != NULL && strcmp(names[i], name) == 0)
+			return (int)i;
+	return absent;
 }
 
 int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem)

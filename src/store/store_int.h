@@ -397,6 +397,13 @@ void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */
 void th_rows_free(const struct th_row_def *def, void *rows, size_t n);
 
+/* rows.c: the index of name in names[0..n), or absent when name is NULL or not there:
+ * how the text of a TH_COL_ENUM column becomes its enum. TH_NAME_INDEX takes the count
+ * from the array. */
+int th_name_index(const char *const *names, size_t n, const char *name, int absent);
+#define TH_NAME_INDEX(names, name, absent)                                                         \
+	th_name_index((names), sizeof(names) / sizeof((names)[0]), (name), (absent))
+
 /* rows.c: makes room for one more element of size elem in *arr (capacity *cap, cnt used):
  * doubles the array when full. -1 (and *arr untouched) when out of memory. */
 int th_grow(void **arr, size_t *cap, size_t cnt, size_t elem);

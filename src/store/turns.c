@@ -17,10 +17,7 @@ static const char *const turn_states[] = {
 
 static int turn_state_from_name(const char *s)
 {
-	for (int i = 0; s != NULL && i < N_TURN_STATES; i++)
-		if (strcmp(turn_states[i], s) == 0)
-			return i;
-	return TH_TURN_FAILED;
+	return TH_NAME_INDEX(turn_states, s, TH_TURN_FAILED);
 }
 
 /* The columns of TURN_COLS, in order. */
