@@ -346,8 +346,7 @@ static int cmd_complete(int argc, char **argv)
 	return status;
 }
 
-/* Opens the app for an operator command; NULL (with the reason printed) on failure. */
-static int open_app(struct th_app *app)
+int th_cli_open_app(struct th_app *app)
 {
 	struct th_config *cfg = load_config();
 	if (cfg == NULL)
@@ -397,7 +396,7 @@ static int cmd_task_events(int argc, char **argv)
 		return bad_usage("tasks events: unexpected argument '%s'", argv[i]);
 	}
 	struct th_app app;
-	if (open_app(&app) != 0)
+	if (th_cli_open_app(&app) != 0)
 		return 1;
 	struct th_error e;
 	th_error_clear(&e);
@@ -461,7 +460,7 @@ static int cmd_tasks(int argc, char **argv)
 		return bad_usage("tasks: unknown sub-command '%s' (list, show or events)", sub);
 	}
 	struct th_app app;
-	if (open_app(&app) != 0)
+	if (th_cli_open_app(&app) != 0)
 		return 1;
 	struct th_error e;
 	th_error_clear(&e);
@@ -501,7 +500,7 @@ static int cmd_tasks(int argc, char **argv)
 static int cmd_recover(void)
 {
 	struct th_app app;
-	if (open_app(&app) != 0)
+	if (th_cli_open_app(&app) != 0)
 		return 1;
 	struct th_error e;
 	th_error_clear(&e);
@@ -520,7 +519,7 @@ static int cmd_recover(void)
 static int cmd_push(void)
 {
 	struct th_app app;
-	if (open_app(&app) != 0)
+	if (th_cli_open_app(&app) != 0)
 		return 1;
 	int n = th_push_deliver_due(&app, 60000);
 	printf("delivered %d push notification%s\n", n, n == 1 ? "" : "s");
@@ -572,7 +571,7 @@ static int cmd_purge(int argc, char **argv)
 		return bad_usage(
 		    "purge: '%s' is not an age (a number and d, h or m: 30d, 12h, 90m)", argv[3]);
 	struct th_app app;
-	if (open_app(&app) != 0)
+	if (th_cli_open_app(&app) != 0)
 		return 1;
 	struct th_error e;
 	th_error_clear(&e);

@@ -14,6 +14,12 @@ int th_cli_keys(int argc, char **argv);
  * lighttpd; returns only when it cannot, with the exit status. */
 int th_cli_serve(int argc, char **argv);
 
+/* For the sub-command files: loads the configuration and opens the process context for
+ * an operator command; 0, or -1 with the reason printed to stderr. th_app_close closes
+ * what it opened. */
+struct th_app;
+int th_cli_open_app(struct th_app *app);
+
 /* Prints the usage text to stderr. */
 void th_cli_usage(void);
 

@@ -43,23 +43,6 @@ static int usage(const char *why)
 	return 2;
 }
 
-static int open_store(struct th_app *app)
-{
-	struct th_config *cfg = malloc(sizeof *cfg);
-	struct th_error e;
-	th_error_clear(&e);
-	if (cfg == NULL || th_config_load(cfg, &e) != TH_OK) {
-		fprintf(stderr, "tiny-harness: %s\n", cfg ? e.msg : "out of memory");
-		free(cfg);
-		return -1;
-	}
-	if (th_app_open(app, cfg, 0, &e) != TH_OK) {
-		fprintf(stderr, "tiny-harness: %s\n", e.msg);
-		return -1;
-	}
-	return 0;
-}
-
 static int keys_add(struct th_app *app, const char *participant, const char *name,
                     struct th_error *e)
 {
@@ -121,7 +104,7 @@ int th_cli_keys(int argc, char **argv)
 		return usage("name a sub-command: add, list or revoke");
 	}
 	struct th_app app;
-	if (open_store(&app) != 0)
+	if (th_cli_open_app(&app) != 0)
 		return 1;
 	struct th_error e;
 	th_error_clear(&e);
