@@ -87,17 +87,42 @@ static size_t count_live(json_object *surfaces)
 	return n;
 }
 
-/* The live surface a message names, or an error in w's terms. */
-static th_err live_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner,
-                           const char **sid_out, json_object **surface)
+static th_err only_keys(const struct th_a2ui_where *w, json_object *inner,
+                        const char *const *allowed)
 {
+	const char *bad = NULL;
+	if (th_a2ui_extra_key(inner, allowed, &bad))
+		return th_a2ui_fail(w, NULL, "unknown property \"%s\"", bad);
+	return TH_OK;
+}
+
+/* The surfaceId of a message with no property but the allowed ones, or an error in w's
+ * terms. */
+static th_err surface_id(const struct th_a2ui_where *w, json_object *inner,
+                         const char *const *allowed, const char **id)
+{
+	th_err rc = only_keys(w, inner, allowed);
+	if (rc != TH_OK)
+		return rc;
 	json_object *sid = th_json_get(inner, "surfaceId");
 	if (sid == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"surfaceId\"");
 	if (!th_a2ui_id_ok(sid))
 		return th_a2ui_fail(w, NULL, "surfaceId must be a string of 1..%d bytes",
 		                    TH_A2UI_MAX_ID_BYTES);
-	const char *id = json_object_get_string(sid);
+	*id = json_object_get_string(sid);
+	return TH_OK;
+}
+
+/* The live surface a message about an existing surface names (surface_id), or an error
+ * in w's terms. */
+static th_err live_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner,
+                           const char *const *allowed, const char **sid_out, json_object **surface)
+{
+	const char *id = NULL;
+	th_err rc = surface_id(w, inner, allowed, &id);
+	if (rc != TH_OK)
+		return rc;
 	json_object *s = th_json_get(b->surfaces, id);
 	if (s == NULL)
 		return th_a2ui_fail(w, NULL,
@@ -109,15 +134,6 @@ static th_err live_surface(struct batch *b, const struct th_a2ui_where *w, json_
 	return TH_OK;
 }
 
-static th_err only_keys(const struct th_a2ui_where *w, json_object *inner,
-                        const char *const *allowed)
-{
-	const char *bad = NULL;
-	if (th_a2ui_extra_key(inner, allowed, &bad))
-		return th_a2ui_fail(w, NULL, "unknown property \"%s\"", bad);
-	return TH_OK;
-}
-
 static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner)
 {
 	static const char *const keys[] = {"surfaceId", "catalogId", "theme", "sendDataModel",
@@ -126,15 +142,10 @@ static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, jso
 	    th_json_get(inner, "inlineCatalogs") != NULL)
 		return th_a2ui_fail(w, NULL, "inline catalog refused: only the basic catalog %s",
 		                    TH_A2UI_BASIC_CATALOG);
-	th_err rc = only_keys(w, inner, keys);
+	const char *id = NULL;
+	th_err rc = surface_id(w, inner, keys, &id);
 	if (rc != TH_OK)
 		return rc;
-	json_object *sid = th_json_get(inner, "surfaceId");
-	if (sid == NULL)
-		return th_a2ui_fail(w, NULL, "missing required property \"surfaceId\"");
-	if (!th_a2ui_id_ok(sid))
-		return th_a2ui_fail(w, NULL, "surfaceId must be a string of 1..%d bytes",
-		                    TH_A2UI_MAX_ID_BYTES);
 	json_object *cat = th_json_get(inner, "catalogId");
 	if (cat == NULL)
 		return th_a2ui_fail(w, NULL, "missing required property \"catalogId\"");
@@ -152,7 +163,6 @@ static th_err create_surface(struct batch *b, const struct th_a2ui_where *w, jso
 	json_object *sdm = th_json_get(inner, "sendDataModel");
 	if (sdm != NULL && !json_object_is_type(sdm, json_type_boolean))
 		return th_a2ui_fail(w, "sendDataModel", "must be a boolean");
-	const char *id = json_object_get_string(sid);
 	json_object *old = th_json_get(b->surfaces, id);
 	if (old != NULL && is_deleted(old))
 		return th_a2ui_fail(w, NULL,
@@ -216,12 +226,10 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
                                 json_object *inner)
 {
 	static const char *const keys[] = {"surfaceId", "components", NULL};
-	th_err rc = only_keys(w, inner, keys);
-	if (rc != TH_OK)
-		return rc;
 	const char *sid = NULL;
 	json_object *surface = NULL;
-	if ((rc = live_surface(b, w, inner, &sid, &surface)) != TH_OK)
+	th_err rc = live_surface(b, w, inner, keys, &sid, &surface);
+	if (rc != TH_OK)
 		return rc;
 	json_object *list = th_json_get(inner, "components");
 	if (list == NULL)
@@ -294,12 +302,10 @@ static th_err update_components(struct batch *b, const struct th_a2ui_where *w, 
 static th_err update_data_model(struct batch *b, const struct th_a2ui_where *w, json_object *inner)
 {
 	static const char *const keys[] = {"surfaceId", "path", "value", NULL};
-	th_err rc = only_keys(w, inner, keys);
-	if (rc != TH_OK)
-		return rc;
 	const char *sid = NULL;
 	json_object *surface = NULL;
-	if ((rc = live_surface(b, w, inner, &sid, &surface)) != TH_OK)
+	th_err rc = live_surface(b, w, inner, keys, &sid, &surface);
+	if (rc != TH_OK)
 		return rc;
 	json_object *path = th_json_get(inner, "path");
 	if (path != NULL && (!json_object_is_type(path, json_type_string) ||
@@ -311,12 +317,10 @@ static th_err update_data_model(struct batch *b, const struct th_a2ui_where *w, 
 static th_err delete_surface(struct batch *b, const struct th_a2ui_where *w, json_object *inner)
 {
 	static const char *const keys[] = {"surfaceId", NULL};
-	th_err rc = only_keys(w, inner, keys);
-	if (rc != TH_OK)
-		return rc;
 	const char *sid = NULL;
 	json_object *surface = NULL;
-	if ((rc = live_surface(b, w, inner, &sid, &surface)) != TH_OK)
+	th_err rc = live_surface(b, w, inner, keys, &sid, &surface);
+	if (rc != TH_OK)
 		return rc;
 	if ((rc = put(b->e, surface, "deleted", json_object_new_boolean(1))) != TH_OK ||
 	    (rc = put(b->e, surface, "components", json_object_new_object())) != TH_OK)
