@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* push.h — push notifications (PUSH-2..PUSH-4): callback URL checks, the secrets sealed
- * for the store, and the delivery of queued events to webhooks. A leaf: it knows the
- * store, config and util, and nothing of requests, participants or the service layer.
+ * for the store, and the delivery of queued events to webhooks. It knows the store,
+ * config, util and the process context the delivery runs in (struct th_app: the store,
+ * the configuration, the next poll time), and nothing of requests, participants or the
+ * service layer.
  * The config operations (PUSH-1) are ops/pushcfg.c's, their requests a2a/push.c's.
  *
  * Events are queued by domain/events.c in the transaction that records them (one

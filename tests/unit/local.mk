@@ -77,6 +77,10 @@ tests_unit_check_oom_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 # enforced by the test command (issue 30).
 TESTS += tests/unit/house_no_function_over_80_lines.sh
 EXTRA_DIST += tests/unit/house_no_function_over_80_lines.sh
+# The house rule that docs/architecture.md draws the rooms as the includes have them:
+# every arrow drawn is an include, and no include points up the picture (issue 30).
+TESTS += tests/unit/house_architecture_arrows.sh
+EXTRA_DIST += tests/unit/house_architecture_arrows.sh
 
 # statements.py (STORE-1): every statement of src/store/ prepares against the migrated
 # schema, and no statement id carries two SQL texts. Run directly (python3, sqlite3).
