@@ -613,6 +613,17 @@ static int classify(struct th_app *app, const char *participant, json_object *ms
 	return ctl;
 }
 
+/* TURN-4, TURN-7: when a turn of task_id has outlived its lease, its worker died: the
+ * task is queued for this worker's after-response work (th_app_defer, turn 0), which
+ * recovers it once the answer is sent. Only for a message the task accepted, so its
+ * sender may see the task: a stranger's request does no work for it (SEC-5). Asked
+ * after the commit, on this thread's own connection, as GetTask asks (th_turn_expired). */
+static void defer_expired(struct th_app *app, const char *task_id)
+{
+	if (th_turn_expired(app->store, app->cfg->lease_ms, task_id))
+		(void)th_app_defer(app, task_id, 0); /* TH_ENOMEM: left to `recover` */
+}
+
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
                         const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
                         int64_t *turn_id, json_object **final_task, struct th_error *e)
@@ -632,16 +643,6 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		snprintf(task_id, TH_ID_BUF, "%s", given);
 	json_object *payload = NULL;
 	int ctl = classify(app, participant, msg, given, &payload, e);
-	if (given != NULL && ctl >= 0) {
-		/* TURN-4: a task whose turn's worker died is taken over by whoever touches it,
-		 * as long as they may see it: a stranger's request does no work for a task it
-		 * cannot see (SEC-5), and is refused below like any other. */
-		struct th_error re;
-		th_error_clear(&re);
-		if (th_access_check(app->store, given, participant, TH_ACCESS_READ, "read", NULL,
-		                    &re) == TH_OK)
-			th_turn_recover(app, given, NULL, &re);
-	}
 	if (ctl < 0) {
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
@@ -682,6 +683,11 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		}
 		th_turn_reply_free(&a.reply);
 		json_object_put(a.created);
+		/* TURN-7 as for reads: an expired turn of the task this follow-up joined is
+		 * handed to after-response work, queued before this message's own turn, and
+		 * never run here (decision-049). */
+		if (rc == TH_OK && given != NULL)
+			defer_expired(app, task_id);
 	}
 	th_push_create_req_free(&push);
 	json_object_put(msg);

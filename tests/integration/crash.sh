@@ -6,7 +6,9 @@
 #
 #  1. SIGKILL the worker holding a running turn (its pid is turns.worker_pid; only that
 #     pid is killed): the accepted message is kept, the lease expires, and the next
-#     request on the task takes the turn over (attempts + 1) and finishes it.
+#     message on the task is answered without running that turn (TURN-7: its answer
+#     holds no reply to the earlier message) and hands it to its worker's after-response
+#     work, which takes it over (attempts + 1) and finishes it.
 #  2. The same with a turn deferred by returnImmediately (TURN-5), recovered by
 #     `tiny-harness recover` on the command line.
 #  3. A turn whose workers keep dying: after TINY_HARNESS_TURN_MAX_ATTEMPTS the task goes
@@ -141,11 +143,22 @@ check "TURN-4 SIGKILL of worker $P mid-turn leaves the turn running, the task WO
 
 wait_lease "$TASK" c1-m2
 http POST / "$(rpc 3 SendMessage "$(msg c1-m3 "after the crash" "$TASK")")"
+# The answer is c1-m3's own: no reply to c1-m2 is in it (the SendMessage did not run the
+# dead worker's turn first, TURN-7); that turn is finished after the answer was sent.
+answered=$(jq -r '[.result.task.history[]?.parts[0].text // empty] | map(select(. == "echo: doomed turn one")) | length' "$T/body" 2>/dev/null)
+REQ_DESC="c1-m3 answered HTTP $STATUS, state $(jqb .result.task.status.state), status text '$(jqb .result.task.status.message.parts[0].text)', replies to c1-m2 in its history: ${answered:-none}"
+check "TURN-7 the next message on the task is answered with its own reply without running the dead worker's turn" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(jqb .result.task.status.message.parts[0].text)" = "echo: after the crash" ]' \
+	'[ "$answered" = 0 ]'
+i=0
+while [ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '$TASK' AND state IN ('queued', 'running')")" != 0 ] && [ $i -lt 150 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 row=$(sq "SELECT state || ',' || attempts || ',' || worker_pid FROM turns WHERE task_id = '$TASK' AND message_id = 'c1-m2'")
-check "TURN-4 the next request on the task took the dead worker's turn over and finished it (turn c1-m2: $row)" \
-	'[ "$STATUS" = 200 ]' '[ "${row%%,*}" = done ]' '[ "$(echo "$row" | cut -d, -f2)" = 2 ]' \
-	'[ "${row##*,}" != "$P" ]' \
-	'[ "$(jqb .result.task.status.state)" = TASK_STATE_INPUT_REQUIRED ]'
+check "TURN-4 TURN-7 the dead worker's turn was handed to after-response work, taken over and finished within 15 s (turn c1-m2: $row)" \
+	'[ "${row%%,*}" = done ]' '[ "$(echo "$row" | cut -d, -f2)" = 2 ]' '[ "${row##*,}" != "$P" ]'
 check "TURN-4 after recovery: c1-m2 and c1-m3 each once in history, each answered once, events gap-free" \
 	'[ "$(copies "$TASK" c1-m2)" = 1 ]' '[ "$(copies "$TASK" c1-m3)" = 1 ]' \
 	'[ "$(agent_replies_to "$TASK" "doomed turn one")" = 1 ]' \

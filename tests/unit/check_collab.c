@@ -742,13 +742,97 @@ START_TEST(test_turn4_last_attempt_fails_the_task_with_a_reason)
 	free(app.pending[0].task_id);
 	app.npending = 0;
 	kill_turn(app.cfg->max_attempts);
-	/* Touching the task with a follow-up recovers it (so would a GetTask). */
-	ck_assert_ptr_null(fx_send_text(&app, "alice", task, "r2", "hello?", &err));
-	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
-	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_FAILED"));
-	json_object *t = get("alice", task);
+	/* A follow-up that touches the task is accepted and answered, and hands the spent
+	 * turn to after-response work (TURN-7), which fails the task saying why. */
+	json_object *t = fx_send_text(&app, "alice", task, "r2", "hello?", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	ck_assert_int_eq(app.npending, 1);
+	th_app_run_pending(&app);
+	t = get("alice", task);
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_FAILED");
 	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "lease expired"));
+	json_object_put(t);
+	/* …and it stays failed: the next message is refused naming the state. */
+	ck_assert_ptr_null(fx_send_text(&app, "alice", task, "r3", "hello?", &err));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "TASK_STATE_FAILED"));
+}
+END_TEST
+
+/* Where the message whose only text part is text sits in a Task's history; -1 when it is
+ * not there. */
+static int history_index(json_object *t, const char *text)
+{
+	json_object *h = json_object_object_get(t, "history");
+	for (size_t i = 0; i < json_object_array_length(h); i++) {
+		json_object *parts =
+		    json_object_object_get(json_object_array_get_idx(h, i), "parts");
+		const char *got = th_json_str(json_object_array_get_idx(parts, 0), "text");
+		if (got != NULL && strcmp(got, text) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* TURN-7 on the write path (issue 30): a blocking follow-up to a task whose turn's worker
+ * died is accepted and answered with its own reply without running that turn: its answer
+ * holds no reply to the earlier message, whose turn is still as the dead worker left it,
+ * handed to this worker's after-response work. That work then answers the earlier
+ * message once (TURN-4, TURN-6). */
+START_TEST(test_turn7_send_message_never_runs_an_expired_turn_inline)
+{
+	dead_worker_turn();
+	json_object *t = fx_send_text(&app, "alice", task, "r2", "next", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_status_text(t), "echo: next");
+	ck_assert_int_ge(history_index(t, "survive"), 0);
+	ck_assert_int_eq(history_index(t, "echo: survive"), -1);
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE message_id = 'r1' AND state = 'running' "
+	                                "AND attempts = 1 AND worker_pid = 999999"),
+	                 1);
+	ck_assert_int_eq(app.npending, 1);
+	ck_assert_str_eq(app.pending[0].task_id, task);
+	ck_assert_int_eq(app.pending[0].turn_id, 0); /* recover the task's expired turns */
+	th_app_run_pending(&app);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE message_id = 'r1' AND state = 'done' "
+	                                "AND attempts = 2"),
+	                 1);
+	t = get("alice", task);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_status_text(t), "echo: survive");
+	ck_assert_int_ge(history_index(t, "echo: next"), 0);
+	ck_assert_int_ge(history_index(t, "echo: survive"), 0);
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE state IN ('queued', 'running')"), 0);
+}
+END_TEST
+
+/* TURN-7, TURN-4: with returnImmediately the recovery of the expired turn is queued before
+ * the follow-up's own turn, so after the response the earlier message is answered first. */
+START_TEST(test_turn7_deferred_follow_up_lets_the_expired_turn_answer_first)
+{
+	dead_worker_turn();
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r2\",\"role\":"
+	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"next\"}]},\"configuration\":"
+	                         "{\"returnImmediately\":true}}",
+	                         task);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(json_object_object_get(r, "task")), "TASK_STATE_WORKING");
+	json_object_put(r);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE message_id = 'r1' AND attempts = 1"), 1);
+	ck_assert_int_eq(app.npending, 2);
+	ck_assert_int_eq(app.pending[0].turn_id, 0);
+	ck_assert_int_gt(app.pending[1].turn_id, 0);
+	th_app_run_pending(&app);
+	json_object *t = get("alice", task);
+	int survive = history_index(t, "echo: survive"), next = history_index(t, "echo: next");
+	ck_assert_int_ge(survive, 0);
+	ck_assert_int_gt(next, survive);
+	ck_assert_str_eq(fx_status_text(t), "echo: next");
 	json_object_put(t);
 }
 END_TEST
@@ -944,18 +1028,23 @@ START_TEST(test_sec5_id6_ids_that_look_like_the_agent_are_refused)
 END_TEST
 
 /* SEC-5: a stranger's message to a task whose turn's worker died is refused without
- * running the recovered turn: they cannot see the task, so they do no work for it. */
+ * recovering the turn, now or after the response: they cannot see the task, so they do
+ * no work for it. */
 START_TEST(test_sec5_a_strangers_request_recovers_no_turn)
 {
 	dead_worker_turn();
 	ck_assert_ptr_null(fx_send_text(&app, "mallory", task, "m1", "hello?", &err));
 	ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	ck_assert_int_eq(app.npending, 0);
 	ck_assert_int_eq(fx_count(&app, "turns WHERE worker_pid = 999999 AND state = 'running'"),
 	                 1);
-	/* A participant's request does recover it. */
+	/* A participant's request hands it to after-response work (TURN-7), which recovers
+	 * it. */
 	json_object *t = fx_send_text(&app, "bob", task, "b1", "hello?", &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	json_object_put(t);
+	ck_assert_int_eq(app.npending, 1);
+	th_app_run_pending(&app);
 	ck_assert_int_eq(fx_count(&app, "turns WHERE worker_pid = 999999 AND state = 'running'"),
 	                 0);
 }
@@ -987,6 +1076,8 @@ int main(void)
 	tcase_add_test(tc, test_id4_watcher_may_answer_a_question_addressed_to_them);
 	tcase_add_test(tc, test_turn4_expired_lease_is_taken_over_and_the_message_kept_once);
 	tcase_add_test(tc, test_turn4_last_attempt_fails_the_task_with_a_reason);
+	tcase_add_test(tc, test_turn7_send_message_never_runs_an_expired_turn_inline);
+	tcase_add_test(tc, test_turn7_deferred_follow_up_lets_the_expired_turn_answer_first);
 	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
 	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
 	tcase_add_test(tc, test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning);
