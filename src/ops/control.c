@@ -189,14 +189,10 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 }
 
 th_err th_control_complete(struct th_app *app, const char *participant, const char *task_id,
-                           json_object *msg, json_object **task, struct th_error *e)
+                           json_object *msg, struct th_error *e)
 {
 	struct complete_arg a = {.participant = participant, .task_id = task_id, .msg = msg};
-	*task = NULL;
 	th_err rc = th_store_write(app->store, complete_part, &a, e);
-	if (rc == TH_OK)
-		rc = th_view_task(app->store, &a.row, participant, app->cfg->history_default, 1,
-		                  task, e);
 	free(a.text);
 	json_object_put(a.status_msg);
 	json_object_put(a.sub);

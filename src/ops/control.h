@@ -17,10 +17,12 @@
  * message with other parts (CTL-1) or another envelope is malformed (TASK-3). */
 int th_control_detect(json_object *msg, struct th_error *e);
 
-/* Completes task_id for participant (CTL-2..CTL-6). msg is the canonical control
- * message (kept in history when the completion succeeds). *task is the result. */
+/* Completes task_id for participant (CTL-2..CTL-6), or parks it saying which sub-tasks
+ * are unresolved (CTL-4). msg is the canonical control message (kept in history when the
+ * completion succeeds). Builds no view: the SendMessage that carried it answers with the
+ * task as it is then, as every SendMessage does (th_harness_send). */
 th_err th_control_complete(struct th_app *app, const char *participant, const char *task_id,
-                           json_object *msg, json_object **task, struct th_error *e);
+                           json_object *msg, struct th_error *e);
 
 /* Cancels task_id and its unresolved sub-tasks (CTL-6, CTL-8). */
 th_err th_control_cancel(struct th_app *app, const char *participant, const char *task_id,

@@ -524,13 +524,6 @@ out:
 	return rc;
 }
 
-/* The historyLength of a blocking SendMessage's answer: the request's, else the
- * configured default (A2A §3.1). */
-static int answer_history(const struct th_app *app, const struct th_send_req *req)
-{
-	return req->history_length >= 0 ? req->history_length : app->cfg->history_default;
-}
-
 /* What the intake's write transaction needs (th_store_write runs accept_part, maybe on
  * another request thread of the worker: everything it uses is here). */
 struct accept_arg {
@@ -542,52 +535,39 @@ struct accept_arg {
 	const char *given; /* message.taskId, or NULL for a new task */
 	const struct th_push_create_req *push;
 	int inline_turn;
-	int history;   /* the answer's historyLength (answer_history) */
-	char *task_id; /* TH_ID_BUF */
-	int64_t *turn_id;
-	json_object **view; /* the blocking answer once an inline turn ran; the caller's */
-	/* A new task whose instant turn only replied: its Task event and the reply, from
-	 * which the caller builds the answer after the commit (th_view_task_replied) instead
-	 * of on the writer; *view then stays NULL. Freed by th_intake_accept. */
-	json_object *created;
-	struct th_turn_reply reply;
+	struct th_intake *out; /* what the commit returns; th_intake_accept's caller's */
 };
 
 static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct accept_arg *a = arg;
 	struct th_app *app = a->app;
+	struct th_intake *out = a->out;
 	assert(st == app->store);
 	/* A part runs once per th_store_write; whatever an earlier run left is not ours. */
-	json_object_put(a->created);
-	a->created = NULL;
-	th_turn_reply_free(&a->reply);
+	json_object_put(out->created);
+	out->created = NULL;
+	th_turn_reply_free(&out->reply);
 	th_err rc = a->given == NULL
 	                ? create_task(app, a->participant, a->msg, a->payload, a->inline_turn,
-	                              a->task_id, a->turn_id, &a->created, e)
-	                : follow_up(app, a->participant, a->msg, a->payload, a->task_id,
-	                            a->inline_turn, a->turn_id, e);
+	                              out->task_id, &out->turn_id, &out->created, e)
+	                : follow_up(app, a->participant, a->msg, a->payload, out->task_id,
+	                            a->inline_turn, &out->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
 	if (rc == TH_OK)
-		rc = th_ui_note_client(st, a->task_id, a->extensions, a->msg, e);
+		rc = th_ui_note_client(st, out->task_id, a->extensions, a->msg, e);
 	/* PUSH-1: a config sent with the message belongs to its task and sender. */
 	if (rc == TH_OK && a->push->url != NULL)
-		rc = th_pushcfg_inline_attach(app, a->participant, a->task_id, a->push, e);
+		rc = th_pushcfg_inline_attach(app, a->participant, out->task_id, a->push, e);
 	/* An instant turn commits with its message: one write transaction (TURN-4 holds:
 	 * nothing is accepted, or the message and its reply are). Last, so that the
-	 * reply's events reach a push config sent with the message. */
-	if (rc == TH_OK && *a->turn_id == TH_TURN_INLINE &&
-	    (rc = th_turn_inline(app, a->task_id, a->msg, a->created ? &a->reply : NULL, e)) ==
-	        TH_OK) {
-		*a->turn_id = 0;
-		/* A turn that did more than reply, or a follow-up: the answer reads what this
-		 * part wrote on the writer, whose pages are at hand, instead of reading it
-		 * again after the commit. */
-		if (a->reply.message == NULL)
-			rc = th_view_task_by_id(st, a->task_id, a->participant, a->history, 1,
-			                        a->view, e);
-	}
-	return rc; /* on failure th_intake_accept drops the view */
+	 * reply's events reach a push config sent with the message. A new task's turn that
+	 * only replied leaves its reply in out (the answer is built from it). */
+	if (rc == TH_OK && out->turn_id == TH_TURN_INLINE &&
+	    (rc = th_turn_inline(app, out->task_id, a->msg, out->created ? &out->reply : NULL,
+	                         e)) == TH_OK)
+		out->turn_id = 0;
+	return rc;
 }
 
 /* What kind of message msg is: 1 a control envelope, 0 a message for a task (its task
@@ -624,13 +604,18 @@ static void defer_expired(struct th_app *app, const char *task_id)
 		(void)th_app_defer(app, task_id, 0); /* TH_ENOMEM: left to `recover` */
 }
 
-th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
-                        int64_t *turn_id, json_object **final_task, struct th_error *e)
+void th_intake_free(struct th_intake *in)
 {
-	*turn_id = 0;
-	*final_task = NULL;
-	task_id[0] = '\0';
+	json_object_put(in->created);
+	in->created = NULL;
+	th_turn_reply_free(&in->reply);
+}
+
+th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
+                        const struct th_send_req *req, int inline_turn, struct th_intake *out,
+                        struct th_error *e)
+{
+	memset(out, 0, sizeof *out);
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
 	json_object *msg = NULL;
@@ -640,17 +625,16 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		return rc;
 	const char *given = th_json_str(msg, "taskId");
 	if (given != NULL)
-		snprintf(task_id, TH_ID_BUF, "%s", given);
+		snprintf(out->task_id, TH_ID_BUF, "%s", given);
 	json_object *payload = NULL;
 	int ctl = classify(app, participant, msg, given, &payload, e);
 	if (ctl < 0) {
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
-		rc = given != NULL
-		         ? th_control_complete(app, participant, task_id, msg, final_task, e)
-		         : th_error_set(e, TH_EINVAL,
-		                        "a control envelope completes an existing task: "
-		                        "message.taskId is required");
+		rc = given != NULL ? th_control_complete(app, participant, out->task_id, msg, e)
+		                   : th_error_set(e, TH_EINVAL,
+		                                  "a control envelope completes an existing task: "
+		                                  "message.taskId is required");
 	} else if (req->push_config != NULL &&
 	           (rc = th_pushcfg_inline_check(app, req->push_config, &push, e)) != TH_OK) {
 		/* refused before anything is stored */
@@ -663,67 +647,68 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		                       .given = given,
 		                       .push = &push,
 		                       .inline_turn = inline_turn,
-		                       .history = answer_history(app, req),
-		                       .task_id = task_id,
-		                       .turn_id = turn_id,
-		                       .view = final_task};
+		                       .out = out};
 		rc = th_store_write(app->store, accept_part, &a, e);
-		if (rc != TH_OK) { /* the view of a part whose batch did not commit */
-			json_object_put(*final_task);
-			*final_task = NULL;
-		} else if (a.reply.message != NULL) {
-			/* A new task whose turn only replied: its Task event's view with the reply,
-			 * as a read would build it, built here rather than on the writer. Out of
-			 * memory, the committed task is read instead. */
-			*final_task = th_view_task_replied(a.created, &a.reply.row, a.reply.message,
-			                                   a.history);
-			if (*final_task == NULL)
-				rc = th_view_task_by_id(app->store, task_id, participant, a.history,
-				                        1, final_task, e);
-		}
-		th_turn_reply_free(&a.reply);
-		json_object_put(a.created);
+		/* A new task's Task event is kept only with the reply it is answered with. */
+		if (rc != TH_OK || out->reply.message == NULL)
+			th_intake_free(out);
 		/* TURN-7 as for reads: an expired turn of the task this follow-up joined is
 		 * handed to after-response work, queued before this message's own turn, and
 		 * never run here (decision-049). */
 		if (rc == TH_OK && given != NULL)
-			defer_expired(app, task_id);
+			defer_expired(app, out->task_id);
 	}
 	th_push_create_req_free(&push);
 	json_object_put(msg);
 	return rc;
 }
 
+/* The historyLength of a blocking SendMessage's answer: the request's, else the
+ * configured default (A2A §3.1). */
+static int answer_history(const struct th_app *app, const struct th_send_req *req)
+{
+	return req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+}
+
+/* The one rule for a SendMessage's answer (decision-049), whatever the message did
+ * (created, continued, resent or completed a task; its turn ran inline, here or later):
+ * built once, after the last commit it answers, from what that commit returned. A new
+ * task whose inline turn only replied is answered from its Task event and the reply,
+ * without reading the task again (th_view_task_replied); any other task is read as
+ * GetTask reads it, in one snapshot (TURN-7). A2A §3.1: the latest status and all
+ * artifacts, with the request's historyLength. */
+static th_err answer(struct th_app *app, const char *participant, int history,
+                     const struct th_intake *in, json_object **task, struct th_error *e)
+{
+	*task = in->reply.message != NULL
+	            ? th_view_task_replied(in->created, &in->reply.row, in->reply.message, history)
+	            : NULL;
+	if (*task != NULL)
+		return TH_OK;
+	/* Out of memory building it from the reply, the committed task is read instead. */
+	return th_view_task_by_id(app->store, in->task_id, participant, history, 1, task, e);
+}
+
 th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
                        const struct th_send_req *req, json_object **task, struct th_error *e)
 {
 	*task = NULL;
-	char id[TH_ID_BUF];
-	int64_t turn_id = 0;
-	json_object *final_task = NULL;
+	struct th_intake in;
 	/* A blocking send of an instant model commits the message with its reply; with
 	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
 	int inline_turn = !req->return_immediately && th_turn_instant(app);
-	int history = answer_history(app, req);
-	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, id, &turn_id,
-	                             &final_task, e);
-	if (rc != TH_OK)
-		return rc;
-	if (final_task != NULL) {
-		th_a2a_trim_history(json_object_object_get(final_task, "history"), history);
-		*task = final_task;
-		return TH_OK;
+	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, &in, e);
+	if (rc == TH_OK && in.turn_id > 0 &&
+	    (!req->return_immediately || th_app_defer(app, in.task_id, in.turn_id) != TH_OK)) {
+		/* A turn that fails leaves its lease to recovery; the message is safe. */
+		struct th_error te;
+		th_error_clear(&te);
+		if (th_turn_run(app, in.task_id, in.turn_id, &te) != TH_OK)
+			th_log(TH_LOG_WARN, "turn %lld on task %s: %s", (long long)in.turn_id,
+			       in.task_id, te.msg);
 	}
-	if (turn_id > 0) {
-		if (!req->return_immediately || th_app_defer(app, id, turn_id) != TH_OK) {
-			/* A turn that fails leaves its lease to recovery; the message is safe. */
-			struct th_error te;
-			th_error_clear(&te);
-			if (th_turn_run(app, id, turn_id, &te) != TH_OK)
-				th_log(TH_LOG_WARN, "turn %lld on task %s: %s", (long long)turn_id,
-				       id, te.msg);
-		}
-	}
-	/* A2A §3.1: the blocking answer carries the latest status and all artifacts. */
-	return th_view_task_by_id(app->store, id, participant, history, 1, task, e);
+	if (rc == TH_OK)
+		rc = answer(app, participant, answer_history(app, req), &in, task, e);
+	th_intake_free(&in);
+	return rc;
 }

@@ -10,16 +10,33 @@
 
 #include "a2a/a2a.h"
 #include "app.h"
+#include "turn/turn.h"
 #include "util/err.h"
 
-/* On TH_OK: task_id names the task; *turn_id is the queued turn (0 when none: a
- * resend, TASK-7, or a turn that already ran: with inline_turn set (an instant model),
- * th_turn_inline runs it in the transaction that accepts the message); *final_task is set (a new
- * reference) when the message was a completion that already produced the task's final view (CTL-5)
- * or its CTL-4 refusal, or, when an inline turn ran, the blocking send's answer: the task as
- * that transaction left it, as the participant sees it, with the request's historyLength. */
+/* What the commit of a SendMessage returned: everything its answer is built from
+ * (th_harness_send builds it, in one place). th_intake_accept fills it; th_intake_free
+ * frees it. */
+struct th_intake {
+	char task_id[TH_ID_BUF]; /* the task the message went to */
+	int64_t turn_id;         /* the turn queued for the message, held by this worker; 0
+	                            when none: a resend (TASK-7), a completion, no turn to
+	                            start, or one that already ran inline */
+	/* A new task whose inline turn only replied: the Task event th_task_create recorded
+	 * and the turn's reply with the task after it (th_view_task_replied builds the answer
+	 * from them). Otherwise NULL and empty. Both freed by th_intake_free. */
+	json_object *created;
+	struct th_turn_reply reply;
+};
+void th_intake_free(struct th_intake *in);
+
+/* Accepts the message into a new or existing task, or completes the task (CTL-1), in
+ * one write transaction, and fills *out (zeroed first; on failure nothing is left to
+ * free). With inline_turn set (an instant model), th_turn_inline runs the message's turn
+ * in that transaction. Builds no answer and runs no turn of another message: a follow-up
+ * to a task whose turn's worker died leaves that task to this worker's after-response
+ * work (TURN-7). */
 th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
-                        const struct th_send_req *req, int inline_turn, char task_id[TH_ID_BUF],
-                        int64_t *turn_id, json_object **final_task, struct th_error *e);
+                        const struct th_send_req *req, int inline_turn, struct th_intake *out,
+                        struct th_error *e);
 
 #endif

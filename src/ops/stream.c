@@ -207,15 +207,15 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
                               const struct th_send_req *req, struct th_sink *sink,
                               struct th_error *e)
 {
-	char id[TH_ID_BUF];
-	int64_t turn_id = 0;
-	json_object *final_task = NULL;
-	/* A stream shows the turn's events one by one: never an inline turn. */
-	th_err rc =
-	    th_intake_accept(app, participant, extensions, req, 0, id, &turn_id, &final_task, e);
+	struct th_intake in;
+	/* A stream shows the turn's events one by one: never an inline turn. Its answer is
+	 * the snapshot below, so nothing the commit returned is needed but the ids. */
+	th_err rc = th_intake_accept(app, participant, extensions, req, 0, &in, e);
+	th_intake_free(&in);
 	if (rc != TH_OK)
 		return rc;
-	json_object_put(final_task); /* the snapshot below reads the same state */
+	const char *id = in.task_id;
+	int64_t turn_id = in.turn_id;
 	if (sink->open(sink->impl) != 0)
 		return TH_OK;
 	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;

@@ -957,6 +957,91 @@ START_TEST(test_lim4_page_tokens_are_parsed_strictly)
 }
 END_TEST
 
+/* ---- one rule for answers (decision-049) ------------------------------------------------ */
+
+/* SendMessage of message (JSON text) with configuration (JSON text) as alice; checks that
+ * the answer's task is, byte for byte, what a GetTask with the same historyLength shows
+ * right after, and returns that task (caller puts). */
+static json_object *send_and_compare(const char *message, const char *configuration, int history)
+{
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":%s,\"configuration\":%s}", message, configuration);
+	ck_assert_msg(r != NULL, "SendMessage %s: %s", message, err.msg);
+	json_object *t = json_object_get(json_object_object_get(r, "task"));
+	json_object_put(r);
+	json_object *g = fx_call(&app, "alice", TH_OP_GET_TASK, &err,
+	                         "{\"id\":\"%s\",\"historyLength\":%d}", fx_task_id(t), history);
+	ck_assert_msg(g != NULL, "GetTask: %s", err.msg);
+	ck_assert_str_eq(json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN),
+	                 json_object_to_json_string_ext(g, JSON_C_TO_STRING_PLAIN));
+	json_object_put(g);
+	return t;
+}
+
+#define TEXT_MSG(task_field, mid, text)                                                            \
+	"{" task_field "\"messageId\":\"" mid                                                      \
+	"\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"" text "\"}]}"
+
+/* TASK-2, TASK-6, TASK-7, TURN-5, CTL-5 (A2A §3.1): every SendMessage is answered by one
+ * rule, whatever it did: the task as a GetTask with the request's historyLength shows it
+ * right after — a new task and a follow-up whose instant turns ran inline, a resend, a
+ * returnImmediately send whose turn is still to run, and a completion. */
+START_TEST(test_task7_ctl5_every_send_answers_the_task_as_get_task_shows_it)
+{
+	json_object *t = send_and_compare(TEXT_MSG("", "m1", "hello"), "{\"historyLength\":1}", 1);
+	char id[128], field[200];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	ck_assert_str_eq(fx_status_text(t), "echo: hello");
+	json_object_put(t);
+	snprintf(field, sizeof field, "\"taskId\":\"%s\",", id);
+	char msg[400];
+	snprintf(msg, sizeof msg, TEXT_MSG("%s", "m2", "more"), field);
+	t = send_and_compare(msg, "{\"historyLength\":3}", 3);
+	ck_assert_str_eq(fx_status_text(t), "echo: more");
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(t, "history")), 3);
+	json_object_put(t);
+	/* TASK-7: the resend is answered with the task as it is. */
+	json_object_put(send_and_compare(msg, "{\"historyLength\":2}", 2));
+	snprintf(msg, sizeof msg, TEXT_MSG("%s", "m3", "later"), field);
+	t = send_and_compare(msg, "{\"historyLength\":0,\"returnImmediately\":true}", 0);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_WORKING");
+	json_object_put(t);
+	th_app_run_pending(&app);
+	snprintf(msg, sizeof msg,
+	         "{%s\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":{\"kind\":"
+	         "\"control\",\"action\":\"complete\"},\"mediaType\":\"" TH_MT_EVENT "\"}]}",
+	         field);
+	t = send_and_compare(msg, "{\"historyLength\":2}", 2);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+}
+END_TEST
+
+static void history_default_one(struct th_config *c)
+{
+	c->history_default = 1;
+}
+
+/* CTL-5 (A2A §3.1): a completion is answered with the request's historyLength, like every
+ * other SendMessage, not with the configured default cut down to it. */
+START_TEST(test_ctl5_a_completion_answers_with_the_requests_history_length)
+{
+	fx_close(&app);
+	fx_open(&app, history_default_one);
+	const char *id = new_task("hello");
+	char field[200], msg[400];
+	snprintf(field, sizeof field, "\"taskId\":\"%s\",", id);
+	snprintf(msg, sizeof msg,
+	         "{%s\"messageId\":\"c1\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":{\"kind\":"
+	         "\"control\",\"action\":\"complete\"},\"mediaType\":\"" TH_MT_EVENT "\"}]}",
+	         field);
+	json_object *t = send_and_compare(msg, "{\"historyLength\":3}", 3);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	ck_assert_uint_eq(json_object_array_length(json_object_object_get(t, "history")), 3);
+	json_object_put(t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("harness");
@@ -964,6 +1049,8 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_task2_plain_text_creates_task_with_reporter_and_agent);
+	tcase_add_test(tc, test_task7_ctl5_every_send_answers_the_task_as_get_task_shows_it);
+	tcase_add_test(tc, test_ctl5_a_completion_answers_with_the_requests_history_length);
 	tcase_add_test(tc, test_task2_name_is_first_line_cut_to_60_characters);
 	tcase_add_test(tc, test_task2_client_context_id_is_kept);
 	tcase_add_test(tc, test_task6_follow_up_starts_a_turn);
