@@ -15,8 +15,10 @@
 /* The harness's own participant id (ID-2). */
 /* SendMessage (TASK-2, TASK-6, TASK-7, CTL-1..CTL-7): creates a task or continues
  * one, or completes it when the message is a control envelope. Runs the turn unless
- * req->return_immediately, in which case the turn is queued on app->pending.
- * *task is the Task (with history trimmed to req->history_length). */
+ * req->return_immediately, in which case the turn is queued on app->pending; an expired
+ * turn of another message is only ever queued there (TURN-7). *task is the Task as a
+ * GetTask with req's historyLength (else the configured default) shows it after the last
+ * commit, built in one place (decision-049). */
 th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
                        const struct th_send_req *req, json_object **task, struct th_error *e);
 
