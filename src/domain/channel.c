@@ -134,32 +134,16 @@ static int read_part(json_object *v, size_t i, const char *sender, const struct 
 	return 0;
 }
 
-int th_channel_part(json_object *msg, const char *sender, const struct th_limits *lim,
-                    struct th_chan_part *out, struct th_error *e)
+int th_channel_part_read(json_object *v, size_t i, const char *sender, const struct th_limits *lim,
+                         struct th_chan_part *out, struct th_error *e)
 {
 	memset(out, 0, sizeof *out);
-	json_object *parts = json_object_object_get(msg, "parts");
-	int found = 0;
-	for (size_t i = 0; i < json_object_array_length(parts); i++) {
-		json_object *p = json_object_array_get_idx(parts, i), *v = NULL;
-		const char *mt = th_json_str(p, "mediaType");
-		if (mt == NULL || strcmp(mt, TH_MT_CHANNEL) != 0 ||
-		    !json_object_object_get_ex(p, "data", &v))
-			continue;
-		if (found++) {
-			th_error_set(e, TH_EINVAL, "a message carries at most one channel part");
-			return -1;
-		}
-		if (!json_object_is_type(v, json_type_object)) {
-			th_error_set(e, TH_EINVAL,
-			             "message.parts[%zu].data: a channel message must be an object",
-			             i);
-			return -1;
-		}
-		if (check_keys(v, i, e) != 0 || read_part(v, i, sender, lim, out, e) != 0)
-			return -1;
+	if (!json_object_is_type(v, json_type_object)) {
+		th_error_set(e, TH_EINVAL,
+		             "message.parts[%zu].data: a channel message must be an object", i);
+		return -1;
 	}
-	return found;
+	return check_keys(v, i, e) != 0 || read_part(v, i, sender, lim, out, e) != 0 ? -1 : 0;
 }
 
 th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, const char *sender,

@@ -23,12 +23,13 @@ struct th_chan_part {
 	json_object *to;         /* array of participant ids or NULL */
 };
 
-/* Finds the message's channel part. 1 found (valid), 0 none, -1 invalid (e set):
- * unknown key, wrong type, more than one channel part, a sender other than the
- * request's sender, a help_reply without in_reply_to, a 'to' longer than
- * lim->max_participants or with an id that breaks the id rule (ID-6). */
-int th_channel_part(json_object *msg, const char *sender, const struct th_limits *lim,
-                    struct th_chan_part *out, struct th_error *e);
+/* Reads v, the data of part i of a message (a part of TH_MT_CHANNEL, found by
+ * th_inbound_read), into out (borrowing from v). 0 valid, -1 invalid (e set): not an
+ * object, an unknown key, a wrong type, a sender other than the request's sender, a
+ * help_reply without in_reply_to, a 'to' longer than lim->max_participants or with an id
+ * that breaks the id rule (ID-6). */
+int th_channel_part_read(json_object *v, size_t i, const char *sender, const struct th_limits *lim,
+                         struct th_chan_part *out, struct th_error *e);
 
 /* What accepting a message did. */
 struct th_chan_outcome {

@@ -10,48 +10,6 @@
 #include "util/jsonx.h"
 #include "util/idrule.h"
 
-int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e)
-{
-	*payload = NULL;
-	json_object *parts = json_object_object_get(msg, "parts");
-	for (size_t i = 0; i < json_object_array_length(parts); i++) {
-		json_object *p = json_object_array_get_idx(parts, i), *v = NULL;
-		const char *mt = th_json_str(p, "mediaType");
-		if (mt == NULL || strcmp(mt, TH_MT_EVENT) != 0 ||
-		    !json_object_object_get_ex(p, "data", &v))
-			continue;
-		const char *kind = th_json_str(v, "kind");
-		if (kind == NULL || strcmp(kind, "task") != 0)
-			continue;
-		static const char *const keys[] = {"kind", "payload", NULL};
-		const char *bad = th_json_unknown_key(v, keys);
-		if (bad != NULL) {
-			th_error_set(
-			    e, TH_EINVAL,
-			    "message.parts[%zu].data: a task envelope has only kind and payload; "
-			    "'%.100s' is not allowed",
-			    i, bad);
-			return -1;
-		}
-		json_object *pl = json_object_object_get(v, "payload");
-		if (pl == NULL || !json_object_is_type(pl, json_type_object)) {
-			th_error_set(
-			    e, TH_EINVAL,
-			    "message.parts[%zu].data.payload is required and must be an object "
-			    "(the task attributes)",
-			    i);
-			return -1;
-		}
-		if (*payload != NULL) {
-			th_error_set(e, TH_EINVAL, "a message carries at most one task envelope");
-			*payload = NULL;
-			return -1;
-		}
-		*payload = pl;
-	}
-	return *payload != NULL;
-}
-
 void th_task_payload_free(struct th_task_payload *p)
 {
 	json_object_put(p->criteria);

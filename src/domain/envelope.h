@@ -2,8 +2,9 @@
 /* envelope.h — the task extension's event envelope as clients send it (TASK-3):
  * a data part of media type application/vnd.tiny-harness.event+json whose value is
  * {"kind":"task","payload":{…}} (create or update a task, TASK-4, TASK-5) or
- * {"kind":"control","action":"complete"} (CTL-1, ops/control.c), and the
- * envelopes the harness emits itself (TASK-8). */
+ * {"kind":"control","action":"complete"} (CTL-1, ops/control.c), read from a message
+ * by th_inbound_read (domain/inbound.c), and the envelopes the harness emits itself
+ * (TASK-8). */
 #ifndef TH_DOMAIN_ENVELOPE_H
 #define TH_DOMAIN_ENVELOPE_H
 
@@ -13,12 +14,6 @@
 #include "config/settings.h"
 #include "store/store.h"
 #include "util/err.h"
-
-/* The payload of the message's task envelope (borrowed), or NULL when it has none.
- * TH_EINVAL (returned through e, with *payload NULL and the return -1) when the
- * envelope is malformed: not {kind, payload} exactly, payload not an object, or two
- * task envelopes in one message. */
-int th_envelope_task(json_object *msg, json_object **payload, struct th_error *e);
 
 /* A validated task payload. Strings are borrowed from the payload object. */
 struct th_task_payload {

@@ -7,6 +7,7 @@ src_domain_libth_domain_la_SOURCES = \
 	src/domain/ext.c src/domain/ext.h \
 	src/domain/access.c src/domain/access.h \
 	src/domain/envelope.c src/domain/envelope.h \
+	src/domain/inbound.c src/domain/inbound.h \
 	src/domain/events.c src/domain/events.h \
 	src/domain/reply.c src/domain/reply.h \
 	src/domain/channel.c src/domain/channel.h \

@@ -10,13 +10,6 @@
 #include "app.h"
 #include "util/err.h"
 
-/* Looks for event envelopes (data parts of TH_MT_EVENT) in a canonical message.
- * Returns 1 when the message is a well-formed completion (its only part is
- * {"kind":"control","action":"complete"}), 0 when it holds no control envelope,
- * and -1 with TH_EINVAL in e when a control envelope is malformed or shares the
- * message with other parts (CTL-1) or another envelope is malformed (TASK-3). */
-int th_control_detect(json_object *msg, struct th_error *e);
-
 /* Completes task_id for participant (CTL-2..CTL-6), or parks it saying which sub-tasks
  * are unresolved (CTL-4). msg is the canonical control message (kept in history when the
  * completion succeeds). Builds no view: the SendMessage that carried it answers with the

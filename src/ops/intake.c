@@ -15,6 +15,7 @@
 #include "turn/builtins.h"
 #include "domain/channel.h"
 #include "domain/envelope.h"
+#include "domain/inbound.h"
 #include "ops/ops.h"
 #include "ops/intake.h"
 #include "domain/subtask.h"
@@ -167,7 +168,8 @@ static th_err under_parent(struct th_app *app, const char *participant, const ch
  * task_id_out names that task. Otherwise the message starts a new one, which has no
  * surfaces yet: any A2UI action in it is refused (UI-2). */
 static th_err resent_or_new(struct th_store *st, const char *participant, json_object *msg,
-                            char task_id_out[TH_ID_BUF], int *resent, struct th_error *e)
+                            const struct th_inbound *in, char task_id_out[TH_ID_BUF], int *resent,
+                            struct th_error *e)
 {
 	char *existing = NULL;
 	th_err rc = th_store_task_by_first_message(st, participant, th_json_str(msg, "messageId"),
@@ -182,18 +184,19 @@ static th_err resent_or_new(struct th_store *st, const char *participant, json_o
 		return rc;
 	th_error_clear(e);
 	int actions = 0, reports = 0;
-	return th_ui_check_inbound(st, NULL, msg, &actions, &reports, e);
+	return in->a2ui > 0 ? th_ui_check_inbound(st, NULL, msg, &actions, &reports, e) : TH_OK;
 }
 
 static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
-                          json_object *payload, int inline_turn, char task_id_out[TH_ID_BUF],
+                          const struct th_inbound *in, int inline_turn, char task_id_out[TH_ID_BUF],
                           int64_t *turn_id, json_object **created, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	int resent = 0;
 	*turn_id = 0;
 	*created = NULL;
-	th_err rc = resent_or_new(st, participant, msg, task_id_out, &resent, e);
+	json_object *payload = in->payload;
+	th_err rc = resent_or_new(st, participant, msg, in, task_id_out, &resent, e);
 	if (rc != TH_OK || resent)
 		return rc;
 
@@ -333,28 +336,6 @@ out:
 	return rc;
 }
 
-/* 1 when msg has a text part (a task envelope alone starts no turn). */
-static int has_text(json_object *msg)
-{
-	json_object *parts = json_object_object_get(msg, "parts");
-	for (size_t i = 0; i < json_object_array_length(parts); i++)
-		if (th_json_str(json_object_array_get_idx(parts, i), "text") != NULL)
-			return 1;
-	return 0;
-}
-
-/* The first text part, where a slash command would be (CMD-2). */
-static const char *first_text(json_object *msg)
-{
-	json_object *parts = json_object_object_get(msg, "parts");
-	for (size_t i = 0; i < json_object_array_length(parts); i++) {
-		const char *t = th_json_str(json_object_array_get_idx(parts, i), "text");
-		if (t != NULL)
-			return t;
-	}
-	return NULL;
-}
-
 /* ID-4: a watcher may only answer a question addressed to them — an explicit help
  * reply, or plain text while a question the harness asked them is pending. */
 static int watcher_answers(struct th_store *st, const struct th_task_row *row,
@@ -395,10 +376,10 @@ static th_err open_to(const struct th_task_row *row, json_object *msg, struct th
 /* A follow-up outside any side channel: it answers the sender's pending question if it
  * is one, and joins the history. *resume says whether it starts a turn: not while the
  * task waits for someone else's answer (CH-5), nor for client error reports alone or an
- * envelope alone. */
+ * envelope alone (a task envelope and no text part). */
 static th_err keep_message(struct th_store *st, struct th_task_row *row, const char *participant,
-                           json_object *msg, int has_payload, int reports_only, int *resume,
-                           struct th_error *e)
+                           json_object *msg, const struct th_inbound *in, int reports_only,
+                           int *resume, struct th_error *e)
 {
 	int answered = 0;
 	*resume = 0;
@@ -410,7 +391,8 @@ static th_err keep_message(struct th_store *st, struct th_task_row *row, const c
 		return rc;
 	int awaiting_other =
 	    !answered && row->sub_state != NULL && strcmp(row->sub_state, TH_SUB_ANSWER) == 0;
-	*resume = !awaiting_other && !reports_only && (answered || has_text(msg) || !has_payload);
+	*resume = !awaiting_other && !reports_only &&
+	          (answered || in->text != NULL || in->payload == NULL);
 	return TH_OK;
 }
 
@@ -418,10 +400,11 @@ static th_err keep_message(struct th_store *st, struct th_task_row *row, const c
  * whenever its text arrives — also while the task waits for someone's answer — and
  * answers about the task as it stands, so the task is not moved to WORKING for it.
  * A built-in the sender's role may not use is refused (ID-5). */
-static th_err which_builtin(struct th_app *app, json_object *msg, const char *participant,
-                            const char *role, int *builtin, struct th_error *e)
+static th_err which_builtin(struct th_app *app, const struct th_inbound *in,
+                            const char *participant, const char *role, int *builtin,
+                            struct th_error *e)
 {
-	const char *cmd = first_text(msg);
+	const char *cmd = in->text; /* a slash command is the first text part (CMD-2) */
 	*builtin = 0;
 	if (cmd == NULL)
 		return TH_OK;
@@ -434,9 +417,12 @@ static th_err which_builtin(struct th_app *app, json_object *msg, const char *pa
 /* UI-2: every A2UI action must be for a surface of this task (th_ui_check_inbound).
  * SEC-5: a click is a decision, and a watcher never decides: refused as ID-4 refuses. */
 static th_err inbound_ui(struct th_store *st, const char *task_id, const char *participant,
-                         const char *role, json_object *msg, int *actions, int *reports,
-                         struct th_error *e)
+                         const char *role, json_object *msg, const struct th_inbound *in,
+                         int *actions, int *reports, struct th_error *e)
 {
+	*actions = *reports = 0;
+	if (in->a2ui == 0)
+		return TH_OK;
 	th_err rc = th_ui_check_inbound(st, task_id, msg, actions, reports, e);
 	if (rc == TH_OK && *actions > 0 && strcmp(role, "watcher") == 0)
 		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE,
@@ -445,12 +431,13 @@ static th_err inbound_ui(struct th_store *st, const char *task_id, const char *p
 }
 
 static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
-                        json_object *payload, const char *task_id, int inline_turn,
+                        const struct th_inbound *in, const char *task_id, int inline_turn,
                         int64_t *turn_id, struct th_error *e)
 {
 	struct th_store *st = app->store;
 	struct th_task_row row = {0};
-	struct th_chan_part cp;
+	json_object *payload = in->payload;
+	int has_cp = in->has_channel;
 	char *role = NULL;
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
@@ -462,13 +449,8 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 		goto out;
 	if (th_store_message_exists(st, task_id, mid))
 		goto out; /* TASK-7: already processed; the response is the current task */
-	int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
-	if (has_cp < 0) {
-		rc = TH_EINVAL;
-		goto out;
-	}
 	if (strcmp(role, "watcher") == 0 &&
-	    (payload != NULL || !watcher_answers(st, &row, participant, &cp, has_cp))) {
+	    (payload != NULL || !watcher_answers(st, &row, participant, &in->channel, has_cp))) {
 		/* ID-4: the same refusal as th_access_check gives watchers. */
 		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "send messages to",
 		                     NULL, e);
@@ -477,7 +459,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if ((rc = open_to(&row, msg, e)) != TH_OK)
 		goto out;
 	int builtin = 0;
-	if ((rc = which_builtin(app, msg, participant, role, &builtin, e)) != TH_OK)
+	if ((rc = which_builtin(app, in, participant, role, &builtin, e)) != TH_OK)
 		goto out;
 	builtin = builtin && payload == NULL && !has_cp;
 	if (th_json_put(msg, "contextId", json_object_new_string(row.context_id)) != 0) {
@@ -491,7 +473,8 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
 	 * resumes the task (UI-3), client error reports are kept only. */
 	int actions = 0, reports = 0;
-	if ((rc = inbound_ui(st, task_id, participant, role, msg, &actions, &reports, e)) != TH_OK)
+	if ((rc = inbound_ui(st, task_id, participant, role, msg, in, &actions, &reports, e)) !=
+	    TH_OK)
 		goto out;
 	/* UI-4: a click on a /confirm card, or approve/reject typed to a question asked in
 	 * text, is answered at once like a command, whatever else the task waits for. */
@@ -500,13 +483,14 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if (has_cp) {
 		/* CH-3: stored and delivered; only a reply to the harness's question resumes. */
 		struct th_chan_outcome oc = {0};
-		if ((rc = th_channel_accept(st, &row, participant, msg, &cp, &oc, e)) != TH_OK)
+		if ((rc = th_channel_accept(st, &row, participant, msg, &in->channel, &oc, e)) !=
+		    TH_OK)
 			goto out;
 		resume = oc.resume;
 	} else {
-		int reports_only = reports > 0 && actions == 0 && !has_text(msg);
-		if ((rc = keep_message(st, &row, participant, msg, payload != NULL, reports_only,
-		                       &resume, e)) != TH_OK)
+		int reports_only = reports > 0 && actions == 0 && in->text == NULL;
+		if ((rc = keep_message(st, &row, participant, msg, in, reports_only, &resume, e)) !=
+		    TH_OK)
 			goto out;
 		resume = resume || instant;
 	}
@@ -531,8 +515,8 @@ struct accept_arg {
 	const char *participant;
 	unsigned extensions;
 	json_object *msg;
-	json_object *payload;
-	const char *given; /* message.taskId, or NULL for a new task */
+	const struct th_inbound *in; /* what msg carries (th_inbound_read) */
+	const char *given;           /* message.taskId, or NULL for a new task */
 	const struct th_push_create_req *push;
 	int inline_turn;
 	struct th_intake *out; /* what the commit returns; th_intake_accept's caller's */
@@ -549,9 +533,9 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	out->created = NULL;
 	th_turn_reply_free(&out->reply);
 	th_err rc = a->given == NULL
-	                ? create_task(app, a->participant, a->msg, a->payload, a->inline_turn,
+	                ? create_task(app, a->participant, a->msg, a->in, a->inline_turn,
 	                              out->task_id, &out->turn_id, &out->created, e)
-	                : follow_up(app, a->participant, a->msg, a->payload, out->task_id,
+	                : follow_up(app, a->participant, a->msg, a->in, out->task_id,
 	                            a->inline_turn, &out->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
 	if (rc == TH_OK)
@@ -570,27 +554,22 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc;
 }
 
-/* What kind of message msg is: 1 a control envelope, 0 a message for a task (its task
- * envelope's payload, if any, borrowed from msg in *payload), -1 refused with e set (a
- * bad envelope, or a channel message without message.taskId). */
-static int classify(struct th_app *app, const char *participant, json_object *msg,
-                    const char *given, json_object **payload, struct th_error *e)
+/* What kind of message msg is, read once into *in (th_inbound_read): 1 a control
+ * envelope, 0 a message for a task, -1 refused with e set (a bad envelope or channel part,
+ * or a channel message without message.taskId). */
+static int classify(const struct th_app *app, const char *participant, json_object *msg,
+                    const char *given, struct th_inbound *in, struct th_error *e)
 {
-	int ctl = th_control_detect(msg, e);
-	if (ctl == 0 && th_envelope_task(msg, payload, e) < 0)
-		ctl = -1;
-	if (ctl == 0 && given == NULL) {
-		struct th_chan_part cp;
-		int has_cp = th_channel_part(msg, participant, &app->cfg->lim, &cp, e);
-		if (has_cp != 0) {
-			if (has_cp > 0)
-				th_error_set(e, TH_EINVAL,
-				             "a channel message belongs to a task: message.taskId "
-				             "is required");
-			ctl = -1;
-		}
+	if (th_inbound_read(msg, participant, &app->cfg->lim, in, e) != 0)
+		return -1;
+	if (in->control)
+		return 1;
+	if (given == NULL && in->has_channel) {
+		th_error_set(e, TH_EINVAL,
+		             "a channel message belongs to a task: message.taskId is required");
+		return -1;
 	}
-	return ctl;
+	return 0;
 }
 
 /* TURN-4, TURN-7: when a turn of task_id has outlived its lease, its worker died: the
@@ -626,8 +605,8 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 	const char *given = th_json_str(msg, "taskId");
 	if (given != NULL)
 		snprintf(out->task_id, TH_ID_BUF, "%s", given);
-	json_object *payload = NULL;
-	int ctl = classify(app, participant, msg, given, &payload, e);
+	struct th_inbound in;
+	int ctl = classify(app, participant, msg, given, &in, e);
 	if (ctl < 0) {
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
@@ -643,7 +622,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		                       .participant = participant,
 		                       .extensions = extensions,
 		                       .msg = msg,
-		                       .payload = payload,
+		                       .in = &in,
 		                       .given = given,
 		                       .push = &push,
 		                       .inline_turn = inline_turn,

@@ -13,6 +13,7 @@
 #include "a2a/a2a.h"
 #include "config/settings.h"
 #include "domain/ext.h"
+#include "domain/inbound.h"
 #include "service/service.h"
 #include "turn/turn.h"
 #include "domain/task.h"
@@ -336,6 +337,86 @@ START_TEST(test_cmd2_status_reports_the_task_as_it_stands_and_keeps_it_waiting)
 	t = fx_send_text(&app, "bob", task, "s4", "main", &err);
 	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
 	json_object_put(t);
+}
+END_TEST
+
+/* ---- reading a message once (issue 30) ------------------------------------------------- */
+
+/* TASK-3, CTL-1, CH-1, CMD-2, UI-2: th_inbound_read describes a message from one pass over
+ * its parts, and refuses a malformed one naming the part and the field. */
+START_TEST(test_task3_inbound_describes_a_message_from_one_reading)
+{
+	static const struct {
+		const char *parts;
+		int ok, control, payload, channel, a2ui;
+		const char *text;  /* NULL: none; else the first text part */
+		const char *error; /* a piece of the refusal */
+	} cases[] = {
+	    {"[{\"text\":\"/help\"},{\"text\":\"more\"}]", 1, 0, 0, 0, 0, "/help", NULL},
+	    {"[{\"data\":{\"kind\":\"control\",\"action\":\"complete\"},\"mediaType\":"
+	     "\"" TH_MT_EVENT "\"}]",
+	     1, 1, 0, 0, 0, NULL, NULL},
+	    {"[{\"text\":\"x\"},{\"data\":{\"kind\":\"control\",\"action\":\"complete\"},"
+	     "\"mediaType\":\"" TH_MT_EVENT "\"}]",
+	     0, 0, 0, 0, 0, NULL, "the only part of its message; this message has 2 parts"},
+	    {"[{\"data\":{\"kind\":\"control\",\"action\":\"stop\"},\"mediaType\":\"" TH_MT_EVENT
+	     "\"}]",
+	     0, 0, 0, 0, 0, NULL, "message.parts[0].data.action 'stop' is unknown"},
+	    {"[{\"text\":\"hi\"},{\"data\":{\"kind\":\"task\",\"payload\":{\"name\":\"n\"}},"
+	     "\"mediaType\":\"" TH_MT_EVENT "\"}]",
+	     1, 0, 1, 0, 0, "hi", NULL},
+	    {"[{\"data\":{\"kind\":\"task\",\"payload\":{}},\"mediaType\":\"" TH_MT_EVENT
+	     "\"},{\"data\":{\"kind\":\"task\",\"payload\":{}},\"mediaType\":\"" TH_MT_EVENT "\"}]",
+	     0, 0, 0, 0, 0, NULL, "at most one task envelope"},
+	    {"[{\"data\":{\"kind\":\"task\",\"payload\":3},\"mediaType\":\"" TH_MT_EVENT "\"}]", 0,
+	     0, 0, 0, 0, NULL, "message.parts[0].data.payload is required and must be an object"},
+	    {"[{\"data\":{\"kind\":\"note\"},\"mediaType\":\"" TH_MT_EVENT "\"}]", 0, 0, 0, 0, 0,
+	     NULL, "data.kind 'note' is not an envelope kind"},
+	    {"[{\"text\":\"psst\"},{\"data\":{\"channel_id\":\"alice/"
+	     "x\",\"sender\":\"alice\",\"text\":\"psst\"},"
+	     "\"mediaType\":\"" TH_MT_CHANNEL "\"}]",
+	     1, 0, 0, 1, 0, "psst", NULL},
+	    {"[{\"data\":{\"channel_id\":\"alice/x\",\"colour\":1},\"mediaType\":\"" TH_MT_CHANNEL
+	     "\"}]",
+	     0, 0, 0, 0, 0, NULL, "colour"},
+	    {"[{\"data\":{\"channel_id\":\"alice/"
+	     "a\",\"sender\":\"alice\"},\"mediaType\":\"" TH_MT_CHANNEL
+	     "\"},{\"data\":{\"channel_id\":\"alice/"
+	     "b\",\"sender\":\"alice\"},\"mediaType\":\"" TH_MT_CHANNEL "\"}]",
+	     0, 0, 0, 0, 0, NULL, "at most one channel part"},
+	    {"[{\"data\":{\"version\":\"v0.9\"},\"mediaType\":\"" TH_MT_A2UI "\"}]", 1, 0, 0, 0, 1,
+	     NULL, NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+		         "{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":%s}",
+		         cases[i].parts);
+		json_object *msg = json_tokener_parse(text);
+		ck_assert_msg(msg != NULL, "case %zu does not parse: %s", i, text);
+		struct th_inbound in;
+		struct th_error e;
+		th_error_clear(&e);
+		int rc = th_inbound_read(msg, "alice", &app.cfg->lim, &in, &e);
+		if (!cases[i].ok) {
+			ck_assert_msg(rc == -1 && e.code == TH_EINVAL, "case %zu accepted", i);
+			ck_assert_msg(strstr(e.msg, cases[i].error) != NULL, "case %zu: %s", i,
+			              e.msg);
+		} else {
+			ck_assert_msg(rc == 0, "case %zu: %s", i, e.msg);
+			ck_assert_int_eq(in.control, cases[i].control);
+			ck_assert_int_eq(in.payload != NULL, cases[i].payload);
+			ck_assert_int_eq(in.has_channel, cases[i].channel);
+			ck_assert_int_eq(in.a2ui, cases[i].a2ui);
+			if (cases[i].text == NULL)
+				ck_assert_ptr_null(in.text);
+			else
+				ck_assert_str_eq(in.text, cases[i].text);
+			if (cases[i].channel)
+				ck_assert_str_eq(in.channel.channel_id, "alice/x");
+		}
+		json_object_put(msg);
+	}
 }
 END_TEST
 
@@ -1081,6 +1162,7 @@ int main(void)
 	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
 	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
 	tcase_add_test(tc, test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning);
+	tcase_add_test(tc, test_task3_inbound_describes_a_message_from_one_reading);
 	tcase_add_test(tc, test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable);
 	tcase_add_test(tc, test_sec5_id6_ids_that_look_like_the_agent_are_refused);
 	tcase_add_test(tc, test_sec5_a_strangers_request_recovers_no_turn);
