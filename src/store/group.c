@@ -164,11 +164,13 @@ static void close_batch(struct th_store_group *g)
 
 /* Notes that the database ended the batch's transaction by itself (SQLite after
  * SQLITE_FULL, an I/O error or no memory; PostgreSQL when the connection was lost):
- * every part of it is gone, so the batch fails as a whole. */
+ * every part of it is gone, so the batch fails as a whole. With no batch open (a split
+ * whose BEGIN failed, th_store_group_split) there is nothing to lose. */
 static void note_lost(struct th_store_group *g)
 {
 	pthread_mutex_lock(&g->mu);
-	g->lost = 1;
+	if (g->open)
+		g->lost = 1;
 	pthread_mutex_unlock(&g->mu);
 }
 
@@ -210,6 +212,26 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 	if (!th_store_in_txn(g->w))
 		note_lost(g); /* the database rolled the open batch back by itself */
 	return rc;
+}
+
+th_err th_store_group_split(struct th_store *st, struct th_error *e)
+{
+	struct th_store_group *g = st->group;
+	assert(st->in_group && g != NULL);
+	/* The part keeps nothing from before: it wrote nothing (pg.c checks). */
+	th_err rc = member_stmt(g, TH_STMT_RELEASE, "RELEASE th_member", e);
+	if (rc != TH_OK)
+		return rc;
+	pthread_mutex_lock(&g->mu);
+	close_batch(g);
+	pthread_mutex_unlock(&g->mu);
+	if ((rc = th_store_begin_own(g->w, e)) != TH_OK)
+		return rc; /* no batch is open: run_part notes no loss */
+	pthread_mutex_lock(&g->mu);
+	g->open = 1;
+	g->stats.splits++;
+	pthread_mutex_unlock(&g->mu);
+	return member_stmt(g, TH_STMT_SAVEPOINT, "SAVEPOINT th_member", e);
 }
 
 /* The caller (mu held, the writer free) runs every queued job back to back and closes

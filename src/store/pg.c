@@ -7,10 +7,12 @@
  * the call site's text in PostgreSQL's dialect (dialect()); parameter types come from the argument
  * kinds (text, bigint, bytea), results come as text and are converted by the column
  * table. Writes: SQLite lets one writer in at a time, and the store's transactions rely
- * on that (an event's seq is max(seq) + 1 of its task, a turn's lease is checked and
- * renewed in one transaction). On PostgreSQL every write transaction takes one
- * transaction-level advisory lock first, so writes keep exactly that meaning on every
- * host; reads run on one REPEATABLE READ snapshot and never wait for it. */
+ * on that for each task (an event's seq is max(seq) + 1 of its task, a turn's lease is
+ * checked and renewed in one transaction, a message resent is found before a second task
+ * is made of it). On PostgreSQL a write transaction takes the advisory lock of each task
+ * it touches before its first statement about that task (lock_for), so writes to one
+ * task run one at a time on every host while writes to different tasks run side by side
+ * (SCALE-1, decision-051); reads run on one REPEATABLE READ snapshot and never wait. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -24,10 +26,15 @@
 #include "store/store_int.h"
 #include "util/log.h"
 
-/* The advisory lock keys (pg_advisory_xact_lock / pg_advisory_lock): "tHar" as in
- * SQLite's application_id, and one more for migrations. Advisory locks are per
- * database, so two tiny-harness databases in one cluster never wait for each other. */
-#define TH_PG_WRITE_LOCK 0x74486172
+/* The advisory locks. A write transaction's are two-key ones (pg_advisory_xact_lock(int,
+ * int)): the first key names the kind, the second is hashtext() of what is locked. "tHar"
+ * (as SQLite's application_id) for a task, "tHaF" for a task's first message (sender and
+ * messageId: TASK-7's resend), "tHaP" for claiming push deliveries. Migrations take a
+ * one-key session lock. Advisory locks are per database, so two tiny-harness databases
+ * in one cluster never wait for each other. */
+#define TH_PG_TASK_LOCK 0x74486172
+#define TH_PG_FIRST_LOCK 0x74486146
+#define TH_PG_OUTBOX_LOCK 0x74486150
 #define TH_PG_MIGRATE_LOCK 0x7448616d
 #define TH_PG_APP_ID 0x74486172
 #define TH_PG_MAX_ARGS 32
@@ -238,6 +245,290 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n, PGresult **out, const char *what,
                        struct th_error *e);
 
+/* ---- per-task locks (SCALE-1, decision-051) ----------------------------------------- */
+
+/* What a statement is about, for its lock: nothing (a read or write no task's order
+ * depends on), the task whose id is argument arg (and, for LK_TASK2, arg + 1 too), the
+ * turn whose id is argument arg (its task is locked), a task's first message (sender
+ * ?2, messageId ?1: TASK-7), or the push outbox's claim. */
+enum lock_kind { LK_NONE, LK_TASK, LK_TASK2, LK_TURN, LK_FIRST, LK_OUTBOX };
+struct lock_rule {
+	unsigned char kind;
+	unsigned char arg; /* 1-based, as ?N */
+};
+
+/* Every statement a write transaction may run about one task, by its id. A statement
+ * missing here takes no lock: keep this table beside the statements (a new statement
+ * about a task needs its row). */
+static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
+    [TH_STMT_TASK_INSERT] = {LK_TASK, 1},
+    [TH_STMT_TASK_GET] = {LK_TASK, 1},
+    [TH_STMT_TASK_SET_STATUS] = {LK_TASK, 1},
+    [TH_STMT_TASK_SET_EXT] = {LK_TASK, 1},
+    [TH_STMT_TASK_EXISTS] = {LK_TASK, 1},
+    [TH_STMT_TASK_CONTEXT] = {LK_TASK, 1},
+    [TH_STMT_PART_PUT] = {LK_TASK, 1},
+    [TH_STMT_PART_ROLE] = {LK_TASK, 1},
+    [TH_STMT_PART_LIST] = {LK_TASK, 1},
+    [TH_STMT_MSG_APPEND] = {LK_TASK, 1},
+    [TH_STMT_MSG_EXISTS] = {LK_TASK, 1},
+    [TH_STMT_MSG_FIRST] = {LK_FIRST, 1},
+    [TH_STMT_MSG_GET] = {LK_TASK, 1},
+    [TH_STMT_MSG_HISTORY] = {LK_TASK, 1},
+    [TH_STMT_MSG_COUNT] = {LK_TASK, 1},
+    [TH_STMT_MSG_RANGE] = {LK_TASK, 1},
+    [TH_STMT_MSG_LAST_POS] = {LK_TASK, 1},
+    [TH_STMT_MSG_BACK] = {LK_TASK, 1},
+    [TH_STMT_REF_BY_ID] = {LK_TASK, 1},
+    [TH_STMT_REF_BY_POS] = {LK_TASK, 1},
+    [TH_STMT_REF_LAST] = {LK_TASK, 1},
+    [TH_STMT_ART_PUT] = {LK_TASK, 1},
+    [TH_STMT_ART_LIST] = {LK_TASK, 1},
+    [TH_STMT_EV_LAST] = {LK_TASK, 1},
+    [TH_STMT_EV_INSERT] = {LK_TASK, 1},
+    [TH_STMT_EV_SINCE] = {LK_TASK, 1},
+    [TH_STMT_SUB_LINK] = {LK_TASK2, 1}, /* the parent, then the child */
+    [TH_STMT_SUB_LIST] = {LK_TASK, 1},
+    [TH_STMT_SUB_RESOLVE] = {LK_TASK, 1},
+    [TH_STMT_SUB_NEXT] = {LK_TASK, 1},
+    [TH_STMT_SUB_PARENT] = {LK_TASK, 1},
+    [TH_STMT_TURN_CREATE] = {LK_TASK, 1},
+    [TH_STMT_TURN_START] = {LK_TASK, 1},
+    [TH_STMT_TURN_RECORD] = {LK_TASK, 1},
+    [TH_STMT_TURNS_CUT] = {LK_TASK, 1},
+    [TH_STMT_TURN_NEXT_EXPIRY] = {LK_TASK, 1},
+    [TH_STMT_TURNS_EXPIRED_TASK] = {LK_TASK, 4},
+    [TH_STMT_TURN_STATE] = {LK_TURN, 1},
+    [TH_STMT_TURN_GET] = {LK_TURN, 1},
+    [TH_STMT_TURN_FINISH] = {LK_TURN, 1},
+    [TH_STMT_TURN_IS_CUT] = {LK_TURN, 1},
+    [TH_STMT_TURN_RELEASE] = {LK_TURN, 1},
+    [TH_STMT_TURN_TAKEOVER] = {LK_TURN, 1},
+    [TH_STMT_TURN_HOLD] = {LK_TURN, 1},
+    [TH_STMT_TURN_GIVE_UP] = {LK_TURN, 1},
+    [TH_STMT_CHAN_CREATE] = {LK_TASK, 1},
+    [TH_STMT_CHAN_ADD_MEMBER] = {LK_TASK, 1},
+    [TH_STMT_CHAN_IS_MEMBER] = {LK_TASK, 1},
+    [TH_STMT_CHAN_MEMBERS] = {LK_TASK, 1},
+    [TH_STMT_CHAN_APPEND] = {LK_TASK, 1},
+    [TH_STMT_CHAN_LIST] = {LK_TASK, 1},
+    [TH_STMT_CHAN_ANY] = {LK_TASK, 1},
+    [TH_STMT_HELP_CREATE] = {LK_TASK, 2},
+    [TH_STMT_HELP_GET] = {LK_TASK, 2},
+    [TH_STMT_HELP_PENDING] = {LK_TASK, 1},
+    [TH_STMT_HELP_PENDING_FOR] = {LK_TASK, 1},
+    [TH_STMT_HELP_ANSWER] = {LK_TASK, 2},
+    [TH_STMT_HELP_STATE] = {LK_TASK, 2},
+    [TH_STMT_HELP_CANCEL] = {LK_TASK, 1},
+    [TH_STMT_PLAN_DELETE] = {LK_TASK, 1},
+    [TH_STMT_PLAN_INSERT] = {LK_TASK, 1},
+    [TH_STMT_PLAN_UPDATE] = {LK_TASK, 1},
+    [TH_STMT_PLAN_LIST] = {LK_TASK, 1},
+    [TH_STMT_A2UI_GET] = {LK_TASK, 1},
+    [TH_STMT_A2UI_PUT] = {LK_TASK, 1},
+    [TH_STMT_A2UI_NEXT] = {LK_TASK, 1},
+    [TH_STMT_PUSH_PUT] = {LK_TASK, 1},
+    [TH_STMT_PUSH_GET] = {LK_TASK, 1},
+    [TH_STMT_PUSH_LIST] = {LK_TASK, 1},
+    [TH_STMT_PUSH_DELETE] = {LK_TASK, 1},
+    [TH_STMT_PUSH_ENQUEUE] = {LK_TASK, 1},
+    [TH_STMT_PUSH_CLAIM] = {LK_OUTBOX, 0},
+    [TH_STMT_CONFIRM_CREATE] = {LK_TASK, 2},
+    [TH_STMT_CONFIRM_FIND] = {LK_TASK, 1},
+    [TH_STMT_CONFIRM_DECIDE] = {LK_TASK, 1},
+};
+
+/* Forgets the locks c remembers from index from on (they ended with a savepoint rolled
+ * back to, or with the transaction). */
+static void forget_locks(struct th_store *c, int from)
+{
+	while (c->pg_nlocks > from) {
+		c->pg_nlocks--;
+		free(c->pg_locks[c->pg_nlocks]);
+		c->pg_locks[c->pg_nlocks] = NULL;
+	}
+}
+
+/* The state of a write transaction that just began or ended on c. */
+static void txn_reset(struct th_store *c, int writing)
+{
+	forget_locks(c, 0);
+	c->pg_writing = writing;
+	c->pg_parts = 0;
+	c->pg_part_mark = 0;
+	c->pg_part_wrote = 0;
+	c->pg_broken = 0;
+}
+
+static int holds(const struct th_store *c, const char *name)
+{
+	for (int i = 0; i < c->pg_nlocks; i++)
+		if (strcmp(c->pg_locks[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Notes that c's transaction holds name ("t" + task id, "u" + turn id, ...). Past
+ * TH_PG_LOCKS_MAX, or out of memory, it is not noted: the next statement asks again. */
+static void remember(struct th_store *c, const char *name)
+{
+	if (c->pg_nlocks >= TH_PG_LOCKS_MAX || holds(c, name))
+		return;
+	char *copy = strdup(name);
+	if (copy != NULL)
+		c->pg_locks[c->pg_nlocks++] = copy;
+}
+
+/* Runs one of the lock statements: *got 1 when the lock is held (a try that failed: 0);
+ * for a turn, its task's id into task (size n; "" when there is no such turn). */
+static th_err lock_stmt(struct th_store *st, int try, int turn, const struct th_arg *args,
+                        int *got, char *task, size_t n, struct th_error *e)
+{
+	static const char *const sql[2][2] = {
+	    {"SELECT pg_advisory_xact_lock(?1::integer, hashtext(?2)) IS NULL",
+	     "SELECT pg_try_advisory_xact_lock(?1::integer, hashtext(?2))"},
+	    {"SELECT pg_advisory_xact_lock(?1::integer, hashtext(task_id)) IS NULL, task_id "
+	     "FROM turns WHERE id = ?2",
+	     "SELECT pg_try_advisory_xact_lock(?1::integer, hashtext(task_id)), task_id "
+	     "FROM turns WHERE id = ?2"}};
+	static const enum th_stmt_id ids[2][2] = {{TH_STMT_PG_LOCK, TH_STMT_PG_TRY_LOCK},
+	                                          {TH_STMT_PG_TURN_LOCK, TH_STMT_PG_TURN_TRY_LOCK}};
+	PGresult *r;
+	th_err err = run_once(st, ids[turn][try], sql[turn][try], args, 2, &r, "task lock", e);
+	if (err != TH_OK)
+		return err;
+	/* A blocking lock answers NULL IS NULL, true; a try answers whether it got it. */
+	*got = PQntuples(r) == 0 || strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	if (task != NULL)
+		snprintf(task, n, "%s", PQntuples(r) > 0 ? PQgetvalue(r, 0, 1) : "");
+	PQclear(r);
+	return TH_OK;
+}
+
+/* Takes lock (kind, the text or turn in args[1]) for the statement st is about to run,
+ * named name in c's list. The first lock of a transaction, or of the first part of a
+ * batch, waits for its holder. Any later one is tried first: waiting while holding locks
+ * is how two transactions deadlock. A later part of a batch whose first lock is taken
+ * commits the batch so far and waits in a transaction of its own (group.c's split), so a
+ * batch never turns per-task locks back into one lock for all (decision-051); a part
+ * that already holds a lock of its own, or wrote, waits where it is, and PostgreSQL's
+ * deadlock detector (40P01, TH_EBUSY) ends the rare cycle of two such parts. */
+static th_err take(struct th_store *st, int turn, const struct th_arg *args, const char *name,
+                   struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	char task[TH_ID_BUF + 2] = "t";
+	int got = 0;
+	th_err err;
+	if (c->pg_nlocks > 0 || c->pg_parts > 1) {
+		if ((err = lock_stmt(st, 1, turn, args, &got, task + 1, sizeof task - 1, e)) !=
+		    TH_OK)
+			return err;
+		if (!got && st->in_group && st->group != NULL && c->pg_nlocks == c->pg_part_mark &&
+		    !c->pg_part_wrote && c->pg_parts > 1 &&
+		    (err = th_store_group_split(st, e)) != TH_OK) {
+			/* Without a transaction the part's next statements would each commit
+			 * by themselves: refuse them until the next BEGIN. */
+			if (!in_txn(st))
+				c->pg_broken = 1;
+			return err;
+		}
+	}
+	if (!got &&
+	    (err = lock_stmt(st, 0, turn, args, &got, task + 1, sizeof task - 1, e)) != TH_OK)
+		return err;
+	remember(c, name);
+	if (turn && task[1] != '\0')
+		remember(c, task);
+	return TH_OK;
+}
+
+/* The two arguments of a lock statement: its kind and what it locks. */
+#define LOCK_ARGS(kind, what) ((const struct th_arg[]){kind, what})
+
+/* The text of argument k (1-based) of a statement, or NULL when it has none. */
+static const char *arg_text(const struct th_arg *args, size_t n, unsigned k)
+{
+	return k >= 1 && k <= n && args[k - 1].t == 't' ? args[k - 1].s : NULL;
+}
+
+/* Locks what statement id with args is about, inside a write transaction (lock_rules). */
+static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_arg *args,
+                       size_t n, struct th_error *e)
+{
+	const struct lock_rule *rule = &lock_rules[id];
+	char name[TH_ID_BUF * 3];
+	th_err err = TH_OK;
+	switch (rule->kind) {
+	case LK_TASK:
+	case LK_TASK2:
+		for (unsigned k = 0; err == TH_OK && k < (rule->kind == LK_TASK2 ? 2u : 1u); k++) {
+			const char *id_text = arg_text(args, n, rule->arg + k);
+			if (id_text == NULL)
+				continue;
+			snprintf(name, sizeof name, "t%s", id_text);
+			if (!holds(st->conn, name))
+				err = take(st, 0, LOCK_ARGS(TH_I(TH_PG_TASK_LOCK), TH_T(id_text)), name,
+				           e);
+		}
+		return err;
+	case LK_TURN:
+		if (rule->arg > n || args[rule->arg - 1].t != 'i')
+			return TH_OK;
+		snprintf(name, sizeof name, "u%" PRId64, args[rule->arg - 1].i);
+		if (holds(st->conn, name))
+			return TH_OK;
+		return take(st, 1, LOCK_ARGS(TH_I(TH_PG_TASK_LOCK), args[rule->arg - 1]), name, e);
+	case LK_FIRST: {
+		const char *mid = arg_text(args, n, 1), *sender = arg_text(args, n, 2);
+		if (mid == NULL || sender == NULL)
+			return TH_OK;
+		/* A key too long for name is cut: two such keys may share a lock, which only
+		 * makes one wait for the other. */
+		snprintf(name, sizeof name, "f%s %s", sender, mid);
+		if (holds(st->conn, name))
+			return TH_OK;
+		return take(st, 0, LOCK_ARGS(TH_I(TH_PG_FIRST_LOCK), TH_T(name + 1)), name, e);
+	}
+	case LK_OUTBOX:
+		if (holds(st->conn, "p"))
+			return TH_OK;
+		return take(st, 0, LOCK_ARGS(TH_I(TH_PG_OUTBOX_LOCK), TH_T("outbox")), "p", e);
+	default:
+		return TH_OK;
+	}
+}
+
+/* Before statement id runs inside a write transaction on st's connection: group.c's part
+ * boundaries are noted, a part's refusal forgets the locks it took (ROLLBACK TO ends
+ * them), and the statement's task is locked. */
+static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
+                     const struct th_arg *args, size_t n, struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	if (c->pg_broken)
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (write): the write transaction was lost; "
+		                    "nothing of it was stored");
+	if (!c->pg_writing || !in_txn(st))
+		return TH_OK;
+	switch (id) {
+	case TH_STMT_SAVEPOINT:
+		c->pg_parts++;
+		c->pg_part_mark = c->pg_nlocks;
+		c->pg_part_wrote = 0;
+		return TH_OK;
+	case TH_STMT_ROLLBACK_TO:
+		forget_locks(c, c->pg_part_mark);
+		return TH_OK;
+	default:
+		break;
+	}
+	if (writes(sql))
+		c->pg_part_wrote = 1;
+	return lock_for(st, id, args, n, e);
+}
+
 /* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
  * *out (PQclear), or the failure.
  *
@@ -251,10 +542,14 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
                   const struct th_arg *args, size_t n, PGresult **out, const char *what,
                   struct th_error *e)
 {
+	*out = NULL;
+	th_err err = before(st, id, sql, args, n, e);
+	if (err != TH_OK)
+		return err;
 	if (!in_txn(st) || !writes(sql))
 		return run_once(st, id, sql, args, n, out, what, e);
 	PGresult *r;
-	th_err err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r,
+	err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r,
 	                      "SAVEPOINT", e);
 	PQclear(r);
 	if (err != TH_OK)
@@ -478,20 +773,15 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e)
 	/* PostgreSQL only warns about a BEGIN inside a transaction; SQLite refuses it. */
 	if (in_txn(st))
 		return th_error_set(e, TH_EINTERNAL, "a transaction is already open");
+	txn_reset(st->conn, 0);
 	PGresult *r;
 	th_err err = run(st, TH_STMT_PG_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
 	if (err != TH_OK)
 		return err;
 	PQclear(r);
-	/* The write lock (see the top of this file); lock_timeout bounds the wait as
-	 * busy_timeout does on SQLite, and a timeout is TH_EBUSY. */
-	err = run(st, TH_STMT_PG_WRITE_LOCK, "SELECT pg_advisory_xact_lock(?1)",
-	          TH_ARGS(TH_I(TH_PG_WRITE_LOCK)), &r, "write lock", e);
-	if (err != TH_OK) {
-		th_pg_rollback(st);
-		return err;
-	}
-	PQclear(r);
+	/* No lock yet: each statement takes its task's (lock_for). lock_timeout bounds a
+	 * wait as busy_timeout does on SQLite, and a timeout is TH_EBUSY. */
+	txn_reset(st->conn, 1);
 	return TH_OK;
 }
 
@@ -512,6 +802,7 @@ th_err th_pg_commit(struct th_store *st, struct th_error *e)
 		th_pg_rollback(st);
 		return err;
 	}
+	txn_reset(st->conn, 0); /* its locks ended with it */
 	/* COMMIT of a transaction a failed statement aborted answers ROLLBACK. */
 	int rolled_back = strcmp(PQcmdStatus(r), "ROLLBACK") == 0;
 	PQclear(r);
@@ -524,6 +815,8 @@ th_err th_pg_commit(struct th_store *st, struct th_error *e)
 
 void th_pg_rollback(struct th_store *st)
 {
+	if (st->conn != NULL)
+		txn_reset(st->conn, 0);
 	if (st->pg == NULL || !in_txn(st))
 		return;
 	PGresult *r = PQexec(st->pg, "ROLLBACK");
@@ -727,6 +1020,7 @@ th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e)
 
 void th_pg_close(struct th_store *st)
 {
+	forget_locks(st, 0);
 	if (st->own_pg == NULL)
 		return;
 	PQfinish(st->own_pg);

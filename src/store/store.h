@@ -114,6 +114,8 @@ struct th_store_group;
 struct th_store_group_stats {
 	int64_t batches; /* batches committed or failed with at least one part */
 	int64_t parts;   /* parts those batches held */
+	int64_t splits;  /* PostgreSQL: batches committed early because a part's task was
+	                    locked elsewhere (th_store_group_split, decision-051) */
 	int waiting;     /* th_store_write parts queued, not yet run */
 };
 /* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after

@@ -12,6 +12,10 @@
 
 #include "store/store.h"
 
+/* How many advisory-lock keys a PostgreSQL write transaction remembers holding (pg.c);
+ * past that it asks the server again, which is harmless (the locks are re-entrant). */
+#define TH_PG_LOCKS_MAX 32
+
 /* Every fixed statement of the store. Each is prepared on first use with
  * SQLITE_PREPARE_PERSISTENT and kept until th_store_close. */
 enum th_stmt_id {
@@ -109,12 +113,16 @@ enum th_stmt_id {
 	TH_STMT_RELEASE,
 	TH_STMT_ROLLBACK_TO,
 	/* pg.c, PostgreSQL's own: transactions, a write transaction's lock and announcement,
-	 * the change counter, the savepoint around each writing statement */
+	 * the change counter, the savepoint around each writing statement; the per-task
+	 * advisory locks of a write transaction (SCALE-1, decision-051) */
 	TH_STMT_PG_BEGIN,
 	TH_STMT_PG_COMMIT,
 	TH_STMT_PG_BEGIN_READ,
 	TH_STMT_PG_DATA_VERSION,
-	TH_STMT_PG_WRITE_LOCK,
+	TH_STMT_PG_LOCK,
+	TH_STMT_PG_TRY_LOCK,
+	TH_STMT_PG_TURN_LOCK,
+	TH_STMT_PG_TURN_TRY_LOCK,
 	TH_STMT_PG_NOTIFY,
 	TH_STMT_PG_STMT_SAVEPOINT,
 	TH_STMT_PG_STMT_ROLLBACK_TO,
@@ -148,6 +156,16 @@ struct th_store {
 	int pg_listening;   /* LISTEN tiny_harness was run on own_pg (th_store_change_fd) */
 	int pg_announced;   /* a NOTIFY arrived since th_store_change_seen last looked */
 	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
+	/* pg.c, on the store whose own connection it is: the open write transaction's
+	 * advisory locks (SCALE-1, decision-051). */
+	int pg_writing;                     /* th_pg_begin's transaction is open */
+	char *pg_locks[TH_PG_LOCKS_MAX];    /* keys held; free (pg.c, forget_locks) */
+	int pg_nlocks;                      /* how many of pg_locks are set */
+	int pg_parts;                       /* SAVEPOINT th_member run in it (group.c) */
+	int pg_part_mark;                   /* pg_nlocks when the current part began */
+	int pg_part_wrote;                  /* the current part ran a writing statement */
+	int pg_broken;                      /* a group split lost the transaction: every
+	                                       statement is refused until the next BEGIN */
 	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
 	                                 connection writes for itself */
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
@@ -324,6 +342,13 @@ int th_store_in_txn(const struct th_store *st);
 /* Points st's statements at w's connection (a group's writer), or back at its own when
  * w is st. */
 void th_store_use_conn(struct th_store *st, struct th_store *w);
+/* group.c, for pg.c (SCALE-1, decision-051): called on the combining thread inside the
+ * part st runs in its group's batch, when that part's first task lock would wait while
+ * the batch holds other parts' locks. Ends the part's savepoint, commits the batch so far
+ * (its parts' owners are answered), opens a new transaction and the part's savepoint in
+ * it, so the part waits holding nothing of anyone else's. The part must have written
+ * nothing yet. On failure no transaction is open and the part must fail. */
+th_err th_store_group_split(struct th_store *st, struct th_error *e);
 
 /* Calls fn(arg, text) with the first column of each row of statement id, as text (NULL for
  * SQL NULL), borrowed for the call; stops at fn's first non-zero return, which is the
@@ -378,8 +403,8 @@ th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                    const struct th_arg *args, size_t n,
                    th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
                    const char *what, struct th_error *e);
-/* Transactions: a write one (BEGIN, then the store's write lock, pg.c), COMMIT, ROLLBACK,
- * and a read-only one on one snapshot. */
+/* Transactions: a write one (BEGIN; each statement then takes the advisory lock of the
+ * task it is about first, pg.c), COMMIT, ROLLBACK, and a read-only one on one snapshot. */
 th_err th_pg_begin(struct th_store *st, struct th_error *e);
 th_err th_pg_commit(struct th_store *st, struct th_error *e);
 void th_pg_rollback(struct th_store *st);

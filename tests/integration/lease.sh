@@ -109,19 +109,20 @@ check "TURN-6 (a) the turn 'recover' ($RPID) took over ended done and was not cu
 
 # ================================================================== b. lock wait
 # The write lock is held by a separate session: sqlite3's BEGIN IMMEDIATE on SQLite; on
-# PostgreSQL psql taking the store's write lock, the transaction-level advisory lock
-# every write transaction of tiny-harness takes first (0x74486172, src/store/pg.c).
-PG_WRITE_LOCK=1950900594
+# PostgreSQL psql taking the task's lock, the transaction-level advisory lock every write
+# transaction of tiny-harness takes before its first statement about the task (the kind
+# 0x74486172 and hashtext of the task id, src/store/pg.c, SCALE-1, decision-051).
+PG_TASK_LOCK=1950900594
+new_task lb-m1 "lease lock first"
 if th_db_is_pg "$DB"; then
 	lock_client() { psql -X -q -v ON_ERROR_STOP=1 -d "$DB"; }
-	LOCK_SQL="BEGIN; SELECT pg_advisory_xact_lock($PG_WRITE_LOCK);"
-	lock_free() { [ "$(th_db_sql "$DB" "SELECT pg_try_advisory_xact_lock($PG_WRITE_LOCK)")" = t ]; }
+	LOCK_SQL="BEGIN; SELECT pg_advisory_xact_lock($PG_TASK_LOCK, hashtext('$TASK'));"
+	lock_free() { [ "$(th_db_sql "$DB" "SELECT pg_try_advisory_xact_lock($PG_TASK_LOCK, hashtext('$TASK'))")" = t ]; }
 else
 	lock_client() { sqlite3 -cmd '.timeout 2000' "$DB"; }
 	LOCK_SQL='BEGIN IMMEDIATE;'
 	lock_free() { sqlite3 "$DB" 'BEGIN IMMEDIATE; ROLLBACK;' >/dev/null 2>&1; }
 fi
-new_task lb-m1 "lease lock first"
 bg_post lb "$(rpc 3 SendMessage "$(msg lb-m2 "locked follow-up" "$TASK")")"
 SEND_BG=$LAST_BG
 wait_turn "$TASK" lb-m2 running
