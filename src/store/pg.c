@@ -260,6 +260,7 @@ struct lock_rule {
 /* Every statement a write transaction may run about one task, by its id. A statement
  * missing here takes no lock: keep this table beside the statements (a new statement
  * about a task needs its row). */
+/* clang-format off */
 static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
     [TH_STMT_TASK_INSERT] = {LK_TASK, 1},
     [TH_STMT_TASK_GET] = {LK_TASK, 1},
@@ -337,6 +338,7 @@ static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
     [TH_STMT_CONFIRM_FIND] = {LK_TASK, 1},
     [TH_STMT_CONFIRM_DECIDE] = {LK_TASK, 1},
 };
+/* clang-format on */
 
 /* Forgets the locks c remembers from index from on (they ended with a savepoint rolled
  * back to, or with the transaction). */
@@ -381,8 +383,8 @@ static void remember(struct th_store *c, const char *name)
 
 /* Runs one of the lock statements: *got 1 when the lock is held (a try that failed: 0);
  * for a turn, its task's id into task (size n; "" when there is no such turn). */
-static th_err lock_stmt(struct th_store *st, int try, int turn, const struct th_arg *args,
-                        int *got, char *task, size_t n, struct th_error *e)
+static th_err lock_stmt(struct th_store *st, int try, int turn, const struct th_arg *args, int *got,
+                        char *task, size_t n, struct th_error *e)
 {
 	static const char *const sql[2][2] = {
 	    {"SELECT pg_advisory_xact_lock(?1::integer, hashtext(?2)) IS NULL",
@@ -453,8 +455,8 @@ static const char *arg_text(const struct th_arg *args, size_t n, unsigned k)
 }
 
 /* Locks what statement id with args is about, inside a write transaction (lock_rules). */
-static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_arg *args,
-                       size_t n, struct th_error *e)
+static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_arg *args, size_t n,
+                       struct th_error *e)
 {
 	const struct lock_rule *rule = &lock_rules[id];
 	char name[TH_ID_BUF * 3];
@@ -468,8 +470,8 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 				continue;
 			snprintf(name, sizeof name, "t%s", id_text);
 			if (!holds(st->conn, name))
-				err = take(st, 0, LOCK_ARGS(TH_I(TH_PG_TASK_LOCK), TH_T(id_text)), name,
-				           e);
+				err = take(st, 0, LOCK_ARGS(TH_I(TH_PG_TASK_LOCK), TH_T(id_text)),
+				           name, e);
 		}
 		return err;
 	case LK_TURN:
@@ -524,9 +526,10 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 	default:
 		break;
 	}
-	if (writes(sql))
+	th_err err = lock_for(st, id, args, n, e);
+	if (err == TH_OK && writes(sql))
 		c->pg_part_wrote = 1;
-	return lock_for(st, id, args, n, e);
+	return err;
 }
 
 /* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
@@ -549,8 +552,8 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 	if (!in_txn(st) || !writes(sql))
 		return run_once(st, id, sql, args, n, out, what, e);
 	PGresult *r;
-	err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r,
-	                      "SAVEPOINT", e);
+	err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r, "SAVEPOINT",
+	               e);
 	PQclear(r);
 	if (err != TH_OK)
 		return err;

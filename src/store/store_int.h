@@ -158,16 +158,16 @@ struct th_store {
 	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
 	/* pg.c, on the store whose own connection it is: the open write transaction's
 	 * advisory locks (SCALE-1, decision-051). */
-	int pg_writing;                     /* th_pg_begin's transaction is open */
-	char *pg_locks[TH_PG_LOCKS_MAX];    /* keys held; free (pg.c, forget_locks) */
-	int pg_nlocks;                      /* how many of pg_locks are set */
-	int pg_parts;                       /* SAVEPOINT th_member run in it (group.c) */
-	int pg_part_mark;                   /* pg_nlocks when the current part began */
-	int pg_part_wrote;                  /* the current part ran a writing statement */
-	int pg_broken;                      /* a group split lost the transaction: every
-	                                       statement is refused until the next BEGIN */
-	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
-	                                 connection writes for itself */
+	int pg_writing;                  /* th_pg_begin's transaction is open */
+	char *pg_locks[TH_PG_LOCKS_MAX]; /* keys held; free (pg.c, forget_locks) */
+	int pg_nlocks;                   /* how many of pg_locks are set */
+	int pg_parts;                    /* SAVEPOINT th_member run in it (group.c) */
+	int pg_part_mark;                /* pg_nlocks when the current part began */
+	int pg_part_wrote;               /* the current part ran a writing statement */
+	int pg_broken;                   /* a group split lost the transaction: every
+	                                    statement is refused until the next BEGIN */
+	struct th_store_group *group;    /* borrowed (th_store_join); NULL: this
+	                                    connection writes for itself */
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */
