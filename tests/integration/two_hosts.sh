@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Integration test: two web hosts on one database (STORE-6, STREAM-2, STREAM-3, TASK-7).
+# Integration test: two web hosts on one database (STORE-6, STREAM-2, STREAM-3, TASK-7,
+# SCALE-1).
 #
 # Two lighttpd servers, each with its own FastCGI workers, share one database: in the
 # PostgreSQL pass of scripts/test.sh (TH_TEST_PG) what a site with two hosts behind a load
@@ -10,7 +11,12 @@
 #      committed, then its stream closes (the time from A's answer to B's event is printed);
 #  (b) 20 clients x 20 follow-ups spread over both hosts (even clients A, odd B) on 10
 #      tasks: every message stored once, each task's events gap-free 1..n, every message
-#      answered once, both hosts' workers ran turns.
+#      answered once, both hosts' workers ran turns;
+#  (c) SCALE-1: each host's clients write to tasks of their own, both hosts at once
+#      (4 clients x 15 follow-ups per host, each client on its own task): every answer
+#      200, each task's events gap-free 1..n, each task's messages all there;
+#  (d) TASK-7 across hosts: the same new-task message (one messageId) sent to both hosts
+#      at once, 6 times: both answers name one task, and one task was made of it.
 # Bounded: every request 30 s at most, the load 120 s. TAP output; 77 (skip) when
 # lighttpd, curl or jq is missing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -154,5 +160,78 @@ DETAIL="done turns $answers, open $open, worker pids in turns $pids"
 # Each host has 2 workers: 3 or more pids means both hosts ran turns.
 check "STORE-6 TURN-4 every message got its turn once, none left open, turns ran in workers of both hosts" \
 	'[ "$answers" = "$TOTAL" ]' '[ "$open" = 0 ]' '[ "$pids" -ge 3 ]'
+
+# ------------------------------------------------------------------ (c) different tasks at once
+# On PostgreSQL writes to different tasks do not wait for each other (SCALE-1, per-task
+# locks, decision-051); whatever the backend, each task's order holds (STREAM-3).
+OWN_CLIENTS=4
+OWN_PER=15
+: >"$T/own"
+for h in A B; do
+	[ "$h" = A ] && base=$BASE_A || base=$BASE_B
+	for c in $(seq 1 "$OWN_CLIENTS"); do
+		post "$base" "$(rpc "$c" SendMessage "$(tmsg "own-$h$c" "" "own task $h$c")")" "$T/create" >/dev/null
+		id=$(jq -r .result.task.id "$T/create" 2>/dev/null)
+		[ -n "$id" ] && [ "$id" != null ] || bail "could not create task $h$c: $(head -c 300 "$T/create")"
+		echo "$h $c $id" >>"$T/own"
+	done
+done
+own_client() { # own_client BASE HOSTCLIENT TASK
+	local k
+	for k in $(seq 1 "$OWN_PER"); do
+		post "$1" "$(rpc "$k" SendMessage "$(tmsg "o$2-m$k" "$3" "own $2 message $k")")" \
+			"$T/own-out-$2-$k" >>"$T/own-status-$2"
+	done
+}
+OWN_PIDS=
+started=$(now_ms)
+while read -r h c id; do
+	[ "$h" = A ] && base=$BASE_A || base=$BASE_B
+	own_client "$base" "$h$c" "$id" &
+	OWN_PIDS="$OWN_PIDS $!"
+	CLIENT_PIDS="$CLIENT_PIDS $!"
+done <"$T/own"
+deadline=$(($(now_ms) + 120000))
+for p in $OWN_PIDS; do
+	while kill -0 "$p" 2>/dev/null && [ "$(now_ms)" -lt "$deadline" ]; do sleep 0.1; done
+done
+elapsed=$(($(now_ms) - started))
+OWN_TOTAL=$((2 * OWN_CLIENTS * OWN_PER))
+ok200=$(cat "$T"/own-status-* 2>/dev/null | grep -c '^200$')
+errors=$(cat "$T"/own-out-* 2>/dev/null | jq -s '[.[] | select(.error != null)] | length' 2>/dev/null)
+echo "# $OWN_TOTAL follow-ups, each host's clients on tasks of their own, in $elapsed ms"
+DETAIL="200s: $ok200 of $OWN_TOTAL; JSON-RPC errors: $errors"
+check "SCALE-1 STORE-6 two hosts writing different tasks at once: all $OWN_TOTAL follow-ups answered 200 with a result" \
+	'[ "$ok200" = "$OWN_TOTAL" ]' '[ "$errors" = 0 ]'
+wait_idle 300
+own_ids=$(awk '{ printf "%s'"'"'%s'"'"'", (NR > 1 ? ", " : ""), $3 }' "$T/own")
+gaps=$(sq "SELECT count(*) FROM (SELECT task_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi, count(DISTINCT seq) AS d FROM events WHERE task_id IN ($own_ids) GROUP BY task_id) AS g WHERE lo <> 1 OR hi <> n OR d <> n")
+with_events=$(sq "SELECT count(DISTINCT task_id) FROM events WHERE task_id IN ($own_ids)")
+short=$(sq "SELECT count(*) FROM (SELECT task_id FROM messages WHERE task_id IN ($own_ids) AND message_id LIKE 'o%-m%' GROUP BY task_id HAVING count(*) <> $OWN_PER) AS s")
+DETAIL="tasks: $((2 * OWN_CLIENTS)), with events: $with_events, not 1..n: $gaps, missing messages: $short"
+check "SCALE-1 STREAM-3 TURN-4 each of the tasks written from both hosts at once has its events numbered 1..n without a gap, and all its messages" \
+	'[ "$with_events" = $((2 * OWN_CLIENTS)) ]' '[ "$gaps" = 0 ]' '[ "$short" = 0 ]'
+
+# ------------------------------------------------------------------ (d) one messageId, two hosts
+# A client that resends a new task's message to another host (a retry through the load
+# balancer) gets the task the first one made, never a second task (TASK-7): on
+# PostgreSQL the check for a task started by that message and the new task are one
+# transaction under the lock of the sender's messageId (src/store/pg.c).
+same_ok=0
+for r in $(seq 1 6); do
+	post "$BASE_A" "$(rpc 1 SendMessage "$(tmsg "same-$r" "" "same message $r")")" "$T/same-a-$r" >"$T/same-sa-$r" &
+	pa=$!
+	post "$BASE_B" "$(rpc 1 SendMessage "$(tmsg "same-$r" "" "same message $r")")" "$T/same-b-$r" >"$T/same-sb-$r" &
+	pb=$!
+	wait "$pa" "$pb"
+	a=$(jq -r '.result.task.id // empty' "$T/same-a-$r" 2>/dev/null)
+	b=$(jq -r '.result.task.id // empty' "$T/same-b-$r" 2>/dev/null)
+	[ -n "$a" ] && [ "$a" = "$b" ] && same_ok=$((same_ok + 1))
+done
+made=$(sq "SELECT count(DISTINCT task_id) FROM messages WHERE message_id LIKE 'same-%' AND pos = 1")
+DETAIL="rounds where both hosts answered the same task: $same_ok of 6; tasks made: $made"
+check "TASK-7 SCALE-1 one new-task message sent to both hosts at once makes one task, and both answers name it" \
+	'[ "$same_ok" = 6 ]' '[ "$made" = 6 ]'
+DETAIL=
 
 tap_done

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -351,6 +353,385 @@ START_TEST(test_turn4_group_reads_see_no_uncommitted_part)
 }
 END_TEST
 
+/* ---- PostgreSQL: per-task locks (SCALE-1, STREAM-3, TURN-4, decision-051) ----------- */
+
+/* psql's answer to sql on the test's database, as an integer. */
+static int64_t pg_int(const char *sql)
+{
+	char out[256];
+	ck_assert_msg(th_test_psql(tmpdir, pgdb, sql, out, sizeof out) == 0, "%s: %s", sql, out);
+	return strcmp(out, "t") == 0 ? 1 : strcmp(out, "f") == 0 ? 0 : strtoll(out, NULL, 10);
+}
+
+/* Waits (up to 10 s) until sql answers want; fails the test otherwise. */
+static void pg_wait_for(const char *sql, int64_t want, const char *what)
+{
+	int64_t got = -1;
+	for (int i = 0; i < 200; i++) {
+		if ((got = pg_int(sql)) == want)
+			return;
+		usleep(50000);
+	}
+	ck_abort_msg("%s: never %lld (last %lld)", what, (long long)want, (long long)got);
+}
+
+/* The task locks (kind "tHar", src/store/pg.c) granted on the test's database, by
+ * distinct session, and those asked for but not granted. */
+#define TASK_LOCKS                                                                                 \
+	"SELECT count(DISTINCT l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "   \
+	"WHERE d.datname = current_database() AND l.locktype = 'advisory' "                        \
+	"AND l.classid = 1950900594 AND l.objsubid = 2 AND l.granted"
+#define TASK_LOCK_WAITS                                                                            \
+	"SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "                \
+	"WHERE d.datname = current_database() AND l.locktype = 'advisory' "                        \
+	"AND l.classid = 1950900594 AND NOT l.granted"
+
+/* How many sessions hold task id's lock. */
+static int64_t task_lock_holders(const char *id)
+{
+	char sql[600];
+	snprintf(sql, sizeof sql,
+	         "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+	         "WHERE d.datname = current_database() AND l.locktype = 'advisory' "
+	         "AND l.classid = 1950900594 AND l.granted "
+	         "AND l.objid::bigint = (hashtext('%s')::bigint + 4294967296) %% 4294967296",
+	         id);
+	return pg_int(sql);
+}
+
+static void begin_ok(struct th_store *st)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	th_err rc = th_store_begin(st, &e);
+	ck_assert_msg(rc == TH_OK, "begin: %s %s", th_err_name(rc), e.msg);
+}
+
+static void commit_ok(struct th_store *st)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	th_err rc = th_store_commit(st, &e);
+	ck_assert_msg(rc == TH_OK, "commit: %s %s", th_err_name(rc), e.msg);
+}
+
+static int64_t append_ok(struct th_store *st, const char *task, const char *json)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	int64_t seq = 0;
+	th_err rc = th_store_event_append(st, task, "status", json, &seq, &e);
+	ck_assert_msg(rc == TH_OK, "append to %s: %s %s", task, th_err_name(rc), e.msg);
+	return seq;
+}
+
+static void make_tasks(const char *const *ids, size_t n)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin_ok(st);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(insert_task(st, ids[i], &e) == TH_OK, "insert %s: %s", ids[i], e.msg);
+	commit_ok(st);
+	th_store_close(st);
+}
+
+/* Under one lock for every write (the design before decision-051) the second BEGIN
+ * waits for the first transaction and gives up after busy_timeout_ms: the overlap is
+ * proved by what PostgreSQL shows, both sessions holding their task's lock at once. */
+START_TEST(test_scale1_pg_writes_to_different_tasks_hold_their_locks_at_once)
+{
+	static const char *const ids[] = {"ta", "tb"};
+	make_tasks(ids, 2);
+	struct th_store *a = open_store(), *b = open_store();
+	begin_ok(a);
+	ck_assert_int_eq(append_ok(a, "ta", "{\"w\":\"a\"}"), 1);
+	begin_ok(b);
+	ck_assert_int_eq(append_ok(b, "tb", "{\"w\":\"b\"}"), 1);
+	/* Both transactions are open and hold their task's lock, in two sessions. */
+	ck_assert_int_eq(pg_int(TASK_LOCKS), 2);
+	ck_assert_int_eq(task_lock_holders("ta"), 1);
+	ck_assert_int_eq(task_lock_holders("tb"), 1);
+	ck_assert_int_eq(pg_int(TASK_LOCK_WAITS), 0);
+	commit_ok(b);
+	commit_ok(a);
+	ck_assert_int_eq(pg_int(TASK_LOCKS), 0); /* they end with their transactions */
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events"), 2);
+	th_store_close(a);
+	th_store_close(b);
+}
+END_TEST
+
+struct append_arg {
+	struct th_store *st;
+	const char *tasks[2]; /* appended to in this order (tasks[1] may be NULL) */
+	volatile int *hold;   /* set: the part waits after its first append until 0 */
+	volatile int in;      /* the part made its first append */
+	int64_t seq[2];
+	th_err result;
+	char msg[TH_ERRMSG_MAX];
+};
+
+static th_err append_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct append_arg *a = arg;
+	for (int k = 0; k < 2 && a->tasks[k] != NULL; k++) {
+		th_err rc =
+		    th_store_event_append(st, a->tasks[k], "status", "{\"part\":1}", &a->seq[k], e);
+		if (rc != TH_OK)
+			return rc;
+		a->in = 1;
+		while (k == 0 && a->hold != NULL && *a->hold)
+			usleep(1000);
+	}
+	return TH_OK;
+}
+
+static void *append_thread(void *arg)
+{
+	struct append_arg *a = arg;
+	struct th_error e;
+	th_error_clear(&e);
+	a->result = th_store_write(a->st, append_part, a, &e);
+	snprintf(a->msg, sizeof a->msg, "%s", e.msg);
+	return NULL;
+}
+
+/* STREAM-3 on several hosts: a second writer of the same task waits for the first
+ * one's lock (seen waiting in pg_locks, not timed) and numbers its event after the
+ * first one's, never beside it. */
+START_TEST(test_stream3_scale1_pg_same_task_waits_for_its_lock_then_numbers_next)
+{
+	static const char *const ids[] = {"shared"};
+	make_tasks(ids, 1);
+	struct th_store *a = open_store();
+	struct append_arg b = {.st = open_store(), .tasks = {"shared", NULL}};
+	begin_ok(a);
+	ck_assert_int_eq(append_ok(a, "shared", "{\"w\":\"a\"}"), 1);
+	pthread_t t;
+	ck_assert_int_eq(pthread_create(&t, NULL, append_thread, &b), 0);
+	pg_wait_for(TASK_LOCK_WAITS, 1, "the second writer waiting for the task's lock");
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events"), 0); /* nothing interleaved */
+	ck_assert_int_eq(append_ok(a, "shared", "{\"w\":\"a\"}"), 2);
+	commit_ok(a);
+	pthread_join(t, NULL);
+	ck_assert_msg(b.result == TH_OK, "%s", b.msg);
+	ck_assert_int_eq(b.seq[0], 3);
+	ck_assert_int_eq(pg_int("SELECT count(DISTINCT seq) FROM events WHERE task_id = 'shared' "
+	                        "AND seq BETWEEN 1 AND 3"),
+	                 3);
+	th_store_close(b.st);
+	th_store_close(a);
+}
+END_TEST
+
+/* Group commit across hosts (issue 29 item 3): a batch whose next part needs a task
+ * another host holds commits its earlier parts and waits holding nothing else. Here
+ * host A's batch holds s1 (part 1) and its part 2 needs s2, which host B holds; B then
+ * asks for s1. Had the batch waited for s2 still holding s1, the two would deadlock
+ * (PostgreSQL ends one of them with SQLSTATE 40P01): every write here must succeed. */
+START_TEST(test_scale1_pg_batch_waits_holding_no_other_parts_locks)
+{
+	static const char *const ids[] = {"s1", "s2"};
+	make_tasks(ids, 2);
+	struct th_store_group *g = open_group();
+	struct th_store *other = open_store();
+	volatile int hold = 1;
+	struct append_arg p1 = {.st = open_store(), .tasks = {"s1", NULL}, .hold = &hold};
+	struct append_arg p2 = {.st = open_store(), .tasks = {"s2", NULL}};
+	th_store_join(p1.st, g);
+	th_store_join(p2.st, g);
+	begin_ok(other);
+	ck_assert_int_eq(append_ok(other, "s2", "{\"host\":\"b\"}"), 1);
+	pthread_t t1, t2;
+	ck_assert_int_eq(pthread_create(&t1, NULL, append_thread, &p1), 0);
+	for (int i = 0; i < 5000 && !p1.in; i++)
+		usleep(1000);
+	ck_assert_msg(p1.in, "part 1 never ran");
+	ck_assert_int_eq(pthread_create(&t2, NULL, append_thread, &p2), 0);
+	wait_for_waiting(g, 1);
+	hold = 0;
+	/* Part 2 waits for s2 in a transaction of its own: part 1 is committed (another
+	 * session sees it) and s1 is free. Part 1's own caller still waits: it is the
+	 * thread running the batch, now part 2. */
+	pg_wait_for(TASK_LOCK_WAITS, 1, "part 2 waiting for s2");
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events WHERE task_id = 's1'"), 1);
+	ck_assert_int_eq(task_lock_holders("s1"), 0);
+	/* Host B takes s1 now: free, not held by a waiting batch. */
+	ck_assert_int_eq(append_ok(other, "s1", "{\"host\":\"b\"}"), 2);
+	commit_ok(other);
+	pthread_join(t1, NULL);
+	ck_assert_msg(p1.result == TH_OK, "part 1: %s", p1.msg);
+	pthread_join(t2, NULL);
+	ck_assert_msg(p2.result == TH_OK, "part 2: %s", p2.msg);
+	ck_assert_int_eq(p2.seq[0], 2);
+	struct th_store_group_stats s;
+	th_store_group_stats(g, &s);
+	ck_assert_int_eq(s.splits, 1);
+	ck_assert_int_eq(s.parts, 2);
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events"), 4);
+	th_store_close(p1.st);
+	th_store_close(p2.st);
+	th_store_close(other);
+	th_store_group_close(g);
+}
+END_TEST
+
+/* The per-participant task count (ListTasks' total) is no row every new task of a
+ * participant waits for (migration 012): two hosts each add alice to a task of their
+ * own in transactions open at once, and the count is right after both commit. */
+START_TEST(test_scale1_pg_one_participants_new_tasks_do_not_wait_for_each_other)
+{
+	static const char *const ids[] = {"ca", "cb", "cc"};
+	make_tasks(ids, 3);
+	const struct th_participant_in alice = {"alice", "human", "reporter", ""};
+	struct th_store *a = open_store(), *b = open_store();
+	struct th_error e;
+	begin_ok(a);
+	ck_assert_msg(th_store_participant_put(a, "ca", &alice, &e) == TH_OK, "%s", e.msg);
+	begin_ok(b);
+	/* With one counter row per participant this waited for a's commit. */
+	ck_assert_msg(th_store_participant_put(b, "cb", &alice, &e) == TH_OK, "%s", e.msg);
+	ck_assert_int_eq(pg_int(TASK_LOCKS), 2);
+	ck_assert_int_eq(pg_int(TASK_LOCK_WAITS), 0);
+	commit_ok(a);
+	commit_ok(b);
+	ck_assert_int_eq(pg_int("SELECT tasks FROM participant_task_counts "
+	                        "WHERE participant_id = 'alice'"),
+	                 2);
+	begin_ok(a);
+	ck_assert_msg(th_store_participant_put(a, "cc", &alice, &e) == TH_OK, "%s", e.msg);
+	commit_ok(a);
+	/* Deleting a task counts one less; the rows fold as they go. */
+	ck_assert_int_eq(th_test_psql(tmpdir, pgdb, "DELETE FROM tasks WHERE id = 'ca'", NULL, 0),
+	                 0);
+	ck_assert_int_eq(pg_int("SELECT tasks FROM participant_task_counts "
+	                        "WHERE participant_id = 'alice'"),
+	                 2);
+	ck_assert_int_le(pg_int("SELECT count(*) FROM participant_task_count_rows "
+	                        "WHERE participant_id = 'alice'"),
+	                 2);
+	th_store_close(a);
+	th_store_close(b);
+}
+END_TEST
+
+/* ---- two hosts, many threads, batches: each task's events gap-free ---- */
+
+enum { HOSTS = 2, HOST_THREADS = 3, HOST_PARTS = 40 };
+
+struct host_thread {
+	struct th_store *st;
+	int host, thread;
+	int failed;
+	char msg[TH_ERRMSG_MAX];
+	int i; /* the part being written */
+};
+
+/* One part: two events on one of the shared tasks (which one alternates, so batches of
+ * two hosts meet the shared tasks in opposite orders) and one on the thread's own task;
+ * the pair carries its writer's name, so the test can see it was numbered without
+ * anything between. */
+static th_err host_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct host_thread *h = arg;
+	char own[32], json[96];
+	const char *shared = (h->host + h->thread + h->i) % 2 == 0 ? "s1" : "s2";
+	snprintf(own, sizeof own, "own-%d-%d", h->host, h->thread);
+	int64_t seq;
+	th_err rc = TH_OK;
+	for (int k = 0; rc == TH_OK && k < 3; k++) {
+		snprintf(json, sizeof json, "{\"w\":\"%d-%d-%d\",\"k\":%d}", h->host, h->thread,
+		         h->i, k);
+		rc = th_store_event_append(st, k < 2 ? shared : own, "status", json, &seq, e);
+	}
+	return rc;
+}
+
+static void *host_thread_run(void *arg)
+{
+	struct host_thread *h = arg;
+	for (h->i = 0; h->i < HOST_PARTS && !h->failed; h->i++) {
+		struct th_error e;
+		th_error_clear(&e);
+		if (th_store_write(h->st, host_part, h, &e) != TH_OK) {
+			h->failed = 1;
+			snprintf(h->msg, sizeof h->msg, "%s", e.msg);
+		}
+	}
+	return NULL;
+}
+
+/* A "host": a process with a group writer and HOST_THREADS request threads. */
+static int run_host(int host)
+{
+	struct th_store_group *g = NULL;
+	struct th_error e;
+	if (th_store_group_open(&opts, &g, &e) != TH_OK)
+		return 2;
+	struct host_thread h[HOST_THREADS];
+	pthread_t t[HOST_THREADS];
+	for (int i = 0; i < HOST_THREADS; i++) {
+		h[i] = (struct host_thread){.host = host, .thread = i};
+		if (th_store_open(&opts, &h[i].st, &e) != TH_OK)
+			return 2;
+		th_store_join(h[i].st, g);
+		pthread_create(&t[i], NULL, host_thread_run, &h[i]);
+	}
+	int failed = 0;
+	for (int i = 0; i < HOST_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		if (h[i].failed) {
+			fprintf(stderr, "host %d thread %d: %s\n", host, i, h[i].msg);
+			failed = 1;
+		}
+		th_store_close(h[i].st);
+	}
+	th_store_group_close(g);
+	return failed;
+}
+
+START_TEST(test_stream3_scale1_pg_two_hosts_batches_keep_each_task_gap_free)
+{
+	static const char *const ids[] = {"s1",      "s2",      "own-0-0", "own-0-1",
+	                                  "own-0-2", "own-1-0", "own-1-1", "own-1-2"};
+	make_tasks(ids, sizeof ids / sizeof ids[0]);
+	pid_t kids[HOSTS];
+	for (int k = 0; k < HOSTS; k++) {
+		kids[k] = fork();
+		ck_assert_int_ge(kids[k], 0);
+		if (kids[k] == 0)
+			_exit(run_host(k));
+	}
+	for (int k = 0; k < HOSTS; k++) {
+		int status = 0;
+		ck_assert_int_eq(waitpid(kids[k], &status, 0), kids[k]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		              "host %d: a write failed (status %d)", k, status);
+	}
+	/* Every task's events are 1..n without a gap or a duplicate. */
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM (SELECT task_id FROM events GROUP BY task_id "
+	                        "HAVING count(*) <> max(seq) OR min(seq) <> 1 "
+	                        "OR count(DISTINCT seq) <> count(*)) bad"),
+	                 0);
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events WHERE task_id IN ('s1', 's2')"),
+	                 2 * HOSTS * HOST_THREADS * HOST_PARTS);
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events WHERE task_id LIKE 'own-%'"),
+	                 HOSTS * HOST_THREADS * HOST_PARTS);
+	/* Each part's pair on a shared task got consecutive numbers: nothing between. */
+	ck_assert_int_eq(pg_int("SELECT count(*) FROM events a JOIN events b "
+	                        "ON b.task_id = a.task_id AND b.seq = a.seq + 1 "
+	                        "WHERE a.task_id IN ('s1', 's2') "
+	                        "AND a.json::jsonb->>'k' = '0' AND b.json::jsonb->>'k' = '1' "
+	                        "AND a.json::jsonb->>'w' = b.json::jsonb->>'w'"),
+	                 HOSTS * HOST_THREADS * HOST_PARTS);
+	/* Both hosts wrote both shared tasks. */
+	ck_assert_int_eq(pg_int("SELECT count(DISTINCT task_id || left(json::jsonb->>'w', 1)) "
+	                        "FROM events WHERE task_id IN ('s1', 's2')"),
+	                 4);
+}
+END_TEST
+
 static Suite *group_suite(void)
 {
 	Suite *s = suite_create("group");
@@ -364,6 +745,17 @@ static Suite *group_suite(void)
 	/* Its COMMIT is made to fail by SQLite's deferred foreign keys. */
 	if (th_test_pg_base() == NULL)
 		tcase_add_test(tc, test_turn4_group_write_failed_commit_fails_every_part);
+	if (th_test_pg_base() != NULL) {
+		tcase_add_test(tc,
+		               test_scale1_pg_writes_to_different_tasks_hold_their_locks_at_once);
+		tcase_add_test(
+		    tc, test_stream3_scale1_pg_same_task_waits_for_its_lock_then_numbers_next);
+		tcase_add_test(tc, test_scale1_pg_batch_waits_holding_no_other_parts_locks);
+		tcase_add_test(tc,
+		               test_stream3_scale1_pg_two_hosts_batches_keep_each_task_gap_free);
+		tcase_add_test(
+		    tc, test_scale1_pg_one_participants_new_tasks_do_not_wait_for_each_other);
+	}
 	suite_add_tcase(s, tc);
 	return s;
 }
