@@ -250,8 +250,10 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 /* What a statement is about, for its lock: nothing (a read or write no task's order
  * depends on), the task whose id is argument arg (and, for LK_TASK2, arg + 1 too), the
  * turn whose id is argument arg (its task is locked), a task's first message (sender
- * ?2, messageId ?1: TASK-7), or the push outbox's claim. */
-enum lock_kind { LK_NONE, LK_TASK, LK_TASK2, LK_TURN, LK_FIRST, LK_OUTBOX };
+ * ?2, messageId ?1: TASK-7), the push outbox's claim, or a task this statement creates
+ * (LK_NEW: no other transaction sees it before this one commits, so it needs no lock;
+ * once the insert succeeded the transaction counts it as held, lock_after). */
+enum lock_kind { LK_NONE, LK_TASK, LK_TASK2, LK_TURN, LK_FIRST, LK_OUTBOX, LK_NEW };
 struct lock_rule {
 	unsigned char kind;
 	unsigned char arg; /* 1-based, as ?N */
@@ -262,7 +264,7 @@ struct lock_rule {
  * about a task needs its row). */
 /* clang-format off */
 static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
-    [TH_STMT_TASK_INSERT] = {LK_TASK, 1},
+    [TH_STMT_TASK_INSERT] = {LK_NEW, 1},
     [TH_STMT_TASK_GET] = {LK_TASK, 1},
     [TH_STMT_TASK_SET_STATUS] = {LK_TASK, 1},
     [TH_STMT_TASK_SET_EXT] = {LK_TASK, 1},
@@ -501,6 +503,19 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 	}
 }
 
+/* After statement id succeeded inside a write transaction: a task it created is the
+ * transaction's (LK_NEW). */
+static void lock_after(struct th_store *st, enum th_stmt_id id, const struct th_arg *args, size_t n)
+{
+	const struct lock_rule *rule = &lock_rules[id];
+	const char *id_text = arg_text(args, n, rule->arg);
+	if (rule->kind != LK_NEW || !st->conn->pg_writing || id_text == NULL)
+		return;
+	char name[TH_ID_BUF * 3];
+	snprintf(name, sizeof name, "t%s", id_text);
+	remember(st->conn, name);
+}
+
 /* Before statement id runs inside a write transaction on st's connection: group.c's part
  * boundaries are noted, a part's refusal forgets the locks it took (ROLLBACK TO ends
  * them), and the statement's task is locked. */
@@ -574,6 +589,8 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 		*out = NULL;
 		return rel;
 	}
+	if (err == TH_OK)
+		lock_after(st, id, args, n);
 	return err;
 }
 
