@@ -388,17 +388,29 @@ static void remember(struct th_store *c, const char *name)
 static th_err lock_stmt(struct th_store *st, int try, int turn, const struct th_arg *args, int *got,
                         char *task, size_t n, struct th_error *e)
 {
-	static const char *const sql[2][2] = {
-	    {"SELECT pg_advisory_xact_lock(?1::integer, hashtext(?2)) IS NULL",
-	     "SELECT pg_try_advisory_xact_lock(?1::integer, hashtext(?2))"},
-	    {"SELECT pg_advisory_xact_lock(?1::integer, hashtext(task_id)) IS NULL, task_id "
-	     "FROM turns WHERE id = ?2",
-	     "SELECT pg_try_advisory_xact_lock(?1::integer, hashtext(task_id)), task_id "
-	     "FROM turns WHERE id = ?2"}};
-	static const enum th_stmt_id ids[2][2] = {{TH_STMT_PG_LOCK, TH_STMT_PG_TRY_LOCK},
-	                                          {TH_STMT_PG_TURN_LOCK, TH_STMT_PG_TURN_TRY_LOCK}};
-	PGresult *r;
-	th_err err = run_once(st, ids[turn][try], sql[turn][try], args, 2, &r, "task lock", e);
+	/* One call site a statement, each with its text (tests/unit/statements.py). */
+	PGresult *r = NULL;
+	th_err err;
+	if (!turn && !try)
+		err = run_once(st, TH_STMT_PG_LOCK,
+		               "SELECT pg_advisory_xact_lock(?1::integer, hashtext(?2)) IS NULL",
+		               args, 2, &r, "task lock", e);
+	else if (!turn)
+		err = run_once(st, TH_STMT_PG_TRY_LOCK,
+		               "SELECT pg_try_advisory_xact_lock(?1::integer, hashtext(?2))", args,
+		               2, &r, "task lock", e);
+	else if (!try)
+		err = run_once(
+		    st, TH_STMT_PG_TURN_LOCK,
+		    "SELECT pg_advisory_xact_lock(?1::integer, hashtext(task_id)) IS NULL, "
+		    "task_id FROM turns WHERE id = ?2",
+		    args, 2, &r, "task lock", e);
+	else
+		err = run_once(
+		    st, TH_STMT_PG_TURN_TRY_LOCK,
+		    "SELECT pg_try_advisory_xact_lock(?1::integer, hashtext(task_id)), task_id "
+		    "FROM turns WHERE id = ?2",
+		    args, 2, &r, "task lock", e);
 	if (err != TH_OK)
 		return err;
 	/* A blocking lock answers NULL IS NULL, true; a try answers whether it got it. */
