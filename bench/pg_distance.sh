@@ -376,7 +376,8 @@ report() {
 	echo "machine:   $(nproc) CPUs, load average at start $load_start; PostgreSQL $pg_version (throwaway cluster, tests/lib/pg.sh: fsync on, defaults)"
 	[ -n "$NOTE" ] && echo "note:      $NOTE"
 	echo "distance:  PostgreSQL in network namespace $ns; hosts reach it at $in_ip (veth $out_ip/30) through"
-	echo "           bench/delay_relay.c, RTT/2 each way; hosts: lighttpd + $PROCS worker(s) each on 127.0.0.1"
+	echo "           bench/delay_relay.c ($([ "$CALIBRATE" = 1 ] && echo 'one-way delay calibrated on SELECT 1, below' || echo 'RTT/2 each way'));"
+	echo "           hosts: lighttpd + $PROCS worker(s) each on 127.0.0.1, one database for a run's hosts"
 	echo "load:      per run: $WARMUP warm-up, then wrk -t1 -cCONNS -d$DURATION on every host at once (SendMessage, a new"
 	echo "           task each, echo model); $ROUNDS round(s); req/s summed over hosts; p50/p99 of all requests"
 	echo
