@@ -17,11 +17,14 @@ static enum th_event_ends ends_of(json_object *stream_response)
 	if (!json_object_object_get_ex(holder, "status", &status))
 		return TH_ENDS_NONE;
 	int s = th_state_from_json(json_object_object_get(status, "state"));
-	if (s < 0)
-		return TH_ENDS_NONE;
-	if (th_state_terminal((enum th_state)s))
+	return s < 0 ? TH_ENDS_NONE : th_event_ends_at((enum th_state)s);
+}
+
+enum th_event_ends th_event_ends_at(enum th_state s)
+{
+	if (th_state_terminal(s))
 		return TH_ENDS_TERMINAL;
-	return th_state_interrupted((enum th_state)s) ? TH_ENDS_INTERRUPTED : TH_ENDS_NONE;
+	return th_state_interrupted(s) ? TH_ENDS_INTERRUPTED : TH_ENDS_NONE;
 }
 
 th_err th_event_record(struct th_store *st, const char *task_id, const char *kind,

@@ -9,8 +9,14 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
+#include "a2a/a2a.h"
 #include "store/store.h"
 #include "util/err.h"
+
+/* What an event that leaves a task in state s does to the streams following it
+ * (TH_ENDS_TERMINAL, TH_ENDS_INTERRUPTED or TH_ENDS_NONE): the one rule for the ends an
+ * event is recorded with and for a stream's first snapshot (STREAM-1, STREAM-2). */
+enum th_event_ends th_event_ends_at(enum th_state s);
 
 /* kind labels the row for operators ("task", "status", "artifact", "message"); a
  * side-channel message passes its channel_id (its kind becomes "channel:<id>", and

@@ -8,6 +8,7 @@
 
 #include "config/settings.h"
 #include "domain/access.h"
+#include "domain/events.h"
 #include "ops/intake.h"
 #include "turn/turn.h"
 #include "domain/view.h"
@@ -21,14 +22,6 @@ static int closes(enum th_event_ends ends, enum th_close_on when)
 {
 	return ends == TH_ENDS_TERMINAL ||
 	       (ends == TH_ENDS_INTERRUPTED && when == TH_CLOSE_TERMINAL_OR_INTERRUPTED);
-}
-
-/* The same for a task in state s (a snapshot the stream sends first). */
-static int closes_at(enum th_state s, enum th_close_on when)
-{
-	if (th_state_terminal(s))
-		return closes(TH_ENDS_TERMINAL, when);
-	return closes(th_state_interrupted(s) ? TH_ENDS_INTERRUPTED : TH_ENDS_NONE, when);
 }
 
 void th_watch_free(struct th_watch *w)
@@ -67,7 +60,7 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, const char 
 			                    "out of memory building a stream's first event");
 		}
 		*cursor = row.last_seq;
-		*closed = closes_at((enum th_state)row.state, when);
+		*closed = closes(th_event_ends_at((enum th_state)row.state), when);
 		if (sink->event(sink->impl, row.last_seq, th_json_text(ev)) != 0)
 			*closed = 1;
 		json_object_put(ev);
