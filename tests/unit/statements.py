@@ -84,6 +84,10 @@ HOT_PLANS = {
     "TH_STMT_PUSH_ENQUEUE": ["SEARCH c USING INDEX sqlite_autoindex_push_configs_1 (task_id=?)"],
 }
 
+# STORE-10: statements that page in index order and must never sort (migration 013 made
+# ListTasks' index ascending; it is read backwards for ORDER BY ... DESC).
+NO_SORT = ("TH_STMT_TASK_LIST", "TH_STMT_TASK_LIST_AFTER")
+
 # STORE-10: a foreign key whose look-up reads the whole child table, known and left so
 # (decision-048): an index on turns(task_id) for every turn would cost each task bytes.
 KNOWN_FK_SCANS = {("tasks", "turns"): "purge's cascade to turns (turns_live_by_task is partial)"}
@@ -308,6 +312,10 @@ def main():
                     wrong.append(f"{sid}: no '{w}' in\n  " + "\n  ".join(plans.get(sid, [])))
         check(not wrong, f"STORE-10 the hot statements use their indexes ({len(HOT_PLANS)} statements)",
               "\n".join(wrong))
+        sorted_ = [f"{sid}: " + "; ".join(plans.get(sid, [])) for sid in NO_SORT
+                   if sid not in plans or any("TEMP B-TREE" in line for line in plans[sid])]
+        check(not sorted_, "STORE-10 ListTasks pages in its index's order, with no sort",
+              "\n".join(sorted_))
         view_plan = plan(db, "SELECT * FROM waiting_tasks")
         check(not whole_table_reads(con, "SELECT * FROM waiting_tasks", view_plan)
               and any("tasks_waiting" in line for line in view_plan),
