@@ -20,6 +20,8 @@
 #  5. valgrind over the CGI black-box tests (tests/cgi/cgi.sh with TH_WRAP) and over every
 #     Check unit suite (CK_FORK=no, so a leak in any test is seen)
 #  6. per-layer counts and a last line "N passed, N failed"
+# Each stage's heading shows the seconds since the start ([N s]), so a CI log tells which
+# stage took the time.
 #
 # Exits non-zero on any failure and prints the tail of each failing log.
 #   TH_TEST_QUICK=1   only step 3 (no sanitizer build, no valgrind)
@@ -37,7 +39,7 @@ ASAN_DIR=${TH_ASAN_BUILD_DIR:-$root/build-asan}
 stage_failures=0
 failed_stages=()
 
-say() { printf '\n==> %s\n' "$*"; }
+say() { printf '\n==> [%d s] %s\n' "$SECONDS" "$*"; }
 stage_failed() {
 	stage_failures=$((stage_failures + 1))
 	failed_stages+=("$1")
