@@ -492,6 +492,11 @@ static void sqlite_setup(void)
 	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+int th_store_writes_side_by_side(const struct th_store_opts *o)
+{
+	return o != NULL && th_pg_is_uri(o->path);
+}
+
 /* Finalizes every cached statement of the store's own connection (each is prepared
  * again on first use), so that the connection can be closed without a leak. */
 static void finalize_stmts(struct th_store *st)

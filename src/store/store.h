@@ -45,6 +45,11 @@ struct th_store_opts {
  * th_store_close. A database whose user_version is newer than this binary knows,
  * or whose application_id is not ours, is refused with a message naming it. */
 th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struct th_error *e);
+/* 1 when o names a database server (PostgreSQL) rather than a file. Its connections write
+ * side by side, each transaction holding only the locks of the tasks it touches
+ * (decision-051), so a worker gives each request thread its own writer there instead of
+ * one group writer for the process (decision-059). */
+int th_store_writes_side_by_side(const struct th_store_opts *o);
 void th_store_close(struct th_store *st);
 /* STORE-9: why st could not write when it was opened, or at its last attempt to heal,
  * as a sentence naming the file (read-only, or could not be opened); NULL when it could.

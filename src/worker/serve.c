@@ -337,7 +337,10 @@ static struct th_streams *start_streams(struct loop *first)
 /* decision-023: the threads' write transactions commit together on one writer. It is
  * opened now, while this thread is the only user of its store, even if no other request
  * thread is ever started (decision-045). Returns the writer (freed by
- * th_store_group_close), or NULL with *nthreads set to 1 when there is none. */
+ * th_store_group_close), or NULL with *nthreads set to 1 when there is none. On a
+ * database server (PostgreSQL) there is none by design: each thread writes on its own
+ * connection, side by side with the others under per-task locks (decision-059), and
+ * NULL comes back with *nthreads unchanged. */
 static struct th_store_group *open_group(struct loop *first, int *nthreads)
 {
 	struct th_store_group *group = NULL;
@@ -346,6 +349,8 @@ static struct th_store_group *open_group(struct loop *first, int *nthreads)
 	struct th_store_opts o;
 	struct th_error e;
 	th_worker_store_opts(first->app.cfg, 1, &o);
+	if (th_store_writes_side_by_side(&o))
+		return NULL;
 	th_error_clear(&e);
 	if (th_store_group_open(&o, &group, &e) != TH_OK) {
 		th_log(TH_LOG_WARN, "no group writer (%s); serving one request at a time", e.msg);

@@ -102,6 +102,8 @@ EXTRA_DIST += tests/integration/wal_soak.sh tests/integration/wal_soak.lua
 # follows live what the other commits, and 400 follow-ups spread over both are stored
 # once with gap-free events (STORE-6; PostgreSQL in the second pass of scripts/test.sh).
 TESTS += tests/integration/two_hosts.sh
+TESTS += tests/integration/pg_writers.sh
+EXTRA_DIST += tests/integration/pg_writers.sh
 EXTRA_DIST += tests/integration/two_hosts.sh
 # `tiny-harness serve` instances are independent (HOST-1, decision-043): two from one
 # directory serve their own databases, base URLs and configuration; a colliding one exits 1
