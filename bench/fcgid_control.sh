@@ -20,19 +20,24 @@
 #             FcgidMinProcessesPerClass N and the spawn-score settings as shipped)
 #   dflt      conf/htaccess.example on a host whose mod_fcgid is exactly at its defaults
 #             (TH_HOST_FCGID=defaults: up to 100 processes a class, spawn score limit 10)
+#   lighttpd:N  conf/lighttpd.conf with N processes: the reference, what the machine
+#             gives a FastCGI program at that moment without mod_fcgid
 # PROGRAMS (default "hello th"): hello = bench/fcgi_hello.c, th = TH_BIN. Each round
 # runs every setup with both programs; odd rounds start with the first program, even
 # rounds with the second.
 # WARMUPS (default "0 3"): each setup is measured once per entry: 0 = a fresh server
 # straight into the measured load (mod_fcgid spawns during it), N = N seconds of the
 # same request at WARMUP_CONNS connections first (unmeasured), so that mod_fcgid has
-# spawned what it will.
+# spawned what it will. WARMUP_TOOL=ab instead warms up as an operator's start script
+# could: `ab -c WARMUP_CONNS -t N` on the agent card (no login; ab comes with Apache).
 # Every row starts its server afresh (a free loopback port, a temporary state directory,
 # a fresh database), with the recipe's HTTP Basic login on as shipped, checks one
 # request, and runs wrk -tTHREADS -cCONNS -dDURATION --latency with a JSON-RPC
 # SendMessage (echo model) as body — the hello program answers the same bytes with its
-# fixed result. Knobs: ROUNDS (2), DURATION (5s), CONNS (16), THREADS (2), WARMUP_CONNS
-# (2*CONNS), HELLO_BUSY_US (1500: the worker's median SendMessage), CC (cc),
+# fixed result; KIND=get sends GetTask of the task the first request made instead
+# (read-only: no write lock shared by the processes). Knobs: ROUNDS (2), DURATION (5s), CONNS (16), THREADS (2), WARMUP_CONNS
+# (2*CONNS), WARMUP_TOOL (wrk), HELLO_BUSY_US (1500: the worker's median SendMessage,
+# written to conf/tiny-harness.conf beside the built program), CC (cc),
 # TH_BIN, TH_SRCDIR, NO_SAVE=1. Loopback only; every wrk run is bounded by DURATION;
 # every server started is stopped by its pid (tests/lib/apache.sh stop).
 set -u
@@ -47,6 +52,9 @@ DURATION=${DURATION:-5s}
 THREADS=${THREADS:-2}
 CONNS=${CONNS:-16}
 WARMUP_CONNS=${WARMUP_CONNS:-$((CONNS * 2))}
+WARMUP_TOOL=${WARMUP_TOOL:-wrk}
+KIND=${KIND:-send}
+case $KIND in send | get) ;; *) die "KIND is send or get" ;; esac
 HELLO_BUSY_US=${HELLO_BUSY_US:-1500}
 CC=${CC:-cc}
 lua=$root/bench/fcgid_control.lua
@@ -56,7 +64,8 @@ say() { echo "fcgid_control: $*" >&2; }
 
 [ -x "$TH_BIN" ] || die "no program at TH_BIN=$TH_BIN (build it first)"
 case $TH_BIN in /*) ;; *) TH_BIN=$(cd "$(dirname "$TH_BIN")" && pwd)/$(basename "$TH_BIN") ;; esac
-for t in wrk curl jq openssl base64 "$CC"; do
+case $WARMUP_TOOL in wrk | ab) ;; *) die "WARMUP_TOOL is wrk or ab" ;; esac
+for t in wrk curl jq openssl base64 "$CC" "$WARMUP_TOOL"; do
 	command -v "$t" >/dev/null 2>&1 || die "$t is not installed"
 done
 case ${DURATION%s} in '' | 0 | *[!0-9]*) die "DURATION must be whole seconds, like 5s" ;; esac
@@ -73,7 +82,10 @@ chmod 711 "$state" # Apache drops to an unprivileged user when run by root
 current=
 stop_current() {
 	[ -n "$current" ] || return 0
-	sh "$TH_SRCDIR/tests/lib/apache.sh" stop "$current"
+	case $current in
+	*-lighttpd-*) sh "$TH_SRCDIR/tests/lib/server.sh" stop "$current" ;;
+	*) sh "$TH_SRCDIR/tests/lib/apache.sh" stop "$current" ;;
+	esac
 	current=
 }
 cleanup() {
@@ -90,6 +102,11 @@ hello=$state/bin/fcgi_hello
 "$CC" -O2 -Wall -Wextra -o "$hello" "$root/bench/fcgi_hello.c" \
 	$(pkg-config --cflags --libs fcgi 2>/dev/null || echo -lfcgi) || die "cannot build bench/fcgi_hello.c (libfcgi-dev?)"
 chmod 755 "$hello"
+# Its busy time: every server here starts it in its own directory (the .htaccess host
+# copies it and gets the setting through its conf/tiny-harness.conf instead).
+mkdir -p "$state/bin/conf" && chmod 755 "$state/bin/conf"
+echo "hello_busy_us = $HELLO_BUSY_US" >"$state/bin/conf/tiny-harness.conf"
+chmod 644 "$state/bin/conf/tiny-harness.conf"
 
 password=bench-$$-$RANDOM
 mkdir -p "$state/auth" && chmod 755 "$state/auth"
@@ -108,6 +125,7 @@ start() {
 		export TH_BIN=$bin TINY_HARNESS_IDENTITY=remote_user TH_HTPASSWD=$state/auth/htpasswd
 		[ "$prog" = hello ] && export TINY_HARNESS_HELLO_BUSY_US=$HELLO_BUSY_US
 		case $setup in
+		lighttpd:*) sh "$TH_SRCDIR/tests/lib/server.sh" start "$dir" "${setup#lighttpd:}" ;;
 		fcgid:*) sh "$TH_SRCDIR/tests/lib/apache.sh" start fcgid "$dir" "${setup#fcgid:}" ;;
 		dflt) TH_HOST_FCGID=defaults sh "$TH_SRCDIR/tests/lib/apache.sh" start htaccess "$dir" 1 ;;
 		esac
@@ -123,9 +141,9 @@ to_ms() {
 		else print "?" }'
 }
 
-# wrk CONNS DURATION OUT
+# wrk CONNS DURATION OUT [KIND]
 load() {
-	BENCH_KIND=send BENCH_RUN=c$RANDOM$RANDOM BENCH_AUTH=$AUTH BENCH_LUA_DIR=$root/bench \
+	BENCH_KIND=${4:-send} BENCH_TASK=${TASK:-none} BENCH_RUN=c$RANDOM$RANDOM BENCH_AUTH=$AUTH BENCH_LUA_DIR=$root/bench \
 		timeout $((${2%s} + 30)) wrk -t"$THREADS" -c"$1" -d"$2" --latency -s "$lua" "$URL" >"$3" 2>&1
 }
 
@@ -148,10 +166,19 @@ row() { # ROUND SETUP PROGRAM WARMUP
 		stop_current
 		return
 	fi
-	[ "$warm" = 0 ] || load "$WARMUP_CONNS" "${warm}s" "$dir/warmup.txt"
+	if [ "$warm" != 0 ] && [ "$WARMUP_TOOL" = ab ]; then
+		timeout $((warm + 30)) ab -q -c "$WARMUP_CONNS" -t "$warm" -n 10000000 -s 10 \
+			"${URL}.well-known/agent-card.json" >"$dir/warmup.txt" 2>&1
+	elif [ "$warm" != 0 ]; then
+		load "$WARMUP_CONNS" "${warm}s" "$dir/warmup.txt"
+	fi
 	out=$dir/wrk.txt
-	load "$CONNS" "$DURATION" "$out"
-	n=$(sh "$TH_SRCDIR/tests/lib/apache.sh" workers "$dir" | grep -c .)
+	TASK=$(jq -r '.result.task.id // "none"' <<<"$body" 2>/dev/null)
+	load "$CONNS" "$DURATION" "$out" "$KIND"
+	case $setup in
+	lighttpd:*) n=${setup#lighttpd:} ;;
+	*) n=$(sh "$TH_SRCDIR/tests/lib/apache.sh" workers "$dir" | grep -c .) ;;
+	esac
 	stop_current
 	rps=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out")
 	p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")")
@@ -181,7 +208,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 	order=$PROGRAMS
 	[ $((r % 2)) = 0 ] && order=$(printf '%s\n' $PROGRAMS | tac | tr '\n' ' ')
 	for setup in $SETUPS; do
-		case $setup in fcgid:[1-9]* | dflt) ;; *) die "unknown setup '$setup' (fcgid:N or dflt)" ;; esac
+		case $setup in fcgid:[1-9]* | lighttpd:[1-9]* | dflt) ;; *) die "unknown setup '$setup' (fcgid:N, lighttpd:N or dflt)" ;; esac
 		for warm in $WARMUPS; do
 			for prog in $order; do row "$r" "$setup" "$prog" "$warm"; done
 		done
@@ -196,9 +223,13 @@ report() {
 	echo "th: $TH_BIN; hello: bench/fcgi_hello.c, busy ${HELLO_BUSY_US} us a request"
 	echo "machine: $(nproc) CPUs; load before $load_before, after $load_after; $(($(date +%s) - started)) s"
 	echo "versions: $(apache2 -v 2>/dev/null | head -n1 | sed 's/Server version: //'); mod_fcgid $(dpkg-query -W -f '${Version}' libapache2-mod-fcgid 2>/dev/null || echo '?')"
-	echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, SendMessage body, HTTP Basic login; warm = seconds of the same load at $WARMUP_CONNS connections first"
-	echo "setups: fcgid:N = conf/apache-fcgid.conf with TH_PROCS=N; dflt = conf/htaccess.example, host mod_fcgid at its defaults"
-	echo "latencies in ms; slow% = share of requests that took 500 ms or more; procs = processes mod_fcgid ran at the end"
+	if [ "$WARMUP_TOOL" = ab ]; then
+		echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, HTTP Basic login; warm = seconds of ab -c $WARMUP_CONNS on the agent card first"
+	else
+		echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency, HTTP Basic login; warm = seconds of SendMessage at $WARMUP_CONNS connections first"
+	fi
+	echo "setups: fcgid:N = conf/apache-fcgid.conf with TH_PROCS=N; dflt = conf/htaccess.example, host mod_fcgid at its defaults; lighttpd:N = conf/lighttpd.conf, N processes"
+	echo "measured request: $KIND; latencies in ms; slow% = share of requests that took 500 ms or more; procs = processes mod_fcgid ran at the end"
 	echo
 	printf '%-3s %-9s %-5s %4s %7s %8s %9s %9s %9s %7s %5s  %s\n' rnd setup prog warm "req/s" p50 p99 p99.9 max slow% procs errors
 	printf '%s\n' "${ROWS[@]}"
