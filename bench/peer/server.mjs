@@ -10,7 +10,10 @@
 // Tasks live in SQLite (WAL, synchronous=NORMAL unless --synchronous full) through the
 // SDK's own DatabaseTaskStore
 // (Kysely over better-sqlite3, one row per task, INSERT … ON CONFLICT DO UPDATE); the
-// table comes from the SDK's `a2a-db upgrade`, run here before listening.
+// table comes from the SDK's `a2a-db upgrade`, run here before listening. With
+// --db postgresql://… the same store runs on PostgreSQL through Kysely's PostgresDialect
+// and the `pg` package's pool (--pool connections per process, default 16, as many as
+// tiny-harness's request threads; issue 29 compares the two on one PostgreSQL).
 //
 // Served by express on 127.0.0.1 only: the agent card at /.well-known/agent-card.json and
 // JSON-RPC at /. The caller is the X-Participant-Id header (as for tiny-harness), so
@@ -29,7 +32,7 @@ import { DatabaseTaskStore } from '@a2a-js/sdk/server/database';
 import { agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 import Database from 'better-sqlite3';
 import express from 'express';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 
 const HOST = '127.0.0.1';
 
@@ -44,12 +47,16 @@ const { values: args } = parseArgs({
     db: { type: 'string', default: process.env.PEER_DB },
     procs: { type: 'string', default: process.env.PEER_PROCS ?? '1' },
     synchronous: { type: 'string', default: process.env.PEER_SYNCHRONOUS ?? 'normal' },
+    pool: { type: 'string', default: process.env.PEER_POOL ?? '16' },
   },
 });
 const port = Number(args.port);
 const procs = Number(args.procs);
 if (!Number.isInteger(port) || port <= 0 || port > 65535) fail('--port (or PEER_PORT) must be a port number');
-if (!args.db) fail('--db (or PEER_DB) must name the SQLite file');
+if (!args.db) fail('--db (or PEER_DB) must name the SQLite file or a postgresql:// URL');
+const onPostgres = /^postgres(ql)?:\/\//.test(args.db);
+const pool = Number(args.pool);
+if (!Number.isInteger(pool) || pool < 1 || pool > 256) fail('--pool must be 1…256');
 if (!Number.isInteger(procs) || procs < 1 || procs > 64) fail('--procs must be 1…64');
 if (args.synchronous !== 'normal' && args.synchronous !== 'full') fail('--synchronous must be normal or full');
 
@@ -67,11 +74,18 @@ function openDatabase(path) {
 // The SDK leaves creating its tables to an operator step, its `a2a-db` command.
 function migrate(path) {
   const bin = fileURLToPath(new URL('./node_modules/.bin/a2a-db', import.meta.url));
-  execFileSync(bin, ['upgrade', '--store', 'tasks', '--url', `sqlite:${path}`], {
+  execFileSync(bin, ['upgrade', '--store', 'tasks', '--url', onPostgres ? path : `sqlite:${path}`], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   // WAL is a property of the file: set it once here, before the workers open it.
-  openDatabase(path).close();
+  if (!onPostgres) openDatabase(path).close();
+}
+
+// The Kysely dialect for --db: PostgreSQL through a pg pool, or the SQLite file.
+async function dialect() {
+  if (!onPostgres) return new SqliteDialect({ database: openDatabase(args.db) });
+  const { default: pg } = await import('pg');
+  return new PostgresDialect({ pool: new pg.Pool({ connectionString: args.db, max: pool }) });
 }
 
 // ------------------------------------------------------------------ the agent
@@ -179,9 +193,8 @@ async function participantFromHeader(req) {
   return new Participant(req.get('X-Participant-Id') || 'anonymous');
 }
 
-function serve() {
-  const sqlite = openDatabase(args.db);
-  const db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
+async function serve() {
+  const db = new Kysely({ dialect: await dialect() });
   const handler = new DefaultRequestHandler(
     agentCard(),
     new DatabaseTaskStore(db),
@@ -217,7 +230,7 @@ function serve() {
 if (cluster.isPrimary) {
   migrate(args.db);
   if (procs === 1) {
-    serve();
+    serve().catch((err) => fail(err.message));
   } else {
     const workers = [];
     for (let i = 0; i < procs; i++) workers.push(cluster.fork());
@@ -242,5 +255,5 @@ if (cluster.isPrimary) {
     process.on('SIGINT', stop);
   }
 } else {
-  serve();
+  serve().catch((err) => fail(err.message));
 }
