@@ -69,6 +69,16 @@ static th_err check_addr_list(const char *key, const char *value, struct th_erro
 	return th_addr_list_check(key, value, e);
 }
 
+/* db_listen: a PostgreSQL URI (its password, if any, is never shown). */
+static th_err check_pg_uri(const char *key, const char *value, struct th_error *e)
+{
+	if (strncmp(value, "postgresql://", 13) != 0 && strncmp(value, "postgres://", 11) != 0)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key %s: not a postgresql:// or postgres:// URI",
+		                    key);
+	return TH_OK;
+}
+
 static th_err check_env_name(const char *key, const char *value, struct th_error *e)
 {
 	int ok = isalpha((unsigned char)value[0]) || value[0] == '_';
@@ -219,6 +229,7 @@ struct key {
 };
 
 static const char *const sync_words[] = {"normal", "full", NULL};
+static const char *const pooler_words[] = {"none", "transaction", NULL};
 static const char *const a2ui_words[] = {"v0.9", "v0.9.1", NULL};
 static const char *const identity_words[] = {"header", "remote_user", "bearer", NULL};
 
@@ -254,6 +265,13 @@ static const struct key keys[] = {
            "PRAGMA synchronous: normal (WAL, fast) or full (survives power loss)"),
     K_INT("busy_timeout_ms", busy_timeout_ms, 0, 600000, "5000",
           "how long a worker waits on a locked database, in ms"),
+    K_ENUM("db_pooler", db_pooler, pooler_words, "none",
+           "PostgreSQL: none, or transaction when db leads to a transaction pooler "
+           "(PgBouncer's pool_mode = transaction): no named prepared statements, settings "
+           "per transaction, no LISTEN through it (decision-055)"),
+    K_STR("db_listen", db_listen, check_pg_uri, NULL,
+          "PostgreSQL: the postgresql:// URI streams LISTEN on, straight to the server; "
+          "unset behind db_pooler = transaction, streams poll every stream_poll_ms"),
     K_STR("db_group", db_group, check_group_name, NULL,
           "group a new SQLite database and the directories made for it get: the file "
           "0640 (its -wal and -shm follow), directories 02750; unset = 0600 and 0750 (SEC-6)"),

@@ -68,6 +68,10 @@ struct th_config {
 	                                   base_url that is not loopback (SEC-1) */
 	int sync_full;                  /* synchronous: 0 normal, 1 full */
 	int busy_timeout_ms;            /* busy_timeout_ms */
+	int db_pooler;                  /* db_pooler: 0 none, 1 transaction (a transaction
+	                                   pooler such as PgBouncer in front, decision-055) */
+	char *db_listen;                /* db_listen: the postgresql:// URI LISTEN connects
+	                                   to, past the pooler, or NULL; free */
 	char *db_group;                 /* db_group: group of a new database file (0640) and of
 	                                   the directories made for it (02750), or NULL: 0600
 	                                   and 0750 (SEC-6); free */

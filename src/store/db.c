@@ -659,7 +659,7 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	st->busy_limit_ms = st->busy_timeout_ms;
 	th_err err;
 	if (th_pg_is_uri(o->path)) {
-		err = th_pg_open(st, o->sync_full, e);
+		err = th_pg_open(st, o, e);
 		if (err != TH_OK)
 			goto fail;
 		*out = st;

@@ -12,7 +12,14 @@
  * is made of it). On PostgreSQL a write transaction takes the advisory lock of each task
  * it touches before its first statement about that task (lock_for), so writes to one
  * task run one at a time on every host while writes to different tasks run side by side
- * (SCALE-1, decision-051); reads run on one REPEATABLE READ snapshot and never wait. */
+ * (SCALE-1, decision-051); reads run on one REPEATABLE READ snapshot and never wait.
+ *
+ * Through a transaction pooler (db_pooler = transaction: PgBouncer's pool_mode =
+ * transaction, decision-055) a connection's server session changes between
+ * transactions, so nothing here may rely on one: each statement is sent unnamed with its
+ * text (PQexecParams), a write transaction's lock_timeout and synchronous_commit are SET
+ * LOCAL by its BEGIN, the migration lock is a transaction's, and LISTEN runs on a
+ * connection of its own to db_listen (straight to the server), or nowhere: streams poll. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -24,13 +31,14 @@
 #include "store/migrations.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "util/ids.h"
 #include "util/log.h"
 
 /* The advisory locks. A write transaction's are two-key ones (pg_advisory_xact_lock(int,
  * int)): the first key names the kind, the second is hashtext() of what is locked. "tHar"
  * (as SQLite's application_id) for a task, "tHaF" for a task's first message (sender and
  * messageId: TASK-7's resend), "tHaP" for claiming push deliveries. Migrations take a
- * one-key session lock. Advisory locks are per database, so two tiny-harness databases
+ * one-key transaction lock ("tHam"). Advisory locks are per database, so two tiny-harness databases
  * in one cluster never wait for each other. */
 #define TH_PG_TASK_LOCK 0x74486172
 #define TH_PG_FIRST_LOCK 0x74486146
@@ -171,6 +179,16 @@ static char *dialect(const char *sql)
 	return out;
 }
 
+/* The parameter types of args (n at most TH_PG_MAX_ARGS) into types: bigint, bytea or
+ * text, as the argument kinds say. */
+static void arg_types(const struct th_arg *args, size_t n, Oid *types)
+{
+	for (size_t k = 0; k < n; k++)
+		types[k] = args[k].t == 'i'   ? 20 /* int8 */
+		           : args[k].t == 'b' ? 17 /* bytea */
+		                              : 25;
+}
+
 /* Prepares statement id on the connection st runs on now (once per connection). */
 static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n, struct th_error *e)
@@ -181,10 +199,7 @@ static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
 	if (text == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory (prepare)");
 	Oid types[TH_PG_MAX_ARGS];
-	for (size_t k = 0; k < n; k++)
-		types[k] = args[k].t == 'i'   ? 20 /* int8 */
-		           : args[k].t == 'b' ? 17 /* bytea */
-		                              : 25;
+	arg_types(args, n, types);
 	char name[16];
 	snprintf(name, sizeof name, "th%d", (int)id);
 	PGresult *r = PQprepare(st->pg, name, text, (int)n, types);
@@ -208,7 +223,7 @@ static int reconnected(struct th_store *st)
 		return 0;
 	memset(st->pg_prepared, 0, TH_STMT_COUNT_);
 	th_log(TH_LOG_WARN, "database connection lost; connected again");
-	if (st->pg_listening) {
+	if (st->pg_listening && st->listen_pg == st->own_pg) {
 		/* What was announced meanwhile is lost with the old connection: look again. */
 		PQclear(PQexec(st->pg, "LISTEN tiny_harness"));
 		st->pg_announced = 1;
@@ -216,13 +231,13 @@ static int reconnected(struct th_store *st)
 	return 1;
 }
 
-/* Reads what arrived on own_pg and frees the announcements; pg_announced notes any. */
+/* Reads what arrived on listen_pg and frees the announcements; pg_announced notes any. */
 static int note_announcements(struct th_store *st)
 {
-	if (PQconsumeInput(st->own_pg) == 0)
+	if (PQconsumeInput(st->listen_pg) == 0)
 		st->pg_announced = 1; /* a broken connection: look (and reconnect) */
 	PGnotify *n;
-	while ((n = PQnotifies(st->own_pg)) != NULL) {
+	while ((n = PQnotifies(st->listen_pg)) != NULL) {
 		PQfreemem(n);
 		st->pg_announced = 1;
 	}
@@ -614,8 +629,9 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 	if (n > TH_PG_MAX_ARGS)
 		return th_error_set(e, TH_EINTERNAL, "%s: too many parameters", what);
 	st->pg_state[0] = '\0';
+	int pooled = st->conn->pg_pooled;
 	for (int attempt = 0;; attempt++) {
-		th_err err = prepare(st, id, sql, args, n, e);
+		th_err err = pooled ? TH_OK : prepare(st, id, sql, args, n, e);
 		if (err != TH_OK) {
 			if (attempt == 0 && reconnected(st))
 				continue;
@@ -638,12 +654,26 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 				}
 			}
 		}
-		char name[16];
-		snprintf(name, sizeof name, "th%d", (int)id);
-		PGresult *r = PQexecPrepared(st->pg, name, (int)n, values, lengths, formats, 0);
+		PGresult *r;
+		if (pooled) {
+			/* Through a transaction pooler the next statement may meet another server
+			 * session, which never saw a PQprepare of ours: each goes unnamed, with its
+			 * text, in one message (decision-055). */
+			char *text = dialect(sql);
+			if (text == NULL)
+				return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
+			Oid types[TH_PG_MAX_ARGS];
+			arg_types(args, n, types);
+			r = PQexecParams(st->pg, text, (int)n, types, values, lengths, formats, 0);
+			free(text);
+		} else {
+			char name[16];
+			snprintf(name, sizeof name, "th%d", (int)id);
+			r = PQexecPrepared(st->pg, name, (int)n, values, lengths, formats, 0);
+		}
 		ExecStatusType s = PQresultStatus(r);
 		/* Announcements that came in with the result are noted, not queued up. */
-		if (st->pg_listening && st->pg == st->own_pg)
+		if (st->pg_listening && st->pg == st->listen_pg)
 			(void)note_announcements(st);
 		if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) {
 			*out = r;
@@ -800,17 +830,52 @@ th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* ---- transactions ----------------------------------------------------------------- */
 
+/* BEGIN through a transaction pooler (decision-055): a SET of the session would stay
+ * with whichever server session ran it, so the transaction's own settings come with its
+ * BEGIN as SET LOCAL, in one round trip (the simple protocol takes several statements in
+ * one message). A connection lost before it is opened again once, as run_once does. */
+static th_err begin_pooled(struct th_store *st, struct th_error *e)
+{
+	const struct th_store *c = st->conn;
+	char sql[160];
+	snprintf(sql, sizeof sql,
+	         "BEGIN; SET LOCAL lock_timeout = %d; SET LOCAL synchronous_commit = %s",
+	         c->busy_timeout_ms, c->sync_full ? "on" : "off");
+	st->pg_state[0] = '\0';
+	for (int attempt = 0;; attempt++) {
+		PGresult *r = PQexec(st->pg, sql);
+		if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+			PQclear(r);
+			return TH_OK;
+		}
+		if (attempt == 0 && reconnected(st)) {
+			PQclear(r);
+			continue;
+		}
+		th_err err = fail(st, r, "BEGIN", e);
+		PQclear(r);
+		if (in_txn(st))
+			PQclear(PQexec(st->pg, "ROLLBACK"));
+		return err;
+	}
+}
+
 th_err th_pg_begin(struct th_store *st, struct th_error *e)
 {
 	/* PostgreSQL only warns about a BEGIN inside a transaction; SQLite refuses it. */
 	if (in_txn(st))
 		return th_error_set(e, TH_EINTERNAL, "a transaction is already open");
 	txn_reset(st->conn, 0);
-	PGresult *r;
-	th_err err = run(st, TH_STMT_PG_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
+	th_err err;
+	if (st->conn->pg_pooled) {
+		err = begin_pooled(st, e);
+	} else {
+		PGresult *r;
+		err = run(st, TH_STMT_PG_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
+		PQclear(r);
+	}
 	if (err != TH_OK)
 		return err;
-	PQclear(r);
 	/* No lock yet: each statement takes its task's (lock_for). lock_timeout bounds a
 	 * wait as busy_timeout does on SQLite, and a timeout is TH_EBUSY. */
 	txn_reset(st->conn, 1);
@@ -882,19 +947,71 @@ int64_t th_pg_data_version(struct th_store *st)
 
 /* ---- announcements (LISTEN / NOTIFY) ------------------------------------------------ */
 
+/* The connection LISTEN runs on, into st->listen_pg: the store's own, unless a
+ * transaction pooler is in front (a LISTEN there would stay with a server session the
+ * pooler hands to others, and hear nothing once this client is given another); then one
+ * of its own to listen_uri, straight to the server (decision-055). 0 when there is none:
+ * no listen_uri behind a pooler (streams poll), or it could not be reached (tried again
+ * after TH_PG_LISTEN_RETRY_MS). */
+#define TH_PG_LISTEN_RETRY_MS 5000
+static void notice(void *arg, const char *message);
+static int listener(struct th_store *st)
+{
+	if (st->listen_pg != NULL) {
+		if (PQstatus(st->listen_pg) != CONNECTION_BAD || st->listen_pg == st->own_pg)
+			return 1; /* the own one is opened again by reconnected() */
+		if (th_mono_ms() < st->listen_retry_ms)
+			return 0;
+		PQreset(st->listen_pg);
+		if (PQstatus(st->listen_pg) == CONNECTION_OK) {
+			th_log(TH_LOG_WARN, "the LISTEN connection was lost; connected again");
+			return 1;
+		}
+		st->listen_retry_ms = th_mono_ms() + TH_PG_LISTEN_RETRY_MS;
+		return 0;
+	}
+	if (st->listen_uri == NULL) {
+		st->listen_pg = st->pg_pooled ? NULL : st->own_pg;
+		return st->listen_pg != NULL;
+	}
+	if (th_mono_ms() < st->listen_retry_ms)
+		return 0;
+	PGconn *c = PQconnectdb(st->listen_uri);
+	if (c != NULL && PQstatus(c) == CONNECTION_OK) {
+		PQsetNoticeProcessor(c, notice, NULL);
+		st->listen_pg = c;
+		return 1;
+	}
+	/* The URI may carry a password: the message names neither. */
+	const char *msg = c != NULL ? PQerrorMessage(c) : "out of memory";
+	th_log(TH_LOG_WARN, "cannot connect to db_listen: %.*s; streams poll meanwhile",
+	       (int)strcspn(msg, "\n"), msg);
+	PQfinish(c);
+	st->listen_retry_ms = th_mono_ms() + TH_PG_LISTEN_RETRY_MS;
+	return 0;
+}
+
 int th_pg_change_fd(struct th_store *st)
 {
+	if (st->pg_listening && st->listen_pg != st->own_pg &&
+	    PQstatus(st->listen_pg) == CONNECTION_BAD) {
+		/* The own listener was lost: what was announced meanwhile is lost with it. */
+		st->pg_listening = 0;
+		st->pg_announced = 1;
+	}
 	if (!st->pg_listening) {
-		PGresult *r = PQexec(st->own_pg, "LISTEN tiny_harness");
+		if (!listener(st))
+			return -1;
+		PGresult *r = PQexec(st->listen_pg, "LISTEN tiny_harness");
 		st->pg_listening = PQresultStatus(r) == PGRES_COMMAND_OK;
 		if (!st->pg_listening)
 			th_log(TH_LOG_WARN, "LISTEN failed: %s; streams poll instead",
-			       PQerrorMessage(st->own_pg));
+			       PQerrorMessage(st->listen_pg));
 		PQclear(r);
 		if (!st->pg_listening)
 			return -1;
 	}
-	return PQsocket(st->own_pg);
+	return PQsocket(st->listen_pg);
 }
 
 int th_pg_change_seen(struct th_store *st)
@@ -972,7 +1089,9 @@ static th_err schema_version(struct th_store *st, int *version, struct th_error 
 }
 
 /* Applies what the database lacks of the PostgreSQL migrations in one transaction, under
- * a session advisory lock so that workers starting together wait for the first. */
+ * a transaction-level advisory lock so that workers starting together wait for the first.
+ * The lock ends with the transaction, so it holds through a transaction pooler too (a
+ * session lock would stay with the server session, decision-055). */
 static th_err migrate(struct th_store *st, struct th_error *e)
 {
 	int version = 0;
@@ -980,10 +1099,8 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 	if (err != TH_OK || version == pg_schema_version())
 		return err;
 	char sql[160];
-	snprintf(sql, sizeof sql, "SELECT pg_advisory_lock(%d)", TH_PG_MIGRATE_LOCK);
-	if ((err = run_plain(st, sql, "migration lock", e)) != TH_OK)
-		return err;
-	err = run_plain(st, "BEGIN", "BEGIN", e);
+	snprintf(sql, sizeof sql, "BEGIN; SELECT pg_advisory_xact_lock(%d)", TH_PG_MIGRATE_LOCK);
+	err = run_plain(st, sql, "migration lock", e);
 	if (err == TH_OK)
 		err = schema_version(st, &version, e); /* another worker may have migrated */
 	if (err == TH_OK && version == 0)
@@ -1006,16 +1123,17 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 		err = run_plain(st, sql, "setting schema version", e);
 	}
 	err = err == TH_OK ? run_plain(st, "COMMIT", "COMMIT", e) : err;
-	if (err != TH_OK)
+	if (err != TH_OK && in_txn(st))
 		PQclear(PQexec(st->pg, "ROLLBACK"));
-	snprintf(sql, sizeof sql, "SELECT pg_advisory_unlock(%d)", TH_PG_MIGRATE_LOCK);
-	struct th_error ignored;
-	(void)run_plain(st, sql, "migration unlock", &ignored);
 	return err;
 }
 
-th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e)
+th_err th_pg_open(struct th_store *st, const struct th_store_opts *o, struct th_error *e)
 {
+	st->pg_pooled = o->pooled;
+	if (o->listen != NULL && o->listen[0] != '\0' &&
+	    (st->listen_uri = strdup(o->listen)) == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory opening the database");
 	/* The URI may carry a password: from here on messages name it without one. */
 	char *shown = redact(st->path);
 	if (shown == NULL)
@@ -1038,13 +1156,16 @@ th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e)
 	/* synchronous = normal keeps SQLite's promise in WAL mode: a commit is in the
 	 * database when it returns and is never torn, but the last ones may be lost if the
 	 * machine (not the program) goes down; PostgreSQL's synchronous_commit = off is that
-	 * promise. synchronous = full waits for the flush, as SQLite's FULL does. */
+	 * promise. synchronous = full waits for the flush, as SQLite's FULL does. Behind a
+	 * transaction pooler a SET would stay with the server session, for whoever gets it
+	 * next: each write transaction's BEGIN sets its own instead (begin_pooled). Time
+	 * zones: the one statement that formats a time says UTC itself. */
 	char sql[200];
 	snprintf(sql, sizeof sql,
 	         "SET lock_timeout = %d; SET client_min_messages = warning; "
 	         "SET TIME ZONE 'UTC'; SET synchronous_commit = %s",
-	         st->busy_timeout_ms, sync_full ? "on" : "off");
-	th_err err = run_plain(st, sql, "session settings", e);
+	         st->busy_timeout_ms, o->sync_full ? "on" : "off");
+	th_err err = st->pg_pooled ? TH_OK : run_plain(st, sql, "session settings", e);
 	if (err == TH_OK)
 		err = migrate(st, e);
 	return err;
@@ -1053,6 +1174,11 @@ th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e)
 void th_pg_close(struct th_store *st)
 {
 	forget_locks(st, 0);
+	if (st->listen_pg != NULL && st->listen_pg != st->own_pg)
+		PQfinish(st->listen_pg);
+	st->listen_pg = NULL;
+	free(st->listen_uri);
+	st->listen_uri = NULL;
 	if (st->own_pg == NULL)
 		return;
 	PQfinish(st->own_pg);

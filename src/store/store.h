@@ -39,6 +39,11 @@ struct th_store_opts {
 	                        can pass (its directory missing or unwritable, permissions, a
 	                        full disk) still opens, without a connection; every request
 	                        tries again (STORE-9). th_store_trouble says why */
+	int pooled;          /* PostgreSQL: path leads to a transaction pooler (PgBouncer's
+	                        pool_mode = transaction, decision-055): no named prepared
+	                        statements, settings per transaction, no LISTEN on it */
+	const char *listen;  /* PostgreSQL: NULL, or the URI LISTEN connects to (straight to
+	                        the server); unset and pooled, streams poll (decision-055) */
 };
 
 /* Opens (creating if needed) and migrates the database. *out is freed by

@@ -153,7 +153,14 @@ struct th_store {
 	PGconn *own_pg;                         /* PQfinish (th_pg_close) */
 	unsigned char own_pg_prepared[TH_STMT_COUNT_];
 	char pg_state[6];   /* SQLSTATE of the last failed statement on this store ("" none) */
-	int pg_listening;   /* LISTEN tiny_harness was run on own_pg (th_store_change_fd) */
+	int pg_listening;   /* LISTEN tiny_harness was run on listen_pg (th_store_change_fd) */
+	int pg_pooled;      /* own_pg goes through a transaction pooler (decision-055):
+	                       unnamed statements, SET LOCAL, no LISTEN on it */
+	PGconn *listen_pg;  /* where LISTEN runs: own_pg (borrowed), a connection of its
+	                       own to listen_uri (PQfinish, th_pg_close), or NULL: none yet */
+	char *listen_uri;   /* th_store_opts.listen, or NULL; free (th_pg_close) */
+	int64_t listen_retry_ms; /* monotonic time before which a failed connection to
+	                            listen_uri is not tried again */
 	int pg_announced;   /* a NOTIFY arrived since th_store_change_seen last looked */
 	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
 	/* pg.c, on the store whose own connection it is: the open write transaction's
@@ -388,9 +395,10 @@ th_err th_store_task_context(struct th_store *st, const char *task_id, char **ou
 int th_pg_is_uri(const char *s);
 /* th_store_in_txn on PostgreSQL. */
 int th_pg_in_txn(const struct th_store *st);
-/* Connects st (its path is the URI) and migrates the schema; sync_full as in
- * th_store_opts (synchronous = full: synchronous_commit on). */
-th_err th_pg_open(struct th_store *st, int sync_full, struct th_error *e);
+/* Connects st (its path is the URI) and migrates the schema; o->sync_full as in
+ * th_store_opts (synchronous = full: synchronous_commit on), o->pooled and o->listen
+ * for a transaction pooler in front (decision-055). */
+th_err th_pg_open(struct th_store *st, const struct th_store_opts *o, struct th_error *e);
 void th_pg_close(struct th_store *st);
 /* The statement helpers of stmt.c, on st->pg: the same contracts. */
 th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,

@@ -274,6 +274,10 @@ FORWARD(pq, PGresult *, PQexecPrepared,
         (PGconn * c, const char *name, int n, const char *const *values, const int *lengths,
          const int *formats, int result_format),
         (c, name, n, values, lengths, formats, result_format), NULL)
+FORWARD(pq, PGresult *, PQexecParams,
+        (PGconn * c, const char *q, int n, const Oid *types, const char *const *values,
+         const int *lengths, const int *formats, int result_format),
+        (c, q, n, types, values, lengths, formats, result_format), NULL)
 FORWARD(pq, ExecStatusType, PQresultStatus, (const PGresult *r), (r), PGRES_FATAL_ERROR)
 FORWARD(pq, char *, PQresultErrorField, (const PGresult *r, int field), (r, field), NULL)
 FORWARD_VOID(pq, PQclear, (PGresult * r), (r))

@@ -26,6 +26,8 @@ void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_st
 	    .busy_timeout_ms = cfg->busy_timeout_ms,
 	    .group = cfg->db_group,
 	    .heal_later = serving,
+	    .pooled = cfg->db_pooler == 1,
+	    .listen = cfg->db_listen,
 	};
 }
 
