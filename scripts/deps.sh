@@ -20,13 +20,15 @@ set -eu
 # dpkg-dev (dpkg-buildpackage), lintian. systemd: systemd-analyze verifies the units in
 # conf/systemd (tests/integration/systemd.sh); nothing here starts it.
 # The PostgreSQL backend: libpq-dev to build against libpq, postgresql for the server
-# programs of the tests' throwaway cluster (tests/lib/pg.sh; its own service is not used).
+# programs of the tests' throwaway cluster (tests/lib/pg.sh; its own service is not used),
+# pgbouncer for the transaction pooler in front of it (tests/lib/pgbouncer.sh,
+# tests/integration/pgbouncer.sh; its own service is not used either).
 TH_DEPS_PACKAGES="build-essential autoconf automake libtool pkg-config
 libfcgi-dev libfcgi-bin libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libssl-dev sqlite3 check
 lighttpd curl wrk jq valgrind procps chromium clang-format openssl
 apache2 libapache2-mod-fcgid spawn-fcgi nginx-light
 debhelper dpkg-dev lintian systemd
-postgresql libpq-dev"
+postgresql libpq-dev pgbouncer"
 
 if [ "${1:-}" = --list ]; then
 	echo $TH_DEPS_PACKAGES

@@ -105,6 +105,13 @@ TESTS += tests/integration/two_hosts.sh
 TESTS += tests/integration/pg_writers.sh
 EXTRA_DIST += tests/integration/pg_writers.sh
 EXTRA_DIST += tests/integration/two_hosts.sh
+# PostgreSQL through the real PgBouncer in transaction pooling mode, 2 server connections
+# shared by lighttpd's 2 workers and plain-CGI processes (SCALE-1, decision-055): named
+# prepared statements fail without db_pooler; with it a conversation, two subscribers
+# woken through db_listen, concurrent follow-ups and a cancel all work. Exits 77 without
+# TH_TEST_PG (the PostgreSQL pass of scripts/test.sh) or pgbouncer.
+TESTS += tests/integration/pgbouncer.sh
+EXTRA_DIST += tests/integration/pgbouncer.sh tests/lib/pgbouncer.sh
 # `tiny-harness serve` instances are independent (HOST-1, decision-043): two from one
 # directory serve their own databases, base URLs and configuration; a colliding one exits 1
 # naming the path or port and the pid; a stale state directory is taken over.
