@@ -202,9 +202,9 @@ check "SCALE-1 (c) CancelTask through PgBouncer cancels the task and both subscr
 	'[ "$cancel" = 200 ]' '[ "$state" = TASK_STATE_CANCELED ]' '! alive "$SSE_PID"' '! alive "$CGI_SUB"' \
 	'[ "$(last "$T/sse")" = TASK_STATE_CANCELED ]' '[ "$(last "$T/cgi.sub")" = TASK_STATE_CANCELED ]'
 
-bad=$(grep -h 'database (' "$T/srv/error.log" "$T"/cgi.seq-*.err "$T"/cgi.par-*.err "$T"/cgi.follow.err "$T"/cgi.sub.err 2>/dev/null | grep -v 'SQLSTATE 23' | head -n 5)
+bad=$(grep -h 'database (' "$T/srv/error.log" "$T/srv/lighttpd.out" "$T"/cgi.seq-*.err "$T"/cgi.par-*.err "$T"/cgi.follow.err "$T"/cgi.sub.err 2>/dev/null | grep 'error: ' | head -n 5)
 DETAIL=$bad
-check "SCALE-1 (c) no database error in the workers' and the pooled CGI processes' logs" '[ -z "$bad" ]'
+check "SCALE-1 (c) no database error (prepared statements, lost sessions) in the workers' and the pooled CGI processes' logs" '[ -z "$bad" ]'
 DETAIL=
 
 tap_done

@@ -16,7 +16,15 @@
 #      (4 clients x 15 follow-ups per host, each client on its own task): every answer
 #      200, each task's events gap-free 1..n, each task's messages all there;
 #  (d) TASK-7 across hosts: the same new-task message (one messageId) sent to both hosts
-#      at once, 6 times: both answers name one task, and one task was made of it.
+#      at once, 6 times: both answers name one task, and one task was made of it;
+#  (e) SCALE-1 TURN-4 TURN-6 the lease fence across hosts: two more hosts on the same
+#      database with a 1000 ms lease and the echo model sleeping 2500 ms per turn (the
+#      first two are stopped). A follow-up's turn runs in a worker of host A, which is
+#      SIGSTOPped (that pid only, a child of A's lighttpd) past its lease; a GetTask to
+#      host B hands the expired turn over (TURN-7) and a worker of host B runs it; host
+#      A's worker is SIGCONTed while B's turn runs. A's late result must change nothing:
+#      the turn ends done by B's worker on its second attempt, never cut, one reply per
+#      user message, no reply twice, the task's events 1..n without a gap.
 # Bounded: every request 30 s at most, the load 120 s. TAP output; 77 (skip) when
 # lighttpd, curl or jq is missing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -233,5 +241,87 @@ DETAIL="rounds where both hosts answered the same task: $same_ok of 6; tasks mad
 check "TASK-7 SCALE-1 one new-task message sent to both hosts at once makes one task, and both answers name it" \
 	'[ "$same_ok" = 6 ]' '[ "$made" = 6 ]'
 DETAIL=
+
+# ------------------------------------------------------------------ (e) leases across hosts
+# Per-task locks (decision-051) must keep the lease fence (TURN-4, TURN-6) when the turn's
+# first worker and its taker are on different hosts: every write of a turn checks its
+# lease and attempt in the transaction that writes, under the task's lock, so a worker
+# that lost its lease while stopped writes nothing when it wakes. Hosts A2 and B2 run
+# with a short lease and a slow model; A and B are stopped so only A2 and B2 serve.
+sh "$SERVER" stop "$T/a"
+sh "$SERVER" stop "$T/b"
+for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done
+CLIENT_PIDS=
+BG=
+STOPPED=
+on_exit '[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null'
+on_exit 'for p in $BG; do kill "$p" 2>/dev/null; done'
+DELAY=2500
+LEASE=1000
+BASE_A2=$(TH_SERVER_DB=$DB TINY_HARNESS_ECHO_DELAY_MS=$DELAY TINY_HARNESS_TURN_LEASE_MS=$LEASE \
+	TINY_HARNESS_TURN_MAX_ATTEMPTS=3 sh "$SERVER" start "$T/a2" 2) || bail "host A2 did not start"
+BASE_B2=$(TH_SERVER_DB=$DB TINY_HARNESS_ECHO_DELAY_MS=$DELAY TINY_HARNESS_TURN_LEASE_MS=$LEASE \
+	TINY_HARNESS_TURN_MAX_ATTEMPTS=3 sh "$SERVER" start "$T/b2" 2) || bail "host B2 did not start"
+LPID_A=$(cat "$T/a2/lighttpd.pid")
+LPID_B=$(cat "$T/b2/lighttpd.pid")
+echo "# (e) host A2 at $BASE_A2, host B2 at $BASE_B2 (echo delay $DELAY ms, lease $LEASE ms)"
+. "$TH_SRCDIR/tests/lib/turns.sh"
+BASE=$BASE_A2
+LPID=$LPID_A
+running_follow_up le "fence first" "fenced follow-up"
+stopped=1
+if our_worker "$P" && kill -STOP "$P"; then
+	STOPPED=$P
+	stopped=0
+fi
+echo "# (e) task $TASK, follow-up le-m2 running in host A2's worker $P; SIGSTOP $P (rc $stopped)"
+wait_lease "$TASK" le-m2
+expired=$?
+# A read on host B after the lease ended hands the turn over to B's worker (TURN-7).
+HTTP_BASE=$BASE_B2 http POST / "$(rpc 5 GetTask "{\"id\":\"$TASK\"}")"
+get_b=$STATUS
+took=1
+taker=
+i=0
+while [ $i -lt 100 ]; do
+	row=$(turn_row "$TASK" le-m2)
+	if [ "$(field "$row" 1)" = running ] && [ "$(field "$row" 4)" != "$P" ]; then
+		taker=$(field "$row" 4)
+		took=0
+		break
+	fi
+	sleep 0.05
+	i=$((i + 1))
+done
+took_row=$(turn_row "$TASK" le-m2)
+LPID=$LPID_B
+b_worker=1
+our_worker "$taker" && b_worker=0
+[ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null
+STOPPED=
+echo "# (e) lease expired ($expired); GetTask on B2 $get_b; taken over ($took) by $taker (B2's worker: $b_worker): $took_row; SIGCONT $P"
+REQ_DESC="(e) worker $P on A2 stopped ($stopped) past its lease ($expired); GetTask on B2 $get_b; turn after the takeover: $took_row"
+check "SCALE-1 TURN-6 TURN-7 (e) set-up: host A2's worker $P ran le-m2's turn and was stopped past its lease; a GetTask on host B2 handed the turn to B2's worker ${taker:-none} (attempt 2)" \
+	'[ -n "$P" ] && [ "$P" -gt 0 ]' '[ "$stopped" = 0 ]' '[ "$expired" = 0 ]' '[ "$get_b" = 200 ]' \
+	'[ "$took" = 0 ]' '[ "$b_worker" = 0 ]' '[ "$(field "$took_row" 3)" = 2 ]'
+settle "$TASK"
+settled=$?
+wait_gone "$SEND_BG" 100
+# Host A2's worker says (on its stderr, lighttpd.out), when it wakes and tries to write,
+# that its attempt lost the lease and its result is discarded (src/turn/turn.c).
+i=0
+while ! grep -q "on task $TASK: attempt 1 no longer holds the lease" "$T/a2/lighttpd.out" 2>/dev/null && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+discarded=$(grep -c "on task $TASK: attempt 1 no longer holds the lease" "$T/a2/lighttpd.out" 2>/dev/null)
+row=$(turn_row "$TASK" le-m2)
+gaps=$(sq "SELECT count(*) FROM (SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi, count(DISTINCT seq) AS d FROM events WHERE task_id = '$TASK') AS g WHERE lo <> 1 OR hi <> n OR d <> n")
+REQ_DESC="(e) turn le-m2 (state|cut|attempts|worker|lease): $row; stalled worker $P on A2, taker $taker on B2; settled ($settled); A2's log lines discarding attempt 1: ${discarded:-0}; event numbering off: $gaps"
+check "SCALE-1 TURN-4 TURN-6 (e) the turn host B2 took over ended done in B2's worker $taker; host A2's late worker $P found its lease gone and wrote nothing; the task's events are 1..n without a gap" \
+	'[ "$settled" = 0 ]' '[ "${discarded:-0}" -ge 1 ]' '[ "$(field "$row" 1)" = done ]' '[ "$(field "$row" 2)" = 0 ]' \
+	'[ "$(field "$row" 4)" = "$taker" ]' '[ "$gaps" = 0 ]' \
+	'[ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''le-m2'\'' AND (state = '\''cut'\'' OR CAST(cut AS INTEGER) = 1)")" = 0 ]'
+invariants e "$TASK" le-m2 "fenced follow-up"
 
 tap_done
