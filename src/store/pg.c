@@ -960,21 +960,21 @@ static int listener(struct th_store *st)
 	if (st->listen_pg != NULL) {
 		if (PQstatus(st->listen_pg) != CONNECTION_BAD || st->listen_pg == st->own_pg)
 			return 1; /* the own one is opened again by reconnected() */
-		if (th_mono_ms() < st->listen_retry_ms)
+		if (th_mono_ms() < st->listen_try)
 			return 0;
 		PQreset(st->listen_pg);
 		if (PQstatus(st->listen_pg) == CONNECTION_OK) {
 			th_log(TH_LOG_WARN, "the LISTEN connection was lost; connected again");
 			return 1;
 		}
-		st->listen_retry_ms = th_mono_ms() + TH_PG_LISTEN_RETRY_MS;
+		st->listen_try = th_mono_ms() + TH_PG_LISTEN_RETRY_MS;
 		return 0;
 	}
 	if (st->listen_uri == NULL) {
 		st->listen_pg = st->pg_pooled ? NULL : st->own_pg;
 		return st->listen_pg != NULL;
 	}
-	if (th_mono_ms() < st->listen_retry_ms)
+	if (th_mono_ms() < st->listen_try)
 		return 0;
 	PGconn *c = PQconnectdb(st->listen_uri);
 	if (c != NULL && PQstatus(c) == CONNECTION_OK) {
@@ -987,7 +987,7 @@ static int listener(struct th_store *st)
 	th_log(TH_LOG_WARN, "cannot connect to db_listen: %.*s; streams poll meanwhile",
 	       (int)strcspn(msg, "\n"), msg);
 	PQfinish(c);
-	st->listen_retry_ms = th_mono_ms() + TH_PG_LISTEN_RETRY_MS;
+	st->listen_try = th_mono_ms() + TH_PG_LISTEN_RETRY_MS;
 	return 0;
 }
 

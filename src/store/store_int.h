@@ -159,8 +159,8 @@ struct th_store {
 	PGconn *listen_pg;  /* where LISTEN runs: own_pg (borrowed), a connection of its
 	                       own to listen_uri (PQfinish, th_pg_close), or NULL: none yet */
 	char *listen_uri;   /* th_store_opts.listen, or NULL; free (th_pg_close) */
-	int64_t listen_retry_ms; /* monotonic time before which a failed connection to
-	                            listen_uri is not tried again */
+	int64_t listen_try; /* monotonic time before which listen_uri, after a failed
+	                       connection, is not tried again */
 	int pg_announced;   /* a NOTIFY arrived since th_store_change_seen last looked */
 	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
 	/* pg.c, on the store whose own connection it is: the open write transaction's
