@@ -100,7 +100,10 @@ TESTS += tests/integration/wal_soak.sh
 EXTRA_DIST += tests/integration/wal_soak.sh tests/integration/wal_soak.lua
 # Two lighttpd servers, each with its own workers, on one database: a subscriber on one
 # follows live what the other commits, and 400 follow-ups spread over both are stored
-# once with gap-free events (STORE-6; PostgreSQL in the second pass of scripts/test.sh).
+# once with gap-free events (STORE-6; PostgreSQL in the second pass of scripts/test.sh);
+# different tasks written from both at once, one messageId sent to both (TASK-7), and the
+# lease fence across hosts: a worker of one SIGSTOPped past its lease while the other's
+# takes the turn over, its late result discarded (SCALE-1, TURN-4, TURN-6).
 TESTS += tests/integration/two_hosts.sh
 TESTS += tests/integration/pg_writers.sh
 EXTRA_DIST += tests/integration/pg_writers.sh
