@@ -38,8 +38,8 @@
  * int)): the first key names the kind, the second is hashtext() of what is locked. "tHar"
  * (as SQLite's application_id) for a task, "tHaF" for a task's first message (sender and
  * messageId: TASK-7's resend), "tHaP" for claiming push deliveries. Migrations take a
- * one-key transaction lock ("tHam"). Advisory locks are per database, so two tiny-harness databases
- * in one cluster never wait for each other. */
+ * one-key transaction lock ("tHam"). Advisory locks are per database, so two tiny-harness
+ * databases in one cluster never wait for each other. */
 #define TH_PG_TASK_LOCK 0x74486172
 #define TH_PG_FIRST_LOCK 0x74486146
 #define TH_PG_OUTBOX_LOCK 0x74486150
