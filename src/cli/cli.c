@@ -521,7 +521,7 @@ static int cmd_push(void)
 	struct th_app app;
 	if (th_cli_open_app(&app) != 0)
 		return 1;
-	int n = th_push_deliver_due(&app, 60000);
+	int n = th_push_deliver_due(app.store, app.cfg, 60000);
 	printf("delivered %d push notification%s\n", n, n == 1 ? "" : "s");
 	th_app_close(&app);
 	return 0;

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "app.h"
 #include "config/settings.h"
 #include "push/push.h"
 #include "push/push_int.h"
@@ -136,19 +135,20 @@ static th_err open_secrets(const struct th_push_config *c, char **token, char **
  * task (ID-3), its URL still resolves to an allowed address (PUSH-3, into *t) and its
  * secrets open (*token, *credentials: th_push_secret_free). 0, or -1 with r set and
  * nothing left to free. */
-static int ready(struct th_app *app, const struct th_push_delivery *d, struct th_push_config *c,
-                 struct th_push_target *t, char **token, char **credentials, struct result *r)
+static int ready(struct th_store *st, const struct th_config *cfg, const struct th_push_delivery *d,
+                 struct th_push_config *c, struct th_push_target *t, char **token,
+                 char **credentials, struct result *r)
 {
 	struct th_error e;
 	th_error_clear(&e);
-	th_err rc = th_store_push_config_get(app->store, d->task_id, d->config_id, NULL, c, &e);
+	th_err rc = th_store_push_config_get(st, d->task_id, d->config_id, NULL, c, &e);
 	if (rc != TH_OK) {
 		set(r, rc == TH_ENOTFOUND ? O_DEAD : O_RETRY, "%s",
 		    rc == TH_ENOTFOUND ? "the push notification config was deleted" : e.msg);
 		return -1;
 	}
 	char *role = NULL;
-	rc = th_store_participant_role(app->store, c->task_id, c->participant_id, &role, &e);
+	rc = th_store_participant_role(st, c->task_id, c->participant_id, &role, &e);
 	free(role);
 	if (rc != TH_OK) {
 		set(r, rc == TH_ENOTFOUND ? O_DEAD : O_RETRY, "%s",
@@ -158,7 +158,7 @@ static int ready(struct th_app *app, const struct th_push_delivery *d, struct th
 		return -1;
 	}
 	/* The host is resolved and checked again: it may point elsewhere now. */
-	if (th_push_url_check(c->url, app->cfg->push_allow_private, t, &e) != TH_OK) {
+	if (th_push_url_check(c->url, cfg->push_allow_private, t, &e) != TH_OK) {
 		set(r, t->transient ? O_RETRY : O_DEAD, "%s", e.msg);
 		th_push_config_free(c);
 		return -1;
@@ -240,14 +240,14 @@ static void perform(CURL *h, const char *url, const struct th_push_delivery *d,
 		set(r, O_RETRY, "%s answered HTTP %ld", shown, status);
 }
 
-static void post(struct th_app *app, const struct th_push_delivery *d, int timeout_ms,
-                 struct result *r)
+static void post(struct th_store *st, const struct th_config *cfg, const struct th_push_delivery *d,
+                 int timeout_ms, struct result *r)
 {
 	r->id = d->id;
 	struct th_push_config c;
 	struct th_push_target t;
 	char *token = NULL, *credentials = NULL;
-	if (ready(app, d, &c, &t, &token, &credentials, r) != 0)
+	if (ready(st, cfg, d, &c, &t, &token, &credentials, r) != 0)
 		return;
 	CURL *h = curl_easy_init();
 	struct curl_slist *headers = NULL, *pin = NULL;
@@ -255,7 +255,7 @@ static void post(struct th_app *app, const struct th_push_delivery *d, int timeo
 	if (h == NULL || bad)
 		set(r, O_RETRY, "out of memory preparing the POST");
 	else
-		perform(h, c.url, d, headers, pin, app->cfg->push_allow_private, timeout_ms, r);
+		perform(h, c.url, d, headers, pin, cfg->push_allow_private, timeout_ms, r);
 	curl_slist_free_all(headers);
 	curl_slist_free_all(pin);
 	if (h != NULL)
@@ -309,15 +309,15 @@ static th_err step_part(struct th_store *st, void *arg, struct th_error *e)
 
 /* Records r (if any) and, when claim is set, claims the next due row, in one short
  * transaction. Returns -1 when the database failed (stop for now). */
-static int step(struct th_app *app, const struct result *r, int claim, int timeout_ms,
-                struct th_push_delivery **d, size_t *n)
+static int step(struct th_store *st, const struct th_config *cfg, const struct result *r, int claim,
+                int timeout_ms, struct th_push_delivery **d, size_t *n)
 {
 	struct th_error e;
 	th_error_clear(&e);
 	*d = NULL;
 	*n = 0;
-	struct step_arg a = {app->cfg, r, claim, timeout_ms, d, n};
-	if (th_store_write(app->store, step_part, &a, &e) != TH_OK) {
+	struct step_arg a = {cfg, r, claim, timeout_ms, d, n};
+	if (th_store_write(st, step_part, &a, &e) != TH_OK) {
 		th_push_deliveries_free(*d, *n);
 		*d = NULL;
 		*n = 0;
@@ -327,11 +327,11 @@ static int step(struct th_app *app, const struct result *r, int claim, int timeo
 	return 0;
 }
 
-static int run(struct th_app *app, int64_t deadline)
+static int run(struct th_store *st, const struct th_config *cfg, int64_t deadline)
 {
 	int delivered = 0;
 	struct result r = {.kind = O_NONE};
-	int timeout = app->cfg->push_timeout_ms;
+	int timeout = cfg->push_timeout_ms;
 	int floor = timeout < MIN_POST_MS ? timeout : MIN_POST_MS;
 	for (;;) {
 		int64_t left = deadline - th_mono_ms();
@@ -341,7 +341,7 @@ static int run(struct th_app *app, int64_t deadline)
 		int t = left < timeout ? (int)(left > 0 ? left : 1) : timeout;
 		struct th_push_delivery *d;
 		size_t n;
-		int failed = step(app, &r, more, t, &d, &n);
+		int failed = step(st, cfg, &r, more, t, &d, &n);
 		if (r.kind == O_DELIVERED && !failed)
 			delivered++;
 		r.kind = O_NONE;
@@ -349,7 +349,7 @@ static int run(struct th_app *app, int64_t deadline)
 			th_push_deliveries_free(d, n);
 			break;
 		}
-		post(app, &d[0], t, &r);
+		post(st, cfg, &d[0], t, &r);
 		th_push_deliveries_free(d, n);
 	}
 	return delivered;
@@ -360,7 +360,7 @@ static th_err prune_part(struct th_store *st, void *arg, struct th_error *e)
 	return th_store_push_prune(st, *(const int64_t *)arg, NULL, e);
 }
 
-static void prune(struct th_app *app)
+static void prune(struct th_store *st, const struct th_config *cfg)
 {
 	static int64_t last;
 	int64_t now = th_mono_ms();
@@ -369,8 +369,8 @@ static void prune(struct th_app *app)
 	last = now;
 	struct th_error e;
 	th_error_clear(&e);
-	int64_t before = th_now_ms() - (int64_t)app->cfg->push_keep_hours * 3600000;
-	if (th_store_write(app->store, prune_part, &before, &e) != TH_OK)
+	int64_t before = th_now_ms() - (int64_t)cfg->push_keep_hours * 3600000;
+	if (th_store_write(st, prune_part, &before, &e) != TH_OK)
 		th_log(TH_LOG_ERROR, "pruning push deliveries: %s", e.msg);
 }
 
@@ -403,27 +403,28 @@ static int marked(int fd)
 /* How often a worker looks, after a request, for deliveries it did not queue itself. */
 #define PUSH_POLL_MS 250
 
-int th_push_after_request(struct th_app *app, int budget_ms)
+int th_push_after_request(struct th_store *st, const struct th_config *cfg, int64_t *next_poll_ms,
+                          int budget_ms)
 {
 	/* Deliveries this worker just queued go out now; those other workers queued, or
 	 * retries coming due, are looked for at most every 250 ms (a read after every
 	 * request cost a tenth of a GetTask), and by `tiny-harness push` from cron. */
 	int64_t now = th_mono_ms();
-	if (th_store_push_take_queued(app->store) == 0 && now < app->push_poll_ms)
+	if (th_store_push_take_queued(st) == 0 && now < *next_poll_ms)
 		return 0;
-	app->push_poll_ms = now + PUSH_POLL_MS;
-	return th_push_deliver_due(app, budget_ms);
+	*next_poll_ms = now + PUSH_POLL_MS;
+	return th_push_deliver_due(st, cfg, budget_ms);
 }
 
-int th_push_deliver_due(struct th_app *app, int budget_ms)
+int th_push_deliver_due(struct th_store *st, const struct th_config *cfg, int budget_ms)
 {
-	if (app == NULL || app->store == NULL || app->cfg == NULL || budget_ms <= 0)
+	if (st == NULL || cfg == NULL || budget_ms <= 0)
 		return 0;
 	/* Most looks find nothing to send: one indexed read, no lock, no write. */
-	if (!th_store_push_any_due(app->store, th_now_ms()))
+	if (!th_store_push_any_due(st, th_now_ms()))
 		return 0;
 	int64_t deadline = th_mono_ms() + budget_ms;
-	int fd = lock_open(app->cfg->db_path);
+	int fd = lock_open(cfg->db_path);
 	int delivered = 0, ran = 0;
 	for (;;) {
 		if (fd >= 0) {
@@ -434,7 +435,7 @@ int th_push_deliver_due(struct th_app *app, int budget_ms)
 				/* A stale mark only costs the holder one more empty claim. */
 			}
 		}
-		delivered += run(app, deadline);
+		delivered += run(st, cfg, deadline);
 		ran = 1;
 		if (fd < 0)
 			break;
@@ -443,7 +444,7 @@ int th_push_deliver_due(struct th_app *app, int budget_ms)
 			break;
 	}
 	if (ran)
-		prune(app);
+		prune(st, cfg);
 	if (fd >= 0)
 		close(fd);
 	return delivered;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* push.h — push notifications (PUSH-2..PUSH-4): callback URL checks, the secrets sealed
  * for the store, and the delivery of queued events to webhooks. It knows the store,
- * config, util and the process context the delivery runs in (struct th_app: the store,
- * the configuration, the next poll time), and nothing of requests, participants or the
- * service layer.
+ * config and util; the delivery is handed what it uses (the store, the settings and,
+ * after a request, the time of the next poll), and knows nothing of requests,
+ * participants, the process context or the service layer.
  * The config operations (PUSH-1) are ops/pushcfg.c's, their requests a2a/push.c's.
  *
  * Events are queued by domain/events.c in the transaction that records them (one
@@ -14,10 +14,12 @@
 #define TH_PUSH_PUSH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/err.h"
 
-struct th_app;
+struct th_config;
+struct th_store;
 
 /* ---- url.c: callback URLs (PUSH-3) ------------------------------------------------------- */
 
@@ -81,11 +83,14 @@ void th_push_wipe(void *p, size_t n);
 
 /* ---- deliver.c: the outbox sender (PUSH-2) ----------------------------------------------- */
 
-/* Delivers due outbox rows for at most budget_ms (each POST with its own timeout);
- * returns how many were delivered. For the CLI (`tiny-harness push`) and tests. */
-int th_push_deliver_due(struct th_app *app, int budget_ms);
-/* After a request: th_push_deliver_due when this worker queued deliveries or 250 ms
- * have passed since it last looked; otherwise nothing (no query). */
-int th_push_after_request(struct th_app *app, int budget_ms);
+/* Delivers the due outbox rows of st for at most budget_ms (each POST with its own
+ * timeout, cfg's push_* settings; the lock file beside cfg->db_path); returns how many
+ * were delivered. For the CLI (`tiny-harness push`), the worker and tests. */
+int th_push_deliver_due(struct th_store *st, const struct th_config *cfg, int budget_ms);
+/* After a request: th_push_deliver_due when this connection queued deliveries or
+ * *next_poll_ms (monotonic, the caller's: one a worker thread) has passed; then
+ * *next_poll_ms is set 250 ms ahead. Otherwise nothing (no query). */
+int th_push_after_request(struct th_store *st, const struct th_config *cfg, int64_t *next_poll_ms,
+                          int budget_ms);
 
 #endif

@@ -97,7 +97,7 @@ int th_worker_serve_cgi(void)
 	th_bind_serve(&app, &io);
 	fflush(stdout);
 	th_app_run_pending(&app);
-	th_push_after_request(&app, PUSH_BUDGET_MS);
+	th_push_after_request(app.store, app.cfg, &app.push_poll_ms, PUSH_BUDGET_MS);
 	th_store_wal_tend(app.store);
 	th_app_close(&app);
 	return 0;
@@ -152,7 +152,7 @@ static void after_response(struct loop *l, int64_t *changes)
 	th_app_run_pending(app);
 	if (l->streams != NULL)
 		poke_if_written(app, l->streams, changes);
-	th_push_after_request(app, PUSH_BUDGET_MS);
+	th_push_after_request(app->store, app->cfg, &app->push_poll_ms, PUSH_BUDGET_MS);
 	/* STORE-5: a WAL that overlapping workers kept from restarting is reset. */
 	th_store_wal_tend(app->store);
 }

@@ -1060,7 +1060,7 @@ START_TEST(test_push2_every_event_in_order_with_token_and_authorization)
 	ck_assert_int_ge(events, 2); /* INPUT_REQUIRED after the reply, COMPLETED */
 	ck_assert_int_eq(fx_count(&app, "push_outbox"), events);
 
-	int n = th_push_deliver_due(&app, 10000);
+	int n = th_push_deliver_due(app.store, app.cfg, 10000);
 	ck_assert_int_eq(n, events);
 	ck_assert_int_eq(rx_count(), events);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM push_outbox WHERE state = 'delivered'"),
@@ -1101,7 +1101,7 @@ START_TEST(test_push2_every_event_in_order_with_token_and_authorization)
 	}
 	th_events_free(evs, nev);
 	/* Nothing is due any more. */
-	ck_assert_int_eq(th_push_deliver_due(&app, 2000), 0);
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 2000), 0);
 	ck_assert_int_eq(rx_count(), events);
 }
 END_TEST
@@ -1124,7 +1124,7 @@ START_TEST(test_push2_5xx_is_retried_4xx_is_dead)
 	ck_assert_int_ge(queued, 3);
 	long long first = sql_int("SELECT min(id) FROM push_outbox");
 	/* 500 → retried later, the next event goes on (503 → retried, 404 → dead) */
-	th_push_deliver_due(&app, 5000);
+	th_push_deliver_due(app.store, app.cfg, 5000);
 	char sql[200];
 	snprintf(sql, sizeof sql,
 	         "SELECT count(*) FROM push_outbox WHERE id = %lld AND state = 'pending' AND "
@@ -1136,7 +1136,7 @@ START_TEST(test_push2_5xx_is_retried_4xx_is_dead)
 	                 1);
 	/* After the back-off the retries succeed. */
 	usleep(400 * 1000);
-	th_push_deliver_due(&app, 5000);
+	th_push_deliver_due(app.store, app.cfg, 5000);
 	snprintf(sql, sizeof sql,
 	         "SELECT count(*) FROM push_outbox WHERE id = %lld AND state = 'delivered' AND "
 	         "attempts = 2",
@@ -1159,7 +1159,7 @@ START_TEST(test_push2_unreachable_webhook_retries_until_dead)
 	json_object_put(t);
 	long long queued = fx_count(&app, "push_outbox");
 	for (int i = 0; i < 3; i++) {
-		ck_assert_int_eq(th_push_deliver_due(&app, 3000), 0);
+		ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 3000), 0);
 		usleep(100 * 1000);
 	}
 	/* push_max_attempts = 3 */
@@ -1187,9 +1187,9 @@ START_TEST(test_push2_expired_claim_is_delivered_again)
 	ck_assert_int_eq(th_store_commit(app.store, &err), TH_OK);
 	ck_assert_int_eq((long long)n, queued);
 	th_push_deliveries_free(d, n);
-	ck_assert_int_eq(th_push_deliver_due(&app, 2000), 0); /* still claimed */
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 2000), 0); /* still claimed */
 	usleep(150 * 1000);
-	ck_assert_int_eq(th_push_deliver_due(&app, 5000), queued);
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 5000), queued);
 	ck_assert_int_eq(rx_count(), queued);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM push_outbox WHERE state = 'delivered' AND "
 	                         "attempts = 2"),
@@ -1206,7 +1206,7 @@ START_TEST(test_push3_url_is_checked_again_at_delivery)
 	json_object_put(t);
 	/* The configuration no longer allows loopback targets (as after a DNS change). */
 	app.cfg->push_allow_private = 0;
-	ck_assert_int_eq(th_push_deliver_due(&app, 3000), 0);
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 3000), 0);
 	ck_assert_int_eq(rx_count(), 0);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM push_outbox WHERE state != 'dead' OR "
 	                         "last_error NOT LIKE '%loopback%'"),
@@ -1222,7 +1222,7 @@ START_TEST(test_push4_wrong_key_at_delivery_sends_nothing)
 	json_object *t = fx_send_text(&app, "alice", task, "m2", "x", &err);
 	json_object_put(t);
 	setenv(TH_PUSH_KEY_ENV, KEY2_HEX, 1);
-	ck_assert_int_eq(th_push_deliver_due(&app, 3000), 0);
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 3000), 0);
 	ck_assert_int_eq(rx_count(), 0);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM push_outbox WHERE state != 'pending' OR "
 	                         "last_error NOT LIKE '%cannot decrypt%'"),
@@ -1230,7 +1230,8 @@ START_TEST(test_push4_wrong_key_at_delivery_sends_nothing)
 	/* The operator puts the right key back: the retry goes out with the token. */
 	setenv(TH_PUSH_KEY_ENV, KEY_HEX, 1);
 	usleep(100 * 1000);
-	ck_assert_int_eq(th_push_deliver_due(&app, 5000), fx_count(&app, "push_outbox"));
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 5000),
+	                 fx_count(&app, "push_outbox"));
 	char *req = rx_request(0), v[64];
 	ck_assert_ptr_nonnull(req);
 	ck_assert_str_eq(header(req, "X-A2A-Notification-Token", v, sizeof v), "tok-1");
@@ -1249,7 +1250,7 @@ START_TEST(test_push2_deleted_config_drops_its_deliveries)
 	ck_assert_int_gt(fx_count(&app, "push_outbox"), 0);
 	ck_assert_int_eq(delete_cfg("alice", "h1"), TH_OK);
 	ck_assert_int_eq(fx_count(&app, "push_outbox"), 0);
-	ck_assert_int_eq(th_push_deliver_due(&app, 2000), 0);
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 2000), 0);
 	ck_assert_int_eq(rx_count(), 0);
 }
 END_TEST
@@ -1272,7 +1273,7 @@ START_TEST(test_push2_owner_no_longer_on_the_task_hears_nothing)
 	                              "DELETE FROM participants WHERE participant_id = 'bob'", NULL,
 	                              NULL, NULL),
 	                 SQLITE_OK);
-	ck_assert_int_eq(th_push_deliver_due(&app, 3000), 0);
+	ck_assert_int_eq(th_push_deliver_due(app.store, app.cfg, 3000), 0);
 	ck_assert_int_eq(rx_count(), 0);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM push_outbox WHERE state != 'dead' OR "
 	                         "last_error NOT LIKE '%no longer a participant%'"),
