@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* app.h — the process context: what one worker process holds across requests.
  * worker/process.h builds it once after the worker starts (never across fork) and
- * frees it at exit; every request borrows it. The domain only reads it, leaves
- * after-response work with th_app_defer, and fills the parts built on first use (the
- * card, the tools; each thread of a worker has its own struct th_app). */
+ * frees it at exit; every request borrows it (each thread of a worker has its own
+ * struct th_app). It goes no lower than service/: the operations (ops/) and the turn
+ * engine (turn/) are handed only what they use, the store and the settings or the
+ * turn engine's context that th_app_turns lends (decision-056). */
 #ifndef TH_APP_H
 #define TH_APP_H
 
 #include <json-c/json.h>
 #include <stdint.h>
 
+#include "turn/context.h"
 #include "util/err.h"
 
 struct th_config;
@@ -17,11 +19,6 @@ struct th_store;
 struct th_registry;
 struct th_memo;
 
-/* Work the worker runs after the response is finished: a turn accepted by a request
- * that answered at once (returnImmediately, TURN-5) or a sub-task's first turn
- * (turn_id > 0, held by this worker), or the recovery of a task whose turn's lease a
- * read noticed expired (turn_id 0, TURN-7). Each is also a row in `turns`, so a worker
- * that dies first leaves it to lease recovery. */
 /* Whoever takes open streams off the request that opened them (STREAM-6): the FastCGI
  * worker's stream thread. The binding reserves a slot with room() before it starts a
  * stream, and then either hands the stream over with take(), which uses the reservation,
@@ -43,6 +40,10 @@ struct th_parker {
 	void (*unreserve)(void *impl, const char *participant);
 };
 
+/* Work the worker runs after the response is finished (struct th_defer): a turn accepted
+ * by a request that answered at once (returnImmediately, TURN-5) or a sub-task's first
+ * turn (turn_id > 0, held by this worker), or the recovery of a task whose turn's lease a
+ * read noticed expired (turn_id 0, TURN-7). */
 struct th_pending_turn {
 	char *task_id; /* free (th_app_run_pending) */
 	int64_t turn_id;
@@ -63,6 +64,8 @@ struct th_app {
 	                                    th_app_close (json_object_put) */
 	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */
 	size_t npending, cap_pending;
+	struct th_defer defer;    /* queues on pending (th_app_defer, set by th_app_open);
+	                             what ops/ and turn/ see of the queue */
 	int64_t push_poll_ms;     /* monotonic time of the next look for due pushes
 	                             queued by other workers (th_push_deliver_due) */
 	struct th_parker *parker; /* borrowed from the worker loop; NULL (CGI, tests):
@@ -72,9 +75,15 @@ struct th_app {
 	                             (th_memo_free) */
 };
 
-/* Queues after-response work: run turn_id of task_id (held by this worker), or, with
- * turn_id 0, recover the task's expired turns. A task queued for recovery twice is
- * queued once. On TH_ENOMEM nothing is queued (the turn stays in `turns` for recovery). */
-th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id);
+/* What the turn engine, and the operations that run or notice turns, are lent of app for
+ * one call (turn/context.h). */
+static inline struct th_turn_ctx th_app_turns(struct th_app *app)
+{
+	return (struct th_turn_ctx){.store = app->store,
+	                            .cfg = app->cfg,
+	                            .commands = app->commands,
+	                            .tools = &app->tools,
+	                            .defer = app->defer};
+}
 
 #endif

@@ -100,7 +100,8 @@ static th_err bearer_identity(struct th_bind_ctx *ctx, struct th_error *e)
 		token++;
 	rc = *token == '\0'
 	         ? th_error_set(e, TH_EUNAUTHENTICATED, "bearer token refused: the token is empty")
-	         : th_auth_bearer(ctx->app, token, ctx->who, sizeof ctx->who, e);
+	         : th_auth_bearer(ctx->app->store, ctx->app->cfg, token, ctx->who, sizeof ctx->who,
+	                          e);
 	if (rc == TH_EUNAUTHENTICATED)
 		th_buf_puts(&ctx->extra, "WWW-Authenticate: Bearer realm=\"tiny-harness\", "
 		                         "error=\"invalid_token\"\r\n");

@@ -211,7 +211,8 @@ static void bearer_who(struct th_bind_ctx *ctx, char *who, size_t n)
 		token++;
 	struct th_error e;
 	th_error_clear(&e);
-	if (*token == '\0' || th_auth_bearer(ctx->app, token, who, n, &e) != TH_OK)
+	if (*token == '\0' ||
+	    th_auth_bearer(ctx->app->store, ctx->app->cfg, token, who, n, &e) != TH_OK)
 		who[0] = '\0';
 }
 

@@ -505,7 +505,8 @@ static int cmd_recover(void)
 	struct th_error e;
 	th_error_clear(&e);
 	int n = 0;
-	th_err rc = th_turn_recover(&app, NULL, &n, &e);
+	struct th_turn_ctx tc = th_app_turns(&app);
+	th_err rc = th_turn_recover(&tc, NULL, &n, &e);
 	th_app_run_pending(&app);
 	if (rc != TH_OK)
 		fprintf(stderr, "tiny-harness: %s\n", e.msg);

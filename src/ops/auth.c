@@ -91,7 +91,7 @@ th_err th_auth_key_new(char key[TH_KEY_BUF], char hash[TH_KEY_HASH_BUF], struct 
 	return TH_OK;
 }
 
-static th_err api_key(struct th_app *app, const char *token, char *who, size_t n,
+static th_err api_key(struct th_store *st, const char *token, char *who, size_t n,
                       struct th_error *e)
 {
 	char hash[TH_KEY_HASH_BUF];
@@ -105,10 +105,10 @@ static th_err api_key(struct th_app *app, const char *token, char *who, size_t n
 		return th_error_set(e, TH_EINTERNAL, "libcrypto is not available");
 	char *p = NULL;
 	int began = 0;
-	th_err rc = th_store_read_begin(app->store, &began, e);
+	th_err rc = th_store_read_begin(st, &began, e);
 	if (rc == TH_OK)
-		rc = th_store_key_find(app->store, hash, &p, e);
-	th_store_read_end(app->store, began);
+		rc = th_store_key_find(st, hash, &p, e);
+	th_store_read_end(st, began);
 	if (rc == TH_ENOTFOUND)
 		return th_error_set(e, TH_EUNAUTHENTICATED,
 		                    "bearer token refused: no such API key (unknown or revoked)");
@@ -120,12 +120,11 @@ static th_err api_key(struct th_app *app, const char *token, char *who, size_t n
 	return rc;
 }
 
-th_err th_auth_bearer(struct th_app *app, const char *token, char *who, size_t n,
-                      struct th_error *e)
+th_err th_auth_bearer(struct th_store *st, const struct th_config *cfg, const char *token,
+                      char *who, size_t n, struct th_error *e)
 {
 	if (!th_jwt_is_jwt(token))
-		return api_key(app, token, who, n, e);
-	const struct th_config *cfg = app->cfg;
+		return api_key(st, token, who, n, e);
 	struct th_jwt_rules r = {
 	    .jwks_path = cfg->jwt_jwks_file,
 	    .issuer = cfg->jwt_issuer,

@@ -7,8 +7,10 @@
 
 #include <stddef.h>
 
-#include "app.h"
 #include "util/err.h"
+
+struct th_config;
+struct th_store;
 
 /* An API key: "th_" and 43 base64url characters (32 random bytes). */
 #define TH_KEY_PREFIX "th_"
@@ -21,8 +23,8 @@
 /* The participant that token (the part after "Bearer ") names into who (n bytes): a
  * token with two dots is a JWT, any other an API key. TH_EUNAUTHENTICATED says what was
  * wrong without repeating the token; TH_EINTERNAL for the server's own trouble. */
-th_err th_auth_bearer(struct th_app *app, const char *token, char *who, size_t n,
-                      struct th_error *e);
+th_err th_auth_bearer(struct th_store *st, const struct th_config *cfg, const char *token,
+                      char *who, size_t n, struct th_error *e);
 
 /* A new random key into key and its hash into hash; TH_EINTERNAL without libcrypto. */
 th_err th_auth_key_new(char key[TH_KEY_BUF], char hash[TH_KEY_HASH_BUF], struct th_error *e);

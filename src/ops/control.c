@@ -102,11 +102,11 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc;
 }
 
-th_err th_control_complete(struct th_app *app, const char *participant, const char *task_id,
+th_err th_control_complete(struct th_store *st, const char *participant, const char *task_id,
                            json_object *msg, struct th_error *e)
 {
 	struct complete_arg a = {.participant = participant, .task_id = task_id, .msg = msg};
-	th_err rc = th_store_write(app->store, complete_part, &a, e);
+	th_err rc = th_store_write(st, complete_part, &a, e);
 	free(a.text);
 	json_object_put(a.status_msg);
 	json_object_put(a.sub);
@@ -237,15 +237,14 @@ static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc;
 }
 
-th_err th_control_cancel(struct th_app *app, const char *participant, const char *task_id,
-                         json_object **task, struct th_error *e)
+th_err th_control_cancel(struct th_store *st, const struct th_config *cfg, const char *participant,
+                         const char *task_id, json_object **task, struct th_error *e)
 {
 	struct cancel_arg a = {.participant = participant, .task_id = task_id};
 	*task = NULL;
-	th_err rc = th_store_write(app->store, cancel_part, &a, e);
+	th_err rc = th_store_write(st, cancel_part, &a, e);
 	if (rc == TH_OK)
-		rc = th_view_task(app->store, &a.row, participant, app->cfg->history_default, 1,
-		                  task, e);
+		rc = th_view_task(st, &a.row, participant, cfg->history_default, 1, task, e);
 	th_task_row_free(&a.row);
 	return rc;
 }
@@ -281,8 +280,8 @@ json_object *th_complete_message(const char *task_id, const char *participant_id
 	return msg;
 }
 
-th_err th_harness_cancel(struct th_app *app, const char *participant,
+th_err th_harness_cancel(struct th_store *st, const struct th_config *cfg, const char *participant,
                          const struct th_cancel_req *req, json_object **task, struct th_error *e)
 {
-	return th_control_cancel(app, participant, req->id, task, e);
+	return th_control_cancel(st, cfg, participant, req->id, task, e);
 }

@@ -141,15 +141,15 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
  * task they may write to, within the sub-task limit; the child's id becomes
  * "<parent>.<n>" and, unless the client chose a context (ctx_given), it lives in its
  * parent's context. id and ctx are rewritten in place. */
-static th_err under_parent(struct th_app *app, const char *participant, const char *parent,
-                           int ctx_given, char id[TH_ID_BUF], char ctx[TH_ID_BUF],
-                           struct th_error *e)
+static th_err under_parent(const struct th_turn_ctx *tc, const char *participant,
+                           const char *parent, int ctx_given, char id[TH_ID_BUF],
+                           char ctx[TH_ID_BUF], struct th_error *e)
 {
-	struct th_store *st = app->store;
+	struct th_store *st = tc->store;
 	th_err rc =
 	    th_access_check(st, parent, participant, TH_ACCESS_WRITE, "add sub-tasks to", NULL, e);
 	if (rc == TH_OK)
-		rc = th_subtask_next_id(st, app->cfg->lim.max_subtasks, parent, id, e);
+		rc = th_subtask_next_id(st, tc->cfg->lim.max_subtasks, parent, id, e);
 	if (rc == TH_EINVAL) { /* a limit: name the field it came from */
 		char why[TH_ERRMSG_MAX];
 		snprintf(why, sizeof why, "%s", e->msg);
@@ -187,11 +187,11 @@ static th_err resent_or_new(struct th_store *st, const char *participant, json_o
 	return in->a2ui > 0 ? th_ui_check_inbound(st, NULL, msg, &actions, &reports, e) : TH_OK;
 }
 
-static th_err create_task(struct th_app *app, const char *participant, json_object *msg,
+static th_err create_task(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
                           const struct th_inbound *in, int inline_turn, char task_id_out[TH_ID_BUF],
                           int64_t *turn_id, json_object **created, struct th_error *e)
 {
-	struct th_store *st = app->store;
+	struct th_store *st = tc->store;
 	int resent = 0;
 	*turn_id = 0;
 	*created = NULL;
@@ -232,16 +232,16 @@ static th_err create_task(struct th_app *app, const char *participant, json_obje
 	    .created_by = participant,
 	    .first = msg,
 	    .first_sender = participant,
-	    .lease_ms = app->cfg->lease_ms,
+	    .lease_ms = tc->cfg->lease_ms,
 	    .inline_turn = inline_turn,
 	};
 	if (payload != NULL) {
-		if ((rc = th_task_payload_parse(payload, 1, &app->cfg->lim, &pl, e)) != TH_OK ||
-		    (rc = envelope_participants(&pl, participant, &app->cfg->lim, &ps, &nps, e)) !=
+		if ((rc = th_task_payload_parse(payload, 1, &tc->cfg->lim, &pl, e)) != TH_OK ||
+		    (rc = envelope_participants(&pl, participant, &tc->cfg->lim, &ps, &nps, e)) !=
 		        TH_OK)
 			goto out;
 		if (pl.parent != NULL &&
-		    (rc = under_parent(app, participant, pl.parent, given_ctx != NULL, id, ctx,
+		    (rc = under_parent(tc, participant, pl.parent, given_ctx != NULL, id, ctx,
 		                       e)) != TH_OK)
 			goto out;
 		nt.name = pl.name;
@@ -269,12 +269,13 @@ out:
 
 /* TASK-5: a task envelope on an existing task changes name, description,
  * acceptance_criteria (any non-watcher) and participants (admin or reporter, ID-5). */
-static th_err update_task(struct th_app *app, struct th_task_row *row, const char *participant,
-                          const char *role, json_object *payload, struct th_error *e)
+static th_err update_task(const struct th_turn_ctx *tc, struct th_task_row *row,
+                          const char *participant, const char *role, json_object *payload,
+                          struct th_error *e)
 {
-	struct th_store *st = app->store;
+	struct th_store *st = tc->store;
 	struct th_task_payload pl = {0};
-	th_err rc = th_task_payload_parse(payload, 0, &app->cfg->lim, &pl, e);
+	th_err rc = th_task_payload_parse(payload, 0, &tc->cfg->lim, &pl, e);
 	if (rc != TH_OK)
 		return rc;
 	if (pl.has_participants && strcmp(role, "admin") != 0 && strcmp(role, "reporter") != 0) {
@@ -317,9 +318,9 @@ static th_err update_task(struct th_app *app, struct th_task_row *row, const cha
 			goto out;
 	}
 	if (pl.has_participants) {
-		if (pl.nps > app->cfg->lim.max_participants) {
+		if (pl.nps > tc->cfg->lim.max_participants) {
 			rc = th_error_set(e, TH_EINVAL, "a task has at most %zu participants",
-			                  app->cfg->lim.max_participants);
+			                  tc->cfg->lim.max_participants);
 			goto out;
 		}
 		for (size_t i = 0; rc == TH_OK && i < pl.nps; i++) {
@@ -400,7 +401,7 @@ static th_err keep_message(struct th_store *st, struct th_task_row *row, const c
  * whenever its text arrives — also while the task waits for someone's answer — and
  * answers about the task as it stands, so the task is not moved to WORKING for it.
  * A built-in the sender's role may not use is refused (ID-5). */
-static th_err which_builtin(struct th_app *app, const struct th_inbound *in,
+static th_err which_builtin(const struct th_turn_ctx *tc, const struct th_inbound *in,
                             const char *participant, const char *role, int *builtin,
                             struct th_error *e)
 {
@@ -408,8 +409,8 @@ static th_err which_builtin(struct th_app *app, const struct th_inbound *in,
 	*builtin = 0;
 	if (cmd == NULL)
 		return TH_OK;
-	th_err rc = th_builtin_permitted(app->commands, cmd, participant, role, e);
-	const struct th_command *c = th_registry_match(app->commands, cmd, NULL);
+	th_err rc = th_builtin_permitted(tc->commands, cmd, participant, role, e);
+	const struct th_command *c = th_registry_match(tc->commands, cmd, NULL);
 	*builtin = rc == TH_OK && c != NULL && c->kind == TH_CMD_BUILTIN;
 	return rc;
 }
@@ -430,11 +431,11 @@ static th_err inbound_ui(struct th_store *st, const char *task_id, const char *p
 	return rc;
 }
 
-static th_err follow_up(struct th_app *app, const char *participant, json_object *msg,
+static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
                         const struct th_inbound *in, const char *task_id, int inline_turn,
                         int64_t *turn_id, struct th_error *e)
 {
-	struct th_store *st = app->store;
+	struct th_store *st = tc->store;
 	struct th_task_row row = {0};
 	json_object *payload = in->payload;
 	int has_cp = in->has_channel;
@@ -459,15 +460,14 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if ((rc = open_to(&row, msg, e)) != TH_OK)
 		goto out;
 	int builtin = 0;
-	if ((rc = which_builtin(app, in, participant, role, &builtin, e)) != TH_OK)
+	if ((rc = which_builtin(tc, in, participant, role, &builtin, e)) != TH_OK)
 		goto out;
 	builtin = builtin && payload == NULL && !has_cp;
 	if (th_json_put(msg, "contextId", json_object_new_string(row.context_id)) != 0) {
 		rc = th_error_set(e, TH_ENOMEM, "out of memory building a message's contextId");
 		goto out;
 	}
-	if (payload != NULL &&
-	    (rc = update_task(app, &row, participant, role, payload, e)) != TH_OK)
+	if (payload != NULL && (rc = update_task(tc, &row, participant, role, payload, e)) != TH_OK)
 		goto out;
 
 	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
@@ -501,7 +501,7 @@ static th_err follow_up(struct th_app *app, const char *participant, json_object
 	if (!instant && !inline_turn && row.state != TH_STATE_WORKING &&
 	    (rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e)) != TH_OK)
 		goto out;
-	rc = th_task_queue_turn(st, task_id, mid, app->cfg->lease_ms, inline_turn, turn_id, e);
+	rc = th_task_queue_turn(st, task_id, mid, tc->cfg->lease_ms, inline_turn, turn_id, e);
 out:
 	free(role);
 	th_task_row_free(&row);
@@ -511,7 +511,7 @@ out:
 /* What the intake's write transaction needs (th_store_write runs accept_part, maybe on
  * another request thread of the worker: everything it uses is here). */
 struct accept_arg {
-	struct th_app *app;
+	const struct th_turn_ctx *tc;
 	const char *participant;
 	unsigned extensions;
 	json_object *msg;
@@ -525,31 +525,32 @@ struct accept_arg {
 static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct accept_arg *a = arg;
-	struct th_app *app = a->app;
+	const struct th_turn_ctx *tc = a->tc;
 	struct th_intake *out = a->out;
-	assert(st == app->store);
+	assert(st == tc->store);
 	/* A part runs once per th_store_write; whatever an earlier run left is not ours. */
 	json_object_put(out->created);
 	out->created = NULL;
 	th_turn_reply_free(&out->reply);
 	th_err rc = a->given == NULL
-	                ? create_task(app, a->participant, a->msg, a->in, a->inline_turn,
+	                ? create_task(tc, a->participant, a->msg, a->in, a->inline_turn,
 	                              out->task_id, &out->turn_id, &out->created, e)
-	                : follow_up(app, a->participant, a->msg, a->in, out->task_id,
-	                            a->inline_turn, &out->turn_id, e);
+	                : follow_up(tc, a->participant, a->msg, a->in, out->task_id, a->inline_turn,
+	                            &out->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
 	if (rc == TH_OK)
 		rc = th_ui_note_client(st, out->task_id, a->extensions, a->msg, e);
 	/* PUSH-1: a config sent with the message belongs to its task and sender. */
 	if (rc == TH_OK && a->push->url != NULL)
-		rc = th_pushcfg_inline_attach(app, a->participant, out->task_id, a->push, e);
+		rc =
+		    th_pushcfg_inline_attach(st, tc->cfg, a->participant, out->task_id, a->push, e);
 	/* An instant turn commits with its message: one write transaction (TURN-4 holds:
 	 * nothing is accepted, or the message and its reply are). Last, so that the
 	 * reply's events reach a push config sent with the message. A new task's turn that
 	 * only replied leaves its reply in out (the answer is built from it). */
 	if (rc == TH_OK && out->turn_id == TH_TURN_INLINE &&
-	    (rc = th_turn_inline(app, out->task_id, a->msg, out->created ? &out->reply : NULL,
-	                         e)) == TH_OK)
+	    (rc = th_turn_inline(tc, out->task_id, a->msg, out->created ? &out->reply : NULL, e)) ==
+	        TH_OK)
 		out->turn_id = 0;
 	return rc;
 }
@@ -557,10 +558,10 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 /* What kind of message msg is, read once into *in (th_inbound_read): 1 a control
  * envelope, 0 a message for a task, -1 refused with e set (a bad envelope or channel part,
  * or a channel message without message.taskId). */
-static int classify(const struct th_app *app, const char *participant, json_object *msg,
+static int classify(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
                     const char *given, struct th_inbound *in, struct th_error *e)
 {
-	if (th_inbound_read(msg, participant, &app->cfg->lim, in, e) != 0)
+	if (th_inbound_read(msg, participant, &tc->cfg->lim, in, e) != 0)
 		return -1;
 	if (in->control)
 		return 1;
@@ -573,14 +574,14 @@ static int classify(const struct th_app *app, const char *participant, json_obje
 }
 
 /* TURN-4, TURN-7: when a turn of task_id has outlived its lease, its worker died: the
- * task is queued for this worker's after-response work (th_app_defer, turn 0), which
+ * task is queued for this worker's after-response work (tc->defer, turn 0), which
  * recovers it once the answer is sent. Only for a message the task accepted, so its
  * sender may see the task: a stranger's request does no work for it (SEC-5). Asked
  * after the commit, on this thread's own connection, as GetTask asks (th_turn_expired). */
-static void defer_expired(struct th_app *app, const char *task_id)
+static void defer_expired(const struct th_turn_ctx *tc, const char *task_id)
 {
-	if (th_turn_expired(app->store, app->cfg->lease_ms, task_id))
-		(void)th_app_defer(app, task_id, 0); /* TH_ENOMEM: left to `recover` */
+	if (th_turn_expired(tc->store, tc->cfg->lease_ms, task_id))
+		(void)th_defer_turn(&tc->defer, task_id, 0); /* TH_ENOMEM: left to `recover` */
 }
 
 void th_intake_free(struct th_intake *in)
@@ -590,7 +591,7 @@ void th_intake_free(struct th_intake *in)
 	th_turn_reply_free(&in->reply);
 }
 
-th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
+th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, unsigned extensions,
                         const struct th_send_req *req, int inline_turn, struct th_intake *out,
                         struct th_error *e)
 {
@@ -606,19 +607,20 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 	if (given != NULL)
 		snprintf(out->task_id, TH_ID_BUF, "%s", given);
 	struct th_inbound in;
-	int ctl = classify(app, participant, msg, given, &in, e);
+	int ctl = classify(tc, participant, msg, given, &in, e);
 	if (ctl < 0) {
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
-		rc = given != NULL ? th_control_complete(app, participant, out->task_id, msg, e)
-		                   : th_error_set(e, TH_EINVAL,
-		                                  "a control envelope completes an existing task: "
-		                                  "message.taskId is required");
+		rc = given != NULL
+		         ? th_control_complete(tc->store, participant, out->task_id, msg, e)
+		         : th_error_set(e, TH_EINVAL,
+		                        "a control envelope completes an existing task: "
+		                        "message.taskId is required");
 	} else if (req->push_config != NULL &&
-	           (rc = th_pushcfg_inline_check(app, req->push_config, &push, e)) != TH_OK) {
+	           (rc = th_pushcfg_inline_check(tc->cfg, req->push_config, &push, e)) != TH_OK) {
 		/* refused before anything is stored */
 	} else {
-		struct accept_arg a = {.app = app,
+		struct accept_arg a = {.tc = tc,
 		                       .participant = participant,
 		                       .extensions = extensions,
 		                       .msg = msg,
@@ -627,7 +629,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		                       .push = &push,
 		                       .inline_turn = inline_turn,
 		                       .out = out};
-		rc = th_store_write(app->store, accept_part, &a, e);
+		rc = th_store_write(tc->store, accept_part, &a, e);
 		/* A new task's Task event is kept only with the reply it is answered with. */
 		if (rc != TH_OK || out->reply.message == NULL)
 			th_intake_free(out);
@@ -635,7 +637,7 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 		 * handed to after-response work, queued before this message's own turn, and
 		 * never run here (decision-049). */
 		if (rc == TH_OK && given != NULL)
-			defer_expired(app, out->task_id);
+			defer_expired(tc, out->task_id);
 	}
 	th_push_create_req_free(&push);
 	json_object_put(msg);
@@ -644,9 +646,9 @@ th_err th_intake_accept(struct th_app *app, const char *participant, unsigned ex
 
 /* The historyLength of a blocking SendMessage's answer: the request's, else the
  * configured default (A2A §3.1). */
-static int answer_history(const struct th_app *app, const struct th_send_req *req)
+static int answer_history(const struct th_turn_ctx *tc, const struct th_send_req *req)
 {
-	return req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	return req->history_length >= 0 ? req->history_length : tc->cfg->history_default;
 }
 
 /* The one rule for a SendMessage's answer (decision-049), whatever the message did
@@ -656,7 +658,7 @@ static int answer_history(const struct th_app *app, const struct th_send_req *re
  * without reading the task again (th_view_task_replied); any other task is read as
  * GetTask reads it, in one snapshot (TURN-7). A2A §3.1: the latest status and all
  * artifacts, with the request's historyLength. */
-static th_err answer(struct th_app *app, const char *participant, int history,
+static th_err answer(const struct th_turn_ctx *tc, const char *participant, int history,
                      const struct th_intake *in, json_object **task, struct th_error *e)
 {
 	*task = in->reply.message != NULL
@@ -665,29 +667,30 @@ static th_err answer(struct th_app *app, const char *participant, int history,
 	if (*task != NULL)
 		return TH_OK;
 	/* Out of memory building it from the reply, the committed task is read instead. */
-	return th_view_task_by_id(app->store, in->task_id, participant, history, 1, task, e);
+	return th_view_task_by_id(tc->store, in->task_id, participant, history, 1, task, e);
 }
 
-th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
+th_err th_harness_send(const struct th_turn_ctx *tc, const char *participant, unsigned extensions,
                        const struct th_send_req *req, json_object **task, struct th_error *e)
 {
 	*task = NULL;
 	struct th_intake in;
 	/* A blocking send of an instant model commits the message with its reply; with
 	 * returnImmediately the answer comes first and the turn after it (TURN-5). */
-	int inline_turn = !req->return_immediately && th_turn_instant(app);
-	th_err rc = th_intake_accept(app, participant, extensions, req, inline_turn, &in, e);
+	int inline_turn = !req->return_immediately && th_turn_instant(tc->cfg);
+	th_err rc = th_intake_accept(tc, participant, extensions, req, inline_turn, &in, e);
 	if (rc == TH_OK && in.turn_id > 0 &&
-	    (!req->return_immediately || th_app_defer(app, in.task_id, in.turn_id) != TH_OK)) {
+	    (!req->return_immediately ||
+	     th_defer_turn(&tc->defer, in.task_id, in.turn_id) != TH_OK)) {
 		/* A turn that fails leaves its lease to recovery; the message is safe. */
 		struct th_error te;
 		th_error_clear(&te);
-		if (th_turn_run(app, in.task_id, in.turn_id, &te) != TH_OK)
+		if (th_turn_run(tc, in.task_id, in.turn_id, &te) != TH_OK)
 			th_log(TH_LOG_WARN, "turn %lld on task %s: %s", (long long)in.turn_id,
 			       in.task_id, te.msg);
 	}
 	if (rc == TH_OK)
-		rc = answer(app, participant, answer_history(app, req), &in, task, e);
+		rc = answer(tc, participant, answer_history(tc, req), &in, task, e);
 	th_intake_free(&in);
 	return rc;
 }

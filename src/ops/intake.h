@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "a2a/a2a.h"
-#include "app.h"
 #include "turn/turn.h"
 #include "util/err.h"
 
@@ -35,7 +34,7 @@ void th_intake_free(struct th_intake *in);
  * in that transaction. Builds no answer and runs no turn of another message: a follow-up
  * to a task whose turn's worker died leaves that task to this worker's after-response
  * work (TURN-7). */
-th_err th_intake_accept(struct th_app *app, const char *participant, unsigned extensions,
+th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, unsigned extensions,
                         const struct th_send_req *req, int inline_turn, struct th_intake *out,
                         struct th_error *e);
 

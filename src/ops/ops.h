@@ -9,30 +9,41 @@
 #include <json-c/json.h>
 
 #include "a2a/a2a.h"
-#include "app.h"
+#include "turn/context.h"
 #include "util/err.h"
 
-/* The harness's own participant id (ID-2). */
+struct th_config;
+struct th_memo;
+struct th_store;
+
+/* Each operation is handed what it uses of the process, borrowed for the call: the store
+ * and the settings, and where it runs or notices turns the turn engine's context
+ * (turn/context.h: also the commands, the tools and the after-response queue), never the
+ * process context (decision-056). */
+
 /* SendMessage (TASK-2, TASK-6, TASK-7, CTL-1..CTL-7): creates a task or continues
  * one, or completes it when the message is a control envelope. Runs the turn unless
- * req->return_immediately, in which case the turn is queued on app->pending; an expired
- * turn of another message is only ever queued there (TURN-7). *task is the Task as a
+ * req->return_immediately, in which case the turn is left to tc->defer; an expired turn
+ * of another message is only ever left there (TURN-7). *task is the Task as a
  * GetTask with req's historyLength (else the configured default) shows it after the last
  * commit, built in one place (decision-049). */
-th_err th_harness_send(struct th_app *app, const char *participant, unsigned extensions,
+th_err th_harness_send(const struct th_turn_ctx *tc, const char *participant, unsigned extensions,
                        const struct th_send_req *req, json_object **task, struct th_error *e);
 
 /* GetTask (ID-3, STREAM-5). *task serialises to the Task; it may be the Task's text kept
- * verbatim (th_json_raw, decision-029), so it is for writing out, not for reading. */
-th_err th_harness_get(struct th_app *app, const char *participant, const struct th_get_req *req,
-                      json_object **task, struct th_error *e);
+ * verbatim (th_json_raw, decision-029), so it is for writing out, not for reading.
+ * answers (NULL: none) keeps answers while the database stays the same (util/memo.h). A
+ * noticed expired turn is left to tc->defer (TURN-7). */
+th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
+                      const char *participant, const struct th_get_req *req, json_object **task,
+                      struct th_error *e);
 
 /* ListTasks (ID-3, STREAM-5): a ListTasksResponse. */
-th_err th_harness_list(struct th_app *app, const char *participant, const struct th_list_req *req,
+th_err th_harness_list(struct th_store *st, const char *participant, const struct th_list_req *req,
                        json_object **response, struct th_error *e);
 
 /* CancelTask (CTL-6, CTL-8). */
-th_err th_harness_cancel(struct th_app *app, const char *participant,
+th_err th_harness_cancel(struct th_store *st, const struct th_config *cfg, const char *participant,
                          const struct th_cancel_req *req, json_object **task, struct th_error *e);
 
 /* The completion message of CTL-9: a Message whose only part is the control

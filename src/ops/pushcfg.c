@@ -54,10 +54,10 @@ static th_err answer(const struct th_push_config *c, json_object **result, struc
 
 static const char *const WHAT = "manage push notification configs of";
 
-static th_err access(struct th_app *app, const char *participant, const char *task_id,
+static th_err access(struct th_store *st, const char *participant, const char *task_id,
                      struct th_error *e)
 {
-	return th_access_check(app->store, task_id, participant, TH_ACCESS_READ, WHAT, NULL, e);
+	return th_access_check(st, task_id, participant, TH_ACCESS_READ, WHAT, NULL, e);
 }
 
 /* Seals the token and the credentials of r into c (PUSH-4). */
@@ -114,18 +114,19 @@ static th_err new_config(const struct th_push_create_req *r, const char *task_id
 
 /* The participant may hold push_max_configs configs on a task; replacing one of them
  * is always allowed. Inside the transaction. */
-static th_err check_limit(struct th_app *app, const struct th_push_config *c, struct th_error *e)
+static th_err check_limit(struct th_store *st, const struct th_config *cfg,
+                          const struct th_push_config *c, struct th_error *e)
 {
 	struct th_push_config *mine = NULL;
 	size_t n = 0;
-	th_err rc = th_store_push_configs(app->store, c->task_id, c->participant_id, &mine, &n, e);
+	th_err rc = th_store_push_configs(st, c->task_id, c->participant_id, &mine, &n, e);
 	if (rc != TH_OK)
 		return rc;
 	int replacing = 0;
 	for (size_t i = 0; i < n; i++)
 		replacing |= strcmp(mine[i].config_id, c->config_id) == 0;
 	th_push_configs_free(mine, n);
-	if (!replacing && n >= (size_t)app->cfg->push_max_configs)
+	if (!replacing && n >= (size_t)cfg->push_max_configs)
 		return th_error_set(
 		    e, TH_EINVAL,
 		    "participant %.100s already has %zu push notification configs on "
@@ -137,7 +138,7 @@ static th_err check_limit(struct th_app *app, const struct th_push_config *c, st
 /* Create's transaction: the access again (the participant may have left meanwhile), the
  * limit, the row. */
 struct created_arg {
-	struct th_app *app;
+	const struct th_config *cfg;
 	const char *participant;
 	const struct th_push_config *c;
 };
@@ -146,9 +147,9 @@ static th_err created_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct created_arg *a = arg;
 	const struct th_push_config *c = a->c;
-	th_err rc = access(a->app, a->participant, c->task_id, e);
+	th_err rc = access(st, a->participant, c->task_id, e);
 	if (rc == TH_OK)
-		rc = check_limit(a->app, c, e);
+		rc = check_limit(st, a->cfg, c, e);
 	if (rc == TH_OK) {
 		rc = th_store_push_config_put(st, c, e);
 		if (rc == TH_ENOTFOUND)
@@ -163,30 +164,31 @@ static th_err created_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc;
 }
 
-static th_err store_created(struct th_app *app, const char *participant,
-                            const struct th_push_config *c, struct th_error *e)
+static th_err store_created(struct th_store *st, const struct th_config *cfg,
+                            const char *participant, const struct th_push_config *c,
+                            struct th_error *e)
 {
-	struct created_arg a = {app, participant, c};
-	return th_store_write(app->store, created_part, &a, e);
+	struct created_arg a = {cfg, participant, c};
+	return th_store_write(st, created_part, &a, e);
 }
 
 /* ---- the operations ------------------------------------------------------------------------ */
 
-th_err th_pushcfg_create(struct th_app *app, const char *participant,
+th_err th_pushcfg_create(struct th_store *st, const struct th_config *cfg, const char *participant,
                          const struct th_push_create_req *req, json_object **result,
                          struct th_error *e)
 {
 	*result = NULL;
-	th_err rc = access(app, participant, req->task_id, e);
+	th_err rc = access(st, participant, req->task_id, e);
 	/* DNS happens here, before any transaction (PUSH-3). */
 	if (rc == TH_OK)
-		rc = th_push_url_check(req->url, app->cfg->push_allow_private, NULL, e);
+		rc = th_push_url_check(req->url, cfg->push_allow_private, NULL, e);
 	if (rc != TH_OK)
 		return rc;
 	struct th_push_config c;
 	rc = new_config(req, req->task_id, participant, &c, e);
 	if (rc == TH_OK)
-		rc = store_created(app, participant, &c, e);
+		rc = store_created(st, cfg, participant, &c, e);
 	if (rc == TH_OK)
 		rc = answer(&c, result, e);
 	th_push_config_free(&c);
@@ -201,17 +203,17 @@ static th_err config_not_found(const char *task_id, const char *id, struct th_er
 	return TH_ENOTFOUND;
 }
 
-th_err th_pushcfg_get(struct th_app *app, const char *participant,
+th_err th_pushcfg_get(struct th_store *st, const char *participant,
                       const struct th_push_get_req *req, json_object **result, struct th_error *e)
 {
 	*result = NULL;
-	th_err rc = access(app, participant, req->task_id, e);
+	th_err rc = access(st, participant, req->task_id, e);
 	if (rc != TH_OK)
 		return rc;
 	struct th_push_config c;
 	struct th_error sub;
 	th_error_clear(&sub);
-	rc = th_store_push_config_get(app->store, req->task_id, req->id, participant, &c, &sub);
+	rc = th_store_push_config_get(st, req->task_id, req->id, participant, &c, &sub);
 	if (rc == TH_ENOTFOUND)
 		return config_not_found(req->task_id, req->id, e);
 	if (rc != TH_OK)
@@ -261,11 +263,11 @@ static th_err list_page(const struct th_push_config *v, size_t n, size_t offset,
 	return TH_OK;
 }
 
-th_err th_pushcfg_list(struct th_app *app, const char *participant,
+th_err th_pushcfg_list(struct th_store *st, const char *participant,
                        const struct th_push_list_req *req, json_object **result, struct th_error *e)
 {
 	*result = NULL;
-	th_err rc = access(app, participant, req->task_id, e);
+	th_err rc = access(st, participant, req->task_id, e);
 	if (rc != TH_OK)
 		return rc;
 	size_t offset = 0;
@@ -276,7 +278,7 @@ th_err th_pushcfg_list(struct th_app *app, const char *participant,
 		                    "response)");
 	struct th_push_config *v = NULL;
 	size_t n = 0;
-	rc = th_store_push_configs(app->store, req->task_id, participant, &v, &n, e);
+	rc = th_store_push_configs(st, req->task_id, participant, &v, &n, e);
 	if (rc != TH_OK)
 		return rc;
 	rc = list_page(v, n, offset, req->page_size, result, e);
@@ -305,25 +307,25 @@ static th_err deleted_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc;
 }
 
-th_err th_pushcfg_delete(struct th_app *app, const char *participant,
+th_err th_pushcfg_delete(struct th_store *st, const char *participant,
                          const struct th_push_get_req *req, struct th_error *e)
 {
-	th_err rc = access(app, participant, req->task_id, e);
+	th_err rc = access(st, participant, req->task_id, e);
 	if (rc != TH_OK)
 		return rc;
 	struct deleted_arg a = {participant, req};
-	return th_store_write(app->store, deleted_part, &a, e);
+	return th_store_write(st, deleted_part, &a, e);
 }
 
 /* ---- inline configs (SendMessageConfiguration.taskPushNotificationConfig) ------------------ */
 
-th_err th_pushcfg_inline_check(struct th_app *app, json_object *config,
+th_err th_pushcfg_inline_check(const struct th_config *cfg, json_object *config,
                                struct th_push_create_req *out, struct th_error *e)
 {
-	th_err rc = th_a2a_push_inline_decode(config, &app->cfg->lim, out, e);
+	th_err rc = th_a2a_push_inline_decode(config, &cfg->lim, out, e);
 	/* DNS now, before the request's transaction (PUSH-3). */
 	if (rc == TH_OK)
-		rc = th_push_url_check(out->url, app->cfg->push_allow_private, NULL, e);
+		rc = th_push_url_check(out->url, cfg->push_allow_private, NULL, e);
 	if (rc == TH_OK && (out->token != NULL || out->credentials != NULL)) {
 		unsigned char key[TH_PUSH_KEY_LEN];
 		struct th_error sub;
@@ -337,19 +339,20 @@ th_err th_pushcfg_inline_check(struct th_app *app, json_object *config,
 	return rc;
 }
 
-th_err th_pushcfg_inline_attach(struct th_app *app, const char *participant, const char *task_id,
-                                const struct th_push_create_req *cfg, struct th_error *e)
+th_err th_pushcfg_inline_attach(struct th_store *st, const struct th_config *cfg,
+                                const char *participant, const char *task_id,
+                                const struct th_push_create_req *push, struct th_error *e)
 {
-	if (cfg->task_id != NULL && strcmp(cfg->task_id, task_id) != 0)
+	if (push->task_id != NULL && strcmp(push->task_id, task_id) != 0)
 		return th_error_set(
 		    e, TH_EINVAL,
 		    "configuration.taskPushNotificationConfig.taskId names another task "
 		    "than the message (leave it empty)");
 	struct th_push_config c;
-	th_err rc = new_config(cfg, task_id, participant, &c, e);
+	th_err rc = new_config(push, task_id, participant, &c, e);
 	if (rc == TH_OK)
-		rc = check_limit(app, &c, e);
-	if (rc == TH_OK && (rc = th_store_push_config_put(app->store, &c, e)) == TH_EINVAL)
+		rc = check_limit(st, cfg, &c, e);
+	if (rc == TH_OK && (rc = th_store_push_config_put(st, &c, e)) == TH_EINVAL)
 		rc = th_error_set(
 		    e, TH_EINVAL,
 		    "configuration.taskPushNotificationConfig.id %.100s is already used "

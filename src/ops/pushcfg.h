@@ -14,8 +14,10 @@
 #include <json-c/json.h>
 
 #include "a2a/a2a.h"
-#include "app.h"
 #include "util/err.h"
+
+struct th_config;
+struct th_store;
 
 /* Each operation takes the caller (participant, non-empty) and its decoded request;
  * *result is the ProtoJSON result, a new reference on TH_OK. Returned configs never
@@ -24,18 +26,18 @@
 /* Stores the config after the access check and the URL check (with DNS, before the
  * short transaction); the same id replaces the caller's own config; at most
  * push_max_configs per participant and task. *result: the config. */
-th_err th_pushcfg_create(struct th_app *app, const char *participant,
+th_err th_pushcfg_create(struct th_store *st, const struct th_config *cfg, const char *participant,
                          const struct th_push_create_req *req, json_object **result,
                          struct th_error *e);
 /* *result: the config, or TaskNotFound naming it when the caller has none by that id. */
-th_err th_pushcfg_get(struct th_app *app, const char *participant,
+th_err th_pushcfg_get(struct th_store *st, const char *participant,
                       const struct th_push_get_req *req, json_object **result, struct th_error *e);
 /* *result: {configs: [...], nextPageToken}, the caller's configs oldest first. */
-th_err th_pushcfg_list(struct th_app *app, const char *participant,
+th_err th_pushcfg_list(struct th_store *st, const char *participant,
                        const struct th_push_list_req *req, json_object **result,
                        struct th_error *e);
 /* Idempotent (A2A §3.7): a config that is not there answers like a deleted one. */
-th_err th_pushcfg_delete(struct th_app *app, const char *participant,
+th_err th_pushcfg_delete(struct th_store *st, const char *participant,
                          const struct th_push_get_req *req, struct th_error *e);
 
 /* SendMessage's configuration.taskPushNotificationConfig: th_pushcfg_inline_check
@@ -43,9 +45,10 @@ th_err th_pushcfg_delete(struct th_app *app, const char *participant,
  * checks it before the request's transaction — the URL with its DNS look-up, the key
  * when it carries secrets; th_pushcfg_inline_attach stores the checked config for the
  * message's task and sender inside that transaction, as Create would. */
-th_err th_pushcfg_inline_check(struct th_app *app, json_object *config,
+th_err th_pushcfg_inline_check(const struct th_config *cfg, json_object *config,
                                struct th_push_create_req *out, struct th_error *e);
-th_err th_pushcfg_inline_attach(struct th_app *app, const char *participant, const char *task_id,
-                                const struct th_push_create_req *cfg, struct th_error *e);
+th_err th_pushcfg_inline_attach(struct th_store *st, const struct th_config *cfg,
+                                const char *participant, const char *task_id,
+                                const struct th_push_create_req *push, struct th_error *e);
 
 #endif

@@ -17,26 +17,27 @@
 #include "util/jsonx.h"
 #include "util/memo.h"
 
-th_err th_harness_get(struct th_app *app, const char *participant, const struct th_get_req *req,
-                      json_object **task, struct th_error *e)
+th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
+                      const char *participant, const struct th_get_req *req, json_object **task,
+                      struct th_error *e)
 {
 	*task = NULL;
 	/* ID-3 before the memo: a request with no sender is refused, never answered from
 	 * what another participant was told (SEC-5). */
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
-	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	int history = req->history_length >= 0 ? req->history_length : tc->cfg->history_default;
 	/* The same question, asked again while nothing was committed anywhere, has the same
 	 * answer: access and view included (decision-029). */
-	struct th_memo_stamp stamp = {th_store_data_version(app->store),
-	                              th_store_changes(app->store)};
+	struct th_memo_stamp stamp = {th_store_data_version(tc->store),
+	                              th_store_changes(tc->store)};
 	struct th_buf key;
 	th_buf_init(&key);
 	th_buf_printf(&key, "%d\n%s\n%s", history, participant, req->id);
-	int keep = app->answers != NULL && stamp.seen >= 0 && !key.oom;
+	int keep = answers != NULL && stamp.seen >= 0 && !key.oom;
 	/* Kept as "<expiry>\n<the answer's text>": with the answer, when the task's first
 	 * live turn expires (th_turn_expiry), which stays true while nothing is committed. */
-	const char *kept = keep ? th_memo_get(app->answers, stamp, key.data) : NULL;
+	const char *kept = keep ? th_memo_get(answers, stamp, key.data) : NULL;
 	int64_t expiry = -1;
 	if (kept != NULL) {
 		char *end = NULL;
@@ -45,19 +46,19 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 	}
 	th_err rc = TH_OK;
 	if (kept == NULL)
-		rc = th_access_check(app->store, req->id, participant, TH_ACCESS_READ, "read", NULL,
+		rc = th_access_check(tc->store, req->id, participant, TH_ACCESS_READ, "read", NULL,
 		                     e);
 	if (rc == TH_OK && kept == NULL &&
-	    (expiry = th_turn_expiry(app->store, app->cfg->lease_ms, req->id)) < -1)
+	    (expiry = th_turn_expiry(tc->store, tc->cfg->lease_ms, req->id)) < -1)
 		keep = 0; /* not known: asked again next time */
 	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
 	 * worker after the answer is sent, so the next read sees it finished (TURN-4). Time
 	 * passes while the database stays the same, so the expiry is compared every time. */
 	if (rc == TH_OK && expiry >= 0 && expiry < th_now_ms())
-		(void)th_app_defer(app, req->id, 0);
+		(void)th_defer_turn(&tc->defer, req->id, 0);
 	json_object *view = NULL;
 	if (rc == TH_OK && kept == NULL)
-		rc = th_view_task_by_id(app->store, req->id, participant, history, 1, &view, e);
+		rc = th_view_task_by_id(tc->store, req->id, participant, history, 1, &view, e);
 	if (rc == TH_OK && kept == NULL && keep) {
 		/* Kept as the text the answer serialises to, and answered as that text. */
 		struct th_buf entry;
@@ -66,8 +67,8 @@ th_err th_harness_get(struct th_app *app, const char *participant, const struct 
 		if (text != NULL)
 			th_buf_printf(&entry, "%" PRId64 "\n%s", expiry, text);
 		if (text != NULL && !entry.oom) {
-			th_memo_put(app->answers, stamp, key.data, entry.data);
-			kept = th_memo_get(app->answers, stamp, key.data);
+			th_memo_put(answers, stamp, key.data, entry.data);
+			kept = th_memo_get(answers, stamp, key.data);
 			kept = kept != NULL ? strchr(kept, '\n') : NULL;
 			kept = kept != NULL ? kept + 1 : NULL;
 		}
@@ -143,7 +144,7 @@ static int token_decode(const char *tok, int64_t *ms, char **id)
 	return *id ? 0 : -1;
 }
 
-th_err th_harness_list(struct th_app *app, const char *participant, const struct th_list_req *req,
+th_err th_harness_list(struct th_store *st, const char *participant, const struct th_list_req *req,
                        json_object **response, struct th_error *e)
 {
 	*response = NULL;
@@ -169,12 +170,12 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	int64_t total = 0;
 	/* One snapshot for the page, its totalSize and every task view in it (TURN-7). */
 	int began = 0;
-	th_err rc = th_store_read_begin(app->store, &began, e);
+	th_err rc = th_store_read_begin(st, &began, e);
 	if (rc == TH_OK)
-		rc = th_store_task_list(app->store, &q, &rows, &n, &total, e);
+		rc = th_store_task_list(st, &q, &rows, &n, &total, e);
 	free(cursor_id);
 	if (rc != TH_OK) {
-		th_store_read_end(app->store, began);
+		th_store_read_end(st, began);
 		return rc;
 	}
 	size_t shown = n > (size_t)req->page_size ? (size_t)req->page_size : n;
@@ -186,8 +187,8 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 	size_t left = TH_HISTORY_BYTES_MAX;
 	for (size_t i = 0; rc == TH_OK && i < shown; i++) {
 		json_object *t = NULL;
-		rc = th_view_task_within(app->store, &rows[i], participant, history,
-		                         req->include_artifacts, &left, &t, e);
+		rc = th_view_task_within(st, &rows[i], participant, history, req->include_artifacts,
+		                         &left, &t, e);
 		if (rc == TH_OK && th_json_push(tasks, t) != 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory building a task list");
 	}
@@ -200,7 +201,7 @@ th_err th_harness_list(struct th_app *app, const char *participant, const struct
 		    th_a2a_list_response(tasks, next ? next : "", req->page_size, (int)total);
 		tasks = NULL;
 	}
-	th_store_read_end(app->store, began);
+	th_store_read_end(st, began);
 	json_object_put(tasks);
 	free(next);
 	th_task_rows_free(rows, n);

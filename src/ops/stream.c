@@ -35,7 +35,7 @@ void th_watch_free(struct th_watch *w)
 
 /* Sends a snapshot Task event numbered with the task's current last seq. *cursor
  * gets that number; *closed is set when the snapshot alone ends the stream. */
-static th_err send_snapshot(struct th_app *app, const char *task_id, const char *viewer,
+static th_err send_snapshot(const struct th_turn_ctx *tc, const char *task_id, const char *viewer,
                             int history, enum th_close_on when, struct th_sink *sink,
                             int64_t *cursor, int *closed, struct th_error *e)
 {
@@ -43,14 +43,14 @@ static th_err send_snapshot(struct th_app *app, const char *task_id, const char 
 	json_object *task = NULL;
 	/* One snapshot, so the Task event and its seq agree (TURN-7, STREAM-4). */
 	int began = 0;
-	th_err rc = th_store_read_begin(app->store, &began, e);
+	th_err rc = th_store_read_begin(tc->store, &began, e);
 	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
+		rc = th_store_task_get(tc->store, task_id, &row, e);
 	if (rc == TH_ENOTFOUND)
 		rc = th_access_not_found(task_id, e);
 	if (rc == TH_OK)
-		rc = th_view_task(app->store, &row, viewer, history, 1, &task, e);
-	th_store_read_end(app->store, began);
+		rc = th_view_task(tc->store, &row, viewer, history, 1, &task, e);
+	th_store_read_end(tc->store, began);
 	if (rc == TH_OK) {
 		json_object *ev = json_object_new_object();
 		if (th_json_put(ev, "task", task) != 0) {
@@ -111,10 +111,10 @@ static int sink_emit(void *arg, int64_t seq, const char *json)
  * here, in this worker, first. Then the stream is parked when the carrier can hand
  * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
  * otherwise (CGI, tests) this request polls the log itself. */
-static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_turn,
+static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
                            struct th_sink *sink, struct th_error *e)
 {
-	const struct th_config *cfg = app->cfg;
+	const struct th_config *cfg = tc->cfg;
 	int64_t last_beat = th_mono_ms();
 	int64_t seen_version = -1;
 	int64_t last_recover = th_mono_ms();
@@ -123,7 +123,7 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 		if (own_turn > 0) {
 			struct th_error te;
 			th_error_clear(&te);
-			if (th_turn_run(app, w->task_id, own_turn, &te) != TH_OK)
+			if (th_turn_run(tc, w->task_id, own_turn, &te) != TH_OK)
 				th_log(TH_LOG_ERROR, "turn %lld on task %s: %s",
 				       (long long)own_turn, w->task_id, te.msg);
 			own_turn = 0;
@@ -131,15 +131,15 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 		}
 		/* Another connection's commit changes data_version; our own commits are read
 		 * right after they happen (seen_version reset), so nothing is skipped. */
-		int64_t version = th_store_data_version(app->store);
+		int64_t version = th_store_data_version(tc->store);
 		if (version != seen_version) {
 			struct th_event *ev = NULL;
 			size_t n = 0;
-			th_err rc = th_store_events_since(app->store, w->task_id, w->cursor, 100,
+			th_err rc = th_store_events_since(tc->store, w->task_id, w->cursor, 100,
 			                                  &ev, &n, e);
 			if (rc != TH_OK)
 				return rc;
-			int done = th_stream_deliver(app->store, w, ev, n, sink_emit, sink);
+			int done = th_stream_deliver(tc->store, w, ev, n, sink_emit, sink);
 			th_events_free(ev, n);
 			if (done)
 				return TH_OK;
@@ -159,8 +159,8 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 		 * worker died and leaves it to this worker's after-response work (or to
 		 * `tiny-harness recover`, or to the next request that touches the task). */
 		if (now - last_recover >= 1000) {
-			if (th_turn_expired(app->store, app->cfg->lease_ms, w->task_id))
-				(void)th_app_defer(app, w->task_id, 0);
+			if (th_turn_expired(tc->store, tc->cfg->lease_ms, w->task_id))
+				(void)th_defer_turn(&tc->defer, w->task_id, 0);
 			last_recover = now;
 		}
 		if (now - last_beat >= cfg->heartbeat_ms) {
@@ -169,7 +169,7 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
 			last_beat = now;
 		}
 		/* Woken at once by an announced commit (PostgreSQL), else after the poll. */
-		th_store_change_wait(app->store, cfg->stream_poll_ms);
+		th_store_change_wait(tc->store, cfg->stream_poll_ms);
 	}
 }
 
@@ -178,32 +178,32 @@ static th_err follow_watch(struct th_app *app, struct th_watch *w, int64_t own_t
  * here, in this worker, first. Then the stream is parked when the carrier can hand
  * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
  * otherwise (CGI, tests) this request polls the log itself. */
-static th_err follow(struct th_app *app, const char *task_id, const char *viewer, int64_t cursor,
-                     int64_t own_turn, enum th_close_on when, struct th_sink *sink,
+static th_err follow(const struct th_turn_ctx *tc, const char *task_id, const char *viewer,
+                     int64_t cursor, int64_t own_turn, enum th_close_on when, struct th_sink *sink,
                      struct th_error *e)
 {
 	struct th_watch w = {.task_id = strdup(task_id),
 	                     .viewer = viewer != NULL ? strdup(viewer) : NULL,
 	                     .cursor = cursor,
 	                     .close_on = when,
-	                     .deadline_ms = th_mono_ms() + app->cfg->stream_max_ms};
+	                     .deadline_ms = th_mono_ms() + tc->cfg->stream_max_ms};
 	th_err rc;
 	if (w.task_id == NULL || (viewer != NULL && w.viewer == NULL))
 		rc = th_error_set(e, TH_ENOMEM, "out of memory following task %.200s", task_id);
 	else
-		rc = follow_watch(app, &w, own_turn, sink, e);
+		rc = follow_watch(tc, &w, own_turn, sink, e);
 	th_watch_free(&w); /* nothing left to free once it was parked */
 	return rc;
 }
 
-th_err th_harness_stream_send(struct th_app *app, const char *participant, unsigned extensions,
-                              const struct th_send_req *req, struct th_sink *sink,
-                              struct th_error *e)
+th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *participant,
+                              unsigned extensions, const struct th_send_req *req,
+                              struct th_sink *sink, struct th_error *e)
 {
 	struct th_intake in;
 	/* A stream shows the turn's events one by one: never an inline turn. Its answer is
 	 * the snapshot below, so nothing the commit returned is needed but the ids. */
-	th_err rc = th_intake_accept(app, participant, extensions, req, 0, &in, e);
+	th_err rc = th_intake_accept(tc, participant, extensions, req, 0, &in, e);
 	th_intake_free(&in);
 	if (rc != TH_OK)
 		return rc;
@@ -211,28 +211,29 @@ th_err th_harness_stream_send(struct th_app *app, const char *participant, unsig
 	int64_t turn_id = in.turn_id;
 	if (sink->open(sink->impl) != 0)
 		return TH_OK;
-	int history = req->history_length >= 0 ? req->history_length : app->cfg->history_default;
+	int history = req->history_length >= 0 ? req->history_length : tc->cfg->history_default;
 	int64_t cursor = 0;
 	int closed = 0;
 	/* While this message's turn is still to run, only a terminal task ends the stream
 	 * at the snapshot (a slash command answers a waiting task without moving it). */
-	rc = send_snapshot(app, id, participant, history,
+	rc = send_snapshot(tc, id, participant, history,
 	                   turn_id > 0 ? TH_CLOSE_TERMINAL : TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
 	                   &cursor, &closed, e);
 	if (rc != TH_OK || closed)
 		return rc;
-	return follow(app, id, participant, cursor, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
+	return follow(tc, id, participant, cursor, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
 	              e);
 }
 
-th_err th_harness_subscribe(struct th_app *app, const char *participant, const char *task_id,
-                            int64_t last_event_id, struct th_sink *sink, struct th_error *e)
+th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participant,
+                            const char *task_id, int64_t last_event_id, struct th_sink *sink,
+                            struct th_error *e)
 {
 	th_err rc =
-	    th_access_check(app->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
+	    th_access_check(tc->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
 	struct th_task_row row = {0};
 	if (rc == TH_OK)
-		rc = th_store_task_get(app->store, task_id, &row, e);
+		rc = th_store_task_get(tc->store, task_id, &row, e);
 	if (rc == TH_OK && last_event_id > row.last_seq)
 		rc = th_error_set(e, TH_EINVAL,
 		                  "Last-Event-ID %lld is past the last event (%lld) of task %.200s",
@@ -253,10 +254,10 @@ th_err th_harness_subscribe(struct th_app *app, const char *participant, const c
 	int64_t cursor = last_event_id;
 	if (last_event_id < 0) {
 		int closed = 0;
-		rc = send_snapshot(app, task_id, participant, app->cfg->history_default,
+		rc = send_snapshot(tc, task_id, participant, tc->cfg->history_default,
 		                   TH_CLOSE_TERMINAL, sink, &cursor, &closed, e);
 		if (rc != TH_OK || closed)
 			return rc;
 	}
-	return follow(app, task_id, participant, cursor, 0, TH_CLOSE_TERMINAL, sink, e);
+	return follow(tc, task_id, participant, cursor, 0, TH_CLOSE_TERMINAL, sink, e);
 }

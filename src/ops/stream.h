@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "a2a/a2a.h"
-#include "app.h"
 #include "store/store.h"
+#include "turn/context.h"
 #include "util/err.h"
 
 /* When a stream ends by itself: SubscribeToTask at a terminal state; the rest of a
@@ -56,14 +56,15 @@ int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_e
  * and every event until the task is terminal or INPUT_REQUIRED, running the turn
  * this message queued in between. An error before anything was sent is returned
  * and the sink was never opened. */
-th_err th_harness_stream_send(struct th_app *app, const char *participant, unsigned extensions,
-                              const struct th_send_req *req, struct th_sink *sink,
-                              struct th_error *e);
+th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *participant,
+                              unsigned extensions, const struct th_send_req *req,
+                              struct th_sink *sink, struct th_error *e);
 
 /* SubscribeToTask: the current Task, then every new event until the task is
  * terminal, the client goes away or the configured maximum duration passes.
  * last_event_id >= 0 resumes after that sequence number instead of the Task. */
-th_err th_harness_subscribe(struct th_app *app, const char *participant, const char *task_id,
-                            int64_t last_event_id, struct th_sink *sink, struct th_error *e);
+th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participant,
+                            const char *task_id, int64_t last_event_id, struct th_sink *sink,
+                            struct th_error *e);
 
 #endif

@@ -83,9 +83,10 @@ static th_err send_message(struct th_app *app, const struct th_call *call, json_
 {
 	struct th_send_req req = {0};
 	json_object *task = NULL;
+	struct th_turn_ctx tc = th_app_turns(app);
 	th_err rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 	if (rc == TH_OK)
-		rc = th_harness_send(app, call->participant, call->extensions, &req, &task, e);
+		rc = th_harness_send(&tc, call->participant, call->extensions, &req, &task, e);
 	th_send_req_free(&req);
 	if (rc != TH_OK)
 		return rc;
@@ -102,9 +103,10 @@ static th_err get_task(struct th_app *app, const struct th_call *call, json_obje
                        json_object **result, struct th_error *e)
 {
 	struct th_get_req req = {0};
+	struct th_turn_ctx tc = th_app_turns(app);
 	th_err rc = th_a2a_get_decode(params, &req, e);
 	if (rc == TH_OK)
-		rc = th_harness_get(app, call->participant, &req, result, e);
+		rc = th_harness_get(&tc, app->answers, call->participant, &req, result, e);
 	th_get_req_free(&req);
 	return rc;
 }
@@ -115,7 +117,7 @@ static th_err list_tasks(struct th_app *app, const struct th_call *call, json_ob
 	struct th_list_req req = {0};
 	th_err rc = th_a2a_list_decode(params, &req, e);
 	if (rc == TH_OK)
-		rc = th_harness_list(app, call->participant, &req, result, e);
+		rc = th_harness_list(app->store, call->participant, &req, result, e);
 	th_list_req_free(&req);
 	return rc;
 }
@@ -126,7 +128,7 @@ static th_err cancel_task(struct th_app *app, const struct th_call *call, json_o
 	struct th_cancel_req req = {0};
 	th_err rc = th_a2a_cancel_decode(params, &req, e);
 	if (rc == TH_OK)
-		rc = th_harness_cancel(app, call->participant, &req, result, e);
+		rc = th_harness_cancel(app->store, app->cfg, call->participant, &req, result, e);
 	th_cancel_req_free(&req);
 	return rc;
 }
@@ -149,7 +151,7 @@ static th_err push_create(struct th_app *app, const struct th_call *call, json_o
 	if (rc == TH_OK)
 		rc = th_a2a_push_create_decode(params, &app->cfg->lim, &req, e);
 	if (rc == TH_OK)
-		rc = th_pushcfg_create(app, who, &req, result, e);
+		rc = th_pushcfg_create(app->store, app->cfg, who, &req, result, e);
 	th_push_create_req_free(&req);
 	return rc;
 }
@@ -163,7 +165,7 @@ static th_err push_get(struct th_app *app, const struct th_call *call, json_obje
 	if (rc == TH_OK)
 		rc = th_a2a_push_get_decode(params, &app->cfg->lim, &req, e);
 	if (rc == TH_OK)
-		rc = th_pushcfg_get(app, who, &req, result, e);
+		rc = th_pushcfg_get(app->store, who, &req, result, e);
 	th_push_get_req_free(&req);
 	return rc;
 }
@@ -177,7 +179,7 @@ static th_err push_list(struct th_app *app, const struct th_call *call, json_obj
 	if (rc == TH_OK)
 		rc = th_a2a_push_list_decode(params, &app->cfg->lim, &req, e);
 	if (rc == TH_OK)
-		rc = th_pushcfg_list(app, who, &req, result, e);
+		rc = th_pushcfg_list(app->store, who, &req, result, e);
 	th_push_list_req_free(&req);
 	return rc;
 }
@@ -192,7 +194,7 @@ static th_err push_delete(struct th_app *app, const struct th_call *call, json_o
 	if (rc == TH_OK)
 		rc = th_a2a_push_get_decode(params, &app->cfg->lim, &req, e);
 	if (rc == TH_OK)
-		rc = th_pushcfg_delete(app, who, &req, e);
+		rc = th_pushcfg_delete(app->store, who, &req, e);
 	th_push_get_req_free(&req);
 	return rc;
 }
@@ -271,12 +273,13 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 	json_object *empty = NULL;
 	if (params == NULL)
 		params = empty = json_object_new_object();
+	struct th_turn_ctx tc = th_app_turns(app);
 	th_err rc;
 	if (op == TH_OP_SEND_STREAMING_MESSAGE) {
 		struct th_send_req req = {0};
 		rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 		if (rc == TH_OK)
-			rc = th_harness_stream_send(app, call->participant, call->extensions, &req,
+			rc = th_harness_stream_send(&tc, call->participant, call->extensions, &req,
 			                            sink, e);
 		th_send_req_free(&req);
 	} else if (op == TH_OP_SUBSCRIBE_TO_TASK) {
@@ -286,7 +289,7 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 		if (rc == TH_OK)
 			rc = parse_last_event_id(last_event_id, &after, e);
 		if (rc == TH_OK)
-			rc = th_harness_subscribe(app, call->participant, req.id, after, sink, e);
+			rc = th_harness_subscribe(&tc, call->participant, req.id, after, sink, e);
 		th_get_req_free(&req);
 	} else {
 		rc = th_error_set(e, TH_EINTERNAL, "%s is not a streaming operation",

@@ -44,7 +44,7 @@ static const char *word(const char *args, char *w, size_t n)
 /* The participant id that starts args, copied whole into who; *rest is what follows.
  * 0 when it breaks the id rule (ID-6: too long, white space, control characters),
  * with the reason in why for the usage reply; an id is never cut to fit. */
-static int participant_word(const struct th_app *app, const char *args, char who[TH_ID_BUF],
+static int participant_word(const struct th_turn_ctx *tc, const char *args, char who[TH_ID_BUF],
                             const char **rest, char *why, size_t whysz)
 {
 	while (isspace((unsigned char)*args))
@@ -54,8 +54,7 @@ static int participant_word(const struct th_app *app, const char *args, char who
 		n++;
 	struct th_error e;
 	th_error_clear(&e);
-	if (n > 0 &&
-	    th_id_check(args, n, app->cfg->lim.max_id, "The participant id", &e) != TH_OK) {
+	if (n > 0 && th_id_check(args, n, tc->cfg->lim.max_id, "The participant id", &e) != TH_OK) {
 		snprintf(why, whysz, "%.300s.", e.msg);
 		return 0;
 	}
@@ -84,7 +83,7 @@ static void help(const struct th_registry *r, struct th_buf *b)
 	}
 }
 
-static th_err status(struct th_app *app, const struct th_task_row *row, struct th_buf *b,
+static th_err status(const struct th_turn_ctx *tc, const struct th_task_row *row, struct th_buf *b,
                      struct th_error *e)
 {
 	struct th_participant *ps = NULL;
@@ -93,11 +92,11 @@ static th_err status(struct th_app *app, const struct th_task_row *row, struct t
 	size_t ns = 0;
 	struct th_plan_step *steps = NULL;
 	size_t nst = 0;
-	th_err rc = th_store_participants(app->store, row->id, &ps, &np, e);
+	th_err rc = th_store_participants(tc->store, row->id, &ps, &np, e);
 	if (rc == TH_OK)
-		rc = th_store_subtasks(app->store, row->id, 0, &subs, &ns, e);
+		rc = th_store_subtasks(tc->store, row->id, 0, &subs, &ns, e);
 	if (rc == TH_OK)
-		rc = th_store_plan(app->store, row->id, &steps, &nst, e);
+		rc = th_store_plan(tc->store, row->id, &steps, &nst, e);
 	if (rc == TH_OK) {
 		th_buf_printf(b, "Task %s: %s\nGoal: %s\nState: %s", row->id, row->name, row->goal,
 		              th_state_name((enum th_state)row->state));
@@ -130,13 +129,14 @@ static th_err status(struct th_app *app, const struct th_task_row *row, struct t
 }
 
 /* /plan step; step; … replaces the plan (CMD-3, TASK-8 plan_updated). */
-static th_err plan(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                   const char *args, struct th_cmd_result *res, struct th_error *e)
+static th_err plan(const struct th_turn_ctx *tc, const struct th_command *c,
+                   struct th_task_row *row, const char *args, struct th_cmd_result *res,
+                   struct th_error *e)
 {
 	char *copy = strdup(args);
 	if (copy == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	struct th_plan_step_in *steps = calloc(app->cfg->lim.max_plan_steps + 1, sizeof *steps);
+	struct th_plan_step_in *steps = calloc(tc->cfg->lim.max_plan_steps + 1, sizeof *steps);
 	char ids[101][8];
 	size_t n = 0;
 	th_err rc = TH_OK;
@@ -150,7 +150,7 @@ static th_err plan(struct th_app *app, const struct th_command *c, struct th_tas
 			*--end = '\0';
 		if (*s == '\0')
 			continue;
-		if (n == app->cfg->lim.max_plan_steps || n == 100) {
+		if (n == tc->cfg->lim.max_plan_steps || n == 100) {
 			n = (size_t)-1;
 			break;
 		}
@@ -165,11 +165,11 @@ static th_err plan(struct th_app *app, const struct th_command *c, struct th_tas
 	} else if (n == (size_t)-1) {
 		char why[96];
 		snprintf(why, sizeof why, "A plan has at most %zu steps.",
-		         app->cfg->lim.max_plan_steps);
+		         tc->cfg->lim.max_plan_steps);
 		usage(res, c, why);
 	} else if (n == 0) {
 		usage(res, c, "Name at least one step.");
-	} else if ((rc = th_plan_replace(app->store, row, steps, n, e)) == TH_OK) {
+	} else if ((rc = th_plan_replace(tc->store, row, steps, n, e)) == TH_OK) {
 		th_buf_printf(&res->text, "Plan set: %zu step%s.", n, n == 1 ? "" : "s");
 		for (size_t i = 0; i < n; i++)
 			th_buf_printf(&res->text, "\n  %s. %s", steps[i].step_id, steps[i].name);
@@ -181,12 +181,13 @@ static th_err plan(struct th_app *app, const struct th_command *c, struct th_tas
 
 /* /step NAME done|failed [output] (CMD-3, TASK-8 step_updated). NAME is a step id or
  * a step's name. */
-static th_err step(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                   const char *args, struct th_cmd_result *res, struct th_error *e)
+static th_err step(const struct th_turn_ctx *tc, const struct th_command *c,
+                   struct th_task_row *row, const char *args, struct th_cmd_result *res,
+                   struct th_error *e)
 {
 	struct th_plan_step *steps = NULL;
 	size_t n = 0;
-	th_err rc = th_store_plan(app->store, row->id, &steps, &n, e);
+	th_err rc = th_store_plan(tc->store, row->id, &steps, &n, e);
 	if (rc != TH_OK)
 		return rc;
 	/* The state is the first word "done" or "failed" after the step; a step name may
@@ -232,7 +233,7 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 		const char *output = hit + (state == TH_STEP_DONE ? 4 : 6);
 		while (isspace((unsigned char)*output))
 			output++;
-		rc = th_plan_step_set(app->store, row, found->step_id, state,
+		rc = th_plan_step_set(tc->store, row, found->step_id, state,
 		                      *output ? output : NULL, e);
 		if (rc == TH_OK)
 			th_buf_printf(&res->text, "Step %s (%s) is %s.", found->step_id,
@@ -243,13 +244,13 @@ static th_err step(struct th_app *app, const struct th_command *c, struct th_tas
 }
 
 /* /ask PARTICIPANT QUESTION (CH-4): the task waits for that participant's answer. */
-static th_err ask(struct th_app *app, const struct th_command *c, struct th_task_row *row,
+static th_err ask(const struct th_turn_ctx *tc, const struct th_command *c, struct th_task_row *row,
                   const char *sender, const char *args, struct th_cmd_result *res,
                   struct th_error *e)
 {
 	char who[TH_ID_BUF], why[320];
 	const char *question;
-	if (!participant_word(app, args, who, &question, why, sizeof why)) {
+	if (!participant_word(tc, args, who, &question, why, sizeof why)) {
 		usage(res, c, why);
 		return TH_OK;
 	}
@@ -258,7 +259,7 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 		usage(res, c, "Name a participant and the question.");
 		return TH_OK;
 	}
-	th_err rc = th_store_participant_role(app->store, row->id, who, &role, e);
+	th_err rc = th_store_participant_role(tc->store, row->id, who, &role, e);
 	free(role);
 	if (rc == TH_ENOTFOUND || strcmp(who, TH_AGENT_ID) == 0) {
 		th_error_clear(e);
@@ -271,7 +272,7 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 	char *request_id = NULL;
 	json_object *part = NULL;
 	const char *asker = sender != NULL && strcmp(sender, TH_AGENT_ID) != 0 ? sender : NULL;
-	if ((rc = th_channel_ask(app->store, row, who, asker, question, &request_id, &part, e)) !=
+	if ((rc = th_channel_ask(tc->store, row, who, asker, question, &request_id, &part, e)) !=
 	    TH_OK)
 		return rc;
 	res->parts = json_object_new_array();
@@ -286,13 +287,13 @@ static th_err ask(struct th_app *app, const struct th_command *c, struct th_task
 }
 
 /* /invite PARTICIPANT [ROLE] and /role PARTICIPANT ROLE (ID-5). */
-static th_err invite_or_role(struct th_app *app, const struct th_command *c,
+static th_err invite_or_role(const struct th_turn_ctx *tc, const struct th_command *c,
                              struct th_task_row *row, const char *args, int inviting,
                              struct th_cmd_result *res, struct th_error *e)
 {
 	char who[TH_ID_BUF], role[32], why[320];
 	const char *rest;
-	if (!participant_word(app, args, who, &rest, why, sizeof why)) {
+	if (!participant_word(tc, args, who, &rest, why, sizeof why)) {
 		usage(res, c, why);
 		return TH_OK;
 	}
@@ -310,7 +311,7 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 		return TH_OK;
 	}
 	char *current = NULL;
-	th_err rc = th_store_participant_role(app->store, row->id, who, &current, e);
+	th_err rc = th_store_participant_role(tc->store, row->id, who, &current, e);
 	if (rc != TH_OK && rc != TH_ENOTFOUND)
 		return rc;
 	th_error_clear(e);
@@ -330,12 +331,12 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 	if (inviting) {
 		struct th_participant *ps = NULL;
 		size_t np = 0;
-		if ((rc = th_store_participants(app->store, row->id, &ps, &np, e)) != TH_OK)
+		if ((rc = th_store_participants(tc->store, row->id, &ps, &np, e)) != TH_OK)
 			return rc;
 		th_participants_free(ps, np);
-		if (np >= app->cfg->lim.max_participants) {
+		if (np >= tc->cfg->lim.max_participants) {
 			snprintf(why, sizeof why, "A task has at most %zu participants.",
-			         app->cfg->lim.max_participants);
+			         tc->cfg->lim.max_participants);
 			usage(res, c, why);
 			return TH_OK;
 		}
@@ -346,7 +347,7 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 		/* Keep the kind and display name a participant already has. */
 		struct th_participant *ps = NULL;
 		size_t np = 0;
-		if ((rc = th_store_participants(app->store, row->id, &ps, &np, e)) != TH_OK)
+		if ((rc = th_store_participants(tc->store, row->id, &ps, &np, e)) != TH_OK)
 			return rc;
 		for (size_t i = 0; i < np; i++)
 			if (strcmp(ps[i].id, who) == 0) {
@@ -354,16 +355,16 @@ static th_err invite_or_role(struct th_app *app, const struct th_command *c,
 			}
 		th_participants_free(ps, np);
 	}
-	if ((rc = th_plan_participant_set(app->store, row, &p, e)) != TH_OK)
+	if ((rc = th_plan_participant_set(tc->store, row, &p, e)) != TH_OK)
 		return rc;
 	th_buf_printf(&res->text, inviting ? "%s joined as %s." : "%s is now %s.", who, role);
 	return TH_OK;
 }
 
 /* /subtask NAME: GOAL (TASK-4). */
-static th_err subtask(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                      const char *sender, const char *args, struct th_cmd_result *res,
-                      struct th_error *e)
+static th_err subtask(const struct th_turn_ctx *tc, const struct th_command *c,
+                      struct th_task_row *row, const char *sender, const char *args,
+                      struct th_cmd_result *res, struct th_error *e)
 {
 	const char *colon = strchr(args, ':');
 	char name[256];
@@ -381,8 +382,7 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 	         args);
 	char child[TH_ID_BUF];
 	int64_t turn = 0;
-	th_err rc =
-	    th_subtask_spawn(app->store, app->cfg, row, sender, name, goal, child, &turn, e);
+	th_err rc = th_subtask_spawn(tc->store, tc->cfg, row, sender, name, goal, child, &turn, e);
 	if (rc == TH_EINVAL) { /* a sub-task limit (TASK-4, SEC-5): nothing was written */
 		char why[TH_ERRMSG_MAX + 2];
 		snprintf(why, sizeof why, "%s.", e->msg);
@@ -398,31 +398,31 @@ static th_err subtask(struct th_app *app, const struct th_command *c, struct th_
 	return res->child_task ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 
-th_err th_builtin_run(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                      const char *sender, const char *args, struct th_cmd_result *res,
-                      struct th_error *e)
+th_err th_builtin_run(const struct th_turn_ctx *tc, const struct th_command *c,
+                      struct th_task_row *row, const char *sender, const char *args,
+                      struct th_cmd_result *res, struct th_error *e)
 {
 	th_err rc = TH_OK;
 	if (strcmp(c->name, "help") == 0)
-		help(app->commands, &res->text);
+		help(tc->commands, &res->text);
 	else if (strcmp(c->name, "status") == 0)
-		rc = status(app, row, &res->text, e);
+		rc = status(tc, row, &res->text, e);
 	else if (strcmp(c->name, "plan") == 0)
-		rc = plan(app, c, row, args, res, e);
+		rc = plan(tc, c, row, args, res, e);
 	else if (strcmp(c->name, "step") == 0)
-		rc = step(app, c, row, args, res, e);
+		rc = step(tc, c, row, args, res, e);
 	else if (strcmp(c->name, "ask") == 0)
-		rc = ask(app, c, row, sender, args, res, e);
+		rc = ask(tc, c, row, sender, args, res, e);
 	else if (strcmp(c->name, "invite") == 0)
-		rc = invite_or_role(app, c, row, args, 1, res, e);
+		rc = invite_or_role(tc, c, row, args, 1, res, e);
 	else if (strcmp(c->name, "role") == 0)
-		rc = invite_or_role(app, c, row, args, 0, res, e);
+		rc = invite_or_role(tc, c, row, args, 0, res, e);
 	else if (strcmp(c->name, "subtask") == 0)
-		rc = subtask(app, c, row, sender, args, res, e);
+		rc = subtask(tc, c, row, sender, args, res, e);
 	else if (strcmp(c->name, "confirm") == 0 && *args == '\0')
 		usage(res, c, "Say what needs approving.");
 	else if (strcmp(c->name, "confirm") == 0)
-		rc = th_ui_confirm(app->store, app->cfg, row, sender, args, res, e);
+		rc = th_ui_confirm(tc->store, tc->cfg, row, sender, args, res, e);
 	else
 		rc = th_error_set(e, TH_EINTERNAL, "built-in /%s has no handler", c->name);
 	if (rc == TH_OK && res->text.oom)

@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "app.h"
+#include "turn/context.h"
 #include "domain/reply.h"
 #include "turn/commands.h"
 #include "store/store.h"
@@ -18,9 +18,9 @@
 /* Runs built-in c for the task in row (loaded in the current transaction) on behalf of
  * sender with args. Bad arguments are not an error: the reply explains the usage and
  * nothing changes (CMD-5). */
-th_err th_builtin_run(struct th_app *app, const struct th_command *c, struct th_task_row *row,
-                      const char *sender, const char *args, struct th_cmd_result *res,
-                      struct th_error *e);
+th_err th_builtin_run(const struct th_turn_ctx *tc, const struct th_command *c,
+                      struct th_task_row *row, const char *sender, const char *args,
+                      struct th_cmd_result *res, struct th_error *e);
 
 /* ID-5: /invite and /role change participants; only admin and reporter may. Returns
  * TH_EUNSUPPORTED naming the role when text is such a command and role may not. */

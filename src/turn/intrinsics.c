@@ -49,11 +49,11 @@ json_object *th_intrinsics_tools(void)
 	return tools;
 }
 
-json_object *th_intrinsics_tools_of(struct th_app *app)
+json_object *th_intrinsics_tools_of(json_object **kept)
 {
-	if (app->tools == NULL)
-		app->tools = th_intrinsics_tools();
-	return app->tools;
+	if (*kept == NULL)
+		*kept = th_intrinsics_tools();
+	return *kept;
 }
 
 void th_intrinsic_effects_free(struct th_intrinsic_effects *fx)
@@ -203,7 +203,7 @@ static th_err link_steps(json_object *steps, size_t n, char (*ids)[64],
 	return TH_OK;
 }
 
-static th_err create_plan(struct th_app *app, struct th_task_row *row, json_object *args,
+static th_err create_plan(const struct th_turn_ctx *tc, struct th_task_row *row, json_object *args,
                           struct res *r, struct th_error *e)
 {
 	static const char *const keys[] = {"steps", NULL};
@@ -212,12 +212,11 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 		return TH_OK;
 	size_t n =
 	    json_object_is_type(steps, json_type_array) ? json_object_array_length(steps) : 0;
-	if (n == 0 || n > MAX_STEPS || n > app->cfg->lim.max_plan_steps) {
+	if (n == 0 || n > MAX_STEPS || n > tc->cfg->lim.max_plan_steps) {
 		r->ok = 0;
 		th_buf_printf(&r->text, "'steps' must be an array of 1 to %zu steps",
-		              app->cfg->lim.max_plan_steps < MAX_STEPS
-		                  ? app->cfg->lim.max_plan_steps
-		                  : (size_t)MAX_STEPS);
+		              tc->cfg->lim.max_plan_steps < MAX_STEPS ? tc->cfg->lim.max_plan_steps
+		                                                      : (size_t)MAX_STEPS);
 		return TH_OK;
 	}
 	char(*ids)[64] = calloc(n, sizeof *ids);
@@ -228,7 +227,7 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	else if (read_steps(steps, n, ids, rows, r) == 0 &&
 	         (rc = link_steps(steps, n, ids, rows, deps, r, e)) == TH_OK && r->ok &&
-	         (rc = th_plan_replace(app->store, row, rows, n, e)) == TH_OK)
+	         (rc = th_plan_replace(tc->store, row, rows, n, e)) == TH_OK)
 		th_buf_printf(&r->text, "plan attached with %zu step%s", n, n == 1 ? "" : "s");
 	for (size_t i = 0; deps != NULL && i < n; i++)
 		free(deps[i]);
@@ -238,8 +237,8 @@ static th_err create_plan(struct th_app *app, struct th_task_row *row, json_obje
 	return rc;
 }
 
-static th_err complete_step(struct th_app *app, struct th_task_row *row, json_object *args,
-                            struct res *r, struct th_error *e)
+static th_err complete_step(const struct th_turn_ctx *tc, struct th_task_row *row,
+                            json_object *args, struct res *r, struct th_error *e)
 {
 	static const char *const keys[] = {"step", "output", "state", NULL};
 	if (!only_keys(args, keys, r))
@@ -260,7 +259,7 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 	int state = st != NULL && strcmp(st, "failed") == 0 ? TH_STEP_FAILED : TH_STEP_DONE;
 	struct th_plan_step *steps = NULL;
 	size_t n = 0;
-	th_err rc = th_store_plan(app->store, row->id, &steps, &n, e);
+	th_err rc = th_store_plan(tc->store, row->id, &steps, &n, e);
 	if (rc != TH_OK)
 		return rc;
 	const struct th_plan_step *found = th_plan_find_step(steps, n, step);
@@ -269,14 +268,15 @@ static th_err complete_step(struct th_app *app, struct th_task_row *row, json_ob
 		fail(r, "the task has no plan; create one with create_plan");
 	else if (id == NULL)
 		fail(r, "the plan has no step '%s'", step);
-	else if ((rc = th_plan_step_set(app->store, row, id, state, output, e)) == TH_OK)
+	else if ((rc = th_plan_step_set(tc->store, row, id, state, output, e)) == TH_OK)
 		th_buf_printf(&r->text, "step %s is %s", id, th_store_step_state_name(state));
 	th_plan_steps_free(steps, n);
 	return rc;
 }
 
-static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_object *args,
-                            struct th_intrinsic_effects *fx, struct res *r, struct th_error *e)
+static th_err spawn_subtask(const struct th_turn_ctx *tc, struct th_task_row *row,
+                            json_object *args, struct th_intrinsic_effects *fx, struct res *r,
+                            struct th_error *e)
 {
 	static const char *const keys[] = {"name", "goal", "step", NULL};
 	if (!only_keys(args, keys, r))
@@ -295,7 +295,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	size_t n = 0;
 	const struct th_plan_step *found = NULL;
 	if (step != NULL) {
-		th_err rc = th_store_plan(app->store, row->id, &steps, &n, e);
+		th_err rc = th_store_plan(tc->store, row->id, &steps, &n, e);
 		if (rc != TH_OK)
 			return rc;
 		if ((found = th_plan_find_step(steps, n, step)) == NULL) {
@@ -308,7 +308,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	int64_t turn = 0;
 	/* CTL-7: spawned by the model on its own, so its turn's result may complete it. */
 	th_err rc =
-	    th_subtask_spawn(app->store, app->cfg, row, TH_AGENT_ID, name, goal, child, &turn, e);
+	    th_subtask_spawn(tc->store, tc->cfg, row, TH_AGENT_ID, name, goal, child, &turn, e);
 	if (rc == TH_EINVAL) { /* a sub-task limit (TASK-4, SEC-5): nothing was written */
 		th_plan_steps_free(steps, n);
 		fail(r, "%s", e->msg);
@@ -316,7 +316,7 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 		return TH_OK;
 	}
 	if (rc == TH_OK && found != NULL)
-		rc = th_plan_step_link(app->store, row, found, child, e);
+		rc = th_plan_step_link(tc->store, row, found, child, e);
 	th_plan_steps_free(steps, n);
 	if (rc != TH_OK)
 		return rc;
@@ -326,8 +326,9 @@ static th_err spawn_subtask(struct th_app *app, struct th_task_row *row, json_ob
 	return fx->child_task ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 
-static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_object *args,
-                              struct th_intrinsic_effects *fx, struct res *r, struct th_error *e)
+static th_err ask_participant(const struct th_turn_ctx *tc, struct th_task_row *row,
+                              json_object *args, struct th_intrinsic_effects *fx, struct res *r,
+                              struct th_error *e)
 {
 	static const char *const keys[] = {"participant_id", "question", NULL};
 	if (!only_keys(args, keys, r))
@@ -341,7 +342,7 @@ static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_
 		return TH_OK;
 	}
 	char *role = NULL;
-	th_err rc = th_store_participant_role(app->store, row->id, who, &role, e);
+	th_err rc = th_store_participant_role(tc->store, row->id, who, &role, e);
 	free(role);
 	if (rc == TH_ENOTFOUND || strcmp(who, TH_AGENT_ID) == 0) {
 		th_error_clear(e);
@@ -352,7 +353,7 @@ static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_
 		return rc;
 	char *request_id = NULL;
 	json_object *part = NULL;
-	if ((rc = th_channel_ask(app->store, row, who, NULL, q, &request_id, &part, e)) != TH_OK)
+	if ((rc = th_channel_ask(tc->store, row, who, NULL, q, &request_id, &part, e)) != TH_OK)
 		return rc;
 	fx->ask = th_status_ext(TH_SUB_ANSWER, who, request_id);
 	fx->ask_parts = json_object_new_array();
@@ -365,7 +366,7 @@ static th_err ask_participant(struct th_app *app, struct th_task_row *row, json_
 	return TH_OK;
 }
 
-static th_err set_role(struct th_app *app, struct th_task_row *row, const char *actor,
+static th_err set_role(const struct th_turn_ctx *tc, struct th_task_row *row, const char *actor,
                        json_object *args, struct res *r, struct th_error *e)
 {
 	static const char *const keys[] = {"participant_id", "role", NULL};
@@ -381,7 +382,7 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 		return TH_OK;
 	}
 	char *actor_role = NULL, *current = NULL;
-	th_err rc = th_store_participant_role(app->store, row->id, actor, &actor_role, e);
+	th_err rc = th_store_participant_role(tc->store, row->id, actor, &actor_role, e);
 	if (rc == TH_ENOTFOUND)
 		th_error_clear(e);
 	else if (rc != TH_OK)
@@ -394,7 +395,7 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 		fail(r, "only an admin or the reporter may change roles; %s is not one", actor);
 		return TH_OK;
 	}
-	rc = th_store_participant_role(app->store, row->id, who, &current, e);
+	rc = th_store_participant_role(tc->store, row->id, who, &current, e);
 	free(current);
 	if (rc == TH_ENOTFOUND) {
 		th_error_clear(e);
@@ -405,13 +406,13 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 		return rc;
 	struct th_participant *ps = NULL;
 	size_t np = 0;
-	if ((rc = th_store_participants(app->store, row->id, &ps, &np, e)) != TH_OK)
+	if ((rc = th_store_participants(tc->store, row->id, &ps, &np, e)) != TH_OK)
 		return rc;
 	for (size_t i = 0; i < np && rc == TH_OK; i++)
 		if (strcmp(ps[i].id, who) == 0) {
 			const struct th_participant_in p = {ps[i].id, ps[i].kind, role,
 			                                    ps[i].display_name};
-			rc = th_plan_participant_set(app->store, row, &p, e);
+			rc = th_plan_participant_set(tc->store, row, &p, e);
 		}
 	th_participants_free(ps, np);
 	if (rc == TH_OK)
@@ -419,8 +420,8 @@ static th_err set_role(struct th_app *app, struct th_task_row *row, const char *
 	return rc;
 }
 
-static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *args, struct res *r,
-                      struct th_error *e)
+static th_err emit_ui(const struct th_turn_ctx *tc, struct th_task_row *row, json_object *args,
+                      struct res *r, struct th_error *e)
 {
 	static const char *const keys[] = {"messages", NULL};
 	if (!only_keys(args, keys, r))
@@ -431,7 +432,7 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 		return TH_OK;
 	}
 	int renders = 0;
-	th_err rc = th_ui_renders(app->store, row->id, &renders, e);
+	th_err rc = th_ui_renders(tc->store, row->id, &renders, e);
 	if (rc != TH_OK)
 		return rc;
 	if (!renders) {
@@ -441,7 +442,7 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 	char *artifact = NULL;
 	struct th_error why;
 	th_error_clear(&why);
-	rc = th_ui_emit(app->store, app->cfg, row, msgs, &artifact, &why);
+	rc = th_ui_emit(tc->store, tc->cfg, row, msgs, &artifact, &why);
 	if (rc == TH_EINVAL) {
 		fail(r, "%s", why.msg);
 		return TH_OK;
@@ -453,7 +454,7 @@ static th_err emit_ui(struct th_app *app, struct th_task_row *row, json_object *
 	return TH_OK;
 }
 
-th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const char *actor,
+th_err th_intrinsic_apply(const struct th_turn_ctx *tc, struct th_task_row *row, const char *actor,
                           json_object *call, struct th_intrinsic_effects *fx, json_object **result,
                           struct th_error *e)
 {
@@ -468,17 +469,17 @@ th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const cha
 	else if (!json_object_is_type(args, json_type_object))
 		fail(&r, "the arguments of %s must be a JSON object", name);
 	else if (strcmp(name, "create_plan") == 0)
-		rc = create_plan(app, row, args, &r, e);
+		rc = create_plan(tc, row, args, &r, e);
 	else if (strcmp(name, "complete_step") == 0)
-		rc = complete_step(app, row, args, &r, e);
+		rc = complete_step(tc, row, args, &r, e);
 	else if (strcmp(name, "spawn_subtask") == 0)
-		rc = spawn_subtask(app, row, args, fx, &r, e);
+		rc = spawn_subtask(tc, row, args, fx, &r, e);
 	else if (strcmp(name, "ask_participant") == 0)
-		rc = ask_participant(app, row, args, fx, &r, e);
+		rc = ask_participant(tc, row, args, fx, &r, e);
 	else if (strcmp(name, "set_participant_role") == 0)
-		rc = set_role(app, row, actor, args, &r, e);
+		rc = set_role(tc, row, actor, args, &r, e);
 	else if (strcmp(name, "emit_ui") == 0)
-		rc = emit_ui(app, row, args, &r, e);
+		rc = emit_ui(tc, row, args, &r, e);
 	else
 		fail(&r, "there is no tool '%s'", name);
 	if (rc == TH_OK) {

@@ -10,7 +10,7 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "app.h"
+#include "turn/context.h"
 #include "store/store.h"
 #include "util/err.h"
 
@@ -25,10 +25,11 @@ extern const int th_intrinsic_schemas_n;
  * A new reference; NULL on allocation failure. */
 json_object *th_intrinsics_tools(void);
 
-/* The tools of app's process, parsed on the first call (a turn that offers them) and kept
- * in app->tools; borrowed from app. NULL on allocation failure (tried again next time).
- * A plain-CGI request that runs no model turn never parses them (PKG-4). */
-json_object *th_intrinsics_tools_of(struct th_app *app);
+/* The tools of the process, parsed on the first call (a turn that offers them) and kept
+ * in *kept (struct th_turn_ctx's tools, owned by whoever owns *kept); borrowed from it.
+ * NULL on allocation failure (tried again next time). A plain-CGI request that runs no
+ * model turn never parses them (PKG-4). */
+json_object *th_intrinsics_tools_of(json_object **kept);
 
 /* What a round of calls did that outlives its transaction. */
 struct th_intrinsic_effects {
@@ -43,7 +44,7 @@ void th_intrinsic_effects_free(struct th_intrinsic_effects *fx);
 /* Applies one call for the task in row (loaded in the caller's transaction) on behalf of
  * actor (the participant whose message started the turn). *result is the tool result
  * {"id","name","ok","content"} (a new reference). Only a store failure is an error. */
-th_err th_intrinsic_apply(struct th_app *app, struct th_task_row *row, const char *actor,
+th_err th_intrinsic_apply(const struct th_turn_ctx *tc, struct th_task_row *row, const char *actor,
                           json_object *call, struct th_intrinsic_effects *fx, json_object **result,
                           struct th_error *e);
 

@@ -92,12 +92,12 @@ static void lost(const char *task_id, const struct th_lease *l, const char *wher
 	       (long long)l->turn_id, task_id, l->epoch, where);
 }
 
-/* A write the holder of a lease makes (write_held): body runs with app->store inside the
+/* A write the holder of a lease makes (write_held): body runs with tc->store inside the
  * transaction; arg is the caller's. */
-typedef th_err (*held_body)(struct th_app *app, void *arg, struct th_error *e);
+typedef th_err (*held_body)(const struct th_turn_ctx *tc, void *arg, struct th_error *e);
 
 struct held_write {
-	struct th_app *app;
+	const struct th_turn_ctx *tc;
 	const struct th_lease *l;
 	held_body body;
 	void *arg;
@@ -107,22 +107,22 @@ struct held_write {
 static th_err held_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct held_write *h = arg;
-	th_err rc = th_store_turn_hold(st, h->l, h->app->cfg->lease_ms, &h->held, e);
+	th_err rc = th_store_turn_hold(st, h->l, h->tc->cfg->lease_ms, &h->held, e);
 	if (rc != TH_OK || !h->held)
 		return rc; /* the lease is gone: the hold changed no row, nothing is written */
-	return h->body(h->app, h->arg, e);
+	return h->body(h->tc, h->arg, e);
 }
 
 /* Runs body in one write transaction (th_store_write) that first checks and renews the
  * lease l holds (th_store_turn_hold), so the lease check and the turn's writes commit
  * together (TURN-6). *held = 0 when the lease is gone: body does not run, nothing is
  * written, the loss is logged, and rc is TH_OK. */
-static th_err write_held(struct th_app *app, const char *task_id, const struct th_lease *l,
-                         const char *where, held_body body, void *arg, int *held,
-                         struct th_error *e)
+static th_err write_held(const struct th_turn_ctx *tc, const char *task_id,
+                         const struct th_lease *l, const char *where, held_body body, void *arg,
+                         int *held, struct th_error *e)
 {
-	struct held_write h = {.app = app, .l = l, .body = body, .arg = arg, .held = 0};
-	th_err rc = th_store_write(app->store, held_part, &h, e);
+	struct held_write h = {.tc = tc, .l = l, .body = body, .arg = arg, .held = 0};
+	th_err rc = th_store_write(tc->store, held_part, &h, e);
 	*held = h.held;
 	if (rc == TH_OK && !h.held)
 		lost(task_id, l, where);
@@ -130,10 +130,11 @@ static th_err write_held(struct th_app *app, const char *task_id, const struct t
 }
 
 /* Whether the turn is still held with l: running, not cut, at l's epoch. */
-static th_err held_now(struct th_app *app, const struct th_lease *l, int *held, struct th_error *e)
+static th_err held_now(const struct th_turn_ctx *tc, const struct th_lease *l, int *held,
+                       struct th_error *e)
 {
 	struct th_turn_row t = {0};
-	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
+	th_err rc = th_store_turn_get(tc->store, l->turn_id, &t, e);
 	*held = rc == TH_OK && t.state == TH_TURN_RUNNING && !t.cut && t.attempts == l->epoch;
 	th_turn_row_free(&t);
 	return rc;
@@ -164,39 +165,39 @@ static void plan_free(struct plan *p)
  * audience may read (SEC-2, decision-034), bounded by model_history_max and
  * model_history_bytes and read back from the history's end without reading the rest
  * (SEC-3): *history, the caller's to put. */
-static th_err load_input(struct th_app *app, const struct th_task_row *row, const char *message_id,
-                         json_object *given, json_object **history, json_object **own,
-                         json_object **input, struct th_error *e)
+static th_err load_input(const struct th_turn_ctx *tc, const struct th_task_row *row,
+                         const char *message_id, json_object *given, json_object **history,
+                         json_object **own, json_object **input, struct th_error *e)
 {
 	th_err rc =
-	    given != NULL ? TH_OK : th_store_message_get(app->store, row->id, message_id, own, e);
+	    given != NULL ? TH_OK : th_store_message_get(tc->store, row->id, message_id, own, e);
 	if (rc != TH_OK)
 		return rc;
 	if (given != NULL)
 		*own = json_object_get(given);
 	*input = *own;
-	if (!th_model_wants_context(app->cfg))
+	if (!th_model_wants_context(tc->cfg))
 		return TH_OK;
 	const char *chan = th_view_side_channel(*input, row->id);
-	return th_view_history_window(app->store, row->id, chan, app->cfg->model_history_max,
-	                              (size_t)app->cfg->model_history_bytes, history, e);
+	return th_view_history_window(tc->store, row->id, chan, tc->cfg->model_history_max,
+	                              (size_t)tc->cfg->model_history_bytes, history, e);
 }
 
 /* The model's part of a turn: the prompt with the context the turn's audience may
  * read. A side-channel turn is offered no intrinsic tools: their effects (plan, roles,
  * questions, surfaces) are seen by every participant (SEC-2). */
-static th_err ask_model(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
-                        json_object *history, const char *prompt, json_object *rounds,
-                        struct plan *p, struct th_error *e)
+static th_err ask_model(const struct th_turn_ctx *tc, const struct th_task_row *row,
+                        const struct th_lease *l, json_object *history, const char *prompt,
+                        json_object *rounds, struct plan *p, struct th_error *e)
 {
 	json_object *task = NULL, *tools = NULL;
 	th_err rc = TH_OK;
-	int context = th_model_wants_context(app->cfg);
+	int context = th_model_wants_context(tc->cfg);
 	if (context)
-		rc = th_view_task_ext(app->store, row, &task, e);
+		rc = th_view_task_ext(tc->store, row, &task, e);
 	/* Parsed on the first turn that offers them, not at start-up (PKG-4). */
 	if (rc == TH_OK && context && p->channel == NULL &&
-	    (tools = th_intrinsics_tools_of(app)) == NULL)
+	    (tools = th_intrinsics_tools_of(tc->tools)) == NULL)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	struct th_model_input in = {
 	    .task_id = row->id,
@@ -207,15 +208,15 @@ static th_err ask_model(struct th_app *app, const struct th_task_row *row, const
 	    .tools = tools,
 	    .rounds = json_object_array_length(rounds) > 0 ? rounds : NULL,
 	};
-	struct cut_arg ca = {app->store, l, app->cfg->lease_ms, th_mono_ms()};
+	struct cut_arg ca = {tc->store, l, tc->cfg->lease_ms, th_mono_ms()};
 	struct th_error why;
 	th_error_clear(&why);
 	if (rc == TH_OK &&
-	    th_model_run(app->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, &why) != TH_OK) {
+	    th_model_run(tc->cfg, &in, l != NULL ? is_cut : NULL, &ca, &p->out, &why) != TH_OK) {
 		/* SEC-5: what failed (program path, its stderr, an endpoint) is for the
 		 * operator; the participants read only that the model failed. */
-		th_log(TH_LOG_WARN, "turn on task %s: model %s failed: %s", row->id,
-		       app->cfg->model, why.msg);
+		th_log(TH_LOG_WARN, "turn on task %s: model %s failed: %s", row->id, tc->cfg->model,
+		       why.msg);
 		rc = th_error_set(e, why.code == TH_ENOMEM ? TH_ENOMEM : TH_EINTERNAL,
 		                  "the model did not answer (the server log says why)");
 	}
@@ -227,12 +228,12 @@ static th_err ask_model(struct th_app *app, const struct th_task_row *row, const
  * the model (CMD-4); anything else goes to the model as it is. A message on a side
  * channel is only ever words for the model: commands and decisions act on the whole
  * task, where every participant would see what they carry (SEC-2). */
-static th_err think(struct th_app *app, const struct th_task_row *row, const struct th_lease *l,
-                    const char *message_id, json_object *given, json_object *rounds, struct plan *p,
-                    struct th_error *e)
+static th_err think(const struct th_turn_ctx *tc, const struct th_task_row *row,
+                    const struct th_lease *l, const char *message_id, json_object *given,
+                    json_object *rounds, struct plan *p, struct th_error *e)
 {
 	json_object *history = NULL, *input = NULL, *own = NULL;
-	th_err rc = load_input(app, row, message_id, given, &history, &own, &input, e);
+	th_err rc = load_input(tc, row, message_id, given, &history, &own, &input, e);
 	if (rc != TH_OK) {
 		json_object_put(history);
 		json_object_put(own);
@@ -252,9 +253,9 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 	}
 	const char *args = NULL;
 	const struct th_command *c =
-	    chan == NULL ? th_registry_match(app->commands, text, &args) : NULL;
+	    chan == NULL ? th_registry_match(tc->commands, text, &args) : NULL;
 	char *prompt = NULL;
-	if (chan == NULL && input != NULL && th_ui_is_decision(app->store, row->id, input)) {
+	if (chan == NULL && input != NULL && th_ui_is_decision(tc->store, row->id, input)) {
 		p->decision = json_object_get(input);
 	} else if (c != NULL && c->kind == TH_CMD_BUILTIN) {
 		p->builtin = c;
@@ -264,7 +265,7 @@ static th_err think(struct th_app *app, const struct th_task_row *row, const str
 		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = ask_model(app, row, l, history, prompt ? prompt : text, rounds, p, e);
+			rc = ask_model(tc, row, l, history, prompt ? prompt : text, rounds, p, e);
 	}
 	free(prompt);
 	free(text);
@@ -292,18 +293,18 @@ static json_object *reply_message(const struct th_task_row *row, const char *tex
 }
 
 /* Ends the turn held with l (none for an inline turn: it has no row). */
-static th_err finish(struct th_app *app, const struct th_lease *l, int state, const char *error,
-                     struct th_error *e)
+static th_err finish(const struct th_turn_ctx *tc, const struct th_lease *l, int state,
+                     const char *error, struct th_error *e)
 {
-	return l != NULL ? th_store_turn_finish(app->store, l, state, error, e) : TH_OK;
+	return l != NULL ? th_store_turn_finish(tc->store, l, state, error, e) : TH_OK;
 }
 
 /* SEC-2: a turn whose input came on a side channel answers on that channel, so only
  * its members read the reply: a channel message from the harness, kept in history and
  * delivered as a side-channel event. The task parks with no status message, which
  * every participant would read. */
-static th_err answer_in_channel(struct th_app *app, struct th_task_row *row, const char *channel,
-                                const char *text, struct th_error *e)
+static th_err answer_in_channel(const struct th_turn_ctx *tc, struct th_task_row *row,
+                                const char *channel, const char *text, struct th_error *e)
 {
 	json_object *value = json_object_new_object(), *parts = json_object_new_array();
 	int bad = value == NULL || parts == NULL;
@@ -315,14 +316,13 @@ static th_err answer_in_channel(struct th_app *app, struct th_task_row *row, con
 	json_object *msg = bad ? NULL : reply_message(row, text, parts);
 	json_object *sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
 	th_err rc = msg != NULL && sub != NULL
-	                ? th_channel_record(app->store, row, TH_AGENT_ID, channel, "message", text,
+	                ? th_channel_record(tc->store, row, TH_AGENT_ID, channel, "message", text,
 	                                    NULL, value, th_json_str(msg, "messageId"), e)
 	                : th_error_set(e, TH_ENOMEM, "out of memory building a channel reply");
 	if (rc == TH_OK)
-		rc = th_channel_deliver(app->store, row, TH_AGENT_ID, channel, msg, e);
+		rc = th_channel_deliver(tc->store, row, TH_AGENT_ID, channel, msg, e);
 	if (rc == TH_OK)
-		rc =
-		    th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED, sub, NULL, 0, e);
+		rc = th_status_transition(tc->store, row, TH_STATE_INPUT_REQUIRED, sub, NULL, 0, e);
 	json_object_put(value);
 	json_object_put(parts);
 	json_object_put(msg);
@@ -339,30 +339,30 @@ static th_err answer_in_channel(struct th_app *app, struct th_task_row *row, con
  * With replied, *replied is the reply (a new reference) when that was all: row moved to
  * INPUT_REQUIRED with the reply appended to its history, nothing else of the task
  * changed (no command, decision or question); else it stays NULL. */
-static th_err apply_result(struct th_app *app, struct th_task_row *row, const struct th_lease *l,
-                           struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
+static th_err apply_result(const struct th_turn_ctx *tc, struct th_task_row *row,
+                           const struct th_lease *l, struct plan *p,
+                           struct th_intrinsic_effects *fx, const char *failure,
                            struct th_cmd_result *res, json_object **replied, struct th_error *e)
 {
 	json_object *msg = NULL, *sub = NULL;
 	th_err rc = TH_OK;
 	if (p->out.cut || th_state_terminal((enum th_state)row->state)) {
-		rc = finish(app, l, TH_TURN_CUT, NULL, e);
+		rc = finish(tc, l, TH_TURN_CUT, NULL, e);
 	} else if (failure == NULL && p->channel != NULL) {
-		rc = answer_in_channel(app, row, p->channel, p->out.text ? p->out.text : "", e);
+		rc = answer_in_channel(tc, row, p->channel, p->out.text ? p->out.text : "", e);
 		if (rc == TH_OK)
-			rc = finish(app, l, TH_TURN_DONE, NULL, e);
+			rc = finish(tc, l, TH_TURN_DONE, NULL, e);
 	} else if (failure != NULL) {
 		msg = th_status_agent_text(row, failure);
-		rc = msg ? th_status_transition(app->store, row, TH_STATE_FAILED, NULL, msg, 1, e)
+		rc = msg ? th_status_transition(tc->store, row, TH_STATE_FAILED, NULL, msg, 1, e)
 		         : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = finish(app, l, TH_TURN_FAILED, failure, e);
+			rc = finish(tc, l, TH_TURN_FAILED, failure, e);
 	} else {
 		if (p->decision != NULL)
-			rc =
-			    th_ui_decide(app->store, app->cfg, row, p->sender, p->decision, res, e);
+			rc = th_ui_decide(tc->store, tc->cfg, row, p->sender, p->decision, res, e);
 		else if (p->builtin != NULL)
-			rc = th_builtin_run(app, p->builtin, row, p->sender, p->args, res, e);
+			rc = th_builtin_run(tc, p->builtin, row, p->sender, p->args, res, e);
 		const char *text = p->builtin != NULL || p->decision != NULL
 		                       ? (res->text.data ? res->text.data : "")
 		                   : fx->ask_text ? fx->ask_text
@@ -388,16 +388,16 @@ static th_err apply_result(struct th_app *app, struct th_task_row *row, const st
 		else
 			sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
 		if (rc == TH_OK && completes)
-			rc = msg ? th_status_transition(app->store, row, TH_STATE_COMPLETED, NULL,
+			rc = msg ? th_status_transition(tc->store, row, TH_STATE_COMPLETED, NULL,
 			                                msg, 1, e)
 			         : th_error_set(e, TH_ENOMEM, "out of memory");
 		else if (rc == TH_OK)
 			rc = msg && sub
-			         ? th_status_transition(app->store, row, TH_STATE_INPUT_REQUIRED,
+			         ? th_status_transition(tc->store, row, TH_STATE_INPUT_REQUIRED,
 			                                sub, msg, 1, e)
 			         : th_error_set(e, TH_ENOMEM, "out of memory");
 		if (rc == TH_OK)
-			rc = finish(app, l, TH_TURN_DONE, NULL, e);
+			rc = finish(tc, l, TH_TURN_DONE, NULL, e);
 		if (rc == TH_OK && replied != NULL && !completes && p->builtin == NULL &&
 		    p->decision == NULL && fx->ask == NULL)
 			*replied = json_object_get(msg);
@@ -418,18 +418,18 @@ struct settle_arg {
 	struct th_cmd_result *res;
 };
 
-static th_err settle_part(struct th_app *app, void *arg, struct th_error *e)
+static th_err settle_part(const struct th_turn_ctx *tc, void *arg, struct th_error *e)
 {
 	struct settle_arg *a = arg;
-	th_err rc = th_store_task_get(app->store, a->task_id, a->row, e);
+	th_err rc = th_store_task_get(tc->store, a->task_id, a->row, e);
 	return rc == TH_OK
-	           ? apply_result(app, a->row, a->l, a->p, a->fx, a->failure, a->res, NULL, e)
+	           ? apply_result(tc, a->row, a->l, a->p, a->fx, a->failure, a->res, NULL, e)
 	           : rc;
 }
 
 /* The turn's last write, in one transaction that first checks and renews the lease
  * (TURN-6), so a worker that lost it while stalled writes nothing at all. */
-static th_err settle(struct th_app *app, const char *task_id, const struct th_lease *l,
+static th_err settle(const struct th_turn_ctx *tc, const char *task_id, const struct th_lease *l,
                      struct plan *p, struct th_intrinsic_effects *fx, const char *failure,
                      struct th_error *e)
 {
@@ -438,21 +438,26 @@ static th_err settle(struct th_app *app, const char *task_id, const struct th_le
 	th_buf_init(&res.text);
 	struct settle_arg a = {task_id, l, p, fx, failure, &row, &res};
 	int held = 0;
-	th_err rc = write_held(app, task_id, l, "settle", settle_part, &a, &held, e);
+	th_err rc = write_held(tc, task_id, l, "settle", settle_part, &a, &held, e);
 	/* A sub-task's first turn runs once the parent's reply is safe. */
 	if (rc == TH_OK && held && res.child_task != NULL)
-		(void)th_app_defer(app, res.child_task, res.child_turn);
+		(void)th_defer_turn(&tc->defer, res.child_task, res.child_turn);
 	th_cmd_result_free(&res);
 	th_task_row_free(&row);
 	return rc;
 }
 
-int th_turn_instant(const struct th_app *app)
+th_err th_defer_turn(const struct th_defer *d, const char *task_id, int64_t turn_id)
 {
-	return strcmp(app->cfg->model, "echo") == 0 && app->cfg->echo_delay_ms == 0;
+	return d->queue != NULL ? d->queue(d->impl, task_id, turn_id) : TH_ENOMEM;
 }
 
-th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
+int th_turn_instant(const struct th_config *cfg)
+{
+	return strcmp(cfg->model, "echo") == 0 && cfg->echo_delay_ms == 0;
+}
+
+th_err th_turn_inline(const struct th_turn_ctx *tc, const char *task_id, json_object *input,
                       struct th_turn_reply *out, struct th_error *e)
 {
 	const char *message_id = th_json_str(input, "messageId");
@@ -464,28 +469,28 @@ th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *inpu
 	json_object *rounds = json_object_new_array();
 	struct th_error why;
 	th_error_clear(&why);
-	th_err rc = rounds ? th_store_task_get(app->store, task_id, &row, e)
+	th_err rc = rounds ? th_store_task_get(tc->store, task_id, &row, e)
 	                   : th_error_set(e, TH_ENOMEM, "out of memory");
 	th_err mrc = TH_OK;
 	if (rc == TH_OK)
-		mrc = think(app, &row, NULL, message_id, input, rounds, &p, &why);
+		mrc = think(tc, &row, NULL, message_id, input, rounds, &p, &why);
 	if (mrc == TH_OK && p.out.tool_calls != NULL && json_object_array_length(p.out.tool_calls))
 		mrc = th_error_set(&why, TH_EINTERNAL, "an instant model called tools");
 	char failure[TH_ERRMSG_MAX + 32];
 	if (mrc != TH_OK)
 		snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
 	if (rc == TH_OK)
-		rc = apply_result(app, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res,
+		rc = apply_result(tc, &row, NULL, &p, &fx, mrc != TH_OK ? failure : NULL, &res,
 		                  out != NULL ? &out->message : NULL, e);
 	/* Operators still see one turn per message in `turns`. */
 	if (rc == TH_OK)
-		rc = th_store_turn_record(app->store, task_id, message_id, (int)getpid(),
+		rc = th_store_turn_record(tc->store, task_id, message_id, (int)getpid(),
 		                          mrc != TH_OK ? TH_TURN_FAILED : TH_TURN_DONE,
 		                          mrc != TH_OK ? failure : NULL, e);
 	/* Runs after the response; if the caller rolls back instead, the child's turn is
 	 * not found then and nothing runs. */
 	if (rc == TH_OK && res.child_task != NULL)
-		(void)th_app_defer(app, res.child_task, res.child_turn);
+		(void)th_defer_turn(&tc->defer, res.child_task, res.child_turn);
 	th_cmd_result_free(&res);
 	json_object_put(rounds);
 	plan_free(&p);
@@ -511,10 +516,10 @@ void th_turn_reply_free(struct th_turn_reply *r)
 #define MAX_ROUNDS 8
 
 /* Queues a sub-task's first turn to run once its parent's change is committed. */
-static void defer_child(struct th_app *app, struct th_intrinsic_effects *fx)
+static void defer_child(const struct th_turn_ctx *tc, struct th_intrinsic_effects *fx)
 {
 	if (fx->child_task != NULL)
-		(void)th_app_defer(app, fx->child_task, fx->child_turn);
+		(void)th_defer_turn(&tc->defer, fx->child_task, fx->child_turn);
 }
 
 /* What a tool round's transaction needs (round_part; the caller owns every pointer). */
@@ -529,18 +534,18 @@ struct round_arg {
 	int *stopped;
 };
 
-static th_err round_part(struct th_app *app, void *arg, struct th_error *e)
+static th_err round_part(const struct th_turn_ctx *tc, void *arg, struct th_error *e)
 {
 	struct round_arg *a = arg;
-	th_err rc = th_store_task_get(app->store, a->task_id, a->row, e);
+	th_err rc = th_store_task_get(tc->store, a->task_id, a->row, e);
 	if (rc == TH_OK && th_state_terminal((enum th_state)a->row->state)) {
 		*a->stopped = 1;
-		rc = th_store_turn_finish(app->store, a->l, TH_TURN_CUT, NULL, e);
+		rc = th_store_turn_finish(tc->store, a->l, TH_TURN_CUT, NULL, e);
 	}
 	for (size_t i = 0; rc == TH_OK && !*a->stopped && i < json_object_array_length(a->calls);
 	     i++) {
 		json_object *res = NULL;
-		rc = th_intrinsic_apply(app, a->row, a->actor,
+		rc = th_intrinsic_apply(tc, a->row, a->actor,
 		                        json_object_array_get_idx(a->calls, i), a->fx, &res, e);
 		if (rc == TH_OK && th_json_push(a->results, res) != 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool round");
@@ -551,9 +556,10 @@ static th_err round_part(struct th_app *app, void *arg, struct th_error *e)
 /* One round of tool calls (TURN-3), applied in one transaction that first re-checks
  * the cut flag and the task (CTL-3). *stopped = 1 when the turn was cut meanwhile (it is
  * then finished as cut). The calls and their results are appended to rounds. */
-static th_err apply_round(struct th_app *app, const char *task_id, const struct th_lease *l,
-                          const char *actor, json_object *calls, json_object *rounds,
-                          struct th_intrinsic_effects *fx, int *stopped, struct th_error *e)
+static th_err apply_round(const struct th_turn_ctx *tc, const char *task_id,
+                          const struct th_lease *l, const char *actor, json_object *calls,
+                          json_object *rounds, struct th_intrinsic_effects *fx, int *stopped,
+                          struct th_error *e)
 {
 	*stopped = 0;
 	struct th_task_row row = {0};
@@ -562,7 +568,7 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	struct round_arg a = {task_id, l, actor, calls, results, fx, &row, stopped};
 	int held = 0;
-	th_err rc = write_held(app, task_id, l, "tool round", round_part, &a, &held, e);
+	th_err rc = write_held(tc, task_id, l, "tool round", round_part, &a, &held, e);
 	if (rc == TH_OK && !held)
 		*stopped = 1; /* TURN-6: cut or taken over meanwhile; this attempt writes no more */
 	if (rc != TH_OK)
@@ -575,7 +581,7 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 		bad |= th_json_put(round, "results", results);
 		results = NULL;
 		bad |= th_json_push(rounds, round);
-		defer_child(app, fx);
+		defer_child(tc, fx);
 		if (bad)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory building a tool round");
 	}
@@ -586,7 +592,7 @@ static th_err apply_round(struct th_app *app, const char *task_id, const struct 
 
 /* Runs a turn this worker holds (claimed or taken over) to its end: rounds of model
  * calls and intrinsic tools until the model answers in words (TURN-1), then settle. */
-static th_err run_held(struct th_app *app, const char *task_id, const struct th_lease *l,
+static th_err run_held(const struct th_turn_ctx *tc, const char *task_id, const struct th_lease *l,
                        struct th_error *e)
 {
 	struct th_turn_row t = {0};
@@ -596,7 +602,7 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 	json_object *rounds = json_object_new_array();
 	if (rounds == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	th_err rc = th_store_turn_get(app->store, l->turn_id, &t, e);
+	th_err rc = th_store_turn_get(tc->store, l->turn_id, &t, e);
 	struct th_error why;
 	th_error_clear(&why);
 	th_err mrc = TH_OK;
@@ -605,9 +611,9 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 		th_task_row_free(&row);
 		plan_free(&p);
 		memset(&p, 0, sizeof p);
-		if ((rc = th_store_task_get(app->store, task_id, &row, e)) != TH_OK)
+		if ((rc = th_store_task_get(tc->store, task_id, &row, e)) != TH_OK)
 			break;
-		mrc = think(app, &row, l, t.message_id, NULL, rounds, &p, &why);
+		mrc = think(tc, &row, l, t.message_id, NULL, rounds, &p, &why);
 		/* A side-channel turn was offered no tools: calls it makes anyway are not
 		 * applied (SEC-2). */
 		size_t ncalls = p.out.tool_calls && p.channel == NULL
@@ -622,7 +628,7 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 			                   MAX_ROUNDS);
 			break;
 		}
-		rc = apply_round(app, task_id, l, p.sender, p.out.tool_calls, rounds, &fx, &stopped,
+		rc = apply_round(tc, task_id, l, p.sender, p.out.tool_calls, rounds, &fx, &stopped,
 		                 e);
 		if (stopped || fx.ask != NULL)
 			break; /* cut meanwhile, or a question ends the turn (CH-4) */
@@ -631,7 +637,7 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 		char failure[TH_ERRMSG_MAX + 32];
 		if (mrc != TH_OK)
 			snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
-		rc = settle(app, task_id, l, &p, &fx, mrc != TH_OK ? failure : NULL, e);
+		rc = settle(tc, task_id, l, &p, &fx, mrc != TH_OK ? failure : NULL, e);
 	}
 	th_intrinsic_effects_free(&fx);
 	json_object_put(rounds);
@@ -641,15 +647,16 @@ static th_err run_held(struct th_app *app, const char *task_id, const struct th_
 	return rc;
 }
 
-th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e)
+th_err th_turn_run(const struct th_turn_ctx *tc, const char *task_id, int64_t turn_id,
+                   struct th_error *e)
 {
 	/* The worker that queued the turn holds its first lease (th_task_queue_turn). */
 	const struct th_lease l = {turn_id, TH_LEASE_FIRST};
 	int held = 0;
-	th_err rc = held_now(app, &l, &held, e);
+	th_err rc = held_now(tc, &l, &held, e);
 	if (rc != TH_OK || !held)
 		return rc;
-	return run_held(app, task_id, &l, e);
+	return run_held(tc, task_id, &l, e);
 }
 
 /* What give_up's transaction needs (give_up_part; the caller owns every pointer). */
@@ -679,7 +686,7 @@ static th_err give_up_part(struct th_store *st, void *arg, struct th_error *e)
 
 /* The last attempt is spent: the turn fails and so does its task, saying why
  * (TURN-4: no task stays WORKING forever). */
-static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th_error *e)
+static th_err give_up(const struct th_turn_ctx *tc, const struct th_turn_row *t, struct th_error *e)
 {
 	struct th_task_row row = {0};
 	json_object *msg = NULL;
@@ -688,7 +695,7 @@ static th_err give_up(struct th_app *app, const struct th_turn_row *t, struct th
 	         "turn failed: its worker stopped %d time%s before finishing (lease expired)",
 	         t->attempts, t->attempts == 1 ? "" : "s");
 	struct give_up_arg a = {t, why, &row, &msg};
-	th_err rc = th_store_write(app->store, give_up_part, &a, e);
+	th_err rc = th_store_write(tc->store, give_up_part, &a, e);
 	json_object_put(msg);
 	th_task_row_free(&row);
 	return rc;
@@ -731,26 +738,27 @@ static th_err takeover_part(struct th_store *st, void *arg, struct th_error *e)
 	return TH_OK;
 }
 
-th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e)
+th_err th_turn_recover(const struct th_turn_ctx *tc, const char *task_id, int *recovered,
+                       struct th_error *e)
 {
 	if (recovered != NULL)
 		*recovered = 0;
 	int64_t now = th_now_ms();
 	struct th_turn_row *rows = NULL;
 	size_t n = 0;
-	th_err rc = th_store_turns_expired(app->store, task_id, now, now - app->cfg->lease_ms, 100,
+	th_err rc = th_store_turns_expired(tc->store, task_id, now, now - tc->cfg->lease_ms, 100,
 	                                   &rows, &n, e);
 	for (size_t i = 0; rc == TH_OK && i < n; i++) {
 		struct th_turn_row *t = &rows[i];
-		if (t->attempts >= app->cfg->max_attempts) {
-			rc = give_up(app, t, e);
+		if (t->attempts >= tc->cfg->max_attempts) {
+			rc = give_up(tc, t, e);
 		} else {
 			/* Two recoverers may race: the takeover inside a transaction lets one win.
 			 */
-			struct takeover_arg a = {.t = t, .lease_ms = app->cfg->lease_ms};
-			rc = th_store_write(app->store, takeover_part, &a, e);
+			struct takeover_arg a = {.t = t, .lease_ms = tc->cfg->lease_ms};
+			rc = th_store_write(tc->store, takeover_part, &a, e);
 			if (rc == TH_OK && a.held)
-				rc = run_held(app, t->task_id, &a.l, e);
+				rc = run_held(tc, t->task_id, &a.l, e);
 		}
 		if (rc == TH_OK && recovered != NULL)
 			(*recovered)++;

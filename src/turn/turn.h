@@ -10,17 +10,21 @@
 #include <json-c/json.h>
 #include <stdint.h>
 
-#include "app.h"
 #include "store/store.h"
+#include "turn/context.h"
 #include "util/err.h"
+
+/* Every function here is handed the process's store, settings, commands, tools and
+ * after-response queue in tc (turn/context.h), borrowed for the call. */
 
 /* Runs a turn this worker queued to its end. A turn cut before it started, or taken
  * over by another worker after its lease expired, is left alone (TH_OK). */
-th_err th_turn_run(struct th_app *app, const char *task_id, int64_t turn_id, struct th_error *e);
+th_err th_turn_run(const struct th_turn_ctx *tc, const char *task_id, int64_t turn_id,
+                   struct th_error *e);
 
 /* 1 when the configured model answers at once in this process (echo without a delay):
  * such a turn may run inside the transaction that accepts its message (th_turn_inline). */
-int th_turn_instant(const struct th_app *app);
+int th_turn_instant(const struct th_config *cfg);
 
 /* What an inline turn that only replied leaves (th_turn_inline). */
 struct th_turn_reply {
@@ -38,7 +42,7 @@ void th_turn_reply_free(struct th_turn_reply *r);
  * its reply and the move to INPUT_REQUIRED, out->message is the reply and out->row the
  * task after it (th_view_task_replied builds the view from them); when it did more (a
  * command, an A2UI decision, a failure, completing a sub-task), out->message stays NULL. */
-th_err th_turn_inline(struct th_app *app, const char *task_id, json_object *input,
+th_err th_turn_inline(const struct th_turn_ctx *tc, const char *task_id, json_object *input,
                       struct th_turn_reply *out, struct th_error *e);
 
 /* The moment (ms since the epoch) the task's first live turn expires (a running turn's
@@ -56,6 +60,7 @@ int th_turn_expired(struct th_store *st, int lease_ms, const char *task_id);
  * queued turns nobody claimed within a lease; task_id limits it to one task (NULL: all).
  * A turn past the configured number of attempts fails its task with the reason;
  * the others run here to their end. *recovered (may be NULL) counts the turns handled. */
-th_err th_turn_recover(struct th_app *app, const char *task_id, int *recovered, struct th_error *e);
+th_err th_turn_recover(const struct th_turn_ctx *tc, const char *task_id, int *recovered,
+                       struct th_error *e);
 
 #endif

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* process.c — a worker process's context (struct th_app): built once after the process
- * starts, the after-response work run, everything freed at exit. It sits above the
- * domain: it opens the store, loads the command registry (the card and the intrinsic
+ * starts, the after-response queue kept and run, everything freed at exit. It sits above
+ * the domain: it opens the store, loads the command registry (the card and the intrinsic
  * tools are built on first use by service.c and intrinsics.c), and runs the turns
- * requests left behind (TURN-5, TURN-7). */
+ * requests left behind (TURN-5, TURN-7), which they queued through app->defer. */
 #include "worker/process.h"
 
 #include <stdio.h>
@@ -31,10 +31,38 @@ void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_st
 	};
 }
 
+th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id)
+{
+	for (size_t i = 0; turn_id == 0 && i < app->npending; i++)
+		if (app->pending[i].turn_id == 0 && strcmp(app->pending[i].task_id, task_id) == 0)
+			return TH_OK;
+	if (app->npending == app->cap_pending) {
+		size_t cap = app->cap_pending ? app->cap_pending * 2 : 8;
+		struct th_pending_turn *grown = realloc(app->pending, cap * sizeof *grown);
+		if (grown == NULL)
+			return TH_ENOMEM;
+		app->pending = grown;
+		app->cap_pending = cap;
+	}
+	char *id = strdup(task_id);
+	if (id == NULL)
+		return TH_ENOMEM;
+	app->pending[app->npending].task_id = id;
+	app->pending[app->npending++].turn_id = turn_id;
+	return TH_OK;
+}
+
+/* struct th_defer's queue over app's pending work (impl is the app). */
+static th_err queue_pending(void *impl, const char *task_id, int64_t turn_id)
+{
+	return th_app_defer(impl, task_id, turn_id);
+}
+
 th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e)
 {
 	memset(app, 0, sizeof *app);
 	app->cfg = cfg;
+	app->defer = (struct th_defer){.queue = queue_pending, .impl = app};
 	struct th_store_opts o;
 	th_worker_store_opts(cfg, serving, &o);
 	th_err rc = th_store_open(&o, &app->store, e);
@@ -75,8 +103,9 @@ void th_app_run_pending(struct th_app *app)
 		struct th_error e;
 		th_error_clear(&e);
 		int64_t turn_id = app->pending[i].turn_id;
-		th_err rc = turn_id > 0 ? th_turn_run(app, app->pending[i].task_id, turn_id, &e)
-		                        : th_turn_recover(app, app->pending[i].task_id, NULL, &e);
+		struct th_turn_ctx tc = th_app_turns(app);
+		th_err rc = turn_id > 0 ? th_turn_run(&tc, app->pending[i].task_id, turn_id, &e)
+		                        : th_turn_recover(&tc, app->pending[i].task_id, NULL, &e);
 		if (rc != TH_OK)
 			th_log(TH_LOG_ERROR, "%s %lld on task %s: %s",
 			       turn_id > 0 ? "turn" : "recovering turns, e.g.", (long long)turn_id,

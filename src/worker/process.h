@@ -3,6 +3,8 @@
 #ifndef TH_WORKER_PROCESS_H
 #define TH_WORKER_PROCESS_H
 
+#include <stdint.h>
+
 #include "app.h"
 #include "util/err.h"
 
@@ -19,6 +21,12 @@ void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_st
  * everything taken is freed. */
 th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e);
 void th_app_close(struct th_app *app);
+
+/* Queues after-response work on app (app->defer's queue): run turn_id of task_id (held
+ * by this worker), or, with turn_id 0, recover the task's expired turns. A task queued
+ * for recovery twice is queued once. On TH_ENOMEM nothing is queued (the turn stays in
+ * `turns` for recovery). */
+th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id);
 
 /* Runs the work queued by requests that already answered (TURN-5, TURN-7); call it
  * after the response is finished. */

@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "app.h"
 #include "config/settings.h"
 #include "ops/auth.h"
 #include "store/store.h"
@@ -330,23 +329,23 @@ START_TEST(test_sec1_api_key_add_verify_revoke)
 	ck_assert_int_eq(th_store_open(&o, &st, &e), TH_OK);
 	struct th_config cfg;
 	ck_assert_int_eq(th_config_defaults(&cfg), TH_OK);
-	struct th_app app = {.cfg = &cfg, .store = st};
 	char key[TH_KEY_BUF], hash[TH_KEY_HASH_BUF], who[300];
 	ck_assert_int_eq(th_auth_key_new(key, hash, &e), TH_OK);
 	ck_assert_uint_eq(strlen(key), 46);
 	ck_assert_int_eq(th_store_key_add(st, "k1", "bob", "laptop", hash, &e), TH_OK);
-	ck_assert_int_eq(th_auth_bearer(&app, key, who, sizeof who, &e), TH_OK);
+	ck_assert_int_eq(th_auth_bearer(st, &cfg, key, who, sizeof who, &e), TH_OK);
 	ck_assert_str_eq(who, "bob");
 	/* One character off, or a stranger's shape: refused, and the message has no key. */
 	key[10] = key[10] == 'A' ? 'B' : 'A';
-	ck_assert_int_eq(th_auth_bearer(&app, key, who, sizeof who, &e), TH_EUNAUTHENTICATED);
+	ck_assert_int_eq(th_auth_bearer(st, &cfg, key, who, sizeof who, &e), TH_EUNAUTHENTICATED);
 	ck_assert_ptr_null(strstr(e.msg, key + 3));
-	ck_assert_int_eq(th_auth_bearer(&app, "hunter2", who, sizeof who, &e), TH_EUNAUTHENTICATED);
+	ck_assert_int_eq(th_auth_bearer(st, &cfg, "hunter2", who, sizeof who, &e),
+	                 TH_EUNAUTHENTICATED);
 	key[10] = key[10] == 'A' ? 'B' : 'A';
 	int64_t n = 0;
 	ck_assert_int_eq(th_store_key_revoke(st, "laptop", &n, &e), TH_OK);
 	ck_assert_int_eq(n, 1);
-	ck_assert_int_eq(th_auth_bearer(&app, key, who, sizeof who, &e), TH_EUNAUTHENTICATED);
+	ck_assert_int_eq(th_auth_bearer(st, &cfg, key, who, sizeof who, &e), TH_EUNAUTHENTICATED);
 	ck_assert_ptr_nonnull(strstr(e.msg, "revoked"));
 	struct th_api_key *k = NULL;
 	size_t count = 0;

@@ -800,7 +800,8 @@ START_TEST(test_turn4_expired_lease_is_taken_over_and_the_message_kept_once)
 {
 	dead_worker_turn();
 	int n = 0;
-	ck_assert_int_eq(th_turn_recover(&app, NULL, &n, &err), TH_OK);
+	struct th_turn_ctx tc = th_app_turns(&app);
+	ck_assert_int_eq(th_turn_recover(&tc, NULL, &n, &err), TH_OK);
 	ck_assert_int_eq(n, 1);
 	json_object *t = get("alice", task);
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");

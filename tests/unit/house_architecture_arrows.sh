@@ -3,11 +3,12 @@
 # The house rule (issue 30, ARCHITECTURE.md "The house, round 3"): the picture of the
 # rooms in docs/architecture.md is the code's. The picture is the first fenced block
 # after "The rooms, top floor first"; in it
-#   a line that starts with src/NAME/ (or src/NAME.c) is a room of the main column,
+#   a line that starts with src/NAME/ (or src/NAME.c, src/NAME.h) is a room of the main
+#   column,
 #   "├──► src/NAME/" hangs a side room off the main room above it (an arrow to it),
 #   "▼" is the arrow from the main room above it to the next one,
-# and one line names one room. A room is a directory of src/ (or a file at its top,
-# main.c and app.c with its header). The run fails when
+# and one line names one room. A room is a directory of src/ or a file at its top
+# (main.c; app.h, a header without a .c of its own). The run fails when
 #   - a room of src/ is not drawn, or a drawn room is not in src/;
 #   - a drawn arrow A → B has no file of A that includes a header of B;
 #   - a file of room A includes a header of room B that is drawn above A or on A's line
@@ -30,9 +31,9 @@ awk '
 	!inside { next }
 	{
 		n = 0; line = $0; names = ""
-		while (match(line, /src\/[a-z0-9_]+(\/|\.c)/)) {
+		while (match(line, /src\/[a-z0-9_]+(\/|\.c|\.h)/)) {
 			name = substr(line, RSTART + 4, RLENGTH - 4)
-			sub(/(\/|\.c)$/, "", name)
+			sub(/(\/|\.c|\.h)$/, "", name)
 			names = names " " name; n++
 			line = substr(line, RSTART + RLENGTH)
 		}
@@ -86,10 +87,11 @@ awk '
 		d=${d%/}
 		echo "code ${d#src/}"
 	done
-	for f in src/*.c; do
+	for f in src/*.c src/*.h; do
+		[ -f "$f" ] || continue
 		f=${f#src/}
-		echo "code ${f%.c}"
-	done
+		echo "code ${f%.*}"
+	done | sort -u
 ) >"$tmp/code" || exit 1
 
 awk -v DOC="$doc" '
