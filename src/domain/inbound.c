@@ -97,14 +97,32 @@ static int read_envelope(json_object *v, size_t i, struct th_inbound *out, struc
 	return -1;
 }
 
+/* Part p's line of th_inbound_read's words. */
+static void put_words(struct th_buf *b, json_object *p)
+{
+	const char *t = th_json_str(p, "text");
+	const char *mt = th_json_str(p, "mediaType");
+	if (t == NULL && mt != NULL && strcmp(mt, TH_MT_CHANNEL) == 0)
+		t = th_json_str(json_object_object_get(p, "data"), "text");
+	if (b->len > 0)
+		th_buf_puts(b, "\n");
+	if (t != NULL)
+		th_buf_puts(b, t);
+	else
+		th_buf_printf(b, "[%s part]", mt ? mt : "non-text");
+}
+
 int th_inbound_read(json_object *msg, const char *sender, const struct th_limits *lim,
-                    struct th_inbound *out, struct th_error *e)
+                    struct th_inbound *out, struct th_buf *words, struct th_error *e)
 {
 	memset(out, 0, sizeof *out);
 	json_object *parts = json_object_object_get(msg, "parts");
 	size_t n = json_object_array_length(parts);
+	out->nparts = n;
 	for (size_t i = 0; i < n; i++) {
 		json_object *p = json_object_array_get_idx(parts, i), *data = NULL;
+		if (words != NULL)
+			put_words(words, p);
 		const char *text = th_json_str(p, "text");
 		if (text != NULL) {
 			if (out->text == NULL)

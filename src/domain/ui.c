@@ -196,12 +196,9 @@ static json_object *first_action(json_object *msg, json_object **holder)
 }
 
 /* "approve" / "reject" typed alone (case and surrounding space ignored): 1 / 0; -1. */
-static int typed_decision(json_object *msg)
+static int typed_decision(const struct th_inbound *in)
 {
-	json_object *parts = json_object_object_get(msg, "parts");
-	if (json_object_array_length(parts) != 1)
-		return -1;
-	const char *t = th_json_str(json_object_array_get_idx(parts, 0), "text");
+	const char *t = in->nparts == 1 ? in->text : NULL;
 	if (t == NULL)
 		return -1;
 	while (isspace((unsigned char)*t))
@@ -232,19 +229,20 @@ static int may_decide(struct th_store *st, const char *task_id, const char *who)
 /* The pending confirmation msg answers, and the decision (1 approve, 0 reject). A
  * watcher's words or clicks answer nothing (SEC-5). */
 static th_err answered(struct th_store *st, const char *task_id, json_object *msg,
-                       struct th_confirm *c, int *approve, struct th_error *e)
+                       const struct th_inbound *in, struct th_confirm *c, int *approve,
+                       struct th_error *e)
 {
 	const char *who = th_json_str(json_object_object_get(msg, "metadata"), "participant_id");
 	if (!may_decide(st, task_id, who))
 		return th_error_set(e, TH_ENOTFOUND, "not a decision: a watcher does not decide");
 	json_object *holder = NULL;
-	json_object *action = first_action(msg, &holder);
+	json_object *action = in->a2ui > 0 ? first_action(msg, &holder) : NULL;
 	th_err rc;
 	if (action != NULL) {
 		const char *name = th_json_str(action, "name");
 		*approve = name != NULL && strcmp(name, TH_A2UI_CONFIRM_APPROVE) == 0;
 		rc = th_store_confirm_pending(st, task_id, th_json_str(action, "surfaceId"), c, e);
-	} else if ((*approve = typed_decision(msg)) >= 0) {
+	} else if ((*approve = typed_decision(in)) >= 0) {
 		rc = th_store_confirm_pending(st, task_id, NULL, c, e);
 	} else {
 		rc = th_error_set(e, TH_ENOTFOUND, "not a decision");
@@ -253,18 +251,19 @@ static th_err answered(struct th_store *st, const char *task_id, json_object *ms
 	return rc;
 }
 
-int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg)
+int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg,
+                      const struct th_inbound *in)
 {
 	struct th_confirm c = {0};
 	int approve = 0;
-	int yes = answered(st, task_id, msg, &c, &approve, NULL) == TH_OK;
+	int yes = answered(st, task_id, msg, in, &c, &approve, NULL) == TH_OK;
 	th_confirm_free(&c);
 	return yes;
 }
 
 th_err th_ui_decide(struct th_store *st, const struct th_config *cfg, struct th_task_row *row,
-                    const char *sender, json_object *msg, struct th_cmd_result *res,
-                    struct th_error *e)
+                    const char *sender, json_object *msg, const struct th_inbound *in,
+                    struct th_cmd_result *res, struct th_error *e)
 {
 	struct th_confirm c = {0};
 	int approve = 0;
@@ -274,7 +273,7 @@ th_err th_ui_decide(struct th_store *st, const struct th_config *cfg, struct th_
 		              sender);
 		return TH_OK;
 	}
-	th_err rc = answered(st, row->id, msg, &c, &approve, e);
+	th_err rc = answered(st, row->id, msg, in, &c, &approve, e);
 	if (rc == TH_ENOTFOUND) {
 		/* Decided in another worker between the turn's start and now. */
 		th_error_clear(e);

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "config/settings.h"
+#include "domain/inbound.h"
 #include "domain/reply.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -40,14 +41,16 @@ th_err th_ui_confirm(struct th_store *st, const struct th_config *cfg, struct th
                      const char *sender, const char *question, struct th_cmd_result *res,
                      struct th_error *e);
 
-/* Whether msg (the turn's input) answers a pending /confirm: a click on its Card or, for
- * a question asked in text, the words approve / reject. Read-only. */
-int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg);
+/* Whether msg (the turn's input, read into in by th_inbound_read) answers a pending
+ * /confirm: a click on its Card or, for a question asked in text, the words approve /
+ * reject as its only part. Read-only. */
+int th_ui_is_decision(struct th_store *st, const char *task_id, json_object *msg,
+                      const struct th_inbound *in);
 
-/* UI-4: records the decision in msg from sender as a channel message ("<participant>
- * approved: QUESTION"), closes the Card, and fills the reply. */
+/* UI-4: records the decision in msg (read into in) from sender as a channel message
+ * ("<participant> approved: QUESTION"), closes the Card, and fills the reply. */
 th_err th_ui_decide(struct th_store *st, const struct th_config *cfg, struct th_task_row *row,
-                    const char *sender, json_object *msg, struct th_cmd_result *res,
-                    struct th_error *e);
+                    const char *sender, json_object *msg, const struct th_inbound *in,
+                    struct th_cmd_result *res, struct th_error *e);
 
 #endif

@@ -478,7 +478,7 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 		goto out;
 	/* UI-4: a click on a /confirm card, or approve/reject typed to a question asked in
 	 * text, is answered at once like a command, whatever else the task waits for. */
-	int instant = builtin || (!has_cp && th_ui_is_decision(st, task_id, msg));
+	int instant = builtin || (!has_cp && th_ui_is_decision(st, task_id, msg, in));
 	int resume = 0;
 	if (has_cp) {
 		/* CH-3: stored and delivered; only a reply to the harness's question resumes. */
@@ -561,7 +561,7 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 static int classify(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
                     const char *given, struct th_inbound *in, struct th_error *e)
 {
-	if (th_inbound_read(msg, participant, &tc->cfg->lim, in, e) != 0)
+	if (th_inbound_read(msg, participant, &tc->cfg->lim, in, NULL, e) != 0)
 		return -1;
 	if (in->control)
 		return 1;

@@ -13,6 +13,7 @@
 #include "domain/access.h"
 #include "domain/channel.h"
 #include "domain/ext.h"
+#include "domain/inbound.h"
 #include "domain/task.h"
 #include "turn/intrinsics.h"
 #include "domain/view.h"
@@ -23,36 +24,6 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/log.h"
-
-/* The text of a message: its text parts (and a channel part's text) joined by new
- * lines; other parts are named so the model can see that something arrived. */
-static char *message_text(json_object *msg)
-{
-	struct th_buf b;
-	th_buf_init(&b);
-	th_buf_puts(&b, "");
-	json_object *parts = NULL;
-	if (msg != NULL && json_object_object_get_ex(msg, "parts", &parts)) {
-		for (size_t i = 0; i < json_object_array_length(parts); i++) {
-			json_object *p = json_object_array_get_idx(parts, i);
-			const char *t = th_json_str(p, "text");
-			const char *mt = th_json_str(p, "mediaType");
-			if (t == NULL && mt != NULL && strcmp(mt, TH_MT_CHANNEL) == 0)
-				t = th_json_str(json_object_object_get(p, "data"), "text");
-			if (b.len > 0)
-				th_buf_puts(&b, "\n");
-			if (t != NULL)
-				th_buf_puts(&b, t);
-			else
-				th_buf_printf(&b, "[%s part]", mt ? mt : "non-text");
-		}
-	}
-	if (b.oom) {
-		th_buf_free(&b);
-		return NULL;
-	}
-	return th_buf_take(&b);
-}
 
 struct cut_arg {
 	struct th_store *st;
@@ -144,6 +115,7 @@ static th_err held_now(const struct th_turn_ctx *tc, const struct th_lease *l, i
 struct plan {
 	const struct th_command *builtin; /* runs inside settle's transaction */
 	json_object *decision;            /* the input, when it answers a /confirm (UI-4) */
+	struct th_inbound decided;        /* what decision carries, borrowed from it */
 	char *args;                       /* its argument text; free */
 	char *sender;                     /* who sent the input; free */
 	char *channel;                    /* the side channel the input came on, or NULL;
@@ -160,25 +132,54 @@ static void plan_free(struct plan *p)
 	th_model_output_free(&p->out);
 }
 
-/* The input message of the turn (*own, the caller's to put: the one given, as stored,
- * or else read back) and, for a backend that reads the context, the newest history its
- * audience may read (SEC-2, decision-034), bounded by model_history_max and
- * model_history_bytes and read back from the history's end without reading the rest
- * (SEC-3): *history, the caller's to put. */
-static th_err load_input(const struct th_turn_ctx *tc, const struct th_task_row *row,
-                         const char *message_id, json_object *given, json_object **history,
-                         json_object **own, json_object **input, struct th_error *e)
+/* The turn's input, read once (th_inbound_read, issue 30): *own, the message (the one
+ * given, as stored, or else read back; the caller puts it), *in, what it carries
+ * (borrowed from *own), *words, what the model is given of it, and *sender, who sent it
+ * (the caller frees it). A stored message reads as it did when it was accepted; one that
+ * no longer does (a limit lowered since) fails the turn with the reason. */
+static th_err read_input(const struct th_turn_ctx *tc, const struct th_task_row *row,
+                         const char *message_id, json_object *given, json_object **own,
+                         struct th_inbound *in, struct th_buf *words, char **sender,
+                         struct th_error *e)
 {
+	memset(in, 0, sizeof *in);
 	th_err rc =
 	    given != NULL ? TH_OK : th_store_message_get(tc->store, row->id, message_id, own, e);
 	if (rc != TH_OK)
 		return rc;
 	if (given != NULL)
 		*own = json_object_get(given);
-	*input = *own;
+	const char *who = th_json_str(json_object_object_get(*own, "metadata"), "participant_id");
+	th_buf_puts(words, "");
+	if ((*sender = strdup(who ? who : "")) == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	struct th_error why;
+	th_error_clear(&why);
+	if (*own != NULL && th_inbound_read(*own, *sender, &tc->cfg->lim, in, words, &why) != 0)
+		return th_error_set(e, why.code == TH_ENOMEM ? TH_ENOMEM : TH_EINTERNAL,
+		                    "message %.100s no longer reads as it did when accepted: %s",
+		                    th_json_str(*own, "messageId"), why.msg);
+	return words->oom ? th_error_set(e, TH_ENOMEM, "out of memory") : TH_OK;
+}
+
+/* The side channel a message came on (SEC-2: its reply goes there), or NULL for the
+ * task channel. */
+static const char *side_channel(const struct th_inbound *in, const char *task_id)
+{
+	return in->has_channel && strcmp(in->channel.channel_id, task_id) != 0
+	           ? in->channel.channel_id
+	           : NULL;
+}
+
+/* For a backend that reads the context, the newest history the audience of chan (NULL:
+ * the task channel) may read (SEC-2, decision-034), bounded by model_history_max and
+ * model_history_bytes and read back from the history's end without reading the rest
+ * (SEC-3): *history, the caller's to put; NULL for a backend that does not. */
+static th_err load_history(const struct th_turn_ctx *tc, const struct th_task_row *row,
+                           const char *chan, json_object **history, struct th_error *e)
+{
 	if (!th_model_wants_context(tc->cfg))
 		return TH_OK;
-	const char *chan = th_view_side_channel(*input, row->id);
 	return th_view_history_window(tc->store, row->id, chan, tc->cfg->model_history_max,
 	                              (size_t)tc->cfg->model_history_bytes, history, e);
 }
@@ -225,50 +226,56 @@ static th_err ask_model(const struct th_turn_ctx *tc, const struct th_task_row *
 }
 
 /* A built-in command answers inside settle; a file command expands into a prompt for
- * the model (CMD-4); anything else goes to the model as it is. A message on a side
- * channel is only ever words for the model: commands and decisions act on the whole
- * task, where every participant would see what they carry (SEC-2). */
+ * the model (CMD-4); anything else goes to the model as it is. A command is the first
+ * text part (CMD-2), as the intake read it. A message on a side channel is only ever
+ * words for the model: commands and decisions act on the whole task, where every
+ * participant would see what they carry (SEC-2). */
+static th_err decide(const struct th_turn_ctx *tc, const struct th_task_row *row,
+                     const struct th_lease *l, json_object *input, const struct th_inbound *in,
+                     json_object *history, const char *words, json_object *rounds, struct plan *p,
+                     struct th_error *e)
+{
+	const char *args = NULL;
+	const struct th_command *c =
+	    p->channel == NULL ? th_registry_match(tc->commands, in->text, &args) : NULL;
+	if (p->channel == NULL && input != NULL &&
+	    th_ui_is_decision(tc->store, row->id, input, in)) {
+		p->decision = json_object_get(input);
+		p->decided = *in; /* borrowed from p->decision */
+		return TH_OK;
+	}
+	if (c != NULL && c->kind == TH_CMD_BUILTIN) {
+		p->builtin = c;
+		return (p->args = strdup(args)) != NULL
+		           ? TH_OK
+		           : th_error_set(e, TH_ENOMEM, "out of memory");
+	}
+	char *prompt = c != NULL ? th_command_expand(c, args) : NULL;
+	th_err rc = c != NULL && prompt == NULL
+	                ? th_error_set(e, TH_ENOMEM, "out of memory")
+	                : ask_model(tc, row, l, history, prompt ? prompt : words, rounds, p, e);
+	free(prompt);
+	return rc;
+}
+
+/* What the turn does with its input (struct plan), decided outside any transaction. */
 static th_err think(const struct th_turn_ctx *tc, const struct th_task_row *row,
                     const struct th_lease *l, const char *message_id, json_object *given,
                     json_object *rounds, struct plan *p, struct th_error *e)
 {
-	json_object *history = NULL, *input = NULL, *own = NULL;
-	th_err rc = load_input(tc, row, message_id, given, &history, &own, &input, e);
-	if (rc != TH_OK) {
-		json_object_put(history);
-		json_object_put(own);
-		return rc;
-	}
-	const char *sender =
-	    th_json_str(json_object_object_get(input, "metadata"), "participant_id");
-	const char *chan = input != NULL ? th_view_side_channel(input, row->id) : NULL;
-	char *text = message_text(input);
-	p->sender = strdup(sender ? sender : "");
-	p->channel = chan != NULL ? strdup(chan) : NULL;
-	if (text == NULL || p->sender == NULL || (chan != NULL && p->channel == NULL)) {
-		free(text);
-		json_object_put(history);
-		json_object_put(own);
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	}
-	const char *args = NULL;
-	const struct th_command *c =
-	    chan == NULL ? th_registry_match(tc->commands, text, &args) : NULL;
-	char *prompt = NULL;
-	if (chan == NULL && input != NULL && th_ui_is_decision(tc->store, row->id, input)) {
-		p->decision = json_object_get(input);
-	} else if (c != NULL && c->kind == TH_CMD_BUILTIN) {
-		p->builtin = c;
-		if ((p->args = strdup(args)) == NULL)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-	} else {
-		if (c != NULL && (prompt = th_command_expand(c, args)) == NULL)
-			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		if (rc == TH_OK)
-			rc = ask_model(tc, row, l, history, prompt ? prompt : text, rounds, p, e);
-	}
-	free(prompt);
-	free(text);
+	json_object *history = NULL, *own = NULL;
+	struct th_inbound in;
+	struct th_buf words;
+	th_buf_init(&words);
+	th_err rc = read_input(tc, row, message_id, given, &own, &in, &words, &p->sender, e);
+	const char *chan = rc == TH_OK ? side_channel(&in, row->id) : NULL;
+	if (chan != NULL && (p->channel = strdup(chan)) == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc == TH_OK)
+		rc = load_history(tc, row, chan, &history, e);
+	if (rc == TH_OK)
+		rc = decide(tc, row, l, own, &in, history, words.data, rounds, p, e);
+	th_buf_free(&words);
 	json_object_put(history);
 	json_object_put(own);
 	return rc;
@@ -360,7 +367,8 @@ static th_err apply_result(const struct th_turn_ctx *tc, struct th_task_row *row
 			rc = finish(tc, l, TH_TURN_FAILED, failure, e);
 	} else {
 		if (p->decision != NULL)
-			rc = th_ui_decide(tc->store, tc->cfg, row, p->sender, p->decision, res, e);
+			rc = th_ui_decide(tc->store, tc->cfg, row, p->sender, p->decision,
+			                  &p->decided, res, e);
 		else if (p->builtin != NULL)
 			rc = th_builtin_run(tc, p->builtin, row, p->sender, p->args, res, e);
 		const char *text = p->builtin != NULL || p->decision != NULL

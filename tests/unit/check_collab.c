@@ -397,7 +397,7 @@ START_TEST(test_task3_inbound_describes_a_message_from_one_reading)
 		struct th_inbound in;
 		struct th_error e;
 		th_error_clear(&e);
-		int rc = th_inbound_read(msg, "alice", &app.cfg->lim, &in, &e);
+		int rc = th_inbound_read(msg, "alice", &app.cfg->lim, &in, NULL, &e);
 		if (!cases[i].ok) {
 			ck_assert_msg(rc == -1 && e.code == TH_EINVAL, "case %zu accepted", i);
 			ck_assert_msg(strstr(e.msg, cases[i].error) != NULL, "case %zu: %s", i,

@@ -778,6 +778,25 @@ START_TEST(test_cmd2_unregistered_slash_text_is_an_ordinary_message)
 }
 END_TEST
 
+/* CMD-2: the command is the first text part, for the turn as for the intake (issue 30: the
+ * turn reads its input with the intake's classifier); parts before it do not hide it. */
+START_TEST(test_cmd2_a_command_after_a_data_part_runs_as_the_intake_saw_it)
+{
+	const char *id = new_task("hello");
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"messageId\":\"m2\",\"taskId\":\"%s\","
+	                         "\"role\":\"ROLE_USER\",\"parts\":[{\"data\":{\"k\":1},"
+	                         "\"mediaType\":\"application/json\"},{\"text\":\"/status\"}]}}",
+	                         id);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object *t = json_object_object_get(r, "task");
+	const char *text = fx_status_text(t);
+	ck_assert_msg(strstr(text, "alice (reporter)") != NULL, "%s", text);
+	ck_assert_ptr_null(strstr(text, "echo:"));
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(test_stream3_task_events_are_numbered_in_order)
 {
 	const char *id = new_task("hello");
@@ -1086,6 +1105,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cmd2_help_lists_registered_commands_without_a_model);
 	tcase_add_test(tc, test_cmd3_status_reports_state_and_participants);
 	tcase_add_test(tc, test_cmd2_unregistered_slash_text_is_an_ordinary_message);
+	tcase_add_test(tc, test_cmd2_a_command_after_a_data_part_runs_as_the_intake_saw_it);
 	tcase_add_test(tc, test_stream3_task_events_are_numbered_in_order);
 	tcase_add_test(tc, test_turn5_return_immediately_answers_before_the_turn);
 	tcase_add_test(tc, test_stream5_history_length_and_pagination);
