@@ -64,8 +64,9 @@ struct th_app {
 	                                    th_app_close (json_object_put) */
 	struct th_pending_turn *pending; /* after-response work; free (th_app_close) */
 	size_t npending, cap_pending;
-	struct th_defer defer;    /* queues on pending (th_app_defer, set by th_app_open);
-	                             what ops/ and turn/ see of the queue */
+	/* Queues on this app's pending work (impl: the app; th_app_defer), set by th_app_open.
+	 * th_app_turns lends it with the app it is called on, so the app may be copied. */
+	th_err (*defer)(void *impl, const char *task_id, int64_t turn_id);
 	int64_t push_poll_ms;     /* monotonic time of the next look for due pushes
 	                             queued by other workers (th_push_deliver_due) */
 	struct th_parker *parker; /* borrowed from the worker loop; NULL (CGI, tests):
@@ -83,7 +84,7 @@ static inline struct th_turn_ctx th_app_turns(struct th_app *app)
 	                            .cfg = app->cfg,
 	                            .commands = app->commands,
 	                            .tools = &app->tools,
-	                            .defer = app->defer};
+	                            .defer = {.queue = app->defer, .impl = app}};
 }
 
 #endif

@@ -52,7 +52,7 @@ th_err th_app_defer(struct th_app *app, const char *task_id, int64_t turn_id)
 	return TH_OK;
 }
 
-/* struct th_defer's queue over app's pending work (impl is the app). */
+/* struct th_defer's queue over app's pending work (impl is the app; th_app_turns). */
 static th_err queue_pending(void *impl, const char *task_id, int64_t turn_id)
 {
 	return th_app_defer(impl, task_id, turn_id);
@@ -62,7 +62,7 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struc
 {
 	memset(app, 0, sizeof *app);
 	app->cfg = cfg;
-	app->defer = (struct th_defer){.queue = queue_pending, .impl = app};
+	app->defer = queue_pending;
 	struct th_store_opts o;
 	th_worker_store_opts(cfg, serving, &o);
 	th_err rc = th_store_open(&o, &app->store, e);

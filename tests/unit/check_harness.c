@@ -817,6 +817,31 @@ START_TEST(test_stream3_task_events_are_numbered_in_order)
 }
 END_TEST
 
+/* TURN-5, decision-056: the after-response queue is lent with the context it is asked of,
+ * so a context copied after it was opened (the FastCGI main loop's) queues its
+ * returnImmediately turn on itself and runs it, not on the copy it was opened as. */
+START_TEST(test_turn5_a_moved_context_runs_its_own_deferred_turn)
+{
+	struct th_app moved = app;
+	memset(&app, 0, sizeof app); /* the original is gone; teardown closes moved */
+	json_object *r =
+	    fx_call(&moved, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":"
+	            "[{\"text\":\"later\"}]},\"configuration\":{\"returnImmediately\":true}}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	char id[64];
+	snprintf(id, sizeof id, "%s", fx_task_id(json_object_object_get(r, "task")));
+	json_object_put(r);
+	ck_assert_uint_eq(moved.npending, 1);
+	ck_assert_uint_eq(app.npending, 0);
+	th_app_run_pending(&moved);
+	r = fx_call(&moved, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	app = moved;
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(test_turn5_return_immediately_answers_before_the_turn)
 {
 	json_object *r =
@@ -1108,6 +1133,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_cmd2_a_command_after_a_data_part_runs_as_the_intake_saw_it);
 	tcase_add_test(tc, test_stream3_task_events_are_numbered_in_order);
 	tcase_add_test(tc, test_turn5_return_immediately_answers_before_the_turn);
+	tcase_add_test(tc, test_turn5_a_moved_context_runs_its_own_deferred_turn);
 	tcase_add_test(tc, test_stream5_history_length_and_pagination);
 	tcase_add_test(tc, test_sec3_history_capped_at_1000_and_by_bytes);
 	suite_add_tcase(s, tc);
