@@ -110,6 +110,7 @@ void th_store_group_stats(struct th_store_group *g, struct th_store_group_stats 
 {
 	pthread_mutex_lock(&g->mu);
 	*out = g->stats;
+	out->round_trips = th_pg_round_trips(g->w);
 	out->waiting = 0;
 	for (const struct job *j = g->jobs; j != NULL; j = j->next)
 		out->waiting++;

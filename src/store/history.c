@@ -22,7 +22,9 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 		return err;
 	/* pos = max + 1 is race-free because writers run inside BEGIN IMMEDIATE; the max
 	 * comes from the primary-key index, not a scan. */
-	err = th_store_exec(st, TH_STMT_MSG_APPEND,
+	/* decision-054: queued on PostgreSQL; a duplicate messageId is found before
+	 * (th_store_message_exists, under the task's lock), not by this refusal. */
+	err = th_store_exec_later(st, TH_STMT_MSG_APPEND,
 	                    "INSERT INTO messages (task_id, pos, message_id, role, sender, "
 	                    "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
 	                    "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
@@ -285,7 +287,7 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	free(ctx);
 	if (err != TH_OK)
 		return err;
-	err = th_store_exec(st, TH_STMT_EV_INSERT,
+	err = th_store_exec_later(st, TH_STMT_EV_INSERT,
 	                    "INSERT INTO events (task_id, seq, kind, json, created_ms, ends) "
 	                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	                    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),

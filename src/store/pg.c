@@ -202,6 +202,7 @@ static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
 	arg_types(args, n, types);
 	char name[16];
 	snprintf(name, sizeof name, "th%d", (int)id);
+	st->conn->pg_trips++;
 	PGresult *r = PQprepare(st->pg, name, text, (int)n, types);
 	free(text);
 	th_err err = PQresultStatus(r) == PGRES_COMMAND_OK ? TH_OK : fail(st, r, "prepare", e);
@@ -259,6 +260,14 @@ static int writes(const char *sql)
 static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n, PGresult **out, const char *what,
                        struct th_error *e);
+
+/* The pipeline (below): what a queued entry is, the failure that answers every statement
+ * after a queued one failed, and queueing one. */
+enum { PEND_PREPARE, PEND_LATER, PEND_MINE };
+static th_err sticky(struct th_store *st, struct th_error *e);
+static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
+                 const struct th_arg *args, size_t n, unsigned char kind, const char *what,
+                 struct th_error *e);
 
 /* ---- per-task locks (SCALE-1, decision-051) ----------------------------------------- */
 
@@ -377,6 +386,8 @@ static void txn_reset(struct th_store *c, int writing)
 	c->pg_part_mark = 0;
 	c->pg_part_wrote = 0;
 	c->pg_broken = 0;
+	c->pg_failed = 0;
+	c->pg_notify = 0;
 }
 
 static int holds(const struct th_store *c, const char *name)
@@ -406,6 +417,20 @@ static th_err lock_stmt(struct th_store *st, int try, int turn, const struct th_
 	/* One call site a statement, each with its text (tests/unit/statements.py). */
 	PGresult *r = NULL;
 	th_err err;
+	if (!turn && !try && st->conn->pg_pipe) {
+		/* Its result is "held" or a failure (a timeout, a deadlock), which fails the
+		 * transaction: it goes out with the next statement whose result is needed. */
+		if (st->conn->pg_failed)
+			return sticky(st, e);
+		*got = 1;
+		if (task != NULL)
+			task[0] = '\0';
+		return queue(st, TH_STMT_PG_LOCK,
+		             "SELECT pg_advisory_xact_lock(?1::integer, hashtext(?2)) IS NULL",
+		             args, 2, PEND_LATER, "task lock", e) < 0
+		           ? e->code
+		           : TH_OK;
+	}
 	if (!turn && !try)
 		err = run_once(st, TH_STMT_PG_LOCK,
 		               "SELECT pg_advisory_xact_lock(?1::integer, hashtext(?2)) IS NULL",
@@ -571,7 +596,240 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 	th_err err = lock_for(st, id, args, n, e);
 	if (err == TH_OK && writes(sql))
 		c->pg_part_wrote = 1;
+	/* Listeners (streams) look for new events: only a transaction that appends one
+	 * announces its commit (decision-054). */
+	if (err == TH_OK && id == TH_STMT_EV_INSERT)
+		c->pg_notify = 1;
 	return err;
+}
+
+/* ---- the pipeline (SCALE-1, decision-054) ------------------------------------------- */
+
+/* A queued entry (enum PEND_*, above) is the PQsendPrepare of a statement, a statement
+ * whose result nobody waits for (pg.c's own BEGIN, SAVEPOINT, lock, NOTIFY, or a
+ * caller's th_store_exec_later), or the caller's statement whose result is read now. */
+
+/* The parameters of args as libpq takes them; ints holds the integers' text. */
+static void params(const struct th_arg *args, size_t n, const char **values, int *lengths,
+                   int *formats, char (*ints)[24])
+{
+	for (size_t k = 0; k < n; k++) {
+		lengths[k] = 0;
+		formats[k] = 0;
+		if (args[k].t == 'i') {
+			snprintf(ints[k], sizeof ints[k], "%" PRId64, args[k].i);
+			values[k] = ints[k];
+		} else {
+			values[k] = args[k].s;
+			if (args[k].t == 'b') {
+				lengths[k] = (int)args[k].len;
+				formats[k] = 1;
+			}
+		}
+	}
+}
+
+/* Answers the failure a queued statement of this transaction met (pg_fail) again. */
+static th_err sticky(struct th_store *st, struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	memcpy(st->pg_state, c->pg_fail_state, sizeof st->pg_state);
+	if (e != NULL)
+		*e = c->pg_fail;
+	return c->pg_fail.code;
+}
+
+static th_err drain(struct th_store *st, struct th_error *e);
+
+/* Sends statement id with args into c's pipeline as an entry of kind (PEND_LATER or
+ * PEND_MINE), preparing it first when the connection has not; its index in pg_q, or -1
+ * with e set. A full queue is read first. */
+static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
+                 const struct th_arg *args, size_t n, unsigned char kind, const char *what,
+                 struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	if (n > TH_PG_MAX_ARGS) {
+		th_error_set(e, TH_EINTERNAL, "%s: too many parameters", what);
+		return -1;
+	}
+	if (c->pg_nq + 2 > TH_PG_QUEUE_MAX && drain(st, e) != TH_OK)
+		return -1;
+	char name[16];
+	snprintf(name, sizeof name, "th%d", (int)id);
+	if (!st->pg_prepared[id]) {
+		char *text = dialect(sql);
+		if (text == NULL) {
+			th_error_set(e, TH_ENOMEM, "out of memory (prepare)");
+			return -1;
+		}
+		Oid types[TH_PG_MAX_ARGS];
+		for (size_t k = 0; k < n; k++)
+			types[k] = args[k].t == 'i' ? 20 : args[k].t == 'b' ? 17 : 25;
+		int sent = PQsendPrepare(st->pg, name, text, (int)n, types);
+		free(text);
+		if (!sent) {
+			fail(st, NULL, "prepare", e);
+			return -1;
+		}
+		st->pg_prepared[id] = 1; /* undone when its result says otherwise (drain) */
+		c->pg_q[c->pg_nq++] = (struct th_pg_pend){
+		    .id = (int)id, .kind = PEND_PREPARE, .part = c->pg_parts, .what = "prepare"};
+	}
+	const char *values[TH_PG_MAX_ARGS];
+	int lengths[TH_PG_MAX_ARGS], formats[TH_PG_MAX_ARGS];
+	char ints[TH_PG_MAX_ARGS][24];
+	params(args, n, values, lengths, formats, ints);
+	if (!PQsendQueryPrepared(st->pg, name, (int)n, values, lengths, formats, 0)) {
+		fail(st, NULL, what, e);
+		return -1;
+	}
+	int i = c->pg_nq++;
+	c->pg_q[i] = (struct th_pg_pend){
+	    .id = (int)id, .kind = kind, .part = c->pg_parts, .what = what, .owner = st};
+	return i;
+}
+
+/* Notes the first failure of a queued statement the caller was told had succeeded: the
+ * transaction is aborted, so every later statement answers it until ROLLBACK TO its
+ * part's savepoint, or the transaction ends (sticky). A failure of an earlier group
+ * part, whose savepoint is gone, ends the whole transaction (lose). */
+static void failed_later(struct th_store *st, const struct th_pg_pend *p, const PGresult *r,
+                         int *lose)
+{
+	struct th_store *c = st->conn;
+	if (c->pg_failed)
+		return;
+	c->pg_failed = 1;
+	if (p->must_change && r != NULL && PQresultStatus(r) == PGRES_COMMAND_OK) {
+		th_error_set(&c->pg_fail, TH_ENOTFOUND, "%s", p->missing);
+		c->pg_fail_state[0] = '\0';
+	} else {
+		fail(st, r, p->what, &c->pg_fail);
+		memcpy(c->pg_fail_state, st->pg_state, sizeof c->pg_fail_state);
+	}
+	if (p->part < c->pg_parts)
+		*lose = 1;
+}
+
+/* Reads the results of everything queued on st's connection (one round trip: the
+ * sync). The caller's entry keeps its result (pg_q[i].result); a statement queued
+ * earlier that failed makes the transaction fail (sticky), and that failure is
+ * returned. */
+static th_err drain(struct th_store *st, struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	int nq = c->pg_nq, lose = 0, broken = 0;
+	c->pg_nq = 0;
+	c->pg_trips++;
+	if (!PQpipelineSync(st->pg))
+		broken = 1;
+	for (int i = 0; i < nq; i++) {
+		struct th_pg_pend *p = &c->pg_q[i];
+		p->result = NULL;
+		PGresult *r = broken ? NULL : PQgetResult(st->pg);
+		if (r == NULL) {
+			broken = 1;
+			if (p->kind == PEND_PREPARE)
+				st->pg_prepared[p->id] = 0;
+			else
+				failed_later(st, p, NULL, &lose);
+			continue;
+		}
+		PGresult *more;
+		while ((more = PQgetResult(st->pg)) != NULL)
+			PQclear(more);
+		ExecStatusType s = PQresultStatus(r);
+		int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+		if (p->kind == PEND_MINE) {
+			p->result = r;
+			continue;
+		}
+		if (p->kind == PEND_PREPARE) {
+			if (!ok)
+				st->pg_prepared[p->id] = 0;
+			if (!ok && s != PGRES_PIPELINE_ABORTED)
+				failed_later(st, p, r, &lose);
+		} else if (ok) {
+			int64_t changed = strtoll(PQcmdTuples(r), NULL, 10);
+			if (p->owner != NULL)
+				p->owner->pg_changes += changed;
+			if (p->tally != NULL)
+				*p->tally += (int)changed;
+			if (p->must_change && changed == 0)
+				failed_later(st, p, r, &lose);
+		} else if (s != PGRES_PIPELINE_ABORTED) {
+			failed_later(st, p, r, &lose);
+		}
+		PQclear(r);
+	}
+	if (!broken) {
+		PGresult *r = PQgetResult(st->pg); /* the sync's own result */
+		if (r == NULL || PQresultStatus(r) != PGRES_PIPELINE_SYNC)
+			broken = 1;
+		PQclear(r);
+	}
+	if (st->pg_listening && st->pg == st->own_pg)
+		(void)note_announcements(st);
+	if (broken && !c->pg_failed) {
+		c->pg_failed = 1;
+		fail(st, NULL, "pipeline", &c->pg_fail);
+		memcpy(c->pg_fail_state, st->pg_state, sizeof c->pg_fail_state);
+	}
+	if (broken || lose) {
+		/* Nothing of this transaction can be committed any more: end it, so that
+		 * th_store_in_txn says so (group.c then fails every part of the batch), and
+		 * refuse the statements that would now each commit by themselves. */
+		c->pg_pipe = 0;
+		c->pg_broken = 1;
+		if (!broken && PQexitPipelineMode(st->pg))
+			PQclear(PQexec(st->pg, "ROLLBACK"));
+		else if (!broken)
+			PQreset(st->pg);
+		c->pg_trips++;
+		memset(st->pg_prepared, 0, broken ? TH_STMT_COUNT_ : 0);
+	}
+	return c->pg_failed ? sticky(st, e) : TH_OK;
+}
+
+/* Queues statement id as PEND_MINE, reads everything queued, and hands its result over
+ * (*out, PQclear) as run_once does. */
+static th_err run_piped(struct th_store *st, enum th_stmt_id id, const char *sql,
+                        const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                        struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	*out = NULL;
+	st->pg_state[0] = '\0';
+	int i = queue(st, id, sql, args, n, PEND_MINE, what, e);
+	if (i < 0)
+		return c->pg_failed ? sticky(st, e) : e->code;
+	th_err err = drain(st, e);
+	PGresult *r = c->pg_q[i].result;
+	c->pg_q[i].result = NULL;
+	ExecStatusType s = PQresultStatus(r);
+	if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
+		*out = r;
+		return TH_OK;
+	}
+	if (err == TH_OK)
+		err = fail(st, r, what, e);
+	PQclear(r);
+	return err;
+}
+
+/* Queues pg.c's own statement (no parameters) whose result nobody waits for. */
+static th_err run_later(struct th_store *st, enum th_stmt_id id, const char *sql, const char *what,
+                        struct th_error *e)
+{
+	if (st->conn->pg_failed)
+		return sticky(st, e);
+	return queue(st, id, sql, NULL, 0, PEND_LATER, what, e) < 0 ? e->code : TH_OK;
+}
+
+int64_t th_pg_round_trips(const struct th_store *st)
+{
+	return st != NULL ? st->pg_trips : 0;
 }
 
 /* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
@@ -588,11 +846,71 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
                   struct th_error *e)
 {
 	*out = NULL;
+	struct th_error local;
+	if (e == NULL)
+		e = &local;
+	struct th_store *c = st->conn;
+	if (c->pg_pipe && c->pg_failed && id != TH_STMT_ROLLBACK_TO)
+		return sticky(st, e);
 	th_err err = before(st, id, sql, args, n, e);
 	if (err != TH_OK)
 		return err;
+	if (c->pg_pipe) {
+		/* A group part's savepoint and its release go out with the next statement
+		 * whose result is needed; undoing a part reads everything it queued, so no
+		 * result of it arrives after its owner was told. */
+		if (id == TH_STMT_SAVEPOINT || id == TH_STMT_RELEASE)
+			return run_later(st, id, sql, what, e);
+		if (id == TH_STMT_ROLLBACK_TO) {
+			/* Undoing the part ends a failure of its own queued statements. */
+			int failed = c->pg_failed;
+			c->pg_failed = 0;
+			err = run_piped(st, id, sql, args, n, out, what, e);
+			if (err != TH_OK && failed)
+				c->pg_failed = 1;
+			return err;
+		}
+	}
 	if (!in_txn(st) || !writes(sql))
 		return run_once(st, id, sql, args, n, out, what, e);
+	if (c->pg_pipe) {
+		/* A write whose refusal the caller answers: in a savepoint of its own, sent
+		 * with it in one round trip; a refusal costs one more (ROLLBACK TO). */
+		if ((err = run_later(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt",
+		                     "SAVEPOINT", e)) != TH_OK)
+			return err;
+		int i = queue(st, id, sql, args, n, PEND_MINE, what, e);
+		if (i < 0)
+			return c->pg_failed ? sticky(st, e) : e->code;
+		if ((err = run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt",
+		                     "RELEASE", e)) != TH_OK)
+			return err;
+		err = drain(st, e);
+		PGresult *r = c->pg_q[i].result;
+		c->pg_q[i].result = NULL;
+		ExecStatusType s = PQresultStatus(r);
+		if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
+			*out = r;
+			lock_after(st, id, args, n);
+			return TH_OK;
+		}
+		if (err != TH_OK) {
+			PQclear(r);
+			return err;
+		}
+		err = fail(st, r, what, e);
+		PQclear(r);
+		char state[sizeof st->pg_state];
+		memcpy(state, st->pg_state, sizeof state); /* the statement's, for failed_with */
+		struct th_error ignored;
+		if (run_later(st, TH_STMT_PG_STMT_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT th_stmt",
+		              "ROLLBACK TO", &ignored) == TH_OK &&
+		    run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt", "RELEASE",
+		              &ignored) == TH_OK)
+			(void)drain(st, &ignored);
+		memcpy(st->pg_state, state, sizeof state);
+		return err;
+	}
 	PGresult *r;
 	err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r, "SAVEPOINT",
 	               e);
@@ -626,6 +944,8 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
                        struct th_error *e)
 {
 	*out = NULL;
+	if (st->conn->pg_pipe)
+		return run_piped(st, id, sql, args, n, out, what, e);
 	if (n > TH_PG_MAX_ARGS)
 		return th_error_set(e, TH_EINTERNAL, "%s: too many parameters", what);
 	st->pg_state[0] = '\0';
@@ -640,21 +960,9 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 		const char *values[TH_PG_MAX_ARGS];
 		int lengths[TH_PG_MAX_ARGS], formats[TH_PG_MAX_ARGS];
 		char ints[TH_PG_MAX_ARGS][24];
-		for (size_t k = 0; k < n; k++) {
-			lengths[k] = 0;
-			formats[k] = 0;
-			if (args[k].t == 'i') {
-				snprintf(ints[k], sizeof ints[k], "%" PRId64, args[k].i);
-				values[k] = ints[k];
-			} else {
-				values[k] = args[k].s;
-				if (args[k].t == 'b') {
-					lengths[k] = (int)args[k].len;
-					formats[k] = 1;
-				}
-			}
-		}
+		params(args, n, values, lengths, formats, ints);
 		PGresult *r;
+		st->conn->pg_trips++;
 		if (pooled) {
 			/* Through a transaction pooler the next statement may meet another server
 			 * session, which never saw a PQprepare of ours: each goes unnamed, with its
@@ -695,7 +1003,7 @@ th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 {
 	PGresult *r;
 	th_err err = run(st, id, sql, args, n, &r, what, e);
-	if (err != TH_OK)
+	if (err != TH_OK || r == NULL) /* NULL: queued, nothing to tell (a savepoint) */
 		return err;
 	int64_t changed = strtoll(PQcmdTuples(r), NULL, 10);
 	if (PQresultStatus(r) == PGRES_TUPLES_OK) {
@@ -712,6 +1020,40 @@ th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 	}
 	st->pg_changes += changed;
 	PQclear(r);
+	return TH_OK;
+}
+
+th_err th_pg_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql,
+                        const struct th_arg *args, size_t n, int *tally, const char *missing,
+                        const char *what, struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	if (!c->pg_pipe || !c->pg_writing || !in_txn(st)) {
+		int64_t rows = 0;
+		th_err err = th_pg_exec(st, id, sql, args, n, NULL, &rows, what, e);
+		if (err == TH_OK && tally != NULL)
+			*tally += (int)rows;
+		if (err == TH_OK && missing != NULL && rows == 0)
+			err = th_error_set(e, TH_ENOTFOUND, "%s", missing);
+		return err;
+	}
+	if (c->pg_failed)
+		return sticky(st, e);
+	th_err err = before(st, id, sql, args, n, e);
+	if (err != TH_OK)
+		return err;
+	st->pg_state[0] = '\0';
+	int i = queue(st, id, sql, args, n, PEND_LATER, what, e);
+	if (i < 0)
+		return c->pg_failed ? sticky(st, e) : e->code;
+	c->pg_q[i].tally = tally;
+	if (missing != NULL) {
+		c->pg_q[i].must_change = 1;
+		snprintf(c->pg_q[i].missing, sizeof c->pg_q[i].missing, "%s", missing);
+	}
+	/* A task it creates is this transaction's from now on; should the insert fail, the
+	 * whole transaction (part) does. */
+	lock_after(st, id, args, n);
 	return TH_OK;
 }
 
@@ -843,6 +1185,7 @@ static th_err begin_pooled(struct th_store *st, struct th_error *e)
 	         c->busy_timeout_ms, c->sync_full ? "on" : "off");
 	st->pg_state[0] = '\0';
 	for (int attempt = 0;; attempt++) {
+		st->conn->pg_trips++;
 		PGresult *r = PQexec(st->pg, sql);
 		if (PQresultStatus(r) == PGRES_COMMAND_OK) {
 			PQclear(r);
@@ -860,6 +1203,48 @@ static th_err begin_pooled(struct th_store *st, struct th_error *e)
 	}
 }
 
+/* Before a transaction: a connection the server closed while it was idle (a restart, an
+ * idle timeout) has said so on its socket; it is opened again now, since the BEGIN that
+ * would have found out is queued with what follows it (decision-054). A connection left
+ * in pipeline mode by a failure is reset. Costs a poll(2), no round trip. */
+static void ready(struct th_store *st)
+{
+	struct pollfd p = {.fd = PQsocket(st->pg), .events = POLLIN};
+	if (p.fd >= 0 && poll(&p, 1, 0) == 1) {
+		if (st->pg_listening && st->pg == st->own_pg)
+			(void)note_announcements(st);
+		else
+			(void)PQconsumeInput(st->pg);
+	}
+	if (PQpipelineStatus(st->pg) != PQ_PIPELINE_OFF && !PQexitPipelineMode(st->pg)) {
+		th_log(TH_LOG_WARN, "database connection left busy; connecting again");
+		PQreset(st->pg);
+		memset(st->pg_prepared, 0, TH_STMT_COUNT_);
+	}
+	(void)reconnected(st);
+	st->conn->pg_pipe = 0;
+	st->conn->pg_nq = 0;
+}
+
+/* Opens a transaction with BEGIN text: queued in pipeline mode, so it reaches the server
+ * with the transaction's first statement whose result is needed. */
+static th_err begin_piped(struct th_store *st, enum th_stmt_id id, const char *text,
+                          struct th_error *e)
+{
+	ready(st);
+	if (PQstatus(st->pg) != CONNECTION_OK || !PQenterPipelineMode(st->pg)) {
+		PGresult *r; /* no pipeline: as before, one round trip */
+		th_err err = run_once(st, id, text, NULL, 0, &r, "BEGIN", e);
+		PQclear(r);
+		return err;
+	}
+	st->conn->pg_pipe = 1;
+	th_err err = run_later(st, id, text, "BEGIN", e);
+	if (err != TH_OK)
+		th_pg_rollback(st);
+	return err;
+}
+
 th_err th_pg_begin(struct th_store *st, struct th_error *e)
 {
 	/* PostgreSQL only warns about a BEGIN inside a transaction; SQLite refuses it. */
@@ -868,11 +1253,13 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e)
 	txn_reset(st->conn, 0);
 	th_err err;
 	if (st->conn->pg_pooled) {
+		/* Not pipelined: the pooled BEGIN carries its SET LOCALs in one simple-protocol
+		 * message, which a pipeline cannot send; the transaction's statements then run
+		 * one round trip each, as before decision-054. */
+		ready(st);
 		err = begin_pooled(st, e);
 	} else {
-		PGresult *r;
-		err = run(st, TH_STMT_PG_BEGIN, "BEGIN", NULL, 0, &r, "BEGIN", e);
-		PQclear(r);
+		err = begin_piped(st, TH_STMT_PG_BEGIN, "BEGIN", e);
 	}
 	if (err != TH_OK)
 		return err;
@@ -882,23 +1269,51 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e)
 	return TH_OK;
 }
 
+/* Leaves pipeline mode once everything queued was read. */
+static void pipe_end(struct th_store *st)
+{
+	struct th_store *c = st->conn;
+	if (!c->pg_pipe)
+		return;
+	c->pg_pipe = 0;
+	if (PQstatus(st->pg) == CONNECTION_OK && !PQexitPipelineMode(st->pg))
+		th_log(TH_LOG_WARN, "database: could not leave pipeline mode: %s",
+		       PQerrorMessage(st->pg));
+}
+
 th_err th_pg_commit(struct th_store *st, struct th_error *e)
 {
-	/* Listeners on every host learn of the commit when it happens (STORE-6); one
-	 * announcement per transaction, delivered by the server at COMMIT. */
-	PGresult *r;
-	th_err err = run(st, TH_STMT_PG_NOTIFY, "SELECT pg_notify('tiny_harness', '')", NULL, 0, &r,
-	                 "NOTIFY", e);
-	PQclear(r);
+	struct th_store *c = st->conn;
+	PGresult *r = NULL;
+	th_err err;
+	if (c->pg_pipe) {
+		if (c->pg_failed) {
+			err = sticky(st, e);
+			th_pg_rollback(st);
+			return err;
+		}
+		/* Listeners on every host learn of a new event when it is committed
+		 * (STORE-6); the announcement and the COMMIT go out in one round trip. */
+		err = c->pg_notify ? run_later(st, TH_STMT_PG_NOTIFY,
+		                               "SELECT pg_notify('tiny_harness', '')", "NOTIFY", e)
+		                   : TH_OK;
+		if (err == TH_OK)
+			err = run_piped(st, TH_STMT_PG_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
+	} else {
+		err = c->pg_notify
+		          ? run(st, TH_STMT_PG_NOTIFY, "SELECT pg_notify('tiny_harness', '')", NULL,
+		                0, &r, "NOTIFY", e)
+		          : TH_OK;
+		PQclear(r);
+		r = NULL;
+		if (err == TH_OK)
+			err = run(st, TH_STMT_PG_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
+	}
 	if (err != TH_OK) {
 		th_pg_rollback(st);
 		return err;
 	}
-	err = run(st, TH_STMT_PG_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
-	if (err != TH_OK) {
-		th_pg_rollback(st);
-		return err;
-	}
+	pipe_end(st);
 	txn_reset(st->conn, 0); /* its locks ended with it */
 	/* COMMIT of a transaction a failed statement aborted answers ROLLBACK. */
 	int rolled_back = strcmp(PQcmdStatus(r), "ROLLBACK") == 0;
@@ -914,20 +1329,32 @@ void th_pg_rollback(struct th_store *st)
 {
 	if (st->conn != NULL)
 		txn_reset(st->conn, 0);
-	if (st->pg == NULL || !in_txn(st))
+	if (st->pg == NULL)
 		return;
+	struct th_store *c = st->conn;
+	if (c != NULL && c->pg_pipe) {
+		/* What is still queued is read with the ROLLBACK, one round trip. */
+		struct th_error ignored;
+		if (in_txn(st) && queue(st, TH_STMT_ROLLBACK, "ROLLBACK", NULL, 0, PEND_LATER,
+		                        "ROLLBACK", &ignored) >= 0)
+			(void)drain(st, &ignored);
+		c->pg_failed = 0;
+		pipe_end(st);
+		if (!in_txn(st))
+			return;
+	}
+	if (!in_txn(st))
+		return;
+	if (c != NULL)
+		c->pg_trips++;
 	PGresult *r = PQexec(st->pg, "ROLLBACK");
 	PQclear(r);
 }
 
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
 {
-	PGresult *r;
-	th_err err =
-	    run(st, TH_STMT_PG_BEGIN_READ, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", NULL,
-	        0, &r, "BEGIN", e);
-	PQclear(r);
-	return err;
+	return begin_piped(st, TH_STMT_PG_BEGIN_READ,
+	                   "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e);
 }
 
 int64_t th_pg_data_version(struct th_store *st)

@@ -118,6 +118,16 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 /* ---- outbox -----------------------------------------------------------------------------------
  */
 
+/* The outbox rows of an event (th_store_push_enqueue). "WHERE 1" keeps the upsert clause
+ * from being read as a join constraint. */
+#define PUSH_ENQUEUE_SQL                                                                           \
+	"INSERT INTO push_outbox (task_id, config_id, seq, body, attempts, next_attempt_ms, " \
+	"state, created_ms, updated_ms) SELECT c.task_id, c.config_id, ?2, ?3, 0, ?4, " \
+	"'pending', ?4, ?4 FROM push_configs c WHERE c.task_id = ?1 AND (?5 IS NULL OR " \
+	"?5 = ?1 OR EXISTS (SELECT 1 FROM channel_members m WHERE m.task_id = ?1 AND " \
+	"m.channel_id = ?5 AND m.participant_id = c.participant_id)) " \
+	"ON CONFLICT (task_id, config_id, seq) DO NOTHING"
+
 th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,
                              const char *body, const char *channel_id, int *n, struct th_error *e)
 {
@@ -125,23 +135,22 @@ th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t s
 		*n = 0;
 	if (task_id == NULL || body == NULL)
 		return th_error_set(e, TH_EINVAL, "push delivery needs a task and a body");
-	/* "WHERE 1" keeps the upsert clause from being read as a join constraint. */
 	int64_t queued = 0;
+	/* decision-054: when the caller needs no count, queued on PostgreSQL; the rows it
+	 * adds are counted into pushes_queued when its result is read (before COMMIT). */
+	if (n == NULL)
+		return th_store_exec_later(st, TH_STMT_PUSH_ENQUEUE, PUSH_ENQUEUE_SQL,
+		                           TH_ARGS(TH_T(task_id), TH_I(seq), TH_T(body),
+		                                   TH_I(th_now_ms()), TH_T(channel_id)),
+		                           &st->pushes_queued, NULL, "push enqueue", e);
 	th_err err = th_store_exec(
-	    st, TH_STMT_PUSH_ENQUEUE,
-	    "INSERT INTO push_outbox (task_id, config_id, seq, body, attempts, next_attempt_ms, "
-	    "state, created_ms, updated_ms) SELECT c.task_id, c.config_id, ?2, ?3, 0, ?4, "
-	    "'pending', ?4, ?4 FROM push_configs c WHERE c.task_id = ?1 AND (?5 IS NULL OR "
-	    "?5 = ?1 OR EXISTS (SELECT 1 FROM channel_members m WHERE m.task_id = ?1 AND "
-	    "m.channel_id = ?5 AND m.participant_id = c.participant_id)) "
-	    "ON CONFLICT (task_id, config_id, seq) DO NOTHING",
+	    st, TH_STMT_PUSH_ENQUEUE, PUSH_ENQUEUE_SQL,
 	    TH_ARGS(TH_T(task_id), TH_I(seq), TH_T(body), TH_I(th_now_ms()), TH_T(channel_id)),
 	    NULL, &queued, "push enqueue", e);
 	if (err != TH_OK)
 		return err;
 	st->pushes_queued += (int)queued;
-	if (n != NULL)
-		*n = (int)queued;
+	*n = (int)queued;
 	return TH_OK;
 }
 

@@ -209,6 +209,23 @@ th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 	return rc == SQLITE_DONE ? TH_OK : th_store_fail(st, rc, what, e);
 }
 
+th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql,
+                           const struct th_arg *args, size_t n, int *tally, const char *missing,
+                           const char *what, struct th_error *e)
+{
+	if (st->pg != NULL)
+		return th_pg_exec_later(st, id, sql, args, n, tally, missing, what, e);
+	int64_t rows = 0;
+	th_err err = th_store_exec(st, id, sql, args, n, NULL, &rows, what, e);
+	if (err != TH_OK)
+		return err;
+	if (tally != NULL)
+		*tally += (int)rows;
+	if (missing != NULL && rows == 0)
+		return th_error_set(e, TH_ENOTFOUND, "%s", missing);
+	return TH_OK;
+}
+
 /* ---- rows --------------------------------------------------------------------------- */
 
 #define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))

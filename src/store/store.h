@@ -127,6 +127,8 @@ struct th_store_group_stats {
 	int64_t splits;  /* PostgreSQL: batches committed early because a part's task was
 	                    locked elsewhere (th_store_group_split, decision-051) */
 	int waiting;     /* th_store_write parts queued, not yet run */
+	int64_t round_trips; /* PostgreSQL: round trips to the server on the writer's
+	                        connection so far (SCALE-1, decision-054); 0 on SQLite */
 };
 /* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after
  * every member store has left its last transaction. */

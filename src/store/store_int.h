@@ -15,6 +15,9 @@
 /* How many advisory-lock keys a PostgreSQL write transaction remembers holding (pg.c);
  * past that it asks the server again, which is harmless (the locks are re-entrant). */
 #define TH_PG_LOCKS_MAX 32
+/* How many statements a PostgreSQL transaction queues in its pipeline before it reads
+ * their results (pg.c, decision-054). */
+#define TH_PG_QUEUE_MAX 48
 
 /* Every fixed statement of the store. Each is prepared on first use with
  * SQLITE_PREPARE_PERSISTENT and kept until th_store_close. */
@@ -141,6 +144,20 @@ enum th_stmt_id {
 	TH_STMT_COUNT_
 };
 
+/* A statement queued in a PostgreSQL pipeline whose result is read later (pg.c,
+ * decision-054). */
+struct th_pg_pend {
+	int id;              /* enum th_stmt_id */
+	unsigned char kind;  /* pg.c: prepared, a result nobody waits for, or the caller's */
+	int part;            /* the group part (pg_parts) it was sent in */
+	const char *what;    /* borrowed: a string literal naming it, for the log */
+	struct th_store *owner; /* borrowed: the store that ran it (its pg_changes) */
+	int *tally;          /* borrowed or NULL: rows changed are added here */
+	int must_change;     /* no row changed is a failure (missing) */
+	char missing[96];    /* the message of that failure */
+	void *result;        /* PGresult * of the caller's statement once read (PQclear) */
+};
+
 struct th_store {
 	/* Exactly one backend per store: db (SQLite) or pg (PostgreSQL, pg.c) is NULL. */
 	sqlite3 *db;         /* the connection statements run on now: own_db, or inside a
@@ -173,6 +190,16 @@ struct th_store {
 	int pg_part_wrote;               /* the current part ran a writing statement */
 	int pg_broken;                   /* a group split lost the transaction: every
 	                                    statement is refused until the next BEGIN */
+	/* pg.c's pipeline (SCALE-1, decision-054), on the store whose own connection it is */
+	int pg_pipe;                          /* own_pg is in pipeline mode */
+	struct th_pg_pend pg_q[TH_PG_QUEUE_MAX]; /* sent, results not read yet */
+	int pg_nq;                            /* how many of pg_q are used */
+	int pg_failed;                        /* a queued statement failed: pg_fail answers every
+	                                         statement until ROLLBACK (TO) */
+	struct th_error pg_fail;              /* that failure, as its statement would have said */
+	char pg_fail_state[6];                /* its SQLSTATE */
+	int pg_notify;                        /* the transaction appended an event: NOTIFY at COMMIT */
+	int64_t pg_trips;                     /* round trips on own_pg (th_store_round_trips) */
 	struct th_store_group *group;    /* borrowed (th_store_join); NULL: this
 	                                    connection writes for itself */
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
@@ -260,6 +287,18 @@ static inline const void *th_arg_text(const char *v)
 th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
                      const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
                      const char *what, struct th_error *e);
+/* A writing statement whose outcome its caller needs only as the success or failure of
+ * the whole transaction (or group part): inside a PostgreSQL write transaction it is
+ * queued in the connection's pipeline and its result read with the next statement whose
+ * result is needed (decision-054); a failure then fails the transaction (the part), with
+ * the code th_store_exec would give but a message naming only what. Elsewhere it runs at
+ * once like th_store_exec. The rows it changed are added to *tally (when not NULL, and
+ * tally must outlive the transaction); with missing != NULL, changing no row is a
+ * TH_ENOTFOUND failure with that message. Never for a statement whose refusal is a normal
+ * outcome the caller answers (a duplicate it reports, a CHECK it relies on). */
+th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql,
+                           const struct th_arg *args, size_t n, int *tally, const char *missing,
+                           const char *what, struct th_error *e);
 
 /* A column table: where each column of a result row goes in a row struct, by type.
  * Column k of the SELECT fills cols[k]. The TH_COL_* macros check at compile time that
@@ -404,6 +443,11 @@ void th_pg_close(struct th_store *st);
 th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
                   const struct th_arg *args, size_t n, int64_t *value, int64_t *rows,
                   const char *what, struct th_error *e);
+th_err th_pg_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql,
+                        const struct th_arg *args, size_t n, int *tally, const char *missing,
+                        const char *what, struct th_error *e);
+/* Round trips to the server on st's own connection so far (SCALE-1: tests count them). */
+int64_t th_pg_round_trips(const struct th_store *st);
 th_err th_pg_rows(struct th_store *st, enum th_stmt_id id, const char *sql,
                   const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
                   size_t *count, size_t max, const char *what, struct th_error *e);

@@ -2,6 +2,7 @@
 /* tasks.c — task rows, listing and participants (STATUS-4, STREAM-5). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,7 +112,10 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
 	int64_t created = r->created_ms > 0 ? r->created_ms : th_now_ms();
 	/* A new task has no history yet: its status message is kept inline. */
-	th_err err = th_store_exec(
+	/* decision-054: queued on PostgreSQL. Its refusals (a duplicate id: ids are new
+	 * UUIDs; a missing parent: the caller checked and locked it) are not outcomes a
+	 * request expects, and fail the whole transaction there. */
+	th_err err = th_store_exec_later(
 	    st, TH_STMT_TASK_INSERT,
 	    "INSERT INTO tasks (id, context_id, state, sub_state, "
 	    "status_meta_json, status_message_json, status_ms, name, goal, "
@@ -169,13 +173,15 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 	if (state == NULL)
 		return th_error_set(e, TH_EINVAL, "task %s: unknown state %d", r->id, r->state);
 	int64_t now = th_now_ms();
-	int64_t changed = 0;
 	/* STORE-10: a status message already in the history is kept as its position. */
 	int64_t pos = 0;
 	th_err err = th_ref_status_pos(st, r->id, r->context_id, r->status_message_json, &pos, e);
 	if (err != TH_OK)
 		return err;
-	err = th_store_exec(
+	/* decision-054: queued on PostgreSQL; no task changed fails the transaction. */
+	char missing[TH_ID_BUF + 32];
+	snprintf(missing, sizeof missing, "task %s not found", r->id);
+	return th_store_exec_later(
 	    st, TH_STMT_TASK_SET_STATUS,
 	    "UPDATE tasks SET state = ?2, sub_state = ?3, "
 	    "status_meta_json = ?4, status_message_json = ?5, status_pos = NULLIF(?8, 0), "
@@ -185,8 +191,7 @@ th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r
 	            TH_T(pos > 0 ? NULL : r->status_message_json),
 	            TH_I(r->status_ms > 0 ? r->status_ms : now),
 	            TH_I(r->updated_ms > 0 ? r->updated_ms : now), TH_I(pos)),
-	    NULL, &changed, "task status", e);
-	return updated(err, changed, r->id, e);
+	    NULL, missing, "task status", e);
 }
 
 th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, struct th_error *e)
@@ -312,8 +317,22 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 {
 	if (task_id == NULL || p == NULL || p->id == NULL || p->kind == NULL || p->role == NULL)
 		return th_error_set(e, TH_EINVAL, "participant needs a task, id, kind and role");
+	/* The schema's CHECK, asked here: on PostgreSQL the upsert is queued (decision-054),
+	 * where a refusal would fail the transaction instead of answering this. */
+	static const char *const kinds[] = {"human", "agent", NULL};
+	static const char *const roles[] = {"assignee", "reporter", "watcher", "admin", NULL};
+	int kind_ok = 0, role_ok = 0;
+	for (size_t i = 0; kinds[i] != NULL; i++)
+		kind_ok |= strcmp(p->kind, kinds[i]) == 0;
+	for (size_t i = 0; roles[i] != NULL; i++)
+		role_ok |= strcmp(p->role, roles[i]) == 0;
+	if (!kind_ok || !role_ok)
+		return th_error_set(e, TH_EINVAL,
+		                    "participant %s: kind must be human|agent and role "
+		                    "assignee|reporter|watcher|admin (got %s, %s)",
+		                    p->id, p->kind, p->role);
 	/* Upsert keeps added_ms (and so the listing order) of a participant already on it. */
-	th_err err = th_store_exec(st, TH_STMT_PART_PUT,
+	th_err err = th_store_exec_later(st, TH_STMT_PART_PUT,
 	                           "INSERT INTO participants (task_id, participant_id, kind, role, "
 	                           "display_name, added_ms, status_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
 	                           "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0)) "

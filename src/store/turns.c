@@ -130,8 +130,9 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
 	if (task_id == NULL || message_id == NULL || state < TH_TURN_DONE || state >= N_TURN_STATES)
 		return th_error_set(e, TH_EINVAL,
 		                    "an inline turn needs a task, a message and an end");
+	/* decision-054: queued on PostgreSQL (the task is locked and exists). */
 	th_err err =
-	    th_store_exec(st, TH_STMT_TURN_RECORD,
+	    th_store_exec_later(st, TH_STMT_TURN_RECORD,
 	                  "INSERT INTO turns (task_id, message_id, state, attempts, error, "
 	                  "worker_pid, created_ms, updated_ms) "
 	                  "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",

@@ -293,3 +293,17 @@ FORWARD_VOID(pq, PQfreemem, (void *p), (p))
 FORWARD(pq, int, PQsocket, (const PGconn *c), (c), -1)
 FORWARD(pq, int, PQconsumeInput, (PGconn * c), (c), 0)
 FORWARD(pq, PGnotify *, PQnotifies, (PGconn * c), (c), NULL)
+/* Pipeline mode (SCALE-1, decision-054): a write transaction's statements whose results
+ * are not needed yet go out together with the next one whose result is. */
+FORWARD(pq, int, PQenterPipelineMode, (PGconn * c), (c), 0)
+FORWARD(pq, int, PQexitPipelineMode, (PGconn * c), (c), 0)
+FORWARD(pq, PGpipelineStatus, PQpipelineStatus, (const PGconn *c), (c), PQ_PIPELINE_OFF)
+FORWARD(pq, int, PQpipelineSync, (PGconn * c), (c), 0)
+FORWARD(pq, int, PQsendPrepare,
+        (PGconn * c, const char *name, const char *q, int n, const Oid *types),
+        (c, name, q, n, types), 0)
+FORWARD(pq, int, PQsendQueryPrepared,
+        (PGconn * c, const char *name, int n, const char *const *values, const int *lengths,
+         const int *formats, int result_format),
+        (c, name, n, values, lengths, formats, result_format), 0)
+FORWARD(pq, PGresult *, PQgetResult, (PGconn * c), (c), NULL)
