@@ -169,7 +169,7 @@ pg_stop() {
 }
 pg_pass() {
 	local tests=() base rc=0 stash=$BUILD_DIR/pg-stash
-	mapfile -t tests < <(echo tests/unit/check_store tests/unit/check_group
+	mapfile -t tests < <(echo tests/unit/check_store tests/unit/check_group tests/unit/check_pgtrips
 		mk_tests tests/integration/local.mk
 		mk_tests tests/interop/local.mk)
 	read -r -a tests <<<"${tests[*]}"

@@ -194,7 +194,9 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 		th_store_use_conn(st, g->w);
 		struct th_log_ctx mine = *th_log_ctx_self();
 		th_log_ctx_set(x->log);
+		g->w->pg_defer = 1; /* every failure of fn undoes the part (decision-054) */
 		rc = x->fn(st, x->arg, x->e);
+		g->w->pg_defer = 0;
 		th_log_ctx_set(&mine);
 		if (rc == TH_OK && !th_store_in_txn(g->w))
 			rc = lost_error(x->e);
@@ -308,7 +310,9 @@ th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, stru
 	th_err rc = th_store_begin_own(st, e);
 	if (rc != TH_OK)
 		return rc;
+	st->pg_defer = 1; /* every failure of fn undoes the transaction (decision-054) */
 	rc = fn(st, arg, e);
+	st->pg_defer = 0;
 	if (rc == TH_OK)
 		rc = th_store_commit_own(st, e);
 	if (rc != TH_OK)

@@ -1028,7 +1028,9 @@ th_err th_pg_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql
                         const char *what, struct th_error *e)
 {
 	struct th_store *c = st->conn;
-	if (!c->pg_pipe || !c->pg_writing || !in_txn(st)) {
+	/* Queued only inside a th_store_write function, whose every failure undoes it: a
+	 * caller of th_store_begin is told of each refusal at once. */
+	if (!c->pg_pipe || !c->pg_writing || !c->pg_defer || !in_txn(st)) {
 		int64_t rows = 0;
 		th_err err = th_pg_exec(st, id, sql, args, n, NULL, &rows, what, e);
 		if (err == TH_OK && tally != NULL)

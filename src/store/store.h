@@ -108,7 +108,10 @@ void th_store_rollback(struct th_store *st); /* safe to call when no transaction
  * group (decision-030) fn may run on another request thread of the worker, which runs
  * the queued parts back to back while their owners wait: fn must use only st, arg and e
  * (and thread-safe globals) and must not begin a transaction of its own. Returns once
- * the COMMIT holding the part returned, with its result. */
+ * the COMMIT holding the part returned, with its result. On PostgreSQL the writes fn
+ * makes whose refusal is no normal outcome (th_store_exec_later in store_int.h) are
+ * queued, and such a refusal fails a later call of fn, or the COMMIT, instead of its own
+ * (decision-054); nothing of the part is stored either way. */
 typedef th_err (*th_store_write_fn)(struct th_store *st, void *arg, struct th_error *e);
 th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, struct th_error *e);
 

@@ -199,6 +199,8 @@ struct th_store {
 	struct th_error pg_fail;              /* that failure, as its statement would have said */
 	char pg_fail_state[6];                /* its SQLSTATE */
 	int pg_notify;                        /* the transaction appended an event: NOTIFY at COMMIT */
+	int pg_defer;                         /* a th_store_write function runs on this
+	                                         connection: th_store_exec_later may queue */
 	int64_t pg_trips;                     /* round trips on own_pg (th_store_round_trips) */
 	struct th_store_group *group;    /* borrowed (th_store_join); NULL: this
 	                                    connection writes for itself */

@@ -9,6 +9,15 @@ tests_unit_check_harness_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_harness_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_harness_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 
+# SCALE-1 (decision-054): a SendMessage's round trips on PostgreSQL (TH_TEST_PG).
+check_PROGRAMS += tests/unit/check_pgtrips
+TESTS += tests/unit/check_pgtrips
+tests_unit_check_pgtrips_SOURCES = tests/unit/check_pgtrips.c tests/unit/harness_fixture.c \
+	tests/unit/harness_fixture.h tests/unit/pg_fixture.c tests/unit/pg_fixture.h
+tests_unit_check_pgtrips_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_pgtrips_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_check_pgtrips_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
 tests_unit_check_config_SOURCES = tests/unit/check_config.c
 tests_unit_check_config_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_config_LDADD = src/config/libth_config.la src/domain/libth_domain.la \
