@@ -25,12 +25,12 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	/* decision-054: queued on PostgreSQL; a duplicate messageId is found before
 	 * (th_store_message_exists, under the task's lock), not by this refusal. */
 	err = th_store_exec_later(st, TH_STMT_MSG_APPEND,
-	                    "INSERT INTO messages (task_id, pos, message_id, role, sender, "
-	                    "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
-	                    "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
-	                    TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender),
-	                            TH_T(packed), TH_I(th_now_ms())),
-	                    NULL, NULL, "message append", e);
+	                          "INSERT INTO messages (task_id, pos, message_id, role, sender, "
+	                          "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
+	                          "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
+	                          TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender),
+	                                  TH_T(packed), TH_I(th_now_ms())),
+	                          NULL, NULL, "message append", e);
 	free(packed);
 	if (err == TH_OK)
 		return TH_OK;
@@ -288,11 +288,11 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	if (err != TH_OK)
 		return err;
 	err = th_store_exec_later(st, TH_STMT_EV_INSERT,
-	                    "INSERT INTO events (task_id, seq, kind, json, created_ms, ends) "
-	                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	                    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),
-	                            TH_I(th_now_ms()), TH_I(ends)),
-	                    NULL, NULL, "event append", e);
+	                          "INSERT INTO events (task_id, seq, kind, json, created_ms, ends) "
+	                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	                          TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),
+	                                  TH_I(th_now_ms()), TH_I(ends)),
+	                          NULL, NULL, "event append", e);
 	free(packed);
 	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);

@@ -832,6 +832,50 @@ int64_t th_pg_round_trips(const struct th_store *st)
 	return st != NULL ? st->pg_trips : 0;
 }
 
+/* A write whose refusal the caller answers, in pipeline mode: in a savepoint of its own,
+ * sent with it in one round trip; a refusal costs one more (ROLLBACK TO). As run. */
+static th_err run_guarded(struct th_store *st, enum th_stmt_id id, const char *sql,
+                          const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                          struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	th_err err;
+	if ((err = run_later(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", "SAVEPOINT", e)) !=
+	    TH_OK)
+		return err;
+	int i = queue(st, id, sql, args, n, PEND_MINE, what, e);
+	if (i < 0)
+		return c->pg_failed ? sticky(st, e) : e->code;
+	if ((err = run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt", "RELEASE",
+	                     e)) != TH_OK)
+		return err;
+	err = drain(st, e);
+	PGresult *r = c->pg_q[i].result;
+	c->pg_q[i].result = NULL;
+	ExecStatusType s = PQresultStatus(r);
+	if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
+		*out = r;
+		lock_after(st, id, args, n);
+		return TH_OK;
+	}
+	if (err != TH_OK) {
+		PQclear(r);
+		return err;
+	}
+	err = fail(st, r, what, e);
+	PQclear(r);
+	char state[sizeof st->pg_state];
+	memcpy(state, st->pg_state, sizeof state); /* the statement's, for failed_with */
+	struct th_error ignored;
+	if (run_later(st, TH_STMT_PG_STMT_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT th_stmt",
+	              "ROLLBACK TO", &ignored) == TH_OK &&
+	    run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt", "RELEASE",
+	              &ignored) == TH_OK)
+		(void)drain(st, &ignored);
+	memcpy(st->pg_state, state, sizeof state);
+	return err;
+}
+
 /* Runs statement id with args: a result whose status is COMMAND_OK or TUPLES_OK into
  * *out (PQclear), or the failure.
  *
@@ -873,44 +917,8 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 	}
 	if (!in_txn(st) || !writes(sql))
 		return run_once(st, id, sql, args, n, out, what, e);
-	if (c->pg_pipe) {
-		/* A write whose refusal the caller answers: in a savepoint of its own, sent
-		 * with it in one round trip; a refusal costs one more (ROLLBACK TO). */
-		if ((err = run_later(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt",
-		                     "SAVEPOINT", e)) != TH_OK)
-			return err;
-		int i = queue(st, id, sql, args, n, PEND_MINE, what, e);
-		if (i < 0)
-			return c->pg_failed ? sticky(st, e) : e->code;
-		if ((err = run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt",
-		                     "RELEASE", e)) != TH_OK)
-			return err;
-		err = drain(st, e);
-		PGresult *r = c->pg_q[i].result;
-		c->pg_q[i].result = NULL;
-		ExecStatusType s = PQresultStatus(r);
-		if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
-			*out = r;
-			lock_after(st, id, args, n);
-			return TH_OK;
-		}
-		if (err != TH_OK) {
-			PQclear(r);
-			return err;
-		}
-		err = fail(st, r, what, e);
-		PQclear(r);
-		char state[sizeof st->pg_state];
-		memcpy(state, st->pg_state, sizeof state); /* the statement's, for failed_with */
-		struct th_error ignored;
-		if (run_later(st, TH_STMT_PG_STMT_ROLLBACK_TO, "ROLLBACK TO SAVEPOINT th_stmt",
-		              "ROLLBACK TO", &ignored) == TH_OK &&
-		    run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt", "RELEASE",
-		              &ignored) == TH_OK)
-			(void)drain(st, &ignored);
-		memcpy(st->pg_state, state, sizeof state);
-		return err;
-	}
+	if (c->pg_pipe)
+		return run_guarded(st, id, sql, args, n, out, what, e);
 	PGresult *r;
 	err = run_once(st, TH_STMT_PG_STMT_SAVEPOINT, "SAVEPOINT th_stmt", NULL, 0, &r, "SAVEPOINT",
 	               e);

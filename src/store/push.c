@@ -121,11 +121,11 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 /* The outbox rows of an event (th_store_push_enqueue). "WHERE 1" keeps the upsert clause
  * from being read as a join constraint. */
 #define PUSH_ENQUEUE_SQL                                                                           \
-	"INSERT INTO push_outbox (task_id, config_id, seq, body, attempts, next_attempt_ms, " \
-	"state, created_ms, updated_ms) SELECT c.task_id, c.config_id, ?2, ?3, 0, ?4, " \
-	"'pending', ?4, ?4 FROM push_configs c WHERE c.task_id = ?1 AND (?5 IS NULL OR " \
-	"?5 = ?1 OR EXISTS (SELECT 1 FROM channel_members m WHERE m.task_id = ?1 AND " \
-	"m.channel_id = ?5 AND m.participant_id = c.participant_id)) " \
+	"INSERT INTO push_outbox (task_id, config_id, seq, body, attempts, next_attempt_ms, "      \
+	"state, created_ms, updated_ms) SELECT c.task_id, c.config_id, ?2, ?3, 0, ?4, "            \
+	"'pending', ?4, ?4 FROM push_configs c WHERE c.task_id = ?1 AND (?5 IS NULL OR "           \
+	"?5 = ?1 OR EXISTS (SELECT 1 FROM channel_members m WHERE m.task_id = ?1 AND "             \
+	"m.channel_id = ?5 AND m.participant_id = c.participant_id)) "                             \
 	"ON CONFLICT (task_id, config_id, seq) DO NOTHING"
 
 th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,

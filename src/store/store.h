@@ -125,11 +125,11 @@ th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, stru
  * store/group.c has the protocol. */
 struct th_store_group;
 struct th_store_group_stats {
-	int64_t batches; /* batches committed or failed with at least one part */
-	int64_t parts;   /* parts those batches held */
-	int64_t splits;  /* PostgreSQL: batches committed early because a part's task was
-	                    locked elsewhere (th_store_group_split, decision-051) */
-	int waiting;     /* th_store_write parts queued, not yet run */
+	int64_t batches;     /* batches committed or failed with at least one part */
+	int64_t parts;       /* parts those batches held */
+	int64_t splits;      /* PostgreSQL: batches committed early because a part's task was
+	                        locked elsewhere (th_store_group_split, decision-051) */
+	int waiting;         /* th_store_write parts queued, not yet run */
 	int64_t round_trips; /* PostgreSQL: round trips to the server on the writer's
 	                        connection so far (SCALE-1, decision-054); 0 on SQLite */
 };

@@ -147,15 +147,15 @@ enum th_stmt_id {
 /* A statement queued in a PostgreSQL pipeline whose result is read later (pg.c,
  * decision-054). */
 struct th_pg_pend {
-	int id;              /* enum th_stmt_id */
-	unsigned char kind;  /* pg.c: prepared, a result nobody waits for, or the caller's */
-	int part;            /* the group part (pg_parts) it was sent in */
-	const char *what;    /* borrowed: a string literal naming it, for the log */
+	int id;                 /* enum th_stmt_id */
+	unsigned char kind;     /* pg.c: prepared, a result nobody waits for, or the caller's */
+	int part;               /* the group part (pg_parts) it was sent in */
+	const char *what;       /* borrowed: a string literal naming it, for the log */
 	struct th_store *owner; /* borrowed: the store that ran it (its pg_changes) */
-	int *tally;          /* borrowed or NULL: rows changed are added here */
-	int must_change;     /* no row changed is a failure (missing) */
-	char missing[96];    /* the message of that failure */
-	void *result;        /* PGresult * of the caller's statement once read (PQclear) */
+	int *tally;             /* borrowed or NULL: rows changed are added here */
+	int must_change;        /* no row changed is a failure (missing) */
+	char missing[96];       /* the message of that failure */
+	void *result;           /* PGresult * of the caller's statement once read (PQclear) */
 };
 
 struct th_store {
@@ -191,19 +191,19 @@ struct th_store {
 	int pg_broken;                   /* a group split lost the transaction: every
 	                                    statement is refused until the next BEGIN */
 	/* pg.c's pipeline (SCALE-1, decision-054), on the store whose own connection it is */
-	int pg_pipe;                          /* own_pg is in pipeline mode */
+	int pg_pipe;                             /* own_pg is in pipeline mode */
 	struct th_pg_pend pg_q[TH_PG_QUEUE_MAX]; /* sent, results not read yet */
-	int pg_nq;                            /* how many of pg_q are used */
-	int pg_failed;                        /* a queued statement failed: pg_fail answers every
-	                                         statement until ROLLBACK (TO) */
-	struct th_error pg_fail;              /* that failure, as its statement would have said */
-	char pg_fail_state[6];                /* its SQLSTATE */
-	int pg_notify;                        /* the transaction appended an event: NOTIFY at COMMIT */
-	int pg_defer;                         /* a th_store_write function runs on this
-	                                         connection: th_store_exec_later may queue */
-	int64_t pg_trips;                     /* round trips on own_pg (th_store_round_trips) */
-	struct th_store_group *group;    /* borrowed (th_store_join); NULL: this
-	                                    connection writes for itself */
+	int pg_nq;                               /* how many of pg_q are used */
+	int pg_failed;                           /* a queued statement failed: pg_fail answers every
+	                                            statement until ROLLBACK (TO) */
+	struct th_error pg_fail;      /* that failure, as its statement would have said */
+	char pg_fail_state[6];        /* its SQLSTATE */
+	int pg_notify;                /* the transaction appended an event: NOTIFY at COMMIT */
+	int pg_defer;                 /* a th_store_write function runs on this
+	                                 connection: th_store_exec_later may queue */
+	int64_t pg_trips;             /* round trips on own_pg (th_store_round_trips) */
+	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
+	                                 connection writes for itself */
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */

@@ -332,17 +332,17 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 		                    "assignee|reporter|watcher|admin (got %s, %s)",
 		                    p->id, p->kind, p->role);
 	/* Upsert keeps added_ms (and so the listing order) of a participant already on it. */
-	th_err err = th_store_exec_later(st, TH_STMT_PART_PUT,
-	                           "INSERT INTO participants (task_id, participant_id, kind, role, "
-	                           "display_name, added_ms, status_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-	                           "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0)) "
-	                           "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
-	                           "kind = excluded.kind, role = excluded.role, "
-	                           "display_name = excluded.display_name",
-	                           TH_ARGS(TH_T(task_id), TH_T(p->id), TH_T(p->kind), TH_T(p->role),
-	                                   TH_T(p->display_name != NULL ? p->display_name : ""),
-	                                   TH_I(th_now_ms())),
-	                           NULL, NULL, "participant put", e);
+	th_err err = th_store_exec_later(
+	    st, TH_STMT_PART_PUT,
+	    "INSERT INTO participants (task_id, participant_id, kind, role, "
+	    "display_name, added_ms, status_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
+	    "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0)) "
+	    "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
+	    "kind = excluded.kind, role = excluded.role, "
+	    "display_name = excluded.display_name",
+	    TH_ARGS(TH_T(task_id), TH_T(p->id), TH_T(p->kind), TH_T(p->role),
+	            TH_T(p->display_name != NULL ? p->display_name : ""), TH_I(th_now_ms())),
+	    NULL, NULL, "participant put", e);
 	if (err == TH_OK)
 		return TH_OK;
 	enum th_sql_fail rc = th_store_failed_with(st);

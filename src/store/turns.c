@@ -133,12 +133,12 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
 	/* decision-054: queued on PostgreSQL (the task is locked and exists). */
 	th_err err =
 	    th_store_exec_later(st, TH_STMT_TURN_RECORD,
-	                  "INSERT INTO turns (task_id, message_id, state, attempts, error, "
-	                  "worker_pid, created_ms, updated_ms) "
-	                  "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",
-	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(turn_states[state]),
-	                          TH_T(error), TH_I(pid), TH_I(th_now_ms())),
-	                  NULL, NULL, "turn record", e);
+	                        "INSERT INTO turns (task_id, message_id, state, attempts, error, "
+	                        "worker_pid, created_ms, updated_ms) "
+	                        "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",
+	                        TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(turn_states[state]),
+	                                TH_T(error), TH_I(pid), TH_I(th_now_ms())),
+	                        NULL, NULL, "turn record", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;

@@ -2743,9 +2743,9 @@ START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
 	commit(writer);
 	ck_assert_int_eq(poll(&p, 1, 300), 0);
 	begin(writer);
-	ck_assert_int_eq(th_store_event_append(writer, "announced", "status", TH_ENDS_NONE, "{}",
-	                                       NULL, &e),
-	                 TH_OK);
+	ck_assert_int_eq(
+	    th_store_event_append(writer, "announced", "status", TH_ENDS_NONE, "{}", NULL, &e),
+	    TH_OK);
 	/* Nothing is announced before the commit. */
 	ck_assert_int_eq(poll(&p, 1, 200), 0);
 	commit(writer);
