@@ -455,8 +455,9 @@ static th_err lock_stmt(struct th_store *st, int try, int turn, const struct th_
 		return err;
 	/* A blocking lock answers NULL IS NULL, true; a try answers whether it got it. */
 	*got = PQntuples(r) == 0 || strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	/* Only the turn's statements have a second column (the turn's task). */
 	if (task != NULL)
-		snprintf(task, n, "%s", PQntuples(r) > 0 ? PQgetvalue(r, 0, 1) : "");
+		snprintf(task, n, "%s", turn && PQntuples(r) > 0 ? PQgetvalue(r, 0, 1) : "");
 	PQclear(r);
 	return TH_OK;
 }
@@ -1242,7 +1243,10 @@ static th_err begin_piped(struct th_store *st, enum th_stmt_id id, const char *t
                           struct th_error *e)
 {
 	ready(st);
-	if (PQstatus(st->pg) != CONNECTION_OK || !PQenterPipelineMode(st->pg)) {
+	/* Behind a transaction pooler nothing is pipelined: a pipeline sends prepared
+	 * statements, which another server session would not know (decision-055). */
+	if (st->conn->pg_pooled || PQstatus(st->pg) != CONNECTION_OK ||
+	    !PQenterPipelineMode(st->pg)) {
 		PGresult *r; /* no pipeline: as before, one round trip */
 		th_err err = run_once(st, id, text, NULL, 0, &r, "BEGIN", e);
 		PQclear(r);
