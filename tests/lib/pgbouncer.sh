@@ -20,10 +20,10 @@
 # SERVERS'` shows the server connections it holds. pgbouncer refuses to run as root: as
 # root it runs as TH_PG_USER:TH_PG_GROUP (default nobody:nogroup, through setpriv, else
 # runuser), and DIR is given to that user. stop signals only the pid in DIR/pgbouncer.pid
-# (SIGKILL after TH_PG_TIMEOUT seconds).
+# (SIGKILL after 10 s, term_wait of proc.sh).
 #
 # Environment: TH_PGBOUNCER (the program; default pgbouncer on PATH, else
-# /usr/sbin/pgbouncer), TH_PG_TIMEOUT (seconds to wait for start-up and for shutdown,
+# /usr/sbin/pgbouncer), TH_PG_TIMEOUT (seconds to wait for start-up,
 # default 30), TH_PG_USER / TH_PG_GROUP (see above), TH_PSQL (the psql to ask; default the
 # newest /usr/lib/postgresql/*/bin/psql, else psql on PATH).
 #
@@ -171,18 +171,7 @@ stop() {
 	[ -f "$dir/pgbouncer.pid" ] || return 0
 	pid=$(cat "$dir/pgbouncer.pid")
 	case $pid in '' | *[!0-9]*) rm -f "$dir/pgbouncer.pid"; return 0 ;; esac
-	if alive "$pid"; then
-		kill -TERM "$pid" 2>/dev/null
-		i=0
-		while alive "$pid" && [ $i -lt $((TH_PG_TIMEOUT * 10)) ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		if alive "$pid"; then
-			echo "$me: pgbouncer $pid ignored SIGTERM for ${TH_PG_TIMEOUT} s; sending SIGKILL" >&2
-			kill -KILL "$pid" 2>/dev/null
-		fi
-	fi
+	term_wait pgbouncer "$pid"
 	rm -f "$dir/pgbouncer.pid"
 	return 0
 }
