@@ -214,8 +214,8 @@ th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, s
  * ?1 participant, ?2 context_id or NULL, ?3 state name or NULL, ?4 status_ms lower bound.
  * The participant index (participant_id, status_ms, task_id; ascending since 013) holds
  * the caller's tasks in list order read backwards, so a page is one range of it; each task
- * is then fetched by primary key. The index leaves the harness's own participant out (migration 004), and so must
- * the query for SQLite to use it. */
+ * is then fetched by primary key. The index leaves the harness's own participant out (migration
+ * 004), and so must the query for SQLite to use it. */
 #define LIST_FROM                                                                                  \
 	" FROM participants p JOIN tasks t ON t.id = p.task_id"                                    \
 	" WHERE p.participant_id = ?1 AND p.participant_id <> 'tiny-harness'"                      \
