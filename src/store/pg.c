@@ -665,8 +665,7 @@ static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
 			return -1;
 		}
 		Oid types[TH_PG_MAX_ARGS];
-		for (size_t k = 0; k < n; k++)
-			types[k] = args[k].t == 'i' ? 20 : args[k].t == 'b' ? 17 : 25;
+		arg_types(args, n, types);
 		int sent = PQsendPrepare(st->pg, name, text, (int)n, types);
 		free(text);
 		if (!sent) {
@@ -793,6 +792,26 @@ static th_err drain(struct th_store *st, struct th_error *e)
 	return c->pg_failed ? sticky(st, e) : TH_OK;
 }
 
+/* The caller's entry i of the queue after a drain that returned err: its result into *out
+ * (PQclear) when the drain and the statement both succeeded, else the failure (a drain's
+ * failure first) with the result freed. */
+static th_err result_of(struct th_store *st, int i, th_err err, PGresult **out, const char *what,
+                        struct th_error *e)
+{
+	struct th_pg_pend *p = &st->conn->pg_q[i];
+	PGresult *r = p->result;
+	p->result = NULL;
+	ExecStatusType s = PQresultStatus(r);
+	if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
+		*out = r;
+		return TH_OK;
+	}
+	if (err == TH_OK)
+		err = fail(st, r, what, e);
+	PQclear(r);
+	return err;
+}
+
 /* Queues statement id as PEND_MINE, reads everything queued, and hands its result over
  * (*out, PQclear) as run_once does. */
 static th_err run_piped(struct th_store *st, enum th_stmt_id id, const char *sql,
@@ -805,18 +824,7 @@ static th_err run_piped(struct th_store *st, enum th_stmt_id id, const char *sql
 	int i = queue(st, id, sql, args, n, PEND_MINE, what, e);
 	if (i < 0)
 		return c->pg_failed ? sticky(st, e) : e->code;
-	th_err err = drain(st, e);
-	PGresult *r = c->pg_q[i].result;
-	c->pg_q[i].result = NULL;
-	ExecStatusType s = PQresultStatus(r);
-	if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
-		*out = r;
-		return TH_OK;
-	}
-	if (err == TH_OK)
-		err = fail(st, r, what, e);
-	PQclear(r);
-	return err;
+	return result_of(st, i, drain(st, e), out, what, e);
 }
 
 /* Queues pg.c's own statement (no parameters) whose result nobody waits for. */
@@ -850,21 +858,14 @@ static th_err run_guarded(struct th_store *st, enum th_stmt_id id, const char *s
 	if ((err = run_later(st, TH_STMT_PG_STMT_RELEASE, "RELEASE SAVEPOINT th_stmt", "RELEASE",
 	                     e)) != TH_OK)
 		return err;
-	err = drain(st, e);
-	PGresult *r = c->pg_q[i].result;
-	c->pg_q[i].result = NULL;
-	ExecStatusType s = PQresultStatus(r);
-	if (err == TH_OK && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK)) {
-		*out = r;
+	th_err drained = drain(st, e);
+	err = result_of(st, i, drained, out, what, e);
+	if (err == TH_OK) {
 		lock_after(st, id, args, n);
 		return TH_OK;
 	}
-	if (err != TH_OK) {
-		PQclear(r);
-		return err;
-	}
-	err = fail(st, r, what, e);
-	PQclear(r);
+	if (drained != TH_OK)
+		return err; /* the transaction failed: nothing to undo here */
 	char state[sizeof st->pg_state];
 	memcpy(state, st->pg_state, sizeof state); /* the statement's, for failed_with */
 	struct th_error ignored;
@@ -1032,22 +1033,19 @@ th_err th_pg_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 	return TH_OK;
 }
 
+int th_pg_queues(const struct th_store *st)
+{
+	/* Queued only inside a th_store_write function, whose every failure undoes it: a
+	 * caller of th_store_begin is told of each refusal at once. */
+	const struct th_store *c = st->conn;
+	return c->pg_pipe && c->pg_writing && c->pg_defer && in_txn(st);
+}
+
 th_err th_pg_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql,
                         const struct th_arg *args, size_t n, int *tally, const char *missing,
                         const char *what, struct th_error *e)
 {
 	struct th_store *c = st->conn;
-	/* Queued only inside a th_store_write function, whose every failure undoes it: a
-	 * caller of th_store_begin is told of each refusal at once. */
-	if (!c->pg_pipe || !c->pg_writing || !c->pg_defer || !in_txn(st)) {
-		int64_t rows = 0;
-		th_err err = th_pg_exec(st, id, sql, args, n, NULL, &rows, what, e);
-		if (err == TH_OK && tally != NULL)
-			*tally += (int)rows;
-		if (err == TH_OK && missing != NULL && rows == 0)
-			err = th_error_set(e, TH_ENOTFOUND, "%s", missing);
-		return err;
-	}
 	if (c->pg_failed)
 		return sticky(st, e);
 	th_err err = before(st, id, sql, args, n, e);

@@ -213,8 +213,9 @@ th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *
                            const struct th_arg *args, size_t n, int *tally, const char *missing,
                            const char *what, struct th_error *e)
 {
-	if (st->pg != NULL)
+	if (st->pg != NULL && th_pg_queues(st))
 		return th_pg_exec_later(st, id, sql, args, n, tally, missing, what, e);
+	/* Run now (SQLite, or nothing to queue behind): the same outcome, told at once. */
 	int64_t rows = 0;
 	th_err err = th_store_exec(st, id, sql, args, n, NULL, &rows, what, e);
 	if (err != TH_OK)

@@ -432,6 +432,9 @@ th_err th_store_task_context(struct th_store *st, const char *task_id, char **ou
 
 /* ---- PostgreSQL (pg.c) ------------------------------------------------------------ */
 
+/* 1 when a statement of st would be queued now (decision-054): inside a th_store_write
+ * function's pipelined write transaction. Otherwise th_store_exec_later runs it at once. */
+int th_pg_queues(const struct th_store *st);
 /* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
 int th_pg_is_uri(const char *s);
 /* th_store_in_txn on PostgreSQL. */
