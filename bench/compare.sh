@@ -26,6 +26,8 @@
 # tiny-harness/peer (SendMessage, GetTask) and GetTask/card. bench/README.md says more.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # to_ms, median
 TH_SRCDIR=${TH_SRCDIR:-$root}
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 ROUNDS=${ROUNDS:-3}
@@ -130,17 +132,6 @@ done
 
 # ---------------------------------------------------------------- measure
 # wrk latency ("812.00us", "3.21ms", "1.02s", "1.5m") in milliseconds.
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-		else if (v ~ /s$/) printf "%.3f", v * 1000; else if (v ~ /m$/) printf "%.3f", v * 60000;
-		else print "" }'
-}
-median() { # numbers as arguments
-	[ $# -gt 0 ] || { echo; return; }
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 
 # RPS[kind.server] / P99[…]: the clean rounds' values; ALL[…]: every round as printed;
 # BAD[…]: rounds with errors; RESP[send.server]: responses counted by the send runs.

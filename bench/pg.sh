@@ -22,6 +22,8 @@
 # polling every stream_poll_ms) and on PostgreSQL (woken by NOTIFY).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # to_ms, median
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-6s}
@@ -69,16 +71,6 @@ for s in lite pg; do
 done
 TASK[pg2]=${TASK[pg]}
 
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-		else if (v ~ /s$/) printf "%.3f", v * 1000; else print "" }'
-}
-median() {
-	[ $# -gt 0 ] || { echo; return; }
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 # wrk_run OUT URL CONNS KIND TASK — one wrk run; prints "rps p99 problem".
 wrk_run() {
 	BENCH_KIND=$4 BENCH_TASK=$5 BENCH_RUN=$(basename "$1") \

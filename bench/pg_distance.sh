@@ -52,6 +52,8 @@
 # report gives tiny-harness's one host over the peer (issue 29's goal at 0.5 ms: >= 5).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # to_ms, median
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 RTTS=${RTTS:-0.5:16 2:4}
 HOSTS=${HOSTS:-1 2 4}
@@ -192,16 +194,6 @@ case $pg_port in '' | *[!0-9]*) die "cannot read the port of $inner" ;; esac
 pg_version=$(ip netns exec "$ns" psql -X -At -h 127.0.0.1 -p "$pg_port" -U th -d postgres -c 'SHOW server_version' 2>/dev/null)
 
 # ------------------------------------------------------------------ helpers
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-		else if (v ~ /s$/) printf "%.3f", v * 1000; else print "" }'
-}
-median() {
-	[ $# -gt 0 ] || { echo; return; }
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 # rtt_stats LOG… — "median p90 mean count" in ms of pgbench -l logs (a transaction's time
 # less its schedule lag under --rate).
 rtt_stats() {

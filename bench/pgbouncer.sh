@@ -21,6 +21,8 @@
 # (db_pooler = none) and through PgBouncer, alternating, ms per request.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # median
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
@@ -72,11 +74,6 @@ task=$(curl -s --max-time 10 -H 'Content-Type: application/json' -H 'A2A-Version
 	"${URL[named]}" | jq -r '.result.task.id // empty')
 [ -n "$task" ] || die "SendMessage does not answer"
 
-median() {
-	[ $# -gt 0 ] || { echo; return; }
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 # wrk_run OUT URL KIND — one wrk run; prints its req/s, or "bad".
 wrk_run() {
 	BENCH_KIND=$3 BENCH_TASK=$task BENCH_RUN=$(basename "$1") \

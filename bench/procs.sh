@@ -27,6 +27,8 @@
 # left out of the medians, and the script exits 1.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # to_ms
 TH_SRCDIR=${TH_SRCDIR:-$root}
 AFTER=${AFTER:-${TH_BIN:-$root/build/src/tiny-harness}}
 BEFORE=${BEFORE:-}
@@ -69,11 +71,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-		else if (v ~ /s$/) printf "%.3f", v * 1000; else print "" }'
-}
 median() {
 	[ $# -gt 0 ] || { echo; return; }
 	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {

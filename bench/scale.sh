@@ -41,6 +41,8 @@
 # and the script exits 1. bench/README.md says how to read the output.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # to_ms, median
 TH_SRCDIR=${TH_SRCDIR:-$root}
 TH_BIN=${TH_BIN:-$TH_SRCDIR/build/src/tiny-harness}
 SIZES=${SIZES:-1000 1000000}
@@ -345,17 +347,6 @@ check() {
 }
 
 # wrk latency ("812.00us", "3.21ms", "1.02s", "1.5m") in milliseconds.
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-		else if (v ~ /s$/) printf "%.3f", v * 1000; else if (v ~ /m$/) printf "%.3f", v * 60000;
-		else print "" }'
-}
-median() { # numbers as arguments
-	[ $# -gt 0 ] || { echo; return; }
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 
 # wrk_run OUT SECONDS KIND URL [VAR=VALUE…]: one bounded wrk run with bench/scale.lua
 # (list1, list2 and deep are its kind list with another token).

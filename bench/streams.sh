@@ -32,6 +32,8 @@
 # bench/README.md ("Many open streams") says how to read the table.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # to_ms, median
 TH_SRCDIR=${TH_SRCDIR:-$root}
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 N=${N:-200}
@@ -272,17 +274,6 @@ hold_stop() {
 }
 
 # ---------------------------------------------------------------- wrk
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
-		else if (v ~ /s$/) printf "%.3f", v * 1000; else if (v ~ /m$/) printf "%.3f", v * 60000;
-		else print "" }'
-}
-median() {
-	[ $# -gt 0 ] || { echo; return; }
-	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
-		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'
 }

@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# bench/lib.sh — helpers the benchmark scripts share; sourced (bash) after they set root.
+#
+#   to_ms VALUE        wrk's latency text (850.00us, 2.31ms, 1.02s, 1.10m) in milliseconds,
+#                      three decimals; "" when it is none of these
+#   median N…          the median of the numbers given, two decimals; "" for none
+
+to_ms() {
+	awk -v v="$1" 'BEGIN {
+		if (v ~ /us$/) printf "%.3f", v / 1000; else if (v ~ /ms$/) printf "%.3f", v + 0;
+		else if (v ~ /s$/) printf "%.3f", v * 1000; else if (v ~ /m$/) printf "%.3f", v * 60000;
+		else print "" }'
+}
+median() {
+	[ $# -gt 0 ] || { echo; return; }
+	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
+		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
