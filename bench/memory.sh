@@ -58,8 +58,8 @@ PIDS=()
 
 pad=$(head -c 65536 /dev/zero | tr '\0' p)
 sqlite3 "$DB" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1100)
-	INSERT INTO messages (task_id, pos, message_id, role, sender, json, created_ms)
-	SELECT '$TASK', 1000 + i, 'bulk-' || i, 'ROLE_USER', 'alice',
+	INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, created_ms)
+	SELECT (SELECT num FROM tasks WHERE id = '$TASK'), 1000 + i, 'bulk-' || i, 'ROLE_USER', 'alice',
 	       '{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"$pad\"}]}', 0
 	FROM n"
 echo "history: $(sqlite3 "$DB" "SELECT sum(length(json)) / 1048576 FROM messages WHERE task_id = '$TASK'") MiB stored"

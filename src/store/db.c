@@ -351,8 +351,34 @@ static th_err exec(struct th_store *st, const char *sql, const char *what, struc
 	return code;
 }
 
+/* PRAGMA foreign_key_check finds no row: a migration that rebuilt a table (014) left
+ * every reference resolvable. It runs inside the migration's transaction. */
+static th_err check_foreign_keys(struct th_store *st, struct th_error *e)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db, "PRAGMA foreign_key_check", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return th_store_fail(st, rc, "foreign_key_check", e);
+	rc = sqlite3_step(s);
+	th_err err = TH_OK;
+	if (rc == SQLITE_ROW)
+		err = th_error_set(e, TH_EINTERNAL,
+		                   "%s: migration left a row of %s without its %s row; nothing "
+		                   "was changed",
+		                   st->path, (const char *)sqlite3_column_text(s, 0),
+		                   (const char *)sqlite3_column_text(s, 2));
+	else if (rc != SQLITE_DONE)
+		err = th_store_fail(st, rc, "foreign_key_check", e);
+	sqlite3_finalize(s);
+	return err;
+}
+
+static th_err migrate_locked(struct th_store *st, struct th_error *e);
+
 /* Applies every migration newer than user_version inside one BEGIN IMMEDIATE, so two
- * workers starting together serialise and the second finds nothing left to do. */
+ * workers starting together serialise and the second finds nothing left to do. Foreign
+ * keys are off meanwhile, as SQLite prescribes for rebuilding a table (dropping the old
+ * one must not cascade), and PRAGMA foreign_key_check must be clean before COMMIT. */
 static th_err migrate(struct th_store *st, struct th_error *e)
 {
 	int64_t uv = 0;
@@ -361,7 +387,20 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 		return th_store_fail(st, rc, "user_version", e);
 	if (uv == th_store_schema_version())
 		return TH_OK;
+	th_err err = exec(st, "PRAGMA foreign_keys = OFF", "foreign_keys", e);
+	if (err == TH_OK)
+		err = migrate_locked(st, e);
+	struct th_error on = {0};
+	th_err back = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", &on);
+	if (err == TH_OK && back != TH_OK)
+		err = th_error_set(e, back, "%s", on.msg);
+	return err;
+}
 
+static th_err migrate_locked(struct th_store *st, struct th_error *e)
+{
+	int64_t uv = 0;
+	int rc;
 	th_err err = th_store_begin_own(st, e);
 	if (err != TH_OK)
 		return err;
@@ -388,6 +427,8 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 		snprintf(sql, sizeof sql, "PRAGMA schema_version = %lld", (long long)cookie + 1);
 		err = exec(st, sql, "schema_version", e);
 	}
+	if (err == TH_OK)
+		err = check_foreign_keys(st, e);
 	if (err == TH_OK && uv < th_store_schema_version()) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",

@@ -8,6 +8,10 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 
+/* The task's number, the key of its rows in message_rows and event_rows (migration 014):
+ * NULL for a task that does not exist, which the NOT NULL column refuses. */
+#define TASK_NUM "(SELECT num FROM tasks WHERE id = ?1)"
+
 th_err th_store_message_append(struct th_store *st, const char *task_id, const char *message_id,
                                const char *role, const char *sender, const char *json,
                                struct th_error *e)
@@ -24,13 +28,15 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	 * comes from the primary-key index, not a scan. */
 	/* decision-054: queued on PostgreSQL; a duplicate messageId is found before
 	 * (th_store_message_exists, under the task's lock), not by this refusal. */
-	err = th_store_exec_later(st, TH_STMT_MSG_APPEND,
-	                          "INSERT INTO messages (task_id, pos, message_id, role, sender, "
-	                          "json, created_ms) VALUES (?1, (SELECT coalesce(max(pos), 0) + 1 "
-	                          "FROM messages WHERE task_id = ?1), ?2, ?3, ?4, ?5, ?6)",
-	                          TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender),
-	                                  TH_T(packed), TH_I(th_now_ms())),
-	                          NULL, NULL, "message append", e);
+	err = th_store_exec_later(
+	    st, TH_STMT_MSG_APPEND,
+	    "INSERT INTO message_rows (task_num, pos, message_id, role, "
+	    "sender, json, created_ms) VALUES (" TASK_NUM ", (SELECT "
+	    "coalesce(max(pos), 0) + 1 FROM message_rows WHERE task_num = " TASK_NUM
+	    "), ?2, ?3, ?4, ?5, ?6)",
+	    TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender), TH_T(packed),
+	            TH_I(th_now_ms())),
+	    NULL, NULL, "message append", e);
 	free(packed);
 	if (err == TH_OK)
 		return TH_OK;
@@ -38,7 +44,7 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	if (rc == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate messageId %s in task %s", message_id,
 		                    task_id);
-	if (rc == TH_SQL_FAIL_FOREIGNKEY)
+	if (rc == TH_SQL_FAIL_FOREIGNKEY || rc == TH_SQL_FAIL_NOTNULL)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -242,7 +248,8 @@ th_err th_store_artifact_put(struct th_store *st, const char *task_id, const cha
 	                  "json = excluded.json, updated_ms = excluded.updated_ms",
 	                  TH_ARGS(TH_T(task_id), TH_T(artifact_id), TH_T(json), TH_I(th_now_ms())),
 	                  NULL, NULL, "artifact put", e);
-	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
+	if (err != TH_OK && (th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY ||
+	                     th_store_failed_with(st) == TH_SQL_FAIL_NOTNULL))
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -288,13 +295,14 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	if (err != TH_OK)
 		return err;
 	err = th_store_exec_later(st, TH_STMT_EV_INSERT,
-	                          "INSERT INTO events (task_id, seq, kind, json, created_ms, ends) "
-	                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	                          "INSERT INTO event_rows (task_num, seq, kind, json, created_ms, "
+	                          "ends) VALUES (" TASK_NUM ", ?2, ?3, ?4, ?5, ?6)",
 	                          TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),
 	                                  TH_I(th_now_ms()), TH_I(ends)),
 	                          NULL, NULL, "event append", e);
 	free(packed);
-	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
+	if (err != TH_OK && (th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY ||
+	                     th_store_failed_with(st) == TH_SQL_FAIL_NOTNULL))
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err != TH_OK)
 		return err;

@@ -14,10 +14,11 @@
 #define TASK_COLS                                                                                  \
 	"t.id, t.context_id, t.state, t.sub_state, coalesce(t.status_meta_json, CASE WHEN "        \
 	"t.sub_state IS NOT NULL THEN '{\"sub_state\":\"' || t.sub_state || '\"}' END), "          \
-	"coalesce(t.status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = t.id "   \
-	"AND m.pos = t.status_pos)), coalesce(t.status_pos, 0), t.status_ms, t.name, t.goal, "     \
+	"coalesce(t.status_message_json, (SELECT m.json FROM message_rows m WHERE m.task_num = "   \
+	"t.num AND m.pos = t.status_pos)), coalesce(t.status_pos, 0), t.status_ms, t.name, "       \
+	"t.goal, "                                                                                 \
 	"t.ext_json, t.created_by, t.parent_id, t.created_ms, t.updated_ms, "                      \
-	"(SELECT coalesce(max(e.seq), 0) FROM events e WHERE e.task_id = t.id)"
+	"(SELECT coalesce(max(e.seq), 0) FROM event_rows e WHERE e.task_num = t.num)"
 
 static const struct th_col task_cols[] = {
     TH_COL_TEXT(struct th_task_row, id),

@@ -74,8 +74,8 @@ TASK=$(jqb .task.id)
 has_task || bail "SendMessage did not create a task: $(cat "$T/body")"
 if [ -z "${TH_TEST_PG:-}" ]; then
 	sq "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1100)
-	    INSERT INTO messages (task_id, pos, message_id, role, sender, json, created_ms)
-	    SELECT '$TASK', 1000 + i, 'bulk-' || i, 'ROLE_USER', 'alice',
+	    INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, created_ms)
+	    SELECT (SELECT num FROM tasks WHERE id = '$TASK'), 1000 + i, 'bulk-' || i, 'ROLE_USER', 'alice',
 	           '{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"x\"}]}', 0
 	    FROM n"
 	http GET "/tasks/$TASK?historyLength=5000"

@@ -379,8 +379,9 @@ static void bulk_history(const char *id)
 	char sql[2048];
 	snprintf(sql, sizeof sql,
 	         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) "
-	         "INSERT INTO messages (task_id, pos, message_id, role, sender, json, created_ms) "
-	         "SELECT '%s', (SELECT max(pos) FROM messages WHERE task_id = '%s') + i, "
+	         "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
+	         "created_ms) SELECT (SELECT num FROM tasks WHERE id = '%s'), "
+	         "(SELECT max(pos) FROM messages WHERE task_id = '%s') + i, "
 	         "'bulk-' || i, 'ROLE_USER', 'alice', CASE WHEN i %% 10 = 0 THEN "
 	         "'{\"messageId\":\"bulk-' || i || '\",\"role\":\"ROLE_USER\",\"parts\":[{\"data\":"
 	         "{\"channel_id\":\"alice/sc\",\"sender\":\"alice\",\"kind\":\"message\",\"text\":"

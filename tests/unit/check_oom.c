@@ -179,8 +179,8 @@ START_TEST(test_oom1_announcement_is_whole_or_not_stored)
 		sqlite3_stmt *s = NULL;
 		ck_assert_int_eq(
 		    sqlite3_prepare_v2(th_store_db(app.store),
-		                       "SELECT json FROM events ORDER BY rowid DESC LIMIT 1", -1,
-		                       &s, NULL),
+		                       "SELECT json FROM event_rows ORDER BY rowid DESC LIMIT 1",
+		                       -1, &s, NULL),
 		    SQLITE_OK);
 		ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
 		const char *json = (const char *)sqlite3_column_text(s, 0);
