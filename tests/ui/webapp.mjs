@@ -354,17 +354,20 @@ try {
 		await conversation(p).getByText('echo: from another client', { exact: true }).waitFor();
 	});
 
-	await t.test('WEB-1 CTL-5 Complete task ends the task: the page shows it completed and the Message box is closed', async () => {
+	await t.test('WEB-1 WEB-4 CTL-5 Complete task ends the task: the page says it was completed and offers no Message, Send, Complete task or Cancel', async () => {
 		const p = need(alice, 'the first task');
 		await p.getByRole('button', { name: 'Complete task' }).click();
 		await p.getByRole('status').filter({ hasText: 'Completed' }).waitFor();
 		await conversation(p).getByText('completed by alice', { exact: true }).waitFor();
-		assert.ok(await p.getByRole('textbox', { name: 'Message' }).isDisabled(), 'the Message box is disabled');
+		await p.getByText('This task was completed. It takes no more messages.', { exact: true }).waitFor();
+		for (const [role, name] of [['textbox', 'Message'], ['button', 'Send'], ['button', 'Complete task'], ['button', 'Cancel']])
+			assert.equal(await p.getByRole(role, { name, exact: true }).count(), 0, `${name} is still offered`);
 		const got = await ok('GetTask', { id: taskId });
 		assert.equal(got.status.state, 'TASK_STATE_COMPLETED');
-		// A second Complete is refused in the server's words (CTL-6).
-		await p.getByRole('button', { name: 'Complete task' }).click();
-		await p.getByRole('alert').filter({ hasText: 'TASK_STATE_COMPLETED' }).waitFor();
+		// A second Complete (from another client: the page offers none) is refused (CTL-6).
+		const again = await rpc('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId,
+			parts: [{ data: { kind: 'control', action: 'complete' }, mediaType: MT_EVENT }] } });
+		assert.match(again.error?.message ?? '', /TASK_STATE_COMPLETED/, show(again));
 	});
 
 	// ---------------------------------------------------------- help requests and channels
@@ -460,8 +463,14 @@ try {
 		const opened = conversation(p).getByRole('listitem').filter({ hasText: 'Shall we book the boathouse?' });
 		await opened.getByText('Side channel alice/venue').waitFor();
 		await opened.getByText('Opened the side channel with bob').waitFor();
-		// The new channel is now where Message goes.
-		assert.equal(await p.getByLabel('Send to').inputValue(), 'side:alice/venue');
+		// The new channel is now where Message goes, once the server took the message (the
+		// page shows it while it is being sent, WEB-5).
+		let to = await p.getByLabel('Send to').inputValue();
+		for (let i = 0; i < 50 && to !== 'side:alice/venue'; i++) {
+			await p.waitForTimeout(100);
+			to = await p.getByLabel('Send to').inputValue();
+		}
+		assert.equal(to, 'side:alice/venue');
 		assert.ok(await fields.isHidden(), 'the New side channel fields stay open');
 		const got = await ok('GetTask', { id: launch }, 'bob');
 		const m = got.history.find((x) => x.parts?.[0]?.data?.text === 'Shall we book the boathouse?');
@@ -534,7 +543,7 @@ try {
 		await p.screenshot({ path: join(shotDir, 'task-channels-1280.png'), fullPage: true });
 	});
 
-	await t.test('WEB-1 ID-1 identity = remote_user behind lighttpd Basic auth: "Signed in as carol", no Participant field, and the login is the sender', async () => {
+	await t.test('WEB-1 WEB-6 ID-1 identity = remote_user behind lighttpd Basic auth: "Signed in as carol" by the login, no Participant field, and the login is the sender', async () => {
 		need(browser, 'the browser start');
 		const adir = makeTmp('th-web-auth-');
 		// conf/lighttpd.conf as shipped for remote_user (decision-040): lighttpd's Basic login
@@ -556,6 +565,7 @@ try {
 		await p.goto(`${abase}ui/`);
 		await p.waitForFunction(() => window.thWeb?.ready === true);
 		await p.getByRole('banner').getByText('Signed in as carol', { exact: true }).waitFor();
+		await p.getByRole('banner').getByText('by the web server\'s login', { exact: true }).waitFor(); // WEB-6
 		assert.equal(await p.getByLabel('Participant', { exact: true }).count(), 0, 'the Participant field is shown');
 		assert.equal(await p.getByRole('textbox', { name: /participant/i }).count(), 0);
 		await p.getByText('No tasks yet.').waitFor();
@@ -577,7 +587,7 @@ try {
 		stopAuthServer = null;
 	});
 
-	await t.test('SEC-1 WEB-1 identity = bearer: the app asks for an API key, keeps it in sessionStorage, sends it as Authorization: Bearer, and a 401 shows the sign-in again', async () => {
+	await t.test('SEC-1 WEB-1 WEB-6 identity = bearer: the app asks for an API key, keeps it in sessionStorage, sends it as Authorization: Bearer, and a 401 shows the sign-in again', async () => {
 		need(browser, 'the browser start');
 		const bdir = makeTmp('th-web-bearer-');
 		const srv = startLighttpd(bdir, { lighttpd: LIGHTTPD, procs: 1, signals: false, env: { TINY_HARNESS_IDENTITY: 'bearer' } });
@@ -609,6 +619,7 @@ try {
 		await field.fill(key);
 		await p.getByRole('button', { name: 'Sign in' }).click();
 		await p.getByRole('banner').getByText('Signed in as dave', { exact: true }).waitFor();
+		await p.getByRole('banner').getByText('with an API key', { exact: true }).waitFor(); // WEB-6
 		assert.equal(await p.evaluate(() => sessionStorage.getItem('tiny-harness.token')), key, 'the key is in sessionStorage');
 		assert.equal(await p.evaluate(() => localStorage.getItem('tiny-harness.token')), null, 'the key is in localStorage');
 		await p.getByLabel('New task: first message').fill('Book the hall');

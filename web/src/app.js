@@ -14,8 +14,8 @@ import { basicCatalog } from '@a2ui/lit/v0_9'; // defines <a2ui-surface> and the
 
 import { RpcError, follow, rpc, setBearer } from './a2a.js';
 import {
-	META_STATUS, MT_A2UI, MT_CHANNEL, MT_EVENT, channelPart, el, isA2ui, isTerminal, renderPart,
-	senderOf, stateWord, subStateWords, taskMeta, when,
+	META_STATUS, MT_A2UI, MT_CHANNEL, MT_EVENT, channelPart, el, isA2ui, isTerminal, overWords,
+	renderPart, senderOf, stateWord, subStateWords, taskMeta, when,
 } from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -44,6 +44,8 @@ const state = {
 	requests: new Map(), // messageId of a help request from the harness → its request id
 	answered: new Set(), // messageIds of help requests answered from this page
 	channels: [], // ids of the side channels of the open task seen in its history (CH-1)
+	identity: null, // how the server knows the sender, from session.json: header, remote_user, bearer
+	debug: new URLSearchParams(location.search).has('debug'), // ?debug: the Debug panel (WEB-6)
 };
 window.thWeb = state;
 let stream = null;
@@ -267,6 +269,13 @@ function resetTaskView() {
 	$('send-to-row').hidden = true;
 	$('new-channel').hidden = true;
 	$('conversation').replaceChildren();
+	$('task-actions').hidden = false;
+	$('send-form').hidden = false;
+	$('surfaces').hidden = false;
+	$('task-over').hidden = true;
+	$('task-over').textContent = '';
+	$('debug').hidden = true;
+	$('debug-list').replaceChildren();
 	$('task-error').textContent = '';
 	$('task-title').textContent = '';
 	$('task-goal').textContent = '';
@@ -306,8 +315,10 @@ function subscribe(id) {
 		lastEventId: state.lastEventId,
 		isDone: () => state.taskId !== id || isTerminal(state.task?.status?.state),
 		onOpen: (from) => {
-			if (state.taskId === id)
+			if (state.taskId === id) {
 				state.streams.push(from);
+				renderDebug();
+			}
 		},
 		onError: (err) => {
 			if (state.taskId === id && !isTerminal(state.task?.status?.state))
@@ -322,6 +333,7 @@ function subscribe(id) {
 				state.eventIds.push(n);
 			}
 			onStreamResult(r);
+			renderDebug();
 		},
 	});
 }
@@ -384,27 +396,55 @@ function applyTask(task, refresh = false) {
 	renderTask();
 }
 
-// Shows the history in its order: new messages at the end are appended; one that belongs
-// before messages already shown (a message that started a turn whose reply came first)
-// puts the existing items back in history order, moving nodes rather than redrawing them.
+// Shows the history in its order (WEB-5). New messages are appended; then the messages the
+// history holds are put in its order within the places they take in the list, so that a
+// reply the stream brought before the message that asked for it (a slow SendMessage answer,
+// another client's message that started a turn) moves below it. Items the history does not
+// hold (a message of mine still being sent) keep their place. Nodes are moved, not redrawn.
 function syncHistory(history) {
 	const unseen = history.filter((m) => m?.messageId && !state.seen.has(m.messageId));
-	if (unseen.length === 0)
-		return;
-	const first = history.indexOf(unseen[0]);
-	if (!history.slice(first).some((m) => state.seen.has(m.messageId))) {
-		for (const m of unseen)
-			addMessage(m);
-		return;
-	}
+	const first = unseen.length > 0 ? history.indexOf(unseen[0]) : -1;
+	const tail = first >= 0 && !history.slice(first).some((m) => state.seen.has(m.messageId));
 	for (const m of unseen)
-		addMessage(m, false);
+		addMessage(m, tail);
 	const list = $('conversation');
-	const nodes = new Map([...list.children].map((li) => [li.dataset.messageId, li]));
-	const ordered = history.map((m) => nodes.get(m.messageId)).filter(Boolean);
-	const inHistory = new Set(history.map((m) => m.messageId));
-	const rest = [...list.children].filter((li) => !inHistory.has(li.dataset.messageId));
-	list.replaceChildren(...ordered, ...rest);
+	const items = [...list.children];
+	const at = new Map();
+	history.forEach((m, i) => {
+		if (m?.messageId && !at.has(m.messageId))
+			at.set(m.messageId, i);
+	});
+	const placed = items.filter((li) => at.has(li.dataset.messageId));
+	const sorted = [...placed].sort((a, b) => at.get(a.dataset.messageId) - at.get(b.dataset.messageId));
+	if (sorted.every((li, i) => li === placed[i]))
+		return;
+	let k = 0;
+	list.replaceChildren(...items.map((li) => (at.has(li.dataset.messageId) ? sorted[k++] : li)));
+}
+
+// A message sent from this page, shown at once (WEB-5: before any reply the stream brings,
+// as in the task's order) and marked as being sent. sent() clears the mark; undo() takes
+// it away again when the server refused it or could not be reached.
+function showOwn(message) {
+	addMessage({ ...message, metadata: { participant_id: me() } });
+	const li = [...$('conversation').children].find((x) => x.dataset.messageId === message.messageId);
+	li?.classList.add('sending');
+	return {
+		sent() {
+			li?.classList.remove('sending');
+		},
+		undo() {
+			li?.remove();
+			state.seen.delete(message.messageId);
+			// A side channel this message would have opened is not there after all.
+			const ch = li?.dataset.channel;
+			if (ch != null && ![...$('conversation').children].some((x) => x.dataset.channel === ch)) {
+				state.channels = state.channels.filter((x) => x !== ch);
+				renderSendTo();
+			}
+			laterHelp();
+		},
+	};
 }
 
 function addMessage(m, scroll = true) {
@@ -570,12 +610,15 @@ async function sendAnswer(li, box, button) {
 	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts: [part], metadata: clientCaps() };
 	$('task-error').textContent = '';
 	button.disabled = true;
+	const own = showOwn(message);
 	try {
 		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
+		own.sent();
 		state.answered.add(li.dataset.messageId);
-		addMessage({ ...message, metadata: { participant_id: me() } });
 		renderHelp();
+		scheduleRefresh();
 	} catch (err) {
+		own.undo();
 		showError(err);
 		button.disabled = false;
 	}
@@ -656,9 +699,16 @@ function renderStatus() {
 	const word = stateWord(t.status?.state);
 	$('task-status').textContent = sub ? `${word} · ${sub}` : word;
 	$('task-status').dataset.state = t.status?.state ?? '';
+	// WEB-4: a task that is over takes nothing more; its controls go and the state is said
+	// in words where the Message box was.
 	const over = isTerminal(t.status?.state);
 	$('send').disabled = over;
 	$('message').disabled = over;
+	$('task-actions').hidden = over;
+	$('send-form').hidden = over;
+	$('surfaces').hidden = over; // a card's action on a task that is over would be refused
+	$('task-over').hidden = !over;
+	$('task-over').textContent = overWords(t.status?.state);
 	renderHelp();
 }
 
@@ -704,6 +754,42 @@ function renderTask() {
 	$('subtasks').replaceChildren(...(subs.length ? subs.map(link) : [el('li', { class: 'muted none' }, 'None')]));
 	const parents = meta.parent_tasks ?? [];
 	$('parents').replaceChildren(...(parents.length ? parents.map(link) : [el('li', { class: 'muted none' }, 'None')]));
+	renderDebug();
+}
+
+// WEB-6: how the server knows who is speaking (session.json) and who that is.
+function identityLine() {
+	const who = me() || '(nobody)';
+	if (state.identity === 'header')
+		return `identity = header, participant ${who} (as typed)`;
+	if (state.identity === 'remote_user')
+		return `identity = remote_user, participant ${who} (the web server's login)`;
+	if (state.identity === 'bearer')
+		return `identity = bearer, participant ${who} (API key or token)`;
+	return `identity not said (no session.json), participant ${who} (as typed)`;
+}
+
+// ?debug (WEB-6): the Debug panel beside the task — the identity, the task's id, the last
+// event sequence number received on its stream (STREAM-3: the SSE id, the per-task number
+// the server assigns with each change), the streams opened, and the task's generation when
+// the server sends one (A2A 1.1; this server speaks 1.0 and sends none).
+function renderDebug() {
+	if (!state.debug || !state.taskId)
+		return;
+	const t = state.task;
+	const row = (name, value, testId) => [el('dt', {}, name), el('dd', { 'data-testid': testId ?? null }, String(value))];
+	let seq = state.lastEventId;
+	if (seq == null)
+		seq = t && isTerminal(t.status?.state) && state.streams.length === 0
+			? 'none received (the task was over when the page opened it: no stream)' : 'none received yet';
+	const resumed = state.streams.filter((x) => x != null);
+	$('debug-list').replaceChildren(
+		...row('Identity', identityLine(), 'debug-identity'),
+		...row('Task', state.taskId, 'debug-task'),
+		...row('Event sequence', seq, 'debug-seq'),
+		...row('Streams', `${state.streams.length} opened${resumed.length ? `, resumed after ${resumed.join(', ')}` : ''}`, 'debug-streams'),
+		...row('Generation', t?.generation != null ? t.generation : 'not sent (A2A 1.1 generation; this server speaks A2A 1.0)', 'debug-generation'));
+	$('debug').hidden = false;
 }
 
 async function send(ev) {
@@ -722,8 +808,10 @@ async function send(ev) {
 	$('send').disabled = true;
 	const parts = target.data ? [{ data: target.data, mediaType: MT_CHANNEL }] : [{ text }];
 	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts, metadata: clientCaps() };
+	const own = showOwn(message);
 	try {
 		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
+		own.sent();
 		$('message').value = '';
 		if (target.opened) {
 			// The channel is open: later messages go to it until the person chooses otherwise.
@@ -735,8 +823,10 @@ async function send(ev) {
 			onSendTo();
 		}
 		commandHint();
-		addMessage({ ...message, metadata: { participant_id: me() } });
+		// The task as stored puts the conversation in its order (WEB-5).
+		scheduleRefresh();
 	} catch (err) {
+		own.undo();
 		showError(err);
 	} finally {
 		$('send').disabled = isTerminal(state.task?.status?.state);
@@ -882,7 +972,7 @@ function signedIn(token, who) {
 	state.participant = who;
 	const out = el('button', { type: 'button', id: 'sign-out', class: 'secondary' }, 'Sign out');
 	out.addEventListener('click', () => signOut(''));
-	whoBox().replaceChildren(el('span', {}, `Signed in as ${who}`), out);
+	whoBox().replaceChildren(el('span', {}, `Signed in as ${who}`), el('span', { class: 'who-how' }, 'with an API key'), out);
 	notice('');
 }
 
@@ -942,6 +1032,8 @@ async function loadSession() {
 			token = null;
 		}
 		const session = await fetchSession(token);
+		if (['header', 'remote_user', 'bearer'].includes(session?.identity))
+			state.identity = session.identity;
 		if (session?.identity === 'bearer') {
 			state.remote = true;
 			state.bearer = true;
@@ -957,7 +1049,8 @@ async function loadSession() {
 		state.remote = true;
 		state.participant = typeof session.participant === 'string' ? session.participant : '';
 		whoBox().replaceChildren(el('span', {},
-			state.participant ? `Signed in as ${state.participant}` : 'Not signed in'));
+			state.participant ? `Signed in as ${state.participant}` : 'Not signed in'),
+		state.participant ? el('span', { class: 'who-how' }, 'by the web server\'s login') : null);
 		if (!state.participant)
 			notice('The web server did not say who you are: sign in to use tiny-harness.');
 	} catch {
@@ -979,6 +1072,12 @@ async function start() {
 	}
 	state.participant = saved;
 	$('participant').value = saved;
+	// WEB-6: in header mode nobody signs in; the server takes the name as it comes (ID-1).
+	if (state.identity === 'header') {
+		whoBox().append(el('span', { class: 'who-how', id: 'who-how' },
+			'Not signed in: the server takes this name as given (identity = header).'));
+		$('participant').setAttribute('aria-describedby', 'who-how');
+	}
 	$('participant').addEventListener('change', () => setParticipant($('participant').value));
 	$('participant').addEventListener('keydown', (e) => {
 		if (e.key === 'Enter')

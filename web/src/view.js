@@ -83,6 +83,15 @@ const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_S
 export const stateWord = (s) => STATE_WORDS[s] ?? String(s ?? 'Unknown').replace(/^TASK_STATE_/, '').toLowerCase();
 export const isTerminal = (s) => TERMINAL.has(s);
 
+// WEB-4: what a task that is over says where its Message box was.
+const OVER_WORDS = {
+	TASK_STATE_COMPLETED: 'This task was completed.',
+	TASK_STATE_CANCELED: 'This task was canceled.',
+	TASK_STATE_FAILED: 'This task failed.',
+	TASK_STATE_REJECTED: 'This task was rejected.',
+};
+export const overWords = (s) => (TERMINAL.has(s) ? `${OVER_WORDS[s]} It takes no more messages.` : '');
+
 // The sub-state in words (STATUS-1): why the task waits.
 export function subStateWords(task, me) {
 	const st = task?.metadata?.[META_STATUS];
