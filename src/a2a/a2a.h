@@ -68,6 +68,10 @@ struct th_send_req {
 	json_object *accepted_output_modes; /* array of strings or NULL; json_object_put */
 	json_object
 	    *push_config; /* configuration.taskPushNotificationConfig or NULL; json_object_put */
+	/* Not from params: the binding's Idempotency-Key (A2A-11-IDEM-1), borrowed, NULL when
+	 * none; and where the send says it replayed an earlier one (borrowed, may be NULL). */
+	const char *idempotency_key;
+	int *replayed;
 };
 /* params is SendMessageRequest: {message, configuration?, metadata?, tenant?}.
  * configuration may be {} (the JS client always sends it). historyLength < 0 is

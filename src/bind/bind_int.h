@@ -34,6 +34,8 @@ struct th_bind_ctx {
 	                        th_buf_free (th_bind_serve) */
 	int head;            /* a HEAD request: th_bind_send sends the headers only */
 	int retry_after;     /* seconds for Retry-After when refused (0: 1) */
+	int replayed;        /* the send answered an earlier one with the same Idempotency-Key:
+	                        the response says Idempotent-Replayed: true (A2A-11-IDEM-1) */
 	int api;             /* an API answer: th_bind_send adds Cache-Control: no-store
 	                        unless extra names a Cache-Control (SEC-4) */
 };
@@ -162,6 +164,10 @@ int th_bind_etag_matches(const char *inm, const char *etag);
 /* t as an HTTP date (RFC 9110 §5.6.7, "Sun, 06 Nov 1994 08:49:37 GMT") into out: 1, or 0
  * when it cannot be written. */
 int th_bind_http_date(time_t t, char *out, size_t n);
+
+/* A2A-11-IDEM-1: adds Idempotent-Replayed: true to the response headers when the send
+ * answered an earlier one with the same Idempotency-Key (th_bind_send, the SSE start). */
+void th_bind_mark_replay(struct th_bind_ctx *ctx);
 
 /* Writes body as the whole response; a failed write means the client is gone, and
  * there is nobody left to tell. */

@@ -163,6 +163,32 @@ static th_err check_rate(struct th_bind_ctx *ctx, struct th_error *e)
 	                    q, cfg->rate_limit_rps, cfg->rate_limit_burst, ctx->retry_after);
 }
 
+/* A2A-11-IDEM-1: an Idempotency-Key is 1 to TH_IDEM_KEY_MAX visible ASCII characters
+ * (the header's value is an opaque string the client chose). */
+#define TH_IDEM_KEY_MAX 255
+static th_err check_idempotency_key(struct th_bind_ctx *ctx, struct th_error *e)
+{
+	const char *k = ctx->req->idempotency_key;
+	ctx->call.idempotency_key = NULL;
+	ctx->call.replayed = &ctx->replayed;
+	if (k == NULL)
+		return TH_OK;
+	size_t n = strlen(k);
+	int visible = n > 0 && n <= TH_IDEM_KEY_MAX;
+	for (size_t i = 0; visible && i < n; i++)
+		visible = k[i] > 0x20 && k[i] < 0x7f;
+	if (!visible) {
+		char q[80];
+		th_bind_quote(q, sizeof q, k);
+		return th_error_set(e, TH_EINVAL,
+		                    "Idempotency-Key '%s' (%zu bytes) refused: a key is 1 to %d "
+		                    "visible ASCII characters, no spaces",
+		                    q, n, TH_IDEM_KEY_MAX);
+	}
+	ctx->call.idempotency_key = k;
+	return TH_OK;
+}
+
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 {
 	if (ctx->req->version == NULL && ctx->req->version_in_query) {
@@ -176,6 +202,8 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 		    m);
 	}
 	th_err rc = th_bind_check_version(ctx->req->version, e);
+	if (rc == TH_OK)
+		rc = check_idempotency_key(ctx, e);
 	if (rc != TH_OK)
 		return rc;
 	unsigned bits = 0;
@@ -269,6 +297,14 @@ void th_bind_send_oom(struct th_bind_ctx *ctx)
 	                sizeof body - 1);
 }
 
+void th_bind_mark_replay(struct th_bind_ctx *ctx)
+{
+	if (ctx->replayed) {
+		th_buf_puts(&ctx->extra, "Idempotent-Replayed: true\r\n");
+		ctx->replayed = 0; /* once */
+	}
+}
+
 void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const char *body,
                   size_t len)
 {
@@ -277,6 +313,7 @@ void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const 
 	if (ctx->api &&
 	    (ctx->extra.data == NULL || strstr(ctx->extra.data, "Cache-Control:") == NULL))
 		th_buf_puts(&ctx->extra, "Cache-Control: no-store\r\n");
+	th_bind_mark_replay(ctx);
 	if (ctx->extra.oom) {
 		th_bind_send_oom(ctx);
 		return;

@@ -66,6 +66,7 @@ static int sse_open(void *impl)
 {
 	struct sse *s = impl;
 	s->opened = 1;
+	th_bind_mark_replay(s->ctx);
 	if (th_http_sse_start(s->ctx->io, s->ctx->extra.data) != 0)
 		s->gone = 1;
 	return s->gone ? -1 : 0;

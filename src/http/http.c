@@ -82,6 +82,7 @@ static void read_headers(struct th_http_req *r, struct th_http_io *io)
 	r->remote_addr = param(io, "REMOTE_ADDR");
 	r->last_event_id = param(io, "HTTP_LAST_EVENT_ID");
 	r->if_none_match = param(io, "HTTP_IF_NONE_MATCH");
+	r->idempotency_key = param(io, "HTTP_IDEMPOTENCY_KEY");
 	r->host = param(io, "HTTP_HOST");
 	r->origin = param(io, "HTTP_ORIGIN");
 	r->version = param(io, "HTTP_A2A_VERSION");

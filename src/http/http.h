@@ -39,28 +39,29 @@ struct th_http_io {
 
 /* The decoded view of one request. Strings marked borrowed live in the carrier. */
 struct th_http_req {
-	const char *method;        /* REQUEST_METHOD; borrowed */
-	char *path;                /* request path relative to the base path, starting with '/',
-	                              not percent-decoded; free (th_http_req_free) */
-	char *query;               /* raw query string or ""; free */
-	const char *content_type;  /* borrowed, may be NULL */
-	const char *version;       /* A2A-Version header, else (GET and HEAD only) the
-	                              A2A-Version query parameter; NULL when neither; points
-	                              into query or carrier */
-	int version_in_query;      /* 1 when a request that may change state (not GET or HEAD)
-	                              named A2A-Version only in its query, which does not count
-	                              there (SEC-4) */
-	const char *host;          /* Host (HTTP_HOST); borrowed, may be NULL */
-	const char *origin;        /* Origin; borrowed, may be NULL */
-	const char *extensions;    /* A2A-Extensions; borrowed, may be NULL */
-	const char *participant;   /* X-Participant-Id; borrowed, may be NULL */
-	const char *remote_user;   /* REMOTE_USER; borrowed, may be NULL */
-	const char *authorization; /* Authorization (SEC-1); borrowed, may be NULL */
-	const char *remote_addr;   /* REMOTE_ADDR, the peer the web server saw; borrowed, may
-	                              be NULL */
-	const char *last_event_id; /* Last-Event-ID; borrowed, may be NULL */
-	const char *if_none_match; /* If-None-Match; borrowed, may be NULL */
-	char *body;                /* NUL-terminated body, NULL until read; free */
+	const char *method;          /* REQUEST_METHOD; borrowed */
+	char *path;                  /* request path relative to the base path, starting with '/',
+	                                not percent-decoded; free (th_http_req_free) */
+	char *query;                 /* raw query string or ""; free */
+	const char *content_type;    /* borrowed, may be NULL */
+	const char *version;         /* A2A-Version header, else (GET and HEAD only) the
+	                                A2A-Version query parameter; NULL when neither; points
+	                                into query or carrier */
+	int version_in_query;        /* 1 when a request that may change state (not GET or HEAD)
+	                                named A2A-Version only in its query, which does not count
+	                                there (SEC-4) */
+	const char *host;            /* Host (HTTP_HOST); borrowed, may be NULL */
+	const char *origin;          /* Origin; borrowed, may be NULL */
+	const char *extensions;      /* A2A-Extensions; borrowed, may be NULL */
+	const char *participant;     /* X-Participant-Id; borrowed, may be NULL */
+	const char *remote_user;     /* REMOTE_USER; borrowed, may be NULL */
+	const char *authorization;   /* Authorization (SEC-1); borrowed, may be NULL */
+	const char *remote_addr;     /* REMOTE_ADDR, the peer the web server saw; borrowed, may
+	                                be NULL */
+	const char *last_event_id;   /* Last-Event-ID; borrowed, may be NULL */
+	const char *if_none_match;   /* If-None-Match; borrowed, may be NULL */
+	const char *idempotency_key; /* Idempotency-Key (A2A-11-IDEM-1); borrowed, may be NULL */
+	char *body;                  /* NUL-terminated body, NULL until read; free */
 	size_t body_len;
 	char *version_buf;      /* owned copy when version came from the query; free */
 	int in_base;            /* 1 when the request path lies under the base path */

@@ -10,6 +10,7 @@
 #include "a2a/a2a.h"
 #include "config/settings.h"
 #include "domain/access.h"
+#include "ops/auth.h"
 #include "ops/control.h"
 #include "domain/ext.h"
 #include "turn/builtins.h"
@@ -519,8 +520,40 @@ struct accept_arg {
 	const char *given;           /* message.taskId, or NULL for a new task */
 	const struct th_push_create_req *push;
 	int inline_turn;
-	struct th_intake *out; /* what the commit returns; th_intake_accept's caller's */
+	const char *key;         /* the Idempotency-Key, or NULL (A2A-11-IDEM-1) */
+	const char *fingerprint; /* the message's, when key is set */
+	struct th_intake *out;   /* what the commit returns; th_intake_accept's caller's */
 };
+
+/* A2A-11-IDEM-1: the caller sent this key before. The same message (fingerprint) is a
+ * replay: out names the task that send went to and nothing else is done; another
+ * message under the key is refused naming the key and that task. *seen = 0 and TH_OK
+ * when the key is new. */
+static th_err idem_replay(struct th_store *st, const struct accept_arg *a, int *seen,
+                          struct th_error *e)
+{
+	char *task = NULL; /* free */
+	char *was = NULL;  /* free */
+	*seen = 0;
+	th_err rc = th_store_idem_find(st, a->participant, a->key, &task, &was, e);
+	if (rc == TH_ENOTFOUND) {
+		th_error_clear(e);
+		return TH_OK;
+	}
+	if (rc == TH_OK && strcmp(was, a->fingerprint) != 0) {
+		rc = th_error_set(e, TH_EINVAL,
+		                  "Idempotency-Key '%s' was already used by %s for another message "
+		                  "(task %s); a different message needs a new key",
+		                  a->key, a->participant, task);
+	} else if (rc == TH_OK) {
+		snprintf(a->out->task_id, TH_ID_BUF, "%s", task);
+		a->out->replayed = 1;
+		*seen = 1;
+	}
+	free(task);
+	free(was);
+	return rc;
+}
 
 static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 {
@@ -532,6 +565,14 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	json_object_put(out->created);
 	out->created = NULL;
 	th_turn_reply_free(&out->reply);
+	out->turn_id = 0;
+	out->replayed = 0;
+	int seen = 0;
+	if (a->key != NULL) {
+		th_err rc = idem_replay(st, a, &seen, e);
+		if (rc != TH_OK || seen)
+			return rc;
+	}
 	th_err rc = a->given == NULL
 	                ? create_task(tc, a->participant, a->msg, a->in, a->inline_turn,
 	                              out->task_id, &out->turn_id, &out->created, e)
@@ -548,6 +589,10 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	 * nothing is accepted, or the message and its reply are). Last, so that the
 	 * reply's events reach a push config sent with the message. A new task's turn that
 	 * only replied leaves its reply in out (the answer is built from it). */
+	/* A2A-11-IDEM-1: the key goes with the task this send went to, in its transaction. */
+	if (rc == TH_OK && a->key != NULL)
+		rc =
+		    th_store_idem_keep(st, a->participant, a->key, out->task_id, a->fingerprint, e);
 	if (rc == TH_OK && out->turn_id == TH_TURN_INLINE &&
 	    (rc = th_turn_inline(tc, out->task_id, a->msg, out->created ? &out->reply : NULL, e)) ==
 	        TH_OK)
@@ -571,6 +616,23 @@ static int classify(const struct th_turn_ctx *tc, const char *participant, json_
 		return -1;
 	}
 	return 0;
+}
+
+/* A2A-11-IDEM-1: the SHA-256 (hex) of msg as sent, without its messageId, which a
+ * retrying client may mint anew. msg is left as it was. */
+static th_err fingerprint_of(json_object *msg, char fp[TH_KEY_HASH_BUF], struct th_error *e)
+{
+	json_object *copy = NULL; /* json_object_put */
+	if (json_object_deep_copy(msg, &copy, NULL) != 0)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_object_del(copy, "messageId");
+	const char *text = json_object_to_json_string_ext(copy, JSON_C_TO_STRING_PLAIN);
+	int bad = text == NULL || th_auth_key_hash(text, fp) != 0;
+	json_object_put(copy);
+	return bad ? th_error_set(e, TH_EINTERNAL,
+	                          "cannot fingerprint the message for its "
+	                          "Idempotency-Key")
+	           : TH_OK;
 }
 
 /* TURN-4, TURN-7: when a turn of task_id has outlived its lease, its worker died: the
@@ -600,6 +662,7 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 		return th_access_no_participant(e);
 	json_object *msg = NULL;
 	struct th_push_create_req push = {0}; /* the inline config, once checked */
+	char fp[TH_KEY_HASH_BUF] = "";
 	th_err rc = stamp_sender(req->message, participant, &msg, e);
 	if (rc != TH_OK)
 		return rc;
@@ -619,6 +682,8 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 	} else if (req->push_config != NULL &&
 	           (rc = th_pushcfg_inline_check(tc->cfg, req->push_config, &push, e)) != TH_OK) {
 		/* refused before anything is stored */
+	} else if (req->idempotency_key != NULL && (rc = fingerprint_of(msg, fp, e)) != TH_OK) {
+		/* nothing stored */
 	} else {
 		struct accept_arg a = {.tc = tc,
 		                       .participant = participant,
@@ -628,8 +693,12 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 		                       .given = given,
 		                       .push = &push,
 		                       .inline_turn = inline_turn,
+		                       .key = req->idempotency_key,
+		                       .fingerprint = fp,
 		                       .out = out};
 		rc = th_store_write(tc->store, accept_part, &a, e);
+		if (rc == TH_OK && out->replayed && req->replayed != NULL)
+			*req->replayed = 1;
 		/* A new task's Task event is kept only with the reply it is answered with. */
 		if (rc != TH_OK || out->reply.message == NULL)
 			th_intake_free(out);

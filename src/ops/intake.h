@@ -25,6 +25,8 @@ struct th_intake {
 	 * from them). Otherwise NULL and empty. Both freed by th_intake_free. */
 	json_object *created;
 	struct th_turn_reply reply;
+	int replayed; /* 1: the Idempotency-Key named an earlier send of this message, whose
+	                 task task_id names; nothing was stored (A2A-11-IDEM-1) */
 };
 void th_intake_free(struct th_intake *in);
 

@@ -85,6 +85,8 @@ static th_err send_message(struct th_app *app, const struct th_call *call, json_
 	json_object *task = NULL;
 	struct th_turn_ctx tc = th_app_turns(app);
 	th_err rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
+	req.idempotency_key = call->idempotency_key;
+	req.replayed = call->replayed;
 	if (rc == TH_OK)
 		rc = th_harness_send(&tc, call->participant, call->extensions, &req, &task, e);
 	th_send_req_free(&req);
@@ -278,6 +280,8 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 	if (op == TH_OP_SEND_STREAMING_MESSAGE) {
 		struct th_send_req req = {0};
 		rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
+		req.idempotency_key = call->idempotency_key;
+		req.replayed = call->replayed;
 		if (rc == TH_OK)
 			rc = th_harness_stream_send(&tc, call->participant, call->extensions, &req,
 			                            sink, e);

@@ -15,8 +15,12 @@
 #include "util/err.h"
 
 struct th_call {
-	const char *participant; /* the asserted sender (ID-1), NULL when none; borrowed */
-	unsigned extensions;     /* TH_EXT_* bits the client activated (domain/ext.h) */
+	const char *participant;     /* the asserted sender (ID-1), NULL when none; borrowed */
+	unsigned extensions;         /* TH_EXT_* bits the client activated (domain/ext.h) */
+	const char *idempotency_key; /* the Idempotency-Key header, checked by the binding;
+	                                borrowed, NULL when none (A2A-11-IDEM-1) */
+	int *replayed; /* set to 1 when a send answered an earlier send with the same key;
+	                  borrowed, NULL when nobody asks */
 };
 
 enum th_op {

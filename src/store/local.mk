@@ -18,7 +18,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/011_event_ends.sql \
 	$(top_srcdir)/sql/012_pg_counts.sql \
 	$(top_srcdir)/sql/013_list_index_order.sql \
-	$(top_srcdir)/sql/014_task_numbers.sql
+	$(top_srcdir)/sql/014_task_numbers.sql \
+	$(top_srcdir)/sql/015_idempotency_keys.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
@@ -29,7 +30,8 @@ TH_SQL_PG_MIGRATIONS = \
 	$(top_srcdir)/sql/postgresql/011_event_ends.sql \
 	$(top_srcdir)/sql/postgresql/012_pg_counts.sql \
 	$(top_srcdir)/sql/postgresql/013_list_index_order.sql \
-	$(top_srcdir)/sql/postgresql/014_task_numbers.sql
+	$(top_srcdir)/sql/postgresql/014_task_numbers.sql \
+	$(top_srcdir)/sql/postgresql/015_idempotency_keys.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -52,6 +54,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/surfaces.c \
 	src/store/push.c \
 	src/store/keys.c \
+	src/store/idempotency.c \
 	src/store/ops.c
 nodist_src_store_libth_store_la_SOURCES = src/store/migrations.c
 src_libth_la_LIBADD += src/store/libth_store.la

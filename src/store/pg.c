@@ -37,12 +37,14 @@
 /* The advisory locks. A write transaction's are two-key ones (pg_advisory_xact_lock(int,
  * int)): the first key names the kind, the second is hashtext() of what is locked. "tHar"
  * (as SQLite's application_id) for a task, "tHaF" for a task's first message (sender and
- * messageId: TASK-7's resend), "tHaP" for claiming push deliveries. Migrations take a
+ * messageId: TASK-7's resend), "tHaK" for a caller's Idempotency-Key (A2A-11-IDEM-1),
+ * "tHaP" for claiming push deliveries. Migrations take a
  * one-key transaction lock ("tHam"). Advisory locks are per database, so two tiny-harness
  * databases in one cluster never wait for each other. */
 #define TH_PG_TASK_LOCK 0x74486172
 #define TH_PG_FIRST_LOCK 0x74486146
 #define TH_PG_OUTBOX_LOCK 0x74486150
+#define TH_PG_KEY_LOCK 0x7448614b
 #define TH_PG_MIGRATE_LOCK 0x7448616d
 #define TH_PG_APP_ID 0x74486172
 #define TH_PG_MAX_ARGS 32
@@ -274,10 +276,11 @@ static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
 /* What a statement is about, for its lock: nothing (a read or write no task's order
  * depends on), the task whose id is argument arg (and, for LK_TASK2, arg + 1 too), the
  * turn whose id is argument arg (its task is locked), a task's first message (sender
- * ?2, messageId ?1: TASK-7), the push outbox's claim, or a task this statement creates
+ * ?2, messageId ?1: TASK-7), a caller's Idempotency-Key (participant ?1, key ?2), the
+ * push outbox's claim, or a task this statement creates
  * (LK_NEW: no other transaction sees it before this one commits, so it needs no lock;
  * once the insert succeeded the transaction counts it as held, lock_after). */
-enum lock_kind { LK_NONE, LK_TASK, LK_TASK2, LK_TURN, LK_FIRST, LK_OUTBOX, LK_NEW };
+enum lock_kind { LK_NONE, LK_TASK, LK_TASK2, LK_TURN, LK_FIRST, LK_KEY, LK_OUTBOX, LK_NEW };
 struct lock_rule {
 	unsigned char kind;
 	unsigned char arg; /* 1-based, as ?N */
@@ -300,6 +303,7 @@ static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
     [TH_STMT_MSG_APPEND] = {LK_TASK, 1},
     [TH_STMT_MSG_EXISTS] = {LK_TASK, 1},
     [TH_STMT_MSG_FIRST] = {LK_FIRST, 1},
+    [TH_STMT_IDEM_FIND] = {LK_KEY, 1},
     [TH_STMT_MSG_GET] = {LK_TASK, 1},
     [TH_STMT_MSG_HISTORY] = {LK_TASK, 1},
     [TH_STMT_MSG_COUNT] = {LK_TASK, 1},
@@ -546,6 +550,17 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 		if (holds(st->conn, name))
 			return TH_OK;
 		return take(st, 0, LOCK_ARGS(TH_I(TH_PG_FIRST_LOCK), TH_T(name + 1)), name, e);
+	}
+	case LK_KEY: {
+		/* Two copies of one keyed send wait here, so the second finds the first's key
+		 * (a new task has no task lock yet to order them by). */
+		const char *who = arg_text(args, n, 1), *key = arg_text(args, n, 2);
+		if (who == NULL || key == NULL)
+			return TH_OK;
+		snprintf(name, sizeof name, "k%s %s", who, key);
+		if (holds(st->conn, name))
+			return TH_OK;
+		return take(st, 0, LOCK_ARGS(TH_I(TH_PG_KEY_LOCK), TH_T(name + 1)), name, e);
 	}
 	case LK_OUTBOX:
 		if (holds(st->conn, "p"))

@@ -254,6 +254,15 @@ int th_store_message_exists(struct th_store *st, const char *task_id, const char
  * *task_id (caller frees) or TH_ENOTFOUND. */
 th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
                                       const char *message_id, char **task_id, struct th_error *e);
+
+/* A2A-11-IDEM-1: the task and message fingerprint a caller's Idempotency-Key was first
+ * used with: TH_OK with *task_id and *fingerprint (new strings; free), TH_ENOTFOUND when
+ * the key is new for this participant, or the failure. */
+th_err th_store_idem_find(struct th_store *st, const char *participant, const char *key,
+                          char **task_id, char **fingerprint, struct th_error *e);
+/* Keeps a key with the task its send went to, inside the send's write transaction. */
+th_err th_store_idem_keep(struct th_store *st, const char *participant, const char *key,
+                          const char *task_id, const char *fingerprint, struct th_error *e);
 /* The last `limit` messages (limit < 0: all) oldest first, as a new JSON array. */
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
                         struct th_error *e);

@@ -141,6 +141,9 @@ enum th_stmt_id {
 	TH_STMT_REF_BY_POS,
 	TH_STMT_REF_LAST,
 	TH_STMT_TASK_CONTEXT,
+	/* idempotency.c: a send's Idempotency-Key (A2A-11-IDEM-1) */
+	TH_STMT_IDEM_FIND,
+	TH_STMT_IDEM_KEEP,
 	TH_STMT_COUNT_
 };
 

@@ -14,6 +14,8 @@ EXTRA_DIST += tests/integration/auth.sh
 # a gone client's slot, the request rate.
 TESTS += tests/integration/ceilings.sh
 EXTRA_DIST += tests/integration/ceilings.sh
+TESTS += tests/integration/idempotency.sh
+EXTRA_DIST += tests/integration/idempotency.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh

@@ -1086,6 +1086,100 @@ START_TEST(test_ctl5_a_completion_answers_with_the_requests_history_length)
 }
 END_TEST
 
+/* A2A-11-IDEM-1: a send with an Idempotency-Key, as the binding passes it on. Returns the
+ * answered task's id (static buffer; "" when refused, err set) and sets *replayed. */
+static const char *keyed_send(const char *who, const char *key, const char *task_id,
+                              const char *message_id, const char *text, int *replayed)
+{
+	static char id[128];
+	char tid[200] = "";
+	if (task_id != NULL)
+		snprintf(tid, sizeof tid, "\"taskId\":\"%s\",", task_id);
+	char buf[600];
+	snprintf(buf, sizeof buf,
+	         "{\"message\":{%s\"messageId\":\"%s\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":"
+	         "\"%s\"}]}}",
+	         tid, message_id, text);
+	json_object *params = json_tokener_parse(buf);
+	ck_assert_ptr_nonnull(params);
+	*replayed = 0;
+	struct th_call call = {.participant = who, .idempotency_key = key, .replayed = replayed};
+	json_object *result = NULL;
+	th_error_clear(&err);
+	th_err rc = th_service_call(&app, &call, TH_OP_SEND_MESSAGE, params, &result, &err);
+	json_object_put(params);
+	id[0] = '\0';
+	if (rc == TH_OK) {
+		json_object *task = json_object_object_get(result, "task");
+		snprintf(id, sizeof id, "%s", th_json_str(task, "id"));
+	}
+	json_object_put(result);
+	return id;
+}
+
+START_TEST(test_a2a11_idem1_a_retried_first_send_answers_the_same_task)
+{
+	int replayed = -1;
+	char first[128];
+	snprintf(first, sizeof first, "%s",
+	         keyed_send("alice", "k-1", NULL, "m1", "ship", &replayed));
+	ck_assert_msg(first[0] != '\0', "%s", err.msg);
+	ck_assert_int_eq(replayed, 0);
+	long tasks = fx_count(&app, "tasks"), messages = fx_count(&app, "messages");
+	/* The retry mints a new messageId, as the JS client does for every call. */
+	const char *again = keyed_send("alice", "k-1", NULL, "m1-retry", "ship", &replayed);
+	ck_assert_str_eq(again, first);
+	ck_assert_int_eq(replayed, 1);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	ck_assert_int_eq(fx_count(&app, "messages"), messages);
+}
+END_TEST
+
+START_TEST(test_a2a11_idem1_another_message_under_the_key_is_refused_naming_it)
+{
+	int replayed = -1;
+	char first[128];
+	snprintf(first, sizeof first, "%s",
+	         keyed_send("alice", "k-2", NULL, "m1", "ship", &replayed));
+	ck_assert_msg(first[0] != '\0', "%s", err.msg);
+	long tasks = fx_count(&app, "tasks"), messages = fx_count(&app, "messages");
+	ck_assert_str_eq(keyed_send("alice", "k-2", NULL, "m2", "sink", &replayed), "");
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_msg(strstr(err.msg, "'k-2'") != NULL && strstr(err.msg, first) != NULL,
+	              "names the key and its task: %s", err.msg);
+	ck_assert_int_eq(replayed, 0);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	ck_assert_int_eq(fx_count(&app, "messages"), messages);
+}
+END_TEST
+
+START_TEST(test_a2a11_idem1_a_key_is_the_callers_own)
+{
+	int replayed = -1;
+	char a[128];
+	snprintf(a, sizeof a, "%s", keyed_send("alice", "k-3", NULL, "m1", "ship", &replayed));
+	const char *b = keyed_send("bob", "k-3", NULL, "m1", "ship", &replayed);
+	ck_assert_msg(a[0] != '\0' && b[0] != '\0', "%s", err.msg);
+	ck_assert_str_ne(a, b);
+	ck_assert_int_eq(replayed, 0);
+}
+END_TEST
+
+START_TEST(test_a2a11_idem1_a_retried_follow_up_is_kept_once)
+{
+	int replayed = -1;
+	char t[128];
+	snprintf(t, sizeof t, "%s", keyed_send("alice", NULL, NULL, "m1", "ship", &replayed));
+	ck_assert_msg(t[0] != '\0', "%s", err.msg);
+	ck_assert_str_eq(keyed_send("alice", "k-4", t, "m2", "and test", &replayed), t);
+	ck_assert_int_eq(replayed, 0);
+	long messages = fx_count(&app, "messages");
+	ck_assert_str_eq(keyed_send("alice", "k-4", t, "m2-retry", "and test", &replayed), t);
+	ck_assert_int_eq(replayed, 1);
+	ck_assert_int_eq(fx_count(&app, "messages"), messages);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("harness");
@@ -1093,6 +1187,10 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_task2_plain_text_creates_task_with_reporter_and_agent);
+	tcase_add_test(tc, test_a2a11_idem1_a_retried_first_send_answers_the_same_task);
+	tcase_add_test(tc, test_a2a11_idem1_another_message_under_the_key_is_refused_naming_it);
+	tcase_add_test(tc, test_a2a11_idem1_a_key_is_the_callers_own);
+	tcase_add_test(tc, test_a2a11_idem1_a_retried_follow_up_is_kept_once);
 	tcase_add_test(tc, test_task7_ctl5_every_send_answers_the_task_as_get_task_shows_it);
 	tcase_add_test(tc, test_ctl5_a_completion_answers_with_the_requests_history_length);
 	tcase_add_test(tc, test_task2_name_is_first_line_cut_to_60_characters);
