@@ -443,6 +443,8 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 	char *role = NULL;
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
+	/* SCALE-1: the three reads below leave together on PostgreSQL (decision-060). */
+	th_store_expect(st, task_id, participant, mid);
 	th_err rc =
 	    th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to", &role, e);
 	if (rc == TH_OK)

@@ -49,16 +49,23 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	return err;
 }
 
+/* (task_id, message_id) is unique: at most one row. */
+#define MSG_EXISTS_SQL "SELECT 1 FROM messages WHERE task_id = ?1 AND message_id = ?2"
+
 int th_store_message_exists(struct th_store *st, const char *task_id, const char *message_id)
 {
-	/* (task_id, message_id) is unique: at most one row. */
 	int64_t found = 0;
-	if (th_store_exec(st, TH_STMT_MSG_EXISTS,
-	                  "SELECT 1 FROM messages WHERE task_id = ?1 AND message_id = ?2",
+	if (th_store_exec(st, TH_STMT_MSG_EXISTS, MSG_EXISTS_SQL,
 	                  TH_ARGS(TH_T(task_id), TH_T(message_id)), NULL, &found, "message exists",
 	                  NULL) != TH_OK)
 		return 0;
 	return found > 0;
+}
+
+void th_store_message_exists_soon(struct th_store *st, const char *task_id, const char *message_id)
+{
+	th_store_prefetch(st, TH_STMT_MSG_EXISTS, MSG_EXISTS_SQL,
+	                  TH_ARGS(TH_T(task_id), TH_T(message_id)));
 }
 
 th_err th_store_task_by_first_message(struct th_store *st, const char *sender,

@@ -40,6 +40,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/stmt.c \
 	src/store/rows.c \
 	src/store/pg.c \
+	src/store/pg_memo.c \
 	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \

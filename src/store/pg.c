@@ -265,7 +265,7 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* The pipeline (below): what a queued entry is, the failure that answers every statement
  * after a queued one failed, and queueing one. */
-enum { PEND_PREPARE, PEND_LATER, PEND_MINE };
+enum { PEND_PREPARE, PEND_LATER, PEND_MINE, PEND_LEARN };
 static th_err sticky(struct th_store *st, struct th_error *e);
 static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
                  const struct th_arg *args, size_t n, unsigned char kind, const char *what,
@@ -392,6 +392,7 @@ static void txn_reset(struct th_store *c, int writing)
 	c->pg_broken = 0;
 	c->pg_failed = 0;
 	c->pg_notify = 0;
+	th_pg_memo_reset(c); /* what it knew ends with it (decision-060) */
 }
 
 static int holds(const struct th_store *c, const char *name)
@@ -605,6 +606,7 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 		return TH_OK;
 	case TH_STMT_ROLLBACK_TO:
 		forget_locks(c, c->pg_part_mark);
+		th_pg_memo_reset(c); /* the part's writes are undone: forget all it knew */
 		return TH_OK;
 	default:
 		break;
@@ -656,6 +658,60 @@ static th_err sticky(struct th_store *st, struct th_error *e)
 }
 
 static th_err drain(struct th_store *st, struct th_error *e);
+
+/* Frees what queued entry p kept for itself (a read ahead's arguments). */
+static void unqueue(struct th_pg_pend *p)
+{
+	for (int k = 0; k < p->nlearn; k++)
+		free(p->learn[k]);
+	p->nlearn = 0;
+}
+
+/* 1 when statement id with args is about a task whose lock c's transaction holds (the
+ * memo keeps only what such a lock guards). */
+static int task_held(const struct th_store *c, enum th_stmt_id id, const struct th_arg *args,
+                     size_t n)
+{
+	const char *task = lock_rules[id].kind == LK_TASK && lock_rules[id].arg == 1
+	                       ? arg_text(args, n, 1)
+	                       : NULL;
+	char name[TH_ID_BUF * 3];
+	if (task == NULL)
+		return 0;
+	snprintf(name, sizeof name, "t%s", task);
+	return holds(c, name);
+}
+
+/* A read sent ahead (PEND_LEARN, th_pg_prefetch) came back as r: the memo keeps it,
+ * unless a write was queued after it (its answer may be out of date) or the transaction
+ * failed. */
+static void learned(struct th_store *st, const struct th_pg_pend *p, const PGresult *r)
+{
+	struct th_store *c = st->conn;
+	struct th_arg args[3];
+	if (p->stale || c->pg_failed || p->nlearn > 3)
+		return;
+	for (int k = 0; k < p->nlearn; k++)
+		args[k] = TH_T(p->learn[k]);
+	if (task_held(c, (enum th_stmt_id)p->id, args, (size_t)p->nlearn))
+		th_pg_memo_learn(c, (enum th_stmt_id)p->id, args, (size_t)p->nlearn, r);
+}
+
+/* 1 when c's queue holds a read sent ahead whose answer, not in yet, may answer
+ * statement id (the same statement, or a task's row for its context or last event). Any
+ * other read goes out behind it in the same round trip. */
+static int learning(const struct th_store *c, enum th_stmt_id id)
+{
+	for (int i = 0; i < c->pg_nq; i++) {
+		const struct th_pg_pend *p = &c->pg_q[i];
+		if (p->kind != PEND_LEARN || p->stale)
+			continue;
+		if (p->id == (int)id ||
+		    (p->id == TH_STMT_TASK_GET && (id == TH_STMT_TASK_CONTEXT || id == TH_STMT_EV_LAST)))
+			return 1;
+	}
+	return 0;
+}
 
 /* Sends statement id with args into c's pipeline as an entry of kind (PEND_LATER or
  * PEND_MINE), preparing it first when the connection has not; its index in pg_q, or -1
@@ -716,6 +772,7 @@ static void failed_later(struct th_store *st, const struct th_pg_pend *p, const 
 	if (c->pg_failed)
 		return;
 	c->pg_failed = 1;
+	th_pg_memo_reset(c); /* nothing is answered from it until the part is undone */
 	if (p->must_change && r != NULL && PQresultStatus(r) == PGRES_COMMAND_OK) {
 		th_error_set(&c->pg_fail, TH_ENOTFOUND, "%s", p->missing);
 		c->pg_fail_state[0] = '\0';
@@ -749,6 +806,7 @@ static th_err drain(struct th_store *st, struct th_error *e)
 				st->pg_prepared[p->id] = 0;
 			else
 				failed_later(st, p, NULL, &lose);
+			unqueue(p);
 			continue;
 		}
 		PGresult *more;
@@ -760,7 +818,13 @@ static th_err drain(struct th_store *st, struct th_error *e)
 			p->result = r;
 			continue;
 		}
-		if (p->kind == PEND_PREPARE) {
+		if (p->kind == PEND_LEARN) {
+			if (ok)
+				learned(st, p, r);
+			else if (s != PGRES_PIPELINE_ABORTED)
+				failed_later(st, p, r, &lose);
+			unqueue(p);
+		} else if (p->kind == PEND_PREPARE) {
 			if (!ok)
 				st->pg_prepared[p->id] = 0;
 			if (!ok && s != PGRES_PIPELINE_ABORTED)
@@ -797,6 +861,7 @@ static th_err drain(struct th_store *st, struct th_error *e)
 		 * refuse the statements that would now each commit by themselves. */
 		c->pg_pipe = 0;
 		c->pg_broken = 1;
+		th_pg_memo_reset(c);
 		if (!broken && PQexitPipelineMode(st->pg))
 			PQclear(PQexec(st->pg, "ROLLBACK"));
 		else if (!broken)
@@ -902,9 +967,9 @@ static th_err run_guarded(struct th_store *st, enum th_stmt_id id, const char *s
  * rolled back to its savepoint by the caller), so a writing statement inside a
  * transaction runs inside a savepoint of its own here: a failure rolls back to it and
  * leaves the transaction usable, as on SQLite. */
-static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
-                  const struct th_arg *args, size_t n, PGresult **out, const char *what,
-                  struct th_error *e)
+static th_err run_sent(struct th_store *st, enum th_stmt_id id, const char *sql,
+                       const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                       struct th_error *e)
 {
 	*out = NULL;
 	struct th_error local;
@@ -961,6 +1026,45 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 	}
 	if (err == TH_OK)
 		lock_after(st, id, args, n);
+	return err;
+}
+
+/* A read the memo answers (decision-060): 1 with *out set. A read sent ahead whose
+ * answer is not in yet is read first (one round trip for all of them). */
+static int memo_answers(struct th_store *st, enum th_stmt_id id, const struct th_arg *args,
+                        size_t n, PGresult **out)
+{
+	struct th_store *c = st->conn;
+	if (th_pg_memo_answer(c, id, args, n, out))
+		return 1;
+	struct th_error ignored;
+	if (!learning(c, id) || drain(st, &ignored) != TH_OK)
+		return 0; /* a failure: the statement answers it (sticky) */
+	return th_pg_memo_answer(c, id, args, n, out);
+}
+
+/* Runs statement id as run_sent does; inside a write transaction a read the memo can
+ * answer is not sent, a read about a locked task teaches the memo, and a write updates
+ * it (pg_memo.c, decision-060). */
+static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
+                  const struct th_arg *args, size_t n, PGresult **out, const char *what,
+                  struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	*out = NULL;
+	int memo = c->pg_writing && !c->pg_broken && !c->pg_failed && in_txn(st);
+	int reads = memo && !writes(sql);
+	if (reads && memo_answers(st, id, args, n, out)) {
+		st->pg_state[0] = '\0';
+		return TH_OK;
+	}
+	th_err err = run_sent(st, id, sql, args, n, out, what, e);
+	if (err != TH_OK || !memo || !in_txn(st) || *out == NULL)
+		return err;
+	if (reads && task_held(c, id, args, n))
+		th_pg_memo_learn(c, id, args, n, *out);
+	else if (!reads)
+		th_pg_memo_wrote(c, id, sql, args, n);
 	return err;
 }
 
@@ -1078,7 +1182,43 @@ th_err th_pg_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql
 	/* A task it creates is this transaction's from now on; should the insert fail, the
 	 * whole transaction (part) does. */
 	lock_after(st, id, args, n);
+	/* What the transaction knows changes with it now; a read sent ahead of it may be out
+	 * of date when it comes back (decision-060). */
+	for (int k = 0; k < c->pg_nq; k++)
+		if (c->pg_q[k].kind == PEND_LEARN)
+			c->pg_q[k].stale = 1;
+	th_pg_memo_wrote(c, id, sql, args, n);
 	return TH_OK;
+}
+
+void th_pg_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
+                    const struct th_arg *args, size_t n)
+{
+	struct th_store *c = st->conn;
+	/* Only a read about one task, inside a pipelined write transaction, whose answer the
+	 * memo keeps (its text arguments are copied until it comes back). */
+	if (!c->pg_pipe || !c->pg_writing || c->pg_failed || c->pg_broken || !in_txn(st) ||
+	    n > 3 || writes(sql) || lock_rules[id].kind != LK_TASK)
+		return;
+	for (size_t k = 0; k < n; k++)
+		if (args[k].t != 't' || args[k].s == NULL)
+			return;
+	PGresult *known = NULL;
+	if (th_pg_memo_answer(c, id, args, n, &known)) {
+		PQclear(known);
+		return;
+	}
+	/* A failure here (a lock, a full queue) is met again by the read itself. */
+	struct th_error ignored;
+	if (before(st, id, sql, args, n, &ignored) != TH_OK)
+		return;
+	int i = queue(st, id, sql, args, n, PEND_LEARN, "read ahead", &ignored);
+	if (i < 0)
+		return;
+	struct th_pg_pend *p = &c->pg_q[i];
+	for (size_t k = 0; k < n; k++)
+		if ((p->learn[p->nlearn++] = strdup(args[k].s)) == NULL)
+			p->stale = 1; /* out of memory: its answer is not kept */
 }
 
 #define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))
@@ -1247,6 +1387,8 @@ static void ready(struct th_store *st)
 	}
 	(void)reconnected(st);
 	st->conn->pg_pipe = 0;
+	for (int i = 0; i < st->conn->pg_nq; i++)
+		unqueue(&st->conn->pg_q[i]);
 	st->conn->pg_nq = 0;
 }
 
@@ -1628,6 +1770,7 @@ th_err th_pg_open(struct th_store *st, const struct th_store_opts *o, struct th_
 void th_pg_close(struct th_store *st)
 {
 	forget_locks(st, 0);
+	th_pg_memo_reset(st);
 	if (st->listen_pg != NULL && st->listen_pg != st->own_pg)
 		PQfinish(st->listen_pg);
 	st->listen_pg = NULL;

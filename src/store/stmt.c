@@ -227,6 +227,13 @@ th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *
 	return TH_OK;
 }
 
+void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
+                       const struct th_arg *args, size_t n)
+{
+	if (st->pg != NULL)
+		th_pg_prefetch(st, id, sql, args, n);
+}
+
 /* ---- rows --------------------------------------------------------------------------- */
 
 #define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))

@@ -190,6 +190,13 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 /* TH_ENOTFOUND when there is no such task (the message is the caller's to write). */
 th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row *out,
                          struct th_error *e);
+/* SCALE-1 (decision-060): the write transaction st runs is about to read task_id's row
+ * (th_store_task_get), participant_id's role on it (th_store_participant_role) and
+ * whether message_id is in its history (th_store_message_exists); either may be NULL. On
+ * PostgreSQL they go out together with the next statement whose answer is needed, so
+ * that those calls cost no round trip of their own; on SQLite nothing happens. */
+void th_store_expect(struct th_store *st, const char *task_id, const char *participant_id,
+                     const char *message_id);
 /* Sets state, sub_state, status_meta_json, status_message_json, status_ms and
  * updated_ms from r (other fields ignored). */
 th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r,

@@ -159,7 +159,26 @@ struct th_pg_pend {
 	int must_change;        /* no row changed is a failure (missing) */
 	char missing[96];       /* the message of that failure */
 	void *result;           /* PGresult * of the caller's statement once read (PQclear) */
+	char *learn[3];         /* PEND_LEARN: its text arguments; free (pg.c, unqueue) */
+	int nlearn;             /* how many of learn are set */
+	int stale;              /* PEND_LEARN: a write was queued after it (not learned) */
 };
+
+/* pg_memo.c (SCALE-1, decision-060): what a PostgreSQL write transaction on connection c
+ * knows of the tasks it holds the lock of. pg.c resets it when the transaction begins or
+ * ends and when a part of it is rolled back; reports each write as it is sent
+ * (th_pg_memo_wrote: after it succeeded, or when it is queued) and each read's result
+ * about a locked task (th_pg_memo_learn); and asks it before sending a read
+ * (th_pg_memo_answer: 1 with *out a new PGresult, PQclear, as the server would answer). */
+struct th_pg_memo;
+struct th_arg;
+void th_pg_memo_reset(struct th_store *c);
+void th_pg_memo_wrote(struct th_store *c, enum th_stmt_id id, const char *sql,
+                      const struct th_arg *args, size_t n);
+void th_pg_memo_learn(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
+                      const PGresult *r);
+int th_pg_memo_answer(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
+                      PGresult **out);
 
 struct th_store {
 	/* Exactly one backend per store: db (SQLite) or pg (PostgreSQL, pg.c) is NULL. */
@@ -202,6 +221,8 @@ struct th_store {
 	struct th_error pg_fail;      /* that failure, as its statement would have said */
 	char pg_fail_state[6];        /* its SQLSTATE */
 	int pg_notify;                /* the transaction appended an event: NOTIFY at COMMIT */
+	struct th_pg_memo *pg_memo;   /* what the write transaction knows of its locked tasks,
+	                                 or NULL; th_pg_memo_reset frees it (pg_memo.c) */
 	int pg_defer;                 /* a th_store_write function runs on this
 	                                 connection: th_store_exec_later may queue */
 	int64_t pg_trips;             /* round trips on own_pg (th_store_round_trips) */
@@ -304,6 +325,19 @@ th_err th_store_exec(struct th_store *st, enum th_stmt_id id, const char *sql,
 th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql,
                            const struct th_arg *args, size_t n, int *tally, const char *missing,
                            const char *what, struct th_error *e);
+
+/* SCALE-1 (decision-060): read id (its text arguments only, three at most) will be asked
+ * for soon by the write transaction st runs: on PostgreSQL it is sent now, with the next
+ * statement whose answer is needed, and its answer kept for the transaction (pg_memo.c);
+ * the later th_store_one/exec of the same statement and arguments is answered from it
+ * unless a write came between. Elsewhere, and outside a pipelined write transaction,
+ * nothing happens. */
+void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
+                       const struct th_arg *args, size_t n);
+
+/* th_store_prefetch of th_store_message_exists (history.c, for th_store_expect). */
+void th_store_message_exists_soon(struct th_store *st, const char *task_id,
+                                  const char *message_id);
 
 /* A column table: where each column of a result row goes in a row struct, by type.
  * Column k of the SELECT fills cols[k]. The TH_COL_* macros check at compile time that
@@ -438,6 +472,9 @@ th_err th_store_task_context(struct th_store *st, const char *task_id, char **ou
 /* 1 when a statement of st would be queued now (decision-054): inside a th_store_write
  * function's pipelined write transaction. Otherwise th_store_exec_later runs it at once. */
 int th_pg_queues(const struct th_store *st);
+/* Sends read id ahead inside a pipelined write transaction (th_store_prefetch). */
+void th_pg_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
+                    const struct th_arg *args, size_t n);
 /* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
 int th_pg_is_uri(const char *s);
 /* th_store_in_txn on PostgreSQL. */

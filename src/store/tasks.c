@@ -20,6 +20,15 @@
 	"t.ext_json, t.created_by, t.parent_id, t.created_ms, t.updated_ms, "                      \
 	"(SELECT coalesce(max(e.seq), 0) FROM event_rows e WHERE e.task_num = t.num)"
 
+/* TASK_GET's end: on PostgreSQL the row comes with the task's last history position,
+ * which a write transaction keeps for the messages it appends (pg_memo.c, decision-060);
+ * the column table reads only TASK_COLS. */
+#define TASK_GET_FROM " FROM tasks t WHERE t.id = ?1"
+#define TASK_GET_PG_FROM                                                                           \
+	", (SELECT coalesce(max(m.pos), 0) FROM messages m WHERE m.task_id = t.id) "             \
+	"FROM tasks t WHERE t.id = ?1"
+#define PART_ROLE_SQL "SELECT role FROM participants WHERE task_id = ?1 AND participant_id = ?2"
+
 static const struct th_col task_cols[] = {
     TH_COL_TEXT(struct th_task_row, id),
     TH_COL_TEXT(struct th_task_row, context_id),
@@ -147,9 +156,10 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 	memset(out, 0, sizeof *out);
 	if (id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no task id");
-	th_err err =
-	    th_store_one(st, TH_STMT_TASK_GET, "SELECT " TASK_COLS " FROM tasks t WHERE t.id = ?1",
-	                 TH_ARGS(TH_T(id)), &task_row, out, "task get", e);
+	th_err err = th_store_one(
+	    st, TH_STMT_TASK_GET,
+	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
+	    TH_ARGS(TH_T(id)), &task_row, out, "task get", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
 	if (err == TH_OK && (err = status_messages(out, 1, e)) != TH_OK)
@@ -363,9 +373,7 @@ th_err th_store_participant_role(struct th_store *st, const char *task_id,
 	*role = NULL;
 	if (task_id == NULL || participant_id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no participant");
-	th_err err = th_store_text(st, TH_STMT_PART_ROLE,
-	                           "SELECT role FROM participants "
-	                           "WHERE task_id = ?1 AND participant_id = ?2",
+	th_err err = th_store_text(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
 	                           TH_ARGS(TH_T(task_id), TH_T(participant_id)), role,
 	                           "participant role", e);
 	if (err == TH_ENOTFOUND)
@@ -391,4 +399,20 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 	*out = ps;
 	*n = cnt;
 	return TH_OK;
+}
+
+void th_store_expect(struct th_store *st, const char *task_id, const char *participant_id,
+                     const char *message_id)
+{
+	if (st->pg == NULL || task_id == NULL)
+		return; /* SQLite: nothing to gain */
+	th_store_prefetch(
+	    st, TH_STMT_TASK_GET,
+	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
+	    TH_ARGS(TH_T(task_id)));
+	if (participant_id != NULL)
+		th_store_prefetch(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
+		                  TH_ARGS(TH_T(task_id), TH_T(participant_id)));
+	if (message_id != NULL)
+		th_store_message_exists_soon(st, task_id, message_id);
 }
