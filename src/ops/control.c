@@ -225,6 +225,8 @@ struct cancel_arg {
 static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct cancel_arg *a = arg;
+	/* SCALE-1: the role and the row leave together on PostgreSQL (decision-060). */
+	th_store_expect(st, a->task_id, a->participant, NULL);
 	th_err rc =
 	    th_access_check(st, a->task_id, a->participant, TH_ACCESS_WRITE, "cancel", NULL, e);
 	if (rc == TH_OK)

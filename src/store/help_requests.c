@@ -165,18 +165,23 @@ th_err th_store_help_answer(struct th_store *st, const char *task_id, const char
 	           : th_error_set(e, TH_EINVAL, "help request %s was canceled", id);
 }
 
+#define HELP_CANCEL_SQL                                                                            \
+	"UPDATE help_requests SET state = 'canceled' WHERE task_id = ?1 AND state = 'pending'"
+
 th_err th_store_help_cancel_pending(struct th_store *st, const char *task_id, int *n,
                                     struct th_error *e)
 {
-	if (n != NULL)
-		*n = 0;
+	/* decision-060: without a count to return it is queued on PostgreSQL (nothing in it
+	 * can be refused); a count is read now. */
+	if (n == NULL)
+		return th_store_exec_later(st, TH_STMT_HELP_CANCEL, HELP_CANCEL_SQL,
+		                           TH_ARGS(TH_T(task_id)), NULL, NULL, "help request cancel",
+		                           e);
+	*n = 0;
 	int64_t changed = 0;
-	th_err err =
-	    th_store_exec(st, TH_STMT_HELP_CANCEL,
-	                  "UPDATE help_requests SET state = 'canceled' "
-	                  "WHERE task_id = ?1 AND state = 'pending'",
-	                  TH_ARGS(TH_T(task_id)), NULL, &changed, "help request cancel", e);
-	if (err == TH_OK && n != NULL)
+	th_err err = th_store_exec(st, TH_STMT_HELP_CANCEL, HELP_CANCEL_SQL, TH_ARGS(TH_T(task_id)),
+	                           NULL, &changed, "help request cancel", e);
+	if (err == TH_OK)
 		*n = (int)changed;
 	return err;
 }

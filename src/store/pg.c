@@ -784,6 +784,37 @@ static void failed_later(struct th_store *st, const struct th_pg_pend *p, const 
 		*lose = 1;
 }
 
+/* What the result r of queued entry p (not the caller's own) says: a prepared statement,
+ * a read sent ahead (the memo learns it), a write's rows; a failure fails the
+ * transaction (failed_later, *lose). */
+static void settle(struct th_store *st, struct th_pg_pend *p, PGresult *r, int *lose)
+{
+	ExecStatusType s = PQresultStatus(r);
+	int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+	if (p->kind == PEND_LEARN) {
+		if (ok)
+			learned(st, p, r);
+		else if (s != PGRES_PIPELINE_ABORTED)
+			failed_later(st, p, r, lose);
+		unqueue(p);
+	} else if (p->kind == PEND_PREPARE) {
+		if (!ok)
+			st->pg_prepared[p->id] = 0;
+		if (!ok && s != PGRES_PIPELINE_ABORTED)
+			failed_later(st, p, r, lose);
+	} else if (ok) {
+		int64_t changed = strtoll(PQcmdTuples(r), NULL, 10);
+		if (p->owner != NULL)
+			p->owner->pg_changes += changed;
+		if (p->tally != NULL)
+			*p->tally += (int)changed;
+		if (p->must_change && changed == 0)
+			failed_later(st, p, r, lose);
+	} else if (s != PGRES_PIPELINE_ABORTED) {
+		failed_later(st, p, r, lose);
+	}
+}
+
 /* Reads the results of everything queued on st's connection (one round trip: the
  * sync). The caller's entry keeps its result (pg_q[i].result); a statement queued
  * earlier that failed makes the transaction fail (sticky), and that failure is
@@ -812,34 +843,11 @@ static th_err drain(struct th_store *st, struct th_error *e)
 		PGresult *more;
 		while ((more = PQgetResult(st->pg)) != NULL)
 			PQclear(more);
-		ExecStatusType s = PQresultStatus(r);
-		int ok = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 		if (p->kind == PEND_MINE) {
 			p->result = r;
 			continue;
 		}
-		if (p->kind == PEND_LEARN) {
-			if (ok)
-				learned(st, p, r);
-			else if (s != PGRES_PIPELINE_ABORTED)
-				failed_later(st, p, r, &lose);
-			unqueue(p);
-		} else if (p->kind == PEND_PREPARE) {
-			if (!ok)
-				st->pg_prepared[p->id] = 0;
-			if (!ok && s != PGRES_PIPELINE_ABORTED)
-				failed_later(st, p, r, &lose);
-		} else if (ok) {
-			int64_t changed = strtoll(PQcmdTuples(r), NULL, 10);
-			if (p->owner != NULL)
-				p->owner->pg_changes += changed;
-			if (p->tally != NULL)
-				*p->tally += (int)changed;
-			if (p->must_change && changed == 0)
-				failed_later(st, p, r, &lose);
-		} else if (s != PGRES_PIPELINE_ABORTED) {
-			failed_later(st, p, r, &lose);
-		}
+		settle(st, p, r, &lose);
 		PQclear(r);
 	}
 	if (!broken) {

@@ -227,6 +227,11 @@ th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *
 	return TH_OK;
 }
 
+int64_t th_store_round_trips(const struct th_store *st)
+{
+	return st != NULL && st->pg != NULL ? th_pg_round_trips(st) : 0;
+}
+
 void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n)
 {

@@ -133,6 +133,9 @@ struct th_store_group_stats {
 	int64_t round_trips; /* PostgreSQL: round trips to the server on the writer's
 	                        connection so far (SCALE-1, decision-054); 0 on SQLite */
 };
+/* PostgreSQL: round trips to the server on st's own connection so far (SCALE-1); 0 on
+ * SQLite. */
+int64_t th_store_round_trips(const struct th_store *st);
 /* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after
  * every member store has left its last transaction. */
 th_err th_store_group_open(const struct th_store_opts *o, struct th_store_group **out,

@@ -172,16 +172,23 @@ th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int s
 	return turn_cond(st, err, n, l->turn_id, "lease no longer held; nothing written", e);
 }
 
+#define TURNS_CUT_SQL                                                                              \
+	"UPDATE turns SET cut = 1, state = 'cut', updated_ms = ?2 "                                \
+	"WHERE task_id = ?1 AND state IN ('queued', 'running')"
+
 th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, struct th_error *e)
 {
+	/* decision-060: without a count to return it is queued on PostgreSQL (nothing in it
+	 * can be refused); a count is read now. */
+	if (n == NULL)
+		return th_store_exec_later(st, TH_STMT_TURNS_CUT, TURNS_CUT_SQL,
+		                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, NULL,
+		                           "turns cut", e);
 	int64_t cut = 0;
-	th_err err =
-	    th_store_exec(st, TH_STMT_TURNS_CUT,
-	                  "UPDATE turns SET cut = 1, state = 'cut', updated_ms = ?2 "
-	                  "WHERE task_id = ?1 AND state IN ('queued', 'running')",
-	                  TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut, "turns cut", e);
-	if (n != NULL)
-		*n = err == TH_OK ? (int)cut : 0;
+	th_err err = th_store_exec(st, TH_STMT_TURNS_CUT, TURNS_CUT_SQL,
+	                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut,
+	                           "turns cut", e);
+	*n = err == TH_OK ? (int)cut : 0;
 	return err;
 }
 
