@@ -475,6 +475,10 @@ th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewe
 	struct th_task_row row = {0};
 	int began = 0;
 	th_err rc = th_store_read_begin(st, &began, e);
+	/* SCALE-1: on PostgreSQL the view's reads leave at once, in its snapshot. */
+	if (rc == TH_OK && began)
+		th_store_expect_view(st, id, history_length != 0 ? HISTORY_PAGE : 0, viewer != NULL,
+		                     include_artifacts);
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, id, &row, e);
 	if (rc == TH_ENOTFOUND)

@@ -211,11 +211,17 @@ th_err th_store_channel_messages(struct th_store *st, const char *task_id, const
 	    &chan_msg_row, (void **)out, n, "channel messages", e);
 }
 
+#define CHAN_ANY_SQL "SELECT 1 FROM channels WHERE task_id = ?1 LIMIT 1"
+
 int th_store_has_side_channels(struct th_store *st, const char *task_id)
 {
 	int64_t rows = 0;
-	return th_store_exec(st, TH_STMT_CHAN_ANY,
-	                     "SELECT 1 FROM channels WHERE task_id = ?1 LIMIT 1",
-	                     TH_ARGS(TH_T(task_id)), NULL, &rows, "side channels", NULL) == TH_OK &&
+	return th_store_exec(st, TH_STMT_CHAN_ANY, CHAN_ANY_SQL, TH_ARGS(TH_T(task_id)), NULL, &rows,
+	                     "side channels", NULL) == TH_OK &&
 	       rows > 0;
+}
+
+void th_store_side_channels_soon(struct th_store *st, const char *task_id)
+{
+	th_store_prefetch(st, TH_STMT_CHAN_ANY, CHAN_ANY_SQL, TH_ARGS(TH_T(task_id)));
 }

@@ -185,18 +185,25 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
 	return TH_OK;
 }
 
+/* The newest `limit`, oldest first: positions are 1, 2, 3, ... per task, so they are the
+ * ones after the last position minus limit, read in primary-key order (no subquery to
+ * materialise, no sort). */
+#define MSG_HISTORY_SQL                                                                            \
+	"SELECT json FROM messages WHERE task_id = ?1 AND pos > "                                  \
+	"(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1) - ?2 ORDER BY pos"
+
 static th_err history(struct th_store *st, const char *task_id, int limit, int raw,
                       json_object **out, struct th_error *e)
 {
-	/* The newest `limit`, oldest first: positions are 1, 2, 3, ... per task, so they
-	 * are the ones after the last position minus limit, read in primary-key order (no
-	 * subquery to materialise, no sort). */
-	return collect(st, TH_STMT_MSG_HISTORY,
-	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > "
-	               "(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1)"
-	               " - ?2 ORDER BY pos",
+	return collect(st, TH_STMT_MSG_HISTORY, MSG_HISTORY_SQL,
 	               TH_ARGS(TH_T(task_id), TH_I(limit >= 0 ? limit : INT64_MAX / 2)), raw,
 	               "history", task_id, out, e);
+}
+
+void th_store_history_soon(struct th_store *st, const char *task_id, int limit)
+{
+	th_store_prefetch(st, TH_STMT_MSG_HISTORY, MSG_HISTORY_SQL,
+	                  TH_ARGS(TH_T(task_id), TH_I(limit >= 0 ? limit : INT64_MAX / 2)));
 }
 
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
@@ -261,12 +268,18 @@ th_err th_store_artifact_put(struct th_store *st, const char *task_id, const cha
 	return err;
 }
 
+#define ART_LIST_SQL "SELECT json FROM artifacts WHERE task_id = ?1 ORDER BY created_ms, rowid"
+
 th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object **out,
                           struct th_error *e)
 {
-	return collect(st, TH_STMT_ART_LIST,
-	               "SELECT json FROM artifacts WHERE task_id = ?1 ORDER BY created_ms, rowid",
-	               TH_ARGS(TH_T(task_id)), 0, "artifacts", NULL, out, e);
+	return collect(st, TH_STMT_ART_LIST, ART_LIST_SQL, TH_ARGS(TH_T(task_id)), 0, "artifacts",
+	               NULL, out, e);
+}
+
+void th_store_artifacts_soon(struct th_store *st, const char *task_id)
+{
+	th_store_prefetch(st, TH_STMT_ART_LIST, ART_LIST_SQL, TH_ARGS(TH_T(task_id)));
 }
 
 /* ---- events --------------------------------------------------------------------------- */

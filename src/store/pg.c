@@ -392,6 +392,7 @@ static void txn_reset(struct th_store *c, int writing)
 	c->pg_broken = 0;
 	c->pg_failed = 0;
 	c->pg_notify = 0;
+	c->pg_reading = 0;
 	th_pg_memo_reset(c); /* what it knew ends with it (decision-060) */
 }
 
@@ -663,7 +664,7 @@ static th_err drain(struct th_store *st, struct th_error *e);
 static void unqueue(struct th_pg_pend *p)
 {
 	for (int k = 0; k < p->nlearn; k++)
-		free(p->learn[k]);
+		free(p->learn[k].s);
 	p->nlearn = 0;
 }
 
@@ -692,9 +693,13 @@ static void learned(struct th_store *st, const struct th_pg_pend *p, const PGres
 	if (p->stale || c->pg_failed || p->nlearn > 3)
 		return;
 	for (int k = 0; k < p->nlearn; k++)
-		args[k] = TH_T(p->learn[k]);
-	if (task_held(c, (enum th_stmt_id)p->id, args, (size_t)p->nlearn))
-		th_pg_memo_learn(c, (enum th_stmt_id)p->id, args, (size_t)p->nlearn, r);
+		args[k] = p->learn[k].t == 'i' ? TH_I(p->learn[k].i) : TH_T(p->learn[k].s);
+	enum th_stmt_id id = (enum th_stmt_id)p->id;
+	size_t n = (size_t)p->nlearn;
+	if (c->pg_reading)
+		th_pg_memo_keep(c, id, args, n, r);
+	else if (c->pg_writing && task_held(c, id, args, n))
+		th_pg_memo_learn(c, id, args, n, r);
 }
 
 /* 1 when c's queue holds a read sent ahead whose answer, not in yet, may answer
@@ -1060,7 +1065,7 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 {
 	struct th_store *c = st->conn;
 	*out = NULL;
-	int memo = c->pg_writing && !c->pg_broken && !c->pg_failed && in_txn(st);
+	int memo = (c->pg_writing || c->pg_reading) && !c->pg_broken && !c->pg_failed && in_txn(st);
 	int reads = memo && !writes(sql);
 	if (reads && memo_answers(st, id, args, n, out)) {
 		st->pg_state[0] = '\0';
@@ -1069,6 +1074,8 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 	th_err err = run_sent(st, id, sql, args, n, out, what, e);
 	if (err != TH_OK || !memo || !in_txn(st) || *out == NULL)
 		return err;
+	if (!c->pg_writing)
+		return err; /* a read transaction keeps only what was sent ahead */
 	if (reads && task_held(c, id, args, n))
 		th_pg_memo_learn(c, id, args, n, *out);
 	else if (!reads)
@@ -1203,13 +1210,14 @@ void th_pg_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                     const struct th_arg *args, size_t n)
 {
 	struct th_store *c = st->conn;
-	/* Only a read about one task, inside a pipelined write transaction, whose answer the
-	 * memo keeps (its text arguments are copied until it comes back). */
-	if (!c->pg_pipe || !c->pg_writing || c->pg_failed || c->pg_broken || !in_txn(st) ||
-	    n > 3 || writes(sql) || lock_rules[id].kind != LK_TASK)
+	/* Only a read about one task, inside a pipelined write transaction (whose memo learns
+	 * its answer) or read transaction (which keeps it); its arguments are copied until it
+	 * comes back. */
+	if (!c->pg_pipe || !(c->pg_writing || c->pg_reading) || c->pg_failed || c->pg_broken ||
+	    !in_txn(st) || n > 3 || writes(sql) || lock_rules[id].kind != LK_TASK)
 		return;
 	for (size_t k = 0; k < n; k++)
-		if (args[k].t != 't' || args[k].s == NULL)
+		if ((args[k].t != 't' || args[k].s == NULL) && args[k].t != 'i')
 			return;
 	PGresult *known = NULL;
 	if (th_pg_memo_answer(c, id, args, n, &known)) {
@@ -1224,9 +1232,12 @@ void th_pg_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
 	if (i < 0)
 		return;
 	struct th_pg_pend *p = &c->pg_q[i];
-	for (size_t k = 0; k < n; k++)
-		if ((p->learn[p->nlearn++] = strdup(args[k].s)) == NULL)
+	for (size_t k = 0; k < n; k++) {
+		struct th_arg_copy *a = &p->learn[p->nlearn++];
+		*a = (struct th_arg_copy){.t = args[k].t, .i = args[k].i};
+		if (a->t == 't' && (a->s = strdup(args[k].s)) == NULL)
 			p->stale = 1; /* out of memory: its answer is not kept */
+	}
 }
 
 #define FIELD(row, col, type) ((type *)(void *)((char *)(row) + (col)->off))
@@ -1530,8 +1541,12 @@ void th_pg_rollback(struct th_store *st)
 
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
 {
-	return begin_piped(st, TH_STMT_PG_BEGIN_READ,
-	                   "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e);
+	th_pg_memo_reset(st->conn);
+	th_err err = begin_piped(st, TH_STMT_PG_BEGIN_READ,
+	                         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e);
+	/* One snapshot: a read sent ahead answers for the whole transaction (decision-060). */
+	st->conn->pg_reading = err == TH_OK && st->conn->pg_pipe;
+	return err;
 }
 
 int64_t th_pg_data_version(struct th_store *st)

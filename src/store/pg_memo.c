@@ -21,7 +21,11 @@
  * when a group part is rolled back to its savepoint, and when a queued statement failed
  * (a failure then answers every statement, pg.c's sticky, before the memo is asked).
  * Answers are PGresults built here with the columns the statement would return, read by
- * pg.c's one decoding path; a statement the memo cannot answer goes to the server. */
+ * pg.c's one decoding path; a statement the memo cannot answer goes to the server.
+ *
+ * In a read transaction (one REPEATABLE READ snapshot, th_pg_read_begin) it keeps only the
+ * answers of reads sent ahead (th_store_expect_view), by statement and arguments: nothing
+ * in the snapshot changes, so each answers the same read for the whole transaction. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,8 @@
  * goes to the server). */
 #define MEMO_TASKS 4
 #define MEMO_ITEMS 64
+/* How many reads sent ahead a read transaction keeps (a task view makes 8). */
+#define MEMO_AHEAD 16
 /* The columns of an empty answer: at least as many as any statement answered returns. */
 #define MEMO_EMPTY_COLS 20
 /* TASK_GET's PostgreSQL columns (tasks.c, TASK_COLS and the history's end). */
@@ -77,9 +83,17 @@ struct memo_task {
 	size_t nseen;
 };
 
+/* A read transaction's read sent ahead: its statement and arguments, and its answer. */
+struct memo_ahead {
+	char *key;   /* ahead_key(); free (th_pg_memo_reset) */
+	PGresult *r; /* PQclear (th_pg_memo_reset) */
+};
+
 struct th_pg_memo {
 	struct memo_task t[MEMO_TASKS];
 	int n;
+	struct memo_ahead ahead[MEMO_AHEAD];
+	int nahead;
 };
 
 /* ---- entries ---------------------------------------------------------------------- */
@@ -122,6 +136,10 @@ void th_pg_memo_reset(struct th_store *c)
 		return;
 	while (m->n > 0)
 		forget(m, m->n - 1);
+	for (int i = 0; i < m->nahead; i++) {
+		free(m->ahead[i].key);
+		PQclear(m->ahead[i].r);
+	}
 	free(m);
 	c->pg_memo = NULL;
 }
@@ -592,10 +610,71 @@ static PGresult *about_messages(struct memo_task *t, enum th_stmt_id id, const c
 	return NULL;
 }
 
+/* ---- a read transaction's reads sent ahead ------------------------------------------- */
+
+/* Statement id with args as one new string (free), or NULL: the id, then each argument's
+ * kind and value, separated by a unit separator (an id or text never holds one). */
+static char *ahead_key(enum th_stmt_id id, const struct th_arg *args, size_t n)
+{
+	size_t len = 16;
+	for (size_t k = 0; k < n; k++) {
+		if (args[k].t == 't' && args[k].s != NULL && strchr(args[k].s, '\x1f') != NULL)
+			return NULL;
+		len += 24 + (args[k].t == 't' && args[k].s != NULL ? strlen(args[k].s) : 0);
+	}
+	char *key = malloc(len);
+	if (key == NULL)
+		return NULL;
+	size_t at = (size_t)snprintf(key, len, "%d", (int)id);
+	for (size_t k = 0; k < n; k++) {
+		if (args[k].t == 'i')
+			at += (size_t)snprintf(key + at, len - at, "\x1fi%" PRId64, args[k].i);
+		else if (args[k].t == 't' && args[k].s != NULL)
+			at += (size_t)snprintf(key + at, len - at, "\x1ft%s", (const char *)args[k].s);
+		else
+			at += (size_t)snprintf(key + at, len - at, "\x1fn");
+	}
+	return key;
+}
+
+void th_pg_memo_keep(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
+                     const PGresult *r)
+{
+	if (c->pg_memo == NULL && (c->pg_memo = calloc(1, sizeof *c->pg_memo)) == NULL)
+		return;
+	struct th_pg_memo *m = c->pg_memo;
+	if (m->nahead >= MEMO_AHEAD)
+		return;
+	char *key = ahead_key(id, args, n);
+	PGresult *copy = key != NULL ? PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES) : NULL;
+	if (copy == NULL) {
+		free(key);
+		return;
+	}
+	m->ahead[m->nahead++] = (struct memo_ahead){key, copy};
+}
+
+/* The answer kept for id with args in a read transaction, as a new PGresult, or NULL. */
+static PGresult *ahead_answer(const struct th_pg_memo *m, enum th_stmt_id id,
+                              const struct th_arg *args, size_t n)
+{
+	if (m == NULL || m->nahead == 0)
+		return NULL;
+	char *key = ahead_key(id, args, n);
+	PGresult *r = NULL;
+	for (int i = 0; key != NULL && r == NULL && i < m->nahead; i++)
+		if (strcmp(m->ahead[i].key, key) == 0)
+			r = PQcopyResult(m->ahead[i].r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES);
+	free(key);
+	return r;
+}
+
 int th_pg_memo_answer(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
                       PGresult **out)
 {
 	*out = NULL;
+	if (c->pg_reading)
+		return (*out = ahead_answer(c->pg_memo, id, args, n)) != NULL;
 	struct memo_task *t = entry(c, text(args, n, 0));
 	if (t == NULL)
 		return 0;

@@ -124,12 +124,18 @@ th_err th_store_plan_step_update(struct th_store *st, const char *task_id, const
 	return TH_OK;
 }
 
+#define PLAN_LIST_SQL                                                                              \
+	"SELECT step_id, name, description, depends_on_json, state, "                              \
+	"output, linked_tasks_json, updated_ms FROM plan_steps WHERE task_id = ?1 ORDER BY pos"
+
 th_err th_store_plan(struct th_store *st, const char *task_id, struct th_plan_step **out, size_t *n,
                      struct th_error *e)
 {
-	return th_store_each(st, TH_STMT_PLAN_LIST,
-	                     "SELECT step_id, name, description, depends_on_json, state, "
-	                     "output, linked_tasks_json, updated_ms FROM plan_steps "
-	                     "WHERE task_id = ?1 ORDER BY pos",
-	                     TH_ARGS(TH_T(task_id)), &plan_step_row, (void **)out, n, "plan", e);
+	return th_store_each(st, TH_STMT_PLAN_LIST, PLAN_LIST_SQL, TH_ARGS(TH_T(task_id)),
+	                     &plan_step_row, (void **)out, n, "plan", e);
+}
+
+void th_store_plan_soon(struct th_store *st, const char *task_id)
+{
+	th_store_prefetch(st, TH_STMT_PLAN_LIST, PLAN_LIST_SQL, TH_ARGS(TH_T(task_id)));
 }

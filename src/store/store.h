@@ -200,6 +200,13 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
  * that those calls cost no round trip of their own; on SQLite nothing happens. */
 void th_store_expect(struct th_store *st, const char *task_id, const char *participant_id,
                      const char *message_id);
+/* SCALE-1 (decision-060): the read transaction st has just begun is about to read
+ * task_id's view: its row, participants, sub-tasks, plan, side channels (when
+ * side_channels), context, the newest history_page messages (when > 0) and artifacts
+ * (when artifacts). On PostgreSQL they go out together, answered from that one snapshot;
+ * on SQLite, or outside a read transaction of its own, nothing happens. */
+void th_store_expect_view(struct th_store *st, const char *task_id, int history_page,
+                          int side_channels, int artifacts);
 /* Sets state, sub_state, status_meta_json, status_message_json, status_ms and
  * updated_ms from r (other fields ignored). */
 th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r,

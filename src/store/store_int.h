@@ -159,8 +159,12 @@ struct th_pg_pend {
 	int must_change;        /* no row changed is a failure (missing) */
 	char missing[96];       /* the message of that failure */
 	void *result;           /* PGresult * of the caller's statement once read (PQclear) */
-	char *learn[3];         /* PEND_LEARN: its text arguments; free (pg.c, unqueue) */
-	int nlearn;             /* how many of learn are set */
+	struct th_arg_copy {    /* PEND_LEARN: its arguments, kept until it is read */
+		char t;         /* 't' text or 'i' integer */
+		char *s;        /* 't': a copy; free (pg.c, unqueue) */
+		int64_t i;      /* 'i' */
+	} learn[3];
+	int nlearn; /* how many of learn are set */
 	int stale;              /* PEND_LEARN: a write was queued after it (not learned) */
 };
 
@@ -177,6 +181,10 @@ void th_pg_memo_wrote(struct th_store *c, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n);
 void th_pg_memo_learn(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
                       const PGresult *r);
+/* In a read transaction (one snapshot): the answer r of read id with args, sent ahead,
+ * kept to answer the same read with the same arguments until the transaction ends. */
+void th_pg_memo_keep(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
+                     const PGresult *r);
 int th_pg_memo_answer(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
                       PGresult **out);
 
@@ -221,8 +229,10 @@ struct th_store {
 	struct th_error pg_fail;      /* that failure, as its statement would have said */
 	char pg_fail_state[6];        /* its SQLSTATE */
 	int pg_notify;                /* the transaction appended an event: NOTIFY at COMMIT */
-	struct th_pg_memo *pg_memo;   /* what the write transaction knows of its locked tasks,
-	                                 or NULL; th_pg_memo_reset frees it (pg_memo.c) */
+	struct th_pg_memo *pg_memo;   /* what the write transaction knows of its locked tasks
+	                                 (or the read transaction's reads sent ahead), or NULL;
+	                                 th_pg_memo_reset frees it (pg_memo.c) */
+	int pg_reading;               /* a pipelined read transaction (one snapshot) is open */
 	int pg_defer;                 /* a th_store_write function runs on this
 	                                 connection: th_store_exec_later may queue */
 	int64_t pg_trips;             /* round trips on own_pg (th_store_round_trips) */
@@ -335,9 +345,16 @@ th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *
 void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n);
 
-/* th_store_prefetch of th_store_message_exists (history.c, for th_store_expect). */
+/* th_store_prefetch of th_store_message_exists, th_store_subtasks, th_store_plan,
+ * th_store_has_side_channels, th_store_history and th_store_artifacts, with the same
+ * arguments (for th_store_expect and th_store_expect_view). */
 void th_store_message_exists_soon(struct th_store *st, const char *task_id,
                                   const char *message_id);
+void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only);
+void th_store_plan_soon(struct th_store *st, const char *task_id);
+void th_store_side_channels_soon(struct th_store *st, const char *task_id);
+void th_store_history_soon(struct th_store *st, const char *task_id, int limit);
+void th_store_artifacts_soon(struct th_store *st, const char *task_id);
 
 /* A column table: where each column of a result row goes in a row struct, by type.
  * Column k of the SELECT fills cols[k]. The TH_COL_* macros check at compile time that

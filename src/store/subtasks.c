@@ -42,19 +42,26 @@ void th_subtask_refs_free(struct th_subtask_ref *r, size_t n)
 	th_rows_free(&subtask_row, r, n);
 }
 
+/* Unresolved: the link is open and the child is not terminal, so a child that ended
+ * counts as resolved even before anyone called th_store_subtask_resolve. */
+#define SUB_LIST_SQL                                                                               \
+	"SELECT t.id, t.name, t.state FROM subtask_links l JOIN tasks t ON t.id = l.child_id "     \
+	"WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("      \
+	"'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "                     \
+	"'TASK_STATE_REJECTED'))) ORDER BY l.created_ms, l.rowid"
+
 th_err th_store_subtasks(struct th_store *st, const char *parent_id, int unresolved_only,
                          struct th_subtask_ref **out, size_t *n, struct th_error *e)
 {
-	/* Unresolved: the link is open and the child is not terminal, so a child that ended
-	 * counts as resolved even before anyone called th_store_subtask_resolve. */
-	return th_store_each(
-	    st, TH_STMT_SUB_LIST,
-	    "SELECT t.id, t.name, t.state FROM subtask_links l JOIN tasks t ON t.id = l.child_id "
-	    "WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("
-	    "'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "
-	    "'TASK_STATE_REJECTED'))) ORDER BY l.created_ms, l.rowid",
-	    TH_ARGS(TH_T(parent_id), TH_I(unresolved_only ? 1 : 0)), &subtask_row, (void **)out, n,
-	    "sub-tasks", e);
+	return th_store_each(st, TH_STMT_SUB_LIST, SUB_LIST_SQL,
+	                     TH_ARGS(TH_T(parent_id), TH_I(unresolved_only ? 1 : 0)), &subtask_row,
+	                     (void **)out, n, "sub-tasks", e);
+}
+
+void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only)
+{
+	th_store_prefetch(st, TH_STMT_SUB_LIST, SUB_LIST_SQL,
+	                  TH_ARGS(TH_T(parent_id), TH_I(unresolved_only ? 1 : 0)));
 }
 
 th_err th_store_subtask_resolve(struct th_store *st, const char *child_id, struct th_error *e)

@@ -28,6 +28,10 @@
 	", (SELECT coalesce(max(m.pos), 0) FROM messages m WHERE m.task_id = t.id) "             \
 	"FROM tasks t WHERE t.id = ?1"
 #define PART_ROLE_SQL "SELECT role FROM participants WHERE task_id = ?1 AND participant_id = ?2"
+#define PART_LIST_SQL                                                                              \
+	"SELECT participant_id, kind, role, display_name "                                         \
+	"FROM participants WHERE task_id = ?1 ORDER BY added_ms, rowid"
+#define TASK_CONTEXT_SQL "SELECT context_id FROM tasks WHERE id = ?1"
 
 static const struct th_col task_cols[] = {
     TH_COL_TEXT(struct th_task_row, id),
@@ -73,9 +77,8 @@ th_err th_store_task_context(struct th_store *st, const char *task_id, char **ou
                              struct th_error *e)
 {
 	*out = NULL;
-	th_err err =
-	    th_store_text(st, TH_STMT_TASK_CONTEXT, "SELECT context_id FROM tasks WHERE id = ?1",
-	                  TH_ARGS(TH_T(task_id)), out, "task context", e);
+	th_err err = th_store_text(st, TH_STMT_TASK_CONTEXT, TASK_CONTEXT_SQL, TH_ARGS(TH_T(task_id)),
+	                           out, "task context", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
@@ -389,11 +392,8 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 	*n = 0;
 	size_t cnt = 0;
 	void *ps = NULL; /* struct th_participant[cnt]; th_participants_free, or the caller's */
-	th_err err =
-	    th_store_each(st, TH_STMT_PART_LIST,
-	                  "SELECT participant_id, kind, role, display_name "
-	                  "FROM participants WHERE task_id = ?1 ORDER BY added_ms, rowid",
-	                  TH_ARGS(TH_T(task_id)), &participant_row, &ps, &cnt, "participants", e);
+	th_err err = th_store_each(st, TH_STMT_PART_LIST, PART_LIST_SQL, TH_ARGS(TH_T(task_id)),
+	                           &participant_row, &ps, &cnt, "participants", e);
 	if (err != TH_OK)
 		return err;
 	*out = ps;
@@ -415,4 +415,26 @@ void th_store_expect(struct th_store *st, const char *task_id, const char *parti
 		                  TH_ARGS(TH_T(task_id), TH_T(participant_id)));
 	if (message_id != NULL)
 		th_store_message_exists_soon(st, task_id, message_id);
+}
+
+void th_store_expect_view(struct th_store *st, const char *task_id, int history_page,
+                          int side_channels, int artifacts)
+{
+	if (st->pg == NULL || task_id == NULL)
+		return; /* SQLite: nothing to gain */
+	/* In the order the view asks, so that its first read finds them all on the way. */
+	th_store_prefetch(
+	    st, TH_STMT_TASK_GET,
+	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
+	    TH_ARGS(TH_T(task_id)));
+	th_store_prefetch(st, TH_STMT_PART_LIST, PART_LIST_SQL, TH_ARGS(TH_T(task_id)));
+	th_store_subtasks_soon(st, task_id, 0);
+	th_store_plan_soon(st, task_id);
+	if (side_channels)
+		th_store_side_channels_soon(st, task_id);
+	th_store_prefetch(st, TH_STMT_TASK_CONTEXT, TASK_CONTEXT_SQL, TH_ARGS(TH_T(task_id)));
+	if (history_page > 0)
+		th_store_history_soon(st, task_id, history_page);
+	if (artifacts)
+		th_store_artifacts_soon(st, task_id);
 }

@@ -125,6 +125,9 @@ struct job_arg {
 	volatile int in;    /* the part is running (for hold) */
 	const char *unseen; /* a task another connection must not see while the part runs */
 	int seen;           /* it did see it */
+	int append;         /* after the insert, a message m1 on the task, looked up again */
+	const char *probe;  /* a task whose message m1 this part looks up (into probed) */
+	int probed;         /* th_store_message_exists(probe, "m1") */
 	pthread_t ran_on;   /* the thread fn ran on */
 	pthread_t owner;    /* the thread that called th_store_write */
 	th_err result;      /* of th_store_write */
@@ -149,6 +152,16 @@ static th_err job_part(struct th_store *st, void *arg, struct th_error *e)
 	}
 	if (rc == TH_OK && a->unseen != NULL)
 		a->seen = task_stored(a->unseen);
+	if (rc == TH_OK && a->append) {
+		rc = th_store_message_append(st, a->id, "m1", "ROLE_USER", "bob",
+		                             "{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
+		                             "\"parts\":[{\"text\":\"hi\"}]}",
+		                             e);
+		if (rc == TH_OK && !th_store_message_exists(st, a->id, "m1"))
+			rc = th_error_set(e, TH_EINTERNAL, "m1 not found after its append");
+	}
+	if (rc == TH_OK && a->probe != NULL)
+		a->probed = th_store_message_exists(st, a->probe, "m1");
 	a->in = 1;
 	while (a->hold != NULL && *a->hold)
 		usleep(1000);
@@ -306,6 +319,28 @@ START_TEST(test_turn4_group_write_parts_run_back_to_back_in_one_batch)
 		ck_assert(pthread_equal(j[i].ran_on, a.owner));
 		ck_assert(!pthread_equal(j[i].ran_on, j[i].owner));
 	}
+	assert_one_batch(g, 3);
+	th_store_group_close(g);
+}
+END_TEST
+
+/* SCALE-1 (decision-060): on PostgreSQL a write transaction answers reads from what it
+ * wrote; a part refused and rolled back to its savepoint must leave nothing of that
+ * behind for the next part of the same batch (here: a task and its message that no
+ * longer exist). On SQLite the same holds trivially. */
+START_TEST(test_scale1_group_refused_part_leaves_nothing_known)
+{
+	th_store_close(open_store());
+	struct th_store_group *g = open_group();
+	struct job_arg a = {.id = "a"};
+	struct job_arg j[3] = {{.id = "ghost", .append = 1, .fail = 1},
+	                       {.id = "b", .probe = "ghost"},
+	                       {.id = "c"}};
+	run_jobs(g, &a, j);
+	ck_assert_int_eq(j[0].result, TH_EINVAL);
+	ck_assert_msg(j[1].result == TH_OK, "b: %s", j[1].msg);
+	ck_assert_msg(!j[1].probed, "the refused part's message was still known");
+	ck_assert(task_stored("b") && !task_stored("ghost"));
 	assert_one_batch(g, 3);
 	th_store_group_close(g);
 }
@@ -742,6 +777,7 @@ static Suite *group_suite(void)
 	tcase_add_test(tc, test_turn4_group_commit_every_part_is_stored_when_commit_returns);
 	tcase_add_test(tc, test_turn4_group_refused_parts_store_nothing_among_many);
 	tcase_add_test(tc, test_turn4_group_write_parts_run_back_to_back_in_one_batch);
+	tcase_add_test(tc, test_scale1_group_refused_part_leaves_nothing_known);
 	tcase_add_test(tc, test_turn4_group_reads_see_no_uncommitted_part);
 	/* Its COMMIT is made to fail by SQLite's deferred foreign keys. */
 	if (th_test_pg_base() == NULL)
