@@ -28,12 +28,16 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 		return th_access_no_participant(e);
 	int history = req->history_length >= 0 ? req->history_length : tc->cfg->history_default;
 	/* The same question, asked again while nothing was committed anywhere, has the same
-	 * answer: access and view included (decision-029). */
-	struct th_memo_stamp stamp = {th_store_data_version(tc->store),
-	                              th_store_changes(tc->store)};
+	 * answer: access and view included (decision-029). A process that answers one
+	 * request (plain CGI) keeps none and asks for no stamp (PKG-4). */
+	struct th_memo_stamp stamp = {-1, 0};
+	if (answers != NULL)
+		stamp = (struct th_memo_stamp){th_store_data_version(tc->store),
+		                               th_store_changes(tc->store)};
 	struct th_buf key;
 	th_buf_init(&key);
-	th_buf_printf(&key, "%d\n%s\n%s", history, participant, req->id);
+	if (answers != NULL)
+		th_buf_printf(&key, "%d\n%s\n%s", history, participant, req->id);
 	int keep = answers != NULL && stamp.seen >= 0 && !key.oom;
 	/* Kept as "<expiry>\n<the answer's text>": with the answer, when the task's first
 	 * live turn expires (th_turn_expiry), which stays true while nothing is committed. */

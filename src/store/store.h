@@ -56,6 +56,11 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
  * one group writer for the process (decision-059). */
 int th_store_writes_side_by_side(const struct th_store_opts *o);
 void th_store_close(struct th_store *st);
+/* PKG-4, decision-062: gives SQLite an allocator for a short single-threaded process
+ * (plain CGI): small blocks from chunks with a free list per size, never returned to the
+ * system. Call before any SQLite use; only where SQLite runs on one thread. 1 when SQLite
+ * took it, 0 when it had initialised already (it keeps malloc). */
+int th_store_pool_install(void);
 /* STORE-9: why st could not write when it was opened, or at its last attempt to heal,
  * as a sentence naming the file (read-only, or could not be opened); NULL when it could.
  * Borrowed from st, valid until its next call. A connection that finds itself read-only,

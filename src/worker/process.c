@@ -70,7 +70,7 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struc
 		rc = th_registry_load(cfg->commands_dir, &app->commands, e);
 	/* The card and the intrinsic tools are built on first use (th_service_card,
 	 * th_intrinsics_tools_of): a plain-CGI request needs at most one of them (PKG-4). */
-	if (rc == TH_OK)
+	if (rc == TH_OK && serving != TH_APP_ONE_REQUEST)
 		app->answers = th_memo_new(); /* NULL: answers are not kept */
 	if (rc != TH_OK)
 		th_app_close(app);

@@ -16,9 +16,13 @@ struct th_store_opts;
  * operator command fails instead. */
 void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_store_opts *o);
 
+/* th_app_open's serving for a process that answers one request and exits (plain CGI):
+ * a worker (as 1), which keeps no GetTask answers (nobody would ask again). */
+#define TH_APP_ONE_REQUEST 2
+
 /* Takes ownership of cfg (heap-allocated, loaded) and opens the store (serving as in
- * th_worker_store_opts), loads the command registry and builds the card. On failure
- * everything taken is freed. */
+ * th_worker_store_opts; TH_APP_ONE_REQUEST as 1) and loads the command registry. On
+ * failure everything taken is freed. */
 th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e);
 void th_app_close(struct th_app *app);
 

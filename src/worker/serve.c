@@ -57,7 +57,7 @@ static int open_app(struct th_app *app, int cgi)
 	} else if (th_config_check_serving(cfg, &e) != TH_OK) {
 		th_config_free(cfg);
 		free(cfg);
-	} else if (th_app_open(app, cfg, 1, &e) == TH_OK) {
+	} else if (th_app_open(app, cfg, cgi ? TH_APP_ONE_REQUEST : 1, &e) == TH_OK) {
 		return 0;
 	}
 	th_log(TH_LOG_ERROR, "%s", e.msg);
@@ -88,6 +88,9 @@ static void warn_if_unwritable(const struct th_app *app)
 
 int th_worker_serve_cgi(void)
 {
+	/* PKG-4, decision-062: before SQLite initialises; this process runs SQLite on this
+	 * one thread. */
+	(void)th_store_pool_install();
 	struct th_app app;
 	if (open_app(&app, 1) != 0)
 		return 1;
