@@ -361,8 +361,8 @@ static int take_page(json_object *page, json_object *acc, int want, size_t *left
  * text since nobody reads it), oldest first, into *out. Read from the end in pages, so
  * that no long history, nor a long run of side-channel messages the viewer may not see,
  * is ever held whole. */
-static th_err read_history(struct th_store *st, const char *task_id, const char *viewer, int want,
-                           size_t *left, json_object **out, struct th_error *e)
+static th_err read_history(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                           int want, size_t *left, json_object **out, struct th_error *e)
 {
 	*out = NULL;
 	json_object *acc = json_object_new_array(); /* newest first */
@@ -373,8 +373,9 @@ static th_err read_history(struct th_store *st, const char *task_id, const char 
 	 * where the history ends, to walk on from there (most tasks never get that far). */
 	int64_t upto = 0;
 	json_object *page0 = NULL;
-	th_err rc = raw ? th_store_history_raw(st, task_id, HISTORY_PAGE, &page0, e)
-	                : th_store_history(st, task_id, HISTORY_PAGE, &page0, e);
+	const char *task_id = row->id;
+	th_err rc =
+	    th_store_history_of(st, task_id, row->context_id, HISTORY_PAGE, raw, &page0, e);
 	for (int full = 0, first = 1; rc == TH_OK && !full; first = 0) {
 		json_object *page = first ? page0 : NULL;
 		if (!first)
@@ -432,7 +433,7 @@ th_err th_view_task_within(struct th_store *st, const struct th_task_row *row, c
 	if (history_length < 0 || history_length > TH_HISTORY_MAX)
 		history_length = TH_HISTORY_MAX;
 	if (rc == TH_OK && history_length != 0)
-		rc = read_history(st, row->id, viewer, history_length, left, &history, e);
+		rc = read_history(st, row, viewer, history_length, left, &history, e);
 	if (rc == TH_OK && include_artifacts)
 		rc = th_store_artifacts(st, row->id, &artifacts, e);
 	if (rc != TH_OK) {

@@ -229,28 +229,29 @@ static int query_int(sqlite3 *db, const char *sql, int64_t *out)
 	return rc;
 }
 
-/* application_id, user_version and the number of schema objects, read in one
- * statement so that all three come from the same snapshot: read one by one, a
- * migration committed by another worker in between would make our own fresh file
- * look foreign (schema present, application_id still 0). */
+/* application_id, user_version and the number of schema objects, read in one read
+ * transaction so that all three come from the same snapshot: read one by one, a
+ * migration committed by another worker in between would make our own fresh file look
+ * foreign (schema present, application_id still 0). The first two are header fields
+ * that SQLite reads without parsing the schema (PKG-4, decision-062: the table-valued
+ * pragma_application_id and pragma_user_version cost 0.1 M instructions to prepare);
+ * the schema is counted only for a file whose application_id is not ours, to tell an
+ * empty file from another program's. Inside a transaction (migrate's) it reads in that
+ * one. */
 static int read_identity(sqlite3 *db, int64_t *app, int64_t *uv, int64_t *objects)
 {
-	sqlite3_stmt *s = NULL;
-	int rc = sqlite3_prepare_v2(db,
-	                            "SELECT (SELECT application_id FROM pragma_application_id), "
-	                            "(SELECT user_version FROM pragma_user_version), "
-	                            "(SELECT count(*) FROM sqlite_schema)",
-	                            -1, &s, NULL);
+	*objects = 0;
+	int own = sqlite3_get_autocommit(db);
+	int rc = own ? sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) : SQLITE_OK;
 	if (rc != SQLITE_OK)
 		return rc;
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*app = sqlite3_column_int64(s, 0);
-		*uv = sqlite3_column_int64(s, 1);
-		*objects = sqlite3_column_int64(s, 2);
-		rc = SQLITE_OK;
-	}
-	sqlite3_finalize(s);
+	rc = query_int(db, "PRAGMA application_id", app);
+	if (rc == SQLITE_OK)
+		rc = query_int(db, "PRAGMA user_version", uv);
+	if (rc == SQLITE_OK && *app != TH_APP_ID)
+		rc = query_int(db, "SELECT count(*) FROM sqlite_schema", objects);
+	if (own && !sqlite3_get_autocommit(db))
+		(void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* it only read */
 	return rc;
 }
 
@@ -288,8 +289,9 @@ static void backoff(struct th_store *st)
 		;
 }
 
-/* Refuses files that are not ours, and files written by a newer binary. */
-static th_err check_identity(struct th_store *st, struct th_error *e)
+/* Refuses files that are not ours, and files written by a newer binary; *uv_out (when
+ * not NULL) is the file's user_version. */
+static th_err check_identity(struct th_store *st, int64_t *uv_out, struct th_error *e)
 {
 	int64_t app = 0, uv = 0, objects = 0;
 	int rc = read_identity(st->db, &app, &uv, &objects);
@@ -309,6 +311,8 @@ static th_err check_identity(struct th_store *st, struct th_error *e)
 		    "%s has schema version %lld, newer than this binary knows (%d); "
 		    "upgrade tiny-harness",
 		    st->path, (long long)uv, th_store_schema_version());
+	if (uv_out != NULL)
+		*uv_out = uv;
 	return TH_OK;
 }
 
@@ -375,16 +379,13 @@ static th_err check_foreign_keys(struct th_store *st, struct th_error *e)
 
 static th_err migrate_locked(struct th_store *st, struct th_error *e);
 
-/* Applies every migration newer than user_version inside one BEGIN IMMEDIATE, so two
- * workers starting together serialise and the second finds nothing left to do. Foreign
- * keys are off meanwhile, as SQLite prescribes for rebuilding a table (dropping the old
- * one must not cascade), and PRAGMA foreign_key_check must be clean before COMMIT. */
-static th_err migrate(struct th_store *st, struct th_error *e)
+/* Applies every migration newer than user_version (uv, as check_identity read it at
+ * open) inside one BEGIN IMMEDIATE, so two workers starting together serialise and the
+ * second finds nothing left to do. Foreign keys are off meanwhile, as SQLite prescribes
+ * for rebuilding a table (dropping the old one must not cascade), and PRAGMA
+ * foreign_key_check must be clean before COMMIT. */
+static th_err migrate(struct th_store *st, int64_t uv, struct th_error *e)
 {
-	int64_t uv = 0;
-	int rc = query_int(st->db, "PRAGMA user_version", &uv);
-	if (rc != SQLITE_OK)
-		return th_store_fail(st, rc, "user_version", e);
 	if (uv == th_store_schema_version())
 		return TH_OK;
 	th_err err = exec(st, "PRAGMA foreign_keys = OFF", "foreign_keys", e);
@@ -405,12 +406,7 @@ static th_err migrate_locked(struct th_store *st, struct th_error *e)
 	if (err != TH_OK)
 		return err;
 	/* Re-read under the write lock: another worker may have migrated meanwhile. */
-	err = check_identity(st, e);
-	if (err == TH_OK) {
-		rc = query_int(st->db, "PRAGMA user_version", &uv);
-		if (rc != SQLITE_OK)
-			err = th_store_fail(st, rc, "user_version", e);
-	}
+	err = check_identity(st, &uv, e);
 	for (int i = 0; err == TH_OK && i < th_store_migrations_n; i++) {
 		const struct th_migration *m = &th_store_migrations[i];
 		if (m->version <= uv)
@@ -548,10 +544,11 @@ static void finalize_stmts(struct th_store *st)
 	}
 }
 
-/* The settings every connection runs with, then the schema (migrate) and the page size. */
+/* The settings every connection runs with, then the schema (migrate). */
 static th_err setup(struct th_store *st, const struct th_store_opts *o, struct th_error *e)
 {
-	th_err err = check_identity(st, e);
+	int64_t uv = 0;
+	th_err err = check_identity(st, &uv, e);
 	if (err == TH_OK)
 		err = exec(st, "PRAGMA foreign_keys = ON", "foreign_keys", e);
 	/* Statement and savepoint journals (each group member's part is a SAVEPOINT) in
@@ -570,10 +567,7 @@ static th_err setup(struct th_store *st, const struct th_store_opts *o, struct t
 		err = exec(st, sql, "journal_size_limit", e);
 	}
 	if (err == TH_OK)
-		err = migrate(st, e);
-	int rc = err == TH_OK ? query_int(st->db, "PRAGMA page_size", &st->page_size) : SQLITE_OK;
-	if (rc != SQLITE_OK)
-		err = th_store_fail(st, rc, "page_size", e);
+		err = migrate(st, uv, e);
 	return err;
 }
 
@@ -639,6 +633,15 @@ static th_err connect(struct th_store *st, struct th_error *e)
 	}
 	sqlite3_extended_result_codes(st->db, 1);
 	sqlite3_busy_handler(st->db, busy_wait, st);
+	/* PKG-4, decision-062: creating -wal and -shm when a process opens the database
+	 * alone and unlinking them when it closes cost a plain-CGI request more CPU time
+	 * than all its statements (ext4 allocates and frees two inodes per request). The
+	 * close still checkpoints and truncates the WAL to 0 bytes, so the database file
+	 * alone holds every commit once the last process is gone, as before. */
+	if (st->keep_wal_files) {
+		int keep = 1;
+		(void)sqlite3_file_control(st->db, "main", SQLITE_FCNTL_PERSIST_WAL, &keep);
+	}
 	/* Replaces SQLite's own autocheckpoint (STORE-5, th_store_wal_tend). */
 	sqlite3_wal_hook(st->db, wal_hook, st);
 	struct th_store_opts o = {.sync_full = st->sync_full};
@@ -696,6 +699,7 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 
 	st->conn = st;
 	st->sync_full = o->sync_full;
+	st->keep_wal_files = o->keep_wal_files;
 	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
 	st->busy_limit_ms = st->busy_timeout_ms;
 	th_err err;

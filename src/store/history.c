@@ -154,11 +154,12 @@ static th_err collect_one(void *arg, const char *text, struct th_error *e)
  * task_id, the rows are that task's history messages (unpacked). */
 static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n, int raw, const char *what,
-                      const char *task_id, json_object **out, struct th_error *e)
+                      const char *task_id, const char *context_id, json_object **out,
+                      struct th_error *e)
 {
 	*out = NULL;
 	char *ctx = NULL; /* free */
-	if (task_id != NULL) {
+	if (task_id != NULL && context_id == NULL) {
 		th_err rc = th_store_task_context(st, task_id, &ctx, e);
 		if (rc == TH_ENOTFOUND) {
 			th_error_clear(e);
@@ -170,7 +171,8 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
 		if (rc != TH_OK)
 			return rc;
 	}
-	struct collect c = {json_object_new_array(), raw, what, task_id, ctx};
+	struct collect c = {json_object_new_array(), raw, what, task_id,
+	                    context_id != NULL ? context_id : ctx};
 	if (c.arr == NULL) {
 		free(ctx);
 		return th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
@@ -192,12 +194,12 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
 	"SELECT json FROM messages WHERE task_id = ?1 AND pos > "                                  \
 	"(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1) - ?2 ORDER BY pos"
 
-static th_err history(struct th_store *st, const char *task_id, int limit, int raw,
-                      json_object **out, struct th_error *e)
+th_err th_store_history_of(struct th_store *st, const char *task_id, const char *context_id,
+                           int limit, int raw, json_object **out, struct th_error *e)
 {
 	return collect(st, TH_STMT_MSG_HISTORY, MSG_HISTORY_SQL,
 	               TH_ARGS(TH_T(task_id), TH_I(limit >= 0 ? limit : INT64_MAX / 2)), raw,
-	               "history", task_id, out, e);
+	               "history", task_id, context_id, out, e);
 }
 
 void th_store_history_soon(struct th_store *st, const char *task_id, int limit)
@@ -209,13 +211,13 @@ void th_store_history_soon(struct th_store *st, const char *task_id, int limit)
 th_err th_store_history(struct th_store *st, const char *task_id, int limit, json_object **out,
                         struct th_error *e)
 {
-	return history(st, task_id, limit, 0, out, e);
+	return th_store_history_of(st, task_id, NULL, limit, 0, out, e);
 }
 
 th_err th_store_history_raw(struct th_store *st, const char *task_id, int limit, json_object **out,
                             struct th_error *e)
 {
-	return history(st, task_id, limit, 1, out, e);
+	return th_store_history_of(st, task_id, NULL, limit, 1, out, e);
 }
 
 th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t after, int64_t upto,
@@ -225,7 +227,7 @@ th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t 
 	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > ?2 AND pos <= ?3 "
 	               "ORDER BY pos",
 	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", task_id,
-	               out, e);
+	               NULL, out, e);
 }
 
 int64_t th_store_history_last_pos(struct th_store *st, const char *task_id)
@@ -274,7 +276,7 @@ th_err th_store_artifacts(struct th_store *st, const char *task_id, json_object 
                           struct th_error *e)
 {
 	return collect(st, TH_STMT_ART_LIST, ART_LIST_SQL, TH_ARGS(TH_T(task_id)), 0, "artifacts",
-	               NULL, out, e);
+	               NULL, NULL, out, e);
 }
 
 void th_store_artifacts_soon(struct th_store *st, const char *task_id)

@@ -37,7 +37,6 @@ noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
 	src/store/store.h src/store/store_int.h src/store/migrations.h \
 	src/store/db.c \
-	src/store/pool.c \
 	src/store/stmt.c \
 	src/store/rows.c \
 	src/store/pg.c \

@@ -44,6 +44,11 @@ struct th_store_opts {
 	                        statements, settings per transaction, no LISTEN on it */
 	const char *listen;  /* PostgreSQL: NULL, or the URI LISTEN connects to (straight to
 	                        the server); unset and pooled, streams poll (decision-055) */
+	int keep_wal_files;  /* SQLite, a process that answers one request (plain CGI):
+	                        the last connection to close still checkpoints and empties
+	                        the WAL, but leaves -wal and -shm in place for the next
+	                        process instead of removing them (SQLITE_FCNTL_PERSIST_WAL;
+	                        PKG-4, decision-062) */
 };
 
 /* Opens (creating if needed) and migrates the database. *out is freed by
@@ -56,11 +61,6 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
  * one group writer for the process (decision-059). */
 int th_store_writes_side_by_side(const struct th_store_opts *o);
 void th_store_close(struct th_store *st);
-/* PKG-4, decision-062: gives SQLite an allocator for a short single-threaded process
- * (plain CGI): small blocks from chunks with a free list per size, never returned to the
- * system. Call before any SQLite use; only where SQLite runs on one thread. 1 when SQLite
- * took it, 0 when it had initialised already (it keeps malloc). */
-int th_store_pool_install(void);
 /* STORE-9: why st could not write when it was opened, or at its last attempt to heal,
  * as a sentence naming the file (read-only, or could not be opened); NULL when it could.
  * Borrowed from st, valid until its next call. A connection that finds itself read-only,
@@ -292,6 +292,11 @@ th_err th_store_history(struct th_store *st, const char *task_id, int limit, jso
  * serialised (a response, an event snapshot), never read. */
 th_err th_store_history_raw(struct th_store *st, const char *task_id, int limit, json_object **out,
                             struct th_error *e);
+/* Either of the two above (raw as th_store_history_raw) for a task whose context the
+ * caller has read already (its row): the messages are unpacked with context_id (NULL:
+ * read it) instead of another statement for it (PKG-4). */
+th_err th_store_history_of(struct th_store *st, const char *task_id, const char *context_id,
+                           int limit, int raw, json_object **out, struct th_error *e);
 /* SEC-3: the messages whose position lies in (after, upto], oldest first, as a new JSON
  * array (raw: each as its stored text, th_json_raw); for reading a long history in pages
  * from its end. */

@@ -242,7 +242,6 @@ struct th_store {
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */
 	char *wal_path;        /* path + "-wal"; free (th_store_close) */
-	int64_t page_size;     /* PRAGMA page_size, read at open */
 	uint64_t rng;          /* back-off jitter state, seeded per process */
 	int busy_timeout_ms;   /* the configured busy timeout */
 	char *db_group;        /* th_store_opts.group, or NULL; free (th_store_close) */
@@ -261,6 +260,7 @@ struct th_store {
 	int heal;              /* STORE-9: own_db is read-only, missing, or met a write
 	                          failure; replaced before its next transaction (db.c) */
 	int sync_full;         /* as opened: a replacement is set up the same way */
+	int keep_wal_files;    /* th_store_opts.keep_wal_files, for every connection */
 	char trouble[384];     /* th_store_trouble; "" when the last open could write */
 	int txn_begun;         /* 1 from this connection's BEGIN until its COMMIT or
 	                          ROLLBACK, whether or not SQLite still has the

@@ -28,6 +28,7 @@ void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_st
 	    .heal_later = serving,
 	    .pooled = cfg->db_pooler == 1,
 	    .listen = cfg->db_listen,
+	    .keep_wal_files = serving == TH_APP_ONE_REQUEST,
 	};
 }
 

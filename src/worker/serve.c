@@ -88,9 +88,6 @@ static void warn_if_unwritable(const struct th_app *app)
 
 int th_worker_serve_cgi(void)
 {
-	/* PKG-4, decision-062: before SQLite initialises; this process runs SQLite on this
-	 * one thread. */
-	(void)th_store_pool_install();
 	struct th_app app;
 	if (open_app(&app, 1) != 0)
 		return 1;

@@ -297,6 +297,49 @@ check "A2A-1 REST GET /tasks/{id} returns the task" \
 	'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .id)" = "$TASK" ]' \
 	'[ "$(jqb .status.state)" = TASK_STATE_INPUT_REQUIRED ]'
 
+# PKG-4, decision-062: what a plain-CGI GetTask does besides answering. tests/cgi/prep.c,
+# preloaded, logs each statement the program prepares. A CGI process keeps no answers
+# (no PRAGMA data_version), reads its identity from the header (no table-valued pragma),
+# reads the task's context once (with its row) and no page_size; a statement added to
+# this path has to be counted here on purpose. Not under TH_WRAP (valgrind preloads its
+# own libraries) and only where a C compiler is at hand.
+PREP=$T/prep.so
+if [ -z "$TH_WRAP" ] && ${CC:-cc} -shared -fPIC -o "$PREP" "$TH_SRCDIR/tests/cgi/prep.c" -ldl 2>"$T/prep.err"; then
+	rm -f "$T/prep.log"
+	run -m GET -u "/tasks/$TASK" -t "" -d "" -e LD_PRELOAD="$PREP" -e TH_PREP_LOG="$T/prep.log"
+	REQ_DESC="$REQ_DESC; statements: $(tr '\n' '|' <"$T/prep.log" 2>/dev/null | cut -c1-1500)"
+	check "PKG-4 a CGI GetTask prepares at most 21 statements, none for an answer memo, a table-valued pragma, the page size or the task's context again" \
+		'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .id)" = "$TASK" ]' \
+		'n=$(wc -l <"$T/prep.log") && [ "$n" -ge 10 ] && [ "$n" -le 21 ]' \
+		'! grep -qiE "data_version|pragma_|page_size|^SELECT context_id FROM tasks" "$T/prep.log"'
+else
+	echo "# skipped: the statement count of a CGI GetTask (TH_WRAP set, or no C compiler)"
+fi
+
+# PKG-4, decision-062: a CGI process keeps -wal and -shm for the next one instead of
+# creating them and unlinking them again (two inodes per request); the last one to close
+# still checkpoints and empties the WAL (STORE-5), so the database file alone holds every
+# commit: a copy of it without its -wal has the task a CGI SendMessage made.
+inode() { stat -c %i "$1" 2>/dev/null || echo "none-$RANDOM"; }
+run -m GET -u "/tasks/$TASK" -t "" -d ""
+wal_i=$(inode "$DB-wal") shm_i=$(inode "$DB-shm")
+run -m GET -u "/tasks/$TASK" -t "" -d ""
+check "PKG-4 a CGI GetTask leaves -wal (empty) and -shm beside the database, the same files it found" \
+	'[ "$STATUS" = 200 ]' clean_exit '[ -f "$DB-wal" ] && [ -f "$DB-shm" ]' \
+	'[ "$(stat -c %s "$DB-wal")" = 0 ]' \
+	'[ "$(inode "$DB-wal")" = "$wal_i" ]' '[ "$(inode "$DB-shm")" = "$shm_i" ]'
+run -d "$(rpc 40 SendMessage "$(msg m40 "written by CGI")")"
+WTASK=$(jqb .result.task.id)
+rm -f "$T/copy.db"
+cp "$DB" "$T/copy.db"
+check "PKG-4 STORE-5 a CGI SendMessage leaves the WAL checkpointed and empty: the database file alone has its task" \
+	'[ "$STATUS" = 200 ]' clean_exit '[ -n "$WTASK" ]' '[ ! -s "$DB-wal" ]' \
+	'[ "$(sqlite3 "$T/copy.db" "SELECT count(*) FROM tasks WHERE id = '"'"'$WTASK'"'"'")" = 1 ]'
+run -m GET -u "/tasks/$WTASK" -t "" -d ""
+check "PKG-4 the next CGI GetTask reads what the CGI SendMessage committed" \
+	'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .id)" = "$WTASK" ]' \
+	'[ "$(jqb ".history | length")" = 2 ]'
+
 run -d "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")" -p bob
 cp "$T/body" "$T/stranger.json"
 run -d "$(rpc 4 GetTask '{"id":"00000000-0000-4000-8000-000000000000"}')" -p bob
