@@ -10,18 +10,20 @@
 
 struct th_config;
 struct th_store_opts;
+
+/* serving for a process that answers one request and exits (plain CGI): a worker (as 1)
+ * that keeps no GetTask answers (nobody would ask again) and leaves -wal and -shm for the
+ * next process (th_store_opts.keep_wal_files; PKG-4, decision-062). */
+#define TH_APP_ONE_REQUEST 2
+
 /* How a worker opens a database connection: every connection of a process (the request
  * loop's and the stream thread's) is opened the same way. serving: a web server's worker,
  * which starts even when the database cannot be opened yet and heals (STORE-9); an
  * operator command fails instead. */
 void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_store_opts *o);
 
-/* th_app_open's serving for a process that answers one request and exits (plain CGI):
- * a worker (as 1), which keeps no GetTask answers (nobody would ask again). */
-#define TH_APP_ONE_REQUEST 2
-
 /* Takes ownership of cfg (heap-allocated, loaded) and opens the store (serving as in
- * th_worker_store_opts; TH_APP_ONE_REQUEST as 1) and loads the command registry. On
+ * th_worker_store_opts, TH_APP_ONE_REQUEST included) and loads the command registry. On
  * failure everything taken is freed. */
 th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e);
 void th_app_close(struct th_app *app);
