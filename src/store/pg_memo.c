@@ -14,8 +14,9 @@
  *     task's status or extension changed (its row is forgotten);
  *   - a write to a table no answer comes from (turns, push_outbox, help_requests ...)
  *     changes nothing;
- *   - any other write to such a table (tasks, participants, messages, events,
- *     subtask_links, plan_steps, channels, artifacts) forgets every entry.
+ *   - any other write to such a table (tasks, participants, messages and events or
+ *     their rows since migration 014, subtask_links, plan_steps, channels, artifacts)
+ *     forgets every entry.
  *
  * The memo lives in its transaction only: pg.c resets it at BEGIN, COMMIT and ROLLBACK,
  * when a group part is rolled back to its savepoint, and when a queued statement failed
@@ -281,8 +282,8 @@ static void table_of(const char *sql, char *out, size_t n)
 static int memo_table(const char *table)
 {
 	static const char *const tables[] = {
-	    "tasks",         "participants", "messages", "events",
-	    "subtask_links", "plan_steps",   "channels", "artifacts"};
+	    "tasks",      "participants",  "messages",   "events",   "message_rows",
+	    "event_rows", "subtask_links", "plan_steps", "channels", "artifacts"};
 	if (table[0] == '\0')
 		return 1;
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
@@ -334,7 +335,8 @@ static void appended(struct th_store *c, struct memo_task *t, const struct th_ar
 }
 
 /* An event appended with seq: the entry's last seq, and its row's. */
-static void event_added(struct th_store *c, struct memo_task *t, const struct th_arg *args, size_t n)
+static void event_added(struct th_store *c, struct memo_task *t, const struct th_arg *args,
+                        size_t n)
 {
 	if (n < 2 || args[1].t != 'i') {
 		give_up(c, t);
@@ -345,7 +347,8 @@ static void event_added(struct th_store *c, struct memo_task *t, const struct th
 		return;
 	char v[24];
 	snprintf(v, sizeof v, "%" PRId64, t->seq);
-	if (PQnfields(t->row) <= ROW_LAST_SEQ || !PQsetvalue(t->row, 0, ROW_LAST_SEQ, v, (int)strlen(v))) {
+	if (PQnfields(t->row) <= ROW_LAST_SEQ ||
+	    !PQsetvalue(t->row, 0, ROW_LAST_SEQ, v, (int)strlen(v))) {
 		PQclear(t->row);
 		t->row = NULL;
 	}
@@ -398,7 +401,7 @@ void th_pg_memo_wrote(struct th_store *c, enum th_stmt_id id, const char *sql,
 static const char *value(const PGresult *r)
 {
 	return PQntuples(r) > 0 && PQnfields(r) > 0 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0)
-	                                                                      : NULL;
+	                                                                     : NULL;
 }
 
 static void learn_row(struct th_store *c, struct memo_task *t, const PGresult *r)
@@ -579,7 +582,8 @@ static PGresult *participants(const struct memo_task *t)
 }
 
 /* Answers about messages: whether one is there, one by id, the newest. */
-static PGresult *about_messages(struct memo_task *t, enum th_stmt_id id, const char *mid, int *known)
+static PGresult *about_messages(struct memo_task *t, enum th_stmt_id id, const char *mid,
+                                int *known)
 {
 	*known = 1;
 	const struct memo_msg *m = msg_of(t, mid);
@@ -630,7 +634,8 @@ static char *ahead_key(enum th_stmt_id id, const struct th_arg *args, size_t n)
 		if (args[k].t == 'i')
 			at += (size_t)snprintf(key + at, len - at, "\x1fi%" PRId64, args[k].i);
 		else if (args[k].t == 't' && args[k].s != NULL)
-			at += (size_t)snprintf(key + at, len - at, "\x1ft%s", (const char *)args[k].s);
+			at += (size_t)snprintf(key + at, len - at, "\x1ft%s",
+			                       (const char *)args[k].s);
 		else
 			at += (size_t)snprintf(key + at, len - at, "\x1fn");
 	}

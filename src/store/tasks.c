@@ -25,7 +25,7 @@
  * the column table reads only TASK_COLS. */
 #define TASK_GET_FROM " FROM tasks t WHERE t.id = ?1"
 #define TASK_GET_PG_FROM                                                                           \
-	", (SELECT coalesce(max(m.pos), 0) FROM messages m WHERE m.task_id = t.id) "             \
+	", (SELECT coalesce(max(m.pos), 0) FROM message_rows m WHERE m.task_num = t.num) "         \
 	"FROM tasks t WHERE t.id = ?1"
 #define PART_ROLE_SQL "SELECT role FROM participants WHERE task_id = ?1 AND participant_id = ?2"
 #define PART_LIST_SQL                                                                              \
@@ -77,8 +77,8 @@ th_err th_store_task_context(struct th_store *st, const char *task_id, char **ou
                              struct th_error *e)
 {
 	*out = NULL;
-	th_err err = th_store_text(st, TH_STMT_TASK_CONTEXT, TASK_CONTEXT_SQL, TH_ARGS(TH_T(task_id)),
-	                           out, "task context", e);
+	th_err err = th_store_text(st, TH_STMT_TASK_CONTEXT, TASK_CONTEXT_SQL,
+	                           TH_ARGS(TH_T(task_id)), out, "task context", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
