@@ -21,6 +21,7 @@
 #include "turn/commands.h"
 #include "ops/ops.h"
 #include "turn/turn.h"
+#include "domain/events.h"
 #include "domain/view.h"
 #include "a2a/a2a.h"
 #include "push/push.h"
@@ -411,7 +412,7 @@ static int cmd_task_events(int argc, char **argv)
 	for (;;) {
 		struct th_event *ev = NULL;
 		size_t n = 0;
-		if (th_store_events_since(app.store, task, after, 100, &ev, &n, &e) != TH_OK) {
+		if (th_events_since(app.store, task, after, 100, &ev, &n, &e) != TH_OK) {
 			fprintf(stderr, "tiny-harness: %s\n", e.msg);
 			status = 1;
 			break;

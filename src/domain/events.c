@@ -2,9 +2,18 @@
 #include "domain/events.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "a2a/a2a.h"
+#include "domain/ext.h"
 #include "util/jsonx.h"
+
+/* STORE-10 (decision-061): where a stored task snapshot keeps its task extension without
+ * the defaults, in place of TH_META_TASK in the snapshot's metadata. No metadata key of
+ * a Task this program builds starts with "$", so a snapshot that has this key was stored
+ * lean, and one that has not was stored whole (every one before decision-061). */
+#define LEAN_TASK_KEY "$task"
 
 /* What the event does to streams: the state a task snapshot or a status update leaves
  * the task in (STREAM-1, STREAM-2); every other event leaves the task going. */
@@ -27,6 +36,99 @@ enum th_event_ends th_event_ends_at(enum th_state s)
 	return th_state_interrupted(s) ? TH_ENDS_INTERRUPTED : TH_ENDS_NONE;
 }
 
+/* A copy of obj whose member key holds v in place of its own (the other members shared,
+ * the order kept; v taken), or NULL when out of memory. With as != NULL the member is
+ * renamed as. */
+static json_object *with_member(json_object *obj, const char *key, const char *as, json_object *v)
+{
+	json_object *out = json_object_new_object();
+	int bad = out == NULL;
+	json_object_object_foreach(obj, k, val)
+	{
+		if (bad)
+			break;
+		if (strcmp(k, key) == 0) {
+			bad |= th_json_put(out, as != NULL ? as : k, v);
+			v = NULL;
+		} else {
+			bad |= th_json_put_null(out, k, json_object_get(val));
+		}
+	}
+	json_object_put(v);
+	if (bad) {
+		json_object_put(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* sr's task snapshot's metadata member key when it is an object (borrowed), else NULL;
+ * *task and *meta (borrowed) are where it is. */
+static json_object *task_ext_at(json_object *sr, const char *key, json_object **task,
+                                json_object **meta)
+{
+	json_object *ext = NULL;
+	if (!json_object_object_get_ex(sr, "task", task) ||
+	    !json_object_object_get_ex(*task, "metadata", meta) ||
+	    !json_object_object_get_ex(*meta, key, &ext) ||
+	    !json_object_is_type(ext, json_type_object))
+		return NULL;
+	return ext;
+}
+
+/* sr's task snapshot's metadata member key, replaced by fn(its value) under the name as:
+ * a new StreamResponse sharing the rest of sr, or NULL when sr has none (or fn gives
+ * NULL, or out of memory). */
+static json_object *swap_task_ext(json_object *sr, const char *key, const char *as,
+                                  json_object *(*fn)(json_object *))
+{
+	json_object *task = NULL, *meta = NULL;
+	json_object *ext = task_ext_at(sr, key, &task, &meta);
+	json_object *changed = ext != NULL ? fn(ext) : NULL;
+	json_object *meta2 = changed != NULL ? with_member(meta, key, as, changed) : NULL;
+	json_object *task2 = meta2 != NULL ? with_member(task, "metadata", NULL, meta2) : NULL;
+	return task2 != NULL ? with_member(sr, "task", NULL, task2) : NULL;
+}
+
+/* ev's JSON with its task snapshot's lean task extension whole again (ev changed), or
+ * as it is when it has none. TH_OK or TH_ENOMEM. */
+static th_err full_event(struct th_event *ev, const char *task_id, struct th_error *e)
+{
+	if (ev->json == NULL || strstr(ev->json, "\"" LEAN_TASK_KEY "\"") == NULL)
+		return TH_OK;
+	json_object *sr = json_tokener_parse(ev->json);
+	json_object *task = NULL, *meta = NULL;
+	if (task_ext_at(sr, LEAN_TASK_KEY, &task, &meta) == NULL) {
+		json_object_put(sr); /* "$task" in some text: not a lean snapshot */
+		return TH_OK;
+	}
+	json_object *full = swap_task_ext(sr, LEAN_TASK_KEY, TH_META_TASK, th_ext_task_full);
+	const char *text = full != NULL ? th_json_text(full) : NULL;
+	char *copy = text != NULL ? strdup(text) : NULL;
+	json_object_put(full);
+	json_object_put(sr);
+	if (copy == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory reading task %s's events",
+		                    task_id);
+	free(ev->json);
+	ev->json = copy;
+	return TH_OK;
+}
+
+th_err th_events_since(struct th_store *st, const char *task_id, int64_t after, int limit,
+                       struct th_event **out, size_t *n, struct th_error *e)
+{
+	th_err rc = th_store_events_since(st, task_id, after, limit, out, n, e);
+	for (size_t i = 0; rc == TH_OK && i < *n; i++)
+		rc = full_event(&(*out)[i], task_id, e);
+	if (rc != TH_OK) {
+		th_events_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
 th_err th_event_record(struct th_store *st, const char *task_id, const char *kind,
                        const char *channel_id, json_object *stream_response, struct th_error *e)
 {
@@ -40,7 +142,14 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 		return th_error_set(e, TH_ENOMEM, "out of memory writing a %.40s event", label);
 	int64_t seq = 0;
 	enum th_event_ends ends = channel_id != NULL ? TH_ENDS_NONE : ends_of(stream_response);
-	th_err rc = th_store_event_append(st, task_id, label, ends, json, &seq, e);
+	/* STORE-10: a task snapshot is stored with its task extension lean (decision-061);
+	 * th_events_since gives it back whole. Push deliveries carry the whole text. */
+	json_object *lean = swap_task_ext(stream_response, TH_META_TASK, LEAN_TASK_KEY,
+	                                  th_ext_task_lean); /* json_object_put */
+	const char *stored = lean != NULL ? th_json_text(lean) : json;
+	th_err rc = th_store_event_append(st, task_id, label, ends, stored != NULL ? stored : json,
+	                                  &seq, e);
+	json_object_put(lean);
 	if (rc == TH_OK)
 		rc = th_store_push_enqueue(st, task_id, seq, json, channel_id, NULL, e);
 	return rc;

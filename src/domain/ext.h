@@ -3,6 +3,8 @@
 #ifndef TH_DOMAIN_EXT_H
 #define TH_DOMAIN_EXT_H
 
+#include <json-c/json.h>
+
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -42,5 +44,23 @@ th_err th_ext_parse(const char *hdr, unsigned *bits, struct th_error *e);
 
 /* Writes the comma-separated URIs of bits (card order) into out; empty if none. */
 void th_ext_format(unsigned bits, struct th_buf *out);
+
+/* STORE-10 (decision-061): a task-extension object (TASK-1) without its defaults, and
+ * back. The defaults are this file's: no type (null), an empty description, no
+ * acceptance_criteria, parent_tasks or sub_tasks ([]), no plan (null), and a
+ * participant's empty display_name. */
+
+/* ext without the members that hold their default, as a new object (json_object_put),
+ * sharing ext's other values. NULL when th_ext_task_full would not give ext back byte
+ * for byte (members in another order, or not an object), or when out of memory: keep
+ * ext whole then. */
+json_object *th_ext_task_lean(json_object *ext);
+
+/* A lean task extension with its defaults back in their wire order: name, goal, type,
+ * description, acceptance_criteria, participants (id, kind, role, display_name each),
+ * parent_tasks, sub_tasks, plan; a member it does not know stays, after those. A new
+ * object (json_object_put) sharing lean's values, or NULL when out of memory. A whole
+ * extension in that order comes back as it is; one that lacks a member gets it. */
+json_object *th_ext_task_full(json_object *lean);
 
 #endif

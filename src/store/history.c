@@ -19,9 +19,10 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	if (task_id == NULL || message_id == NULL || role == NULL || sender == NULL || json == NULL)
 		return th_error_set(e, TH_EINVAL,
 		                    "message needs task, messageId, role, sender, json");
-	/* STORE-10: kept without the task's ids, which reading puts back (refs.c). */
+	/* STORE-10: kept without the task's ids, and without messageId and role where they
+	 * lead (decision-061), which reading puts back (refs.c). */
 	char *packed = NULL; /* free */
-	th_err err = th_ref_msg_pack(json, &packed, e);
+	th_err err = th_ref_msg_pack(json, message_id, role, &packed, e);
 	if (err != TH_OK)
 		return err;
 	/* pos = max + 1 is race-free because writers run inside BEGIN IMMEDIATE; the max
@@ -86,15 +87,28 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 	return err;
 }
 
+/* A message row's text and role (th_store_message_get). */
+struct msg_text {
+	char *json; /* free (th_row_free) */
+	char *role; /* free (th_row_free) */
+};
+static const struct th_col msg_text_cols[] = {
+    TH_COL_TEXT(struct msg_text, json),
+    TH_COL_TEXT(struct msg_text, role),
+};
+static const struct th_row_def msg_text_row = TH_ROW_DEF(struct msg_text, msg_text_cols);
+
 /* The stored JSON of one message, parsed. */
 th_err th_store_message_get(struct th_store *st, const char *task_id, const char *message_id,
                             json_object **out, struct th_error *e)
 {
 	*out = NULL;
-	char *text = NULL; /* free */
-	th_err err = th_store_text(
-	    st, TH_STMT_MSG_GET, "SELECT json FROM messages WHERE task_id = ?1 AND message_id = ?2",
-	    TH_ARGS(TH_T(task_id), TH_T(message_id)), &text, "message", e);
+	struct msg_text m = {0};
+	th_err err =
+	    th_store_one(st, TH_STMT_MSG_GET,
+	                 "SELECT json, role FROM messages WHERE task_id = ?1 "
+	                 "AND message_id = ?2",
+	                 TH_ARGS(TH_T(task_id), TH_T(message_id)), &msg_text_row, &m, "message", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "no message %s on task %s", message_id,
 		                    task_id);
@@ -102,14 +116,15 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 	if (err == TH_OK)
 		err = th_store_task_context(st, task_id, &ctx, e);
 	if (err != TH_OK) {
-		free(text);
+		th_row_free(&msg_text_row, &m);
 		return err;
 	}
-	char *full = text != NULL ? th_ref_msg_unpack(text, task_id, ctx) : NULL; /* free */
+	char *full = m.json != NULL ? th_ref_msg_unpack(m.json, message_id, m.role, task_id, ctx)
+	                            : NULL; /* free */
 	*out = full != NULL ? json_tokener_parse(full) : NULL;
 	free(full);
 	free(ctx);
-	free(text);
+	th_row_free(&msg_text_row, &m);
 	if (*out == NULL)
 		return th_error_set(e, TH_EINTERNAL, "message %s of task %s is not JSON",
 		                    message_id, task_id);
@@ -118,7 +133,8 @@ th_err th_store_message_get(struct th_store *st, const char *task_id, const char
 
 /* Collects rows' JSON texts into an array (th_store_texts' fn): parsed, or with raw set
  * as th_json_raw (no parse; a broken text would then reach the client as it is stored,
- * and only this program writes these columns). */
+ * and only this program writes these columns). A history message's row is
+ * (json, message_id, role). */
 struct collect {
 	json_object *arr; /* owned by the caller of th_store_texts */
 	int raw;
@@ -127,12 +143,13 @@ struct collect {
 	const char *context_id; /* back (th_ref_msg_unpack); NULL for other rows */
 };
 
-static th_err collect_one(void *arg, const char *text, struct th_error *e)
+static th_err collect_one(void *arg, const char *const *col, struct th_error *e)
 {
 	struct collect *c = arg;
+	const char *text = col[0];
 	char *full = NULL; /* free */
 	if (text != NULL && c->context_id != NULL) {
-		full = th_ref_msg_unpack(text, c->task_id, c->context_id);
+		full = th_ref_msg_unpack(text, col[1], col[2], c->task_id, c->context_id);
 		if (full == NULL)
 			return th_error_set(e, TH_ENOMEM, "out of memory (%s)", c->what);
 		text = full;
@@ -191,7 +208,7 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
  * ones after the last position minus limit, read in primary-key order (no subquery to
  * materialise, no sort). */
 #define MSG_HISTORY_SQL                                                                            \
-	"SELECT json FROM messages WHERE task_id = ?1 AND pos > "                                  \
+	"SELECT json, message_id, role FROM messages WHERE task_id = ?1 AND pos > "                \
 	"(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1) - ?2 ORDER BY pos"
 
 th_err th_store_history_of(struct th_store *st, const char *task_id, const char *context_id,
@@ -224,8 +241,8 @@ th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t 
                               int raw, json_object **out, struct th_error *e)
 {
 	return collect(st, TH_STMT_MSG_RANGE,
-	               "SELECT json FROM messages WHERE task_id = ?1 AND pos > ?2 AND pos <= ?3 "
-	               "ORDER BY pos",
+	               "SELECT json, message_id, role FROM messages WHERE task_id = ?1 "
+	               "AND pos > ?2 AND pos <= ?3 ORDER BY pos",
 	               TH_ARGS(TH_T(task_id), TH_I(after), TH_I(upto)), raw, "history", task_id,
 	               NULL, out, e);
 }

@@ -1342,13 +1342,18 @@ th_err th_pg_rows(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                    const struct th_arg *args, size_t n,
-                   th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                   th_err (*fn)(void *arg, const char *const *col, struct th_error *e), void *arg,
                    const char *what, struct th_error *e)
 {
 	PGresult *r;
 	th_err err = run(st, id, sql, args, n, &r, what, e);
-	for (int i = 0; err == TH_OK && i < PQntuples(r); i++)
-		err = fn(arg, PQgetisnull(r, i, 0) ? NULL : PQgetvalue(r, i, 0), e);
+	int ncol = err == TH_OK ? PQnfields(r) : 0;
+	for (int i = 0; err == TH_OK && i < PQntuples(r); i++) {
+		const char *col[TH_TEXTS_COLS] = {NULL};
+		for (int k = 0; k < TH_TEXTS_COLS && k < ncol; k++)
+			col[k] = PQgetisnull(r, i, k) ? NULL : PQgetvalue(r, i, k);
+		err = fn(arg, col, e);
+	}
 	PQclear(r);
 	return err;
 }

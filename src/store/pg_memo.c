@@ -44,15 +44,17 @@
 #define MEMO_AHEAD 16
 /* The columns of an empty answer: at least as many as any statement answered returns. */
 #define MEMO_EMPTY_COLS 20
-/* TASK_GET's PostgreSQL columns (tasks.c, TASK_COLS and the history's end). */
+/* TASK_GET's PostgreSQL columns (tasks.c, TASK_COLS and the history's end; since
+ * decision-061 the status message's message_id and role are columns 7 and 8). */
 #define ROW_CONTEXT 1
-#define ROW_LAST_SEQ 15
-#define ROW_LAST_POS 16
+#define ROW_LAST_SEQ 17
+#define ROW_LAST_POS 18
 
 struct memo_msg {
 	int64_t pos;
 	char *mid;  /* free (drop) */
-	char *json; /* as stored; free (drop) */
+	char *role; /* free (drop) */
+	char *json; /* as stored (lean or whole, decision-061); free (drop) */
 };
 
 struct memo_part {
@@ -106,6 +108,7 @@ static void drop(struct memo_task *t)
 	PQclear(t->row);
 	for (size_t i = 0; i < t->nmsgs; i++) {
 		free(t->msgs[i].mid);
+		free(t->msgs[i].role);
 		free(t->msgs[i].json);
 	}
 	for (size_t i = 0; i < t->nparts; i++) {
@@ -311,19 +314,20 @@ static void created(struct th_store *c, const struct th_arg *args, size_t n)
 
 static void appended(struct th_store *c, struct memo_task *t, const struct th_arg *args, size_t n)
 {
-	const char *mid = text(args, n, 1), *json = text(args, n, 4);
+	const char *mid = text(args, n, 1), *role = text(args, n, 2), *json = text(args, n, 4);
 	struct memo_seen *s = seen_of(t, mid);
 	if (s != NULL)
 		s->present = 1;
 	if (t->pos < 0)
 		return; /* where it went is not known: nothing more to keep */
-	if (t->nmsgs >= MEMO_ITEMS || mid == NULL || json == NULL) {
+	if (t->nmsgs >= MEMO_ITEMS || mid == NULL || role == NULL || json == NULL) {
 		give_up(c, t);
 		return;
 	}
 	struct memo_msg *m = &t->msgs[t->nmsgs];
 	int bad = 0;
 	m->mid = dup(mid, &bad);
+	m->role = dup(role, &bad);
 	m->json = dup(json, &bad);
 	m->pos = t->pos + 1;
 	t->nmsgs++;
@@ -537,10 +541,13 @@ static PGresult *one_int(int64_t v)
 	return r != NULL ? built(r, put_int(r, 0, 0, v)) : NULL;
 }
 
+/* refs.c's message reads: pos, json, message_id, role. */
 static PGresult *message(const struct memo_msg *m)
 {
-	PGresult *r = result(2);
-	return r != NULL ? built(r, put_int(r, 0, 0, m->pos) | put(r, 0, 1, m->json)) : NULL;
+	PGresult *r = result(4);
+	return r != NULL ? built(r, put_int(r, 0, 0, m->pos) | put(r, 0, 1, m->json) |
+	                                put(r, 0, 2, m->mid) | put(r, 0, 3, m->role))
+	                 : NULL;
 }
 
 /* A fresh task's history: the newest limit messages, oldest first. */
@@ -548,11 +555,15 @@ static PGresult *history(const struct memo_task *t, const struct th_arg *args, s
 {
 	if (n < 2 || args[1].t != 'i')
 		return NULL;
-	PGresult *r = result(1);
+	PGresult *r = result(3); /* json, message_id, role (MSG_HISTORY_SQL) */
 	int bad = r == NULL;
 	for (size_t i = 0, row = 0; !bad && i < t->nmsgs; i++)
-		if (t->msgs[i].pos > t->pos - args[1].i)
-			bad |= put(r, (int)row++, 0, t->msgs[i].json);
+		if (t->msgs[i].pos > t->pos - args[1].i) {
+			bad |= put(r, (int)row, 0, t->msgs[i].json) |
+			       put(r, (int)row, 1, t->msgs[i].mid) |
+			       put(r, (int)row, 2, t->msgs[i].role);
+			row++;
+		}
 	return bad ? built(r, 1) : r;
 }
 

@@ -10,7 +10,15 @@
  *
  * A reference is only made when the message packs to exactly the stored text, so
  * reading it back gives the same message; anything else stays inline, as before. Rows
- * written before 009 hold whole copies and read as they are. */
+ * written before 009 hold whole copies and read as they are.
+ *
+ * A history message whose text begins with its messageId and role (the columns
+ * message_id and role hold both) is stored without them (decision-061): the stored
+ * object then has no top-level messageId, and reading puts
+ * {"messageId": message_id, "role": role, first again. A stored object that has a
+ * messageId is whole and read as it is: every row written before, and a message whose
+ * members come in another order. Every message the store keeps has a messageId
+ * (th_ref_msg_pack refuses one without), so the rule has no third case. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,21 +65,17 @@ static char *pack_obj(json_object *obj)
 	return t != NULL ? strdup(t) : NULL;
 }
 
-th_err th_ref_msg_pack(const char *json, char **out, struct th_error *e)
-{
-	*out = NULL;
-	json_object *obj = NULL;
-	th_err rc = parse_object(json, TH_EINVAL, "message to store", &obj, e);
-	if (rc != TH_OK)
-		return rc;
-	*out = pack_obj(obj);
-	json_object_put(obj);
-	return *out != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory (message)");
-}
-
-/* Appends s to b as a JSON string. 0, or -1 when out of memory. */
+/* Appends s to b as a JSON string, as th_json_text writes it. 0, or -1 when out of
+ * memory. */
 static int put_string(struct th_buf *b, const char *s)
 {
+	/* Nothing to escape (no quote, backslash or control character; json-c writes every
+	 * other byte as it is): quoted as it is, without a json-c object. */
+	const unsigned char *c = (const unsigned char *)s;
+	while (*c >= 0x20 && *c != '"' && *c != '\\')
+		c++;
+	if (*c == '\0')
+		return th_buf_puts(b, "\"") | th_buf_puts(b, s) | th_buf_puts(b, "\"");
 	json_object *v = json_object_new_string(s);
 	if (v == NULL)
 		return -1;
@@ -80,25 +84,110 @@ static int put_string(struct th_buf *b, const char *s)
 	return rc;
 }
 
-char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *context_id)
+/* Appends {"messageId":<message_id>,"role":<role> (no closing brace) to b: how a whole
+ * message's text begins when its first members are the two columns. 0, or -1. */
+static int put_head(struct th_buf *b, const char *message_id, const char *role)
+{
+	int bad = th_buf_puts(b, "{\"messageId\":");
+	bad |= put_string(b, message_id);
+	bad |= th_buf_puts(b, ",\"role\":");
+	bad |= put_string(b, role);
+	return bad;
+}
+
+/* 1 when the JSON object text s has a member "messageId" at its top level: s is a whole
+ * message (decision-061). A walk over s that skips strings and nested values. */
+static int has_message_id(const char *s)
+{
+	static const char key[] = "\"messageId\"";
+	const size_t kn = sizeof key - 1;
+	if (strncmp(s, "{\"messageId\":", kn + 2) == 0)
+		return 1; /* the usual order: no walk */
+	int depth = 0, at_key = 0;
+	for (const char *p = s; *p != '\0'; p++) {
+		if (*p == '"') {
+			const char *q = p + 1;
+			while (*q != '\0' && *q != '"')
+				q += q[0] == '\\' && q[1] != '\0' ? 2 : 1;
+			if (at_key && (size_t)(q + 1 - p) == kn && memcmp(p, key, kn) == 0)
+				return 1;
+			at_key = 0;
+			if (*q == '\0')
+				return 0;
+			p = q;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+			at_key = depth == 1;
+		} else if (*p == '}' || *p == ']') {
+			depth--;
+		} else if (*p == ',' && depth == 1) {
+			at_key = 1;
+		}
+	}
+	return 0;
+}
+
+th_err th_ref_msg_pack(const char *json, const char *message_id, const char *role, char **out,
+                       struct th_error *e)
+{
+	*out = NULL;
+	json_object *obj = NULL;
+	th_err rc = parse_object(json, TH_EINVAL, "message to store", &obj, e);
+	if (rc != TH_OK)
+		return rc;
+	if (!json_object_object_get_ex(obj, "messageId", NULL)) {
+		json_object_put(obj);
+		return th_error_set(e, TH_EINVAL, "message %s to store has no messageId",
+		                    message_id);
+	}
+	char *text = pack_obj(obj); /* free, or the caller's */
+	json_object_put(obj);
+	if (text == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (message)");
+	/* decision-061: "{" + what follows the two columns' members, when the text begins
+	 * with exactly them and has more. */
+	struct th_buf head;
+	th_buf_init(&head);
+	int bad = put_head(&head, message_id, role) | th_buf_puts(&head, ",");
+	if (!bad && strncmp(text, head.data, head.len) == 0 && text[head.len] != '\0')
+		memmove(text + 1, text + head.len, strlen(text + head.len) + 1);
+	th_buf_free(&head);
+	*out = text;
+	return TH_OK;
+}
+
+char *th_ref_msg_unpack(const char *stored, const char *message_id, const char *role,
+                        const char *task_id, const char *context_id)
 {
 	size_t n = strlen(stored);
 	while (n > 0 && stored[n - 1] != '}')
 		n--;
-	if (n == 0)
+	if (n == 0 || stored[0] != '{')
 		return strdup(stored); /* not an object: nothing this file wrote */
 	size_t body = n - 1;           /* up to the closing brace */
 	int empty = 1;                 /* "{" then only white space */
 	for (size_t i = 1; i < body; i++)
 		if (stored[i] != ' ' && stored[i] != '\n' && stored[i] != '\t' && stored[i] != '\r')
 			empty = 0;
+	int compact = message_id != NULL && role != NULL && !has_message_id(stored);
 	struct th_buf b;
 	th_buf_init(&b);
-	int bad = th_buf_append(&b, stored, body);
-	bad |= th_buf_puts(&b, empty ? "\"taskId\":" : ",\"taskId\":");
-	bad |= put_string(&b, task_id);
-	bad |= th_buf_puts(&b, ",\"contextId\":");
-	bad |= put_string(&b, context_id);
+	int bad = 0;
+	if (compact) {
+		bad |= put_head(&b, message_id, role);
+		if (!empty)
+			bad |= th_buf_puts(&b, ",");
+		bad |= th_buf_append(&b, stored + 1, body - 1);
+		empty = 0;
+	} else {
+		bad |= th_buf_append(&b, stored, body);
+	}
+	if (task_id != NULL && context_id != NULL) {
+		bad |= th_buf_puts(&b, empty ? "\"taskId\":" : ",\"taskId\":");
+		bad |= put_string(&b, task_id);
+		bad |= th_buf_puts(&b, ",\"contextId\":");
+		bad |= put_string(&b, context_id);
+	}
 	bad |= th_buf_puts(&b, "}");
 	if (bad) {
 		th_buf_free(&b);
@@ -111,11 +200,15 @@ char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *con
 
 struct stored_msg {
 	int64_t pos;
-	char *json; /* free (th_row_free) */
+	char *json;       /* free (th_row_free) */
+	char *message_id; /* free (th_row_free) */
+	char *role;       /* free (th_row_free) */
 };
 static const struct th_col stored_cols[] = {
     TH_COL_I64(struct stored_msg, pos),
     TH_COL_TEXT(struct stored_msg, json),
+    TH_COL_TEXT(struct stored_msg, message_id),
+    TH_COL_TEXT(struct stored_msg, role),
 };
 static const struct th_row_def stored_row = TH_ROW_DEF(struct stored_msg, stored_cols);
 
@@ -125,7 +218,8 @@ static int reads_as(const struct stored_msg *m, const char *task_id, const char 
 {
 	if (m->json == NULL || full == NULL || context_id == NULL)
 		return 0;
-	char *back = th_ref_msg_unpack(m->json, task_id, context_id); /* free */
+	char *back = th_ref_msg_unpack(m->json, m->message_id, m->role, task_id, context_id);
+	/* free */
 	int same = back != NULL && strcmp(back, full) == 0;
 	free(back);
 	return same;
@@ -141,8 +235,8 @@ static int64_t pos_of(struct th_store *st, const char *task_id, const char *cont
 		return 0;
 	struct stored_msg m = {0};
 	th_err rc = th_store_one(st, TH_STMT_REF_BY_ID,
-	                         "SELECT pos, json FROM messages WHERE task_id = ?1 "
-	                         "AND message_id = ?2",
+	                         "SELECT pos, json, message_id, role FROM messages "
+	                         "WHERE task_id = ?1 AND message_id = ?2",
 	                         TH_ARGS(TH_T(task_id), TH_T(message_id)), &stored_row, &m,
 	                         "message reference", e);
 	if (rc == TH_ENOTFOUND)
@@ -173,8 +267,8 @@ th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *c
 	 * newest, one seek to the end of the task's positions. */
 	struct stored_msg m = {0};
 	th_err rc = th_store_one(st, TH_STMT_REF_LAST,
-	                         "SELECT pos, json FROM messages WHERE task_id = ?1 "
-	                         "ORDER BY pos DESC LIMIT 1",
+	                         "SELECT pos, json, message_id, role FROM messages "
+	                         "WHERE task_id = ?1 ORDER BY pos DESC LIMIT 1",
 	                         TH_ARGS(TH_T(task_id)), &stored_row, &m, "status message", e);
 	if (rc == TH_ENOTFOUND) {
 		th_error_clear(e);
@@ -192,19 +286,24 @@ th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *c
 static char *message_at(struct th_store *st, const char *task_id, const char *context_id,
                         int64_t pos, struct th_error *e)
 {
-	char *stored = NULL; /* free */
-	th_err rc = th_store_text(
-	    st, TH_STMT_REF_BY_POS, "SELECT json FROM messages WHERE task_id = ?1 AND pos = ?2",
-	    TH_ARGS(TH_T(task_id), TH_I(pos)), &stored, "referred message", e);
+	struct stored_msg m = {0};
+	th_err rc =
+	    th_store_one(st, TH_STMT_REF_BY_POS,
+	                 "SELECT pos, json, message_id, role FROM messages "
+	                 "WHERE task_id = ?1 AND pos = ?2",
+	                 TH_ARGS(TH_T(task_id), TH_I(pos)), &stored_row, &m, "referred message", e);
 	if (rc == TH_ENOTFOUND)
 		th_error_set(e, TH_ENOTFOUND, "task %s: message %lld of its history is gone",
 		             task_id, (long long)pos);
-	if (rc != TH_OK || stored == NULL) {
-		free(stored);
+	if (rc != TH_OK || m.json == NULL) {
+		th_row_free(&stored_row, &m);
+		if (rc == TH_OK)
+			th_error_set(e, TH_EINTERNAL, "task %s: message %lld has no text", task_id,
+			             (long long)pos);
 		return NULL;
 	}
-	char *text = th_ref_msg_unpack(stored, task_id, context_id);
-	free(stored);
+	char *text = th_ref_msg_unpack(m.json, m.message_id, m.role, task_id, context_id);
+	th_row_free(&stored_row, &m);
 	if (text == NULL)
 		th_error_set(e, TH_ENOMEM, "out of memory (referred message)");
 	return text;

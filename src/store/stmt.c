@@ -368,8 +368,8 @@ th_err th_store_text(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n,
-                      th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
-                      const char *what, struct th_error *e)
+                      th_err (*fn)(void *arg, const char *const *col, struct th_error *e),
+                      void *arg, const char *what, struct th_error *e)
 {
 	if (st->pg != NULL)
 		return th_pg_texts(st, id, sql, args, n, fn, arg, what, e);
@@ -377,9 +377,13 @@ th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
 	th_err err = th_store_stmt(st, id, sql, &s, e);
 	if (err != TH_OK)
 		return err;
+	int ncol = sqlite3_column_count(s);
 	int rc = bind_args(s, args, n);
 	while (err == TH_OK && rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		err = fn(arg, (const char *)sqlite3_column_text(s, 0), e);
+		const char *col[TH_TEXTS_COLS] = {NULL};
+		for (int i = 0; i < TH_TEXTS_COLS && i < ncol; i++)
+			col[i] = (const char *)sqlite3_column_text(s, i);
+		err = fn(arg, col, e);
 		rc = SQLITE_OK;
 	}
 	if (err == TH_OK && rc != SQLITE_DONE)

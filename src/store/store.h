@@ -161,6 +161,8 @@ struct th_task_row {
 	char *status_meta_json;    /* status-extension object {"sub_state":…} or NULL; free */
 	char *status_message_json; /* the status Message, or NULL; free */
 	int64_t status_pos;        /* its history position when kept there (STORE-10), or 0 */
+	char *status_message_id;   /* with status_pos: that message's row's message_id and */
+	char *status_role;         /* role, to unpack it (decision-061); else NULL; free */
 	int64_t status_ms;         /* status timestamp */
 	char *name;                /* free */
 	char *goal;                /* free */
@@ -305,7 +307,8 @@ th_err th_store_history_range(struct th_store *st, const char *task_id, int64_t 
 /* The position of the task's newest message (0: none), or -1 when it cannot be read. */
 int64_t th_store_history_last_pos(struct th_store *st, const char *task_id);
 /* SEC-3 (window.c): calls fn(arg, text) with each of the task's messages from the newest
- * back to the oldest, the stored JSON text borrowed for the call, until fn returns
+ * back to the oldest, its JSON text without the task's taskId and contextId borrowed for
+ * the call, until fn returns
  * non-zero: 1 stops the walk (TH_OK), -1 fails it (fn set e). The messages are read in
  * statements of at most `page` rows (page < 1: 32), so that a long history is never
  * held, by SQLite or by libpq, more than one page at a time. */

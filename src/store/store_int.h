@@ -452,23 +452,32 @@ void th_store_use_conn(struct th_store *st, struct th_store *w);
  * nothing yet. On failure no transaction is open and the part must fail. */
 th_err th_store_group_split(struct th_store *st, struct th_error *e);
 
-/* Calls fn(arg, text) with the first column of each row of statement id, as text (NULL for
- * SQL NULL), borrowed for the call; stops at fn's first non-zero return, which is the
+/* How many columns of a row th_store_texts hands over. */
+#define TH_TEXTS_COLS 3
+/* Calls fn(arg, col) for each row of statement id with its first TH_TEXTS_COLS columns
+ * as text: col[0] the first (NULL for SQL NULL, and for a column past the statement's
+ * own), borrowed for the call; stops at fn's first non-zero return, which is the
  * result (a th_err fn set in e). Errors of the statement itself are reported as
  * th_store_fail does. */
 th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n,
-                      th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
-                      const char *what, struct th_error *e);
+                      th_err (*fn)(void *arg, const char *const *col, struct th_error *e),
+                      void *arg, const char *what, struct th_error *e);
 
 /* ---- a message kept once (refs.c, STORE-10, decision-047) -------------------------- */
 
-/* The stored form of a history message (JSON text): without taskId and contextId. *out
- * is new text (free); TH_EINVAL when json is not an object. */
-th_err th_ref_msg_pack(const char *json, char **out, struct th_error *e);
-/* A stored history message as sent: its text with the task's taskId and contextId at
- * the end. New text (free), or NULL when out of memory. */
-char *th_ref_msg_unpack(const char *stored, const char *task_id, const char *context_id);
+/* The stored form of a history message (JSON text): without taskId and contextId, and
+ * without its leading messageId and role when they are message_id and role, the row's
+ * columns (decision-061). *out is new text (free); TH_EINVAL when json is not an object
+ * or has no messageId. */
+th_err th_ref_msg_pack(const char *json, const char *message_id, const char *role, char **out,
+                       struct th_error *e);
+/* A stored history message as sent: a compact one gets messageId and role (its row's
+ * message_id and role) first again, and with task_id and context_id (both, or NULL: the
+ * text as pack had it) the task's taskId and contextId at the end. New text (free), or
+ * NULL when out of memory. */
+char *th_ref_msg_unpack(const char *stored, const char *message_id, const char *role,
+                        const char *task_id, const char *context_id);
 /* The history position of the task's newest message when it reads back exactly as
  * message_json, or 0 (*pos); for a status that carries the message just appended. */
 th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *context_id,
@@ -515,7 +524,7 @@ th_err th_pg_rows(struct th_store *st, enum th_stmt_id id, const char *sql,
                   size_t *count, size_t max, const char *what, struct th_error *e);
 th_err th_pg_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
                    const struct th_arg *args, size_t n,
-                   th_err (*fn)(void *arg, const char *text, struct th_error *e), void *arg,
+                   th_err (*fn)(void *arg, const char *const *col, struct th_error *e), void *arg,
                    const char *what, struct th_error *e);
 /* Transactions: a write one (BEGIN; each statement then takes the advisory lock of the
  * task it is about first, pg.c), COMMIT, ROLLBACK, and a read-only one on one snapshot. */

@@ -14,19 +14,21 @@
 #define TASK_COLS                                                                                  \
 	"t.id, t.context_id, t.state, t.sub_state, coalesce(t.status_meta_json, CASE WHEN "        \
 	"t.sub_state IS NOT NULL THEN '{\"sub_state\":\"' || t.sub_state || '\"}' END), "          \
-	"coalesce(t.status_message_json, (SELECT m.json FROM message_rows m WHERE m.task_num = "   \
-	"t.num AND m.pos = t.status_pos)), coalesce(t.status_pos, 0), t.status_ms, t.name, "       \
-	"t.goal, "                                                                                 \
+	"coalesce(t.status_message_json, m.json), coalesce(t.status_pos, 0), m.message_id, "       \
+	"m.role, t.status_ms, t.name, t.goal, "                                                    \
 	"t.ext_json, t.created_by, t.parent_id, t.created_ms, t.updated_ms, "                      \
 	"(SELECT coalesce(max(e.seq), 0) FROM event_rows e WHERE e.task_num = t.num)"
+/* The status message's history row, when it is one (STORE-10): its json, and the
+ * message_id and role a lean one is unpacked with (decision-061). */
+#define STATUS_JOIN " LEFT JOIN message_rows m ON m.task_num = t.num AND m.pos = t.status_pos"
 
 /* TASK_GET's end: on PostgreSQL the row comes with the task's last history position,
  * which a write transaction keeps for the messages it appends (pg_memo.c, decision-060);
  * the column table reads only TASK_COLS. */
-#define TASK_GET_FROM " FROM tasks t WHERE t.id = ?1"
+#define TASK_GET_FROM " FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
 #define TASK_GET_PG_FROM                                                                           \
-	", (SELECT coalesce(max(m.pos), 0) FROM message_rows m WHERE m.task_num = t.num) "         \
-	"FROM tasks t WHERE t.id = ?1"
+	", (SELECT coalesce(max(h.pos), 0) FROM message_rows h WHERE h.task_num = t.num) "         \
+	"FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
 #define PART_ROLE_SQL "SELECT role FROM participants WHERE task_id = ?1 AND participant_id = ?2"
 #define PART_LIST_SQL                                                                              \
 	"SELECT participant_id, kind, role, display_name "                                         \
@@ -41,6 +43,8 @@ static const struct th_col task_cols[] = {
     TH_COL_TEXT(struct th_task_row, status_meta_json),
     TH_COL_TEXT(struct th_task_row, status_message_json),
     TH_COL_I64(struct th_task_row, status_pos),
+    TH_COL_TEXT(struct th_task_row, status_message_id),
+    TH_COL_TEXT(struct th_task_row, status_role),
     TH_COL_I64(struct th_task_row, status_ms),
     TH_COL_TEXT(struct th_task_row, name),
     TH_COL_TEXT(struct th_task_row, goal),
@@ -106,7 +110,8 @@ static th_err status_messages(struct th_task_row *rows, size_t n, struct th_erro
 		struct th_task_row *r = &rows[i];
 		if (r->status_pos <= 0 || r->status_message_json == NULL)
 			continue;
-		char *full = th_ref_msg_unpack(r->status_message_json, r->id, r->context_id);
+		char *full = th_ref_msg_unpack(r->status_message_json, r->status_message_id,
+		                               r->status_role, r->id, r->context_id);
 		if (full == NULL)
 			return th_error_set(e, TH_ENOMEM, "out of memory (task %s)", r->id);
 		free(r->status_message_json);
@@ -230,11 +235,12 @@ th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, s
  * the caller's tasks in list order read backwards, so a page is one range of it; each task
  * is then fetched by primary key. The index leaves the harness's own participant out (migration
  * 004), and so must the query for SQLite to use it. */
-#define LIST_FROM                                                                                  \
-	" FROM participants p JOIN tasks t ON t.id = p.task_id"                                    \
+#define LIST_TABLES " FROM participants p JOIN tasks t ON t.id = p.task_id"
+#define LIST_WHERE                                                                                 \
 	" WHERE p.participant_id = ?1 AND p.participant_id <> 'tiny-harness'"                      \
 	" AND (?2 IS NULL OR t.context_id = ?2)"                                                   \
 	" AND (?3 IS NULL OR t.state = ?3) AND p.status_ms >= ?4"
+#define LIST_FROM LIST_TABLES LIST_WHERE
 
 /* The four filter arguments ?1..?4 of LIST_FROM, for a TH_ARGS list. */
 #define LIST_ARGS(q, state)                                                                        \
@@ -279,12 +285,12 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 	int64_t limit = q->limit > 0 ? q->limit : -1;
 	err = q->cursor_id == NULL
 	          ? th_store_each(st, TH_STMT_TASK_LIST,
-	                          "SELECT " TASK_COLS LIST_FROM
+	                          "SELECT " TASK_COLS LIST_TABLES STATUS_JOIN LIST_WHERE
 	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
 	                          TH_ARGS(LIST_ARGS(q, state), TH_T(NULL), TH_I(0), TH_I(limit)),
 	                          &task_row, &out, &cnt, "task list", e)
 	          : th_store_each(st, TH_STMT_TASK_LIST_AFTER,
-	                          "SELECT " TASK_COLS LIST_FROM
+	                          "SELECT " TASK_COLS LIST_TABLES STATUS_JOIN LIST_WHERE
 	                          " AND (p.status_ms, p.task_id) < (?6, ?5)"
 	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
 	                          TH_ARGS(LIST_ARGS(q, state), TH_T(q->cursor_id),

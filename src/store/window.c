@@ -4,6 +4,7 @@
  * as it has them, without reading the rest of a long history. Kept apart from history.c,
  * whose appends and event log are the write path. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "store/store.h"
 #include "store/store_int.h"
@@ -19,11 +20,18 @@ struct walk {
 	int stopped;
 };
 
-static th_err one(void *arg, const char *text, struct th_error *e)
+static th_err one(void *arg, const char *const *col, struct th_error *e)
 {
 	struct walk *w = arg;
 	w->seen++;
+	/* The message as it was packed: messageId and role back in a compact one
+	 * (decision-061), the task's ids left out. */
+	char *text = col[0] != NULL ? th_ref_msg_unpack(col[0], col[1], col[2], NULL, NULL)
+	                            : NULL; /* free */
+	if (col[0] != NULL && text == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (history)");
 	int r = w->fn(w->arg, text != NULL ? text : "null", e);
+	free(text);
 	if (r > 0) {
 		w->stopped = 1;
 		return TH_EINTERNAL;
@@ -48,8 +56,8 @@ th_err th_store_history_back(struct th_store *st, const char *task_id, int page,
 	while (rc == TH_OK && upto > 0) {
 		w.seen = 0;
 		rc = th_store_texts(st, TH_STMT_MSG_BACK,
-		                    "SELECT json FROM messages WHERE task_id = ?1 AND pos <= ?2 "
-		                    "ORDER BY pos DESC LIMIT ?3",
+		                    "SELECT json, message_id, role FROM messages "
+		                    "WHERE task_id = ?1 AND pos <= ?2 ORDER BY pos DESC LIMIT ?3",
 		                    TH_ARGS(TH_T(task_id), TH_I(upto), TH_I(page)), one, &w,
 		                    "history", e);
 		if (w.stopped) {

@@ -23,6 +23,7 @@
 
 #include "bind/bind.h"
 #include "config/settings.h"
+#include "domain/events.h"
 #include "ops/stream.h"
 #include "store/store.h"
 #include "turn/turn.h"
@@ -438,7 +439,7 @@ static void read_log(struct th_streams *s)
 		while (from != INT64_MAX) {
 			struct th_event *ev = NULL;
 			size_t n = 0;
-			if (th_store_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n,
+			if (th_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n,
 			                          &e) != TH_OK) {
 				th_log(TH_LOG_ERROR, "stream thread: task %s: %s", task, e.msg);
 				break;

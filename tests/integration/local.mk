@@ -126,6 +126,11 @@ EXTRA_DIST += tests/integration/serve.sh
 # ordinary traffic: nothing acknowledged is lost, integrity_check ok (STORE-7, issue 26).
 TESTS += tests/integration/integrity.sh
 EXTRA_DIST += tests/integration/integrity.sh
+# Lean rows read as whole ones (STORE-10, decision-061): GetTask, ListTasks, a replayed
+# SubscribeToTask and `tasks events` give the same bytes after the rows are rewritten
+# with sqlite3 into the form builds before decision-061 wrote.
+TESTS += tests/integration/lean_rows.sh
+EXTRA_DIST += tests/integration/lean_rows.sh
 # The store torture run (STORE-7, STORE-9, TURN-4, TURN-6): 3 workers, 6 clients and a
 # seeded mix of accepted and late-refused requests of every size, SIGKILL and SIGSTOP of
 # workers, outside sqlite3 writers and readers, WAL resets, the CLI timers and, as root,

@@ -12,6 +12,7 @@
 
 #include "a2a/a2a.h"
 #include "config/settings.h"
+#include "domain/events.h"
 #include "domain/ext.h"
 #include "ops/ops.h"
 #include "domain/view.h"
@@ -142,6 +143,125 @@ START_TEST(test_turn4_instant_turn_commits_with_its_message)
 	ck_assert_ptr_nonnull(strstr(ev[0].json, "TASK_STATE_WORKING"));
 	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_INPUT_REQUIRED"));
 	th_events_free(ev, n);
+}
+END_TEST
+
+/* STORE-10, decision-061: a task extension without its defaults, and back. */
+static void lean_case(const char *whole, const char *want_lean)
+{
+	json_object *ext = json_tokener_parse(whole);
+	ck_assert_ptr_nonnull(ext);
+	json_object *lean = th_ext_task_lean(ext);
+	if (want_lean == NULL) {
+		ck_assert_msg(lean == NULL, "STORE-10 kept whole: %s", th_json_text(lean));
+	} else {
+		ck_assert_ptr_nonnull(lean);
+		ck_assert_str_eq(th_json_text(lean), want_lean);
+		json_object *back = th_ext_task_full(lean);
+		ck_assert_str_eq(th_json_text(back), whole);
+		json_object_put(back);
+	}
+	/* A whole extension in wire order reads back as it is. */
+	json_object *same = want_lean != NULL ? th_ext_task_full(ext) : NULL;
+	if (same != NULL)
+		ck_assert_str_eq(th_json_text(same), whole);
+	json_object_put(same);
+	json_object_put(lean);
+	json_object_put(ext);
+}
+
+START_TEST(test_store10_task_ext_lean_leaves_out_only_defaults)
+{
+	/* Nothing but defaults besides name, goal and participants. */
+	lean_case("{\"name\":\"n\",\"goal\":\"g\",\"type\":null,\"description\":\"\","
+	          "\"acceptance_criteria\":[],\"participants\":[{\"id\":\"a\",\"kind\":\"human\","
+	          "\"role\":\"reporter\",\"display_name\":\"\"}],\"parent_tasks\":[],"
+	          "\"sub_tasks\":[],\"plan\":null}",
+	          "{\"name\":\"n\",\"goal\":\"g\",\"participants\":[{\"id\":\"a\",\"kind\":"
+	          "\"human\",\"role\":\"reporter\"}]}");
+	/* What is not a default stays, in its place. */
+	lean_case("{\"name\":\"n\",\"goal\":\"g\",\"type\":\"bug\",\"description\":\"d\","
+	          "\"acceptance_criteria\":[\"c\"],\"participants\":[{\"id\":\"a\",\"kind\":"
+	          "\"human\",\"role\":\"reporter\",\"display_name\":\"Ann\"},{\"id\":\"b\","
+	          "\"kind\":\"agent\",\"role\":\"watcher\",\"display_name\":\"\"}],"
+	          "\"parent_tasks\":[{\"task_id\":\"p\"}],\"sub_tasks\":[{\"task_id\":\"s\"}],"
+	          "\"plan\":{\"steps\":[]}}",
+	          "{\"name\":\"n\",\"goal\":\"g\",\"type\":\"bug\",\"description\":\"d\","
+	          "\"acceptance_criteria\":[\"c\"],\"participants\":[{\"id\":\"a\",\"kind\":"
+	          "\"human\",\"role\":\"reporter\",\"display_name\":\"Ann\"},{\"id\":\"b\","
+	          "\"kind\":\"agent\",\"role\":\"watcher\"}],\"parent_tasks\":[{\"task_id\":"
+	          "\"p\"}],\"sub_tasks\":[{\"task_id\":\"s\"}],\"plan\":{\"steps\":[]}}");
+	/* A member it does not know, last, stays last; one missing is not made up. */
+	lean_case("{\"name\":\"n\",\"goal\":\"g\",\"type\":null,\"participants\":[],\"plan\":null,"
+	          "\"x\":\"\"}",
+	          NULL);
+	lean_case("{\"name\":\"n\",\"goal\":\"g\",\"type\":null,\"description\":\"\","
+	          "\"acceptance_criteria\":[],\"participants\":[],\"parent_tasks\":[],"
+	          "\"sub_tasks\":[],\"plan\":null,\"x\":[]}",
+	          "{\"name\":\"n\",\"goal\":\"g\",\"participants\":[],\"x\":[]}");
+	/* Another order would not come back the same: kept whole. */
+	lean_case("{\"goal\":\"g\",\"name\":\"n\",\"type\":null,\"description\":\"\","
+	          "\"acceptance_criteria\":[],\"participants\":[],\"parent_tasks\":[],"
+	          "\"sub_tasks\":[],\"plan\":null}",
+	          NULL);
+}
+END_TEST
+
+/* The task extension of a new task from alice named "lean snapshot", as a client
+ * receives it and as every build before decision-061 stored it. */
+#define WHOLE_EXT                                                                                  \
+	"\"" TH_META_TASK "\":{\"name\":\"lean snapshot\",\"goal\":\"lean snapshot\",\"type\":"    \
+	"null,\"description\":\"\",\"acceptance_criteria\":[],\"participants\":[{\"id\":"          \
+	"\"alice\",\"kind\":\"human\",\"role\":\"reporter\",\"display_name\":\"\"},{\"id\":"       \
+	"\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\",\"display_name\":\"\"}],"       \
+	"\"parent_tasks\":[],\"sub_tasks\":[],\"plan\":null}"
+#define LEAN_EXT                                                                                   \
+	"\"$task\":{\"name\":\"lean snapshot\",\"goal\":\"lean snapshot\",\"participants\":[{"     \
+	"\"id\":\"alice\",\"kind\":\"human\",\"role\":\"reporter\"},{\"id\":\"tiny-harness\","     \
+	"\"kind\":\"agent\",\"role\":\"assignee\"}]}"
+
+/* The task's first event as th_events_since gives it (free). */
+static char *first_event(const char *id)
+{
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_events_since(app.store, id, 0, 1, &ev, &n, &err), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	char *json = strdup(ev[0].json);
+	th_events_free(ev, n);
+	return json;
+}
+
+START_TEST(test_store10_task_snapshot_stored_lean_read_whole)
+{
+	const char *id = new_task("lean snapshot");
+	char *stored =
+	    fx_text(&app, "SELECT json FROM events WHERE task_id = '%s' AND seq = 1", id);
+	ck_assert_msg(strstr(stored, LEAN_EXT) != NULL && strstr(stored, TH_META_TASK) == NULL,
+	              "STORE-10 the snapshot's task extension is stored lean: %s", stored);
+	free(stored);
+	char *now = first_event(id);
+	ck_assert_msg(strstr(now, WHOLE_EXT) != NULL && strstr(now, "$task") == NULL,
+	              "STORE-10 a stream gets the task extension whole: %s", now);
+	/* The same as GetTask's, which is built from the rows. */
+	json_object *t = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(strstr(WHOLE_EXT, th_json_text(task_ext(t))));
+	json_object_put(t);
+	/* The row as builds before decision-061 wrote it reads the same, byte for byte. */
+	char sql[1024];
+	snprintf(sql, sizeof sql,
+	         "UPDATE event_rows SET json = replace(json, '%s', '%s') WHERE task_num = "
+	         "(SELECT num FROM tasks WHERE id = '%s') AND seq = 1",
+	         LEAN_EXT, WHOLE_EXT, id);
+	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, NULL), SQLITE_OK);
+	stored = fx_text(&app, "SELECT json FROM events WHERE task_id = '%s' AND seq = 1", id);
+	ck_assert_ptr_nonnull(strstr(stored, WHOLE_EXT));
+	free(stored);
+	char *old = first_event(id);
+	ck_assert_str_eq(old, now);
+	free(old);
+	free(now);
 }
 END_TEST
 
@@ -1197,6 +1317,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_task2_client_context_id_is_kept);
 	tcase_add_test(tc, test_task6_follow_up_starts_a_turn);
 	tcase_add_test(tc, test_turn4_instant_turn_commits_with_its_message);
+	tcase_add_test(tc, test_store10_task_ext_lean_leaves_out_only_defaults);
+	tcase_add_test(tc, test_store10_task_snapshot_stored_lean_read_whole);
 	tcase_add_test(tc, test_stream5_blocking_answer_honours_history_length);
 	tcase_add_test(tc, test_task6_message_to_terminal_task_names_the_state);
 	tcase_add_test(tc, test_task6_context_id_mismatch_is_refused);

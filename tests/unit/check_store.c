@@ -19,7 +19,9 @@
 #include "pg_fixture.h"
 #include "store/migrations.h"
 #include "store/store.h"
+#include "util/buf.h"
 #include "util/ids.h"
+#include "util/jsonx.h"
 
 static char tmpdir[256];
 static char dbpath[320];
@@ -952,16 +954,16 @@ START_TEST(test_stream5_message_append_duplicate_and_history_limit)
 		ck_assert_int_eq(
 		    th_store_message_append(st, "t", id, "ROLE_USER", "alice", json, &e), TH_OK);
 	}
-	ck_assert_int_eq(
-	    th_store_message_append(st, "t", "m3", "ROLE_USER", "alice", "{\"dup\":1}", &e),
-	    TH_EINVAL);
+	ck_assert_int_eq(th_store_message_append(st, "t", "m3", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m3\",\"dup\":1}", &e),
+	                 TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
-	ck_assert_int_eq(
-	    th_store_message_append(st, "missing", "m1", "ROLE_USER", "alice", "{}", &e),
-	    TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_message_append(st, "missing", "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
+	                 TH_ENOTFOUND);
 	commit(st);
 	ck_assert_int_eq(th_store_message_count(st, "t"), 5);
-	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages WHERE json = '{\"dup\":1}'"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages WHERE json LIKE '%\"dup\"%'"), 0);
 	ck_assert_int_eq(q_int(st, "SELECT max(pos) FROM messages WHERE task_id = 't'"), 5);
 	ck_assert_int_eq(th_store_message_exists(st, "t", "m4"), 1);
 	ck_assert_int_eq(th_store_message_exists(st, "t", "m9"), 0);
@@ -1448,6 +1450,174 @@ static int expected_ends(json_object *sr)
 		return TH_ENDS_TERMINAL;
 	return TH_ENDS_NONE;
 }
+
+/* decision-061: messages kept for the lean-row test below: what the caller passes, and
+ * whether the stored row leaves its leading messageId and role out. */
+static const struct lean_msg {
+	const char *id, *role, *json;
+	int lean;
+} lean_msgs[] = {
+    /* The usual order: stored without them. A messageId deeper down stays. */
+    {"m1", "ROLE_USER",
+     "{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"a/b \\\"q\\\"\"}],"
+     "\"metadata\":{\"messageId\":\"inner\",\"x\":[{\"messageId\":1}]}}",
+     1},
+    /* Other orders, a role other than the column's, nothing after the two: whole. */
+    {"m2", "ROLE_AGENT", "{\"role\":\"ROLE_AGENT\",\"messageId\":\"m2\",\"parts\":[]}", 0},
+    {"m3", "ROLE_USER", "{\"messageId\":\"m3\",\"role\":\"ROLE_AGENT\",\"parts\":[]}", 0},
+    {"m4", "ROLE_USER", "{\"messageId\":\"m4\",\"role\":\"ROLE_USER\"}", 0},
+    /* An id that JSON escapes. */
+    {"m\"5/\xc3\xa9", "ROLE_AGENT",
+     "{\"messageId\":\"m\\\"5/\xc3\xa9\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"r\"}]}", 1},
+};
+#define N_LEAN (sizeof lean_msgs / sizeof lean_msgs[0])
+
+/* lean_msgs[i] as a reader gets it: with the task's ids at the end, or (ids 0) as
+ * packed. New text (free). */
+static char *lean_full(size_t i, int ids)
+{
+	const char *j = lean_msgs[i].json;
+	char *out = malloc(strlen(j) + 64);
+	ck_assert_ptr_nonnull(out);
+	sprintf(out, "%.*s%s}", (int)strlen(j) - 1, j,
+	        ids ? ",\"taskId\":\"t\",\"contextId\":\"ctx-1\"" : "");
+	return out;
+}
+
+/* Walker of th_store_history_back: appends each text and a newline. */
+static int lean_walk(void *arg, const char *text, struct th_error *e)
+{
+	(void)e;
+	char *acc = arg;
+	strcat(acc, text);
+	strcat(acc, "\n");
+	return 0;
+}
+
+START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	for (size_t i = 0; i < N_LEAN; i++)
+		ck_assert_int_eq(th_store_message_append(st, "t", lean_msgs[i].id,
+		                                         lean_msgs[i].role, "alice",
+		                                         lean_msgs[i].json, &e),
+		                 TH_OK);
+	/* Every message the store keeps has a messageId: the rule has no third case. */
+	ck_assert_int_eq(
+	    th_store_message_append(st, "t", "m9", "ROLE_USER", "alice", "{\"parts\":[]}", &e),
+	    TH_EINVAL);
+	ck_assert_msg(strstr(e.msg, "messageId") != NULL, "%s", e.msg);
+	commit(st);
+	/* A row as every build before decision-061 wrote it. */
+	ck_assert_int_eq(q_int(st,
+	                       "INSERT INTO message_rows (task_num, pos, message_id, role, sender, "
+	                       "json, created_ms) VALUES ((SELECT num FROM tasks WHERE id = 't'), "
+	                       "6, 'm6', 'ROLE_USER', 'alice', "
+	                       "'{\"messageId\":\"m6\",\"role\":\"ROLE_USER\",\"parts\":[]}', 1) "
+	                       "RETURNING pos"),
+	                 6);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM messages WHERE task_id = 't' "
+	                           "AND json NOT LIKE '{\"messageId\":%'"),
+	                 3);
+	char *m1 = q_text(st, "SELECT json FROM messages WHERE message_id = 'm1'");
+	ck_assert_str_eq(m1,
+	                 "{\"parts\":[{\"text\":\"a/b \\\"q\\\"\"}],\"metadata\":{\"messageId\":"
+	                 "\"inner\",\"x\":[{\"messageId\":1}]}}");
+	free(m1);
+
+	/* Every reader gives each message as written, byte for byte. */
+	struct th_buf want;
+	th_buf_init(&want);
+	th_buf_puts(&want, "[");
+	for (size_t i = 0; i <= N_LEAN; i++) {
+		char *f = i < N_LEAN
+		              ? lean_full(i, 1)
+		              : strdup("{\"messageId\":\"m6\",\"role\":\"ROLE_USER\",\"parts\":[],"
+		                       "\"taskId\":\"t\",\"contextId\":\"ctx-1\"}");
+		th_buf_printf(&want, "%s%s", i > 0 ? "," : "", f);
+		free(f);
+	}
+	th_buf_puts(&want, "]");
+	json_object *h = NULL;
+	ck_assert_int_eq(th_store_history_raw(st, "t", -1, &h, &e), TH_OK);
+	ck_assert_str_eq(th_json_text(h), want.data);
+	json_object_put(h);
+	ck_assert_int_eq(th_store_history(st, "t", -1, &h, &e), TH_OK);
+	ck_assert_str_eq(th_json_text(h), want.data);
+	json_object_put(h);
+	ck_assert_int_eq(th_store_history_range(st, "t", 0, 6, 1, &h, &e), TH_OK);
+	ck_assert_str_eq(th_json_text(h), want.data);
+	json_object_put(h);
+	for (size_t i = 0; i < N_LEAN; i++) {
+		char *f = lean_full(i, 1);
+		ck_assert_int_eq(th_store_message_get(st, "t", lean_msgs[i].id, &h, &e), TH_OK);
+		ck_assert_str_eq(th_json_text(h), f);
+		json_object_put(h);
+		free(f);
+	}
+	char walked[4096] = "";
+	ck_assert_int_eq(th_store_history_back(st, "t", 2, lean_walk, walked, &e), TH_OK);
+	ck_assert_str_eq(walked,
+	                 "{\"messageId\":\"m6\",\"role\":\"ROLE_USER\",\"parts\":[]}\n"
+	                 "{\"messageId\":\"m\\\"5/\xc3\xa9\",\"role\":\"ROLE_AGENT\",\"parts\":[{"
+	                 "\"text\":\"r\"}]}\n{\"messageId\":\"m4\",\"role\":\"ROLE_USER\"}\n"
+	                 "{\"messageId\":\"m3\",\"role\":\"ROLE_AGENT\",\"parts\":[]}\n"
+	                 "{\"role\":\"ROLE_AGENT\",\"messageId\":\"m2\",\"parts\":[]}\n"
+	                 "{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"a/b "
+	                 "\\\"q\\\"\"}],\"metadata\":{\"messageId\":\"inner\",\"x\":[{"
+	                 "\"messageId\":1}]}}\n");
+
+	/* A status and an event that carry a lean message keep references and read back
+	 * whole. */
+	char *full5 = lean_full(4, 1);
+	char *pos5 = q_text(st, "SELECT pos FROM messages WHERE role = 'ROLE_AGENT' AND "
+	                        "json LIKE '{\"parts\":[{\"text\":\"r\"}]}'");
+	ck_assert_str_eq(pos5, "5");
+	free(pos5);
+	/* Move m6 away so that m5 is the newest, as a status's message is. */
+	ck_assert_int_eq(q_int(st, "DELETE FROM message_rows WHERE message_id = 'm6' RETURNING pos"),
+	                 6);
+	struct th_task_row r;
+	ck_assert_int_eq(th_store_task_get(st, "t", &r, &e), TH_OK);
+	free(r.status_message_json);
+	r.status_message_json = strdup(full5);
+	begin(st);
+	ck_assert_int_eq(th_store_task_set_status(st, &r, &e), TH_OK);
+	char event[512];
+	snprintf(event, sizeof event, "{\"message\":%s}", full5);
+	int64_t seq = 0;
+	ck_assert_int_eq(th_store_event_append(st, "t", "message", TH_ENDS_NONE, event, &seq, &e),
+	                 TH_OK);
+	commit(st);
+	th_task_row_free(&r);
+	ck_assert_int_eq(q_int(st, "SELECT status_pos FROM tasks WHERE id = 't'"), 5);
+	char *ev_stored = q_text(st, "SELECT json FROM events WHERE task_id = 't'");
+	ck_assert_str_eq(ev_stored, "{\"message\":{\"$message\":5}}");
+	free(ev_stored);
+	ck_assert_int_eq(th_store_task_get(st, "t", &r, &e), TH_OK);
+	ck_assert_str_eq(r.status_message_json, full5);
+	th_task_row_free(&r);
+	struct th_list_query q = {.participant = "alice", .status_after_ms = -1};
+	struct th_task_row *rows = NULL;
+	size_t n = 0;
+	int64_t total = 0;
+	ck_assert_int_eq(th_store_task_list(st, &q, &rows, &n, &total, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(rows[0].status_message_json, full5);
+	th_task_rows_free(rows, n);
+	struct th_event *ev = NULL;
+	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(ev[0].json, event);
+	th_events_free(ev, n);
+	free(full5);
+	th_buf_free(&want);
+	th_store_close(st);
+}
+END_TEST
 
 START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 {
@@ -2531,8 +2701,9 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 	add_task_at(st, "old-done.1", "c", 2, 1000, "alice");
 	ck_assert_int_eq(th_store_subtask_link(st, "old-done", "old-done.1", &e), TH_OK);
 	/* Something in every table that references the task. */
-	ck_assert_int_eq(
-	    th_store_message_append(st, "old-done", "m1", "ROLE_USER", "alice", "{}", &e), TH_OK);
+	ck_assert_int_eq(th_store_message_append(st, "old-done", "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
+	                 TH_OK);
 	ck_assert_int_eq(
 	    th_store_event_append(st, "old-done", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
 	ck_assert_int_eq(th_store_artifact_put(st, "old-done", "a1", "{}", &e), TH_OK);
@@ -2728,16 +2899,19 @@ START_TEST(test_store6_pg_constraint_failures_are_worded_as_on_sqlite)
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");
-	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice", "{}", &e),
+	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
 	commit(st);
 	begin(st);
-	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice", "{}", &e),
+	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
 	                 TH_EINVAL);
 	ck_assert_msg(strstr(e.msg, "duplicate messageId m1") != NULL, "%s", e.msg);
 	th_store_rollback(st);
 	begin(st);
-	ck_assert_int_eq(th_store_message_append(st, "nope", "m2", "ROLE_USER", "alice", "{}", &e),
+	ck_assert_int_eq(th_store_message_append(st, "nope", "m2", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m2\"}", &e),
 	                 TH_ENOTFOUND);
 	th_store_rollback(st);
 	/* A second BEGIN inside a transaction is refused, not a warning. */
@@ -3059,6 +3233,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_push1_configs_per_task_and_participant);
 	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
 	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
+	tcase_add_test(tc, test_store10_message_rows_lean_read_byte_for_byte);
 	if (pg_base() != NULL) {
 		tcase_add_test(tc, test_store6_pg_migrates_once_and_records_its_version);
 		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);

@@ -51,7 +51,7 @@ CALL = re.compile(r"\b(TH_STMT_[A-Z0-9_]+)\s*,\s*((?:(?:" + STRING + r")|[A-Z][A
 # TH_STMT_X, th_sql_for(st, <SQLite text>, <PostgreSQL text>)
 FOR = re.compile(r"\b(TH_STMT_[A-Z0-9_]+)\s*,\s*th_sql_for\(\s*st\s*,\s*((?:(?:" + STRING
                  + r")|[A-Z][A-Z0-9_]*|\s)+?)\s*,\s*((?:(?:" + STRING + r")|[A-Z][A-Z0-9_]*|\s)+?)\s*\)")
-DEFINE = re.compile(r"^#define\s+([A-Z][A-Z0-9_]*)\s+((?:" + STRING + r"|\s|\\\n)+)$", re.M)
+DEFINE = re.compile(r"^#define\s+([A-Z][A-Z0-9_]*)\s+((?:" + STRING + r"|[A-Z][A-Z0-9_]*|\s|\\\n)+)$", re.M)
 
 results = []
 

@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Integration test: lean rows read as whole ones (STORE-10, decision-061), through
+# lighttpd (tests/lib/server.sh) with one FastCGI worker.
+#
+# A task snapshot event is stored with its task extension without the defaults (under
+# "$task"), and a history message without its leading messageId and role (the row's
+# columns). A client must not see the difference: two tasks are made (one waiting for
+# its next message after a follow-up, one completed by its reporter), and GetTask,
+# ListTasks, REST GetTask, a SubscribeToTask replayed from the start (Last-Event-ID 0)
+# and `tiny-harness tasks events` are recorded. Then the rows are rewritten with sqlite3
+# into the form every build before decision-061 wrote, and each answer must be the same,
+# byte for byte. About 10 s. TAP output; 77 (skip) when lighttpd, curl, jq or sqlite3 is
+# missing, or when the database is PostgreSQL (the rewrite is SQLite's; check_store runs
+# the readers on PostgreSQL).
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+: "${TH_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+TAP_BODY_WIDTH=300
+. "$TH_SRCDIR/tests/lib/tap.sh"
+. "$TH_SRCDIR/tests/lib/proc.sh"
+. "$TH_SRCDIR/tests/lib/a2a.sh"
+
+[ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
+require_lighttpd
+require_tools curl jq sqlite3
+[ -z "${TH_TEST_PG:-}" ] || skip "the old rows are written with sqlite3 (the database is PostgreSQL)"
+
+scratch th-lean
+BASE=$(sh "$SERVER" start "$T/srv" 1) || bail "lighttpd did not start"
+DB=$(th_db_of "$T/srv")
+echo "# lighttpd at $BASE (1 worker), database $DB"
+
+rpc_call SendMessage "$(tmsg lean-1 "" "first words")"
+T1=$(jqb '.result.task.id')
+rpc_call SendMessage "$(tmsg lean-2 "$T1" "second words")"
+rpc_call SendMessage "$(tmsg lean-3 "" "to be completed")"
+T2=$(jqb '.result.task.id')
+rpc_call SendMessage "$(ctl lean-4 "$T2")"
+wait_idle
+check "STORE-10 two tasks, one waiting and one completed" \
+	'[ "$(sq "SELECT state FROM tasks WHERE id = '"'$T1'"'")" = TASK_STATE_INPUT_REQUIRED ]' \
+	'[ "$(sq "SELECT state FROM tasks WHERE id = '"'$T2'"'")" = TASK_STATE_COMPLETED ]'
+
+# What a client receives, into $1/: the same requests, the same rpc ids, each round.
+record() {
+	local dir=$1 id
+	mkdir -p "$dir"
+	RPCID=100
+	for id in "$T1" "$T2"; do
+		rpc_call GetTask "{\"id\":\"$id\"}"
+		cp "$T/body" "$dir/get-$id"
+		rpc_call GetTask "{\"id\":\"$id\",\"historyLength\":1}"
+		cp "$T/body" "$dir/get1-$id"
+		http GET "/tasks/$id"
+		cp "$T/body" "$dir/rest-$id"
+		TINY_HARNESS_DB=$DB "$TH_BIN" tasks events "$id" >"$dir/events-$id" 2>&1
+	done
+	rpc_call ListTasks '{}'
+	cp "$T/body" "$dir/list"
+	# The stream stays open while the task waits: what came in 3 s, comments left out.
+	curl -s -N --max-time 3 -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+		-H 'Last-Event-ID: 0' "${BASE}tasks/$T1:subscribe" | grep -v '^:' >"$dir/replay"
+}
+record "$T/new"
+check "STORE-10 the replay has the snapshot and both status updates" \
+	'grep -c "^data:" "$T/new/replay" | grep -qx 3' \
+	'grep -q "\"display_name\":\"\"" "$T/new/replay"' \
+	'grep -q "\"acceptance_criteria\":\[\]" "$T/new/events-$T1"'
+
+# The rows as written now: lean.
+LEAN_MSG="SELECT count(*) FROM messages WHERE json NOT LIKE '{\"messageId\":%'"
+LEAN_EV="SELECT count(*) FROM events WHERE json LIKE '%\"\$task\":%'"
+check "STORE-10 every history message is stored without its messageId and role" \
+	'[ "$(sq "SELECT count(*) FROM messages")" -ge 6 ]' \
+	'[ "$(sq "$LEAN_MSG")" = "$(sq "SELECT count(*) FROM messages")" ]'
+check "STORE-10 each task snapshot keeps its task extension without the defaults" \
+	'[ "$(sq "$LEAN_EV")" = 2 ]' \
+	'[ "$(sq "SELECT count(*) FROM events WHERE json LIKE '"'%display_name%'"'")" = 0 ]'
+
+# The rows as builds before decision-061 wrote them.
+OLD_EV="SELECT count(*) FROM events WHERE json LIKE '%\"plan\":null}}}}'"
+sqlite3 "$DB" >"$T/rewrite.out" 2>&1 <<'SQL'
+.timeout 5000
+UPDATE message_rows SET json = '{"messageId":' || json_quote(message_id) || ',"role":'
+	|| json_quote(role) || ',' || substr(json, 2)
+	WHERE json NOT LIKE '{"messageId":%';
+UPDATE event_rows SET json = replace(replace(replace(replace(replace(json,
+	'"$task":{', '"io.github.madarauchiha-314.tiny-harness/task":{'),
+	',"participants":', ',"type":null,"description":"","acceptance_criteria":[],"participants":'),
+	'"role":"reporter"}', '"role":"reporter","display_name":""}'),
+	'"role":"assignee"}', '"role":"assignee","display_name":""}'),
+	'}]}}}}', '}],"parent_tasks":[],"sub_tasks":[],"plan":null}}}}')
+	WHERE json LIKE '%"$task":%';
+SQL
+check "STORE-10 the rows are rewritten in the old form" \
+	'[ ! -s "$T/rewrite.out" ]' \
+	'[ "$(sq "$LEAN_MSG")" = 0 ]' '[ "$(sq "$LEAN_EV")" = 0 ]' \
+	'[ "$(sq "$OLD_EV")" = 2 ]'
+
+record "$T/old"
+for f in $(cd "$T/new" && ls); do
+	check "STORE-10 a client gets the same $f from old rows as from lean ones" \
+		'cmp -s "$T/new/$f" "$T/old/$f"' || diff "$T/new/$f" "$T/old/$f" | head -n 6 | sed 's/^/# /'
+done
+
+sh "$SERVER" stop "$T/srv"
+tap_done
