@@ -58,6 +58,7 @@ struct th_app {
 	                                    th_app_close (json_object_put) */
 	char *card_text;                 /* owned; card as served, serialised with it; th_app_close
 	                                    (free) */
+	char card_etag[24];              /* card_text's entity tag (TH_CARD_ETAG_MAX) */
 	json_object *tools;              /* owned; the intrinsic tools offered to models (TURN-3),
 	                                    parsed from the embedded schemas on the first turn that
 	                                    offers them (th_intrinsics_tools_of); NULL until then.

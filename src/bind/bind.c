@@ -18,18 +18,6 @@
 
 #define CARD_PATH "/.well-known/agent-card.json"
 
-/* FNV-1a 64: cheap, stable across processes and builds, enough to tell two card
- * texts apart for caching. */
-static unsigned long long fnv1a(const char *s)
-{
-	unsigned long long h = 0xcbf29ce484222325ULL;
-	for (; *s != '\0'; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* Last-Modified of the card (RFC 9110 §8.8.2): the card is made from the program and
  * its configuration file, so it changed last when the newer of the two did. Every worker
  * of one installation gives the same date. Neither changes while a process runs, so the
@@ -60,20 +48,20 @@ static int card_modified(const struct th_app *app, char *out, size_t n)
 	return have;
 }
 
+/* CARD-1, CARD-SIG-3: the card with its validators; If-None-Match naming its ETag gets
+ * 304 and no body. */
 static void serve_card(struct th_bind_ctx *ctx)
 {
 	struct th_error e;
 	th_error_clear(&e);
 	if (!th_bind_get_or_head(ctx, "the agent card"))
 		return;
-	const char *text = th_service_card(ctx->app);
+	const char *etag = NULL;
+	const char *text = th_service_card(ctx->app, &etag, &e);
 	if (text == NULL) {
-		th_error_set(&e, TH_EINTERNAL, "the agent card is not available");
 		th_bind_rest_error(ctx, 500, &e);
 		return;
 	}
-	char etag[24];
-	snprintf(etag, sizeof etag, "\"%016llx\"", fnv1a(text));
 	th_buf_printf(&ctx->extra, "Cache-Control: public, max-age=300\r\nETag: %s\r\n", etag);
 	char lm[40];
 	if (card_modified(ctx->app, lm, sizeof lm))

@@ -268,6 +268,8 @@ int th_bind_etag_matches(const char *inm, const char *etag)
 {
 	if (inm == NULL)
 		return 0;
+	if (etag[0] == 'W' && etag[1] == '/') /* a weak tag of ours: compared weakly too */
+		etag += 2;
 	size_t en = strlen(etag);
 	const char *p = inm;
 	while (*p != '\0') {

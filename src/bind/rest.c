@@ -328,6 +328,23 @@ static int ctype_ok(const struct th_http_req *r)
 	return th_bind_json_ctype(r->content_type);
 }
 
+/* CARD-SIG-3: the extended card is the served card, so it carries the card's ETag and a
+ * client holding it gets 304 without a body. It stays no-store (SEC-4): the copy a
+ * client revalidates is its own, never a shared cache's. 1 when the 304 was sent. */
+static int ext_card_unchanged(struct th_bind_ctx *ctx)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	const char *etag = NULL;
+	if (th_service_card(ctx->app, &etag, &e) == NULL)
+		return 0;
+	th_buf_printf(&ctx->extra, "ETag: %s\r\n", etag);
+	if (!th_bind_etag_matches(ctx->req->if_none_match, etag))
+		return 0;
+	th_bind_send(ctx, 304, NULL, NULL, 0);
+	return 1;
+}
+
 void th_bind_rest(struct th_bind_ctx *ctx)
 {
 	struct th_http_req *r = ctx->req;
@@ -399,6 +416,10 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	if (rc != TH_OK) {
 		json_object_put(result);
 		th_bind_rest_error(ctx, 0, &e);
+		return;
+	}
+	if (op == TH_OP_GET_EXTENDED_CARD && ext_card_unchanged(ctx)) {
+		json_object_put(result);
 		return;
 	}
 	if (result == NULL) {

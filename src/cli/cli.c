@@ -27,6 +27,7 @@
 #include "push/push.h"
 #include "util/ids.h"
 #include "service/card.h"
+#include "service/cardsig.h"
 #include "store/store.h"
 #include "util/buf.h"
 #include "util/jsonx.h"
@@ -37,7 +38,9 @@ static void print_usage(FILE *f)
 	fputs(
 	    "usage: tiny-harness                       (as a FastCGI or CGI program under a web "
 	    "server)\n"
-	    "       tiny-harness card                  print the agent card\n"
+	    "       tiny-harness card [--jwks]         print the agent card (signed when\n"
+	    "                                          card_signing_key is set), or the\n"
+	    "                                          public JWKS of its signing key\n"
 	    "       tiny-harness migrate               create or upgrade the database\n"
 	    "       tiny-harness tasks [list [--state STATE] | show TASK |\n"
 	    "                           events TASK [--after SEQ]]\n"
@@ -118,8 +121,15 @@ static struct th_config *load_config(void)
 	return cfg;
 }
 
-static int cmd_card(void)
+/* The card as a web server would serve it, signed when card_signing_key is set
+ * (pretty-printed: the signature covers the canonical form, not these bytes); or, with
+ * --jwks, the public key set a verifier needs (CARD-SIG-2). Exits 1 naming the key
+ * file's trouble: the check an operator runs after setting the key. */
+static int cmd_card(int argc, char **argv)
 {
+	int jwks = argc > 2 && strcmp(argv[2], "--jwks") == 0;
+	if (argc > 2 + jwks)
+		return bad_usage("card takes no arguments but --jwks (got '%s')", argv[2 + jwks]);
 	struct th_config *cfg = load_config();
 	if (cfg == NULL)
 		return 1;
@@ -127,17 +137,30 @@ static int cmd_card(void)
 	struct th_error e;
 	th_error_clear(&e);
 	int status = 1;
-	if (th_registry_load(cfg->commands_dir, &reg, &e) != TH_OK) {
+	if (jwks) {
+		char *set = th_card_jwks(cfg, &e); /* free (below) */
+		if (set != NULL)
+			puts(set);
+		else
+			fprintf(stderr, "tiny-harness: %s\n", e.msg);
+		status = set != NULL ? 0 : 1;
+		free(set);
+	} else if (th_registry_load(cfg->commands_dir, &reg, &e) != TH_OK) {
 		fprintf(stderr, "tiny-harness: %s\n", e.msg);
 	} else {
 		json_object *cmds = th_registry_card_params(reg);
 		json_object *card = cmds ? th_card_build(cfg, cmds) : NULL;
-		if (card != NULL) {
+		char *text = NULL, etag[TH_CARD_ETAG_MAX], cause[TH_ERRMSG_MAX] = "";
+		if (card != NULL &&
+		    th_card_serve(card, cfg, &text, etag, cause, sizeof cause, &e) == TH_OK) {
 			puts(json_object_to_json_string_ext(
 			    card, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 			              JSON_C_TO_STRING_NOSLASHESCAPE));
 			status = 0;
+		} else if (card != NULL) {
+			fprintf(stderr, "tiny-harness: %s\n", cause[0] != '\0' ? cause : e.msg);
 		}
+		free(text);
 		json_object_put(card);
 		json_object_put(cmds);
 	}
@@ -601,7 +624,7 @@ int th_cli_main(int argc, char **argv)
 		const char *name;
 		int (*run)(void);
 	} bare[] = {{"--help", cmd_help}, {"-h", cmd_help},         {"--version", cmd_version},
-	            {"card", cmd_card},   {"migrate", cmd_migrate}, {"recover", cmd_recover},
+	            {"migrate", cmd_migrate}, {"recover", cmd_recover},
 	            {"push", cmd_push}};
 	for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
 		if (strcmp(cmd, bare[i].name) != 0)
@@ -610,6 +633,8 @@ int th_cli_main(int argc, char **argv)
 			return bad_usage("%s takes no arguments (got '%s')", cmd, argv[2]);
 		return bare[i].run();
 	}
+	if (strcmp(cmd, "card") == 0)
+		return cmd_card(argc, argv);
 	if (strcmp(cmd, "complete") == 0)
 		return cmd_complete(argc, argv);
 	if (strcmp(cmd, "tasks") == 0)

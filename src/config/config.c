@@ -209,6 +209,30 @@ static th_err set_openai_base_url(struct th_config *cfg, const char *value, stru
 	return TH_OK;
 }
 
+/* card_signing_kid: the JWS `kid` a verifier looks the key up by; printable ASCII. */
+static th_err check_kid(const char *key, const char *value, struct th_error *e)
+{
+	if (*value == '\0' || strlen(value) > 256)
+		return th_error_set(e, TH_EINVAL, "configuration key %s: 1 to 256 characters", key);
+	return check_list(key, value, e);
+}
+
+/* card_signing_jku: where the verifier finds the public key set (RFC 7515 §4.1.2). */
+static th_err check_jku(const char *key, const char *value, struct th_error *e)
+{
+	if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0)
+		return th_error_set(e, TH_EINVAL,
+		                    "configuration key %s: '%s' is not an http:// or https:// URL",
+		                    key, value);
+	for (const char *p = value; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+			return th_error_set(e, TH_EINVAL,
+			                    "configuration key %s: byte %d of the URL is a space or "
+			                    "not ASCII",
+			                    key, (int)(p - value) + 1);
+	return TH_OK;
+}
+
 /* ------------------------------------------------------------------ the table */
 
 enum key_type {
@@ -382,6 +406,16 @@ static const struct key keys[] = {
           "1 lets identity = header (and anonymous_participant) serve a base_url whose host "
           "is not loopback; only behind a proxy that authenticates and sets "
           "X-Participant-Id (SEC-1)"),
+    K_STR("card_signing_key", card_signing_key, check_nonempty, NULL,
+          "PEM private key (EC P-256: ES256, RSA >= 2048 bits: RS256, Ed25519: EdDSA) that "
+          "signs the agent card (A2A AgentCardSignature, JWS over its RFC 8785 form); unset = "
+          "unsigned card; a key that cannot be used makes the card answer 500 and the log "
+          "say why (CARD-SIG-1, decision-066)"),
+    K_STR("card_signing_kid", card_signing_kid, check_kid, NULL,
+          "the signature's kid; unset = the key's RFC 7638 thumbprint (CARD-SIG-2)"),
+    K_STR("card_signing_jku", card_signing_jku, check_jku, NULL,
+          "the signature's jku: the URL of a JWKS holding the public key "
+          "(`tiny-harness card --jwks` prints one); unset = none (CARD-SIG-2)"),
     K_INT("history_length_default", history_default, -1, 1000, "-1",
           "messages of history when a request gives no historyLength; -1 = as many as the "
           "cap allows: 1000 messages, 8 MiB (SEC-3)"),

@@ -66,6 +66,11 @@ struct th_config {
 	                                   serves (addresses, CIDR blocks), or NULL; free (SEC-1) */
 	int identity_header_public;     /* identity_header_public: 1 lets header mode start on a
 	                                   base_url that is not loopback (SEC-1) */
+	char *card_signing_key;         /* card_signing_key: PEM private key signing the card,
+	                                   or NULL (CARD-SIG-1); free */
+	char *card_signing_kid;         /* card_signing_kid: the signature's kid, or NULL (the
+	                                   key's thumbprint); free */
+	char *card_signing_jku;         /* card_signing_jku: the signature's jku, or NULL; free */
 	int sync_full;                  /* synchronous: 0 normal, 1 full */
 	int busy_timeout_ms;            /* busy_timeout_ms */
 	int db_pooler;                  /* db_pooler: 0 none, 1 transaction (a transaction

@@ -154,13 +154,14 @@ static json_object *http_scheme(const char *scheme, const char *format, const ch
 	return o;
 }
 
-/* {"schemes": {name: {"list": []}}}: one way of authenticating that suffices alone. */
+/* {"schemes": {name: {}}}: one way of authenticating that suffices alone. The scopes
+ * (StringList.list) are empty, and an empty repeated field is a default value that
+ * ProtoJSON omits: A2A §8.4.1 removes it before canonicalising, so a card that carried
+ * it would not be the card its signature covers (CARD-SIG-1). */
 static json_object *requirement(const char *name)
 {
 	json_object *o = json_object_new_object(), *schemes = json_object_new_object();
-	json_object *list = json_object_new_object();
-	int rc = th_json_put(list, "list", json_object_new_array());
-	rc |= th_json_put(schemes, name, list);
+	int rc = th_json_put(schemes, name, json_object_new_object());
 	rc |= th_json_put(o, "schemes", schemes);
 	if (rc != 0) {
 		json_object_put(o);

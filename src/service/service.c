@@ -12,6 +12,7 @@
 #include "ops/pushcfg.h"
 #include "ops/stream.h"
 #include "service/card.h"
+#include "service/cardsig.h"
 #include "turn/commands.h"
 #include "util/jsonx.h"
 
@@ -44,19 +45,30 @@ int th_op_from_method(const char *method)
 	return -1;
 }
 
-const char *th_service_card(struct th_app *app)
+const char *th_service_card(struct th_app *app, const char **etag, struct th_error *e)
 {
+	struct th_error ignored;
+	if (e == NULL)
+		e = &ignored;
 	/* Built on the first request that needs it, not at start-up: a plain-CGI process
 	 * that answers a GetTask never builds it (PKG-4). */
-	if (app->card_text != NULL)
-		return app->card_text;
-	if (app->card == NULL) {
-		json_object *cmds = th_registry_card_params(app->commands);
-		app->card = cmds != NULL ? th_card_build(app->cfg, cmds) : NULL;
-		json_object_put(cmds);
+	if (app->card_text == NULL) {
+		if (app->card == NULL) {
+			json_object *cmds = th_registry_card_params(app->commands);
+			app->card = cmds != NULL ? th_card_build(app->cfg, cmds) : NULL;
+			json_object_put(cmds);
+		}
+		if (app->card == NULL) {
+			th_error_set(e, TH_ENOMEM, "out of memory");
+			return NULL;
+		}
+		/* Not kept on failure: a key file fixed later is used without a restart. */
+		if (th_card_serve(app->card, app->cfg, &app->card_text, app->card_etag, NULL, 0,
+		                  e) != TH_OK)
+			return NULL;
 	}
-	const char *text = app->card != NULL ? th_json_text(app->card) : NULL;
-	app->card_text = text != NULL ? strdup(text) : NULL;
+	if (etag != NULL)
+		*etag = app->card_etag;
 	return app->card_text;
 }
 
@@ -73,8 +85,10 @@ static th_err extended_card(struct th_app *app, const struct th_call *call, json
 	if (call->participant == NULL)
 		return th_error_set(e, TH_EUNAUTHENTICATED,
 		                    "GetExtendedAgentCard needs an authenticated caller");
-	const char *card = th_service_card(app);
-	*result = card != NULL ? json_tokener_parse(card) : NULL;
+	const char *card = th_service_card(app, NULL, e);
+	if (card == NULL)
+		return e->code;
+	*result = json_tokener_parse(card);
 	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 

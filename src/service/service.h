@@ -59,9 +59,11 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
                          json_object *params, const char *last_event_id, struct th_sink *sink,
                          struct th_error *e);
 
-/* The public agent card (CARD-1) as JSON text, built and serialised on the first call
- * and kept in app (app->card, app->card_text). Borrowed from app; NULL on allocation
- * failure (tried again on the next call). */
-const char *th_service_card(struct th_app *app);
+/* The public agent card (CARD-1) as served: JSON text, signed when card_signing_key is
+ * set (CARD-SIG-1), built and serialised on the first call and kept in app (app->card,
+ * app->card_text, app->card_etag). *etag (when etag is not NULL) gets its entity tag,
+ * quotes included. Borrowed from app; NULL with e (may be NULL) set when it cannot be made (out of
+ * memory; a signing key that cannot be used: TH_EINTERNAL, the log names the cause). */
+const char *th_service_card(struct th_app *app, const char **etag, struct th_error *e);
 
 #endif

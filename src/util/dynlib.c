@@ -17,11 +17,15 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <libpq-fe.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/param_build.h>
+#include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include <pthread.h>
@@ -251,6 +255,34 @@ FORWARD(crypto, ECDSA_SIG *, ECDSA_SIG_new, (void), (), NULL)
 FORWARD_VOID(crypto, ECDSA_SIG_free, (ECDSA_SIG * s), (s))
 FORWARD(crypto, int, ECDSA_SIG_set0, (ECDSA_SIG * s, BIGNUM *r, BIGNUM *v), (s, r, v), 0)
 FORWARD(crypto, int, i2d_ECDSA_SIG, (const ECDSA_SIG *s, unsigned char **pp), (s, pp), -1)
+
+/* CARD-SIG-1, the signed agent card (util/jws.c, decision-066). */
+FORWARD(crypto, BIO *, BIO_new_mem_buf, (const void *buf, int len), (buf, len), NULL)
+FORWARD(crypto, int, BIO_free, (BIO * b), (b), 0)
+FORWARD(crypto, EVP_PKEY *, PEM_read_bio_PrivateKey,
+        (BIO * b, EVP_PKEY **x, pem_password_cb *cb, void *u), (b, x, cb, u), NULL)
+FORWARD_VOID(crypto, ERR_clear_error, (void), ())
+FORWARD(crypto, int, EVP_PKEY_is_a, (const EVP_PKEY *k, const char *name), (k, name), 0)
+FORWARD(crypto, int, EVP_PKEY_get_bits, (const EVP_PKEY *k), (k), 0)
+FORWARD(crypto, int, EVP_PKEY_get_utf8_string_param,
+        (const EVP_PKEY *k, const char *name, char *s, size_t cap, size_t *len),
+        (k, name, s, cap, len), 0)
+FORWARD(crypto, int, EVP_PKEY_get_bn_param, (const EVP_PKEY *k, const char *name, BIGNUM **bn),
+        (k, name, bn), 0)
+FORWARD(crypto, int, EVP_PKEY_get_raw_public_key,
+        (const EVP_PKEY *k, unsigned char *pub, size_t *len), (k, pub, len), 0)
+FORWARD(crypto, int, EVP_DigestSignInit,
+        (EVP_MD_CTX * c, EVP_PKEY_CTX **pc, const EVP_MD *t, ENGINE *e, EVP_PKEY *k),
+        (c, pc, t, e, k), 0)
+FORWARD(crypto, int, EVP_DigestSign,
+        (EVP_MD_CTX * c, unsigned char *sig, size_t *slen, const unsigned char *d, size_t n),
+        (c, sig, slen, d, n), 0)
+FORWARD(crypto, ECDSA_SIG *, d2i_ECDSA_SIG, (ECDSA_SIG * *s, const unsigned char **pp, long n),
+        (s, pp, n), NULL)
+FORWARD_VOID(crypto, ECDSA_SIG_get0, (const ECDSA_SIG *s, const BIGNUM **r, const BIGNUM **v),
+             (s, r, v))
+FORWARD(crypto, int, BN_bn2binpad, (const BIGNUM *b, unsigned char *to, int n), (b, to, n), -1)
+FORWARD(crypto, int, BN_num_bits, (const BIGNUM *b), (b), 0)
 
 /* ---- libpq ------------------------------------------------------------------ */
 

@@ -170,10 +170,19 @@ nkeys=$(grep -c '^[a-z_][a-z0-9_]* = ' "$T/all-keys.conf")
 # in src/config/config.c.
 src_keys=$("$TH_BIN" --help 2>/dev/null | sed -n 's/^  \([a-z_][a-z0-9_]*\) = .*/\1/p' | sort)
 conf_keys=$(grep -o '^[a-z_][a-z0-9_]* = ' "$T/all-keys.conf" | sed 's/ = $//' | sort)
+# The example's card_signing_key does not exist here: a key made now stands in for it, and
+# the card is the default card and its signature (CARD-SIG-1); without openssl the line
+# is commented out again.
+if command -v openssl >/dev/null 2>&1 &&
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$T/card-key.pem" 2>/dev/null; then
+	sed -i "s|^card_signing_key = .*|card_signing_key = $T/card-key.pem|" "$T/all-keys.conf"
+else
+	sed -i 's|^card_signing_key = |# &|' "$T/all-keys.conf"
+fi
 cli_card TINY_HARNESS_CONF="$T/all-keys.conf"
 check "STORE-3 the example lists every key of src/config/config.c ($nkeys keys); uncommented, it gives the default card" \
 	clean_exit '[ -n "$src_keys" ]' '[ "$conf_keys" = "$src_keys" ]' \
-	'[ "$(jq -S . "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
+	'[ "$(jq -S "del(.signatures)" "$T/body" 2>/dev/null)" = "$(jq -S . "$T/card.json" 2>/dev/null)" ]'
 printf 'no_such_key = 1\n' >"$T/bad.conf"
 cli_card TINY_HARNESS_CONF="$T/bad.conf"
 check "STORE-3 an unknown key stops start-up with a message naming it" \
@@ -203,7 +212,7 @@ check "PKG-1 a bad argument is named (purge --older-than 5x)" \
 	'[ "$RC" = 2 ]' 'grep -q "5x" "$T/stderr"'
 cli card extra
 check "PKG-1 an argument a command does not take is named (card extra)" \
-	'[ "$RC" = 2 ]' 'grep -q "card takes no arguments (got .extra.)" "$T/stderr"'
+	'[ "$RC" = 2 ]' 'grep -q "card takes no arguments but --jwks (got .extra.)" "$T/stderr"'
 cli -h
 check "PKG-1 -h prints the usage on stdout, exit 0" '[ "$RC" = 0 ]' 'grep -q "^usage:" "$T/body"'
 

@@ -308,7 +308,7 @@ END_TEST
 
 START_TEST(test_cmd1_card_lists_every_builtin)
 {
-	const char *names = th_service_card(&app);
+	const char *names = th_service_card(&app, NULL, NULL);
 	ck_assert_ptr_nonnull(names);
 	static const char *const builtins[] = {"help",    "status", "plan", "step",   "ask",
 	                                       "subtask", "invite", "role", "confirm"};
