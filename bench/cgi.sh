@@ -12,6 +12,9 @@
 #   N=500 bench/cgi.sh
 #   BEFORE_BIN=/other/tiny-harness bench/cgi.sh   a second binary measured alongside, each
 #                                         on a database it migrated itself (schemas may differ)
+#   CARD_KEY=/path/key.pem bench/cgi.sh   one more row per program: the card with
+#                                         card_signing_key = CARD_KEY (CARD-SIG-1; a program
+#                                         that knows no such key serves it unsigned)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
@@ -74,6 +77,11 @@ int main(int argc, char **argv)
 	int n = atoi(argv[1]);
 	const char *dir = argv[2];
 	int nb = 1 + (argc - 4) / 3;
+	/* CARD_KEY: a third row per program, the card signed with that key */
+	static char key[1100];
+	int per = getenv("CARD_KEY") != NULL ? 3 : 2;
+	if (per == 3)
+		snprintf(key, sizeof key, "TINY_HARNESS_CARD_SIGNING_KEY=%s", getenv("CARD_KEY"));
 	static char uri[32][512], db[32][1024];
 	for (int b = 1; b < nb && b < 32; b++) {
 		snprintf(uri[b], sizeof uri[b], "REQUEST_URI=/tasks/%s", argv[3 + 3 * (b - 1) + 2]);
@@ -82,7 +90,7 @@ int main(int argc, char **argv)
 	FILE *out[64][2];
 	int rows = 0;
 	for (int b = 0; b < nb; b++)
-		for (int k = 0; k < (b == 0 ? 1 : 2); k++, rows++)
+		for (int k = 0; k < (b == 0 ? 1 : per); k++, rows++)
 			for (int w = 0; w < 2; w++) {
 				char path[1024];
 				snprintf(path, sizeof path, "%s/%s.%d", dir, w ? "cpu" : "wall", rows);
@@ -92,7 +100,7 @@ int main(int argc, char **argv)
 	for (int r = 0; r < n; r++) {
 		int row = 0;
 		for (int b = 0; b < nb; b++)
-			for (int k = 0; k < (b == 0 ? 1 : 2); k++, row++) {
+			for (int k = 0; k < (b == 0 ? 1 : per); k++, row++) {
 				struct timespec s, e;
 				struct rusage ru;
 				int st;
@@ -104,7 +112,9 @@ int main(int argc, char **argv)
 					char *card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json", db[b], NULL};
 					char *get[] = {"REQUEST_METHOD=GET", uri[b], "REMOTE_ADDR=127.0.0.1", "HTTP_A2A_VERSION=1.0",
 					               "HTTP_X_PARTICIPANT_ID=alice", db[b], NULL};
-					char **env = b == 0 ? NULL : k == 0 ? card : get;
+					char *signed_card[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/.well-known/agent-card.json",
+					                       db[b], key, NULL};
+					char **env = b == 0 ? NULL : k == 0 ? card : k == 1 ? get : signed_card;
 					for (int i = 0; env != NULL && env[i] != NULL; i++)
 						putenv(env[i]);
 					const char *prog = b == 0 ? argv[3] : argv[3 + 3 * (b - 1) + 1];
@@ -145,10 +155,17 @@ for w in wall cpu; do
 	printf '  %-40s %17s %17s %6s %6s %5s\n' "program" "card" "GetTask" "card/m" "get/m" "libs"
 	printf '  %-40s %17s %17s %6s %6s %5s\n' "minimal (libfcgi, json-c, SQLite)" "$(stat "$work/$w.0")" "-" \
 		"1.00" "-" "$(ldd "$work/mini" | wc -l)"
+	per=2
+	[ -n "${CARD_KEY:-}" ] && per=3
 	for i in "${!bins[@]}"; do
-		c=$work/$w.$((2 * i + 1))
-		g=$work/$w.$((2 * i + 2))
+		c=$work/$w.$((per * i + 1))
+		g=$work/$w.$((per * i + 2))
 		printf '  %-40s %17s %17s %6s %6s %5s\n' "${bins[$i]}" "$(stat "$c")" "$(stat "$g")" \
 			"$(ratio "$c" "$work/$w.0")" "$(ratio "$g" "$work/$w.0")" "$(ldd "${bins[$i]}" | wc -l)"
+		if [ "$per" = 3 ]; then
+			sc=$work/$w.$((per * i + 3))
+			printf '  %-40s %17s %17s %6s %6s %5s\n' "  the card signed (CARD_KEY)" "$(stat "$sc")" "-" \
+				"$(ratio "$sc" "$work/$w.0")" "-" "-"
+		fi
 	done
 done

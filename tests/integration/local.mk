@@ -138,3 +138,7 @@ EXTRA_DIST += tests/integration/lean_rows.sh
 # TH_TORTURE_SEED, TH_TORTURE_SECONDS; bench/torture.sh runs it long).
 TESTS += tests/integration/torture.mjs
 EXTRA_DIST += tests/integration/torture.mjs
+# CARD-SIG-3/4 (decision-066) with curl: If-None-Match → 304 on a signed card from both
+# workers; a key file that cannot be used leaves the workers serving and the card 500.
+TESTS += tests/integration/card_sig.sh
+EXTRA_DIST += tests/integration/card_sig.sh

@@ -23,3 +23,8 @@ EXTRA_DIST += tests/interop/deps.mjs
 # as their participant, HTTP 401 without the header or with a forged token, the extended card.
 TESTS += tests/interop/sdk_auth.mjs
 EXTRA_DIST += tests/interop/sdk_auth.mjs
+# CARD-SIG-1..3 (decision-066): the signed card verified with Node's crypto (ES256 and the
+# RFC 7638 kid), its ETag the same from both workers, If-None-Match → 304 on the well-known
+# card and on GET /extendedAgentCard.
+TESTS += tests/interop/card_sig.mjs
+EXTRA_DIST += tests/interop/card_sig.mjs

@@ -14,7 +14,8 @@
 # TINY_HARNESS_* variable in the caller's environment reaches the workers unchanged.
 # It applies the migrations once (`tiny-harness migrate`), runs lighttpd -D in the
 # background, writes DIR/lighttpd.pid and DIR/base_url, and waits (bounded) until
-# GET /.well-known/agent-card.json answers 200. Output of lighttpd goes to
+# GET /.well-known/agent-card.json answers 200 (TH_SERVER_EXPECT: another status that
+# means started, as in tests/lib/apache.sh). Output of lighttpd goes to
 # DIR/lighttpd.out, its error log to DIR/error.log. The database the workers were given
 # (TINY_HARNESS_DB: a path or a URI) is written to DIR/db, where tests read it
 # (tests/lib/db.sh th_db_of, tests/lib/db.mjs dbOf).
@@ -127,7 +128,7 @@ start() {
 		pid=$!
 		echo "$pid" >"$dir/lighttpd.pid"
 		# Poll every 0.1 s until the card answers, lighttpd dies, or time runs out.
-		if wait_card "$pid" "$TINY_HARNESS_BASE_URL"; then
+		if wait_card "$pid" "$TINY_HARNESS_BASE_URL" "${TH_SERVER_EXPECT:-200}"; then
 			echo "$pid" >"$dir/lighttpd.pid"
 			echo "$TINY_HARNESS_BASE_URL" >"$dir/base_url"
 			echo "$TINY_HARNESS_BASE_URL"
