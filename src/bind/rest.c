@@ -345,6 +345,21 @@ static int ext_card_unchanged(struct th_bind_ctx *ctx)
 	return 1;
 }
 
+/* The answer of a successful operation: result (owned; put here) as the body. */
+static void send_result(struct th_bind_ctx *ctx, int op, json_object *result)
+{
+	if (op == TH_OP_GET_EXTENDED_CARD && ext_card_unchanged(ctx)) {
+		json_object_put(result);
+		return;
+	}
+	if (result == NULL) {
+		/* DeleteTaskPushNotificationConfig answers Empty. */
+		th_bind_send(ctx, 200, "application/a2a+json", "{}", 2);
+		return;
+	}
+	th_bind_send_json(ctx, 200, "application/a2a+json", result);
+}
+
 void th_bind_rest(struct th_bind_ctx *ctx)
 {
 	struct th_http_req *r = ctx->req;
@@ -418,14 +433,5 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 		th_bind_rest_error(ctx, 0, &e);
 		return;
 	}
-	if (op == TH_OP_GET_EXTENDED_CARD && ext_card_unchanged(ctx)) {
-		json_object_put(result);
-		return;
-	}
-	if (result == NULL) {
-		/* DeleteTaskPushNotificationConfig answers Empty. */
-		th_bind_send(ctx, 200, "application/a2a+json", "{}", 2);
-		return;
-	}
-	th_bind_send_json(ctx, 200, "application/a2a+json", result);
+	send_result(ctx, op, result);
 }

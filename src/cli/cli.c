@@ -623,9 +623,8 @@ int th_cli_main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*run)(void);
-	} bare[] = {{"--help", cmd_help}, {"-h", cmd_help},         {"--version", cmd_version},
-	            {"migrate", cmd_migrate}, {"recover", cmd_recover},
-	            {"push", cmd_push}};
+	} bare[] = {{"--help", cmd_help},     {"-h", cmd_help},         {"--version", cmd_version},
+	            {"migrate", cmd_migrate}, {"recover", cmd_recover}, {"push", cmd_push}};
 	for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++) {
 		if (strcmp(cmd, bare[i].name) != 0)
 			continue;

@@ -226,10 +226,11 @@ static th_err check_jku(const char *key, const char *value, struct th_error *e)
 		                    key, value);
 	for (const char *p = value; *p != '\0'; p++)
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
-			return th_error_set(e, TH_EINVAL,
-			                    "configuration key %s: byte %d of the URL is a space or "
-			                    "not ASCII",
-			                    key, (int)(p - value) + 1);
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "configuration key %s: byte %d of the URL is a space or "
+			    "not ASCII",
+			    key, (int)(p - value) + 1);
 	return TH_OK;
 }
 

@@ -17,12 +17,12 @@
  * signed (made once). Every field is owned here and replaced under mu. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	char *path;             /* the file key came from; free */
-	struct th_jws_key *key; /* th_jws_key_free */
-	char thumbprint[48];    /* the key's RFC 7638 thumbprint, the default kid */
-	char *payload;          /* the canonical card last signed; free */
-	char *protected_b64;    /* its protected header, base64url; free */
-	char *signature;        /* its signature, base64url; free */
+	char *path;                 /* the file key came from; free */
+	struct th_jws_key *key;     /* th_jws_key_free */
+	char thumbprint[48];        /* the key's RFC 7638 thumbprint, the default kid */
+	char *payload;              /* the canonical card last signed; free */
+	char *protected_b64;        /* its protected header, base64url; free */
+	char *signature;            /* its signature, base64url; free */
 	char logged[TH_ERRMSG_MAX]; /* the last cause written to the log */
 } st;
 
@@ -77,9 +77,10 @@ static char *protected_header(const struct th_config *cfg, struct th_error *e)
 	json_object *h = json_object_new_object();
 	int rc = th_json_put(h, "alg", json_object_new_string(th_jws_key_alg(st.key)));
 	rc |= th_json_put(h, "typ", json_object_new_string("JOSE"));
-	rc |= th_json_put(h, "kid", json_object_new_string(cfg->card_signing_kid != NULL
-	                                                       ? cfg->card_signing_kid
-	                                                       : st.thumbprint));
+	rc |=
+	    th_json_put(h, "kid",
+	                json_object_new_string(cfg->card_signing_kid != NULL ? cfg->card_signing_kid
+	                                                                     : st.thumbprint));
 	if (cfg->card_signing_jku != NULL)
 		rc |= th_json_put(h, "jku", json_object_new_string(cfg->card_signing_jku));
 	char *json = rc == 0 ? th_jcs_text(h, e) : NULL; /* free (below) */
@@ -115,8 +116,8 @@ static th_err sign_payload(const char *payload, const struct th_config *cfg, str
 	size_t icap = strlen(prot) + 1 + pcap;
 	char *input = malloc(icap); /* free (below) */
 	char *copy = strdup(payload);
-	th_err rc = input != NULL && copy != NULL ? TH_OK
-	                                          : th_error_set(e, TH_ENOMEM, "out of memory");
+	th_err rc =
+	    input != NULL && copy != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 	char *sig = NULL;
 	if (rc == TH_OK) {
 		size_t n = (size_t)snprintf(input, icap, "%s.", prot);
@@ -189,8 +190,7 @@ static th_err signing_failed(struct th_error *e, char *cause, size_t cause_len)
 }
 
 th_err th_card_serve(json_object *card, const struct th_config *cfg, char **text,
-                     char etag[TH_CARD_ETAG_MAX], char *cause, size_t cause_len,
-                     struct th_error *e)
+                     char etag[TH_CARD_ETAG_MAX], char *cause, size_t cause_len, struct th_error *e)
 {
 	*text = NULL;
 	unsigned long long tag = 0;
@@ -222,12 +222,12 @@ char *th_card_jwks(const struct th_config *cfg, struct th_error *e)
 		return NULL;
 	}
 	pthread_mutex_lock(&mu);
-	char *jwk = key_of(cfg->card_signing_key, e) == TH_OK
-	                ? th_jws_key_public_jwk(st.key,
-	                                        cfg->card_signing_kid != NULL ? cfg->card_signing_kid
-	                                                                      : st.thumbprint,
-	                                        e)
-	                : NULL; /* free (below) */
+	char *jwk =
+	    key_of(cfg->card_signing_key, e) == TH_OK
+	        ? th_jws_key_public_jwk(
+	              st.key, cfg->card_signing_kid != NULL ? cfg->card_signing_kid : st.thumbprint,
+	              e)
+	        : NULL; /* free (below) */
 	pthread_mutex_unlock(&mu);
 	if (jwk == NULL)
 		return NULL;

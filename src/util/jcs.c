@@ -72,8 +72,8 @@ int th_jcs_number(double d, char *out, size_t cap)
 				s[len++] = '.';
 			for (int i = 1; i < k; i++)
 				s[len++] = digits[i];
-			len += (size_t)snprintf(s + len, sizeof s - len, "e%c%d", n - 1 < 0 ? '-' : '+',
-			                        abs(n - 1));
+			len += (size_t)snprintf(s + len, sizeof s - len, "e%c%d",
+			                        n - 1 < 0 ? '-' : '+', abs(n - 1));
 		}
 	}
 	if (len >= cap)
@@ -138,9 +138,9 @@ static th_err append_string(struct th_buf *out, const char *s, size_t n, const c
                             struct th_error *e)
 {
 	if (th_utf8_bad_at((const unsigned char *)s, n) != n)
-		return th_error_set(e, TH_EINVAL,
-		                    "canonical JSON: %s is not well-formed UTF-8 (RFC 8785 §3.2.2.2)",
-		                    what);
+		return th_error_set(
+		    e, TH_EINVAL, "canonical JSON: %s is not well-formed UTF-8 (RFC 8785 §3.2.2.2)",
+		    what);
 	th_buf_append(out, "\"", 1);
 	size_t run = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -148,13 +148,27 @@ static th_err append_string(struct th_buf *out, const char *s, size_t n, const c
 		const char *esc = NULL;
 		char hex[8];
 		switch (c) {
-		case '\b': esc = "\\b"; break;
-		case '\t': esc = "\\t"; break;
-		case '\n': esc = "\\n"; break;
-		case '\f': esc = "\\f"; break;
-		case '\r': esc = "\\r"; break;
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
 		default:
 			if (c < 0x20) {
 				snprintf(hex, sizeof hex, "\\u%04x", c);
@@ -195,9 +209,10 @@ static th_err append_object(struct th_buf *out, json_object *v, struct th_error 
 		size_t len = strlen(names[i]);
 		if (th_utf8_bad_at((const unsigned char *)names[i], len) != len) {
 			free(names);
-			return th_error_set(e, TH_EINVAL,
-			                    "canonical JSON: a member name is not well-formed UTF-8 "
-			                    "(RFC 8785 §3.2.2.2)");
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "canonical JSON: a member name is not well-formed UTF-8 "
+			    "(RFC 8785 §3.2.2.2)");
 		}
 	}
 	qsort(names, n, sizeof *names, cmp_names);

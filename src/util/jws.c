@@ -29,8 +29,8 @@ struct th_jws_key {
 	enum kind kind;
 };
 
-static const char *const alg_names[] = {[K_ES256] = "ES256", [K_RS256] = "RS256",
-                                        [K_EDDSA] = "EdDSA"};
+static const char *const alg_names[] = {
+    [K_ES256] = "ES256", [K_RS256] = "RS256", [K_EDDSA] = "EdDSA"};
 
 /* The whole file into *buf (free), at most KEY_FILE_MAX bytes. */
 static th_err read_file(const char *path, char **buf, size_t *len, struct th_error *e)
@@ -90,10 +90,11 @@ static th_err classify(const char *path, EVP_PKEY *pk, enum kind *kind, struct t
 			*kind = K_ES256;
 			return TH_OK;
 		}
-		return th_error_set(e, TH_EINVAL,
-		                    "card_signing_key %s: an EC key on curve %s; only P-256 (ES256) "
-		                    "is supported for EC keys",
-		                    path, group[0] != '\0' ? group : "(unknown)");
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "card_signing_key %s: an EC key on curve %s; only P-256 (ES256) "
+		    "is supported for EC keys",
+		    path, group[0] != '\0' ? group : "(unknown)");
 	}
 	if (EVP_PKEY_is_a(pk, "RSA")) {
 		int bits = EVP_PKEY_get_bits(pk);
@@ -101,10 +102,11 @@ static th_err classify(const char *path, EVP_PKEY *pk, enum kind *kind, struct t
 			*kind = K_RS256;
 			return TH_OK;
 		}
-		return th_error_set(e, TH_EINVAL,
-		                    "card_signing_key %s: an RSA key of %d bits; RS256 needs at least "
-		                    "2048 (RFC 7518 §3.3)",
-		                    path, bits);
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "card_signing_key %s: an RSA key of %d bits; RS256 needs at least "
+		    "2048 (RFC 7518 §3.3)",
+		    path, bits);
 	}
 	if (EVP_PKEY_is_a(pk, "ED25519")) {
 		*kind = K_EDDSA;
@@ -126,8 +128,8 @@ th_err th_jws_key_load(const char *path, struct th_jws_key **out, struct th_erro
 		return rc;
 	BIO *bio = BIO_new_mem_buf(pem, (int)len);
 	int encrypted = 0;
-	EVP_PKEY *pk = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, &encrypted)
-	                           : NULL;
+	EVP_PKEY *pk =
+	    bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, &encrypted) : NULL;
 	BIO_free(bio);
 	ERR_clear_error();
 	if (pk == NULL) {
@@ -135,15 +137,17 @@ th_err th_jws_key_load(const char *path, struct th_jws_key **out, struct th_erro
 			rc = th_error_set(e, TH_EINTERNAL,
 			                  "card_signing_key %s: libcrypto is not available", path);
 		else if (encrypted)
-			rc = th_error_set(e, TH_EINVAL,
-			                  "card_signing_key %s: the key is encrypted; store it without "
-			                  "a passphrase (readable by the server's user only)",
-			                  path);
+			rc = th_error_set(
+			    e, TH_EINVAL,
+			    "card_signing_key %s: the key is encrypted; store it without "
+			    "a passphrase (readable by the server's user only)",
+			    path);
 		else if (strstr(pem, "PUBLIC KEY-----") != NULL)
-			rc = th_error_set(e, TH_EINVAL,
-			                  "card_signing_key %s: holds a public key; the private key "
-			                  "is needed to sign",
-			                  path);
+			rc =
+			    th_error_set(e, TH_EINVAL,
+			                 "card_signing_key %s: holds a public key; the private key "
+			                 "is needed to sign",
+			                 path);
 		else
 			rc = th_error_set(e, TH_EINVAL,
 			                  "card_signing_key %s: holds no PEM private key (expected "
@@ -202,11 +206,11 @@ static int jwk_members(const struct th_jws_key *k, char *out, size_t cap)
 {
 	char a[1400], b[1400];
 	int n = -1;
-	if (k->kind == K_ES256 && param_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_X, 32, a, sizeof a) ==
-	                              0 &&
+	if (k->kind == K_ES256 &&
+	    param_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_X, 32, a, sizeof a) == 0 &&
 	    param_b64(k->pkey, OSSL_PKEY_PARAM_EC_PUB_Y, 32, b, sizeof b) == 0)
-		n = snprintf(out, cap, "\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"", a,
-		             b);
+		n = snprintf(out, cap, "\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"",
+		             a, b);
 	else if (k->kind == K_RS256 &&
 	         param_b64(k->pkey, OSSL_PKEY_PARAM_RSA_E, 0, a, sizeof a) == 0 &&
 	         param_b64(k->pkey, OSSL_PKEY_PARAM_RSA_N, 0, b, sizeof b) == 0)
@@ -216,19 +220,20 @@ static int jwk_members(const struct th_jws_key *k, char *out, size_t cap)
 		size_t rl = sizeof raw;
 		if (EVP_PKEY_get_raw_public_key(k->pkey, raw, &rl) == 1 &&
 		    th_b64url_encode(raw, rl, a, sizeof a) >= 0)
-			n = snprintf(out, cap, "\"crv\":\"Ed25519\",\"kty\":\"OKP\",\"x\":\"%s\"", a);
+			n = snprintf(out, cap, "\"crv\":\"Ed25519\",\"kty\":\"OKP\",\"x\":\"%s\"",
+			             a);
 	}
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-th_err th_jws_key_thumbprint(const struct th_jws_key *k, char *out, size_t cap,
-                             struct th_error *e)
+th_err th_jws_key_thumbprint(const struct th_jws_key *k, char *out, size_t cap, struct th_error *e)
 {
 	char members[2900], jwk[2910];
 	unsigned char md[32];
 	unsigned int mdlen = 0;
 	if (jwk_members(k, members, sizeof members) != 0)
-		return th_error_set(e, TH_EINTERNAL, "the signing key's public part cannot be read");
+		return th_error_set(e, TH_EINTERNAL,
+		                    "the signing key's public part cannot be read");
 	int n = snprintf(jwk, sizeof jwk, "{%s}", members);
 	if (EVP_Digest(jwk, (size_t)n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32 ||
 	    th_b64url_encode(md, 32, out, cap) < 0)

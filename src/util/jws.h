@@ -33,8 +33,7 @@ const char *th_jws_key_alg(const struct th_jws_key *k);
 
 /* The RFC 7638 JWK thumbprint of k's public key (SHA-256, base64url: 43 characters)
  * into out (cap ≥ 44 bytes). TH_OK, or TH_EINTERNAL / TH_ENOMEM. */
-th_err th_jws_key_thumbprint(const struct th_jws_key *k, char *out, size_t cap,
-                             struct th_error *e);
+th_err th_jws_key_thumbprint(const struct th_jws_key *k, char *out, size_t cap, struct th_error *e);
 
 /* The public JWK of k ({"kty",…,"kid","alg","use":"sig"}, members in RFC 7638 order)
  * as a new string (free), or NULL with e set. kid may be NULL. */

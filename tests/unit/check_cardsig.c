@@ -56,10 +56,11 @@ static unsigned char passphrase[] = "secret";
 static EVP_PKEY *write_key(const char *type, int param, const char *name, int how, char *path,
                            size_t n)
 {
-	EVP_PKEY *k = strcmp(type, "EC") == 0    ? EVP_PKEY_Q_keygen(NULL, NULL, "EC",
-	                                                                 param == 384 ? "P-384" : "P-256")
-	              : strcmp(type, "RSA") == 0 ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)param)
-	                                         : EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	EVP_PKEY *k = strcmp(type, "EC") == 0
+	                  ? EVP_PKEY_Q_keygen(NULL, NULL, "EC", param == 384 ? "P-384" : "P-256")
+	              : strcmp(type, "RSA") == 0
+	                  ? EVP_PKEY_Q_keygen(NULL, NULL, "RSA", (size_t)param)
+	                  : EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
 	ck_assert_ptr_nonnull(k);
 	snprintf(path, n, "%s/%s", dir, name);
 	FILE *f = fopen(path, "w");
@@ -68,8 +69,8 @@ static EVP_PKEY *write_key(const char *type, int param, const char *name, int ho
 		ck_assert_int_eq(PEM_write_PUBKEY(f, k), 1);
 	else
 		ck_assert_int_eq(PEM_write_PrivateKey(f, k, how == 1 ? EVP_aes_256_cbc() : NULL,
-		                                      how == 1 ? passphrase : NULL, how == 1 ? 6 : 0,
-		                                      NULL, NULL),
+		                                      how == 1 ? passphrase : NULL,
+		                                      how == 1 ? 6 : 0, NULL, NULL),
 		                 1);
 	fclose(f);
 	return k;
@@ -113,8 +114,8 @@ static void thumbprint_of(EVP_PKEY *k, char *out, size_t n)
 		th_b64url_encode(bin, 32, a, sizeof a);
 		BN_bn2binpad(y, bin, 32);
 		th_b64url_encode(bin, 32, b, sizeof b);
-		snprintf(jwk, sizeof jwk, "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}",
-		         a, b);
+		snprintf(jwk, sizeof jwk,
+		         "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}", a, b);
 	} else if (EVP_PKEY_is_a(k, "RSA")) {
 		ck_assert(EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_RSA_E, &x));
 		ck_assert(EVP_PKEY_get_bn_param(k, OSSL_PKEY_PARAM_RSA_N, &y));
@@ -172,20 +173,19 @@ static json_object *verify(const char *text, EVP_PKEY *k)
 		vsig = der;
 	}
 	EVP_MD_CTX *mc = EVP_MD_CTX_new();
-	ck_assert_int_eq(
-	    EVP_DigestVerifyInit(mc, NULL, EVP_PKEY_is_a(k, "ED25519") ? NULL : EVP_sha256(), NULL, k),
-	    1);
-	ck_assert_msg(EVP_DigestVerify(mc, vsig, vlen, (const unsigned char *)input,
-	                               strlen(input)) == 1,
-	              "the signature does not verify");
+	ck_assert_int_eq(EVP_DigestVerifyInit(
+	                     mc, NULL, EVP_PKEY_is_a(k, "ED25519") ? NULL : EVP_sha256(), NULL, k),
+	                 1);
+	ck_assert_msg(
+	    EVP_DigestVerify(mc, vsig, vlen, (const unsigned char *)input, strlen(input)) == 1,
+	    "the signature does not verify");
 	EVP_MD_CTX_free(mc);
 	/* …and a card changed by one byte does not. */
 	input[strlen(input) - 1] ^= 1;
 	mc = EVP_MD_CTX_new();
 	EVP_DigestVerifyInit(mc, NULL, EVP_PKEY_is_a(k, "ED25519") ? NULL : EVP_sha256(), NULL, k);
-	ck_assert_int_ne(EVP_DigestVerify(mc, vsig, vlen, (const unsigned char *)input,
-	                                  strlen(input)),
-	                 1);
+	ck_assert_int_ne(
+	    EVP_DigestVerify(mc, vsig, vlen, (const unsigned char *)input, strlen(input)), 1);
 	EVP_MD_CTX_free(mc);
 	free(payload);
 	json_object_put(card);
