@@ -374,8 +374,7 @@ static th_err read_history(struct th_store *st, const struct th_task_row *row, c
 	int64_t upto = 0;
 	json_object *page0 = NULL;
 	const char *task_id = row->id;
-	th_err rc =
-	    th_store_history_of(st, task_id, row->context_id, HISTORY_PAGE, raw, &page0, e);
+	th_err rc = th_store_history_of(st, task_id, row->context_id, HISTORY_PAGE, raw, &page0, e);
 	for (int full = 0, first = 1; rc == TH_OK && !full; first = 0) {
 		json_object *page = first ? page0 : NULL;
 		if (!first)

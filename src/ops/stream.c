@@ -135,8 +135,8 @@ static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int
 		if (version != seen_version) {
 			struct th_event *ev = NULL;
 			size_t n = 0;
-			th_err rc = th_events_since(tc->store, w->task_id, w->cursor, 100,
-			                                  &ev, &n, e);
+			th_err rc =
+			    th_events_since(tc->store, w->task_id, w->cursor, 100, &ev, &n, e);
 			if (rc != TH_OK)
 				return rc;
 			int done = th_stream_deliver(tc->store, w, ev, n, sink_emit, sink);

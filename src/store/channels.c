@@ -216,8 +216,8 @@ th_err th_store_channel_messages(struct th_store *st, const char *task_id, const
 int th_store_has_side_channels(struct th_store *st, const char *task_id)
 {
 	int64_t rows = 0;
-	return th_store_exec(st, TH_STMT_CHAN_ANY, CHAN_ANY_SQL, TH_ARGS(TH_T(task_id)), NULL, &rows,
-	                     "side channels", NULL) == TH_OK &&
+	return th_store_exec(st, TH_STMT_CHAN_ANY, CHAN_ANY_SQL, TH_ARGS(TH_T(task_id)), NULL,
+	                     &rows, "side channels", NULL) == TH_OK &&
 	       rows > 0;
 }
 

@@ -175,8 +175,8 @@ th_err th_store_help_cancel_pending(struct th_store *st, const char *task_id, in
 	 * can be refused); a count is read now. */
 	if (n == NULL)
 		return th_store_exec_later(st, TH_STMT_HELP_CANCEL, HELP_CANCEL_SQL,
-		                           TH_ARGS(TH_T(task_id)), NULL, NULL, "help request cancel",
-		                           e);
+		                           TH_ARGS(TH_T(task_id)), NULL, NULL,
+		                           "help request cancel", e);
 	*n = 0;
 	int64_t changed = 0;
 	th_err err = th_store_exec(st, TH_STMT_HELP_CANCEL, HELP_CANCEL_SQL, TH_ARGS(TH_T(task_id)),

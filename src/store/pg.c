@@ -673,9 +673,8 @@ static void unqueue(struct th_pg_pend *p)
 static int task_held(const struct th_store *c, enum th_stmt_id id, const struct th_arg *args,
                      size_t n)
 {
-	const char *task = lock_rules[id].kind == LK_TASK && lock_rules[id].arg == 1
-	                       ? arg_text(args, n, 1)
-	                       : NULL;
+	const char *task =
+	    lock_rules[id].kind == LK_TASK && lock_rules[id].arg == 1 ? arg_text(args, n, 1) : NULL;
 	char name[TH_ID_BUF * 3];
 	if (task == NULL)
 		return 0;
@@ -711,8 +710,8 @@ static int learning(const struct th_store *c, enum th_stmt_id id)
 		const struct th_pg_pend *p = &c->pg_q[i];
 		if (p->kind != PEND_LEARN || p->stale)
 			continue;
-		if (p->id == (int)id ||
-		    (p->id == TH_STMT_TASK_GET && (id == TH_STMT_TASK_CONTEXT || id == TH_STMT_EV_LAST)))
+		if (p->id == (int)id || (p->id == TH_STMT_TASK_GET &&
+		                         (id == TH_STMT_TASK_CONTEXT || id == TH_STMT_EV_LAST)))
 			return 1;
 	}
 	return 0;

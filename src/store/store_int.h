@@ -165,7 +165,7 @@ struct th_pg_pend {
 		int64_t i;      /* 'i' */
 	} learn[3];
 	int nlearn; /* how many of learn are set */
-	int stale;              /* PEND_LEARN: a write was queued after it (not learned) */
+	int stale;  /* PEND_LEARN: a write was queued after it (not learned) */
 };
 
 /* pg_memo.c (SCALE-1, decision-060): what a PostgreSQL write transaction on connection c
@@ -348,8 +348,7 @@ void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
 /* th_store_prefetch of th_store_message_exists, th_store_subtasks, th_store_plan,
  * th_store_has_side_channels, th_store_history and th_store_artifacts, with the same
  * arguments (for th_store_expect and th_store_expect_view). */
-void th_store_message_exists_soon(struct th_store *st, const char *task_id,
-                                  const char *message_id);
+void th_store_message_exists_soon(struct th_store *st, const char *task_id, const char *message_id);
 void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only);
 void th_store_plan_soon(struct th_store *st, const char *task_id);
 void th_store_side_channels_soon(struct th_store *st, const char *task_id);

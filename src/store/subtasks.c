@@ -46,7 +46,7 @@ void th_subtask_refs_free(struct th_subtask_ref *r, size_t n)
  * counts as resolved even before anyone called th_store_subtask_resolve. */
 #define SUB_LIST_SQL                                                                               \
 	"SELECT t.id, t.name, t.state FROM subtask_links l JOIN tasks t ON t.id = l.child_id "     \
-	"WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("      \
+	"WHERE l.parent_id = ?1 AND (?2 = 0 OR (l.resolved_ms IS NULL AND t.state NOT IN ("        \
 	"'TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "                     \
 	"'TASK_STATE_REJECTED'))) ORDER BY l.created_ms, l.rowid"
 

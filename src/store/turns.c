@@ -185,9 +185,9 @@ th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, stru
 		                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, NULL,
 		                           "turns cut", e);
 	int64_t cut = 0;
-	th_err err = th_store_exec(st, TH_STMT_TURNS_CUT, TURNS_CUT_SQL,
-	                           TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut,
-	                           "turns cut", e);
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURNS_CUT, TURNS_CUT_SQL,
+	                  TH_ARGS(TH_T(task_id), TH_I(th_now_ms())), NULL, &cut, "turns cut", e);
 	*n = err == TH_OK ? (int)cut : 0;
 	return err;
 }

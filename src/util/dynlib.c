@@ -341,8 +341,7 @@ FORWARD(pq, int, PQsendQueryPrepared,
 FORWARD(pq, PGresult *, PQgetResult, (PGconn * c), (c), NULL)
 /* Results built on the client (SCALE-1, decision-060): a write transaction's answers
  * from what it already knows (store/pg_memo.c). */
-FORWARD(pq, PGresult *, PQmakeEmptyPGresult, (PGconn * c, ExecStatusType status), (c, status),
-        NULL)
+FORWARD(pq, PGresult *, PQmakeEmptyPGresult, (PGconn * c, ExecStatusType status), (c, status), NULL)
 FORWARD(pq, PGresult *, PQcopyResult, (const PGresult *r, int flags), (r, flags), NULL)
 FORWARD(pq, int, PQsetResultAttrs, (PGresult * r, int n, PGresAttDesc *attrs), (r, n, attrs), 0)
 FORWARD(pq, int, PQsetvalue, (PGresult * r, int row, int col, char *value, int len),

@@ -215,7 +215,8 @@ static th_err append_object(struct th_buf *out, json_object *v, struct th_error 
 			    "(RFC 8785 §3.2.2.2)");
 		}
 	}
-	qsort(names, n, sizeof *names, cmp_names);
+	if (n > 1) /* an empty object has no array to sort (qsort wants one) */
+		qsort(names, n, sizeof *names, cmp_names);
 	th_err rc = TH_OK;
 	th_buf_append(out, "{", 1);
 	for (i = 0; i < n && rc == TH_OK; i++) {

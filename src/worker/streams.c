@@ -439,8 +439,8 @@ static void read_log(struct th_streams *s)
 		while (from != INT64_MAX) {
 			struct th_event *ev = NULL;
 			size_t n = 0;
-			if (th_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n,
-			                          &e) != TH_OK) {
+			if (th_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n, &e) !=
+			    TH_OK) {
 				th_log(TH_LOG_ERROR, "stream thread: task %s: %s", task, e.msg);
 				break;
 			}

@@ -333,9 +333,8 @@ START_TEST(test_scale1_group_refused_part_leaves_nothing_known)
 	th_store_close(open_store());
 	struct th_store_group *g = open_group();
 	struct job_arg a = {.id = "a"};
-	struct job_arg j[3] = {{.id = "ghost", .append = 1, .fail = 1},
-	                       {.id = "b", .probe = "ghost"},
-	                       {.id = "c"}};
+	struct job_arg j[3] = {
+	    {.id = "ghost", .append = 1, .fail = 1}, {.id = "b", .probe = "ghost"}, {.id = "c"}};
 	run_jobs(g, &a, j);
 	ck_assert_int_eq(j[0].result, TH_EINVAL);
 	ck_assert_msg(j[1].result == TH_OK, "b: %s", j[1].msg);

@@ -85,8 +85,7 @@ static int64_t cancel_trips(struct th_app *app, struct th_store_group *g, const 
 	struct th_error e;
 	th_store_group_stats(g, &before);
 	int64_t own = th_store_round_trips(app->store);
-	json_object *task =
-	    fx_call(app, "bob", TH_OP_CANCEL_TASK, &e, "{\"id\":\"%s\"}", task_id);
+	json_object *task = fx_call(app, "bob", TH_OP_CANCEL_TASK, &e, "{\"id\":\"%s\"}", task_id);
 	request_trips = th_store_round_trips(app->store) - own;
 	th_store_group_stats(g, &after);
 	ck_assert_msg(task != NULL, "CancelTask: %s", e.msg);
@@ -143,7 +142,8 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	ck_assert_msg(followed >= 2 && followed <= FOLLOW_UP_TRIPS,
 	              "a follow-up took %lld round trips (at most %d)", (long long)followed,
 	              FOLLOW_UP_TRIPS);
-	ck_assert_msg(created_req <= NEW_TASK_REQUEST_TRIPS && followed_req <= FOLLOW_UP_REQUEST_TRIPS,
+	ck_assert_msg(created_req <= NEW_TASK_REQUEST_TRIPS &&
+	                  followed_req <= FOLLOW_UP_REQUEST_TRIPS,
 	              "the answers took %lld (new task) and %lld (follow-up) round trips",
 	              (long long)created_req, (long long)followed_req);
 	ck_assert_msg(got >= 1 && got <= GET_TASK_TRIPS, "a GetTask took %lld round trips",
@@ -162,7 +162,6 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 }
 END_TEST
 
-
 /* ---- the transaction's memo answers as the server does (decision-060) ------------------- */
 
 /* Appends "text;" to out (size n). */
@@ -174,7 +173,8 @@ static void add(char *out, size_t n, const char *text)
 
 static void add_json(char *out, size_t n, th_err rc, json_object *v)
 {
-	add(out, n, rc == TH_OK ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "err");
+	add(out, n,
+	    rc == TH_OK ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "err");
 	json_object_put(v);
 }
 
@@ -235,10 +235,10 @@ static void describe(struct th_store *st, const char *id, char *out, size_t n)
 }
 
 struct memo_write {
-	const char *id;   /* the task */
-	int create;       /* make it first */
-	char said[8192];  /* describe() inside the transaction, after its writes */
-	int64_t trips;    /* round trips that describe() cost there */
+	const char *id;  /* the task */
+	int create;      /* make it first */
+	char said[8192]; /* describe() inside the transaction, after its writes */
+	int64_t trips;   /* round trips that describe() cost there */
 };
 
 static const char *msg_json(const char *mid, const char *role)
@@ -257,8 +257,12 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 	const char *first = w->create ? "m1" : "m3";
 	const char *second = w->create ? "m2" : "m4";
 	if (w->create) {
-		struct th_task_in t = {.id = w->id, .context_id = "ctx-memo", .state = 2,
-		                       .name = "memo", .goal = "memo", .created_by = "bob"};
+		struct th_task_in t = {.id = w->id,
+		                       .context_id = "ctx-memo",
+		                       .state = 2,
+		                       .name = "memo",
+		                       .goal = "memo",
+		                       .created_by = "bob"};
 		rc = th_store_task_insert(st, &t, e);
 		struct th_participant_in bob = {"bob", "human", "reporter", "Bob"};
 		struct th_participant_in alice = {"alice", "human", "watcher", NULL};
@@ -284,8 +288,8 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 		rc = th_store_message_append(st, w->id, first, "ROLE_USER", "bob",
 		                             msg_json(first, "ROLE_USER"), e);
 	if (rc == TH_OK)
-		rc = th_store_event_append(st, w->id, "status", TH_ENDS_NONE, "{\"statusUpdate\":{}}",
-		                           NULL, e);
+		rc = th_store_event_append(st, w->id, "status", TH_ENDS_NONE,
+		                           "{\"statusUpdate\":{}}", NULL, e);
 	if (rc == TH_OK)
 		rc = th_store_message_append(st, w->id, second, "ROLE_AGENT", "tiny-harness",
 		                             msg_json(second, "ROLE_AGENT"), e);
@@ -300,7 +304,8 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 		free(row.status_message_json);
 		char full[512];
 		snprintf(full, sizeof full,
-		         "{\"messageId\":\"%s\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"hi %s\"}],"
+		         "{\"messageId\":\"%s\",\"role\":\"ROLE_AGENT\",\"parts\":[{\"text\":\"hi "
+		         "%s\"}],"
 		         "\"taskId\":\"%s\",\"contextId\":\"%s\"}",
 		         second, second, w->id, row.context_id);
 		row.status_message_json = strdup(full);
@@ -344,7 +349,8 @@ START_TEST(test_scale1_pg_memo_answers_as_the_server_after_commit)
 		ck_assert_msg(th_store_write(st, memo_part, w, &e) == TH_OK, "write: %s", e.msg);
 		describe_committed(st, w->id, committed, sizeof committed);
 		ck_assert_msg(strcmp(w->said, committed) == 0,
-		              "inside the transaction:\n%s\nafter its commit:\n%s", w->said, committed);
+		              "inside the transaction:\n%s\nafter its commit:\n%s", w->said,
+		              committed);
 		/* Made in the transaction, the task is known whole but for its row. */
 		ck_assert_msg(!w->create || w->trips <= 1,
 		              "the new task's reads took %lld round trips", (long long)w->trips);
@@ -366,8 +372,8 @@ START_TEST(test_scale1_pg_memo_forgets_a_refused_write)
 	struct th_error e;
 	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
 	ck_assert_int_eq(th_store_begin(st, &e), TH_OK);
-	struct th_task_in t = {.id = "memo-refused", .context_id = "ctx", .state = 2,
-	                       .created_by = "bob"};
+	struct th_task_in t = {
+	    .id = "memo-refused", .context_id = "ctx", .state = 2, .created_by = "bob"};
 	ck_assert_int_eq(th_store_task_insert(st, &t, &e), TH_OK);
 	ck_assert_int_eq(th_store_message_append(st, t.id, "m1", "ROLE_USER", "bob",
 	                                         msg_json("m1", "ROLE_USER"), &e),

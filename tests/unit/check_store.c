@@ -1578,8 +1578,8 @@ START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 	ck_assert_str_eq(pos5, "5");
 	free(pos5);
 	/* Move m6 away so that m5 is the newest, as a status's message is. */
-	ck_assert_int_eq(q_int(st, "DELETE FROM message_rows WHERE message_id = 'm6' RETURNING pos"),
-	                 6);
+	ck_assert_int_eq(
+	    q_int(st, "DELETE FROM message_rows WHERE message_id = 'm6' RETURNING pos"), 6);
 	struct th_task_row r;
 	ck_assert_int_eq(th_store_task_get(st, "t", &r, &e), TH_OK);
 	free(r.status_message_json);
