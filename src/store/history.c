@@ -8,9 +8,11 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 
-/* The task's number, the key of its rows in message_rows and event_rows (migration 014):
- * NULL for a task that does not exist, which the NOT NULL column refuses. */
-#define TASK_NUM "(SELECT num FROM tasks WHERE id = ?1)"
+/* A row of message_rows or event_rows takes its task's number (migration 014) from the
+ * task row it is inserted for: INSERT ... SELECT ... FROM tasks t WHERE t.id = ?1, one
+ * look-up, and no row at all for a task that does not exist, which th_store_exec_later's
+ * `missing` reports as TH_ENOTFOUND. */
+#define NO_TASK "no such task"
 
 th_err th_store_message_append(struct th_store *st, const char *task_id, const char *message_id,
                                const char *role, const char *sender, const char *json,
@@ -31,22 +33,20 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	 * (th_store_message_exists, under the task's lock), not by this refusal. */
 	err = th_store_exec_later(
 	    st, TH_STMT_MSG_APPEND,
-	    "INSERT INTO message_rows (task_num, pos, message_id, role, "
-	    "sender, json, created_ms) VALUES (" TASK_NUM ", (SELECT "
-	    "coalesce(max(pos), 0) + 1 FROM message_rows WHERE task_num = " TASK_NUM
-	    "), ?2, ?3, ?4, ?5, ?6)",
+	    "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
+	    "created_ms) SELECT t.num, (SELECT coalesce(max(m.pos), 0) + 1 FROM message_rows m "
+	    "WHERE m.task_num = t.num), ?2, ?3, ?4, ?5, ?6 FROM tasks t WHERE t.id = ?1",
 	    TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender), TH_T(packed),
 	            TH_I(th_now_ms())),
-	    NULL, NULL, "message append", e);
+	    NULL, NO_TASK, "message append", e);
 	free(packed);
 	if (err == TH_OK)
 		return TH_OK;
-	enum th_sql_fail rc = th_store_failed_with(st);
-	if (rc == TH_SQL_FAIL_UNIQUE)
+	if (err == TH_ENOTFOUND)
+		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
+	if (th_store_failed_with(st) == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate messageId %s in task %s", message_id,
 		                    task_id);
-	if (rc == TH_SQL_FAIL_FOREIGNKEY || rc == TH_SQL_FAIL_NOTNULL)
-		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
 
@@ -281,8 +281,7 @@ th_err th_store_artifact_put(struct th_store *st, const char *task_id, const cha
 	                  "json = excluded.json, updated_ms = excluded.updated_ms",
 	                  TH_ARGS(TH_T(task_id), TH_T(artifact_id), TH_T(json), TH_I(th_now_ms())),
 	                  NULL, NULL, "artifact put", e);
-	if (err != TH_OK && (th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY ||
-	                     th_store_failed_with(st) == TH_SQL_FAIL_NOTNULL))
+	if (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
@@ -335,13 +334,12 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 		return err;
 	err = th_store_exec_later(st, TH_STMT_EV_INSERT,
 	                          "INSERT INTO event_rows (task_num, seq, kind, json, created_ms, "
-	                          "ends) VALUES (" TASK_NUM ", ?2, ?3, ?4, ?5, ?6)",
+	                          "ends) SELECT num, ?2, ?3, ?4, ?5, ?6 FROM tasks WHERE id = ?1",
 	                          TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),
 	                                  TH_I(th_now_ms()), TH_I(ends)),
-	                          NULL, NULL, "event append", e);
+	                          NULL, NO_TASK, "event append", e);
 	free(packed);
-	if (err != TH_OK && (th_store_failed_with(st) == TH_SQL_FAIL_FOREIGNKEY ||
-	                     th_store_failed_with(st) == TH_SQL_FAIL_NOTNULL))
+	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err != TH_OK)
 		return err;

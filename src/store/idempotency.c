@@ -51,9 +51,9 @@ th_err th_store_idem_keep(struct th_store *st, const char *participant, const ch
 	 * is a failure of the transaction, never an answer, so it may be queued. */
 	return th_store_exec_later(st, TH_STMT_IDEM_KEEP,
 	                           "INSERT INTO idempotency_keys (participant_id, key, task_num, "
-	                           "fingerprint, created_ms) VALUES (?1, ?2, (SELECT num FROM "
-	                           "tasks WHERE id = ?3), ?4, ?5)",
+	                           "fingerprint, created_ms) SELECT ?1, ?2, num, ?4, ?5 FROM tasks "
+	                           "WHERE id = ?3",
 	                           TH_ARGS(TH_T(participant), TH_T(key), TH_T(task_id),
 	                                   TH_T(fingerprint), TH_I(th_now_ms())),
-	                           NULL, NULL, "idempotency key", e);
+	                           NULL, "no such task", "idempotency key", e);
 }

@@ -14,9 +14,9 @@
  *     task's status or extension changed (its row is forgotten);
  *   - a write to a table no answer comes from (turns, push_outbox, help_requests ...)
  *     changes nothing;
- *   - any other write to such a table (tasks, participants, messages and events or
- *     their rows since migration 014, subtask_links, plan_steps, channels, artifacts)
- *     forgets every entry.
+ *   - any other write to such a table (tasks, participants, message_rows, event_rows
+ *     — messages and events are views since migration 014 and take no writes —
+ *     subtask_links, plan_steps, channels, artifacts) forgets every entry.
  *
  * The memo lives in its transaction only: pg.c resets it at BEGIN, COMMIT and ROLLBACK,
  * when a group part is rolled back to its savepoint, and when a queued statement failed
@@ -284,9 +284,9 @@ static void table_of(const char *sql, char *out, size_t n)
 /* 1 when a write to table can change what an answer of this file says. */
 static int memo_table(const char *table)
 {
-	static const char *const tables[] = {
-	    "tasks",      "participants",  "messages",   "events",   "message_rows",
-	    "event_rows", "subtask_links", "plan_steps", "channels", "artifacts"};
+	static const char *const tables[] = {"tasks",      "participants",  "message_rows",
+	                                     "event_rows", "subtask_links", "plan_steps",
+	                                     "channels",   "artifacts"};
 	if (table[0] == '\0')
 		return 1;
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)

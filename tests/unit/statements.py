@@ -72,8 +72,8 @@ HOT_PLANS = {
     "TH_STMT_TASK_LIST": ["SEARCH p USING COVERING INDEX participants_by_participant (participant_id=?"],
     "TH_STMT_TASK_LIST_AFTER": ["SEARCH p USING COVERING INDEX participants_by_participant (participant_id=?"],
     # 014: events and messages are views; the task id finds the task's number first.
-    "TH_STMT_MSG_APPEND": ["SEARCH tasks USING COVERING INDEX sqlite_autoindex_tasks_1 (id=?)",
-                           "SEARCH message_rows USING COVERING INDEX sqlite_autoindex_message_rows_1 (task_num=?)"],
+    "TH_STMT_MSG_APPEND": ["SEARCH t USING COVERING INDEX sqlite_autoindex_tasks_1 (id=?)",
+                           "SEARCH m USING COVERING INDEX sqlite_autoindex_message_rows_1 (task_num=?)"],
     "TH_STMT_MSG_EXISTS": ["SEARCH t USING COVERING INDEX sqlite_autoindex_tasks_1 (id=?)",
                            "SEARCH m USING COVERING INDEX sqlite_autoindex_message_rows_2 (task_num=? AND message_id=?)"],
     "TH_STMT_MSG_FIRST": ["SEARCH m USING INDEX message_rows_first_by_message_id (message_id=? AND sender=?)",
