@@ -136,10 +136,11 @@ uuid() {
 iso() { printf "strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', (%s) / 1000.0, 'unixepoch')" "$1"; }
 
 # fill_sql N BASE_MS: the SQL that adds N echo tasks, created at BASE_MS + 10 ms * n for
-# n = 1..N. Every row names its columns (no rowid, no column order is assumed), so the
-# same SQL fills tables that a later migration rebuilds WITHOUT ROWID. Afterwards it
-# prints lines the script reads: `mid|id|status_ms`, `next|id` (the task listed right
-# after the middle one), `newest|id` and `spread|id` (SPREAD_IDS tasks evenly over n).
+# n = 1..N. Every row names its columns and no hidden rowid or column order is assumed
+# (participants' rowid is an ordinary column since 016, given here). Events and messages
+# go into their row tables (014), keyed by the task's number. Afterwards it prints lines
+# the script reads: `mid|id|status_ms`, `next|id` (the task listed right after the middle
+# one), `newest|id` and `spread|id` (SPREAD_IDS tasks evenly over n).
 fill_sql() {
 	local n=$1 base=$2
 	local mid=$(((n + 1) / 2)) step=$((n / SPREAD_IDS))
@@ -172,22 +173,23 @@ FROM (SELECT n, $(uuid a) AS id, $(uuid b) AS ctx, $(uuid c) AS umid, $(uuid d) 
 DROP TABLE bench_r;
 
 INSERT INTO tasks (id, context_id, state, sub_state, status_meta_json, status_message_json,
-	status_ms, name, goal, ext_json, created_by, created_ms, updated_ms, last_seq)
+	status_ms, name, goal, ext_json, created_by, created_ms, updated_ms)
 SELECT id, ctx, 'TASK_STATE_INPUT_REQUIRED', 'awaiting-next-message',
 	'{"sub_state":"awaiting-next-message"}', amsg, t0 + 3, txt, txt,
-	'{"type":null,"description":"","acceptance_criteria":[]}', 'bench', t0, t0 + 3, 3
+	'{"type":null,"description":"","acceptance_criteria":[]}', 'bench', t0, t0 + 3
 FROM bench_g ORDER BY n;
 
 -- The schema's trigger counts bench's participations into participant_task_counts.
-INSERT INTO participants (task_id, participant_id, kind, role, display_name, added_ms, status_ms)
-SELECT g.id, p.pid, p.kind, p.role, '', g.t0 + 1, g.t0 + 3
+INSERT INTO participants (task_id, participant_id, kind, role, display_name, added_ms, status_ms,
+	rowid)
+SELECT g.id, p.pid, p.kind, p.role, '', g.t0 + 1, g.t0 + 3, p.k
 FROM bench_g g
 CROSS JOIN (SELECT 1 AS k, 'bench' AS pid, 'human' AS kind, 'reporter' AS role
 	UNION ALL SELECT 2, 'tiny-harness', 'agent', 'assignee') p
 ORDER BY g.n, p.k;
 
-INSERT INTO messages (task_id, pos, message_id, role, sender, json, created_ms)
-SELECT g.id, m.pos,
+INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, created_ms)
+SELECT t.num, m.pos,
 	CASE m.pos WHEN 1 THEN g.umid ELSE g.amid END,
 	CASE m.pos WHEN 1 THEN 'ROLE_USER' ELSE 'ROLE_AGENT' END,
 	CASE m.pos WHEN 1 THEN 'bench' ELSE 'tiny-harness' END,
@@ -196,12 +198,12 @@ SELECT g.id, m.pos,
 		'","contextId":"' || g.ctx || '"}'
 	ELSE g.amsg END,
 	CASE m.pos WHEN 1 THEN g.t0 + 1 ELSE g.t0 + 3 END
-FROM bench_g g
+FROM bench_g g JOIN tasks t ON t.id = g.id
 CROSS JOIN (SELECT 1 AS pos UNION ALL SELECT 2) m
 ORDER BY g.n, m.pos;
 
-INSERT INTO events (task_id, seq, kind, json, created_ms)
-SELECT g.id, e.seq, CASE e.seq WHEN 1 THEN 'task' ELSE 'status' END,
+INSERT INTO event_rows (task_num, seq, kind, json, created_ms)
+SELECT t.num, e.seq, CASE e.seq WHEN 1 THEN 'task' ELSE 'status' END,
 	CASE e.seq
 	WHEN 1 THEN '{"task":{"id":"' || g.id || '","contextId":"' || g.ctx ||
 		'","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"' || g.ts0 ||
@@ -221,7 +223,7 @@ SELECT g.id, e.seq, CASE e.seq WHEN 1 THEN 'task' ELSE 'status' END,
 		'"},"metadata":{"io.github.madarauchiha-314.tiny-harness/status":{"sub_state":"awaiting-next-message"}}}}'
 	END,
 	CASE e.seq WHEN 1 THEN g.t0 + 2 ELSE g.t0 + 3 END
-FROM bench_g g
+FROM bench_g g JOIN tasks t ON t.id = g.id
 CROSS JOIN (SELECT 1 AS seq UNION ALL SELECT 2 UNION ALL SELECT 3) e
 ORDER BY g.n, e.seq;
 

@@ -351,12 +351,15 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 		                    "participant %s: kind must be human|agent and role "
 		                    "assignee|reporter|watcher|admin (got %s, %s)",
 		                    p->id, p->kind, p->role);
-	/* Upsert keeps added_ms (and so the listing order) of a participant already on it. */
+	/* Upsert keeps added_ms and rowid (and so the listing order) of a participant already
+	 * on it. A new one's rowid is the task's next number: participants is a WITHOUT ROWID
+	 * table whose rowid is an ordinary column (016, decision-068). */
 	th_err err = th_store_exec_later(
 	    st, TH_STMT_PART_PUT,
 	    "INSERT INTO participants (task_id, participant_id, kind, role, "
-	    "display_name, added_ms, status_ms) VALUES (?1, ?2, ?3, ?4, ?5, "
-	    "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0)) "
+	    "display_name, added_ms, status_ms, rowid) VALUES (?1, ?2, ?3, ?4, ?5, "
+	    "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0), "
+	    "(SELECT coalesce(max(rowid), 0) + 1 FROM participants WHERE task_id = ?1)) "
 	    "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
 	    "kind = excluded.kind, role = excluded.role, "
 	    "display_name = excluded.display_name",

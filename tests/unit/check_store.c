@@ -196,7 +196,13 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND (name = 'events' OR name = 'messages')"),
 	                 2);
-	ck_assert_int_eq(th_store_schema_version(), 15);
+	ck_assert_int_eq(th_store_schema_version(), 16);
+	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
+	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
+	                 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema "
+	                           "WHERE name = 'sqlite_autoindex_participants_1'"),
+	                 0);
 	/* 007: an event's seq comes from the log; the task row keeps no counter. */
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('tasks') "
 	                           "WHERE name = 'last_seq'"),

@@ -144,7 +144,9 @@ def whole_table_reads(con, sql, lines):
 def fk_scans(con):
     """(parent, child) pairs whose foreign-key look-up on deleting a parent row walks the
     whole child table: a Rewind on a cursor opened on a table's root in the bytecode of
-    DELETE FROM parent WHERE rowid = ?1 (its cascades and checks are sub-programs)."""
+    DELETE FROM parent WHERE rowid = ?1 (its cascades and checks are sub-programs). A
+    WITHOUT ROWID parent (participants since 016) is deleted by its primary key instead,
+    whose rowid, if it has a column of that name, is an ordinary column."""
     roots = {r: (t, n) for (t, n, r) in con.execute("SELECT type, name, rootpage FROM sqlite_schema")}
     tables = [n for (n,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
                                         "AND name NOT LIKE 'sqlite_%'")]
@@ -152,7 +154,13 @@ def fk_scans(con):
     found = set()
     for parent in parents:
         cursors, last = {}, -1
-        for addr, op, p1, p2, _p3, p4, *_ in con.execute(f"EXPLAIN DELETE FROM {parent} WHERE rowid = ?1", (0,)):
+        where, args = "rowid = ?1", (0,)
+        if con.execute("SELECT wr FROM pragma_table_list WHERE name = ?", (parent,)).fetchone()[0]:
+            pk = [c for (_k, c) in sorted((k, c) for (_cid, c, _t, _nn, _d, k)
+                                          in con.execute(f"PRAGMA table_info({parent})") if k > 0)]
+            where = " AND ".join(f"{c} = ?" for c in pk)
+            args = tuple(0 for _ in pk)
+        for addr, op, p1, p2, _p3, p4, *_ in con.execute(f"EXPLAIN DELETE FROM {parent} WHERE {where}", args):
             if addr <= last:
                 cursors = {}  # a sub-program starts
             last = addr
