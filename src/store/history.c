@@ -323,21 +323,23 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	if (err != TH_OK)
 		return err;
 	int64_t next = last + 1;
-	/* STORE-10: the history messages it carries as references (refs.c). */
+	/* STORE-10: the history messages it carries as references, its timestamp against
+	 * the row's time (refs.c). */
+	int64_t now = th_now_ms();
 	char *ctx = NULL;    /* free */
 	char *packed = NULL; /* free */
 	err = th_store_task_context(st, task_id, &ctx, e);
 	if (err == TH_OK)
-		err = th_ref_event_pack(st, task_id, ctx, json, &packed, e);
+		err = th_ref_event_pack(st, task_id, ctx, json, now, &packed, e);
 	free(ctx);
 	if (err != TH_OK)
 		return err;
-	err = th_store_exec_later(st, TH_STMT_EV_INSERT,
-	                          "INSERT INTO event_rows (task_num, seq, kind, json, created_ms, "
-	                          "ends) SELECT num, ?2, ?3, ?4, ?5, ?6 FROM tasks WHERE id = ?1",
-	                          TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed),
-	                                  TH_I(th_now_ms()), TH_I(ends)),
-	                          NULL, NO_TASK, "event append", e);
+	err = th_store_exec_later(
+	    st, TH_STMT_EV_INSERT,
+	    "INSERT INTO event_rows (task_num, seq, kind, json, created_ms, "
+	    "ends) SELECT num, ?2, ?3, ?4, ?5, ?6 FROM tasks WHERE id = ?1",
+	    TH_ARGS(TH_T(task_id), TH_I(next), TH_T(kind), TH_T(packed), TH_I(now), TH_I(ends)),
+	    NULL, NO_TASK, "event append", e);
 	free(packed);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
@@ -349,10 +351,9 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 }
 
 static const struct th_col event_cols[] = {
-    TH_COL_I64(struct th_event, seq),
-    TH_COL_TEXT(struct th_event, kind),
-    TH_COL_TEXT(struct th_event, json),
-    TH_COL_INT(struct th_event, ends),
+    TH_COL_I64(struct th_event, seq),        TH_COL_TEXT(struct th_event, kind),
+    TH_COL_TEXT(struct th_event, json),      TH_COL_INT(struct th_event, ends),
+    TH_COL_I64(struct th_event, created_ms),
 };
 static const struct th_row_def event_row = TH_ROW_DEF(struct th_event, event_cols);
 
@@ -372,7 +373,7 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
 	void *ev = NULL; /* struct th_event[cnt]; th_events_free, or the caller's */
 	th_err err =
 	    th_store_each(st, TH_STMT_EV_SINCE,
-	                  "SELECT seq, kind, json, ends FROM events WHERE task_id = ?1 "
+	                  "SELECT seq, kind, json, ends, created_ms FROM events WHERE task_id = ?1 "
 	                  "AND seq > ?2 ORDER BY seq LIMIT ?3",
 	                  TH_ARGS(TH_T(task_id), TH_I(after), TH_I(limit > 0 ? limit : -1)),
 	                  &event_row, &ev, &cnt, "events since", e);
@@ -387,7 +388,8 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
 	err = th_store_task_context(st, task_id, &ctx, e);
 	for (size_t i = 0; err == TH_OK && i < cnt; i++) {
 		char *full = NULL;
-		err = th_ref_event_unpack(st, task_id, ctx, evs[i].json, &full, e);
+		err =
+		    th_ref_event_unpack(st, task_id, ctx, evs[i].json, evs[i].created_ms, &full, e);
 		if (err == TH_OK) {
 			free(evs[i].json);
 			evs[i].json = full;

@@ -18,13 +18,20 @@
  * {"messageId": message_id, "role": role, first again. A stored object that has a
  * messageId is whole and read as it is: every row written before, and a message whose
  * members come in another order. Every message the store keeps has a messageId
- * (th_ref_msg_pack refuses one without), so the rule has no third case. */
+ * (th_ref_msg_pack refuses one without), so the rule has no third case.
+ *
+ * An event's status timestamp (a task snapshot's or a status update's) that the row's
+ * created_ms gives back is stored as a number, the milliseconds it is older than the row
+ * (decision-068): {"timestamp": 0} for the usual case of the same millisecond. A2A's
+ * timestamp is a string, so a number there is always this form; only a string that
+ * th_ts_format writes back exactly (UTC, milliseconds) is stored so, others stay text. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
 #include "store/store_int.h"
 #include "util/buf.h"
+#include "util/ids.h"
 #include "util/jsonx.h"
 
 #define REF_ONE "$message"
@@ -382,8 +389,43 @@ static th_err ref_history(struct th_store *st, const char *task_id, const char *
 	return TH_OK;
 }
 
+/* status's timestamp, when created_ms gives it back, as the milliseconds before it. */
+static void lean_timestamp(json_object *status, int64_t created_ms)
+{
+	json_object *ts = NULL;
+	int64_t ms = 0;
+	char back[TH_TS_LEN + 1];
+	if (!json_object_object_get_ex(status, "timestamp", &ts) ||
+	    !json_object_is_type(ts, json_type_string) ||
+	    th_ts_parse(json_object_get_string(ts), &ms) != 0 || ms > created_ms ||
+	    created_ms - ms > INT32_MAX)
+		return;
+	th_ts_format(ms, back);
+	if (strcmp(back, json_object_get_string(ts)) != 0)
+		return;
+	json_object *n = json_object_new_int64(created_ms - ms);
+	if (n != NULL) /* else kept as text */
+		json_object_object_add(status, "timestamp", n);
+}
+
+/* A stored status timestamp (a number, lean_timestamp) as text again. */
+static th_err full_timestamp(json_object *status, int64_t created_ms, struct th_error *e)
+{
+	json_object *ts = NULL;
+	if (!json_object_object_get_ex(status, "timestamp", &ts) ||
+	    !json_object_is_type(ts, json_type_int))
+		return TH_OK;
+	char text[TH_TS_LEN + 1];
+	th_ts_format(created_ms - json_object_get_int64(ts), text);
+	json_object *s = json_object_new_string(text);
+	if (s == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (event)");
+	json_object_object_add(status, "timestamp", s);
+	return TH_OK;
+}
+
 th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,
-                         const char *json, char **out, struct th_error *e)
+                         const char *json, int64_t created_ms, char **out, struct th_error *e)
 {
 	*out = NULL;
 	json_object *root = NULL;
@@ -396,8 +438,11 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
 		drop_if(v, "id", task_id);
 		drop_if(v, "contextId", context_id);
 		json_object *status = NULL;
-		if (json_object_object_get_ex(v, "status", &status))
+		if (json_object_object_get_ex(v, "status", &status) &&
+		    json_object_is_type(status, json_type_object)) {
 			rc = ref_member(st, task_id, context_id, status, "message", e);
+			lean_timestamp(status, created_ms);
+		}
 		if (rc == TH_OK)
 			rc = ref_history(st, task_id, context_id, v, e);
 	} else if ((json_object_object_get_ex(root, "statusUpdate", &v) ||
@@ -407,8 +452,10 @@ th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *c
 		drop_if(v, "contextId", context_id);
 		json_object *status = NULL;
 		if (json_object_object_get_ex(v, "status", &status) &&
-		    json_object_is_type(status, json_type_object))
+		    json_object_is_type(status, json_type_object)) {
 			rc = ref_member(st, task_id, context_id, status, "message", e);
+			lean_timestamp(status, created_ms);
+		}
 	} else if (json_object_object_get_ex(root, "message", &v)) {
 		rc = ref_member(st, task_id, context_id, root, "message", e);
 	}
@@ -503,7 +550,7 @@ static json_object *with_ids(json_object *obj, const char *id_key, const char *t
 }
 
 th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char *context_id,
-                           const char *stored, char **out, struct th_error *e)
+                           const char *stored, int64_t created_ms, char **out, struct th_error *e)
 {
 	*out = NULL;
 	json_object *root = NULL;
@@ -528,8 +575,11 @@ th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char 
 	if (rc == TH_OK && top != NULL && json_object_is_type(v, json_type_object)) {
 		json_object *status = NULL;
 		if (json_object_object_get_ex(v, "status", &status) &&
-		    json_object_is_type(status, json_type_object))
+		    json_object_is_type(status, json_type_object)) {
 			rc = deref_member(st, task_id, context_id, status, "message", e);
+			if (rc == TH_OK)
+				rc = full_timestamp(status, created_ms, e);
+		}
 		if (rc == TH_OK && strcmp(top, "task") == 0)
 			rc = deref_history(st, task_id, context_id, v, e);
 		json_object *full = rc == TH_OK ? with_ids(v, id_key, task_id, context_id) : NULL;

@@ -350,9 +350,10 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 
 struct th_event {
 	int64_t seq;
-	char *kind; /* free (th_events_free) */
-	char *json; /* free */
-	int ends;   /* enum th_event_ends, as written (th_store_event_append) */
+	char *kind;         /* free (th_events_free) */
+	char *json;         /* free */
+	int ends;           /* enum th_event_ends, as written (th_store_event_append) */
+	int64_t created_ms; /* when the row was written */
 };
 void th_events_free(struct th_event *ev, size_t n);
 /* Events with seq > after, in order, at most limit (limit <= 0: all). */

@@ -4,8 +4,9 @@
 # lighttpd (tests/lib/server.sh) with one FastCGI worker.
 #
 # A task snapshot event is stored with its task extension without the defaults (under
-# "$task"), and a history message without its leading messageId and role (the row's
-# columns). A client must not see the difference: two tasks are made (one waiting for
+# "$task"), a history message without its leading messageId and role (the row's
+# columns), and an event's status timestamp as the milliseconds it is older than the
+# row's created_ms (decision-068). A client must not see the difference: two tasks are made (one waiting for
 # its next message after a follow-up, one completed by its reporter), and GetTask,
 # ListTasks, REST GetTask, a SubscribeToTask replayed from the start (Last-Event-ID 0)
 # and `tiny-harness tasks events` are recorded. Then the rows are rewritten with sqlite3
@@ -79,6 +80,13 @@ check "STORE-10 each task snapshot keeps its task extension without the defaults
 	'[ "$(sq "$LEAN_EV")" = 2 ]' \
 	'[ "$(sq "SELECT count(*) FROM events WHERE json LIKE '"'%display_name%'"'")" = 0 ]'
 
+TS_D="coalesce(json_extract(json, '\$.task.status.timestamp'), json_extract(json, '\$.statusUpdate.status.timestamp'))"
+LEAN_TS="SELECT count(*) FROM event_rows WHERE typeof($TS_D) = 'integer'"
+STATUS_EV="SELECT count(*) FROM event_rows WHERE kind IN ('task', 'status')"
+check "STORE-10 every event's status timestamp is stored as milliseconds before its row" \
+	'[ "$(sq "$STATUS_EV")" -ge 5 ]' \
+	'[ "$(sq "$LEAN_TS")" = "$(sq "$STATUS_EV")" ]'
+
 # The rows as builds before decision-061 wrote them.
 OLD_EV="SELECT count(*) FROM events WHERE json LIKE '%\"plan\":null}}}}'"
 sqlite3 "$DB" >"$T/rewrite.out" 2>&1 <<'SQL'
@@ -93,10 +101,16 @@ UPDATE event_rows SET json = replace(replace(replace(replace(replace(json,
 	'"role":"assignee"}', '"role":"assignee","display_name":""}'),
 	'}]}}}}', '}],"parent_tasks":[],"sub_tasks":[],"plan":null}}}}')
 	WHERE json LIKE '%"$task":%';
+UPDATE event_rows SET json = replace(json, '"timestamp":' || d || '}', '"timestamp":"'
+	|| strftime('%Y-%m-%dT%H:%M:%S', (created_ms - d) / 1000, 'unixepoch')
+	|| printf('.%03dZ', (created_ms - d) % 1000) || '"}')
+	FROM (SELECT rowid AS r, coalesce(json_extract(json, '$.task.status.timestamp'),
+		json_extract(json, '$.statusUpdate.status.timestamp')) AS d FROM event_rows)
+	WHERE event_rows.rowid = r AND typeof(d) = 'integer';
 SQL
 check "STORE-10 the rows are rewritten in the old form" \
 	'[ ! -s "$T/rewrite.out" ]' \
-	'[ "$(sq "$LEAN_MSG")" = 0 ]' '[ "$(sq "$LEAN_EV")" = 0 ]' \
+	'[ "$(sq "$LEAN_MSG")" = 0 ]' '[ "$(sq "$LEAN_EV")" = 0 ]' '[ "$(sq "$LEAN_TS")" = 0 ]' \
 	'[ "$(sq "$OLD_EV")" = 2 ]'
 
 record "$T/old"

@@ -1625,6 +1625,73 @@ START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 }
 END_TEST
 
+/* decision-068: a status timestamp the row's created_ms gives back is stored as a number,
+ * the milliseconds before it; any other timestamp stays text; every one reads back as
+ * written. */
+START_TEST(test_store10_event_timestamps_lean_read_byte_for_byte)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	char now[TH_TS_LEN + 1], past[TH_TS_LEN + 1], later[TH_TS_LEN + 1];
+	int64_t t0 = th_now_ms();
+	th_ts_format(t0 - 1500, past);
+	th_ts_format(t0 + 3600000, later); /* after the row: not stored as a number */
+	begin(st);
+	add_task(st, "t");
+	th_ts_format(th_now_ms(), now);
+	char ev[6][256];
+	snprintf(ev[0], sizeof ev[0],
+	         "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"status\":{"
+	         "\"state\":\"TASK_STATE_WORKING\","
+	         "\"timestamp\":\"%s\"}}}",
+	         now);
+	snprintf(ev[1], sizeof ev[1],
+	         "{\"task\":{\"id\":\"t\",\"contextId\":\"ctx-1\",\"status\":{\"state\":\"TASK_"
+	         "STATE_SUBMITTED\","
+	         "\"timestamp\":\"%s\"},\"kind\":\"x\"}}",
+	         past);
+	snprintf(ev[2], sizeof ev[2],
+	         "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"status\":{"
+	         "\"state\":\"TASK_STATE_WORKING\","
+	         "\"timestamp\":\"%s\"}}}",
+	         later);
+	snprintf(ev[3], sizeof ev[3],
+	         "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"status\":{"
+	         "\"timestamp\":\"2026-12-05T20:59:19Z\","
+	         "\"state\":\"TASK_STATE_WORKING\"}}}");
+	snprintf(ev[4], sizeof ev[4],
+	         "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"status\":{"
+	         "\"state\":\"TASK_STATE_WORKING\","
+	         "\"timestamp\":\"2026-12-05T21:59:19.447+01:00\"}}}");
+	snprintf(ev[5], sizeof ev[5],
+	         "{\"artifactUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"artifact\":{"
+	         "\"timestamp\":\"%s\"}}}",
+	         now);
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_int_eq(
+		    th_store_event_append(st, "t", "status", TH_ENDS_NONE, ev[i], NULL, &e), TH_OK);
+	commit(st);
+	/* The first two as numbers (reading them back below checks the value); the one
+	 * after its row, the ones in another form and an artifact's member of the same name
+	 * as text. */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM event_rows WHERE seq <= 2 AND json "
+	                           "LIKE '%\"status\":{%\"timestamp\":%' AND json NOT LIKE "
+	                           "'%\"timestamp\":\"%'"),
+	                 2);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM event_rows WHERE json LIKE "
+	                           "'%\"timestamp\":\"%'"),
+	                 4);
+	struct th_event *out = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, &out, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 6);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(out[i].json, ev[i]);
+	th_events_free(out, n);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 {
 	const char *src = getenv("TH_SRCDIR");
@@ -3240,6 +3307,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
 	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
 	tcase_add_test(tc, test_store10_message_rows_lean_read_byte_for_byte);
+	tcase_add_test(tc, test_store10_event_timestamps_lean_read_byte_for_byte);
 	if (pg_base() != NULL) {
 		tcase_add_test(tc, test_store6_pg_migrates_once_and_records_its_version);
 		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);
