@@ -8,6 +8,10 @@
 # worker_pid) in turns), and that stopping Apache stops the workers. Each recipe runs as
 # shipped, with its login on (SEC-1, decision-040): every request logs in with HTTP
 # Basic, and without a login (or with X-Participant-Id alone) the server answers 401.
+# Each recipe's proxy idle timeout against the program's heartbeat_ms, model_timeout_ms and
+# stream_max_ms (STREAM-PROXY-1), and, started again with that timeout cut to 1 s, a quiet
+# SubscribeToTask that outlives it while a silenced one does not (STREAM-PROXY-2,
+# tests/lib/keepalive.sh, decision-072).
 # Then the two Apache recipes again in their bearer variant (-D TH_BEARER: CGIPassAuth
 # On, identity = bearer): an API key from `tiny-harness keys add` is the sender, no key
 # or X-Participant-Id alone get 401 with a Bearer challenge (SEC-1).
@@ -41,6 +45,7 @@ done
 . "$TH_SRCDIR/tests/lib/proc.sh"
 . "$TH_SRCDIR/tests/lib/a2a.sh"
 . "$TH_SRCDIR/tests/lib/scenario.sh"
+. "$TH_SRCDIR/tests/lib/keepalive.sh"
 APACHE=$TH_SRCDIR/tests/lib/apache.sh
 # The launcher of a mode: tests/lib/nginx.sh for nginx, tests/lib/apache.sh otherwise
 # (the same check/start/workers/stop commands).
@@ -103,7 +108,7 @@ run_mode() {
 	if [ "$MODE" = nginx ]; then
 		check "PKG-3 STORE-4 STREAM-1 $RECIPE turns FastCGI buffering off, waits out long streams and matches the 1 MiB body limit" \
 			'grep -Eq "^[[:space:]]*fastcgi_buffering off;" "$TH_SRCDIR/$RECIPE"' \
-			'grep -Eq "^[[:space:]]*fastcgi_read_timeout 1h;" "$TH_SRCDIR/$RECIPE"' \
+			'grep -Eq "^[[:space:]]*fastcgi_read_timeout 120s;" "$TH_SRCDIR/$RECIPE"' \
 			'grep -Eq "^[[:space:]]*client_max_body_size 1m;" "$TH_SRCDIR/$RECIPE"'
 	elif [ "$MODE" = htaccess ]; then
 		check "STORE-4 $RECIPE runs the program as fcgid-script, routes every URL to it and turns big bodies into 413" \
@@ -304,6 +309,9 @@ run_mode() {
 		;;
 	esac
 
+	# ------------------------------------------------------------------ proxy timeouts
+	recipe_timeout_checks "$MODE" "$RECIPE"
+
 	# ------------------------------------------------------------------ shutdown
 	workers=$(sh "$LAUNCHER" workers "$T/$MODE")
 	apid=$(cat "$T/$MODE/$PIDFILE" 2>/dev/null)
@@ -377,6 +385,21 @@ for m in $MODES; do
 done
 for m in $MODES; do
 	bearer_mode "$m"
+done
+# STREAM-PROXY-2 (decision-072): each recipe once more with its idle timeout for a silent
+# worker cut to 1 s (tests/lib/keepalive.sh); not the shared host, whose timeouts are the
+# host's (STREAM-PROXY-1 above reads them).
+for m in $MODES; do
+	case $m in fcgid | proxy | nginx)
+		sh "$(launcher "$m")" check "$m" >/dev/null || continue # its skip is reported above
+		case $m in
+		fcgid) label="Apache+mod_fcgid" ;;
+		proxy) label="Apache+mod_proxy_fcgi" ;;
+		nginx) label="nginx+spawn-fcgi" ;;
+		esac
+		keepalive_checks "$m" "$label"
+		;;
+	esac
 done
 
 tap_done

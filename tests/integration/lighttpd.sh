@@ -4,7 +4,9 @@
 # workers, on loopback. A whole conversation over both bindings, completion with the
 # control envelope, SSE through the server, and proof that requests were served by
 # different worker processes (turns.worker_pid), all with the recipe's login on (SEC-1:
-# lighttpd's HTTP Basic, identity = remote_user; 401 without a login). TAP output; 77
+# lighttpd's HTTP Basic, identity = remote_user; 401 without a login); then the recipe's
+# idle timeout for a silent worker, and lighttpd with it cut to 1 s holding a quiet stream
+# open (STREAM-PROXY-1, STREAM-PROXY-2). TAP output; 77
 # (skip) when lighttpd, curl, jq, openssl or sqlite3 is missing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
@@ -14,6 +16,7 @@ set -u
 . "$TH_SRCDIR/tests/lib/proc.sh"
 . "$TH_SRCDIR/tests/lib/a2a.sh"
 . "$TH_SRCDIR/tests/lib/scenario.sh"
+. "$TH_SRCDIR/tests/lib/keepalive.sh"
 
 [ -x "$TH_BIN" ] || skip "no program at $TH_BIN"
 require_lighttpd
@@ -150,5 +153,12 @@ done
 REQ_DESC="server.sh stop; lighttpd $lpid, its children $(echo $children), turn workers $(echo $pids); still running:$left"
 check "STORE-4 stopping lighttpd stops its two workers" '[ -n "$lpid" ]' \
 	'[ "$(printf "%s\n" $children | grep -c .)" = 2 ]' '[ -z "$left" ]'
+
+# ------------------------------------------------------------------ proxy timeouts
+# STREAM-PROXY-1: the recipe's backend "read-timeout" against the program's defaults;
+# STREAM-PROXY-2: lighttpd again with it cut to 1 s, a quiet stream outlives it and a
+# silenced one does not (tests/lib/keepalive.sh, decision-072).
+recipe_timeout_checks lighttpd conf/lighttpd.conf
+keepalive_checks lighttpd lighttpd
 
 tap_done

@@ -308,6 +308,20 @@ start() {
 	if [ -f "$dir/apache.pid" ] && alive "$(cat "$dir/apache.pid")"; then
 		die "a server is already running for $dir (pid $(cat "$dir/apache.pid"))"
 	fi
+	# TH_PROXY_TIMEOUT (seconds): a copy of the recipe in DIR with the longest silence of
+	# a worker Apache waits out shortened — FcgidIOTimeout (fcgid), ProxyPass timeout=
+	# (proxy) — for the keep-alive tests (STREAM-PROXY-2, decision-072); unset, the
+	# recipe runs from where it is.
+	if [ -n "${TH_PROXY_TIMEOUT:-}" ]; then
+		case $mode in
+		fcgid) idle="s|^FcgidIOTimeout\([[:space:]]*\)[0-9]*\$|FcgidIOTimeout\1$TH_PROXY_TIMEOUT|" shown="^FcgidIOTimeout[[:space:]]+$TH_PROXY_TIMEOUT\$" ;;
+		proxy) idle="s|^\(ProxyPass .*\) timeout=[0-9]*|\1 timeout=$TH_PROXY_TIMEOUT|" shown="^ProxyPass .* timeout=$TH_PROXY_TIMEOUT( |\$)" ;;
+		*) die "TH_PROXY_TIMEOUT: only the fcgid and proxy recipes have a timeout to shorten" ;;
+		esac
+		sed "$idle" "$conf" >"$dir/recipe.conf" || die "cannot write $dir/recipe.conf"
+		grep -Eq "$shown" "$dir/recipe.conf" || die "TH_PROXY_TIMEOUT: no idle timeout in $conf to shorten"
+		conf=$dir/recipe.conf
+	fi
 
 	if [ "$(id -u)" = 0 ]; then
 		chown "$TH_APACHE_USER:$(id -g "$TH_APACHE_USER")" "$dir" || die "cannot give $dir to $TH_APACHE_USER"

@@ -170,9 +170,18 @@ start() {
 			auth='s|^$||'
 			htpasswd=${TH_HTPASSWD:-/nonexistent}
 		fi
+		# TH_PROXY_TIMEOUT (seconds): the recipe's fastcgi_read_timeout, the longest
+		# silence of a worker nginx waits out, shortened for the keep-alive tests
+		# (STREAM-PROXY-2, decision-072); unset, the recipe's own value stays.
+		idle='s|^$||'
+		[ -z "${TH_PROXY_TIMEOUT:-}" ] ||
+			idle="s|^\([[:space:]]*fastcgi_read_timeout\) [0-9a-z]*;|\1 ${TH_PROXY_TIMEOUT}s;|"
 		sed -e "s|@LISTEN@|127.0.0.1:$port|" -e "s|@SOCKET@|$sock|" -e "s|@STATIC@|$dir/www|" \
-			-e "s|@HTPASSWD@|$htpasswd|" -e "$auth" \
+			-e "s|@HTPASSWD@|$htpasswd|" -e "$auth" -e "$idle" \
 			"$recipe" >"$dir/site.conf" || die "cannot write $dir/site.conf"
+		[ -z "${TH_PROXY_TIMEOUT:-}" ] ||
+			grep -Eq "^[[:space:]]*fastcgi_read_timeout ${TH_PROXY_TIMEOUT}s;" "$dir/site.conf" ||
+			die "TH_PROXY_TIMEOUT: no fastcgi_read_timeout line in $recipe to shorten"
 		cat >"$dir/nginx.conf" <<CONF
 worker_processes 1;
 error_log $dir/error.log info;

@@ -36,7 +36,7 @@
 # (default: lighttpd on PATH or /usr/sbin/lighttpd), TH_SERVER_TIMEOUT (seconds to wait
 # for the card, default 30), TH_LIGHTTPD_CONF (default $TH_SRCDIR/conf/lighttpd.conf: a
 # test's own file that includes it and adds to it, e.g. Basic auth for identity =
-# remote_user in tests/ui/webapp.mjs). TINY_HARNESS_IDENTITY (default header) picks the
+# remote_user in tests/ui/webapp.mjs), TH_PROXY_TIMEOUT (below). TINY_HARNESS_IDENTITY (default header) picks the
 # recipe's authentication; remote_user needs TH_HTPASSWD (decision-040).
 #
 # Plain POSIX sh: callers run it as `sh server.sh …` or directly.
@@ -74,6 +74,17 @@ start() {
 	[ -x "$LIGHTTPD" ] || die "lighttpd not found (LIGHTTPD=$LIGHTTPD)"
 	conf=${TH_LIGHTTPD_CONF:-$TH_SRCDIR/conf/lighttpd.conf}
 	[ -r "$conf" ] || die "no $conf"
+	# TH_PROXY_TIMEOUT (seconds): a copy of the recipe in DIR with its backend
+	# "read-timeout" (the longest silence of a worker lighttpd waits out) shortened, for
+	# the keep-alive tests (STREAM-PROXY-2, decision-072), and the authentication files it
+	# includes beside it; unset, the recipe runs from where it is.
+	if [ -n "${TH_PROXY_TIMEOUT:-}" ]; then
+		sed "s|^\([[:space:]]*\"read-timeout\"[[:space:]]*=>\) [0-9]*,|\1 $TH_PROXY_TIMEOUT,|" "$conf" >"$dir/lighttpd.conf" &&
+			cp "$(dirname "$conf")"/lighttpd-auth-*.conf "$dir/" || die "cannot copy $conf to $dir"
+		grep -Eq "^[[:space:]]*\"read-timeout\"[[:space:]]*=> $TH_PROXY_TIMEOUT,\$" "$dir/lighttpd.conf" ||
+			die "TH_PROXY_TIMEOUT: no \"read-timeout\" line in $conf to shorten"
+		conf=$dir/lighttpd.conf
+	fi
 	case $TH_BIN in /*) ;; *) TH_BIN=$(cd "$(dirname "$TH_BIN")" && pwd)/$(basename "$TH_BIN") ;; esac
 	if [ -f "$dir/lighttpd.pid" ] && alive "$(cat "$dir/lighttpd.pid")"; then
 		die "a server is already running for $dir (pid $(cat "$dir/lighttpd.pid"))"
