@@ -78,6 +78,10 @@ EXTRA_DIST += tests/integration/hostile.mjs
 # Shared by the shell tests: TAP output (tap.sh), A2A requests over curl/jq/sqlite3 (a2a.sh),
 # ports and processes (proc.sh, also sourced by server.sh and apache.sh).
 EXTRA_DIST += tests/lib/tap.sh tests/lib/a2a.sh tests/lib/proc.sh tests/lib/scenario.sh
+# Each recipe's idle timeout for a silent worker against the program's defaults, and the
+# recipe started again with it cut to 1 s holding a quiet stream open (STREAM-PROXY-1,
+# STREAM-PROXY-2, decision-072): sourced by lighttpd.sh and apache_fcgid.sh.
+EXTRA_DIST += tests/lib/keepalive.sh
 # The test server's database, SQLite or PostgreSQL (db.sh, sourced by server.sh and a2a.sh),
 # and the throwaway PostgreSQL cluster of TH_TEST_PG (pg.sh, run by scripts/test.sh).
 EXTRA_DIST += tests/lib/db.sh tests/lib/pg.sh
