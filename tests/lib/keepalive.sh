@@ -166,14 +166,16 @@ recipe_timeout_checks() {
 		# mod_fcgid's defaults, which .htaccess cannot change.
 		f=$TH_SRCDIR/conf/htaccess.example
 		idle_ms=40 busy_ms=300
-		smax=$(sed -n 's/^#[[:space:]]*stream_max_ms = \([0-9]*\).*/\1/p' "$f")
+		smax=$(sed -n 's/^#[[:space:]]*stream_max_ms = \([0-9]*\).*/\1/p' "$f" | head -n1)
 		;;
 	esac
 	idle_ms=$((${idle_ms:-0} * 1000))
 	[ -z "$busy_ms" ] || busy_ms=$((busy_ms * 1000))
 	REQ_DESC="$f: idle timeout ${idle_ms} ms${busy_ms:+, busy timeout $busy_ms ms}; program defaults heartbeat_ms $hb, model_timeout_ms $model, stream_max_ms ${smax:-none}"
 	: >"$T/body"
-	check "STREAM-PROXY-1 $label waits out a silent worker ($((idle_ms / 1000)) s) longer than heartbeat_ms ($hb ms) and model_timeout_ms ($model ms)${busy_ms:+, and ends no request before stream_max_ms ($smax ms)}" \
+	local also=" and model_timeout_ms ($model ms)"
+	[ "$mode" != htaccess ] || also=" (the host's default)"
+	check "STREAM-PROXY-1 $label waits out a silent worker ($((idle_ms / 1000)) s) longer than heartbeat_ms ($hb ms)$also${busy_ms:+, and ends no request before stream_max_ms ($smax ms)}" \
 		'[ -n "$hb" ] && [ -n "$model" ] && [ -n "$smax" ]' \
 		'[ "$idle_ms" -gt "$hb" ]' '[ "$idle_ms" -gt "$model" ] || [ "$mode" = htaccess ]' \
 		'[ -z "$busy_ms" ] || [ "$busy_ms" -gt "$smax" ]'
