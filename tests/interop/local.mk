@@ -28,3 +28,9 @@ EXTRA_DIST += tests/interop/sdk_auth.mjs
 # card and on GET /extendedAgentCard.
 TESTS += tests/interop/card_sig.mjs
 EXTRA_DIST += tests/interop/card_sig.mjs
+# STREAM-RESUME-1 (decision-072): a stream the server ends after stream_max_ms (1.5 s here)
+# resumed by the same client over both bindings: with Last-Event-ID (its serviceParameters;
+# the ids read beside the SDK by its fetchImpl) the events of the gap and then the live ones,
+# each once against the events table; without it the Task first, holding the gap's message.
+TESTS += tests/interop/stream_resume.mjs
+EXTRA_DIST += tests/interop/stream_resume.mjs
