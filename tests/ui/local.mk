@@ -4,7 +4,8 @@
 TESTS += tests/ui/render.mjs
 # The web app (WEB-1..WEB-3): bundle.mjs checks that the committed web/dist is what
 # `node web/build.mjs` makes; webapp.mjs drives the app served at <base>ui/ by lighttpd with
-# 2 workers in headless Chromium, by role and label only; webapp-state.mjs: a task that is over,
+# 2 workers in headless Chromium, by role and label only, resuming streams with Last-Event-ID
+# (STREAM-RESUME-2, decision-072); webapp-state.mjs: a task that is over,
 # the conversation's order against a slow network, identity and ?debug (WEB-4..WEB-6).
 TESTS += tests/ui/bundle.mjs tests/ui/webapp.mjs tests/ui/webapp-state.mjs
 # Named file by file: a directory here would also copy the build tree's tests/ui (its .log

@@ -11,7 +11,10 @@
 // http(s) URLs are links (WEB-3); with identity = remote_user (a second lighttpd, the recipe's
 // Basic login) the login names the person and the Participant field is not shown (ID-1); with
 // identity = bearer (a third) the app asks for an API key, keeps it in sessionStorage, sends
-// it as Authorization: Bearer, and shows the sign-in again on a 401 (SEC-1).
+// it as Authorization: Bearer, and shows the sign-in again on a 401 (SEC-1). Streams end
+// after stream_max_ms (4 s) and the page resumes them with Last-Event-ID: a message stored
+// while one resumption is held back in the browser arrives once, and the page has taken
+// every stored event once (STREAM-4, STREAM-RESUME-2, decision-072).
 //
 // Screenshots of the task list and of a task at phone (390 px) and desktop (1280 px) widths go
 // to $TH_BUILDDIR/tests/artifacts/web/, with web-app-1280.png, the page as docs/web-app.png
@@ -23,6 +26,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, show } from '../contract/lib.mjs';
+import { dbEvents } from '../lib/db.mjs';
 import { CHROMIUM, CHROMIUM_ARGS, findLighttpd, needChromium, startLighttpd, startLighttpdOrExit } from '../lib/interop.mjs';
 import { missingModules } from '../interop/deps.mjs';
 
@@ -53,7 +57,7 @@ let stopBearerServer = null;
 // Streams end after 4 s (stream_max_ms), so the page resumes them with Last-Event-ID again
 // and again while the tests run (STREAM-4, WEB-2).
 const STREAM_MAX_MS = 4000;
-const { base, stop: stopServer } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD, env: { TINY_HARNESS_STREAM_MAX_MS: String(STREAM_MAX_MS) } });
+const { base, db, stop: stopServer } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD, env: { TINY_HARNESS_STREAM_MAX_MS: String(STREAM_MAX_MS) } });
 console.log(`# server ${base} (state in ${dir})`);
 
 let seq = 0;
@@ -206,6 +210,58 @@ try {
 		assert.equal(new Set(ids).size, ids.length, `a message shown twice: ${show(ids)}`);
 		const texts = await conversation(p).locator('.part-text').allTextContents();
 		assert.equal(texts.filter((x) => x === 'echo: after the drop').length, 1);
+	});
+
+	await t.test('STREAM-RESUME-2 WEB-2 STREAM-4 a message sent while the page\'s stream is down (its resumption held back) arrives by the Last-Event-ID replay, once; the page took every stored event once', async () => {
+		const p = need(alice, 'the first task');
+		const id = need(taskId, 'the first task');
+		// The next resumption (the server ends each stream after STREAM_MAX_MS) is held in
+		// the browser until a message has been stored: the page is away while it happens.
+		let release;
+		const held = new Promise((r) => { release = r; });
+		let heldFrom = null;
+		let lastBefore = null;
+		const every = () => true;
+		const handler = async (route) => {
+			const r = route.request();
+			const from = r.headers()['last-event-id'];
+			if (heldFrom == null && r.method() === 'POST' && from != null && (r.postData() ?? '').includes('"SubscribeToTask"')) {
+				heldFrom = Number(from);
+				lastBefore = await p.evaluate(() => window.thWeb.lastEventId).catch(() => null);
+				await held;
+			}
+			await route.fallback();
+		};
+		await p.route(every, handler);
+		try {
+			for (let i = 0; i < (STREAM_MAX_MS * 2) / 50 && heldFrom == null; i++)
+				await p.waitForTimeout(50);
+			assert.ok(heldFrom != null, `no resumption within ${STREAM_MAX_MS * 2} ms`);
+			await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: id, parts: [{ text: 'sent while the page was away' }] } });
+			release();
+			await conversation(p).getByText('echo: sent while the page was away', { exact: true }).waitFor();
+			// The message itself is no event: the page reads it with the task (GetTask)
+			// after the status update that carries the reply.
+			await conversation(p).getByText('sent while the page was away', { exact: true }).waitFor();
+		} finally {
+			release();
+			await p.unroute(every, handler);
+		}
+		assert.equal(heldFrom, lastBefore, 'the resumption names the last event the page took');
+		const texts = await conversation(p).locator('.part-text').allTextContents();
+		assert.equal(texts.filter((x) => x === 'sent while the page was away').length, 1, `shown once: ${show(texts)}`);
+		assert.equal(texts.filter((x) => x === 'echo: sent while the page was away').length, 1, `echo shown once: ${show(texts)}`);
+		// Every event stored after the page's first snapshot, once and in order.
+		let ids = [];
+		let stored = [];
+		for (let i = 0; i < 50; i++) {
+			ids = await p.evaluate(() => window.thWeb.eventIds);
+			stored = dbEvents(db, id, ids[0]).map((e) => e.seq);
+			if (stored.length > 0 && ids.at(-1) === stored.at(-1))
+				break;
+			await p.waitForTimeout(100);
+		}
+		assert.deepEqual(ids.slice(1), stored, `the page's event ids ${show(ids)} against the events table after ${ids[0]}`);
 	});
 
 	const MARKUP = '<img src=x onerror=window.__pwned=1>';
