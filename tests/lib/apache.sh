@@ -54,7 +54,8 @@
 # TH_HOST_OVERRIDE (both: the web root's AllowOverride, default All), TH_HOST_FCGID
 # (htaccess mode: "defaults" leaves out the host's FcgidMaxProcessesPerClass PROCS line,
 # so mod_fcgid runs exactly at its defaults, up to 100 processes), TH_SERVER_EXPECT
-# (the card's status that means started, default 200).
+# (the card's status that means started, default 200), TH_PROXY_TIMEOUT (fcgid, proxy: the
+# recipe's idle timeout for a silent worker, in seconds, in a copy of it; decision-072).
 #
 # Authentication (SEC-1, decision-040): the recipes ask for an HTTP Basic login and give
 # the workers identity = remote_user. With TINY_HARNESS_IDENTITY=remote_user the caller

@@ -28,7 +28,8 @@
 # for the tests of other things) its auth_basic line is turned off.
 #
 # Environment: TH_BIN, TH_SRCDIR, TH_BUILDDIR as in apache.sh; NGINX (default nginx on
-# PATH or /usr/sbin/nginx), SPAWN_FCGI, TH_APACHE_USER, TH_SERVER_TIMEOUT (default 30).
+# PATH or /usr/sbin/nginx), SPAWN_FCGI, TH_APACHE_USER, TH_SERVER_TIMEOUT (default 30),
+# TH_PROXY_TIMEOUT (the recipe's fastcgi_read_timeout in seconds; decision-072).
 set -u
 
 me=nginx.sh
