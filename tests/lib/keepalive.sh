@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # keepalive.sh — a quiet stream through a recipe whose proxy idle timeout is shortened
-# (STREAM-PROXY-2, decision-072); sourced after tests/lib/a2a.sh by the scripts that start
-# the recipes (tests/integration/lighttpd.sh, apache_fcgid.sh for fcgid, proxy and nginx),
-# with T, SERVER and the login of basic_auth set.
+# (STREAM-PROXY-2), and each recipe's idle timeout against the program's defaults
+# (STREAM-PROXY-1; decision-072); sourced after tests/lib/a2a.sh by the scripts that start
+# the recipes (tests/integration/lighttpd.sh, apache_fcgid.sh for fcgid, htaccess, proxy
+# and nginx), with T, SERVER and the login of basic_auth set.
 #
 #   keepalive_checks MODE LABEL   MODE lighttpd, fcgid, proxy or nginx. Starts the recipe
 #                                 once more, in $T/MODE-keepalive with 2 workers, its
@@ -11,9 +12,9 @@
 #                                 nginx.sh) and heartbeat_ms to KA_HEARTBEAT ms, then
 #   1. a SubscribeToTask on a parked task, with nothing happening, is still open after
 #      2.5 s (4 s behind lighttpd, which looks at its timeouts once a second and so cuts
-#      a silent worker 2-3 s after a 1 s timeout) and has seen heartbeat comments; the completion
-#      sent then through another request reaches it, with exactly the events the events
-#      table holds after the snapshot, and ends it cleanly;
+#      a silent worker 2-3 s after a 1 s timeout) and has seen heartbeat comments; the
+#      completion sent then through another request reaches it, with exactly the events
+#      the events table holds after the snapshot, and ends it cleanly;
 #   2. the control: a second subscriber whose workers are all stopped (SIGSTOP: silent, as
 #      a heartbeat longer than the timeout would leave it were the worker's 0.5 s probes
 #      not there) is cut by the proxy within a few timeouts, long before its own
@@ -51,9 +52,6 @@ ka_subscribe() {
 		--data-binary "$(rpc 71 SubscribeToTask "{\"id\":\"$1\"}")" "$BASE" >"$2.curl" 2>&1 &
 	KA_PID=$!
 }
-
-# ka_ids FILE — the SSE ids of FILE in order, comma-separated.
-ka_ids() { sed -n 's/^id: *//p' "$1" | tr -d '\r' | paste -sd, -; }
 
 keepalive_checks() {
 	local mode=$1 label=$2 dir=$T/$1-keepalive saved_base=$BASE saved_db=$DB task first rc
