@@ -14,6 +14,10 @@
  * a Task this program builds starts with "$", so a snapshot that has this key was stored
  * lean, and one that has not was stored whole (every one before decision-061). */
 #define LEAN_TASK_KEY "$task"
+/* STORE-10 (decision-068): where a stored status update keeps the status extension's
+ * object, in place of TH_META_STATUS in its metadata (47 bytes of key, once per status
+ * update). The same rule as LEAN_TASK_KEY tells a lean row from a whole one. */
+#define LEAN_STATUS_KEY "$status"
 
 /* What the event does to streams: the state a task snapshot or a status update leaves
  * the task in (STREAM-1, STREAM-2); every other event leaves the task going. */
@@ -90,19 +94,51 @@ static json_object *swap_task_ext(json_object *sr, const char *key, const char *
 	return task2 != NULL ? with_member(sr, "task", NULL, task2) : NULL;
 }
 
-/* ev's JSON with its task snapshot's lean task extension whole again (ev changed), or
- * as it is when it has none. TH_OK or TH_ENOMEM. */
+/* sr's status update's metadata member key (borrowed), or NULL; *up and *meta
+ * (borrowed) are where it is. */
+static json_object *status_ext_at(json_object *sr, const char *key, json_object **up,
+                                  json_object **meta)
+{
+	json_object *ext = NULL;
+	if (!json_object_object_get_ex(sr, "statusUpdate", up) ||
+	    !json_object_is_type(*up, json_type_object) ||
+	    !json_object_object_get_ex(*up, "metadata", meta) ||
+	    !json_object_is_type(*meta, json_type_object) ||
+	    !json_object_object_get_ex(*meta, key, &ext))
+		return NULL;
+	return ext;
+}
+
+/* sr's status update with its metadata member key renamed as: a new StreamResponse
+ * sharing the rest of sr, or NULL when sr has no such member (or out of memory). */
+static json_object *rename_status_ext(json_object *sr, const char *key, const char *as)
+{
+	json_object *up = NULL, *meta = NULL;
+	json_object *ext = status_ext_at(sr, key, &up, &meta);
+	json_object *meta2 = ext != NULL ? with_member(meta, key, as, json_object_get(ext)) : NULL;
+	json_object *up2 = meta2 != NULL ? with_member(up, "metadata", NULL, meta2) : NULL;
+	return up2 != NULL ? with_member(sr, "statusUpdate", NULL, up2) : NULL;
+}
+
+/* ev's JSON with its task snapshot's lean task extension, or its status update's status
+ * extension, whole again (ev changed), or as it is when it has neither. TH_OK or
+ * TH_ENOMEM. */
 static th_err full_event(struct th_event *ev, const char *task_id, struct th_error *e)
 {
-	if (ev->json == NULL || strstr(ev->json, "\"" LEAN_TASK_KEY "\"") == NULL)
+	if (ev->json == NULL || (strstr(ev->json, "\"" LEAN_TASK_KEY "\"") == NULL &&
+	                         strstr(ev->json, "\"" LEAN_STATUS_KEY "\"") == NULL))
 		return TH_OK;
 	json_object *sr = json_tokener_parse(ev->json);
-	json_object *task = NULL, *meta = NULL;
-	if (task_ext_at(sr, LEAN_TASK_KEY, &task, &meta) == NULL) {
-		json_object_put(sr); /* "$task" in some text: not a lean snapshot */
+	json_object *at = NULL, *meta = NULL;
+	json_object *full = NULL;
+	if (task_ext_at(sr, LEAN_TASK_KEY, &at, &meta) != NULL) {
+		full = swap_task_ext(sr, LEAN_TASK_KEY, TH_META_TASK, th_ext_task_full);
+	} else if (status_ext_at(sr, LEAN_STATUS_KEY, &at, &meta) != NULL) {
+		full = rename_status_ext(sr, LEAN_STATUS_KEY, TH_META_STATUS);
+	} else {
+		json_object_put(sr); /* the key in some text: not a lean row */
 		return TH_OK;
 	}
-	json_object *full = swap_task_ext(sr, LEAN_TASK_KEY, TH_META_TASK, th_ext_task_full);
 	const char *text = full != NULL ? th_json_text(full) : NULL;
 	char *copy = text != NULL ? strdup(text) : NULL;
 	json_object_put(full);
@@ -142,10 +178,13 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 		return th_error_set(e, TH_ENOMEM, "out of memory writing a %.40s event", label);
 	int64_t seq = 0;
 	enum th_event_ends ends = channel_id != NULL ? TH_ENDS_NONE : ends_of(stream_response);
-	/* STORE-10: a task snapshot is stored with its task extension lean (decision-061);
-	 * th_events_since gives it back whole. Push deliveries carry the whole text. */
+	/* STORE-10: a task snapshot is stored with its task extension lean (decision-061),
+	 * a status update with its extension's key short (decision-068); th_events_since
+	 * gives them back whole. Push deliveries carry the whole text. */
 	json_object *lean = swap_task_ext(stream_response, TH_META_TASK, LEAN_TASK_KEY,
 	                                  th_ext_task_lean); /* json_object_put */
+	if (lean == NULL) /* a status update's extension under LEAN_STATUS_KEY (decision-068) */
+		lean = rename_status_ext(stream_response, TH_META_STATUS, LEAN_STATUS_KEY);
 	const char *stored = lean != NULL ? th_json_text(lean) : json;
 	th_err rc = th_store_event_append(st, task_id, label, ends, stored != NULL ? stored : json,
 	                                  &seq, e);

@@ -5,8 +5,8 @@
 #
 # A task snapshot event is stored with its task extension without the defaults (under
 # "$task"), a history message without its leading messageId and role (the row's
-# columns), and an event's status timestamp as the milliseconds it is older than the
-# row's created_ms (decision-068). A client must not see the difference: two tasks are made (one waiting for
+# columns), an event's status timestamp as the milliseconds it is older than the row's
+# created_ms and a status update's extension under "$status" (decision-068). A client must not see the difference: two tasks are made (one waiting for
 # its next message after a follow-up, one completed by its reporter), and GetTask,
 # ListTasks, REST GetTask, a SubscribeToTask replayed from the start (Last-Event-ID 0)
 # and `tiny-harness tasks events` are recorded. Then the rows are rewritten with sqlite3
@@ -83,6 +83,10 @@ check "STORE-10 each task snapshot keeps its task extension without the defaults
 TS_D="coalesce(json_extract(json, '\$.task.status.timestamp'), json_extract(json, '\$.statusUpdate.status.timestamp'))"
 LEAN_TS="SELECT count(*) FROM event_rows WHERE typeof($TS_D) = 'integer'"
 STATUS_EV="SELECT count(*) FROM event_rows WHERE kind IN ('task', 'status')"
+LEAN_ST="SELECT count(*) FROM event_rows WHERE json LIKE '%\"\$status\":%'"
+OLD_ST="SELECT count(*) FROM event_rows WHERE json LIKE '%\"io.github.madarauchiha-314.tiny-harness/status\":%'"
+check "STORE-10 each status update keeps its status extension under \$status" \
+	'[ "$(sq "$LEAN_ST")" -ge 2 ]' '[ "$(sq "$OLD_ST")" = 0 ]'
 check "STORE-10 every event's status timestamp is stored as milliseconds before its row" \
 	'[ "$(sq "$STATUS_EV")" -ge 5 ]' \
 	'[ "$(sq "$LEAN_TS")" = "$(sq "$STATUS_EV")" ]'
@@ -107,10 +111,13 @@ UPDATE event_rows SET json = replace(json, '"timestamp":' || d || '}', '"timesta
 	FROM (SELECT rowid AS r, coalesce(json_extract(json, '$.task.status.timestamp'),
 		json_extract(json, '$.statusUpdate.status.timestamp')) AS d FROM event_rows)
 	WHERE event_rows.rowid = r AND typeof(d) = 'integer';
+UPDATE event_rows SET json = replace(json, '"$status":', '"io.github.madarauchiha-314.tiny-harness/status":')
+	WHERE json LIKE '%"$status":%';
 SQL
 check "STORE-10 the rows are rewritten in the old form" \
 	'[ ! -s "$T/rewrite.out" ]' \
 	'[ "$(sq "$LEAN_MSG")" = 0 ]' '[ "$(sq "$LEAN_EV")" = 0 ]' '[ "$(sq "$LEAN_TS")" = 0 ]' \
+	'[ "$(sq "$LEAN_ST")" = 0 ]' '[ "$(sq "$OLD_ST")" -ge 2 ]' \
 	'[ "$(sq "$OLD_EV")" = 2 ]'
 
 record "$T/old"

@@ -106,6 +106,9 @@ keepalive_checks() {
 		sleep 0.1
 	done
 	workers=$(ka_launch "$mode" workers "$dir")
+	# The proxy's idle clock runs from the worker's last write (a heartbeat every 250 ms,
+	# later still on a loaded machine), before t0: the cut may come well inside one
+	# timeout of t0, but not at once (seen: 622 ms of a 1 s timeout at load 15).
 	t0=$(now_ms)
 	# shellcheck disable=SC2086
 	[ -z "$workers" ] || kill -STOP $workers 2>/dev/null
@@ -122,7 +125,7 @@ keepalive_checks() {
 	REQ_DESC="SubscribeToTask $task, workers $(echo $workers) stopped; the stream ended ${cut_ms} ms later ($(cat "$dir/silent.sse.curl")); $(grep -i 'timeout\|timed out' "$dir/error.log" 2>/dev/null | tail -n1 | cut -c1-200)"
 	check "STREAM-PROXY-2 the control: with its workers silent (SIGSTOP) the same stream through $label is cut by the ${KA_TIMEOUT} s idle timeout (after ${cut_ms} ms), so the check above can fail" \
 		'[ -n "$workers" ]' 'grep -q "^data:" "$T/body"' \
-		'[ "$cut_ms" -ge $((KA_TIMEOUT * 1000 - 300)) ]' '[ "$cut_ms" -lt 9000 ]' \
+		'[ "$cut_ms" -ge $((KA_TIMEOUT * 500)) ]' '[ "$cut_ms" -lt 9000 ]' \
 		'! grep -q TASK_STATE_COMPLETED "$T/body"'
 	ka_launch "$mode" stop "$dir"
 	BASE=$saved_base DB=$saved_db
