@@ -32,6 +32,7 @@
 #include "util/buf.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "util/text.h"
 
 static void print_usage(FILE *f)
 {
@@ -49,8 +50,11 @@ static void print_usage(FILE *f)
 	    "                                          API keys for identity = bearer (SEC-1)\n"
 	    "       tiny-harness recover               finish or fail turns whose worker died\n"
 	    "       tiny-harness push                  deliver due push notifications now\n"
-	    "       tiny-harness purge --older-than AGE (e.g. 30d, 12h, 90m)\n"
-	    "                                          delete ended tasks older than AGE\n"
+	    "       tiny-harness purge [--older-than AGE] [--vacuum]\n"
+	    "                                          delete what retain_ended, retain_stuck,\n"
+	    "                                          retain_dead_letters say has expired\n"
+	    "                                          (AGE instead of retain_ended: 30d, 12h),\n"
+	    "                                          then shrink the database and its WAL\n"
 	    "       tiny-harness complete TASK --as ID [--url URL] [--credentials FILE]\n"
 	    "                                          complete a task with the control envelope\n"
 	    "       tiny-harness serve [--port N] [--procs N]\n"
@@ -552,32 +556,31 @@ static int cmd_push(void)
 	return 0;
 }
 
-/* "30d", "12h", "90m", "45s" → milliseconds; -1 when it is none of those. */
-static int64_t parse_age(const char *s)
+/* An age in ms as the retain_* keys write it: the largest unit that divides it. */
+static void age_text(int64_t ms, char *out, size_t size)
 {
-	char *end;
-	long long v = strtoll(s, &end, 10);
-	if (end == s || v < 0 || end[0] == '\0' || end[1] != '\0')
-		return -1;
-	switch (*end) {
-	case 'd':
-		return v * 86400000LL;
-	case 'h':
-		return v * 3600000LL;
-	case 'm':
-		return v * 60000LL;
-	case 's':
-		return v * 1000LL;
-	default:
-		return -1;
-	}
+	static const struct {
+		int64_t ms;
+		char unit;
+	} units[] = {{86400000LL, 'd'}, {3600000LL, 'h'}, {60000LL, 'm'}, {1000LL, 's'}};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (ms > 0 && ms % units[i].ms == 0) {
+			snprintf(out, size, "%lld%c", (long long)(ms / units[i].ms), units[i].unit);
+			return;
+		}
+	snprintf(out, size, "%lldms", (long long)ms);
 }
 
-/* One batch of the purge (cmd_purge): up to PURGE_BATCH ended tasks older than before. */
+/* One batch of the purge (cmd_purge): up to PURGE_BATCH ended tasks older than before,
+ * or the stuck tasks among the next STUCK_WINDOW task numbers after cursor. Batches keep
+ * each write transaction short next to live workers (RET-1, RET-2). */
 #define PURGE_BATCH 200
+#define STUCK_WINDOW 1000
 struct purge_arg {
 	int64_t before;
-	int64_t n; /* tasks deleted */
+	int64_t cursor; /* stuck: the last task number looked at; 0 before the first */
+	int64_t upto;   /* stuck: this window's last task number, 0 when none was left */
+	int64_t n;      /* tasks deleted */
 };
 
 static th_err purge_part(struct th_store *st, void *arg, struct th_error *e)
@@ -586,33 +589,164 @@ static th_err purge_part(struct th_store *st, void *arg, struct th_error *e)
 	return th_store_purge(st, a->before, PURGE_BATCH, &a->n, e);
 }
 
+static th_err purge_stuck_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct purge_arg *a = arg;
+	a->n = 0;
+	th_err rc = th_store_task_window(st, a->cursor, STUCK_WINDOW, &a->upto, e);
+	if (rc == TH_OK && a->upto > 0)
+		rc = th_store_purge_stuck(st, a->before, a->cursor, a->upto, &a->n, e);
+	return rc;
+}
+
+struct prune_arg {
+	int64_t delivered_before, dead_before, n;
+};
+
+static th_err prune_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct prune_arg *a = arg;
+	return th_store_push_prune(st, a->delivered_before, a->dead_before, &a->n, e);
+}
+
+static th_err purge_ended(struct th_app *app, int64_t age, int64_t *total, struct th_error *e)
+{
+	th_err rc;
+	int64_t n;
+	do {
+		struct purge_arg a = {.before = th_now_ms() - age};
+		rc = th_store_write(app->store, purge_part, &a, e);
+		n = rc == TH_OK ? a.n : 0;
+		*total += n;
+	} while (rc == TH_OK && n == PURGE_BATCH);
+	return rc;
+}
+
+static th_err purge_stuck(struct th_app *app, int64_t age, int64_t *total, struct th_error *e)
+{
+	struct purge_arg a = {.before = th_now_ms() - age};
+	th_err rc;
+	do {
+		rc = th_store_write(app->store, purge_stuck_part, &a, e);
+		if (rc == TH_OK)
+			*total += a.n;
+		a.cursor = a.upto;
+	} while (rc == TH_OK && a.upto > 0);
+	return rc;
+}
+
+static const char *plural(int64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* purge's command line: AGE into *age (-1 when not given), --vacuum into *vacuum;
+ * non-zero (after saying why) when it cannot run. */
+static int purge_args(int argc, char **argv, int64_t *age, int *vacuum)
+{
+	*age = -1;
+	*vacuum = 0;
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--vacuum") == 0) {
+			*vacuum = 1;
+		} else if (strcmp(argv[i], "--older-than") == 0) {
+			if (i + 1 >= argc)
+				return bad_usage("purge: say how old with --older-than AGE (e.g. "
+				                 "30d, 12h, 90m)");
+			if (th_parse_age(argv[++i], age) != 0)
+				return bad_usage(
+				    "purge: '%s' is not an age (a number and d, h, m or s: "
+				    "30d, 12h, 90m, 45s)",
+				    argv[i]);
+		} else {
+			return bad_usage("purge: unknown argument '%s' (purge [--older-than AGE] "
+			                 "[--vacuum])",
+			                 argv[i]);
+		}
+	}
+	return 0;
+}
+
+/* The tasks part of purge: ended ones after age (-1: kept), stuck ones after
+ * retain_stuck; says how many went. *n gets the total. */
+static th_err purge_tasks(struct th_app *app, int64_t age, int64_t *n, struct th_error *e)
+{
+	char when[32];
+	int64_t ended = 0, stuck = 0;
+	th_err rc = TH_OK;
+	if (age >= 0) {
+		rc = purge_ended(app, age, &ended, e);
+		age_text(age, when, sizeof when);
+		if (rc == TH_OK)
+			printf("purged %lld ended %s (unchanged for %s)\n", (long long)ended,
+			       plural(ended, "task", "tasks"), age == 0 ? "0s" : when);
+	} else {
+		printf("ended tasks kept (retain_ended = off)\n");
+	}
+	int64_t stuck_ms = app->cfg->retain_stuck_ms;
+	if (rc == TH_OK && stuck_ms > 0) {
+		rc = purge_stuck(app, stuck_ms, &stuck, e);
+		age_text(stuck_ms, when, sizeof when);
+		if (rc == TH_OK)
+			printf("purged %lld stuck %s (idle for %s)\n", (long long)stuck,
+			       plural(stuck, "task", "tasks"), when);
+	} else if (rc == TH_OK) {
+		printf("stuck tasks kept (retain_stuck = off)\n");
+	}
+	*n = ended + stuck;
+	return rc;
+}
+
+static void compact_report(const struct th_compact *c)
+{
+	if (!c->known)
+		return;
+	printf("database %lld -> %lld bytes, WAL %lld -> %lld bytes%s\n", (long long)c->db_before,
+	       (long long)c->db_after, (long long)c->wal_before, (long long)c->wal_after,
+	       c->wal_truncated ? "" : " (a reader kept the WAL; the next checkpoint cuts it)");
+	if (!c->incremental)
+		printf("auto_vacuum is off in this older database: freed pages are reused but the "
+		       "file keeps its size; `tiny-harness purge --vacuum` once switches it on\n");
+}
+
+/* RET-1..RET-5 (decision-071): `purge` deletes what the retain_* keys say has expired,
+ * then gives the space back (th_store_compact); --older-than AGE replaces retain_ended
+ * for this run; --vacuum rebuilds the file once (an older database's switch to
+ * auto_vacuum = INCREMENTAL). */
 static int cmd_purge(int argc, char **argv)
 {
-	int64_t age = -1;
-	if (argc != 4 || strcmp(argv[2], "--older-than") != 0)
-		return bad_usage("purge: say how old with --older-than AGE (e.g. 30d, 12h, 90m)");
-	age = parse_age(argv[3]);
-	if (age < 0)
-		return bad_usage(
-		    "purge: '%s' is not an age (a number and d, h or m: 30d, 12h, 90m)", argv[3]);
+	int64_t age;
+	int vacuum;
+	int bad = purge_args(argc, argv, &age, &vacuum);
+	if (bad != 0)
+		return bad;
 	struct th_app app;
 	if (th_cli_open_app(&app) != 0)
 		return 1;
 	struct th_error e;
 	th_error_clear(&e);
-	int64_t total = 0, n = 0;
-	th_err rc;
-	/* Batches keep each write transaction short next to live workers. */
-	do {
-		struct purge_arg a = {.before = th_now_ms() - age};
-		rc = th_store_write(app.store, purge_part, &a, &e);
-		n = rc == TH_OK ? a.n : 0;
-		total += n;
-	} while (rc == TH_OK && n == PURGE_BATCH);
-	if (rc != TH_OK)
-		fprintf(stderr, "tiny-harness: %s\n", e.msg);
+	if (age < 0)
+		age = app.cfg->retain_ended_ms > 0 ? app.cfg->retain_ended_ms : -1;
+	int64_t tasks = 0;
+	th_err rc = purge_tasks(&app, age, &tasks, &e);
+	struct prune_arg p = {0};
+	if (rc == TH_OK) {
+		th_push_prune_cutoffs(app.cfg, th_now_ms(), &p.delivered_before, &p.dead_before);
+		rc = th_store_write(app.store, prune_part, &p, &e);
+		if (rc == TH_OK)
+			printf("purged %lld push %s\n", (long long)p.n,
+			       plural(p.n, "delivery", "deliveries"));
+	}
+	struct th_compact c;
+	memset(&c, 0, sizeof c);
+	if (rc == TH_OK && vacuum)
+		rc = th_store_vacuum(app.store, &c, &e);
+	else if (rc == TH_OK && tasks + p.n > 0)
+		rc = th_store_compact(app.store, &c, &e);
+	if (rc == TH_OK)
+		compact_report(&c);
 	else
-		printf("purged %lld task%s\n", (long long)total, total == 1 ? "" : "s");
+		fprintf(stderr, "tiny-harness: %s\n", e.msg);
 	th_app_close(&app);
 	return rc == TH_OK ? 0 : 1;
 }

@@ -241,6 +241,7 @@ enum key_type {
 	KEY_INT,    /* int or size_t field: a whole number in lo..hi */
 	KEY_ENUM,   /* int-sized field: the index of the value in words */
 	KEY_CUSTOM, /* set parses and stores (several fields, or a rewritten value) */
+	KEY_AGE,    /* int64_t field: an age in ms (th_parse_age), or 0 for "off" */
 };
 
 struct key {
@@ -273,6 +274,10 @@ _Static_assert(TH_ID_MAX == 1024, "max_id's bound in keys[] must be TH_ID_MAX");
 #define K_ENUM(n, f, w, d, text)                                                                   \
 	{                                                                                          \
 		{n, d, NULL, text}, KEY_ENUM, FIELD(f), .words = w                                 \
+	}
+#define K_AGE(n, f, d, text)                                                                       \
+	{                                                                                          \
+		{n, d, NULL, text}, KEY_AGE, FIELD(f)                                              \
 	}
 #define K_SET(n, fn, d, text)                                                                      \
 	{                                                                                          \
@@ -376,7 +381,18 @@ static const struct key keys[] = {
     K_INT("push_max_configs", push_max_configs, 1, 1000, "10",
           "push configs one participant may hold on one task (PUSH-1)"),
     K_INT("push_keep_hours", push_keep_hours, 1, 87600, "168",
-          "delivered and dead deliveries are deleted after this many hours"),
+          "delivered push deliveries are deleted after this many hours"),
+    K_AGE("retain_dead_letters", retain_dead_letters_ms, "7d",
+          "push deliveries that gave up stay in the push_dead_letters view this long, then "
+          "are deleted (an age: 30d, 12h, 90m, 45s; off = until their task goes) (RET-4)"),
+    K_AGE("retain_ended", retain_ended_ms, "30d",
+          "`tiny-harness purge` deletes tasks in a terminal state (completed, failed, "
+          "canceled, rejected) unchanged this long, with every row of theirs; off = never "
+          "(RET-1)"),
+    K_AGE("retain_stuck", retain_stuck_ms, "off",
+          "`tiny-harness purge` deletes tasks stuck this long: not terminal, no turn queued "
+          "or running, no open sub-task, no status change, event or message; off = never "
+          "(RET-2)"),
     K_ENUM("identity", identity, identity_words, "header",
            "who is speaking: header (X-Participant-Id), remote_user (REMOTE_USER) or bearer "
            "(Authorization: Bearer, a JWT or an API key) (ID-1, SEC-1)"),
@@ -435,6 +451,7 @@ static const struct key keys[] = {
 };
 
 #undef K_SET
+#undef K_AGE
 #undef K_ENUM
 #undef K_INT
 #undef K_STR
@@ -555,6 +572,23 @@ static th_err set_key(struct th_config *cfg, const struct key *k, const char *va
 		return store_int(k, field, v, e);
 	case KEY_CUSTOM:
 		return k->set(cfg, value, e);
+	case KEY_AGE: {
+		int64_t ms = 0;
+		if (strcmp(value, "off") != 0 && strcmp(value, "0") != 0 &&
+		    (th_parse_age(value, &ms) != 0 || ms == 0))
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "configuration key %s: '%s' is not an age (a whole number "
+			    "and d, h, m or s: 30d, 12h, 90m, 45s, at most 100 years) "
+			    "or off",
+			    k->info.name, value);
+		if (k->size != sizeof ms)
+			return th_error_set(e, TH_EINTERNAL,
+			                    "configuration key %s: field of %zu bytes",
+			                    k->info.name, k->size);
+		memcpy(field, &ms, sizeof ms);
+		return TH_OK;
+	}
 	}
 	return th_error_set(e, TH_EINTERNAL, "configuration key %s: no parser", k->info.name);
 }

@@ -11,6 +11,7 @@
 #define TH_CONFIG_SETTINGS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/err.h"
 
@@ -111,7 +112,13 @@ struct th_config {
 	int push_retry_max_ms;  /* push_retry_max_ms: cap of that delay */
 	int push_max_attempts;  /* push_max_attempts: then the delivery is dead */
 	int push_max_configs;   /* push_max_configs: per participant and task (PUSH-1) */
-	int push_keep_hours;    /* push_keep_hours: finished deliveries kept this long */
+	int push_keep_hours;    /* push_keep_hours: delivered deliveries kept this long */
+	int64_t retain_dead_letters_ms; /* retain_dead_letters: dead deliveries kept this
+	                                   long; 0: until their task goes (RET-4) */
+	int64_t retain_ended_ms;        /* retain_ended: purge deletes terminal tasks unchanged
+	                                   this long; 0: never (RET-1) */
+	int64_t retain_stuck_ms;        /* retain_stuck: purge deletes stuck tasks (store.h,
+	                                   th_store_purge_stuck) this long idle; 0: never (RET-2) */
 	struct th_limits lim;
 };
 

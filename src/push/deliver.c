@@ -355,9 +355,23 @@ static int run(struct th_store *st, const struct th_config *cfg, int64_t deadlin
 	return delivered;
 }
 
+/* Cut-offs of the pruning: delivered rows, dead letters (RET-4). */
+struct prune_arg {
+	int64_t delivered_before, dead_before;
+};
+
 static th_err prune_part(struct th_store *st, void *arg, struct th_error *e)
 {
-	return th_store_push_prune(st, *(const int64_t *)arg, NULL, e);
+	const struct prune_arg *a = arg;
+	return th_store_push_prune(st, a->delivered_before, a->dead_before, NULL, e);
+}
+
+void th_push_prune_cutoffs(const struct th_config *cfg, int64_t now_ms, int64_t *delivered_before,
+                           int64_t *dead_before)
+{
+	*delivered_before = now_ms - (int64_t)cfg->push_keep_hours * 3600000;
+	/* off: no dead letter is older than time 0 */
+	*dead_before = cfg->retain_dead_letters_ms > 0 ? now_ms - cfg->retain_dead_letters_ms : 0;
 }
 
 static void prune(struct th_store *st, const struct th_config *cfg)
@@ -369,8 +383,9 @@ static void prune(struct th_store *st, const struct th_config *cfg)
 	last = now;
 	struct th_error e;
 	th_error_clear(&e);
-	int64_t before = th_now_ms() - (int64_t)cfg->push_keep_hours * 3600000;
-	if (th_store_write(st, prune_part, &before, &e) != TH_OK)
+	struct prune_arg a;
+	th_push_prune_cutoffs(cfg, th_now_ms(), &a.delivered_before, &a.dead_before);
+	if (th_store_write(st, prune_part, &a, &e) != TH_OK)
 		th_log(TH_LOG_ERROR, "pruning push deliveries: %s", e.msg);
 }
 

@@ -87,6 +87,11 @@ void th_push_wipe(void *p, size_t n);
  * timeout, cfg's push_* settings; the lock file beside cfg->db_path); returns how many
  * were delivered. For the CLI (`tiny-harness push`), the worker and tests. */
 int th_push_deliver_due(struct th_store *st, const struct th_config *cfg, int budget_ms);
+/* RET-4: the cut-offs pruning uses at now_ms: delivered rows older than push_keep_hours,
+ * dead letters older than retain_dead_letters (0 when it is off: none is). For the
+ * sender's own pruning and `tiny-harness purge`. */
+void th_push_prune_cutoffs(const struct th_config *cfg, int64_t now_ms, int64_t *delivered_before,
+                           int64_t *dead_before);
 /* After a request: th_push_deliver_due when this connection queued deliveries or
  * *next_poll_ms (monotonic, the caller's: one a worker thread) has passed; then
  * *next_poll_ms is set 250 ms ahead. Otherwise nothing (no query). */

@@ -520,6 +520,96 @@ int th_store_wal_tend(struct th_store *st)
 	return 1;
 }
 
+/* RET-3: free pages incremental_vacuum releases per write transaction (16 MiB of 4 KiB
+ * pages): a live worker waits for one step at most, some tens of milliseconds. */
+#define COMPACT_STEP_PAGES 4096
+
+static int64_t file_size(const char *path)
+{
+	struct stat sb;
+	return path != NULL && stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+/* The checkpoint that ends a compaction or a VACUUM: the WAL copied in and cut to 0
+ * bytes, unless a reader stays in it (then the next worker's checkpoint does it). */
+static th_err compact_end(struct th_store *st, struct th_compact *out, struct th_error *e)
+{
+	int log = -1, done = -1;
+	int rc =
+	    sqlite3_wal_checkpoint_v2(st->own_db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log, &done);
+	if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+		return th_store_fail(st, rc, "wal_checkpoint(TRUNCATE)", e);
+	out->wal_truncated = rc == SQLITE_OK;
+	out->db_after = file_size(st->path);
+	out->wal_after = file_size(st->wal_path);
+	return TH_OK;
+}
+
+/* Compaction runs outside every transaction, on the store's own connection. */
+static th_err compact_begin(struct th_store *st, struct th_compact *out, struct th_error *e)
+{
+	memset(out, 0, sizeof *out);
+	if (st->own_db == NULL)
+		return TH_OK; /* PostgreSQL: known stays 0 */
+	if (st->in_group || !sqlite3_get_autocommit(st->own_db))
+		return th_error_set(e, TH_EINVAL,
+		                    "compacting the database needs no open transaction");
+	out->known = 1;
+	out->db_before = file_size(st->path);
+	out->wal_before = file_size(st->wal_path);
+	return TH_OK;
+}
+
+th_err th_store_compact(struct th_store *st, struct th_compact *out, struct th_error *e)
+{
+	th_err err = compact_begin(st, out, e);
+	if (err != TH_OK || !out->known)
+		return err;
+	int64_t mode = 0, free_pages = 0;
+	int rc = query_int(st->own_db, "PRAGMA auto_vacuum", &mode);
+	if (rc == SQLITE_OK)
+		rc = query_int(st->own_db, "PRAGMA freelist_count", &free_pages);
+	if (rc != SQLITE_OK)
+		return th_store_fail(st, rc, "auto_vacuum", e);
+	out->incremental = mode == 2;
+	/* Other writers go on meanwhile and may free or reuse pages: the steps are counted
+	 * from the free list as it was, so the loop ends. */
+	int64_t steps = out->incremental ? free_pages / COMPACT_STEP_PAGES + 1 : 0;
+	for (int64_t i = 0; i < steps; i++) {
+		int64_t left = 0;
+		rc = query_int(st->own_db, "PRAGMA freelist_count", &left);
+		if (rc != SQLITE_OK)
+			return th_store_fail(st, rc, "freelist_count", e);
+		if (left == 0)
+			break;
+		char sql[64];
+		snprintf(sql, sizeof sql, "PRAGMA incremental_vacuum(%d)", COMPACT_STEP_PAGES);
+		if ((err = exec(st, sql, "incremental_vacuum", e)) != TH_OK)
+			return err;
+		out->freed_pages += left < COMPACT_STEP_PAGES ? left : COMPACT_STEP_PAGES;
+	}
+	return compact_end(st, out, e);
+}
+
+th_err th_store_vacuum(struct th_store *st, struct th_compact *out, struct th_error *e)
+{
+	th_err err = compact_begin(st, out, e);
+	if (err != TH_OK)
+		return err;
+	if (!out->known)
+		return th_error_set(e, TH_EUNSUPPORTED,
+		                    "PostgreSQL gives space back with its autovacuum; "
+		                    "--vacuum is for SQLite databases");
+	/* The mode is recorded now and takes effect as VACUUM rebuilds the file. */
+	err = exec(st, "PRAGMA auto_vacuum = INCREMENTAL", "auto_vacuum", e);
+	if (err == TH_OK)
+		err = exec(st, "VACUUM", "VACUUM", e);
+	if (err != TH_OK)
+		return err;
+	out->incremental = 1;
+	return compact_end(st, out, e);
+}
+
 /* Once per process, before SQLite initialises: no memory statistics (nothing reads
  * them, and keeping them takes a global mutex on every allocation). Callgrind, 750
  * echo SendMessages: pthread_mutex_lock/unlock were 5% of the worker's instructions. */
@@ -559,6 +649,10 @@ static th_err setup(struct th_store *st, const struct th_store_opts *o, struct t
 		err = exec(
 		    st, o->sync_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
 		    "synchronous", e);
+	/* RET-3 (decision-071): a new file keeps a pointer map so that a purge can give
+	 * its pages back (th_store_compact); only possible before the first table. */
+	if (err == TH_OK && uv == 0)
+		err = exec(st, "PRAGMA auto_vacuum = INCREMENTAL", "auto_vacuum", e);
 	if (err == TH_OK)
 		err = ensure_wal(st, e);
 	if (err == TH_OK) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ops.c — operator queries: the task overview of `tiny-harness tasks list` and `purge`
- * (STORE-1, STORE-2). */
+ * with its retention sweeps (STORE-1, STORE-2, RET-1, RET-2). */
 #include <stddef.h>
 
 #include "store/store.h"
@@ -60,4 +60,47 @@ th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t
 	                     "state = 'TASK_STATE_REJECTED') AND updated_ms < ?1 LIMIT ?2)",
 	                     TH_ARGS(TH_I(before_ms), TH_I(limit > 0 ? limit : -1)), NULL, n,
 	                     "purge", e);
+}
+
+/* The states a task never leaves (tasks_ended_by_updated's predicate). */
+#define TERMINAL_STATES                                                                            \
+	"('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "                    \
+	"'TASK_STATE_REJECTED')"
+
+th_err th_store_purge_stuck(struct th_store *st, int64_t before_ms, int64_t after_num,
+                            int64_t upto_num, int64_t *n, struct th_error *e)
+{
+	if (n != NULL)
+		*n = 0;
+	/* A number range of the primary key; within it each candidate costs a few index
+	 * look-ups: its live turns (turns_live_by_task), its open sub-tasks, by parent_id
+	 * (tasks_by_parent) and by link (subtask_links_by_parent, the relation CTL-4
+	 * reads), its newest event and newest message (the primary keys read backwards).
+	 * The cascade is purge's. */
+	return th_store_exec(
+	    st, TH_STMT_PURGE_STUCK,
+	    "DELETE FROM tasks WHERE num > ?2 AND num <= ?3 AND state NOT IN " TERMINAL_STATES
+	    " AND updated_ms < ?1 "
+	    "AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.task_id = tasks.id "
+	    "AND u.state IN ('queued', 'running')) "
+	    "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent_id = tasks.id "
+	    "AND c.state NOT IN " TERMINAL_STATES ") "
+	    "AND NOT EXISTS (SELECT 1 FROM subtask_links l JOIN tasks k ON k.id = l.child_id "
+	    "WHERE l.parent_id = tasks.id AND k.state NOT IN " TERMINAL_STATES ") "
+	    "AND COALESCE((SELECT e.created_ms FROM event_rows e WHERE e.task_num = tasks.num "
+	    "ORDER BY e.seq DESC LIMIT 1), 0) < ?1 "
+	    "AND COALESCE((SELECT m.created_ms FROM message_rows m WHERE m.task_num = tasks.num "
+	    "ORDER BY m.pos DESC LIMIT 1), 0) < ?1",
+	    TH_ARGS(TH_I(before_ms), TH_I(after_num), TH_I(upto_num)), NULL, n, "purge stuck", e);
+}
+
+th_err th_store_task_window(struct th_store *st, int64_t after_num, int size, int64_t *upto,
+                            struct th_error *e)
+{
+	*upto = 0;
+	return th_store_exec(st, TH_STMT_TASK_WINDOW,
+	                     "SELECT COALESCE(MAX(w.num), 0) FROM (SELECT num FROM tasks "
+	                     "WHERE num > ?1 ORDER BY num LIMIT ?2) w",
+	                     TH_ARGS(TH_I(after_num), TH_I(size > 0 ? size : 1)), upto, NULL,
+	                     "task window", e);
 }

@@ -268,16 +268,19 @@ th_err th_store_push_dead(struct th_store *st, int64_t id, const char *error, st
 	return outbox_updated(err, changed, id, e);
 }
 
-th_err th_store_push_prune(struct th_store *st, int64_t before_ms, int64_t *n, struct th_error *e)
+th_err th_store_push_prune(struct th_store *st, int64_t delivered_before_ms, int64_t dead_before_ms,
+                           int64_t *n, struct th_error *e)
 {
 	if (n != NULL)
 		*n = 0;
-	/* Two index ranges of (state, ...) would need updated_ms in the index; finished rows
-	 * are pruned rarely, so the state prefix is enough. */
+	/* Two ranges of the (state, next_attempt_ms) index's state prefix; updated_ms is
+	 * not in the index, but finished rows are pruned rarely. Dead letters are kept
+	 * apart from delivered rows (RET-4): an operator reads them in push_dead_letters. */
 	return th_store_exec(st, TH_STMT_PUSH_PRUNE,
-	                     "DELETE FROM push_outbox WHERE state IN ('delivered', 'dead') "
-	                     "AND updated_ms < ?1",
-	                     TH_ARGS(TH_I(before_ms)), NULL, n, "push prune", e);
+	                     "DELETE FROM push_outbox WHERE (state = 'delivered' "
+	                     "AND updated_ms < ?1) OR (state = 'dead' AND updated_ms < ?2)",
+	                     TH_ARGS(TH_I(delivered_before_ms), TH_I(dead_before_ms)), NULL, n,
+	                     "push prune", e);
 }
 
 int th_store_push_any_due(struct th_store *st, int64_t now_ms)

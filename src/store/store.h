@@ -97,6 +97,29 @@ int th_store_wal_tend(struct th_store *st);
  * batch that held its part (0 before any). */
 int th_store_wal_frames(struct th_store *st);
 
+/* RET-3 (decision-071): after a purge, the space it freed goes back to the file system.
+ * SQLite: on a database whose auto_vacuum is INCREMENTAL (every database created since
+ * 017; an older one after th_store_vacuum) the free pages are released with
+ * PRAGMA incremental_vacuum, a few thousand pages per write transaction so live workers
+ * wait little, then a TRUNCATE checkpoint copies the WAL in and cuts it to 0 bytes (best
+ * effort: a reader that stays in the WAL makes it a RESTART's worth). Sizes are read
+ * before and after. PostgreSQL reclaims with its autovacuum: nothing is done, known = 0. */
+struct th_compact {
+	int known;         /* 1: the sizes below are the SQLite files' */
+	int incremental;   /* 1: auto_vacuum = INCREMENTAL, free pages were released */
+	int64_t db_before; /* bytes of the database file */
+	int64_t db_after;
+	int64_t wal_before; /* bytes of the -wal file (0 when absent) */
+	int64_t wal_after;
+	int64_t freed_pages; /* pages incremental_vacuum gave back */
+	int wal_truncated;   /* 1: the TRUNCATE checkpoint completed */
+};
+th_err th_store_compact(struct th_store *st, struct th_compact *out, struct th_error *e);
+/* RET-3: VACUUM, once, switching an older database to auto_vacuum = INCREMENTAL; it
+ * rewrites the whole file (needs as much free disk again and holds the write lock for
+ * the time it takes). PostgreSQL: TH_EUNSUPPORTED with a sentence saying why not. */
+th_err th_store_vacuum(struct th_store *st, struct th_compact *out, struct th_error *e);
+
 /* BEGIN IMMEDIATE, retried with randomised back-off when SQLITE_BUSY outlives the
  * busy timeout; TH_EBUSY only after every retry failed. For a store that joined no
  * group (the tests, and th_store_write underneath); src/ writes with th_store_write. */
@@ -749,8 +772,10 @@ th_err th_store_push_retry(struct th_store *st, int64_t id, int64_t now_ms, cons
                            const struct th_push_backoff *b, int *dead, struct th_error *e);
 /* A permanent failure (e.g. HTTP 4xx): dead at once. */
 th_err th_store_push_dead(struct th_store *st, int64_t id, const char *error, struct th_error *e);
-/* Deletes delivered and dead deliveries last changed before before_ms; *n (may be NULL). */
-th_err th_store_push_prune(struct th_store *st, int64_t before_ms, int64_t *n, struct th_error *e);
+/* Deletes delivered deliveries last changed before delivered_before_ms and dead ones
+ * (dead letters, RET-4) that died before dead_before_ms; *n (may be NULL). */
+th_err th_store_push_prune(struct th_store *st, int64_t delivered_before_ms, int64_t dead_before_ms,
+                           int64_t *n, struct th_error *e);
 
 /* ---- operator queries (STORE-2) --------------------------------------------------------- */
 
@@ -772,6 +797,18 @@ th_err th_store_tasks_overview(struct th_store *st, int state, int limit,
  * how many tasks. Call repeatedly with a limit to keep transactions short. */
 th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t *n,
                       struct th_error *e);
+/* RET-2 (decision-071): a task is stuck when it is not in a terminal state, has no turn
+ * queued or running, no sub-task that is not in a terminal state, and neither its status
+ * (updated_ms), nor its newest event, nor its newest message is as recent as before_ms.
+ * Deletes the stuck tasks among those whose number is in (after_num, upto_num], with
+ * every row that references them; *n gets how many. th_store_task_window gives the
+ * windows, so a sweep reads the tasks table once in short write transactions. */
+th_err th_store_purge_stuck(struct th_store *st, int64_t before_ms, int64_t after_num,
+                            int64_t upto_num, int64_t *n, struct th_error *e);
+/* The number of the size-th task after after_num (*upto), or of the last one when fewer
+ * remain; 0 when none does. */
+th_err th_store_task_window(struct th_store *st, int64_t after_num, int size, int64_t *upto,
+                            struct th_error *e);
 
 /* ---- approvals (UI-4) -------------------------------------------------------------------- */
 

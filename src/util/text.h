@@ -4,6 +4,8 @@
 #ifndef TH_UTIL_TEXT_H
 #define TH_UTIL_TEXT_H
 
+#include <stdint.h>
+
 /* The value of one hex digit (0-9, a-f, A-F), or -1. */
 int th_hexval(int c);
 
@@ -14,5 +16,10 @@ char *th_trim(char *s);
 /* Splits line at its first sep into a trimmed *key and *value (pointers into line,
  * which is changed in place): 0, or -1 when line has no sep. */
 int th_split_pair(char *line, char sep, char **key, char **value);
+
+/* An age as `purge --older-than` and the retain_* keys write it: a whole number and one
+ * unit, d (days), h, m or s ("30d", "12h", "90m", "45s"), at most 100 years. *ms gets it
+ * in milliseconds: 0, or -1 when s is none of those. */
+int th_parse_age(const char *s, int64_t *ms);
 
 #endif

@@ -16,6 +16,10 @@ TESTS += tests/integration/ceilings.sh
 EXTRA_DIST += tests/integration/ceilings.sh
 TESTS += tests/integration/idempotency.sh
 EXTRA_DIST += tests/integration/idempotency.sh
+# RET-1..RET-5: `tiny-harness purge` by the retain_* keys, the dead-letter view, the
+# database and WAL shrinking (about 10 s).
+TESTS += tests/integration/retention.sh
+EXTRA_DIST += tests/integration/retention.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh

@@ -296,6 +296,46 @@ START_TEST(test_store3_word_keys_name_what_they_accept)
 }
 END_TEST
 
+/* RET-5: the retain_* keys take an age or off; a bad value stops start-up naming the key
+ * and the value, from the file as from the environment. */
+START_TEST(test_ret5_retention_keys_take_ages_and_name_bad_values)
+{
+	struct th_config c;
+	struct th_error e;
+	ck_assert_int_eq(th_config_defaults(&c), TH_OK);
+	ck_assert_int_eq(c.retain_ended_ms, 30LL * 86400000);
+	ck_assert_int_eq(c.retain_stuck_ms, 0);
+	ck_assert_int_eq(c.retain_dead_letters_ms, 7LL * 86400000);
+	ck_assert_int_eq(th_config_set(&c, "retain_stuck", "12h", &e), TH_OK);
+	ck_assert_int_eq(c.retain_stuck_ms, 12LL * 3600000);
+	ck_assert_int_eq(th_config_set(&c, "retain_ended", "90m", &e), TH_OK);
+	ck_assert_int_eq(c.retain_ended_ms, 90LL * 60000);
+	ck_assert_int_eq(th_config_set(&c, "retain_dead_letters", "45s", &e), TH_OK);
+	ck_assert_int_eq(c.retain_dead_letters_ms, 45000);
+	ck_assert_int_eq(th_config_set(&c, "retain_ended", "off", &e), TH_OK);
+	ck_assert_int_eq(c.retain_ended_ms, 0);
+	ck_assert_int_eq(th_config_set(&c, "retain_dead_letters", "0", &e), TH_OK);
+	ck_assert_int_eq(c.retain_dead_letters_ms, 0);
+	static const char *const bad[] = {"30",   "30x", "d",    "-1d",          "0d",
+	                                  "1.5d", "",    "30d ", "99999999999d", "never"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		th_error_clear(&e);
+		ck_assert_msg(th_config_set(&c, "retain_ended", bad[i], &e) == TH_EINVAL, "'%s'",
+		              bad[i]);
+		char want[64];
+		snprintf(want, sizeof want, "retain_ended: '%s' is not an age", bad[i]);
+		ck_assert_msg(strstr(e.msg, want) != NULL, "%s", e.msg);
+	}
+	th_config_free(&c);
+	setenv("TINY_HARNESS_RETAIN_STUCK", "3 days", 1);
+	ck_assert_int_eq(th_config_load(&c, &e), TH_EINVAL);
+	unsetenv("TINY_HARNESS_RETAIN_STUCK");
+	ck_assert_msg(strstr(e.msg, "TINY_HARNESS_RETAIN_STUCK") != NULL &&
+	                  strstr(e.msg, "'3 days'") != NULL,
+	              "%s", e.msg);
+}
+END_TEST
+
 /* Issue 11: `db = a.db   # the database` used to name a file after the comment. */
 START_TEST(test_store3_comment_after_a_value_is_not_part_of_it)
 {
@@ -417,6 +457,7 @@ int main(void)
 	tcase_add_test(tc, test_store3_every_key_takes_its_default_and_keeps_its_bounds);
 	tcase_add_test(tc, test_store3_word_keys_name_what_they_accept);
 	tcase_add_test(tc, test_store3_comment_after_a_value_is_not_part_of_it);
+	tcase_add_test(tc, test_ret5_retention_keys_take_ages_and_name_bad_values);
 	tcase_add_test(tc, test_store3_shipped_conf_names_every_key);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

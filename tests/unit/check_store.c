@@ -196,7 +196,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND (name = 'events' OR name = 'messages')"),
 	                 2);
-	ck_assert_int_eq(th_store_schema_version(), 16);
+	ck_assert_int_eq(th_store_schema_version(), 17);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -2715,7 +2715,8 @@ START_TEST(test_push2_outbox_enqueue_claim_deliver_retry_dead)
 	begin(st);
 	ck_assert_int_eq(th_store_push_config_delete(st, "t", "cc", NULL, &e), TH_OK);
 	int64_t pruned = -1;
-	ck_assert_int_eq(th_store_push_prune(st, th_now_ms() + 1, &pruned, &e), TH_OK);
+	ck_assert_int_eq(th_store_push_prune(st, th_now_ms() + 1, th_now_ms() + 1, &pruned, &e),
+	                 TH_OK);
 	ck_assert_int_eq(pruned, 2); /* delivered and dead; cc's dead row went with cc */
 	commit(st);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox WHERE config_id = 'cc'"), 0);
@@ -2830,6 +2831,323 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 		ck_assert_msg(q_int(st, sql) == 0, "%s keeps rows of a purged task", tables[i]);
 	}
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	th_store_close(st);
+}
+END_TEST
+
+/* ---- retention (RET-1..RET-4, decision-071) ------------------------------------------ */
+
+/* A statement whose answer is not needed, on either backend. */
+static void run_sql(struct th_store *st, const char *sql)
+{
+	if (pgdb[0] != '\0') {
+		char out[512];
+		ck_assert_msg(psql(pgdb, sql, out, sizeof out) == 0, "%s: %s", sql, out);
+		return;
+	}
+	char *msg = NULL;
+	int rc = sqlite3_exec(th_store_db(st), sql, NULL, NULL, &msg);
+	ck_assert_msg(rc == SQLITE_OK, "%s: %s", sql, msg != NULL ? msg : "");
+	sqlite3_free(msg);
+}
+
+/* Rows of task id in every table that refers to a task (the tables of
+ * test_store2_purge_cascades_terminal_old_tasks and 015's idempotency keys). */
+static int64_t rows_of(struct th_store *st, const char *id)
+{
+	static const char *const tables[] = {
+	    "participants", "messages",      "events",          "artifacts",        "subtask_links",
+	    "turns",        "channels",      "channel_members", "channel_messages", "help_requests",
+	    "plan_steps",   "a2ui_registry", "push_configs",    "push_outbox"};
+	int64_t total = 0;
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		char sql[200];
+		const char *col = strcmp(tables[i], "subtask_links") == 0 ? "parent_id" : "task_id";
+		snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE %s = '%s'", tables[i], col,
+		         id);
+		total += q_int(st, sql);
+	}
+	return total;
+}
+
+/* A row in every table that refers to task id (a message, its event, an artifact, a
+ * turn, a second participant, a side channel with a message, a help request, a plan
+ * step, the A2UI registry, a push config with a delivery); 1 child link. */
+static void fill_task(struct th_store *st, const char *id)
+{
+	struct th_error e;
+	char child[64];
+	snprintf(child, sizeof child, "%s.1", id);
+	add_task_at(st, child, "c", 3, 1000, "alice");
+	ck_assert_int_eq(th_store_subtask_link(st, id, child, &e), TH_OK);
+	ck_assert_int_eq(th_store_message_append(st, id, "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
+	                 TH_OK);
+	ck_assert_int_eq(th_store_event_append(st, id, "task", TH_ENDS_NONE, "{}", NULL, &e),
+	                 TH_OK);
+	ck_assert_int_eq(th_store_artifact_put(st, id, "a1", "{}", &e), TH_OK);
+	int64_t turn;
+	ck_assert_int_eq(th_store_turn_create(st, id, "m1", &turn, &e), TH_OK);
+	add_participant(st, id, "bob", "assignee");
+	const char *bob[] = {"bob"};
+	ck_assert_int_eq(th_store_channel_create(st, id, "side", "alice", bob, 1, &e), TH_OK);
+	struct th_channel_msg_in m = {
+	    .channel_id = "side", .message_id = "m1", .sender = "alice", .json = "{}"};
+	ck_assert_int_eq(th_store_channel_append(st, id, &m, NULL, &e), TH_OK);
+	char req[80];
+	snprintf(req, sizeof req, "r-%s", id); /* help request ids are global */
+	ask(st, id, req, "bob", "?");
+	struct th_plan_step_in step = {.step_id = "s", .name = "S"};
+	ck_assert_int_eq(th_store_plan_replace(st, id, &step, 1, &e), TH_OK);
+	ck_assert_int_eq(th_store_a2ui_put(st, id, "{}", &e), TH_OK);
+	put_config(st, id, "c1", "alice", "https://a.example/");
+	ck_assert_int_eq(th_store_push_enqueue(st, id, 1, "{}", NULL, NULL, &e), TH_OK);
+}
+
+/* RET-1: an ended task unchanged for retain_ended goes with every row of its own, on
+ * both backends; a recent ended task and an old open one stay whole. */
+START_TEST(test_ret1_purge_ended_takes_every_child_row_and_nothing_else)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task_at(st, "old-done", "c", 3, 1000, "alice");
+	add_task_at(st, "new-done", "c", 3, 1000, "alice");
+	add_task_at(st, "old-open", "c", 2, 1000, "alice");
+	fill_task(st, "old-done");
+	fill_task(st, "new-done");
+	fill_task(st, "old-open");
+	commit(st);
+	/* The turns of the ended ones are over (a live turn never outlives its task's end). */
+	run_sql(st, "UPDATE turns SET state = 'done' WHERE task_id <> 'old-open'");
+	run_sql(st, "UPDATE tasks SET updated_ms = 100 WHERE id LIKE 'old-%'");
+	/* The children (ended) are recent: old-done.1 survives its parent, unlinked. */
+	run_sql(st, "UPDATE tasks SET updated_ms = 900 WHERE id LIKE 'new-%' OR id LIKE '%.1'");
+	int64_t before_new = rows_of(st, "new-done"), before_open = rows_of(st, "old-open");
+	ck_assert_int_gt(rows_of(st, "old-done"), 13);
+	int64_t n = -1;
+	begin(st);
+	ck_assert_int_eq(th_store_purge(st, 500, 0, &n, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(n, 1);
+	ck_assert_int_eq(rows_of(st, "old-done"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id = 'old-done'"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id = 'old-done.1' AND "
+	                           "parent_id IS NULL"),
+	                 1);
+	ck_assert_int_eq(rows_of(st, "new-done"), before_new);
+	ck_assert_int_eq(rows_of(st, "old-open"), before_open);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks"), 5);
+	th_store_close(st);
+}
+END_TEST
+
+/* Sweeps the stuck tasks idle since before with windows of size task numbers, as
+ * `tiny-harness purge` does; returns how many went. */
+static int64_t sweep_stuck(struct th_store *st, int64_t before, int size)
+{
+	struct th_error e;
+	int64_t cursor = 0, upto = 0, total = 0, n = 0;
+	do {
+		begin(st);
+		ck_assert_int_eq(th_store_task_window(st, cursor, size, &upto, &e), TH_OK);
+		if (upto > 0) {
+			ck_assert_int_gt(upto, cursor);
+			ck_assert_int_eq(th_store_purge_stuck(st, before, cursor, upto, &n, &e),
+			                 TH_OK);
+			total += n;
+		}
+		commit(st);
+		cursor = upto;
+	} while (upto > 0);
+	return total;
+}
+
+/* RET-2: stuck means not terminal, no live turn, no open sub-task and nothing (status,
+ * event, message) since the cut-off; only such tasks go, on both backends. */
+START_TEST(test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_child)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	int64_t turn;
+	begin(st);
+	add_task_at(st, "stuck-working", "c", 2, 1000, "alice");
+	add_task_at(st, "stuck-waiting", "c", 6, 1000, "alice"); /* INPUT_REQUIRED */
+	add_task_at(st, "has-turn", "c", 2, 1000, "alice");
+	ck_assert_int_eq(th_store_message_append(st, "has-turn", "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
+	                 TH_OK);
+	ck_assert_int_eq(th_store_turn_create(st, "has-turn", "m1", &turn, &e), TH_OK);
+	add_task_at(st, "parent", "c", 2, 1000, "alice");
+	add_task_at(st, "parent.1", "c", 2, 1000, "alice");
+	ck_assert_int_eq(th_store_subtask_link(st, "parent", "parent.1", &e), TH_OK);
+	add_task_at(st, "late-event", "c", 2, 1000, "alice");
+	ck_assert_int_eq(
+	    th_store_event_append(st, "late-event", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
+	add_task_at(st, "late-message", "c", 2, 1000, "alice");
+	ck_assert_int_eq(th_store_message_append(st, "late-message", "m1", "ROLE_USER", "alice",
+	                                         "{\"messageId\":\"m1\"}", &e),
+	                 TH_OK);
+	add_task_at(st, "old-done", "c", 3, 1000, "alice");
+	add_task_at(st, "fresh", "c", 2, 1000, "alice");
+	fill_task(st, "stuck-working");
+	commit(st);
+	/* fill_task's turn is over; everything idle since 100 but the late ones' rows. */
+	run_sql(st, "UPDATE turns SET state = 'done' WHERE task_id = 'stuck-working'");
+	run_sql(st, "UPDATE tasks SET updated_ms = 100 WHERE id <> 'fresh'");
+	run_sql(st, "UPDATE event_rows SET created_ms = 100 WHERE task_num IN (SELECT num FROM "
+	            "tasks WHERE id NOT IN ('late-event'))");
+	run_sql(st, "UPDATE message_rows SET created_ms = 100 WHERE task_num IN (SELECT num FROM "
+	            "tasks WHERE id NOT IN ('late-message'))");
+	int64_t tasks = q_int(st, "SELECT count(*) FROM tasks");
+	/* Windows of 3 numbers: the sweep crosses several. parent.1 is stuck itself (idle,
+	 * open, no turn), and once it is gone its parent has no open child: a second sweep
+	 * takes the parent. */
+	int64_t first = sweep_stuck(st, 500, 3);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id IN ('stuck-working', "
+	                           "'stuck-waiting', 'parent.1')"),
+	                 0);
+	ck_assert_int_eq(rows_of(st, "stuck-working"), 0);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks WHERE id IN ('has-turn', "
+	                           "'late-event', 'late-message', 'old-done', 'fresh', "
+	                           "'stuck-working.1')"),
+	                 6);
+	int64_t parent = q_int(st, "SELECT count(*) FROM tasks WHERE id = 'parent'");
+	int64_t second = sweep_stuck(st, 500, 3);
+	ck_assert_int_eq(first + second, 4);
+	ck_assert_int_eq(parent + second, 2); /* the parent went in one of the two sweeps */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks"), tasks - 4);
+	/* Nothing idle since before 50: nothing goes. */
+	ck_assert_int_eq(sweep_stuck(st, 50, 1000), 0);
+	int64_t upto = -1;
+	ck_assert_int_eq(th_store_task_window(st, INT64_MAX - 1, 10, &upto, &e), TH_OK);
+	ck_assert_int_eq(upto, 0);
+	th_store_close(st);
+}
+END_TEST
+
+/* RET-4: a delivery that gave up is listed by push_dead_letters (with its webhook and
+ * error) until retain_dead_letters, pruned apart from delivered rows, on both backends. */
+START_TEST(test_ret4_dead_letter_view_lists_until_its_own_cutoff)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	put_config(st, "t", "c1", "alice", "https://hook.example/a2a");
+	ck_assert_int_eq(th_store_push_enqueue(st, "t", 1, "{\"a\":1}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_store_push_enqueue(st, "t", 2, "{\"a\":2}", NULL, NULL, &e), TH_OK);
+	struct th_push_delivery *d = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_push_claim_due(st, th_now_ms(), 30000, 0, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(th_store_push_dead(st, d[0].id, "HTTP 410", &e), TH_OK);
+	ck_assert_int_eq(th_store_push_delivered(st, d[1].id, &e), TH_OK);
+	th_push_deliveries_free(d, n);
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_dead_letters"), 1);
+	char *row = q_text(st, "SELECT task_id || ' ' || config_id || ' ' || participant_id || "
+	                       "' ' || url || ' ' || seq || ' ' || attempts || ' ' || last_error "
+	                       "FROM push_dead_letters");
+	ck_assert_str_eq(row, "t c1 alice https://hook.example/a2a 1 1 HTTP 410");
+	free(row);
+	row = q_text(st, "SELECT died_at FROM push_dead_letters");
+	ck_assert_int_eq(strlen(row), 20); /* 2026-12-05T21:00:00Z */
+	ck_assert_int_eq(row[10], 'T');
+	ck_assert_int_eq(row[19], 'Z');
+	free(row);
+	int64_t pruned = -1, now = th_now_ms();
+	/* Delivered rows are due, dead letters not yet: only the delivered row goes. */
+	begin(st);
+	ck_assert_int_eq(th_store_push_prune(st, now + 1000, now - 60000, &pruned, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(pruned, 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_dead_letters"), 1);
+	/* retain_dead_letters = off is a cut-off of 0: kept. */
+	begin(st);
+	ck_assert_int_eq(th_store_push_prune(st, now + 1000, 0, &pruned, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(pruned, 0);
+	begin(st);
+	ck_assert_int_eq(th_store_push_prune(st, 0, now + 1000, &pruned, &e), TH_OK);
+	commit(st);
+	ck_assert_int_eq(pruned, 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_dead_letters"), 0);
+	th_store_close(st);
+}
+END_TEST
+
+/* RET-3: a new database is INCREMENTAL; after a purge th_store_compact gives the freed
+ * pages back and cuts the WAL to 0 bytes; an older (NONE) database keeps its size until
+ * th_store_vacuum, which switches it. SQLite only. */
+START_TEST(test_ret3_compact_shrinks_file_and_wal_vacuum_switches_old_files)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	ck_assert_int_eq(q_int(st, "PRAGMA auto_vacuum"), 2);
+	char big[8192];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	char json[8300];
+	snprintf(json, sizeof json, "{\"messageId\":\"m1\",\"t\":\"%s\"}", big);
+	for (int round = 0; round < 2; round++) {
+		begin(st);
+		for (int i = 0; i < 300; i++) {
+			char id[32];
+			snprintf(id, sizeof id, "t%d", i);
+			add_task_at(st, id, "c", 3, 1000, "alice");
+			ck_assert_int_eq(
+			    th_store_message_append(st, id, "m1", "ROLE_USER", "alice", json, &e),
+			    TH_OK);
+		}
+		commit(st);
+		int64_t n = 0;
+		begin(st);
+		ck_assert_int_eq(th_store_purge(st, INT64_MAX, 0, &n, &e), TH_OK);
+		commit(st);
+		ck_assert_int_eq(n, 300);
+		struct th_compact c;
+		if (round == 0) {
+			ck_assert_int_eq(th_store_compact(st, &c, &e), TH_OK);
+			ck_assert_int_eq(c.known, 1);
+			ck_assert_int_eq(c.incremental, 1);
+			ck_assert_int_gt(c.freed_pages, 400);
+			ck_assert_int_eq(c.wal_truncated, 1);
+			ck_assert_int_eq(c.wal_after, 0);
+			/* The rows may still be in the WAL: the two files together shrink. */
+			ck_assert_msg((c.db_after + c.wal_after) * 4 < c.db_before + c.wal_before,
+			              "%lld + %lld -> %lld + %lld", (long long)c.db_before,
+			              (long long)c.wal_before, (long long)c.db_after,
+			              (long long)c.wal_after);
+			ck_assert_int_eq(q_int(st, "PRAGMA freelist_count"), 0);
+			/* An older file: no pointer map (as made before 017). */
+			ck_assert_int_eq(sqlite3_exec(th_store_db(st),
+			                              "PRAGMA auto_vacuum = NONE; VACUUM", NULL,
+			                              NULL, NULL),
+			                 SQLITE_OK);
+			ck_assert_int_eq(q_int(st, "PRAGMA auto_vacuum"), 0);
+		} else {
+			ck_assert_int_eq(th_store_compact(st, &c, &e), TH_OK);
+			ck_assert_int_eq(c.incremental, 0);
+			ck_assert_int_eq(c.freed_pages, 0);
+			ck_assert_int_gt(q_int(st, "PRAGMA freelist_count"), 400);
+			ck_assert_int_eq(th_store_vacuum(st, &c, &e), TH_OK);
+			ck_assert_int_eq(c.incremental, 1);
+			/* The rows may still be in the WAL: the two files together shrink. */
+			ck_assert_msg((c.db_after + c.wal_after) * 4 < c.db_before + c.wal_before,
+			              "%lld + %lld -> %lld + %lld", (long long)c.db_before,
+			              (long long)c.wal_before, (long long)c.db_after,
+			              (long long)c.wal_after);
+			ck_assert_int_eq(c.wal_after, 0);
+			ck_assert_int_eq(q_int(st, "PRAGMA auto_vacuum"), 2);
+			ck_assert_int_eq(q_int(st, "PRAGMA freelist_count"), 0);
+		}
+	}
+	/* Not inside a transaction. */
+	struct th_compact c;
+	begin(st);
+	ck_assert_int_eq(th_store_compact(st, &c, &e), TH_EINVAL);
+	commit(st);
 	th_store_close(st);
 }
 END_TEST
@@ -3308,6 +3626,9 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
 	tcase_add_test(tc, test_store10_message_rows_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_store10_event_timestamps_lean_read_byte_for_byte);
+	tcase_add_test(tc, test_ret1_purge_ended_takes_every_child_row_and_nothing_else);
+	tcase_add_test(tc, test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_child);
+	tcase_add_test(tc, test_ret4_dead_letter_view_lists_until_its_own_cutoff);
 	if (pg_base() != NULL) {
 		tcase_add_test(tc, test_store6_pg_migrates_once_and_records_its_version);
 		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);
@@ -3339,6 +3660,8 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_turn4_expired_leases_listed);
 		tcase_add_test(tc, test_store2_tasks_overview_without_participant_filter);
 		tcase_add_test(tc, test_store2_purge_cascades_terminal_old_tasks);
+		tcase_add_test(tc,
+		               test_ret3_compact_shrinks_file_and_wal_vacuum_switches_old_files);
 		tcase_add_test(tc, test_store1_002_queries_use_indexes);
 		tcase_add_test(tc, test_lim5_database_errors_name_no_file_and_no_sqlite_text);
 		tcase_add_test(tc, test_sec6_db_group_makes_files_0640_and_dir_setgid);
