@@ -79,6 +79,9 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	th_error_clear(&e);
 	struct th_bind_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
+	int64_t start_us = th_bind_now_us();
+	ctx.mx_method = TH_BIND_MX_UNKNOWN;
+	ctx.binding = "http";
 	ctx.app = app;
 	ctx.io = io;
 	ctx.req = &req;
@@ -105,21 +108,28 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	} else if (strcmp(req.path, CARD_PATH) == 0) {
 		/* Served both under the base path and, when the base is deeper, at the origin
 		 * root where RFC 8615 puts it. */
+		ctx.mx_method = TH_BIND_MX_CARD;
 		serve_card(&ctx);
+	} else if (req.in_base && strcmp(req.path, "/metrics") == 0) {
+		ctx.mx_method = TH_BIND_MX_METRICS;
+		th_bind_metrics(&ctx);
 	} else if (req.in_base && strcmp(req.path, "/") == 0) {
 		/* A browser asking for the page (WEB-1); POST and every JSON client go on to
 		 * JSON-RPC unchanged. */
 		if ((strcmp(req.method, "GET") == 0 || strcmp(req.method, "HEAD") == 0) &&
-		    th_bind_web_prefers_html(io->param(io->impl, "HTTP_ACCEPT")))
+		    th_bind_web_prefers_html(io->param(io->impl, "HTTP_ACCEPT"))) {
+			ctx.mx_method = TH_BIND_MX_WEB;
 			th_bind_web_redirect(&ctx);
-		else
+		} else
 			th_bind_jsonrpc(&ctx);
 	} else if (req.in_base &&
 	           (strcmp(req.path, "/ui") == 0 || strncmp(req.path, "/ui/", 4) == 0)) {
+		ctx.mx_method = TH_BIND_MX_WEB;
 		th_bind_web(&ctx);
 	} else {
 		th_bind_rest(&ctx);
 	}
+	th_bind_request_done(&ctx, start_us); /* OBS-1, OBS-2 */
 	th_http_req_free(&req);
 	th_buf_free(&ctx.extra);
 	th_log_request(NULL, NULL);

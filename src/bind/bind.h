@@ -26,6 +26,8 @@ struct th_bind_parked {
 	char *rpc_id;             /* the JSON-RPC request id as JSON text; NULL for REST;
 	                             th_bind_parked_free */
 	struct th_watch watch;    /* owned; th_bind_parked_free */
+	int counted;              /* 1: counted in the open streams (OBS-2) until
+	                             th_bind_parked_free */
 };
 void th_bind_parked_free(struct th_bind_parked *p);
 /* Appends one event as this stream's binding frames it (an SSE event with id: seq,

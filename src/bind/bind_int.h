@@ -3,6 +3,7 @@
  * way, top to bottom, and each section below is one file:
  *
  *   bind.c     the router and the agent card
+ *     → metrics.c           the metrics endpoint and the request's log line (OBS-1..3)
  *     → origin.c            Host and Origin checks (SEC-4)
  *     → web.c               the web app's redirect and static files (WEB-1)
  *       → method.c          the GET/HEAD guard of the card and the web app (405)
@@ -16,6 +17,7 @@
 #define TH_BIND_BIND_INT_H
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "app.h"
@@ -38,7 +40,56 @@ struct th_bind_ctx {
 	                        the response says Idempotent-Replayed: true (A2A-11-IDEM-1) */
 	int api;             /* an API answer: th_bind_send adds Cache-Control: no-store
 	                        unless extra names a Cache-Control (SEC-4) */
+	/* What the request's log line and counters say (OBS-1, OBS-2): */
+	int mx_method;       /* an enum th_op, or TH_BIND_MX_CARD.. TH_BIND_MX_UNKNOWN */
+	const char *binding; /* "jsonrpc", "rest" or "http" (card, web app, metrics); static */
+	int status;          /* the HTTP status sent (th_bind_send, the SSE start) */
+	th_err outcome;      /* the error answered, TH_OK when none */
 };
+
+/* Now on the monotonic clock, in microseconds: a request's start and end (OBS-1). */
+static inline int64_t th_bind_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The counters' and the log line's "methods" besides the A2A operations (OBS-2). */
+enum {
+	TH_BIND_MX_CARD = TH_OP_COUNT, /* the public agent card */
+	TH_BIND_MX_WEB,                /* the web app's redirect and files */
+	TH_BIND_MX_METRICS,            /* <base>metrics */
+	TH_BIND_MX_UNKNOWN,            /* no operation was named (bad JSON, unknown route) */
+	TH_BIND_MX_COUNT
+};
+
+/* ---- metrics.c: observability, called by the router (OBS-1..OBS-3) ----------- */
+
+/* GET or HEAD of <base>metrics: the counters in the Prometheus text format (0.0.4) for
+ * an authenticated reader (th_bind_metrics_reader); 404 when metrics = 0. */
+void th_bind_metrics(struct th_bind_ctx *ctx);
+/* TH_OK when the request's caller may read the metrics: identity is remote_user or bearer,
+ * the caller authenticated (ctx->call.participant set), and named in metrics_readers when
+ * that is set. Otherwise TH_EUNAUTHENTICATED (no credentials: 401) or TH_EFORBIDDEN (403)
+ * with a message naming the key to change. */
+th_err th_bind_metrics_reader(struct th_bind_ctx *ctx, struct th_error *e);
+/* The end of every request: counts it (method, outcome, duration since start_us on the
+ * monotonic clock) and, with request_log = 1, writes its line. */
+void th_bind_request_done(struct th_bind_ctx *ctx, int64_t start_us);
+/* The exposition text of a snapshot and the site's gauges (the endpoint's body). */
+struct th_mx_snapshot;
+void th_bind_metrics_render(struct th_buf *b, const struct th_mx_snapshot *s,
+                            const struct th_site_gauges *g);
+/* The label of a method index (an A2A method name, "AgentCard", "WebApp", "Metrics",
+ * "unknown") and of an outcome (a th_err: "ok", "task_not_found", …); never NULL. */
+const char *th_bind_mx_method_name(int m);
+const char *th_bind_mx_outcome_name(int outcome);
+/* One request log line's text after "request" (no newline) into out: method, binding,
+ * task, participant, status, outcome, ms, as key=value. */
+void th_bind_log_line(char *out, size_t n, const char *method, const char *binding,
+                      const char *task, const char *participant, int status, const char *outcome,
+                      int64_t duration_us);
 
 /* ---- origin.c: browser safety, called by the router (SEC-4) ------------------ */
 
@@ -146,6 +197,13 @@ th_err th_bind_check_version(const char *version, struct th_error *e);
  * (SEC-3: TH_ETOOMANY, ctx->retry_after set): fills ctx->call and, when extensions were
  * activated, the A2A-Extensions response header (EXT-2). */
 th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e);
+/* The participant step of th_bind_check_headers alone, then the request rate: for a
+ * request that is not an A2A call (the metrics endpoint: no A2A-Version). */
+th_err th_bind_identify(struct th_bind_ctx *ctx, struct th_error *e);
+
+/* Names the task a SendMessage made in the request's log line (OBS-1) when the request
+ * named none: result's task.id. result is borrowed. */
+void th_bind_note_result(int op, json_object *result);
 
 /* Adds Retry-After (ctx->retry_after seconds, at least 1) for the errors that are worth
  * retrying: busy, at capacity, over a participant's share. */

@@ -178,6 +178,7 @@ void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_err
 {
 	if (status == 0)
 		status = th_bind_http_status(e->code);
+	ctx->outcome = e->code;
 	json_object *o = th_bind_rest_error_body(status, e);
 	if (o == NULL) {
 		th_bind_send_oom(ctx);

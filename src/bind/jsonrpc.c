@@ -16,6 +16,7 @@
 static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
                         const struct th_error *e)
 {
+	ctx->outcome = e->code;
 	json_object *o = th_bind_rpc_error(id, e);
 	if (o == NULL) {
 		th_bind_send_oom(ctx);
@@ -112,6 +113,27 @@ static th_err check_envelope(json_object *req, int max_id, json_object **id, int
 	return TH_OK;
 }
 
+/* The success envelope carrying id (borrowed) and result (consumed; NULL: null). */
+static void reply_result(struct th_bind_ctx *ctx, json_object *id, json_object *result)
+{
+	json_object *o = json_object_new_object();
+	if (o == NULL) {
+		json_object_put(result);
+		th_bind_send_oom(ctx);
+		return;
+	}
+	int bad = th_json_put(o, "jsonrpc", json_object_new_string("2.0"));
+	/* The same id, the same JSON type: json-c keeps the parsed value as it was. */
+	bad |= th_json_put_null(o, "id", json_object_get(id));
+	bad |= th_json_put_null(o, "result", result); /* NULL: a JSON null result */
+	if (bad) {
+		json_object_put(o);
+		th_bind_send_oom(ctx); /* decision-026 */
+		return;
+	}
+	th_bind_send_json(ctx, 200, "application/json", o);
+}
+
 void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 {
 	struct th_http_req *r = ctx->req;
@@ -119,6 +141,7 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	struct th_error e;
 	th_error_clear(&e);
 	ctx->api = 1;
+	ctx->binding = "jsonrpc";
 
 	if (strcmp(r->method, "POST") != 0) {
 		char m[40];
@@ -152,8 +175,10 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	json_object *id = NULL, *params = NULL;
 	int op = -1;
 	rc = check_envelope(req, cfg->lim.max_id, &id, &op, &params, &e);
-	if (rc == TH_OK)
+	if (rc == TH_OK) {
+		ctx->mx_method = op;
 		th_bind_log_request(op, params);
+	}
 	if (rc == TH_OK)
 		rc = th_bind_check_headers(ctx, &e);
 	if (rc == TH_OK && th_bind_is_stream_op(op)) {
@@ -173,22 +198,7 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 		json_object_put(req);
 		return;
 	}
-	json_object *o = json_object_new_object();
-	if (o == NULL) {
-		json_object_put(result);
-		json_object_put(req);
-		th_bind_send_oom(ctx);
-		return;
-	}
-	int bad = th_json_put(o, "jsonrpc", json_object_new_string("2.0"));
-	/* The same id, the same JSON type: json-c keeps the parsed value as it was. */
-	bad |= th_json_put_null(o, "id", json_object_get(id));
-	bad |= th_json_put_null(o, "result", result); /* NULL: a JSON null result */
+	th_bind_note_result(op, result);
+	reply_result(ctx, id, result);
 	json_object_put(req);
-	if (bad) {
-		json_object_put(o);
-		th_bind_send_oom(ctx); /* decision-026 */
-		return;
-	}
-	th_bind_send_json(ctx, 200, "application/json", o);
 }

@@ -1,9 +1,10 @@
 # src/bind — the two A2A bindings (JSON-RPC 2.0, HTTP+JSON) and the error table,
 # listed top-down: router and card, the web app, the method guard, the bindings, SSE,
-# error bodies, shared steps.
+# error bodies, shared steps; the metrics endpoint and the request log line (metrics.c).
 noinst_LTLIBRARIES += src/bind/libth_bind.la
 src_bind_libth_bind_la_SOURCES = \
 	src/bind/bind.c src/bind/bind.h src/bind/bind_int.h \
+	src/bind/metrics.c \
 	src/bind/origin.c \
 	src/bind/web.c src/bind/method.c \
 	src/bind/jsonrpc.c \

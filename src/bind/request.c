@@ -223,6 +223,12 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 		if (oom)
 			return th_error_set(e, TH_ENOMEM, "out of memory");
 	}
+	return th_bind_identify(ctx, e);
+}
+
+th_err th_bind_identify(struct th_bind_ctx *ctx, struct th_error *e)
+{
+	th_err rc;
 	const struct th_config *cfg = ctx->app->cfg;
 	if (cfg->identity == TH_IDENTITY_BEARER) {
 		rc = bearer_identity(ctx, e);
@@ -293,6 +299,8 @@ int th_bind_etag_matches(const char *inm, const char *etag)
 
 void th_bind_send_oom(struct th_bind_ctx *ctx)
 {
+	ctx->status = 500;
+	ctx->outcome = TH_ENOMEM;
 	static const char body[] =
 	    "{\"error\":{\"code\":500,\"status\":\"INTERNAL\",\"message\":\"out of memory\"}}";
 	th_http_respond(ctx->io, 500, "application/json", "Cache-Control: no-store\r\n", body,
@@ -320,6 +328,7 @@ void th_bind_send(struct th_bind_ctx *ctx, int status, const char *ctype, const 
 		th_bind_send_oom(ctx);
 		return;
 	}
+	ctx->status = status;
 	const char *extra = ctx->extra.len > 0 ? ctx->extra.data : NULL;
 	if (ctx->head)
 		th_http_respond_head(ctx->io, status, ctype, extra, len);
@@ -344,6 +353,15 @@ void th_bind_log_request(int op, json_object *params)
 	if (task == NULL)
 		task = th_json_str(msg, "taskId");
 	th_log_request(op >= 0 ? th_op_method((enum th_op)op) : NULL, task);
+}
+
+void th_bind_note_result(int op, json_object *result)
+{
+	if (op != TH_OP_SEND_MESSAGE || th_log_ctx_self()->task[0] != '\0')
+		return;
+	const char *id = th_json_str(json_object_object_get(result, "task"), "id");
+	if (id != NULL)
+		th_log_request(th_op_method((enum th_op)op), id);
 }
 
 int th_bind_http_date(time_t t, char *out, size_t n)

@@ -367,6 +367,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	th_error_clear(&e);
 	struct match m;
 	ctx->api = 1;
+	ctx->binding = "rest";
 	if (!r->in_base || !route_match(r->path, &m)) {
 		not_found(ctx);
 		return;
@@ -392,6 +393,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 		return;
 	}
 	ctx->head = mi == M_HEAD;
+	ctx->mx_method = op;
 	if (mi == M_POST) {
 		if (!ctype_ok(r)) {
 			char q[80];
@@ -433,5 +435,6 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 		th_bind_rest_error(ctx, 0, &e);
 		return;
 	}
+	th_bind_note_result(op, result);
 	send_result(ctx, op, result);
 }

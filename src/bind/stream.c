@@ -16,6 +16,7 @@
 #include "ops/stream.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "util/metrics.h"
 
 struct sse {
 	struct th_bind_ctx *ctx;
@@ -24,6 +25,8 @@ struct sse {
 	int opened;
 	int gone;
 	int reserved; /* a slot of the parker's is held for this stream (room, take) */
+	int parked;   /* the connection went to a struct th_bind_parked, which now counts the
+	                 stream as open (th_bind_parked_free counts it closed) */
 };
 
 th_bind_stream_fn th_bind_stream_service = th_service_stream;
@@ -66,6 +69,8 @@ static int sse_open(void *impl)
 {
 	struct sse *s = impl;
 	s->opened = 1;
+	s->ctx->status = 200;
+	th_mx_streams(1); /* OBS-2: open until th_bind_stream ends or the parker frees it */
 	th_bind_mark_replay(s->ctx);
 	if (th_http_sse_start(s->ctx->io, s->ctx->extra.data) != 0)
 		s->gone = 1;
@@ -124,6 +129,8 @@ static int sse_park(void *impl, struct th_watch *w)
 	}
 	p.watch = *w;
 	memset(w, 0, sizeof *w);
+	p.counted = 1;
+	s->parked = 1;
 	if (parker->take(parker->impl, &p) == 0) {
 		s->reserved = 0; /* the parked stream holds the slot now */
 	} else {
@@ -144,6 +151,9 @@ void th_bind_parked_free(struct th_bind_parked *p)
 {
 	if (p == NULL)
 		return;
+	if (p->counted)
+		th_mx_streams(-1);
+	p->counted = 0;
 	if (p->conn.fd >= 0)
 		close(p->conn.fd);
 	p->conn.fd = -1;
@@ -224,6 +234,10 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 		sse_open(&s);
 	if (!s.opened)
 		return rc;
+	if (!s.parked)
+		th_mx_streams(-1);
+	if (rc != TH_OK)
+		ctx->outcome = rc;
 	if (rc != TH_OK && !s.gone) {
 		json_object *body = s.is_rpc
 		                        ? th_bind_rpc_error(rpc_id, e)

@@ -433,6 +433,19 @@ static const struct key keys[] = {
     K_STR("card_signing_jku", card_signing_jku, check_jku, NULL,
           "the signature's jku: the URL of a JWKS holding the public key "
           "(`tiny-harness card --jwks` prints one); unset = none (CARD-SIG-2)"),
+    K_INT("request_log", request_log, 0, 1, "1",
+          "1 writes one key=value line per request to the error log: method, task, "
+          "participant, HTTP status, outcome, duration (OBS-1, decision-070)"),
+    K_INT("metrics", metrics, 0, 1, "1",
+          "1 counts requests, latencies, turns and streams and serves them at <base>metrics "
+          "in the Prometheus text format (OBS-2); 0 counts nothing and the route is 404"),
+    K_STR("metrics_file", metrics_file, check_nonempty, NULL,
+          "the small file every worker process counts into (mapped shared); unset = "
+          "<db>-metrics beside an SQLite db; with PostgreSQL unset means no counting"),
+    K_STR("metrics_readers", metrics_readers, check_list, NULL,
+          "participants who may read <base>metrics, separated by spaces or commas; unset = "
+          "any authenticated participant (identity = remote_user or bearer; never header) "
+          "(OBS-3)"),
     K_INT("history_length_default", history_default, -1, 1000, "-1",
           "messages of history when a request gives no historyLength; -1 = as many as the "
           "cap allows: 1000 messages, 8 MiB (SEC-3)"),

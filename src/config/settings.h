@@ -72,6 +72,15 @@ struct th_config {
 	char *card_signing_kid;         /* card_signing_kid: the signature's kid, or NULL (the
 	                                   key's thumbprint); free */
 	char *card_signing_jku;         /* card_signing_jku: the signature's jku, or NULL; free */
+	int request_log;                /* request_log: 1 writes one line per request (OBS-1) */
+	int metrics;                    /* metrics: 1 counts requests and serves <base>metrics
+	                                   (OBS-2) */
+	char *metrics_file;             /* metrics_file: the counters every process shares, or
+	                                   NULL: <db>-metrics beside an SQLite db (decision-070);
+	                                   free */
+	char *metrics_readers;          /* metrics_readers: participants who may read the
+	                                   metrics, separated by spaces or commas, or NULL: any
+	                                   authenticated participant (OBS-3); free */
 	int sync_full;                  /* synchronous: 0 normal, 1 full */
 	int busy_timeout_ms;            /* busy_timeout_ms */
 	int db_pooler;                  /* db_pooler: 0 none, 1 transaction (a transaction

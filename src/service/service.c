@@ -3,7 +3,9 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "a2a/a2a.h"
 #include "config/settings.h"
@@ -13,6 +15,7 @@
 #include "ops/stream.h"
 #include "service/card.h"
 #include "service/cardsig.h"
+#include "store/store.h"
 #include "turn/commands.h"
 #include "util/jsonx.h"
 
@@ -315,4 +318,25 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 	}
 	json_object_put(empty);
 	return rc;
+}
+
+/* The size of a file, 0 when it does not exist (a WAL after the last connection closed). */
+static int64_t file_bytes(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+th_err th_service_site_gauges(struct th_app *app, struct th_site_gauges *g, struct th_error *e)
+{
+	const char *db = app->cfg->db_path;
+	g->db_bytes = g->wal_bytes = -1;
+	if (db != NULL && strncmp(db, "postgresql://", 13) != 0 &&
+	    strncmp(db, "postgres://", 11) != 0) {
+		char wal[4096];
+		g->db_bytes = file_bytes(db);
+		if (snprintf(wal, sizeof wal, "%s-wal", db) < (int)sizeof wal)
+			g->wal_bytes = file_bytes(wal);
+	}
+	return th_store_push_backlog(app->store, &g->push_backlog, &g->push_dead, e);
 }

@@ -66,4 +66,14 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
  * memory; a signing key that cannot be used: TH_EINTERNAL, the log names the cause). */
 const char *th_service_card(struct th_app *app, const char **etag, struct th_error *e);
 
+/* OBS-2: what the metrics endpoint reads from the site rather than counts: the SQLite
+ * database file and its WAL in bytes (-1 when db is PostgreSQL: not files here; a WAL
+ * that does not exist, after a clean close, is 0), and the push outbox's backlog and dead
+ * letters (th_store_push_backlog). */
+struct th_site_gauges {
+	int64_t db_bytes, wal_bytes;
+	int64_t push_backlog, push_dead;
+};
+th_err th_service_site_gauges(struct th_app *app, struct th_site_gauges *g, struct th_error *e);
+
 #endif

@@ -293,3 +293,18 @@ int th_store_push_any_due(struct th_store *st, int64_t now_ms)
 	                  TH_ARGS(TH_I(now_ms)), NULL, &rows, "push any due", NULL);
 	return err == TH_OK && rows > 0;
 }
+
+th_err th_store_push_backlog(struct th_store *st, int64_t *backlog, int64_t *dead,
+                             struct th_error *e)
+{
+	*backlog = *dead = 0;
+	th_err err = th_store_exec(st, TH_STMT_PUSH_BACKLOG,
+	                           "SELECT count(*) FROM push_outbox "
+	                           "WHERE state IN ('pending', 'sending')",
+	                           NULL, 0, backlog, NULL, "push backlog", e);
+	if (err == TH_OK)
+		err = th_store_exec(st, TH_STMT_PUSH_DEAD_COUNT,
+		                    "SELECT count(*) FROM push_outbox WHERE state = 'dead'", NULL,
+		                    0, dead, NULL, "push dead count", e);
+	return err;
+}

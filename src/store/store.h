@@ -760,6 +760,11 @@ int th_store_push_take_queued(struct th_store *st);
 /* 1 when some delivery is due at now_ms (pending, or sending with an expired claim), else 0
  * (also on error). A read, no transaction: workers call it after every request. */
 int th_store_push_any_due(struct th_store *st, int64_t now_ms);
+/* OBS-2: deliveries not yet delivered (pending, or being sent) into *backlog, and the
+ * ones that gave up (dead, until push_keep_hours prunes them) into *dead. Two counts
+ * over the (state, next_attempt_ms) index; a read, no transaction. */
+th_err th_store_push_backlog(struct th_store *st, int64_t *backlog, int64_t *dead,
+                             struct th_error *e);
 
 struct th_push_backoff {
 	int base_ms;      /* delay after the first failed attempt; doubles each time */

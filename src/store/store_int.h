@@ -146,6 +146,9 @@ enum th_stmt_id {
 	/* idempotency.c: a send's Idempotency-Key (A2A-11-IDEM-1) */
 	TH_STMT_IDEM_FIND,
 	TH_STMT_IDEM_KEEP,
+	/* push.c: the backlog the metrics endpoint shows (OBS-2) */
+	TH_STMT_PUSH_BACKLOG,
+	TH_STMT_PUSH_DEAD_COUNT,
 	TH_STMT_COUNT_
 };
 

@@ -24,6 +24,7 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "util/metrics.h"
 
 struct cut_arg {
 	struct th_store *st;
@@ -495,6 +496,8 @@ th_err th_turn_inline(const struct th_turn_ctx *tc, const char *task_id, json_ob
 		rc = th_store_turn_record(tc->store, task_id, message_id, (int)getpid(),
 		                          mrc != TH_OK ? TH_TURN_FAILED : TH_TURN_DONE,
 		                          mrc != TH_OK ? failure : NULL, e);
+	if (rc == TH_OK)
+		th_mx_turn(mrc != TH_OK); /* OBS-2: counted even if the caller then rolls back */
 	/* Runs after the response; if the caller rolls back instead, the child's turn is
 	 * not found then and nothing runs. */
 	if (rc == TH_OK && res.child_task != NULL)
@@ -646,6 +649,8 @@ static th_err run_held(const struct th_turn_ctx *tc, const char *task_id, const 
 		if (mrc != TH_OK)
 			snprintf(failure, sizeof failure, "turn failed: %s", why.msg);
 		rc = settle(tc, task_id, l, &p, &fx, mrc != TH_OK ? failure : NULL, e);
+		if (rc == TH_OK)
+			th_mx_turn(mrc != TH_OK); /* OBS-2 */
 	}
 	th_intrinsic_effects_free(&fx);
 	json_object_put(rounds);

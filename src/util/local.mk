@@ -10,6 +10,7 @@ src_util_libth_util_la_SOURCES = \
 	src/util/text.c src/util/text.h \
 	src/util/netaddr.c src/util/netaddr.h \
 	src/util/rate.c src/util/rate.h \
+	src/util/metrics.c src/util/metrics.h \
 	src/util/curlx.c src/util/curlx.h \
 	src/util/jwt.c src/util/jwt.h \
 	src/util/jcs.c src/util/jcs.h \

@@ -17,6 +17,7 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/memo.h"
+#include "util/metrics.h"
 
 void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_store_opts *o)
 {
@@ -59,6 +60,28 @@ static th_err queue_pending(void *impl, const char *task_id, int64_t turn_id)
 	return th_app_defer(impl, task_id, turn_id);
 }
 
+/* OBS-2, decision-070: a serving process counts into the site's shared file (metrics_file,
+ * else <db>-metrics beside an SQLite db). Operator commands do not: run as another user
+ * (root) they would make a file the workers cannot open. A file that cannot be used turns
+ * counting off in this process only, said once in the log; the endpoint then says why. */
+static void open_metrics(const struct th_config *cfg)
+{
+	if (!cfg->metrics || th_mx_on())
+		return;
+	char path[4096];
+	const char *db = cfg->db_path;
+	int pg = db == NULL || strncmp(db, "postgresql://", 13) == 0 ||
+	         strncmp(db, "postgres://", 11) == 0;
+	if (cfg->metrics_file != NULL)
+		snprintf(path, sizeof path, "%s", cfg->metrics_file);
+	else if (pg || snprintf(path, sizeof path, "%s-metrics", db) >= (int)sizeof path)
+		return;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_mx_open(path, &e) != TH_OK)
+		th_log(TH_LOG_WARN, "metrics are not counted by this process: %s", e.msg);
+}
+
 th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struct th_error *e)
 {
 	memset(app, 0, sizeof *app);
@@ -73,6 +96,8 @@ th_err th_app_open(struct th_app *app, struct th_config *cfg, int serving, struc
 	 * th_intrinsics_tools_of): a plain-CGI request needs at most one of them (PKG-4). */
 	if (rc == TH_OK && serving != TH_APP_ONE_REQUEST)
 		app->answers = th_memo_new(); /* NULL: answers are not kept */
+	if (rc == TH_OK && serving)
+		open_metrics(cfg); /* after the store: the database's directory exists now */
 	if (rc != TH_OK)
 		th_app_close(app);
 	return rc;

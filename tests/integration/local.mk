@@ -20,6 +20,10 @@ EXTRA_DIST += tests/integration/idempotency.sh
 # database and WAL shrinking (about 10 s).
 TESTS += tests/integration/retention.sh
 EXTRA_DIST += tests/integration/retention.sh
+# OBS-1..OBS-4 through lighttpd: the metrics endpoint's counters move by exactly what was
+# sent across two workers, the histogram is well formed, the guard, the request log line.
+TESTS += tests/integration/observability.sh
+EXTRA_DIST += tests/integration/observability.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh

@@ -18,6 +18,7 @@
 #include "domain/ext.h"
 #include "http/http.h"
 #include "util/rate.h"
+#include "util/metrics.h"
 #include "util/jsonx.h"
 
 /* ---- fixture -------------------------------------------------------------- */
@@ -1938,6 +1939,125 @@ START_TEST(test_web1_ui_refuses_bad_names_and_missing_files)
 }
 END_TEST
 
+/* OBS-1: the request line's fields, in order, as key=value; "-" for none; a value with a
+ * space, '"', '=' or '\' (or "-" itself) quoted with '"' and '\' escaped. */
+START_TEST(test_obs1_log_line_is_key_value_in_a_fixed_order)
+{
+	char l[512];
+	th_bind_log_line(l, sizeof l, "SendMessage", "jsonrpc", "t-1", "alice", 200, "ok", 1234);
+	ck_assert_str_eq(l, "request method=SendMessage binding=jsonrpc task=t-1 participant=alice "
+	                    "status=200 outcome=ok ms=1.234");
+	th_bind_log_line(l, sizeof l, "unknown", "http", NULL, "a b\"c=d\\", 404,
+	                 "method_not_found", 5);
+	ck_assert_str_eq(
+	    l, "request method=unknown binding=http task=- participant=\"a b\\\"c=d\\\\\" "
+	       "status=404 outcome=method_not_found ms=0.005");
+	th_bind_log_line(l, sizeof l, "GetTask", "rest", "-", "", 0, "ok", 2000000);
+	ck_assert_str_eq(l, "request method=GetTask binding=rest task=\"-\" participant=- status=0 "
+	                    "outcome=ok ms=2000.000");
+	/* Cut to fit, never past the buffer. */
+	char small[16];
+	th_bind_log_line(small, sizeof small, "SendMessage", "jsonrpc", "t", "p", 200, "ok", 1);
+	ck_assert_uint_eq(strlen(small), sizeof small - 1);
+	ck_assert_str_eq(th_bind_mx_outcome_name(TH_ENOTFOUND), "task_not_found");
+	ck_assert_str_eq(th_bind_mx_method_name(TH_BIND_MX_METRICS), "Metrics");
+	ck_assert_str_eq(th_bind_mx_method_name(TH_OP_GET_TASK), "GetTask");
+}
+END_TEST
+
+/* OBS-2: the histogram in the exposition is cumulative, its +Inf bucket is its _count,
+ * and only methods and outcomes that happened have rows. */
+START_TEST(test_obs2_histogram_is_cumulative_and_inf_is_the_count)
+{
+	static struct th_mx_snapshot sn;
+	memset(&sn, 0, sizeof sn);
+	sn.d.requests[TH_OP_SEND_MESSAGE][TH_OK] = 4;
+	sn.d.requests[TH_OP_SEND_MESSAGE][TH_EINVAL] = 1;
+	sn.d.latency[TH_OP_SEND_MESSAGE][0] = 2;
+	sn.d.latency[TH_OP_SEND_MESSAGE][3] = 2;
+	sn.d.latency[TH_OP_SEND_MESSAGE][TH_MX_BOUNDS] = 1;
+	sn.d.latency_sum_us[TH_OP_SEND_MESSAGE] = 21500000;
+	sn.d.turns[0] = 4;
+	sn.open_streams = 3;
+	struct th_site_gauges g = {
+	    .db_bytes = 4096, .wal_bytes = 0, .push_backlog = 2, .push_dead = 1};
+	struct th_buf b;
+	th_buf_init(&b);
+	th_bind_metrics_render(&b, &sn, &g);
+	ck_assert(!b.oom);
+	const char *want[] = {
+	    "tiny_harness_requests_total{method=\"SendMessage\",outcome=\"ok\"} 4\n",
+	    "tiny_harness_requests_total{method=\"SendMessage\",outcome=\"invalid_params\"} 1\n",
+	    "_bucket{method=\"SendMessage\",le=\"0.0005\"} 2\n",
+	    "_bucket{method=\"SendMessage\",le=\"0.001\"} 2\n",
+	    "_bucket{method=\"SendMessage\",le=\"0.005\"} 4\n",
+	    "_bucket{method=\"SendMessage\",le=\"10\"} 4\n",
+	    "_bucket{method=\"SendMessage\",le=\"+Inf\"} 5\n",
+	    "_sum{method=\"SendMessage\"} 21.500000\n",
+	    "_count{method=\"SendMessage\"} 5\n",
+	    "tiny_harness_turns_total{outcome=\"done\"} 4\n",
+	    "tiny_harness_open_streams 3\n",
+	    "tiny_harness_database_bytes 4096\n",
+	    "tiny_harness_wal_bytes 0\n",
+	    "tiny_harness_push_backlog 2\n",
+	    "tiny_harness_push_dead 1\n",
+	    "# TYPE tiny_harness_request_duration_seconds histogram\n",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		ck_assert_msg(strstr(b.data, want[i]) != NULL, "missing %s in:\n%s", want[i],
+		              b.data);
+	ck_assert_ptr_null(strstr(b.data, "method=\"GetTask\""));
+	th_buf_free(&b);
+	/* PostgreSQL: no file sizes at all rather than a made-up 0. */
+	g.db_bytes = g.wal_bytes = -1;
+	th_buf_init(&b);
+	th_bind_metrics_render(&b, &sn, &g);
+	ck_assert_ptr_null(strstr(b.data, "database_bytes"));
+	th_buf_free(&b);
+}
+END_TEST
+
+/* OBS-3: the endpoint's guard is the extended card's: an authenticated participant, so
+ * never identity = header; metrics_readers narrows it; metrics = 0 removes the route. */
+START_TEST(test_obs3_metrics_refuse_header_mode_anonymous_and_unlisted_readers)
+{
+	struct th_error e;
+	const char *hdr[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/metrics",
+	                     "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	struct resp r = run(hdr, NULL);
+	ck_assert_int_eq(r.status, 403);
+	ck_assert_msg(strstr(r.body, "identity = header") != NULL, "%s", r.body);
+	resp_free(&r);
+	ck_assert_int_eq(th_config_set(&cfg, "identity", "remote_user", &e), TH_OK);
+	const char *anon[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/metrics", NULL};
+	r = run(anon, NULL);
+	ck_assert_int_eq(r.status, 401);
+	resp_free(&r);
+	ck_assert_int_eq(th_config_set(&cfg, "metrics_readers", "prom, ops", &e), TH_OK);
+	const char *alice[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/metrics", "REMOTE_USER=alice",
+	                       NULL};
+	r = run(alice, NULL);
+	ck_assert_int_eq(r.status, 403);
+	ck_assert_msg(strstr(r.body, "metrics_readers") != NULL, "%s", r.body);
+	resp_free(&r);
+	const char *post[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/metrics", "REMOTE_USER=ops",
+	                      NULL};
+	r = run(post, NULL);
+	ck_assert_int_eq(r.status, 405);
+	resp_free(&r);
+	/* ops is listed: past the guard, this unit process counts into no file (503). */
+	const char *ops[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/metrics", "REMOTE_USER=ops", NULL};
+	r = run(ops, NULL);
+	ck_assert_int_eq(r.status, 503);
+	resp_free(&r);
+	ck_assert_int_eq(th_config_set(&cfg, "metrics", "0", &e), TH_OK);
+	r = run(ops, NULL);
+	ck_assert_int_eq(r.status, 404);
+	resp_free(&r);
+	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
 static void real_setup(void)
 {
 	snprintf(tmpdir, sizeof tmpdir, "/tmp/th-check-bind-XXXXXX");
@@ -2038,6 +2158,56 @@ START_TEST(test_a2a1_send_message_round_trip_rest)
 }
 END_TEST
 
+/* OBS-2: requests through the binding move the shared counters by exactly what was sent,
+ * by method and outcome, and the endpoint shows them with the site's gauges. */
+START_TEST(test_obs2_endpoint_counts_each_request_by_method_and_outcome)
+{
+	char path[160];
+	snprintf(path, sizeof path, "%s/metrics", tmpdir);
+	struct th_error e;
+	ck_assert_msg(th_mx_open(path, &e) == TH_OK, "%s", e.msg);
+	ck_assert_int_eq(th_config_set(real.cfg, "identity", "remote_user", &e), TH_OK);
+	for (int i = 0; i < 3; i++) {
+		char body[300];
+		snprintf(body, sizeof body,
+		         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{"
+		         "\"message\":{\"messageId\":\"m-obs-%d\",\"role\":\"ROLE_USER\","
+		         "\"parts\":[{\"text\":\"hi\"}]}}}",
+		         i);
+		const char *p[] = {
+		    "REQUEST_METHOD=POST",  "REQUEST_URI=/",     "CONTENT_TYPE=application/json",
+		    "HTTP_A2A_VERSION=1.0", "REMOTE_USER=alice", NULL};
+		struct resp r = run_real(p, body);
+		ck_assert_int_eq(r.status, 200);
+		resp_free(&r);
+	}
+	const char *nf[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/tasks/no-such-task",
+	                    "HTTP_A2A_VERSION=1.0", "REMOTE_USER=alice", NULL};
+	struct resp r = run_real(nf, NULL);
+	ck_assert_int_eq(r.status, 404);
+	resp_free(&r);
+	const char *m[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/metrics", "REMOTE_USER=alice", NULL};
+	r = run_real(m, NULL);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(header(&r, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+	const char *want[] = {
+	    "tiny_harness_requests_total{method=\"SendMessage\",outcome=\"ok\"} 3\n",
+	    "tiny_harness_requests_total{method=\"GetTask\",outcome=\"task_not_found\"} 1\n",
+	    "_count{method=\"SendMessage\"} 3\n",
+	    "tiny_harness_turns_total{outcome=\"done\"} 3\n",
+	    "tiny_harness_push_backlog 0\n",
+	    "tiny_harness_database_bytes ",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		ck_assert_msg(strstr(r.body, want[i]) != NULL, "missing %s in:\n%s", want[i],
+		              r.body);
+	/* The scrape counts itself after its answer: not in its own body. */
+	ck_assert_ptr_null(strstr(r.body, "method=\"Metrics\""));
+	resp_free(&r);
+	th_mx_close();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bind");
@@ -2095,6 +2265,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_sec1_id1_header_mode_serves_only_loopback_and_trusted_proxies);
 	tcase_add_test(tc, test_lim3_garbage_always_answered);
 	tcase_add_test(tc, test_lim3_client_gone_is_harmless);
+	tcase_add_test(tc, test_obs1_log_line_is_key_value_in_a_fixed_order);
+	tcase_add_test(tc, test_obs2_histogram_is_cumulative_and_inf_is_the_count);
+	tcase_add_test(tc, test_obs3_metrics_refuse_header_mode_anonymous_and_unlisted_readers);
 	suite_add_tcase(s, tc);
 
 	TCase *web = tcase_create("web");
@@ -2114,6 +2287,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(svc, real_setup, real_teardown);
 	tcase_add_test(svc, test_a2a1_send_message_round_trip_jsonrpc);
 	tcase_add_test(svc, test_a2a1_send_message_round_trip_rest);
+	tcase_add_test(svc, test_obs2_endpoint_counts_each_request_by_method_and_outcome);
 	suite_add_tcase(s, svc);
 	return s;
 }

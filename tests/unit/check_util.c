@@ -2,6 +2,7 @@
 /* check_util.c — the small shared pieces: strict JSON parsing (LIM-1, LIM-2),
  * timestamps (A2A-2), UUIDs, and extension activation (EXT-1). */
 #include <check.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/memo.h"
+#include "util/metrics.h"
 #include "util/text.h"
 
 /* decision-026: the consuming add takes its value whatever happens, so a builder never
@@ -442,6 +444,131 @@ START_TEST(test_a2a4_error_set_leaves_no_stale_task_id)
 }
 END_TEST
 
+/* A fresh counters file in /tmp, mapped by this process; the caller unlinks path and
+ * calls th_mx_close. */
+static void mx_fresh(char *path, size_t n)
+{
+	snprintf(path, n, "/tmp/th-check-mx-%ld", (long)getpid());
+	unlink(path);
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_msg(th_mx_open(path, &e) == TH_OK, "%s", e.msg);
+	ck_assert(th_mx_on());
+}
+
+/* OBS-2, decision-070: what another process counts is in this process's scrape, and the
+ * counts outlive the process that made them (they are the file's, not a process's). */
+START_TEST(test_obs2_counters_are_shared_across_processes_and_outlive_them)
+{
+	char path[64];
+	mx_fresh(path, sizeof path);
+	th_mx_request(0, 0, 1200);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		th_mx_request(0, 0, 100);
+		th_mx_request(0, 7, 30000000); /* above the last bound: +Inf only */
+		th_mx_turn(1);
+		_exit(0);
+	}
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	struct th_mx_snapshot s;
+	struct th_error e;
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_OK);
+	ck_assert_uint_eq(s.d.requests[0][0], 2);
+	ck_assert_uint_eq(s.d.requests[0][7], 1);
+	ck_assert_uint_eq(s.d.turns[1], 1);
+	ck_assert_uint_eq(s.d.latency_sum_us[0], 1200 + 100 + 30000000);
+	/* 100 us in the first bucket (<= 500), 1200 in the third (<= 2500), 30 s past all. */
+	ck_assert_uint_eq(s.d.latency[0][0], 1);
+	ck_assert_uint_eq(s.d.latency[0][2], 1);
+	ck_assert_uint_eq(s.d.latency[0][TH_MX_BOUNDS], 1);
+	th_mx_close();
+	/* Mapped again (a new process would do the same): the counts are still there. */
+	ck_assert_int_eq(th_mx_open(path, &e), TH_OK);
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_OK);
+	ck_assert_uint_eq(s.d.requests[0][0], 2);
+	/* Out-of-range indexes are ignored, not written past the table. */
+	th_mx_request(TH_MX_METHODS, 0, 1);
+	th_mx_request(0, -1, 1);
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_OK);
+	ck_assert_uint_eq(s.d.requests[0][0], 2);
+	th_mx_close();
+	unlink(path);
+	ck_assert(!th_mx_on());
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_EINTERNAL);
+}
+END_TEST
+
+/* OBS-2: open streams are a gauge per process; a process killed with streams open stops
+ * counting once it is gone, and its slot is taken by the next process. */
+START_TEST(test_obs2_open_streams_of_a_gone_process_stop_counting)
+{
+	char path[64];
+	mx_fresh(path, sizeof path);
+	th_mx_streams(1);
+	th_mx_streams(1);
+	int up[2], down[2]; /* child -> parent: counted; parent -> child: looked */
+	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(down), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		th_mx_streams(1);
+		th_mx_streams(1);
+		th_mx_streams(1);
+		char c = 'x';
+		ssize_t w = write(up[1], &c, 1);
+		ssize_t got = read(down[0], &c, 1);
+		_exit(w == 1 && got >= 0 ? 0 : 1);
+	}
+	char c;
+	ck_assert_int_eq(read(up[0], &c, 1), 1);
+	struct th_mx_snapshot s;
+	struct th_error e;
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_OK);
+	ck_assert_int_eq(s.open_streams, 5);
+	ck_assert_int_eq(write(down[1], &c, 1), 1);
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid); /* gone with three streams open */
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_OK);
+	ck_assert_int_eq(s.open_streams, 2);
+	th_mx_streams(-1);
+	th_mx_streams(-1);
+	ck_assert_int_eq(th_mx_snapshot(&s, &e), TH_OK);
+	ck_assert_int_eq(s.open_streams, 0);
+	th_mx_close();
+	unlink(path);
+}
+END_TEST
+
+/* OBS-2: a file that holds something else is neither counted into nor overwritten. */
+START_TEST(test_obs2_a_file_of_another_kind_is_refused_by_name)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/th-check-mx-foreign-%ld", (long)getpid());
+	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "SQLite format 3", 15), 15);
+	close(fd);
+	struct th_error e;
+	th_error_clear(&e);
+	ck_assert_int_eq(th_mx_open(path, &e), TH_EINTERNAL);
+	ck_assert_msg(strstr(e.msg, path) != NULL, "%s", e.msg);
+	ck_assert(!th_mx_on());
+	th_mx_request(0, 0, 1); /* no file: nothing happens */
+	th_error_clear(&e);
+	ck_assert_int_eq(th_mx_open("/nonexistent-dir/x/metrics", &e), TH_EINTERNAL);
+	ck_assert_msg(strstr(e.msg, "/nonexistent-dir/x/metrics") != NULL, "%s", e.msg);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -463,6 +590,9 @@ int main(void)
 	tcase_add_test(tc, test_stream5_memo_forgets_on_a_new_stamp_and_stays_small);
 	tcase_add_test(tc, test_sec6_log_escapes_control_characters);
 	tcase_add_test(tc, test_a2a4_error_set_leaves_no_stale_task_id);
+	tcase_add_test(tc, test_obs2_counters_are_shared_across_processes_and_outlive_them);
+	tcase_add_test(tc, test_obs2_open_streams_of_a_gone_process_stop_counting);
+	tcase_add_test(tc, test_obs2_a_file_of_another_kind_is_refused_by_name);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
