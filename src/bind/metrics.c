@@ -101,8 +101,27 @@ static void put(struct line *l, const char *s, size_t k)
 	l->p[l->len] = '\0';
 }
 
-/* " key=value": "-" for none; quoted, with '"' and '\' escaped, when the value holds a
- * space, '"', '=', '\', a control character, or is "-" itself. */
+/* Appends v's bytes for a quoted value: '"' and '\' after a '\', control characters (C0,
+ * DEL, UTF-8 C1) as \xHH (SEC-6, as th_log_escape writes them). */
+static void put_quoted(struct line *l, const char *v)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+		int c1 = c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f;
+		if (c1 || *c < 0x20 || *c == 0x7f) {
+			unsigned x = c1 ? *++c : *c;
+			char e[4] = {'\\', 'x', hex[x >> 4], hex[x & 15]};
+			put(l, e, 4);
+		} else {
+			if (*c == '"' || *c == '\\')
+				put(l, "\\", 1);
+			put(l, (const char *)c, 1);
+		}
+	}
+}
+
+/* " key=value": "-" for none; quoted when the value holds a space, '"', '=', '\', a control
+ * character, or is "-" itself. */
 static void put_kv(struct line *l, const char *key, const char *v)
 {
 	put(l, " ", 1);
@@ -112,20 +131,38 @@ static void put_kv(struct line *l, const char *key, const char *v)
 		put(l, "-", 1);
 		return;
 	}
-	int quote = strcmp(v, "-") == 0;
+	int quote = v[0] == '-' && v[1] == '\0';
 	for (const unsigned char *c = (const unsigned char *)v; !quote && *c; c++)
-		quote = *c <= 0x20 || *c == 0x7f || *c == '"' || *c == '=' || *c == '\\';
+		quote = *c <= 0x20 || *c == 0x7f || *c == '"' || *c == '=' || *c == '\\' ||
+		        (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f);
 	if (!quote) {
 		put(l, v, strlen(v));
 		return;
 	}
 	put(l, "\"", 1);
-	for (const char *c = v; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			put(l, "\\", 1);
-		put(l, c, 1);
-	}
+	put_quoted(l, v);
 	put(l, "\"", 1);
+}
+
+/* v in decimal; with frac, v / 1000 with three decimals. */
+static void put_num(struct line *l, const char *key, int64_t v, int frac)
+{
+	char d[32];
+	size_t n = 0;
+	uint64_t u = v < 0 ? 0 : (uint64_t)v;
+	for (int i = 0; n == 0 || u > 0 || (frac && i < 5); i++) {
+		if (frac && i == 3)
+			d[n++] = '.';
+		else {
+			d[n++] = (char)('0' + u % 10);
+			u /= 10;
+		}
+	}
+	char r[32];
+	for (size_t i = 0; i < n; i++)
+		r[i] = d[n - 1 - i];
+	r[n] = '\0';
+	put_kv(l, key, r);
 }
 
 void th_bind_log_line(char *out, size_t n, const char *method, const char *binding,
@@ -141,13 +178,9 @@ void th_bind_log_line(char *out, size_t n, const char *method, const char *bindi
 	put_kv(&l, "binding", binding);
 	put_kv(&l, "task", task);
 	put_kv(&l, "participant", participant);
-	char num[48];
-	snprintf(num, sizeof num, "%d", status);
-	put_kv(&l, "status", num);
+	put_num(&l, "status", status, 0);
 	put_kv(&l, "outcome", outcome);
-	snprintf(num, sizeof num, "%lld.%03lld", (long long)(duration_us / 1000),
-	         (long long)(duration_us % 1000));
-	put_kv(&l, "ms", num);
+	put_num(&l, "ms", duration_us, 1);
 }
 
 void th_bind_request_done(struct th_bind_ctx *ctx, int64_t start_us)
@@ -160,16 +193,13 @@ void th_bind_request_done(struct th_bind_ctx *ctx, int64_t start_us)
 	th_mx_request(ctx->mx_method, (int)outcome, us); /* nothing when metrics = 0 */
 	if (!cfg->request_log)
 		return;
-	/* The task the request named (or a SendMessage made), then the line without the
-	 * "<op> <task>:" prefix th_log gives lines written during a request. */
-	char task[sizeof th_log_ctx_self()->task];
-	snprintf(task, sizeof task, "%s", th_log_ctx_self()->task);
-	th_log_request(NULL, NULL);
+	/* The task the request named (or a SendMessage made); the line is escaped here and
+	 * written without th_log's formatting passes (OBS-4). */
 	char line[1024];
 	th_bind_log_line(line, sizeof line, th_bind_mx_method_name(ctx->mx_method), ctx->binding,
-	                 task, ctx->call.participant, ctx->status, th_bind_mx_outcome_name(outcome),
-	                 us);
-	th_log(TH_LOG_INFO, "%s", line);
+	                 th_log_ctx_self()->task, ctx->call.participant, ctx->status,
+	                 th_bind_mx_outcome_name(outcome), us);
+	th_log_write(TH_LOG_INFO, line, strlen(line));
 }
 
 /* ---- the endpoint (OBS-2, OBS-3) ---------------------------------------------- */

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Per thread: the stream thread logs apart from the request the worker is serving. */
@@ -74,4 +75,35 @@ void th_log(enum th_log_level level, const char *fmt, ...)
 		        cur.op[0] != '\0' && task[0] != '\0' ? " " : "", task, safe);
 	else
 		fprintf(stderr, "tiny-harness[%ld]: %s: %s\n", (long)getpid(), lv, safe);
+}
+
+void th_log_write(enum th_log_level level, const char *line, size_t len)
+{
+	static const char *const names[] = {"error", "warning", "info"};
+	const char *lv = (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "?";
+	char buf[1100];
+	char pid[24];
+	size_t np = 0;
+	for (unsigned long v = (unsigned long)getpid(); np == 0 || v > 0; v /= 10)
+		pid[np++] = (char)('0' + v % 10);
+	size_t n = 0;
+	memcpy(buf, "tiny-harness[", 13);
+	n = 13;
+	while (np > 0)
+		buf[n++] = pid[--np];
+	memcpy(buf + n, "]: ", 3);
+	n += 3;
+	size_t k = strlen(lv);
+	memcpy(buf + n, lv, k);
+	n += k;
+	buf[n++] = ':';
+	buf[n++] = ' ';
+	if (len > sizeof buf - n - 1)
+		len = sizeof buf - n - 1;
+	memcpy(buf + n, line, len);
+	n += len;
+	buf[n++] = '\n';
+	/* One write, so that lines of two threads or processes never interleave. */
+	ssize_t w = write(2, buf, n);
+	(void)w;
 }

@@ -6,15 +6,22 @@
 #ifndef TH_UTIL_LOG_H
 #define TH_UTIL_LOG_H
 
+#include <stddef.h>
+
 enum th_log_level { TH_LOG_ERROR, TH_LOG_WARN, TH_LOG_INFO };
 
 /* One line: "tiny-harness[pid]: <level>: [<op> <task>: ]<message>". */
 void th_log(enum th_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* One line as it is, with th_log's "tiny-harness[pid]: <level>: " prefix but without the
+ * request's op and task, in one write(2) to stderr: for a line the caller built and
+ * escaped itself (the request line, OBS-1), without th_log's formatting passes. A line
+ * longer than 1,000 bytes is cut. */
+void th_log_write(enum th_log_level level, const char *line, size_t len);
+
 /* Copies src into dst (n bytes, NUL included) with control characters written as
  * \xHH: C0 controls, DEL, and the UTF-8 C1 controls U+0080..U+009F. Cut at a whole
  * character when dst is full. Returns the length written. */
-#include <stddef.h>
 size_t th_log_escape(char *dst, size_t n, const char *src);
 
 /* The request this thread is serving, named in its lines until the next call; NULL
