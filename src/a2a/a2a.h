@@ -72,6 +72,13 @@ struct th_send_req {
 	 * none; and where the send says it replayed an earlier one (borrowed, may be NULL). */
 	const char *idempotency_key;
 	int *replayed;
+	/* Not from params either: what a 1.1 client's send carries (decision-073), set by
+	 * the service. if_generation is configuration.ifGenerationMatch when
+	 * has_if_generation (A2A-11-GEN-5); generation (NULL for a 1.0 client) gets the
+	 * answer's Task generation (A2A-11-GEN-1). */
+	int has_if_generation;
+	int64_t if_generation;
+	int64_t *generation;
 };
 /* params is SendMessageRequest: {message, configuration?, metadata?, tenant?}.
  * configuration may be {} (the JS client always sends it). historyLength < 0 is
@@ -85,8 +92,29 @@ void th_send_req_free(struct th_send_req *r);
 struct th_get_req {
 	char *id;           /* required; free (th_get_req_free) */
 	int history_length; /* -1 when absent */
+	/* A2A-11-GEN-4, read for a 1.1 client only (th_a2a_generation_param by the
+	 * service): currentGeneration, when has_current_generation. */
+	int has_current_generation;
+	int64_t current_generation;
 };
 th_err th_a2a_get_decode(json_object *params, struct th_get_req *out, struct th_error *e);
+
+/* ---- A2A 1.1 generation (generation.c, A2A-11-GEN-1..6, decision-073) ---- */
+
+/* A generation named by a request (GetTaskRequest.currentGeneration,
+ * SendMessageConfiguration.ifGenerationMatch): a whole number >= 0 as a JSON number or
+ * decimal text; TH_EINVAL naming prefix+camel otherwise. *present says whether it was
+ * there. */
+th_err th_a2a_generation_param(json_object *obj, const char *camel, const char *snake,
+                               const char *prefix, int *present, int64_t *out, struct th_error *e);
+/* object_json (a Task as JSON text) with "generation":"<gen>" added as its last member
+ * (ProtoJSON int64: a decimal string). New string (free), or NULL when out of memory or
+ * the text is no JSON object. */
+char *th_a2a_with_generation(const char *object_json, int64_t gen);
+/* A StreamResponse as JSON text whose one member is a task, statusUpdate or
+ * artifactUpdate, with "generation":"<gen>" added to that member. New string (free), or
+ * NULL for any other event (a message carries no generation) or when out of memory. */
+char *th_a2a_event_with_generation(const char *event_json, int64_t gen);
 void th_get_req_free(struct th_get_req *r);
 
 struct th_list_req {
@@ -97,6 +125,8 @@ struct th_list_req {
 	char *page_token;        /* NULL when absent or ""; th_list_req_free */
 	int history_length;      /* -1 when absent */
 	int include_artifacts;   /* default 0 */
+	int generations;         /* not from params: a 1.1 client's list carries each task's
+	                            generation (A2A-11-GEN-1); set by the service */
 };
 /* Numbers may arrive as JSON numbers or decimal strings, booleans as true/false or
  * "true"/"false" (REST query values). pageSize outside 1..100 → TH_EINVAL naming it. */

@@ -8,7 +8,8 @@ src_a2a_libth_a2a_la_SOURCES = \
 	src/a2a/message.c \
 	src/a2a/requests.c \
 	src/a2a/push.c \
-	src/a2a/encode.c
+	src/a2a/encode.c \
+	src/a2a/generation.c
 src_libth_la_LIBADD += src/a2a/libth_a2a.la
 
 check_PROGRAMS += tests/unit/check_a2a

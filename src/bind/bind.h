@@ -28,6 +28,8 @@ struct th_bind_parked {
 	struct th_watch watch;    /* owned; th_bind_parked_free */
 	int counted;              /* 1: counted in the open streams (OBS-2) until
 	                             th_bind_parked_free */
+	char *headers;            /* a waiting GetTask (watch.long_poll, A2A-11-GEN-4): the answer's
+	                             extra header lines; th_bind_parked_free */
 };
 void th_bind_parked_free(struct th_bind_parked *p);
 /* Appends one event as this stream's binding frames it (an SSE event with id: seq,
@@ -40,6 +42,11 @@ void th_bind_parked_heartbeat(const struct th_bind_parked *p, struct th_buf *out
  * web server writes it to the client and so finds out whether the client is still
  * there, which it notices no other way (SEC-3). */
 void th_bind_parked_probe(const struct th_bind_parked *p, struct th_buf *out);
+/* A2A-11-GEN-4: appends the whole answer of a waiting GetTask and the end of the
+ * response: the Task (JSON text carrying its generation) as the binding answers it, or,
+ * when e is not NULL (the task can no longer be read), e as the binding's error. */
+void th_bind_parked_answer(const struct th_bind_parked *p, const char *task_json,
+                           const struct th_error *e, struct th_buf *out);
 /* Appends the end of the response (the stream closes normally). */
 void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out);
 

@@ -162,6 +162,15 @@ int th_bind_is_stream_op(int op);
 th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *params,
                       json_object *rpc_id, struct th_error *e);
 
+/* GetTask (A2A-11-GEN-4). A 1.1 client's currentGeneration that the task has not passed
+ * holds the request on a stream slot of app->parker until the task's generation passes it
+ * or min(heartbeat_ms, stream_max_ms) passed: *parked = 1 and the response is the stream
+ * thread's to write. Otherwise (1.0, no parker, a HEAD, a task already past it) *result
+ * is the Task as th_bind_service answers it. No slot free: TH_EUNAVAILABLE or TH_ETOOMANY
+ * as for streams. */
+th_err th_bind_get_task(struct th_bind_ctx *ctx, json_object *params, json_object *rpc_id,
+                        json_object **result, int *parked, struct th_error *e);
+
 /* ---- errors.c: the error bodies (the table itself is in bind.h) ------------- */
 
 /* The client-facing message of e; for TH_EBUSY it always says to retry. */
@@ -189,9 +198,10 @@ void th_bind_quote(char *dst, size_t n, const char *src);
 /* 1 when ct is application/json or application/a2a+json, parameters allowed. */
 int th_bind_json_ctype(const char *ct);
 
-/* A2A-3: "1.0" or "1.0.<digits>" passes; anything else (NULL, "", "0.3", "1.1") is
- * TH_EVERSION naming the value received, "(none)" when there was none. */
-th_err th_bind_check_version(const char *version, struct th_error *e);
+/* A2A-3: "1.0" or "1.0.<digits>" passes with *minor 0, and (A2A-11-GEN-1) "1.1" or
+ * "1.1.<digits>" with *minor 1; anything else (NULL, "", "0.3", "1.2") is TH_EVERSION
+ * naming the value received, "(none)" when there was none. */
+th_err th_bind_check_version(const char *version, int *minor, struct th_error *e);
 
 /* Version, then extensions (EXT-1), then the participant (ID-1), then its request rate
  * (SEC-3: TH_ETOOMANY, ctx->retry_after set): fills ctx->call and, when extensions were

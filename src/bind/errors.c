@@ -57,6 +57,8 @@ static const struct row table[] = {
     /* One participant's share, not the server's capacity (SEC-3): 429 on both bindings,
      * with Retry-After; A2A has no code of its own for it. */
     [TH_ETOOMANY] = {-32603, 429, "RESOURCE_EXHAUSTED", ""},
+    /* A2A-11-GEN-5: the 1.1 draft's TaskGenerationMismatchError (ABORTED, 409 Conflict). */
+    [TH_EGENERATION] = {-32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH"},
 };
 
 static const struct row *row_of(th_err code)
@@ -111,6 +113,14 @@ json_object *th_bind_error_info(const struct th_error *e)
 	if (e->task_id[0] != '\0') {
 		json_object *md = json_object_new_object();
 		bad |= th_json_put(md, "taskId", json_object_new_string(e->task_id));
+		/* A2A-11-GEN-5: ErrorInfo metadata values are strings. */
+		char g[2][24];
+		snprintf(g[0], sizeof g[0], "%lld", e->expected_generation);
+		snprintf(g[1], sizeof g[1], "%lld", e->current_generation);
+		if (e->has_generations) {
+			bad |= th_json_put(md, "expectedGeneration", json_object_new_string(g[0]));
+			bad |= th_json_put(md, "currentGeneration", json_object_new_string(g[1]));
+		}
 		bad |= th_json_put(o, "metadata", md);
 	}
 	if (bad) {

@@ -190,8 +190,15 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 		}
 	}
 	json_object *result = NULL;
-	if (rc == TH_OK)
+	int parked = 0;
+	if (rc == TH_OK && op == TH_OP_GET_TASK)
+		rc = th_bind_get_task(ctx, params, id, &result, &parked, &e);
+	else if (rc == TH_OK)
 		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);
+	if (rc == TH_OK && parked) {
+		json_object_put(req); /* the stream thread answers it (A2A-11-GEN-4) */
+		return;
+	}
 	if (rc != TH_OK) {
 		json_object_put(result);
 		reply_error(ctx, 200, id, &e);

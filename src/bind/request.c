@@ -61,14 +61,27 @@ int th_bind_json_ctype(const char *ct)
 	       (n == 20 && strncasecmp(ct, "application/a2a+json", 20) == 0);
 }
 
-th_err th_bind_check_version(const char *v, struct th_error *e)
+/* "M.m" or "M.m.<digits>" for a supported M.m: a patch number must not affect
+ * negotiation (A2A §7.1), so 1.0.x is 1.0. */
+static int version_is(const char *v, const char *mm)
 {
-	if (v != NULL && strncmp(v, "1.0", 3) == 0) {
-		/* A patch number must not affect negotiation (A2A §7.1): 1.0.x is 1.0. */
-		if (v[3] == '\0')
-			return TH_OK;
-		if (v[3] == '.' && v[4] != '\0' && strspn(v + 4, "0123456789") == strlen(v + 4))
-			return TH_OK;
+	if (v == NULL || strncmp(v, mm, 3) != 0)
+		return 0;
+	if (v[3] == '\0')
+		return 1;
+	return v[3] == '.' && v[4] != '\0' && strspn(v + 4, "0123456789") == strlen(v + 4);
+}
+
+th_err th_bind_check_version(const char *v, int *minor, struct th_error *e)
+{
+	*minor = 0;
+	if (version_is(v, "1.0"))
+		return TH_OK;
+	/* A2A-11-GEN-1: the 1.1 draft's generation is served to a client that asks for
+	 * 1.1; everything else about 1.1 is answered as 1.0 (decision-073). */
+	if (version_is(v, "1.1")) {
+		*minor = 1;
+		return TH_OK;
 	}
 	char q[80];
 	th_bind_quote(q, sizeof q, v);
@@ -76,8 +89,9 @@ th_err th_bind_check_version(const char *v, struct th_error *e)
 		return th_error_set(e, TH_EVERSION,
 		                    "A2A version (none) is not supported: a request without "
 		                    "A2A-Version means 0.3; send the header A2A-Version: 1.0 "
-		                    "(supported: 1.0)");
-	return th_error_set(e, TH_EVERSION, "A2A version '%s' is not supported; supported: 1.0", q);
+		                    "(supported: 1.0, 1.1)");
+	return th_error_set(e, TH_EVERSION,
+	                    "A2A version '%s' is not supported; supported: 1.0, 1.1", q);
 }
 
 /* SEC-1: with identity = bearer the participant is whoever the Authorization header's
@@ -201,7 +215,7 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 		    "the header A2A-Version: 1.0",
 		    m);
 	}
-	th_err rc = th_bind_check_version(ctx->req->version, e);
+	th_err rc = th_bind_check_version(ctx->req->version, &ctx->call.a2a_minor, e);
 	if (rc == TH_OK)
 		rc = check_idempotency_key(ctx, e);
 	if (rc != TH_OK)

@@ -47,6 +47,8 @@ static const int route_ops[R_COUNT][M_COUNT] = {
 
 /* Query parameters each operation reads, camelCase (snake_case accepted too). */
 static const char *const get_task_q[] = {"historyLength", NULL};
+/* A2A-11-GEN-4: read only for a 1.1 client; a 1.0 request's query is what it was. */
+static const char *const get_task_q11[] = {"currentGeneration", NULL};
 static const char *const list_tasks_q[] = {
     "contextId",        "status", "pageSize", "pageToken", "historyLength", "statusTimestampAfter",
     "includeArtifacts", NULL};
@@ -290,6 +292,8 @@ static th_err build_params(struct th_bind_ctx *ctx, const struct match *m, int o
 	}
 	if (rc == TH_OK && op == TH_OP_GET_TASK)
 		rc = add_query_values(p, q, get_task_q, e);
+	if (rc == TH_OK && op == TH_OP_GET_TASK && ctx->call.a2a_minor >= 1)
+		rc = add_query_values(p, q, get_task_q11, e);
 	else if (rc == TH_OK && op == TH_OP_LIST_TASKS)
 		rc = add_query_values(p, q, list_tasks_q, e);
 	else if (rc == TH_OK && op == TH_OP_LIST_PUSH_CONFIGS)
@@ -427,9 +431,14 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 			return;
 		}
 	}
-	if (rc == TH_OK)
+	int parked = 0;
+	if (rc == TH_OK && op == TH_OP_GET_TASK)
+		rc = th_bind_get_task(ctx, params, NULL, &result, &parked, &e);
+	else if (rc == TH_OK)
 		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);
 	json_object_put(params);
+	if (rc == TH_OK && parked)
+		return; /* the stream thread answers it (A2A-11-GEN-4) */
 	if (rc != TH_OK) {
 		json_object_put(result);
 		th_bind_rest_error(ctx, 0, &e);

@@ -14,6 +14,7 @@
 #include "bind/bind_int.h"
 #include "config/settings.h"
 #include "ops/stream.h"
+#include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/metrics.h"
@@ -159,6 +160,8 @@ void th_bind_parked_free(struct th_bind_parked *p)
 	p->conn.fd = -1;
 	free(p->rpc_id);
 	p->rpc_id = NULL;
+	free(p->headers);
+	p->headers = NULL;
 	th_watch_free(&p->watch);
 }
 
@@ -197,6 +200,128 @@ void th_bind_parked_probe(const struct th_bind_parked *p, struct th_buf *out)
 void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out)
 {
 	th_fcgi_end(out, p->conn.request_id);
+}
+
+/* The error body of e as the parked request's binding writes it, and its HTTP status. */
+static json_object *parked_error(const struct th_bind_parked *p, const struct th_error *e,
+                                 int *status)
+{
+	if (p->rpc_id == NULL) {
+		*status = th_bind_http_status(e->code);
+		return th_bind_rest_error_body(*status, e);
+	}
+	*status = 200;
+	json_object *id = json_tokener_parse(p->rpc_id); /* json_object_put; NULL: JSON null */
+	json_object *body = th_bind_rpc_error(id, e);
+	json_object_put(id);
+	return body;
+}
+
+void th_bind_parked_answer(const struct th_bind_parked *p, const char *task_json,
+                           const struct th_error *e, struct th_buf *out)
+{
+	struct th_buf body, resp;
+	th_buf_init(&body);
+	th_buf_init(&resp);
+	int status = 200;
+	json_object *err = e != NULL ? parked_error(p, e, &status) : NULL; /* json_object_put */
+	if (err != NULL)
+		th_buf_puts(&body, th_json_text(err));
+	else if (e != NULL)
+		body.oom = 1;
+	else
+		event_data(&body, p->rpc_id, task_json); /* the same splice as an event's */
+	const char *ctype = p->rpc_id != NULL ? "application/json" : "application/a2a+json";
+	if (!body.oom)
+		th_http_format_response(&resp, status, ctype, p->headers, body.data, body.len, 0);
+	if (body.oom || resp.oom)
+		out->oom = 1;
+	else
+		th_fcgi_stdout(out, p->conn.request_id, resp.data, resp.len);
+	th_fcgi_end(out, p->conn.request_id);
+	json_object_put(err);
+	th_buf_free(&body);
+	th_buf_free(&resp);
+}
+
+/* The header lines th_bind_send would add to this answer, kept for the stream thread. */
+static char *answer_headers(struct th_bind_ctx *ctx)
+{
+	if (ctx->api &&
+	    (ctx->extra.data == NULL || strstr(ctx->extra.data, "Cache-Control:") == NULL))
+		th_buf_puts(&ctx->extra, "Cache-Control: no-store\r\n");
+	return ctx->extra.oom ? NULL : strdup(ctx->extra.len > 0 ? ctx->extra.data : "");
+}
+
+/* Hands a waiting GetTask to the parker on the slot room() reserved: 0, or -1 when it
+ * could not be handed over (the connection is still the request's). */
+static int park_wait(struct th_bind_ctx *ctx, json_object *rpc_id, struct th_watch *w)
+{
+	struct th_parker *parker = ctx->app->parker;
+	struct th_http_io *io = ctx->io;
+	struct th_bind_parked p = {.conn = {.fd = -1}};
+	if (rpc_id != NULL && (p.rpc_id = strdup(th_json_text(rpc_id))) == NULL)
+		return -1;
+	if ((p.headers = answer_headers(ctx)) == NULL || io->detach(io->impl, &p.conn) != 0) {
+		th_bind_parked_free(&p);
+		return -1;
+	}
+	const struct th_config *cfg = ctx->app->cfg;
+	/* Bounded by the quiet time every proxy recipe lets a connection have (heartbeat_ms,
+	 * docs/deployment.md) and by stream_max_ms. */
+	int64_t wait_ms =
+	    cfg->heartbeat_ms < cfg->stream_max_ms ? cfg->heartbeat_ms : cfg->stream_max_ms;
+	w->deadline_ms = th_mono_ms() + wait_ms;
+	p.watch = *w;
+	memset(w, 0, sizeof *w);
+	if (parker->take(parker->impl, &p) != 0) {
+		/* Out of memory in the parker: the client sees the response end and asks
+		 * again. */
+		struct th_buf end;
+		th_buf_init(&end);
+		th_bind_parked_end(&p, &end);
+		if (!end.oom && write(p.conn.fd, end.data, end.len) < 0)
+			th_log(TH_LOG_WARN, "ending an unparked GetTask: write failed");
+		th_buf_free(&end);
+		th_bind_parked_free(&p);
+	}
+	return 0;
+}
+
+th_err th_bind_get_task(struct th_bind_ctx *ctx, json_object *params, json_object *rpc_id,
+                        json_object **result, int *parked, struct th_error *e)
+{
+	*parked = 0;
+	*result = NULL;
+	struct th_parker *parker = ctx->app->parker;
+	if (ctx->call.a2a_minor < 1 || parker == NULL || ctx->io->detach == NULL || ctx->head)
+		return th_bind_service(ctx->app, &ctx->call, TH_OP_GET_TASK, params, result, e);
+	struct th_watch w;
+	th_err rc = th_service_get_task(ctx->app, &ctx->call, params, result, &w, e);
+	if (rc != TH_OK || *result != NULL)
+		return rc;
+	int room = parker->room(parker->impl, ctx->call.participant);
+	if (room == TH_PARKER_ROOM && park_wait(ctx, rpc_id, &w) == 0) {
+		*parked = 1;
+		return TH_OK;
+	}
+	th_watch_free(&w);
+	if (room == TH_PARKER_ROOM)
+		parker->unreserve(parker->impl, ctx->call.participant);
+	if (room == TH_PARKER_FULL)
+		return th_error_set(e, TH_EUNAVAILABLE,
+		                    "this worker already holds its limit of %d open streams and "
+		                    "waiting GetTasks (stream_max); retry later",
+		                    ctx->app->cfg->stream_max);
+	if (room == TH_PARKER_MINE)
+		return th_error_set(
+		    e, TH_ETOOMANY,
+		    "this participant already holds %d open streams and waiting "
+		    "GetTasks in this worker (stream_max_per_participant); close one "
+		    "or retry later",
+		    ctx->app->cfg->stream_max_per_participant);
+	/* It could not be handed over: answered now, as the 1.1 draft allows. */
+	return th_service_get_task(ctx->app, &ctx->call, params, result, NULL, e);
 }
 
 th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *params,

@@ -371,6 +371,31 @@ static int flush(struct th_http_io *io)
 	return io->flush != NULL ? io->flush(io->impl) : 0;
 }
 
+/* The header block of a response whose body has len bytes (bodyless: none). */
+static void format_head(struct th_buf *h, int status, const char *content_type,
+                        const char *extra_headers, size_t len, int bodyless)
+{
+	th_buf_printf(h, "Status: %d %s\r\n", status, reason_phrase(status));
+	if (content_type != NULL && !bodyless)
+		th_buf_printf(h, "Content-Type: %s\r\n", content_type);
+	if (!bodyless)
+		th_buf_printf(h, "Content-Length: %zu\r\n", len);
+	if (extra_headers != NULL)
+		th_buf_puts(h, extra_headers);
+	th_buf_puts(h, "\r\n");
+}
+
+void th_http_format_response(struct th_buf *h, int status, const char *content_type,
+                             const char *extra_headers, const char *body, size_t len, int head)
+{
+	/* 204 and 304 must not carry a body (RFC 9110 §15.3.5, §15.4.5). */
+	int bodyless = status == 204 || status == 304;
+	format_head(h, status, content_type, extra_headers, body != NULL || head ? len : 0,
+	            bodyless);
+	if (!bodyless && !head && body != NULL && len > 0)
+		th_buf_append(h, body, len);
+}
+
 static int respond(struct th_http_io *io, int status, const char *content_type,
                    const char *extra_headers, const char *body, size_t len, int head)
 {
@@ -378,14 +403,8 @@ static int respond(struct th_http_io *io, int status, const char *content_type,
 	int bodyless = status == 204 || status == 304;
 	struct th_buf h;
 	th_buf_init(&h);
-	th_buf_printf(&h, "Status: %d %s\r\n", status, reason_phrase(status));
-	if (content_type != NULL && !bodyless)
-		th_buf_printf(&h, "Content-Type: %s\r\n", content_type);
-	if (!bodyless)
-		th_buf_printf(&h, "Content-Length: %zu\r\n", body != NULL || head ? len : 0);
-	if (extra_headers != NULL)
-		th_buf_puts(&h, extra_headers);
-	th_buf_puts(&h, "\r\n");
+	format_head(&h, status, content_type, extra_headers, body != NULL || head ? len : 0,
+	            bodyless);
 	int rc;
 	if (h.oom) {
 		/* Still answer something the web server can pass on. */

@@ -105,6 +105,12 @@ int th_http_respond(struct th_http_io *io, int status, const char *content_type,
 int th_http_respond_head(struct th_http_io *io, int status, const char *content_type,
                          const char *extra_headers, size_t len);
 
+/* The bytes th_http_respond (head 0) or th_http_respond_head (head 1) writes, appended
+ * to b: for a response written later on a detached connection (A2A-11-GEN-4). */
+struct th_buf;
+void th_http_format_response(struct th_buf *b, int status, const char *content_type,
+                             const char *extra_headers, const char *body, size_t len, int head);
+
 /* Starts a text/event-stream response (Cache-Control: no-store, X-Accel-Buffering: no,
  * plus extra_headers) and flushes it. */
 int th_http_sse_start(struct th_http_io *io, const char *extra_headers);

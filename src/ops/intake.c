@@ -432,9 +432,34 @@ static th_err inbound_ui(struct th_store *st, const char *task_id, const char *p
 	return rc;
 }
 
+/* A2A-11-GEN-5: a 1.1 send that names ifGenerationMatch goes on only while the task is
+ * at that generation, read in the send's own write transaction; otherwise it is refused
+ * before anything is stored (the transaction rolls back). */
+static th_err generation_matches(struct th_store *st, const char *task_id,
+                                 const struct th_send_req *req, struct th_error *e)
+{
+	if (!req->has_if_generation)
+		return TH_OK;
+	int64_t now = 0;
+	th_err rc = th_store_task_generation(st, task_id, INT64_MAX, &now, NULL, e);
+	if (rc != TH_OK || now == req->if_generation)
+		return rc;
+	rc = th_error_set(e, TH_EGENERATION,
+	                  "task %.200s is at generation %lld, not %lld "
+	                  "(configuration.ifGenerationMatch): nothing was stored; read the task "
+	                  "again and decide whether to send",
+	                  task_id, (long long)now, (long long)req->if_generation);
+	th_error_task(e, task_id);
+	e->has_generations = 1;
+	e->expected_generation = (long long)req->if_generation;
+	e->current_generation = (long long)now;
+	return rc;
+}
+
 static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
-                        const struct th_inbound *in, const char *task_id, int inline_turn,
-                        int64_t *turn_id, struct th_error *e)
+                        const struct th_inbound *in, const char *task_id,
+                        const struct th_send_req *req, int inline_turn, int64_t *turn_id,
+                        struct th_error *e)
 {
 	struct th_store *st = tc->store;
 	struct th_task_row row = {0};
@@ -453,6 +478,8 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 		goto out;
 	if (th_store_message_exists(st, task_id, mid))
 		goto out; /* TASK-7: already processed; the response is the current task */
+	if ((rc = generation_matches(st, task_id, req, e)) != TH_OK)
+		goto out;
 	if (strcmp(role, "watcher") == 0 &&
 	    (payload != NULL || !watcher_answers(st, &row, participant, &in->channel, has_cp))) {
 		/* ID-4: the same refusal as th_access_check gives watchers. */
@@ -521,6 +548,7 @@ struct accept_arg {
 	const struct th_inbound *in; /* what msg carries (th_inbound_read) */
 	const char *given;           /* message.taskId, or NULL for a new task */
 	const struct th_push_create_req *push;
+	const struct th_send_req *req;
 	int inline_turn;
 	const char *key;         /* the Idempotency-Key, or NULL (A2A-11-IDEM-1) */
 	const char *fingerprint; /* the message's, when key is set */
@@ -578,8 +606,8 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 	th_err rc = a->given == NULL
 	                ? create_task(tc, a->participant, a->msg, a->in, a->inline_turn,
 	                              out->task_id, &out->turn_id, &out->created, e)
-	                : follow_up(tc, a->participant, a->msg, a->in, out->task_id, a->inline_turn,
-	                            &out->turn_id, e);
+	                : follow_up(tc, a->participant, a->msg, a->in, out->task_id, a->req,
+	                            a->inline_turn, &out->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
 	if (rc == TH_OK)
 		rc = th_ui_note_client(st, out->task_id, a->extensions, a->msg, e);
@@ -694,6 +722,7 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 		                       .in = &in,
 		                       .given = given,
 		                       .push = &push,
+		                       .req = req,
 		                       .inline_turn = inline_turn,
 		                       .key = req->idempotency_key,
 		                       .fingerprint = fp,
@@ -730,15 +759,33 @@ static int answer_history(const struct th_turn_ctx *tc, const struct th_send_req
  * GetTask reads it, in one snapshot (TURN-7). A2A §3.1: the latest status and all
  * artifacts, with the request's historyLength. */
 static th_err answer(const struct th_turn_ctx *tc, const char *participant, int history,
-                     const struct th_intake *in, json_object **task, struct th_error *e)
+                     const struct th_intake *in, int64_t *generation, json_object **task,
+                     struct th_error *e)
 {
 	*task = in->reply.message != NULL
 	            ? th_view_task_replied(in->created, &in->reply.row, in->reply.message, history)
 	            : NULL;
-	if (*task != NULL)
-		return TH_OK;
+	/* A2A-11-GEN-1: a new task that only replied is at the generation its reply left
+	 * it (no one else knows its id yet); any other is read with its view. */
+	th_err rc = TH_OK;
+	int began = 0;
 	/* Out of memory building it from the reply, the committed task is read instead. */
-	return th_view_task_by_id(tc->store, in->task_id, participant, history, 1, task, e);
+	if (*task == NULL) {
+		if (generation != NULL)
+			rc = th_store_read_begin(tc->store, &began, e);
+		if (rc == TH_OK)
+			rc = th_view_task_by_id(tc->store, in->task_id, participant, history, 1,
+			                        task, e);
+	}
+	if (rc == TH_OK && generation != NULL)
+		rc = th_store_task_generation(tc->store, in->task_id, INT64_MAX, generation, NULL,
+		                              e);
+	th_store_read_end(tc->store, began);
+	if (rc != TH_OK) {
+		json_object_put(*task);
+		*task = NULL;
+	}
+	return rc;
 }
 
 th_err th_harness_send(const struct th_turn_ctx *tc, const char *participant, unsigned extensions,
@@ -761,7 +808,8 @@ th_err th_harness_send(const struct th_turn_ctx *tc, const char *participant, un
 			       in.task_id, te.msg);
 	}
 	if (rc == TH_OK)
-		rc = answer(tc, participant, answer_history(tc, req), &in, task, e);
+		rc =
+		    answer(tc, participant, answer_history(tc, req), &in, req->generation, task, e);
 	th_intake_free(&in);
 	return rc;
 }

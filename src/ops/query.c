@@ -92,6 +92,32 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	return rc;
 }
 
+th_err th_harness_task_text(struct th_store *st, const char *participant, const char *task_id,
+                            int history, char **text, int64_t *generation, int64_t *last_seq,
+                            struct th_error *e)
+{
+	*text = NULL;
+	*generation = *last_seq = 0;
+	if (participant == NULL || *participant == '\0')
+		return th_access_no_participant(e);
+	json_object *view = NULL;
+	/* One snapshot: the Task, its generation and its last seq agree (A2A-11-GEN-1). */
+	int began = 0;
+	th_err rc = th_store_read_begin(st, &began, e);
+	if (rc == TH_OK)
+		rc = th_access_check(st, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
+	if (rc == TH_OK)
+		rc = th_view_task_by_id(st, task_id, participant, history, 1, &view, e);
+	if (rc == TH_OK)
+		rc = th_store_task_generation(st, task_id, INT64_MAX, generation, last_seq, e);
+	th_store_read_end(st, began);
+	if (rc == TH_OK &&
+	    (*text = th_a2a_with_generation(th_json_text(view), *generation)) == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_put(view);
+	return rc;
+}
+
 /* Page tokens are opaque to clients: "<status_ms>.<task id>" in hex, so that a
  * token is one URL-safe word and a hand-made one is easy to refuse. */
 static char *token_encode(int64_t ms, const char *id)
@@ -148,6 +174,25 @@ static int token_decode(const char *tok, int64_t *ms, char **id)
 	return *id ? 0 : -1;
 }
 
+/* A2A-11-GEN-1: *task (a Task view) as its text with the task's generation, read in the
+ * caller's snapshot. */
+static th_err with_generation(struct th_store *st, const char *task_id, json_object **task,
+                              struct th_error *e)
+{
+	int64_t gen = 0;
+	th_err rc = th_store_task_generation(st, task_id, INT64_MAX, &gen, NULL, e);
+	char *text = rc == TH_OK ? th_a2a_with_generation(th_json_text(*task), gen) : NULL;
+	json_object *raw = text != NULL ? th_json_raw(text) : NULL;
+	free(text);
+	if (rc == TH_OK && raw == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
+	if (rc == TH_OK) {
+		json_object_put(*task);
+		*task = raw;
+	}
+	return rc;
+}
+
 th_err th_harness_list(struct th_store *st, const char *participant, const struct th_list_req *req,
                        json_object **response, struct th_error *e)
 {
@@ -193,6 +238,8 @@ th_err th_harness_list(struct th_store *st, const char *participant, const struc
 		json_object *t = NULL;
 		rc = th_view_task_within(st, &rows[i], participant, history, req->include_artifacts,
 		                         &left, &t, e);
+		if (rc == TH_OK && req->generations)
+			rc = with_generation(st, rows[i].id, &t, e);
 		if (rc == TH_OK && th_json_push(tasks, t) != 0)
 			rc = th_error_set(e, TH_ENOMEM, "out of memory building a task list");
 	}

@@ -16,6 +16,7 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "a2a/a2a.h"
 
 /* Whether an event that leaves the task as ends says closes a stream that ends when. */
 static int closes(enum th_event_ends ends, enum th_close_on when)
@@ -34,14 +35,17 @@ void th_watch_free(struct th_watch *w)
 }
 
 /* Sends a snapshot Task event numbered with the task's current last seq. *cursor
- * gets that number; *closed is set when the snapshot alone ends the stream. */
+ * gets that number; *closed is set when the snapshot alone ends the stream. With
+ * generation (A2A 1.1) the Task carries the task's generation at that seq, and
+ * *generation gets it. */
 static th_err send_snapshot(const struct th_turn_ctx *tc, const char *task_id, const char *viewer,
                             int history, enum th_close_on when, struct th_sink *sink,
-                            int64_t *cursor, int *closed, struct th_error *e)
+                            int64_t *cursor, int64_t *generation, int *closed, struct th_error *e)
 {
 	struct th_task_row row = {0};
 	json_object *task = NULL;
-	/* One snapshot, so the Task event and its seq agree (TURN-7, STREAM-4). */
+	/* One snapshot, so the Task event, its seq and its generation agree (TURN-7,
+	 * STREAM-4, A2A-11-GEN-2). */
 	int began = 0;
 	th_err rc = th_store_read_begin(tc->store, &began, e);
 	if (rc == TH_OK)
@@ -50,6 +54,9 @@ static th_err send_snapshot(const struct th_turn_ctx *tc, const char *task_id, c
 		rc = th_access_not_found(task_id, e);
 	if (rc == TH_OK)
 		rc = th_view_task(tc->store, &row, viewer, history, 1, &task, e);
+	if (rc == TH_OK && generation != NULL)
+		rc =
+		    th_store_task_generation(tc->store, task_id, row.last_seq, generation, NULL, e);
 	th_store_read_end(tc->store, began);
 	if (rc == TH_OK) {
 		json_object *ev = json_object_new_object();
@@ -59,12 +66,22 @@ static th_err send_snapshot(const struct th_turn_ctx *tc, const char *task_id, c
 			return th_error_set(e, TH_ENOMEM,
 			                    "out of memory building a stream's first event");
 		}
+		task = NULL;
+		char *with = generation != NULL
+		                 ? th_a2a_event_with_generation(th_json_text(ev), *generation)
+		                 : NULL; /* free */
+		if (generation != NULL && with == NULL)
+			rc = th_error_set(e, TH_ENOMEM,
+			                  "out of memory building a stream's first event");
 		*cursor = row.last_seq;
 		*closed = closes(th_event_ends_at((enum th_state)row.state), when);
-		if (sink->event(sink->impl, row.last_seq, th_json_text(ev)) != 0)
+		if (rc == TH_OK && sink->event(sink->impl, row.last_seq,
+		                               with != NULL ? with : th_json_text(ev)) != 0)
 			*closed = 1;
+		free(with);
 		json_object_put(ev);
 	}
+	json_object_put(task);
 	th_task_row_free(&row);
 	return rc;
 }
@@ -91,10 +108,24 @@ int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_e
 		if (ev[i].seq <= w->cursor)
 			continue;
 		w->cursor = ev[i].seq;
+		/* A2A-11-GEN-1: every mutation counts, seen by this viewer or not. */
+		int mutation = w->generations && th_event_is_mutation(ev[i].kind);
+		if (mutation)
+			w->generation++;
+		if (w->long_poll) {
+			if (w->generation > w->wait_above)
+				return 1;
+			continue;
+		}
 		if (!visible(st, w->task_id, w->viewer, &ev[i]))
 			continue;
-		if (emit(arg, ev[i].seq, ev[i].json) != 0 ||
-		    closes((enum th_event_ends)ev[i].ends, w->close_on))
+		/* A2A-11-GEN-2: the generation after the mutation, spliced into the event as
+		 * it was stored; the 1.0 text is never touched. */
+		char *with = mutation ? th_a2a_event_with_generation(ev[i].json, w->generation)
+		                      : NULL; /* free */
+		int gone = emit(arg, ev[i].seq, with != NULL ? with : ev[i].json) != 0;
+		free(with);
+		if (gone || closes((enum th_event_ends)ev[i].ends, w->close_on))
 			return 1;
 	}
 	return 0;
@@ -179,14 +210,16 @@ static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int
  * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
  * otherwise (CGI, tests) this request polls the log itself. */
 static th_err follow(const struct th_turn_ctx *tc, const char *task_id, const char *viewer,
-                     int64_t cursor, int64_t own_turn, enum th_close_on when, struct th_sink *sink,
-                     struct th_error *e)
+                     int64_t cursor, const int64_t *generation, int64_t own_turn,
+                     enum th_close_on when, struct th_sink *sink, struct th_error *e)
 {
 	struct th_watch w = {.task_id = strdup(task_id),
 	                     .viewer = viewer != NULL ? strdup(viewer) : NULL,
 	                     .cursor = cursor,
 	                     .close_on = when,
-	                     .deadline_ms = th_mono_ms() + tc->cfg->stream_max_ms};
+	                     .deadline_ms = th_mono_ms() + tc->cfg->stream_max_ms,
+	                     .generations = generation != NULL,
+	                     .generation = generation != NULL ? *generation : 0};
 	th_err rc;
 	if (w.task_id == NULL || (viewer != NULL && w.viewer == NULL))
 		rc = th_error_set(e, TH_ENOMEM, "out of memory following task %.200s", task_id);
@@ -197,7 +230,7 @@ static th_err follow(const struct th_turn_ctx *tc, const char *task_id, const ch
 }
 
 th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *participant,
-                              unsigned extensions, const struct th_send_req *req,
+                              unsigned extensions, const struct th_send_req *req, int generations,
                               struct th_sink *sink, struct th_error *e)
 {
 	struct th_intake in;
@@ -212,22 +245,23 @@ th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *particip
 	if (sink->open(sink->impl) != 0)
 		return TH_OK;
 	int history = req->history_length >= 0 ? req->history_length : tc->cfg->history_default;
-	int64_t cursor = 0;
+	int64_t cursor = 0, gen = 0;
+	int64_t *genp = generations ? &gen : NULL;
 	int closed = 0;
 	/* While this message's turn is still to run, only a terminal task ends the stream
 	 * at the snapshot (a slash command answers a waiting task without moving it). */
 	rc = send_snapshot(tc, id, participant, history,
 	                   turn_id > 0 ? TH_CLOSE_TERMINAL : TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
-	                   &cursor, &closed, e);
+	                   &cursor, genp, &closed, e);
 	if (rc != TH_OK || closed)
 		return rc;
-	return follow(tc, id, participant, cursor, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED, sink,
-	              e);
+	return follow(tc, id, participant, cursor, genp, turn_id, TH_CLOSE_TERMINAL_OR_INTERRUPTED,
+	              sink, e);
 }
 
 th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participant,
-                            const char *task_id, int64_t last_event_id, struct th_sink *sink,
-                            struct th_error *e)
+                            const char *task_id, int64_t last_event_id, int generations,
+                            struct th_sink *sink, struct th_error *e)
 {
 	th_err rc =
 	    th_access_check(tc->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
@@ -251,13 +285,19 @@ th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participan
 		return rc;
 	if (sink->open(sink->impl) != 0)
 		return TH_OK;
-	int64_t cursor = last_event_id;
+	int64_t cursor = last_event_id, gen = 0;
+	int64_t *genp = generations ? &gen : NULL;
 	if (last_event_id < 0) {
 		int closed = 0;
 		rc = send_snapshot(tc, task_id, participant, tc->cfg->history_default,
-		                   TH_CLOSE_TERMINAL, sink, &cursor, &closed, e);
+		                   TH_CLOSE_TERMINAL, sink, &cursor, genp, &closed, e);
 		if (rc != TH_OK || closed)
 			return rc;
+	} else if (genp != NULL) {
+		/* Resumed (STREAM-4): counting on from the generation at Last-Event-ID. */
+		rc = th_store_task_generation(tc->store, task_id, cursor, genp, NULL, e);
+		if (rc != TH_OK)
+			return rc;
 	}
-	return follow(tc, task_id, participant, cursor, 0, TH_CLOSE_TERMINAL, sink, e);
+	return follow(tc, task_id, participant, cursor, genp, 0, TH_CLOSE_TERMINAL, sink, e);
 }

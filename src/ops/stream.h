@@ -28,6 +28,16 @@ struct th_watch {
 	int64_t cursor; /* the last seq it was sent (or skipped) */
 	enum th_close_on close_on;
 	int64_t deadline_ms; /* monotonic (th_mono_ms): stream_max_ms after it opened */
+	/* A2A 1.1 (A2A-11-GEN-2, decision-073): the task's events carry the generation
+	 * after them; generation is the task's at cursor, counted on by th_stream_deliver. */
+	int generations;
+	int64_t generation;
+	/* A2A-11-GEN-4: a GetTask with currentGeneration waiting here, not a stream: it
+	 * sends no event, and is answered (the Task, with history entries of its history
+	 * length) once generation passes wait_above or at deadline_ms. */
+	int long_poll;
+	int64_t wait_above;
+	int history;
 };
 void th_watch_free(struct th_watch *w);
 
@@ -46,9 +56,10 @@ struct th_sink {
 };
 
 /* Sends the events of w's task in ev[0..n) (ascending seq) that w has not had and may
- * see, through emit, advancing w->cursor. Returns 1 when the stream is over (an event
- * that closes it was sent, or emit failed), else 0. st answers side-channel
- * membership (CH-2, CH-3). */
+ * see, through emit, advancing w->cursor (and w->generation; with w->generations each
+ * task, status and artifact event carries it). Returns 1 when the stream is over (an
+ * event that closes it was sent, or emit failed; for a long poll: the generation passed
+ * wait_above), else 0. st answers side-channel membership (CH-2, CH-3). */
 int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev, size_t n,
                       int (*emit)(void *arg, int64_t seq, const char *json), void *arg);
 
@@ -57,14 +68,16 @@ int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_e
  * this message queued in between. An error before anything was sent is returned
  * and the sink was never opened. */
 th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *participant,
-                              unsigned extensions, const struct th_send_req *req,
+                              unsigned extensions, const struct th_send_req *req, int generations,
                               struct th_sink *sink, struct th_error *e);
 
 /* SubscribeToTask: the current Task, then every new event until the task is
  * terminal, the client goes away or the configured maximum duration passes.
  * last_event_id >= 0 resumes after that sequence number instead of the Task. */
 th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participant,
-                            const char *task_id, int64_t last_event_id, struct th_sink *sink,
-                            struct th_error *e);
+                            const char *task_id, int64_t last_event_id, int generations,
+                            struct th_sink *sink, struct th_error *e);
+/* generations (A2A 1.1, A2A-11-GEN-2): every Task, status and artifact event carries the
+ * task's generation after it. */
 
 #endif

@@ -17,6 +17,7 @@
 #include "service/cardsig.h"
 #include "store/store.h"
 #include "turn/commands.h"
+#include "turn/turn.h"
 #include "util/jsonx.h"
 
 static const char *const methods[TH_OP_COUNT] = {
@@ -95,20 +96,53 @@ static th_err extended_card(struct th_app *app, const struct th_call *call, json
 	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 
+/* A2A-11-GEN-1: *task (a Task view, possibly kept text) as its text with generation. */
+static th_err add_generation(json_object **task, int64_t generation, struct th_error *e)
+{
+	char *text = th_a2a_with_generation(th_json_text(*task), generation); /* free */
+	json_object *raw = text != NULL ? th_json_raw(text) : NULL;
+	free(text);
+	if (raw == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_put(*task);
+	*task = raw;
+	return TH_OK;
+}
+
+/* What a 1.1 client's send adds (decision-073): configuration.ifGenerationMatch, and
+ * where the answer's generation goes. A 1.0 client's request is not read for it. */
+static th_err send_generation(const struct th_call *call, json_object *params,
+                              struct th_send_req *req, int64_t *generation, struct th_error *e)
+{
+	if (call->a2a_minor < 1)
+		return TH_OK;
+	req->generation = generation;
+	return th_a2a_generation_param(json_object_object_get(params, "configuration"),
+	                               "ifGenerationMatch", "if_generation_match", "configuration.",
+	                               &req->has_if_generation, &req->if_generation, e);
+}
+
 static th_err send_message(struct th_app *app, const struct th_call *call, json_object *params,
                            json_object **result, struct th_error *e)
 {
 	struct th_send_req req = {0};
 	json_object *task = NULL;
 	struct th_turn_ctx tc = th_app_turns(app);
+	int64_t generation = 0;
 	th_err rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 	req.idempotency_key = call->idempotency_key;
 	req.replayed = call->replayed;
 	if (rc == TH_OK)
+		rc = send_generation(call, params, &req, &generation, e);
+	if (rc == TH_OK)
 		rc = th_harness_send(&tc, call->participant, call->extensions, &req, &task, e);
+	if (rc == TH_OK && req.generation != NULL)
+		rc = add_generation(&task, generation, e);
 	th_send_req_free(&req);
-	if (rc != TH_OK)
+	if (rc != TH_OK) {
+		json_object_put(task);
 		return rc;
+	}
 	*result = json_object_new_object();
 	if (th_json_put(*result, "task", task) != 0) {
 		json_object_put(*result);
@@ -118,13 +152,63 @@ static th_err send_message(struct th_app *app, const struct th_call *call, json_
 	return TH_OK;
 }
 
-static th_err get_task(struct th_app *app, const struct th_call *call, json_object *params,
-                       json_object **result, struct th_error *e)
+/* A2A-11-GEN-4: a 1.1 GetTask. With currentGeneration and wait (the binding can hold the
+ * request), a task not yet past it fills *wait and leaves *result NULL; otherwise the
+ * Task with its generation is the answer. A read never runs a turn; an expired one is left
+ * to after-response work (TURN-7), as for 1.0. */
+static th_err get_task_v11(struct th_app *app, const struct th_call *call,
+                           const struct th_get_req *req, json_object **result,
+                           struct th_watch *wait, struct th_error *e)
 {
+	const struct th_config *cfg = app->cfg;
+	int history = req->history_length >= 0 ? req->history_length : cfg->history_default;
+	char *text = NULL; /* free */
+	int64_t gen = 0, last = 0;
+	th_err rc = th_harness_task_text(app->store, call->participant, req->id, history, &text,
+	                                 &gen, &last, e);
+	if (rc != TH_OK)
+		return rc;
+	if (th_turn_expired(app->store, cfg->lease_ms, req->id)) {
+		struct th_turn_ctx tc = th_app_turns(app);
+		(void)th_defer_turn(&tc.defer, req->id, 0);
+	}
+	if (wait != NULL && req->has_current_generation && gen <= req->current_generation) {
+		free(text);
+		*wait = (struct th_watch){.task_id = strdup(req->id),
+		                          .viewer = strdup(call->participant),
+		                          .cursor = last,
+		                          .generations = 1,
+		                          .generation = gen,
+		                          .long_poll = 1,
+		                          .wait_above = req->current_generation,
+		                          .history = history};
+		if (wait->task_id == NULL || wait->viewer == NULL) {
+			th_watch_free(wait);
+			return th_error_set(e, TH_ENOMEM, "out of memory");
+		}
+		return TH_OK;
+	}
+	*result = th_json_raw(text);
+	free(text);
+	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
+}
+
+th_err th_service_get_task(struct th_app *app, const struct th_call *call, json_object *params,
+                           json_object **result, struct th_watch *wait, struct th_error *e)
+{
+	*result = NULL;
+	if (wait != NULL)
+		memset(wait, 0, sizeof *wait);
 	struct th_get_req req = {0};
 	struct th_turn_ctx tc = th_app_turns(app);
 	th_err rc = th_a2a_get_decode(params, &req, e);
-	if (rc == TH_OK)
+	if (rc == TH_OK && call->a2a_minor >= 1)
+		rc = th_a2a_generation_param(params, "currentGeneration", "current_generation", "",
+		                             &req.has_current_generation, &req.current_generation,
+		                             e);
+	if (rc == TH_OK && call->a2a_minor >= 1)
+		rc = get_task_v11(app, call, &req, result, wait, e);
+	else if (rc == TH_OK)
 		rc = th_harness_get(&tc, app->answers, call->participant, &req, result, e);
 	th_get_req_free(&req);
 	return rc;
@@ -135,6 +219,7 @@ static th_err list_tasks(struct th_app *app, const struct th_call *call, json_ob
 {
 	struct th_list_req req = {0};
 	th_err rc = th_a2a_list_decode(params, &req, e);
+	req.generations = call->a2a_minor >= 1;
 	if (rc == TH_OK)
 		rc = th_harness_list(app->store, call->participant, &req, result, e);
 	th_list_req_free(&req);
@@ -148,6 +233,15 @@ static th_err cancel_task(struct th_app *app, const struct th_call *call, json_o
 	th_err rc = th_a2a_cancel_decode(params, &req, e);
 	if (rc == TH_OK)
 		rc = th_harness_cancel(app->store, app->cfg, call->participant, &req, result, e);
+	/* A2A-11-GEN-1: a canceled task is terminal; nothing moves its generation on. */
+	int64_t gen = 0;
+	if (rc == TH_OK && call->a2a_minor >= 1 &&
+	    (rc = th_store_task_generation(app->store, req.id, INT64_MAX, &gen, NULL, e)) == TH_OK)
+		rc = add_generation(result, gen, e);
+	if (rc != TH_OK) {
+		json_object_put(*result);
+		*result = NULL;
+	}
 	th_cancel_req_free(&req);
 	return rc;
 }
@@ -231,7 +325,7 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
 		rc = send_message(app, call, params, result, e);
 		break;
 	case TH_OP_GET_TASK:
-		rc = get_task(app, call, params, result, e);
+		rc = th_service_get_task(app, call, params, result, NULL, e);
 		break;
 	case TH_OP_LIST_TASKS:
 		rc = list_tasks(app, call, params, result, e);
@@ -296,12 +390,16 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 	th_err rc;
 	if (op == TH_OP_SEND_STREAMING_MESSAGE) {
 		struct th_send_req req = {0};
+		int64_t unused = 0; /* a stream's Task event carries the generation itself */
 		rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 		req.idempotency_key = call->idempotency_key;
 		req.replayed = call->replayed;
 		if (rc == TH_OK)
+			rc = send_generation(call, params, &req, &unused, e);
+		req.generation = NULL;
+		if (rc == TH_OK)
 			rc = th_harness_stream_send(&tc, call->participant, call->extensions, &req,
-			                            sink, e);
+			                            call->a2a_minor >= 1, sink, e);
 		th_send_req_free(&req);
 	} else if (op == TH_OP_SUBSCRIBE_TO_TASK) {
 		struct th_get_req req = {0};
@@ -310,7 +408,8 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 		if (rc == TH_OK)
 			rc = parse_last_event_id(last_event_id, &after, e);
 		if (rc == TH_OK)
-			rc = th_harness_subscribe(&tc, call->participant, req.id, after, sink, e);
+			rc = th_harness_subscribe(&tc, call->participant, req.id, after,
+			                          call->a2a_minor >= 1, sink, e);
 		th_get_req_free(&req);
 	} else {
 		rc = th_error_set(e, TH_EINTERNAL, "%s is not a streaming operation",

@@ -21,6 +21,8 @@ struct th_call {
 	                                borrowed, NULL when none (A2A-11-IDEM-1) */
 	int *replayed; /* set to 1 when a send answered an earlier send with the same key;
 	                  borrowed, NULL when nobody asks */
+	int a2a_minor; /* the A2A-Version's minor number: 0 for 1.0, 1 for 1.1, whose task
+	                  generation (A2A-11-GEN-1..6) only a 1.1 client sees */
 };
 
 enum th_op {
@@ -49,6 +51,14 @@ th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_o
                        json_object *params, json_object **result, struct th_error *e);
 
 struct th_sink;
+struct th_watch;
+
+/* GetTask (th_service_call's, which passes wait NULL). A2A-11-GEN-4: for a 1.1 client
+ * whose currentGeneration the task has not passed, and a binding that can hold the
+ * request (wait not NULL), *wait is filled (what to watch: th_watch_free) and *result
+ * stays NULL; otherwise *result is the Task (with its generation for a 1.1 client). */
+th_err th_service_get_task(struct th_app *app, const struct th_call *call, json_object *params,
+                           json_object **result, struct th_watch *wait, struct th_error *e);
 
 /* Runs a streaming operation (SendStreamingMessage, SubscribeToTask), writing its
  * events to sink (ops/stream.h). last_event_id is the client's Last-Event-ID (or

@@ -2,6 +2,7 @@
 /* history.c — messages, artifacts and the per-task event log (STREAM-3, STREAM-4). */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/store.h"
 #include "store/store_int.h"
@@ -302,6 +303,8 @@ void th_store_artifacts_soon(struct th_store *st, const char *task_id)
 
 /* ---- events --------------------------------------------------------------------------- */
 
+#define EV_LAST_SQL "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?1"
+
 th_err th_store_event_append(struct th_store *st, const char *task_id, const char *kind,
                              enum th_event_ends ends, const char *json, int64_t *seq,
                              struct th_error *e)
@@ -317,9 +320,8 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	 * events in their primary key. Writers are serialised, and a task's events are only
 	 * ever deleted with the task, so it is gap-free and never reused (STREAM-3). */
 	int64_t last = 0;
-	th_err err = th_store_exec(st, TH_STMT_EV_LAST,
-	                           "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?1",
-	                           TH_ARGS(TH_T(task_id)), &last, NULL, "event seq", e);
+	th_err err = th_store_exec(st, TH_STMT_EV_LAST, EV_LAST_SQL, TH_ARGS(TH_T(task_id)), &last,
+	                           NULL, "event seq", e);
 	if (err != TH_OK)
 		return err;
 	int64_t next = last + 1;
@@ -348,6 +350,33 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	if (seq != NULL)
 		*seq = next;
 	return TH_OK;
+}
+
+int th_event_is_mutation(const char *kind)
+{
+	return kind != NULL && (strcmp(kind, "task") == 0 || strcmp(kind, "status") == 0 ||
+	                        strcmp(kind, "artifact") == 0);
+}
+
+/* A2A-11-GEN-1 (decision-073): the generation is the event sequence with the events that
+ * are no mutation (messages, side-channel messages) left out, counted in the task's own
+ * range of the events key; the same rule as th_event_is_mutation. */
+th_err th_store_task_generation(struct th_store *st, const char *task_id, int64_t upto,
+                                int64_t *generation, int64_t *last_seq, struct th_error *e)
+{
+	*generation = 0;
+	if (last_seq != NULL) {
+		*last_seq = 0;
+		th_err rc = th_store_exec(st, TH_STMT_EV_LAST, EV_LAST_SQL, TH_ARGS(TH_T(task_id)),
+		                          last_seq, NULL, "event seq", e);
+		if (rc != TH_OK)
+			return rc;
+	}
+	return th_store_exec(st, TH_STMT_EV_GEN,
+	                     "SELECT count(*) FROM events WHERE task_id = ?1 AND seq <= ?2 AND "
+	                     "kind IN ('task', 'status', 'artifact')",
+	                     TH_ARGS(TH_T(task_id), TH_I(upto)), generation, NULL,
+	                     "task generation", e);
 }
 
 static const struct th_col event_cols[] = {

@@ -318,6 +318,7 @@ static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
     [TH_STMT_EV_LAST] = {LK_TASK, 1},
     [TH_STMT_EV_INSERT] = {LK_TASK, 1},
     [TH_STMT_EV_SINCE] = {LK_TASK, 1},
+    [TH_STMT_EV_GEN] = {LK_TASK, 1},
     [TH_STMT_SUB_LINK] = {LK_TASK2, 1}, /* the parent, then the child */
     [TH_STMT_SUB_LIST] = {LK_TASK, 1},
     [TH_STMT_SUB_RESOLVE] = {LK_TASK, 1},

@@ -382,6 +382,16 @@ void th_events_free(struct th_event *ev, size_t n);
 /* Events with seq > after, in order, at most limit (limit <= 0: all). */
 th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t after, int limit,
                              struct th_event **out, size_t *n, struct th_error *e);
+/* A2A-11-GEN-1 (decision-073): the task's generation as of its event upto (INT64_MAX:
+ * now), derived from the event log: the number of its "task", "status" and "artifact"
+ * events with seq <= upto (each is one mutation; message and side-channel events are
+ * none). 0 when the task has no such event (or does not exist). *last_seq (may be NULL)
+ * gets the task's last event seq, read in the same call. */
+th_err th_store_task_generation(struct th_store *st, const char *task_id, int64_t upto,
+                                int64_t *generation, int64_t *last_seq, struct th_error *e);
+/* 1 when an event of this kind (th_store_event_append's label) is a mutation that
+ * advances its task's generation: "task", "status", "artifact". */
+int th_event_is_mutation(const char *kind);
 /* PRAGMA data_version, to skip polls when nothing was committed elsewhere. */
 int64_t th_store_data_version(struct th_store *st);
 /* STORE-6: news of other connections' commits without polling. On PostgreSQL every write

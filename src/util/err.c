@@ -15,6 +15,7 @@ th_err th_error_set(struct th_error *e, th_err code, const char *fmt, ...)
 	va_end(ap);
 	e->code = code;
 	e->task_id[0] = '\0'; /* not about a task until th_error_task says so */
+	e->has_generations = 0;
 	return code;
 }
 
@@ -32,6 +33,7 @@ void th_error_clear(struct th_error *e)
 	e->code = TH_OK;
 	e->msg[0] = '\0';
 	e->task_id[0] = '\0';
+	e->has_generations = 0;
 }
 
 const char *th_err_name(th_err code)
@@ -59,6 +61,8 @@ const char *th_err_name(th_err code)
 	    [TH_EUNAVAILABLE] = "TH_EUNAVAILABLE",
 	    [TH_EFORBIDDEN] = "TH_EFORBIDDEN",
 	    [TH_EUNAUTHENTICATED] = "TH_EUNAUTHENTICATED",
+	    [TH_ETOOMANY] = "TH_ETOOMANY",
+	    [TH_EGENERATION] = "TH_EGENERATION",
 	};
 	if ((size_t)code >= sizeof names / sizeof names[0] || names[code] == NULL)
 		return "TH_E?";

@@ -35,8 +35,10 @@ typedef enum th_err {
 	TH_EUNAVAILABLE,     /* at a capacity limit (stream_max): HTTP 503 with Retry-After */
 	TH_EFORBIDDEN,       /* a browser-safety refusal (Host, Origin): HTTP 403 (SEC-4) */
 	TH_EUNAUTHENTICATED, /* missing or bad credentials: HTTP 401 + WWW-Authenticate (SEC-1) */
-	TH_ETOOMANY          /* a participant over its streams or request rate: HTTP 429
+	TH_ETOOMANY,         /* a participant over its streams or request rate: HTTP 429
 	                        with Retry-After (SEC-3) */
+	TH_EGENERATION       /* TaskGenerationMismatch (-32010, HTTP 409): a 1.1 send's
+	                        ifGenerationMatch is not the task's generation (A2A-11-GEN-5) */
 } th_err;
 
 #define TH_ERRMSG_MAX 512
@@ -45,6 +47,10 @@ struct th_error {
 	th_err code;
 	char msg[TH_ERRMSG_MAX];
 	char task_id[TH_ID_BUF]; /* ErrorInfo metadata.taskId when the error is about a task */
+	/* TH_EGENERATION: metadata.expectedGeneration and currentGeneration (the request's
+	 * and the task's); has_generations is 0 otherwise (th_error_set clears it). */
+	int has_generations;
+	long long expected_generation, current_generation;
 };
 
 /* Records code and a printf-style message in e (e may be NULL); returns code. Sets every

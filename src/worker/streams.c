@@ -24,6 +24,7 @@
 #include "bind/bind.h"
 #include "config/settings.h"
 #include "domain/events.h"
+#include "ops/ops.h"
 #include "ops/stream.h"
 #include "store/store.h"
 #include "turn/turn.h"
@@ -265,6 +266,34 @@ static void end_slot(struct slot *sl)
 	sl->ending = 1;
 }
 
+/* A2A-11-GEN-4: a waiting GetTask is answered with the task as it is now (its generation
+ * passed, its wait timed out or the worker stops), read on the thread's own connection
+ * in the caller's snapshot when there is one, else in a snapshot of its own. */
+static void answer_slot(struct th_streams *s, struct slot *sl)
+{
+	if (sl->ending || sl->gone)
+		return;
+	const struct th_watch *w = &sl->p.watch;
+	struct th_error e;
+	th_error_clear(&e);
+	char *text = NULL; /* free */
+	int64_t gen = 0, last = 0;
+	th_err rc = th_harness_task_text(s->store, w->viewer, w->task_id, w->history, &text, &gen,
+	                                 &last, &e);
+	th_bind_parked_answer(&sl->p, text, rc == TH_OK ? NULL : &e, &sl->out);
+	free(text);
+	sl->ending = 1;
+}
+
+/* The end of what a slot follows: a stream's end, or a waiting GetTask's answer. */
+static void finish_slot(struct th_streams *s, struct slot *sl)
+{
+	if (sl->p.watch.long_poll)
+		answer_slot(s, sl);
+	else
+		end_slot(sl);
+}
+
 /* Takes what the main thread handed over; returns how many. */
 static size_t adopt(struct th_streams *s)
 {
@@ -448,7 +477,7 @@ static void read_log(struct th_streams *s)
 				struct slot *sl = s->slots[k];
 				if (live(sl) &&
 				    th_stream_deliver(s->store, &sl->p.watch, ev, n, emit, sl))
-					end_slot(sl);
+					finish_slot(s, sl);
 			}
 			from = n == EVENTS_BATCH ? ev[n - 1].seq : INT64_MAX;
 			th_events_free(ev, n);
@@ -537,7 +566,9 @@ static void tick(struct th_streams *s, int force)
 		if (!live(sl))
 			continue;
 		if (now >= sl->p.watch.deadline_ms) {
-			end_slot(sl);
+			finish_slot(s, sl);
+		} else if (sl->p.watch.long_poll) {
+			continue; /* no byte before a GetTask's answer: its headers come first */
 		} else if (now - sl->last_beat >= s->cfg->heartbeat_ms) {
 			th_bind_parked_heartbeat(&sl->p, &sl->out);
 			sl->last_beat = sl->last_probe = now;
@@ -601,7 +632,7 @@ static void *run(void *arg)
 			tick(s, adopted || announced);
 		for (size_t i = 0; i < s->nslots; i++) {
 			if (stop)
-				end_slot(s->slots[i]);
+				finish_slot(s, s->slots[i]);
 			flush_slot(s, s->slots[i]);
 		}
 		for (size_t i = s->nslots; i-- > 0;) {

@@ -38,6 +38,7 @@ static struct {
 	th_err fail;        /* TH_OK = succeed */
 	const char *fail_msg;
 	const char *fail_task;
+	int minor; /* call->a2a_minor */
 } rec;
 
 static th_err recorder(struct th_app *a, const struct th_call *call, enum th_op op,
@@ -51,6 +52,7 @@ static th_err recorder(struct th_app *a, const struct th_call *call, enum th_op 
 	snprintf(rec.participant, sizeof rec.participant, "%s",
 	         call->participant != NULL ? call->participant : "");
 	rec.extensions = call->extensions;
+	rec.minor = call->a2a_minor;
 	*result = NULL;
 	if (rec.fail != TH_OK) {
 		th_error_set(e, rec.fail, "%s", rec.fail_msg != NULL ? rec.fail_msg : "failed");
@@ -333,7 +335,7 @@ END_TEST
 
 START_TEST(test_a2a3_other_versions_refused_naming_value)
 {
-	const char *bad[] = {"0.3", "2.0", "1.1", "1.0.", "1.0.x", "1.01", "1"};
+	const char *bad[] = {"0.3", "2.0", "1.2", "1.0.", "1.0.x", "1.01", "1", "1.1.", "1.10"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		char p[64];
 		snprintf(p, sizeof p, "HTTP_A2A_VERSION=%s", bad[i]);
@@ -346,6 +348,25 @@ START_TEST(test_a2a3_other_versions_refused_naming_value)
 		resp_free(&r);
 	}
 	ck_assert_int_eq(rec.calls, 0);
+}
+END_TEST
+
+/* A2A-11-GEN-1: 1.1 (and 1.1.x) is accepted and reaches the service as minor 1; 1.0 as
+ * minor 0, so that only a 1.1 client sees generations. */
+START_TEST(test_a2a_11_gen_1_version_1_1_accepted_as_minor_1)
+{
+	const char *v[] = {"HTTP_A2A_VERSION=1.1", "HTTP_A2A_VERSION=1.1.3", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_A2A_VERSION=1.0.2"};
+	const int minor[] = {1, 1, 0, 0};
+	for (size_t i = 0; i < 4; i++) {
+		rec.minor = -1;
+		struct resp r = rpc_with_version(v[i]);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_ptr_nonnull(jget(r.json, "result"));
+		ck_assert_msg(rec.minor == minor[i], "%s reached the service as minor %d", v[i],
+		              rec.minor);
+		resp_free(&r);
+	}
 }
 END_TEST
 
@@ -1389,6 +1410,8 @@ START_TEST(test_a2a4_error_table)
 	    {TH_EEXTCARD, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
 	    {TH_EEXTREQUIRED, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
 	    {TH_EVERSION, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"},
+	    /* A2A-11-GEN-5: TaskGenerationMismatchError of the 1.1 draft. */
+	    {TH_EGENERATION, -32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH"},
 	    {TH_EBUSY, -32603, 503, "UNAVAILABLE", ""},
 	    {TH_ETOOLARGE, -32600, 413, "INVALID_ARGUMENT", ""},
 	    {TH_EMETHOD, -32600, 405, "UNIMPLEMENTED", ""},
@@ -2217,6 +2240,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a3_empty_version_refused);
 	tcase_add_test(tc, test_a2a3_other_versions_refused_naming_value);
 	tcase_add_test(tc, test_a2a3_version_1_0_and_patch_accepted);
+	tcase_add_test(tc, test_a2a_11_gen_1_version_1_1_accepted_as_minor_1);
 	tcase_add_test(tc, test_a2a3_version_query_parameter_accepted);
 	tcase_add_test(tc, test_sec4_version_in_query_refused_on_post);
 	tcase_add_test(tc, test_sec4_host_and_origin_checked);
