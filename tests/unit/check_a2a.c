@@ -1065,6 +1065,52 @@ START_TEST(test_lim3_decoders_survive_odd_inputs)
 }
 END_TEST
 
+/* A2A-11-GEN-1, A2A-11-GEN-2: the generation is spliced into text as ProtoJSON writes an
+ * int64 (a decimal string), as the last member of the Task or of the event's update. */
+START_TEST(test_a2a_11_gen_splices_generation_into_task_and_event_text)
+{
+	char *t = th_a2a_with_generation("{\"id\":\"t\"}", 7);
+	ck_assert_str_eq(t, "{\"id\":\"t\",\"generation\":\"7\"}");
+	free(t);
+	t = th_a2a_with_generation("{}", 1);
+	ck_assert_str_eq(t, "{\"generation\":\"1\"}");
+	free(t);
+	ck_assert_ptr_null(th_a2a_with_generation("[1]", 1));
+	t = th_a2a_event_with_generation("{\"statusUpdate\":{\"taskId\":\"t\"}}", 12);
+	ck_assert_str_eq(t, "{\"statusUpdate\":{\"taskId\":\"t\",\"generation\":\"12\"}}");
+	free(t);
+	t = th_a2a_event_with_generation("{\"artifactUpdate\":{\"a\":{\"b\":1}}}", 3);
+	ck_assert_str_eq(t, "{\"artifactUpdate\":{\"a\":{\"b\":1},\"generation\":\"3\"}}");
+	free(t);
+	t = th_a2a_event_with_generation("{\"task\":{\"id\":\"t\"}}", 1);
+	ck_assert_str_eq(t, "{\"task\":{\"id\":\"t\",\"generation\":\"1\"}}");
+	free(t);
+	/* A message carries no generation. */
+	ck_assert_ptr_null(th_a2a_event_with_generation("{\"message\":{\"messageId\":\"m\"}}", 1));
+}
+END_TEST
+
+START_TEST(test_a2a_11_gen_generation_params_are_whole_numbers_from_zero)
+{
+	json_object *o = json_tokener_parse("{\"a\":\"5\",\"b\":6,\"c\":-1,\"d\":\"x\"}");
+	int present = 0;
+	int64_t v = 0;
+	struct th_error e;
+	ck_assert_int_eq(th_a2a_generation_param(o, "a", "a", "", &present, &v, &e), TH_OK);
+	ck_assert_int_eq(present, 1);
+	ck_assert_int_eq(v, 5);
+	ck_assert_int_eq(th_a2a_generation_param(o, "b", "b", "", &present, &v, &e), TH_OK);
+	ck_assert_int_eq(v, 6);
+	ck_assert_int_eq(th_a2a_generation_param(o, "c", "c", "configuration.", &present, &v, &e),
+	                 TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "configuration.c must not be negative"));
+	ck_assert_int_eq(th_a2a_generation_param(o, "d", "d", "", &present, &v, &e), TH_EINVAL);
+	ck_assert_int_eq(th_a2a_generation_param(o, "z", "z", "", &present, &v, &e), TH_OK);
+	ck_assert_int_eq(present, 0);
+	json_object_put(o);
+}
+END_TEST
+
 static Suite *a2a_suite(void)
 {
 	Suite *s = suite_create("a2a");
@@ -1132,6 +1178,8 @@ static Suite *a2a_suite(void)
 	tcase_add_test(tc, test_a2a2_stream_events_built_protojson);
 	tcase_add_test(tc, test_a2a2_list_response_always_has_token_and_sizes);
 	tcase_add_test(tc, test_a2a2_trim_history_history_length);
+	tcase_add_test(tc, test_a2a_11_gen_splices_generation_into_task_and_event_text);
+	tcase_add_test(tc, test_a2a_11_gen_generation_params_are_whole_numbers_from_zero);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -15,6 +15,7 @@
 #include "domain/events.h"
 #include "domain/ext.h"
 #include "ops/ops.h"
+#include "ops/stream.h"
 #include "domain/view.h"
 #include "harness_fixture.h"
 #include "store/store.h"
@@ -1301,6 +1302,257 @@ START_TEST(test_a2a11_idem1_a_retried_follow_up_is_kept_once)
 }
 END_TEST
 
+/* ---- A2A 1.1 generation (A2A-11-GEN-1..6, decision-073) ------------------------------ */
+
+/* A call as a 1.1 (minor 1) or 1.0 (minor 0) client makes it; the result as parsed JSON
+ * (a 1.1 Task is kept text), or NULL with err set. */
+static json_object *gen_call(int minor, enum th_op op, const char *params_json)
+{
+	json_object *params = json_tokener_parse(params_json);
+	ck_assert_msg(params != NULL, "bad test JSON %s", params_json);
+	struct th_call call = {.participant = "alice", .a2a_minor = minor};
+	json_object *result = NULL;
+	th_error_clear(&err);
+	th_err rc = th_service_call(&app, &call, op, params, &result, &err);
+	json_object_put(params);
+	json_object *parsed = rc == TH_OK ? json_tokener_parse(th_json_text(result)) : NULL;
+	json_object_put(result);
+	return parsed;
+}
+
+/* The generation a 1.1 GetTask shows for task (-1 when absent). */
+static long long shown_generation(const char *task)
+{
+	char buf[300];
+	snprintf(buf, sizeof buf, "{\"id\":\"%s\",\"historyLength\":0}", task);
+	json_object *t = gen_call(1, TH_OP_GET_TASK, buf);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	const char *g = th_json_str(t, "generation");
+	long long v = g != NULL ? atoll(g) : -1;
+	json_object_put(t);
+	return v;
+}
+
+static char *mutations_in_log(const char *task)
+{
+	return fx_text(&app,
+	               "SELECT count(*) FROM events WHERE task_id = '%s' AND kind IN ('task', "
+	               "'status', 'artifact')",
+	               task);
+}
+
+START_TEST(test_a2a11_gen1_generation_starts_at_1_and_grows_by_one_per_mutation)
+{
+	json_object *t = gen_call(1, TH_OP_SEND_MESSAGE,
+	                          "{\"message\":{\"messageId\":\"g1\",\"role\":\"ROLE_USER\","
+	                          "\"parts\":[{\"text\":\"ship\"}]}}");
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object *task = json_object_object_get(t, "task");
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(task));
+	/* Created (1), then the echo reply leaves it INPUT_REQUIRED (2). */
+	ck_assert_str_eq(th_json_str(task, "generation"), "2");
+	json_object_put(t);
+	ck_assert_int_eq(shown_generation(id), 2);
+	char *n = mutations_in_log(id);
+	ck_assert_str_eq(n, "2");
+	free(n);
+	/* One more turn: one more status mutation, one more generation. */
+	json_object *again = fx_send_text(&app, "alice", id, "g2", "again", &err);
+	ck_assert_msg(again != NULL, "%s", err.msg);
+	json_object_put(again);
+	ck_assert_int_eq(shown_generation(id), 3);
+	n = mutations_in_log(id);
+	ck_assert_str_eq(n, "3");
+	free(n);
+}
+END_TEST
+
+static int collect(void *arg, int64_t seq, const char *json)
+{
+	(void)seq;
+	json_object *list = arg;
+	json_object_array_add(list, json_tokener_parse(json));
+	return 0;
+}
+
+START_TEST(test_a2a11_gen2_each_mutation_is_one_event_carrying_the_generation_after_it)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "g1", "ship", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	json_object_put(fx_send_text(&app, "alice", id, "g2", "again", &err));
+	json_object_put(fx_complete(&app, "alice", id, &err));
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	char viewer[] = "alice";
+	struct th_watch w = {.task_id = id, .viewer = viewer, .generations = 1};
+	json_object *seen = json_object_new_array();
+	th_stream_deliver(app.store, &w, ev, n, collect, seen);
+	long long want = 0;
+	size_t carried = 0;
+	for (size_t i = 0; i < json_object_array_length(seen); i++) {
+		json_object *e = json_object_array_get_idx(seen, i);
+		json_object *body = NULL;
+		json_object_object_foreach(e, key, val)
+		{
+			(void)key;
+			body = val;
+		}
+		const char *g = th_json_str(body, "generation");
+		if (json_object_object_get(e, "message") != NULL) {
+			ck_assert_ptr_null(g); /* a message is no mutation */
+			continue;
+		}
+		ck_assert_msg(g != NULL, "event %zu carries no generation: %s", i, th_json_text(e));
+		ck_assert_int_eq(atoll(g), ++want); /* 1, 2, 3, ...: one per event, no gap */
+		carried++;
+	}
+	ck_assert_uint_ge(carried, 4); /* task, INPUT_REQUIRED, INPUT_REQUIRED, COMPLETED */
+	ck_assert_int_eq(w.generation, want);
+	ck_assert_int_eq(shown_generation(id), want);
+	json_object_put(seen);
+	th_events_free(ev, n);
+	/* A 1.0 watcher gets the events as stored. */
+	struct th_watch w10 = {.task_id = id, .viewer = viewer};
+	json_object *plain = json_object_new_array();
+	ck_assert_int_eq(th_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	th_stream_deliver(app.store, &w10, ev, n, collect, plain);
+	ck_assert_ptr_null(strstr(th_json_text(plain), "generation"));
+	json_object_put(plain);
+	th_events_free(ev, n);
+}
+END_TEST
+
+START_TEST(test_a2a11_gen4_get_task_waits_only_while_not_past_current_generation)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "g1", "ship", &err);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	struct th_call call = {.participant = "alice", .a2a_minor = 1};
+	char buf[300];
+	json_object *result = NULL;
+	struct th_watch w;
+	/* Already past 1: answered at once. */
+	snprintf(buf, sizeof buf, "{\"id\":\"%s\",\"currentGeneration\":\"1\"}", id);
+	json_object *params = json_tokener_parse(buf);
+	ck_assert_int_eq(th_service_get_task(&app, &call, params, &result, &w, &err), TH_OK);
+	ck_assert_ptr_nonnull(result);
+	ck_assert_ptr_null(w.task_id);
+	json_object_put(result);
+	json_object_put(params);
+	/* At 2: held, watching from the task's last event. */
+	snprintf(buf, sizeof buf, "{\"id\":\"%s\",\"currentGeneration\":2}", id);
+	params = json_tokener_parse(buf);
+	ck_assert_int_eq(th_service_get_task(&app, &call, params, &result, &w, &err), TH_OK);
+	ck_assert_ptr_null(result);
+	ck_assert_int_eq(w.long_poll, 1);
+	ck_assert_int_eq(w.wait_above, 2);
+	ck_assert_int_eq(w.generation, 2);
+	/* A message of another request moves the task on: the wait is over. */
+	json_object_put(fx_send_text(&app, "alice", id, "g2", "again", &err));
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_events_since(app.store, id, w.cursor, 0, &ev, &n, &err), TH_OK);
+	ck_assert_int_eq(th_stream_deliver(app.store, &w, ev, n, collect, NULL), 1);
+	ck_assert_int_eq(w.generation, 3);
+	th_events_free(ev, n);
+	th_watch_free(&w);
+	/* 1.0: currentGeneration is not read; answered at once, without a generation. */
+	call.a2a_minor = 0;
+	ck_assert_int_eq(th_service_get_task(&app, &call, params, &result, &w, &err), TH_OK);
+	ck_assert_ptr_nonnull(result);
+	ck_assert_ptr_null(strstr(th_json_text(result), "generation"));
+	json_object_put(result);
+	json_object_put(params);
+	/* A negative one is refused naming the field. */
+	snprintf(buf, sizeof buf, "{\"id\":\"%s\",\"currentGeneration\":-1}", id);
+	ck_assert_ptr_null(gen_call(1, TH_OP_GET_TASK, buf));
+	ck_assert_int_eq(err.code, TH_EINVAL);
+	ck_assert_ptr_nonnull(strstr(err.msg, "currentGeneration"));
+}
+END_TEST
+
+static json_object *send_if(int minor, const char *task, const char *mid, const char *gen)
+{
+	char buf[500];
+	snprintf(buf, sizeof buf,
+	         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
+	         "\"parts\":[{\"text\":\"go\"}]},\"configuration\":{\"ifGenerationMatch\":%s}}",
+	         task, mid, gen);
+	return gen_call(minor, TH_OP_SEND_MESSAGE, buf);
+}
+
+START_TEST(test_a2a11_gen5_a_stale_if_generation_match_is_refused_storing_nothing)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "g1", "ship", &err);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	long msgs = fx_count(&app, "messages"), evs = fx_count(&app, "events");
+	ck_assert_ptr_null(send_if(1, id, "g2", "\"1\""));
+	ck_assert_int_eq(err.code, TH_EGENERATION);
+	ck_assert_msg(strstr(err.msg, "generation 2, not 1") != NULL, "%s", err.msg);
+	ck_assert_str_eq(err.task_id, id);
+	ck_assert_int_eq(err.has_generations, 1);
+	ck_assert_int_eq(err.expected_generation, 1);
+	ck_assert_int_eq(err.current_generation, 2);
+	ck_assert_int_eq(fx_count(&app, "messages"), msgs);
+	ck_assert_int_eq(fx_count(&app, "events"), evs);
+	ck_assert_int_eq(shown_generation(id), 2);
+	/* The current generation goes through and moves it on. */
+	json_object *ok = send_if(1, id, "g3", "2");
+	ck_assert_msg(ok != NULL, "%s", err.msg);
+	ck_assert_str_eq(th_json_str(json_object_object_get(ok, "task"), "generation"), "3");
+	json_object_put(ok);
+	/* A 1.0 client's ifGenerationMatch is not read: a stale one changes nothing. */
+	json_object *old = send_if(0, id, "g4", "1");
+	ck_assert_msg(old != NULL, "%s", err.msg);
+	ck_assert_ptr_null(strstr(th_json_text(old), "generation"));
+	json_object_put(old);
+}
+END_TEST
+
+START_TEST(test_a2a11_gen6_a_1_0_answer_is_the_1_1_answer_without_its_generation)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "g1", "ship", &err);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	char buf[300];
+	snprintf(buf, sizeof buf, "{\"id\":\"%s\"}", id);
+	json_object *a10 = gen_call(0, TH_OP_GET_TASK, buf);
+	json_object *a11 = gen_call(1, TH_OP_GET_TASK, buf);
+	ck_assert_ptr_nonnull(a10);
+	ck_assert_ptr_nonnull(a11);
+	char *t10 = strdup(th_json_text(a10));
+	char *t11 = strdup(th_json_text(a11));
+	ck_assert_ptr_null(strstr(t10, "generation"));
+	char *cut = strstr(t11, ",\"generation\":\"2\"");
+	ck_assert_ptr_nonnull(cut);
+	memmove(cut, cut + strlen(",\"generation\":\"2\""), strlen(cut + 17) + 1);
+	ck_assert_str_eq(t10, t11);
+	free(t10);
+	free(t11);
+	json_object_put(a10);
+	json_object_put(a11);
+	/* ListTasks: the same rule for every task listed. */
+	json_object *l10 = gen_call(0, TH_OP_LIST_TASKS, "{}");
+	json_object *l11 = gen_call(1, TH_OP_LIST_TASKS, "{}");
+	ck_assert_ptr_null(strstr(th_json_text(l10), "generation"));
+	ck_assert_str_eq(
+	    th_json_str(json_object_array_get_idx(json_object_object_get(l11, "tasks"), 0),
+	                "generation"),
+	    "2");
+	json_object_put(l10);
+	json_object_put(l11);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("harness");
@@ -1312,6 +1564,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a11_idem1_another_message_under_the_key_is_refused_naming_it);
 	tcase_add_test(tc, test_a2a11_idem1_a_key_is_the_callers_own);
 	tcase_add_test(tc, test_a2a11_idem1_a_retried_follow_up_is_kept_once);
+	tcase_add_test(tc, test_a2a11_gen1_generation_starts_at_1_and_grows_by_one_per_mutation);
+	tcase_add_test(tc,
+	               test_a2a11_gen2_each_mutation_is_one_event_carrying_the_generation_after_it);
+	tcase_add_test(tc, test_a2a11_gen4_get_task_waits_only_while_not_past_current_generation);
+	tcase_add_test(tc, test_a2a11_gen5_a_stale_if_generation_match_is_refused_storing_nothing);
+	tcase_add_test(tc, test_a2a11_gen6_a_1_0_answer_is_the_1_1_answer_without_its_generation);
 	tcase_add_test(tc, test_task7_ctl5_every_send_answers_the_task_as_get_task_shows_it);
 	tcase_add_test(tc, test_ctl5_a_completion_answers_with_the_requests_history_length);
 	tcase_add_test(tc, test_task2_name_is_first_line_cut_to_60_characters);
