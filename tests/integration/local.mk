@@ -24,6 +24,8 @@ EXTRA_DIST += tests/integration/retention.sh
 # sent across two workers, the histogram is well formed, the guard, the request log line.
 TESTS += tests/integration/observability.sh
 EXTRA_DIST += tests/integration/observability.sh
+TESTS += tests/integration/generation.sh
+EXTRA_DIST += tests/integration/generation.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
