@@ -195,17 +195,12 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 		rc = th_bind_get_task(ctx, params, id, &result, &parked, &e);
 	else if (rc == TH_OK)
 		rc = th_bind_service(ctx->app, &ctx->call, (enum th_op)op, params, &result, &e);
-	if (rc == TH_OK && parked) {
-		json_object_put(req); /* the stream thread answers it (A2A-11-GEN-4) */
-		return;
-	}
 	if (rc != TH_OK) {
 		json_object_put(result);
 		reply_error(ctx, 200, id, &e);
-		json_object_put(req);
-		return;
+	} else if (!parked) { /* parked: the stream thread answers it (A2A-11-GEN-4) */
+		th_bind_note_result(op, result);
+		reply_result(ctx, id, result);
 	}
-	th_bind_note_result(op, result);
-	reply_result(ctx, id, result);
 	json_object_put(req);
 }

@@ -472,13 +472,11 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 	th_store_expect(st, task_id, participant, mid);
 	th_err rc =
 	    th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to", &role, e);
-	if (rc == TH_OK)
-		rc = th_store_task_get(st, task_id, &row, e);
-	if (rc != TH_OK)
+	if (rc != TH_OK || (rc = th_store_task_get(st, task_id, &row, e)) != TH_OK)
 		goto out;
-	if (th_store_message_exists(st, task_id, mid))
-		goto out; /* TASK-7: already processed; the response is the current task */
-	if ((rc = generation_matches(st, task_id, req, e)) != TH_OK)
+	/* TASK-7: already processed, the response is the current task; else A2A-11-GEN-5. */
+	if (th_store_message_exists(st, task_id, mid) ||
+	    (rc = generation_matches(st, task_id, req, e)) != TH_OK)
 		goto out;
 	if (strcmp(role, "watcher") == 0 &&
 	    (payload != NULL || !watcher_answers(st, &row, participant, &in->channel, has_cp))) {
