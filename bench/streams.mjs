@@ -19,6 +19,13 @@
 //                                  JSON-RPC errors (with the statuses), socket errors,
 //                                  events and `: ping` heartbeats received
 //
+//   With --kind=longpoll (bench/streams.sh HOLD_KIND=longpoll, A2A-11-GEN-4) each of the
+//   N is a waiting GetTask instead: JSON-RPC GetTask with A2A-Version: 1.1 and a
+//   currentGeneration the task never reaches, so the server holds it for heartbeat_ms
+//   and then answers the task; it is asked again at once, so N stay waiting. Nothing
+//   arrives while one waits, so it counts as held ("first") 300 ms after it was sent
+//   without an answer; "pings" counts the answers (waits that ended and were renewed).
+//
 //   node bench/streams.mjs latency --url=URL --tasks=ID,ID,… --samples=S
 //        [--open-ms=20000] [--sample-ms=5000] [--gap-ms=50] [--limit-ms=90000] [--parent=PID]
 //     Subscribes once to each task, waits (open-ms) until every stream has its first
@@ -174,6 +181,71 @@ class Stream {
 	}
 }
 
+// One waiting GetTask (A2A 1.1 currentGeneration), renewed whenever it is answered; the
+// same callbacks as Stream: open and event once it is held, ping per answer, end when
+// refused or failed.
+class LongPoll {
+	constructor(taskId, cb) {
+		this.taskId = taskId;
+		this.cb = cb;
+		this.ended = false;
+		this.held = false;
+		this.issue();
+	}
+
+	issue() {
+		const body = JSON.stringify({
+			jsonrpc: '2.0', id: ++rpcSeq, method: 'GetTask',
+			params: { id: this.taskId, currentGeneration: '1000000000', historyLength: 0 },
+		});
+		let answered = false;
+		this.req = http.request(url, {
+			method: 'POST',
+			agent: false,
+			headers: { ...HEADERS, 'A2A-Version': '1.1', 'Content-Length': Buffer.byteLength(body) },
+		}, (res) => {
+			answered = true;
+			let text = '';
+			res.setEncoding('utf8');
+			res.on('data', (c) => (text += c));
+			res.on('end', () => {
+				if (this.ended)
+					return;
+				let ok = false;
+				try {
+					ok = res.statusCode === 200 && JSON.parse(text)?.result?.id === this.taskId;
+				} catch {}
+				if (!ok)
+					return this.end(res.statusCode !== 200 ? `http-${res.statusCode}` : 'rpc-error', text.slice(0, 300));
+				this.cb.ping?.();
+				this.issue();
+			});
+			res.on('error', () => this.end('closed'));
+		});
+		this.req.on('error', (err) => this.end('error', String(err)));
+		this.req.on('finish', () => setTimeout(() => {
+			if (!answered && !this.held && !this.ended) {
+				this.held = true;
+				this.cb.open?.();
+				this.cb.event?.(null, now());
+			}
+		}, 300));
+		this.req.end(body);
+	}
+
+	end(why, detail = '') {
+		if (this.ended)
+			return;
+		this.ended = true;
+		this.cb.end?.(why, detail);
+	}
+
+	close() {
+		this.ended = true;
+		this.req.destroy();
+	}
+}
+
 // ------------------------------------------------------------------ hold
 function hold() {
 	const n = num('n', 0);
@@ -200,7 +272,8 @@ function hold() {
 		const i = started++;
 		let gotFirst = false;
 		waiting++;
-		const s = new Stream(tasks[i % tasks.length], {
+		const Kind = opt.kind === 'longpoll' ? LongPoll : Stream;
+		const s = new Kind(tasks[i % tasks.length], {
 			open: () => opened++,
 			event: () => {
 				events++;

@@ -10,10 +10,15 @@
 #   N=200 STREAM_TASKS=20 ROUNDS=3 DURATION=6s bench/streams.sh
 #   STEPS="200 500 1000" STEP_DURATION=4s bench/streams.sh
 #   NO_SAVE=1 bench/streams.sh        print only; do not write bench/results/streams-<date>.txt
+#   HOLD_KIND=longpoll N=1000 STREAM_MAX_PER_PARTICIPANT=1000 STEPS= bench/streams.sh
+#                                     the N held are waiting GetTasks (A2A 1.1
+#                                     currentGeneration, A2A-11-GEN-4) instead of streams
 #
 # One lighttpd (tests/lib/server.sh, conf/lighttpd.conf) with PROCS=2 FastCGI workers, the
 # echo model, every setting at its default (all TINY_HARNESS_* cleared; STREAM_MAX=n sets
-# TINY_HARNESS_STREAM_MAX). The streams are held by bench/streams.mjs (node, plain http):
+# TINY_HARNESS_STREAM_MAX, STREAM_MAX_PER_PARTICIPANT=n TINY_HARNESS_STREAM_MAX_PER_PARTICIPANT:
+# every held stream is the one participant "bench"'s, so N above 8 per worker needs it).
+# The streams are held by bench/streams.mjs (node, plain http):
 #   1. latency, 1 stream: one subscriber, LAT_SAMPLES follow-up SendMessages one at a time;
 #      a sample = sending the follow-up -> its INPUT_REQUIRED status event at the subscriber
 #   2. throughput: ROUNDS rounds of wrk (bench/compare.lua, -t THREADS -c CONNS -d DURATION)
@@ -52,6 +57,9 @@ OPEN_TIMEOUT=${OPEN_TIMEOUT:-15}
 RECOVER_TIMEOUT=${RECOVER_TIMEOUT:-30}
 GOAL=${GOAL:-0.9}
 STREAM_MAX=${STREAM_MAX:-}
+STREAM_MAX_PER_PARTICIPANT=${STREAM_MAX_PER_PARTICIPANT:-}
+HOLD_KIND=${HOLD_KIND:-stream}
+case $HOLD_KIND in stream | longpoll) ;; *) echo "streams: HOLD_KIND is stream or longpoll" >&2; exit 2 ;; esac
 lua=$root/bench/compare.lua
 helper=$root/bench/streams.mjs
 
@@ -87,6 +95,7 @@ posint "STEP_DURATION (whole seconds, like 4s)" "$step_secs"
 if [ "$secs" -gt 120 ] || [ "$step_secs" -gt 120 ]; then die "DURATION and STEP_DURATION at most 120s"; fi
 awk -v g="$GOAL" 'BEGIN { exit !(g + 0 > 0 && g + 0 <= 2) }' || die "GOAL must be a ratio like 0.9"
 if [ -n "$STREAM_MAX" ]; then posint STREAM_MAX "$STREAM_MAX"; fi
+if [ -n "$STREAM_MAX_PER_PARTICIPANT" ]; then posint STREAM_MAX_PER_PARTICIPANT "$STREAM_MAX_PER_PARTICIPANT"; fi
 
 # random_port, port_busy, alive, wait_card
 # shellcheck source=../tests/lib/proc.sh
@@ -96,6 +105,7 @@ if [ -n "$STREAM_MAX" ]; then posint STREAM_MAX "$STREAM_MAX"; fi
 # file); STREAM_MAX is the one knob passed on.
 for v in $(compgen -e | grep '^TINY_HARNESS_'); do unset "$v"; done
 [ -z "$STREAM_MAX" ] || export TINY_HARNESS_STREAM_MAX=$STREAM_MAX
+[ -z "$STREAM_MAX_PER_PARTICIPANT" ] || export TINY_HARNESS_STREAM_MAX_PER_PARTICIPANT=$STREAM_MAX_PER_PARTICIPANT
 export TH_BIN TH_SRCDIR
 
 state=$(mktemp -d "${TMPDIR:-/tmp}/th-streams.XXXXXX")
@@ -246,7 +256,7 @@ mem_delta() {
 # (1 when all COUNT opened).
 hold_start() {
 	local out=$state/hold-$2.out i=0 line
-	node "$helper" hold --url="$url" --tasks="$hold_tasks" --n="$1" --open-ms=$((OPEN_TIMEOUT * 1000)) \
+	node "$helper" hold --kind="$HOLD_KIND" --url="$url" --tasks="$hold_tasks" --n="$1" --open-ms=$((OPEN_TIMEOUT * 1000)) \
 		--limit-ms=300000 --parent=$$ </dev/null >"$out" 2>"$state/hold-$2.err" &
 	HOLD_PID=$!
 	while [ $i -lt $(((OPEN_TIMEOUT + 10) * 10)) ]; do
@@ -438,9 +448,14 @@ report=$state/report.txt
 	echo "binary:    $TH_BIN, built $(date -u -r "$TH_BIN" '+%Y-%m-%d %H:%M UTC')"
 	echo "machine:   $(nproc) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo); load average $load_before before, $load_after after"
 	echo "software:  $(ver lighttpd -v | sed 's/ - a light.*//'), $(ver wrk -v | awk '{ print "wrk", $2 }'), SQLite $(sqlite3 --version | awk '{ print $1 }'), node $(node -v)"
-	echo "server:    lighttpd on loopback, $PROCS FastCGI workers (conf/lighttpd.conf), echo model, defaults$([ -z "$STREAM_MAX" ] || echo ", TINY_HARNESS_STREAM_MAX=$STREAM_MAX")"
+	echo "server:    lighttpd on loopback, $PROCS FastCGI workers (conf/lighttpd.conf), echo model, defaults$([ -z "$STREAM_MAX" ] || echo ", TINY_HARNESS_STREAM_MAX=$STREAM_MAX")$([ -z "$STREAM_MAX_PER_PARTICIPANT" ] || echo ", TINY_HARNESS_STREAM_MAX_PER_PARTICIPANT=$STREAM_MAX_PER_PARTICIPANT")"
 	echo "load:      wrk -t$THREADS -c$CONNS --latency (bench/compare.lua): send = SendMessage, a new task each; get = GetTask of one task;"
-	echo "           idle streams = JSON-RPC SubscribeToTask held by bench/streams.mjs, spread over $STREAM_TASKS tasks that get no events;"
+	if [ "$HOLD_KIND" = longpoll ]; then
+		echo "           HOLD_KIND=longpoll: the \"idle streams\" below are waiting GetTasks (JSON-RPC, A2A-Version: 1.1,"
+		echo "           currentGeneration never reached: held heartbeat_ms, then renewed; A2A-11-GEN-4), spread over $STREAM_TASKS tasks;"
+	else
+		echo "           idle streams = JSON-RPC SubscribeToTask held by bench/streams.mjs, spread over $STREAM_TASKS tasks that get no events;"
+	fi
 	echo "           client and server on the same machine; $(($(date +%s) - started)) s in all"
 	echo "limits:    this shell ulimit -n $shell_nofile soft/hard (the helper: one descriptor per stream, up to the hard limit);"
 	echo "           lighttpd open files $l_nofile -> max-fds $l_maxfds${c_maxfds:+ (server.max-fds)}, max-connections $l_maxconns${c_maxconns:+ (server.max-connections)}$([ -n "$c_maxconns" ] || echo ' (max-fds/3)');"
@@ -565,8 +580,10 @@ report=$state/report.txt
 cat "$report"
 if [ "${NO_SAVE:-0}" != 1 ]; then
 	mkdir -p "$root/bench/results"
-	dest=$root/bench/results/streams-$(date -u +%Y-%m-%d).txt
-	[ -e "$dest" ] && dest=$root/bench/results/streams-$(date -u +%Y-%m-%d-%H%M).txt
+	kind_tag=
+	[ "$HOLD_KIND" = stream ] || kind_tag=-$HOLD_KIND
+	dest=$root/bench/results/streams$kind_tag-$(date -u +%Y-%m-%d).txt
+	[ -e "$dest" ] && dest=$root/bench/results/streams$kind_tag-$(date -u +%Y-%m-%d-%H%M).txt
 	cp "$report" "$dest"
 	say "wrote ${dest#"$root"/}"
 fi

@@ -7,7 +7,8 @@
 # request moves the task on, or for heartbeat_ms at most; a stale ifGenerationMatch is
 # refused with -32010 / HTTP 409 and stores nothing; a 1.0 client's bytes are the 1.1
 # bytes without the generation member, and its currentGeneration / ifGenerationMatch are
-# not read. Runs on PostgreSQL too (TH_TEST_PG). TAP output; 77 (skip) when lighttpd,
+# not read; with TH_BASE_BIN (a build without 1.1) they are also byte for byte what that
+# build answers on the same database. Runs on PostgreSQL too (TH_TEST_PG). TAP output; 77 (skip) when lighttpd,
 # curl, jq or the database client is missing.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
@@ -21,9 +22,11 @@ set -u
 require_lighttpd
 require_tools curl jq
 
-# The bound of a waiting GetTask is min(heartbeat_ms, stream_max_ms): 1.5 s here.
-HB_MS=1500
-export TINY_HARNESS_HEARTBEAT_MS=$HB_MS
+# The bound of a waiting GetTask is min(heartbeat_ms, stream_max_ms): 2 s here. Two request
+# threads per worker (4 in all), so that waiting GetTasks that took threads would stall
+# the eight-waiter check below.
+HB_MS=2000
+export TINY_HARNESS_HEARTBEAT_MS=$HB_MS TINY_HARNESS_WORKER_THREADS=2
 scratch th-generation
 BASE=$(sh "$SERVER" start "$T/srv" 2) || bail "lighttpd did not start"
 DB=$(th_db_of "$T/srv")
@@ -99,8 +102,8 @@ check "A2A-11-GEN-4 a task already past currentGeneration is answered at once" \
 	'[ "$STATUS" = 200 ]' '[ "$(jqb .generation)" = "$G" ]' \
 	'awk -v t="$TIME" -v b="$HB_MS" "BEGIN { exit !(t * 1000 < b) }"'
 
-# Waiting GetTasks hold stream slots, not workers: with 8 of them waiting on two
-# workers, a SendMessage is answered while they all still wait.
+# Waiting GetTasks hold stream slots, not workers: with 8 of them waiting on two workers
+# of two request threads each, a SendMessage is answered while they all still wait.
 pids=()
 for i in 1 2 3 4 5 6 7 8; do
 	curl -s -o "$T/w$i" --max-time 30 -H 'A2A-Version: 1.1' -H 'X-Participant-Id: alice' \
@@ -113,7 +116,7 @@ other=$(jqb .result.task.id)
 waiting=0
 for i in 1 2 3 4 5 6 7 8; do [ -s "$T/w$i" ] || waiting=$((waiting + 1)); done
 REQ_DESC="$REQ_DESC; still waiting when it was answered: $waiting of 8"
-check "A2A-11-GEN-4 eight waiting GetTasks on two workers leave the workers free: a SendMessage is answered while they wait" \
+check "A2A-11-GEN-4 eight waiting GetTasks on two workers of two threads leave the workers free: a SendMessage is answered while they wait" \
 	'[ "$STATUS" = 200 ]' '[ -n "$other" ] && [ "$other" != null ]' '[ "$waiting" = 8 ]'
 wait "${pids[@]}"
 
@@ -169,6 +172,28 @@ grep '^data:' "$T/sub1.0" >"$T/d10"
 check "A2A-11-GEN-6 a 1.0 subscription's events are the 1.1 events without their generation, byte for byte" \
 	'[ -s "$T/d10" ]' '! grep -q generation "$T/d10"' 'grep -q generation "$T/d11"' \
 	'[ "$(ungen <"$T/d11")" = "$(cat "$T/d10")" ]'
+
+# With TH_BASE_BIN (a build without A2A 1.1, e.g. the landed one) a second server on the
+# same database answers 1.0 requests with the very bytes this build does.
+if [ -n "${TH_BASE_BIN:-}" ] && [ -x "$TH_BASE_BIN" ]; then
+	BASE1=$BASE
+	BASE0=$(TH_BIN=$TH_BASE_BIN TH_SERVER_DB=$DB sh "$SERVER" start "$T/base" 1) || bail "the base server did not start"
+	for side in new old; do
+		[ "$side" = new ] && BASE=$BASE1 || BASE=$BASE0
+		v10 GET "/tasks/$TASK"
+		cp "$T/body" "$T/$side-get"
+		v10 POST / "$(rpc 9 GetTask "{\"id\":\"$TASK\"}")"
+		cp "$T/body" "$T/$side-rpc"
+		curl -s -N --max-time 1 -o "$T/$side-sub" -H 'A2A-Version: 1.0' -H 'X-Participant-Id: alice' \
+			-H 'Last-Event-ID: 0' "${BASE}tasks/$TASK:subscribe" || true
+	done
+	BASE=$BASE1
+	REQ_DESC="$TH_BASE_BIN at $BASE0 on the same database"
+	check "A2A-11-GEN-6 a 1.0 GetTask (both bindings) and a resumed subscription are byte for byte what a build without 1.1 answers" \
+		'cmp -s "$T/new-get" "$T/old-get"' 'cmp -s "$T/new-rpc" "$T/old-rpc"' \
+		'[ "$(grep "^data:" "$T/new-sub")" = "$(grep "^data:" "$T/old-sub")" ]'
+	sh "$SERVER" stop "$T/base"
+fi
 
 sh "$SERVER" stop "$T/srv"
 tap_done
