@@ -345,7 +345,8 @@ static const struct key keys[] = {
     K_STR("web_dir", web_dir, check_nonempty, "web/dist",
           "directory of the web app served at <base>ui/ (WEB-1)"),
     K_INT("heartbeat_ms", heartbeat_ms, 100, 3600000, "15000",
-          "interval of the SSE comment heartbeat on a quiet stream, in ms"),
+          "interval of the SSE comment heartbeat on a quiet stream, and the longest an A2A "
+          "1.1 GetTask with currentGeneration waits, in ms"),
     K_INT("stream_max_ms", stream_max_ms, 100, 86400000, "300000",
           "longest a stream stays open; the client then resubscribes, in ms"),
     K_INT("stream_poll_ms", stream_poll_ms, 5, 10000, "50",
