@@ -60,6 +60,19 @@ int th_state_interrupted(enum th_state s); /* INPUT_REQUIRED AUTH_REQUIRED */
 th_err th_a2a_message_decode(json_object *in, const struct th_limits *lim, json_object **out,
                              struct th_error *e);
 
+/* TEN-1: a tenant is 1 to TH_TENANT_MAX bytes of ASCII letters, digits, '-' and '_',
+ * starting with a letter or a digit, and none of the words a REST path starts with
+ * ("tasks", "ui", "extendedAgentCard"): it is a path segment as it is, never escaped. "" is
+ * the default tenant. */
+#define TH_TENANT_MAX 64
+/* 1 when s (n bytes) is a tenant under that rule ("" is not: the default tenant has no
+ * path segment). */
+int th_a2a_tenant_ok(const char *s, size_t n);
+/* params.tenant (any request): absent, null or "" give "" (a static string); otherwise it
+ * must pass th_a2a_tenant_ok, else TH_EINVAL naming the field and the rule. *out is
+ * borrowed from params. */
+th_err th_a2a_tenant_decode(json_object *params, const char **out, struct th_error *e);
+
 struct th_send_req {
 	json_object *message;   /* canonical Message; json_object_put (th_send_req_free) */
 	json_object *metadata;  /* request metadata object or NULL; json_object_put */
@@ -79,6 +92,8 @@ struct th_send_req {
 	int has_if_generation;
 	int64_t if_generation;
 	int64_t *generation;
+	const char *tenant; /* TEN-1: not from the decoder; service.c sets the binding's
+	                       (th_call.tenant), borrowed; NULL or "" = the default tenant */
 };
 /* params is SendMessageRequest: {message, configuration?, metadata?, tenant?}.
  * configuration may be {} (the JS client always sends it). historyLength < 0 is
@@ -96,6 +111,7 @@ struct th_get_req {
 	 * service): currentGeneration, when has_current_generation. */
 	int has_current_generation;
 	int64_t current_generation;
+	const char *tenant; /* TEN-1: set by service.c as in th_send_req; borrowed */
 };
 th_err th_a2a_get_decode(json_object *params, struct th_get_req *out, struct th_error *e);
 
@@ -127,6 +143,7 @@ struct th_list_req {
 	int include_artifacts;   /* default 0 */
 	int generations;         /* not from params: a 1.1 client's list carries each task's
 	                            generation (A2A-11-GEN-1); set by the service */
+	const char *tenant;      /* TEN-1: set by service.c as in th_send_req; borrowed */
 };
 /* Numbers may arrive as JSON numbers or decimal strings, booleans as true/false or
  * "true"/"false" (REST query values). pageSize outside 1..100 → TH_EINVAL naming it. */
@@ -136,6 +153,7 @@ void th_list_req_free(struct th_list_req *r);
 struct th_cancel_req {
 	char *id;              /* required; th_cancel_req_free */
 	json_object *metadata; /* or NULL; th_cancel_req_free */
+	const char *tenant;    /* TEN-1: set by service.c as in th_send_req; borrowed */
 };
 /* params may be NULL (REST cancel with an empty body) only if the caller put the
  * path id in; bind always passes an object. */
@@ -160,6 +178,7 @@ struct th_push_create_req {
 	const char *token;       /* at most 4096 printable ASCII bytes, or NULL */
 	const char *scheme;      /* authentication.scheme, an HTTP auth-scheme token, or NULL */
 	const char *credentials; /* authentication.credentials (printable, <= 4096), or NULL */
+	const char *tenant;      /* TEN-1: set by service.c as in th_send_req; borrowed */
 };
 /* params is the flat A2A 1.0 config {taskId, id?, url, token?, authentication?:
  * {scheme, credentials?}}; taskId and url are required, and a 0.3-style nested
@@ -178,6 +197,7 @@ struct th_push_get_req {
 	json_object *params; /* held (th_push_get_req_free); the strings point into it */
 	const char *task_id;
 	const char *id;
+	const char *tenant; /* TEN-1: set by service.c as in th_send_req; borrowed */
 };
 th_err th_a2a_push_get_decode(json_object *params, const struct th_limits *lim,
                               struct th_push_get_req *out, struct th_error *e);
@@ -191,6 +211,7 @@ struct th_push_list_req {
 	const char *task_id;
 	int page_size;          /* 1..100 */
 	const char *page_token; /* NULL when absent or "" */
+	const char *tenant;     /* TEN-1: set by service.c as in th_send_req; borrowed */
 };
 th_err th_a2a_push_list_decode(json_object *params, const struct th_limits *lim,
                                struct th_push_list_req *out, struct th_error *e);

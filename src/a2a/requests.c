@@ -4,6 +4,7 @@
 #include "a2a/a2a.h"
 #include "a2a/a2a_int.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +104,38 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 	return rc;
 }
 
+int th_a2a_tenant_ok(const char *s, size_t n)
+{
+	static const char *const reserved[] = {"tasks", "ui", "extendedAgentCard"};
+	if (s == NULL || n == 0 || n > TH_TENANT_MAX || !isalnum((unsigned char)s[0]))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (strlen(reserved[i]) == n && memcmp(s, reserved[i], n) == 0)
+			return 0;
+	return 1;
+}
+
+th_err th_a2a_tenant_decode(json_object *params, const char **out, struct th_error *e)
+{
+	*out = "";
+	const char *t = NULL;
+	th_err rc = th_a2a_get_str(params, "tenant", NULL, "", TH_TENANT_MAX, 1, &t, e);
+	if (rc != TH_OK || t == NULL || *t == '\0')
+		return rc;
+	if (!th_a2a_tenant_ok(t, strlen(t)))
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "tenant '%.64s' is not a tenant name: 1 to %d letters, digits, "
+		    "'-' or '_', starting with a letter or digit, and not tasks, ui "
+		    "or extendedAgentCard",
+		    t, TH_TENANT_MAX);
+	*out = t;
+	return TH_OK;
+}
+
 th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, struct th_send_req *out,
                           struct th_error *e)
 {
@@ -112,9 +145,9 @@ th_err th_a2a_send_decode(json_object *params, const struct th_limits *lim, stru
 	if (rc != TH_OK)
 		return rc;
 	json_object *md;
-	const char *tenant; /* multi-tenancy is not offered; only its type is checked */
+	const char *tenant; /* TEN-1: checked here too, so a decoder alone refuses a bad one */
 	size_t max_md = lim != NULL ? lim->max_metadata : 0;
-	if ((rc = th_a2a_get_str(params, "tenant", NULL, "", TH_ID_MAX, 1, &tenant, e)) != TH_OK ||
+	if ((rc = th_a2a_tenant_decode(params, &tenant, e)) != TH_OK ||
 	    (rc = th_a2a_message_decode(th_json_get2(params, "message", NULL), lim, &out->message,
 	                                e)) != TH_OK ||
 	    (rc = decode_config(params, out, e)) != TH_OK ||

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a2a/a2a.h"
 #include "bind/bind.h"
 #include "bind/bind_int.h"
 #include "config/settings.h"
@@ -58,6 +59,9 @@ struct match {
 	enum route_kind kind;
 	const char *seg[4]; /* raw (still percent-encoded) path values */
 	size_t seg_len[4];
+	const char *tenant; /* TEN-1: the /{tenant} prefix, or NULL; not escaped (a tenant
+	                       name needs no escape, th_a2a_tenant_ok) */
+	size_t tenant_len;
 };
 
 static int seg_is(const char *s, size_t n, const char *lit)
@@ -141,6 +145,23 @@ static int route_match(const char *path, struct match *m)
 		return 1;
 	}
 	return 0;
+}
+
+/* TEN-1: a route, or "/{tenant}" and a route (A2A §5: every route also exists under a
+ * tenant). The plain route wins: "tasks", "ui" and "extendedAgentCard" are no tenant's
+ * name, and a tenant name has no ':'. */
+static int route_match_tenant(const char *path, struct match *m)
+{
+	if (route_match(path, m))
+		return 1;
+	if (path[0] != '/')
+		return 0;
+	size_t k = strcspn(path + 1, "/");
+	if (path[1 + k] != '/' || !th_a2a_tenant_ok(path + 1, k) || !route_match(path + 1 + k, m))
+		return 0;
+	m->tenant = path + 1;
+	m->tenant_len = k;
+	return 1;
 }
 
 static char *camel_to_snake(const char *s)
@@ -290,6 +311,9 @@ static th_err build_params(struct th_bind_ctx *ctx, const struct match *m, int o
 	default:
 		break;
 	}
+	/* TEN-1: the path's tenant wins over the body's (A2A §5). */
+	if (rc == TH_OK && m->tenant != NULL)
+		rc = add_string(p, "tenant", m->tenant, m->tenant_len, e);
 	if (rc == TH_OK && op == TH_OP_GET_TASK)
 		rc = add_query_values(p, q, get_task_q, e);
 	if (rc == TH_OK && op == TH_OP_GET_TASK && ctx->call.a2a_minor >= 1)
@@ -372,7 +396,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	struct match m;
 	ctx->api = 1;
 	ctx->binding = "rest";
-	if (!r->in_base || !route_match(r->path, &m)) {
+	if (!r->in_base || !route_match_tenant(r->path, &m)) {
 		not_found(ctx);
 		return;
 	}

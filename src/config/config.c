@@ -141,6 +141,107 @@ static th_err check_group_name(const char *key, const char *value, struct th_err
 	return TH_OK;
 }
 
+/* tenants: entries "name[|card name[|card description]]" separated by ';', white space
+ * around each field ignored; each name under TEN-1's rule (a2a/a2a.h: 1..64 of
+ * [A-Za-z0-9_-], a letter or digit first, not tasks/ui/extendedAgentCard), once. */
+static int tenant_name_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 64 || !isalnum((unsigned char)s[0]))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	return !((n == 5 && memcmp(s, "tasks", 5) == 0) || (n == 2 && memcmp(s, "ui", 2) == 0) ||
+	         (n == 17 && memcmp(s, "extendedAgentCard", 17) == 0));
+}
+
+/* One entry of tenants at p (up to ';' or the end): its trimmed fields. Returns the
+ * entry's end. */
+static const char *tenant_entry(const char *p, const char *f[3], size_t fl[3])
+{
+	size_t end = strcspn(p, ";");
+	const char *stop = p + end;
+	for (int k = 0; k < 3; k++) {
+		f[k] = NULL;
+		fl[k] = 0;
+	}
+	const char *q = p;
+	for (int k = 0; k < 3 && q <= stop; k++) {
+		const char *bar = k < 2 ? memchr(q, '|', (size_t)(stop - q)) : NULL;
+		const char *fe = bar != NULL ? bar : stop;
+		const char *a = q, *z = fe;
+		while (a < z && isspace((unsigned char)*a))
+			a++;
+		while (z > a && isspace((unsigned char)z[-1]))
+			z--;
+		f[k] = a;
+		fl[k] = (size_t)(z - a);
+		if (bar == NULL)
+			break;
+		q = bar + 1;
+	}
+	return *stop == ';' ? stop + 1 : stop;
+}
+
+static th_err check_tenants(const char *key, const char *value, struct th_error *e)
+{
+	th_err rc = check_list(key, value, e);
+	for (const char *p = value; rc == TH_OK && *p != '\0';) {
+		const char *f[3];
+		size_t fl[3];
+		const char *next = tenant_entry(p, f, fl);
+		if (fl[0] == 0 && fl[1] == 0 && fl[2] == 0) {
+			p = next;
+			continue;
+		}
+		if (!tenant_name_ok(f[0], fl[0]))
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "configuration key %s: '%.*s' is not a tenant name (1 to "
+			    "64 letters, digits, '-' or '_', a letter or digit first, "
+			    "not tasks, ui or extendedAgentCard)",
+			    key, (int)(fl[0] < 80 ? fl[0] : 80), f[0]);
+		for (const char *o = value; o < p;) {
+			const char *g[3];
+			size_t gl[3];
+			const char *on = tenant_entry(o, g, gl);
+			if (gl[0] == fl[0] && fl[0] > 0 && memcmp(g[0], f[0], fl[0]) == 0)
+				return th_error_set(
+				    e, TH_EINVAL,
+				    "configuration key %s: tenant '%.*s' is named twice", key,
+				    (int)fl[0], f[0]);
+			o = on;
+		}
+		p = next;
+	}
+	return rc;
+}
+
+int th_config_tenant(const struct th_config *cfg, const char *tenant, const char **name,
+                     size_t *name_len, const char **desc, size_t *desc_len)
+{
+	if (name != NULL)
+		*name = NULL, *name_len = 0;
+	if (desc != NULL)
+		*desc = NULL, *desc_len = 0;
+	if (cfg->tenants == NULL || cfg->tenants[0] == '\0')
+		return 1;
+	size_t tl = strlen(tenant);
+	for (const char *p = cfg->tenants; *p != '\0';) {
+		const char *f[3];
+		size_t fl[3];
+		p = tenant_entry(p, f, fl);
+		if (fl[0] != tl || memcmp(f[0], tenant, tl) != 0)
+			continue;
+		if (name != NULL && f[1] != NULL)
+			*name = f[1], *name_len = fl[1];
+		if (desc != NULL && f[2] != NULL)
+			*desc = f[2], *desc_len = fl[2];
+		return 1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ custom setters */
 
 /* The base URL must be absolute http(s) and end in '/', so interface URLs and the
@@ -313,6 +414,9 @@ static const struct key keys[] = {
     K_STR("allowed_origins", allowed_origins, check_list, NULL,
           "Origin values (scheme://host[:port]) allowed besides base_url's own, separated "
           "by spaces or commas (SEC-4)"),
+    K_STR("tenants", tenants, check_tenants, NULL,
+          "tenants served besides the default one: entries 'name[|card name[|card "
+          "description]]' separated by ';'; unset = any tenant name (TEN-1, TEN-6)"),
     K_STR("model", model, check_backend, "echo",
           "model backend for turns: echo, exec (model_command) or openai (TURN-2)"),
     K_STR("model_command", model_command, check_absolute, NULL,

@@ -38,6 +38,11 @@ struct th_config {
 	char *base_path;                /* path part of base_url, e.g. "/" or "/a2a/"; free */
 	char *allowed_hosts;            /* allowed_hosts: more Host values than base_url's (SEC-4),
 	                                   separated by spaces or commas, or NULL; free */
+	char *tenants;                  /* tenants (TEN-1, TEN-6): the tenants served besides the
+	                                   default one, entries "name[|card name[|card
+	                                   description]]" separated by ';'; NULL = every name
+	                                   th_a2a_tenant_ok allows, with the card's own name;
+	                                   free */
 	char *allowed_origins;          /* allowed_origins: more Origin values than base_url's
 	                                   (SEC-4), separated by spaces or commas, or NULL; free */
 	char *model;                    /* model: echo | exec | openai; free */
@@ -162,6 +167,13 @@ th_err th_config_set(struct th_config *cfg, const char *key, const char *value, 
  * host is not loopback, unless identity_header_public = 1. The message names the keys
  * to set. Operator commands (migrate, recover, tasks) do not call it. */
 th_err th_config_check_serving(const struct th_config *cfg, struct th_error *e);
+
+/* TEN-1, TEN-6: 1 when tenant (non-empty, already under the name rule) is served: named
+ * in the tenants key, or any when the key is unset. When served and named, *name and *desc
+ * (NULL when not wanted) point into cfg->tenants with *name_len and *desc_len bytes (0:
+ * the card's own). */
+int th_config_tenant(const struct th_config *cfg, const char *tenant, const char **name,
+                     size_t *name_len, const char **desc, size_t *desc_len);
 
 void th_config_free(struct th_config *cfg);
 

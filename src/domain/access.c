@@ -19,8 +19,9 @@ th_err th_access_no_participant(struct th_error *e)
 	    "no participant asserted: send the X-Participant-Id header naming who you are");
 }
 
-th_err th_access_check(struct th_store *st, const char *task_id, const char *participant,
-                       enum th_access need, const char *what, char **role, struct th_error *e)
+th_err th_access_check(struct th_store *st, const char *tenant, const char *task_id,
+                       const char *participant, enum th_access need, const char *what, char **role,
+                       struct th_error *e)
 {
 	if (role != NULL)
 		*role = NULL;
@@ -29,7 +30,8 @@ th_err th_access_check(struct th_store *st, const char *task_id, const char *par
 	char *r = NULL;
 	struct th_error sub;
 	th_error_clear(&sub);
-	th_err rc = th_store_participant_role(st, task_id, participant, &r, &sub);
+	th_err rc = th_store_participant_role_in(st, tenant != NULL ? tenant : "", task_id,
+	                                         participant, &r, &sub);
 	if (rc == TH_ENOTFOUND)
 		return th_access_not_found(task_id, e);
 	if (rc != TH_OK)

@@ -16,13 +16,15 @@ enum th_access {
 	TH_ACCESS_WRITE /* messages, completion, cancel, changes: not watchers (ID-4) */
 };
 
-/* Checks participant against task_id: none asserted → TH_EINVAL "no participant
- * asserted"; no such task or not a participant → TH_ENOTFOUND with one text for both
+/* Checks participant against task_id in tenant (TEN-2: NULL or "" is the default tenant;
+ * a task of another tenant is not found, with the same text): none asserted → TH_EINVAL "no
+ * participant asserted"; no such task or not a participant → TH_ENOTFOUND with one text for both
  * (ID-3); a watcher asking to write → TH_EUNSUPPORTED naming the role (ID-4).
  * what names the refused action for that message ("send messages to"). On success
  * *role (if role is not NULL) receives the participant's role; caller frees. */
-th_err th_access_check(struct th_store *st, const char *task_id, const char *participant,
-                       enum th_access need, const char *what, char **role, struct th_error *e);
+th_err th_access_check(struct th_store *st, const char *tenant, const char *task_id,
+                       const char *participant, enum th_access need, const char *what, char **role,
+                       struct th_error *e);
 
 /* The one TaskNotFound error (ID-3: the same for unknown and foreign tasks). */
 th_err th_access_not_found(const char *task_id, struct th_error *e);

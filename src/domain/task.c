@@ -113,6 +113,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	    .parent_id = nt->parent,
 	    .created_ms = now,
 	    .updated_ms = now,
+	    .tenant = nt->tenant,
 	};
 	const char *mid = th_json_str(nt->first, "messageId");
 	json_object *snapshot = NULL, *ev = NULL;

@@ -26,8 +26,9 @@ struct th_new_task {
 	const char *created_by; /* whose message started it (CTL-7) */
 	json_object *first;     /* the first message (taskId/contextId are set here) */
 	const char *first_sender;
-	int lease_ms;    /* the first turn's lease (configuration) */
-	int inline_turn; /* the caller runs the first turn inline (th_task_queue_turn) */
+	int lease_ms;       /* the first turn's lease (configuration) */
+	int inline_turn;    /* the caller runs the first turn inline (th_task_queue_turn) */
+	const char *tenant; /* TEN-2: NULL or "" the default; a sub-task's is its parent's */
 };
 
 /* Inside the caller's transaction: inserts the task (SUBMITTED), its participants,

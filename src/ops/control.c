@@ -48,6 +48,7 @@ static char *unresolved_text(const struct th_task_row *row, const struct th_subt
  * frees every pointer). */
 struct complete_arg {
 	const char *participant;
+	const char *tenant;
 	const char *task_id;
 	json_object *msg;
 	struct th_task_row row;
@@ -63,7 +64,8 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 	struct complete_arg *a = arg;
 	const char *task_id = a->task_id, *participant = a->participant;
 	struct th_task_row *row = &a->row;
-	th_err rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "complete", NULL, e);
+	th_err rc = th_access_check(st, a->tenant, task_id, participant, TH_ACCESS_WRITE,
+	                            "complete", NULL, e);
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, task_id, row, e);
 	const char *mid = th_json_str(a->msg, "messageId");
@@ -102,10 +104,11 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 	return rc;
 }
 
-th_err th_control_complete(struct th_store *st, const char *participant, const char *task_id,
-                           json_object *msg, struct th_error *e)
+th_err th_control_complete(struct th_store *st, const char *participant, const char *tenant,
+                           const char *task_id, json_object *msg, struct th_error *e)
 {
-	struct complete_arg a = {.participant = participant, .task_id = task_id, .msg = msg};
+	struct complete_arg a = {
+	    .participant = participant, .tenant = tenant, .task_id = task_id, .msg = msg};
 	th_err rc = th_store_write(st, complete_part, &a, e);
 	free(a.text);
 	json_object_put(a.status_msg);
@@ -218,6 +221,7 @@ static th_err cancel_tree(struct th_store *st, struct th_task_row *row, const ch
 /* What the cancellation's transaction needs and leaves (cancel_part). */
 struct cancel_arg {
 	const char *participant;
+	const char *tenant;
 	const char *task_id;
 	struct th_task_row row; /* th_task_row_free (th_control_cancel) */
 };
@@ -226,9 +230,9 @@ static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct cancel_arg *a = arg;
 	/* SCALE-1: the role and the row leave together on PostgreSQL (decision-060). */
-	th_store_expect(st, a->task_id, a->participant, NULL);
-	th_err rc =
-	    th_access_check(st, a->task_id, a->participant, TH_ACCESS_WRITE, "cancel", NULL, e);
+	th_store_expect(st, a->tenant, a->task_id, a->participant, NULL);
+	th_err rc = th_access_check(st, a->tenant, a->task_id, a->participant, TH_ACCESS_WRITE,
+	                            "cancel", NULL, e);
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, a->task_id, &a->row, e);
 	/* CTL-6: stricter than the SDKs' idempotent cancel (docs/decisions). */
@@ -240,9 +244,10 @@ static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
 }
 
 th_err th_control_cancel(struct th_store *st, const struct th_config *cfg, const char *participant,
-                         const char *task_id, json_object **task, struct th_error *e)
+                         const char *tenant, const char *task_id, json_object **task,
+                         struct th_error *e)
 {
-	struct cancel_arg a = {.participant = participant, .task_id = task_id};
+	struct cancel_arg a = {.participant = participant, .tenant = tenant, .task_id = task_id};
 	*task = NULL;
 	th_err rc = th_store_write(st, cancel_part, &a, e);
 	if (rc == TH_OK)
@@ -285,5 +290,5 @@ json_object *th_complete_message(const char *task_id, const char *participant_id
 th_err th_harness_cancel(struct th_store *st, const struct th_config *cfg, const char *participant,
                          const struct th_cancel_req *req, json_object **task, struct th_error *e)
 {
-	return th_control_cancel(st, cfg, participant, req->id, task, e);
+	return th_control_cancel(st, cfg, participant, req->tenant, req->id, task, e);
 }

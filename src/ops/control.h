@@ -16,11 +16,13 @@ struct th_store;
  * are unresolved (CTL-4). msg is the canonical control message (kept in history when the
  * completion succeeds). Builds no view: the SendMessage that carried it answers with the
  * task as it is then, as every SendMessage does (th_harness_send). */
-th_err th_control_complete(struct th_store *st, const char *participant, const char *task_id,
-                           json_object *msg, struct th_error *e);
+th_err th_control_complete(struct th_store *st, const char *participant, const char *tenant,
+                           const char *task_id, json_object *msg, struct th_error *e);
 
-/* Cancels task_id and its unresolved sub-tasks (CTL-6, CTL-8). */
+/* Cancels task_id and its unresolved sub-tasks (CTL-6, CTL-8). Both find task_id only in
+ * tenant (TEN-2). */
 th_err th_control_cancel(struct th_store *st, const struct th_config *cfg, const char *participant,
-                         const char *task_id, json_object **task, struct th_error *e);
+                         const char *tenant, const char *task_id, json_object **task,
+                         struct th_error *e);
 
 #endif

@@ -143,12 +143,12 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
  * "<parent>.<n>" and, unless the client chose a context (ctx_given), it lives in its
  * parent's context. id and ctx are rewritten in place. */
 static th_err under_parent(const struct th_turn_ctx *tc, const char *participant,
-                           const char *parent, int ctx_given, char id[TH_ID_BUF],
-                           char ctx[TH_ID_BUF], struct th_error *e)
+                           const char *tenant, const char *parent, int ctx_given,
+                           char id[TH_ID_BUF], char ctx[TH_ID_BUF], struct th_error *e)
 {
 	struct th_store *st = tc->store;
-	th_err rc =
-	    th_access_check(st, parent, participant, TH_ACCESS_WRITE, "add sub-tasks to", NULL, e);
+	th_err rc = th_access_check(st, tenant, parent, participant, TH_ACCESS_WRITE,
+	                            "add sub-tasks to", NULL, e);
 	if (rc == TH_OK)
 		rc = th_subtask_next_id(st, tc->cfg->lim.max_subtasks, parent, id, e);
 	if (rc == TH_EINVAL) { /* a limit: name the field it came from */
@@ -168,13 +168,14 @@ static th_err under_parent(const struct th_turn_ctx *tc, const char *participant
 /* TASK-7: when the same sender resent the message that created a task, *resent = 1 and
  * task_id_out names that task. Otherwise the message starts a new one, which has no
  * surfaces yet: any A2UI action in it is refused (UI-2). */
-static th_err resent_or_new(struct th_store *st, const char *participant, json_object *msg,
-                            const struct th_inbound *in, char task_id_out[TH_ID_BUF], int *resent,
-                            struct th_error *e)
+static th_err resent_or_new(struct th_store *st, const char *participant, const char *tenant,
+                            json_object *msg, const struct th_inbound *in,
+                            char task_id_out[TH_ID_BUF], int *resent, struct th_error *e)
 {
 	char *existing = NULL;
-	th_err rc = th_store_task_by_first_message(st, participant, th_json_str(msg, "messageId"),
-	                                           &existing, e);
+	/* TEN-5: only a resend in the same tenant is one. */
+	th_err rc = th_store_task_by_first_message(st, tenant, participant,
+	                                           th_json_str(msg, "messageId"), &existing, e);
 	if (rc == TH_OK) {
 		snprintf(task_id_out, TH_ID_BUF, "%s", existing);
 		free(existing);
@@ -188,16 +189,17 @@ static th_err resent_or_new(struct th_store *st, const char *participant, json_o
 	return in->a2ui > 0 ? th_ui_check_inbound(st, NULL, msg, &actions, &reports, e) : TH_OK;
 }
 
-static th_err create_task(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
-                          const struct th_inbound *in, int inline_turn, char task_id_out[TH_ID_BUF],
-                          int64_t *turn_id, json_object **created, struct th_error *e)
+static th_err create_task(const struct th_turn_ctx *tc, const char *participant, const char *tenant,
+                          json_object *msg, const struct th_inbound *in, int inline_turn,
+                          char task_id_out[TH_ID_BUF], int64_t *turn_id, json_object **created,
+                          struct th_error *e)
 {
 	struct th_store *st = tc->store;
 	int resent = 0;
 	*turn_id = 0;
 	*created = NULL;
 	json_object *payload = in->payload;
-	th_err rc = resent_or_new(st, participant, msg, in, task_id_out, &resent, e);
+	th_err rc = resent_or_new(st, participant, tenant, msg, in, task_id_out, &resent, e);
 	if (rc != TH_OK || resent)
 		return rc;
 
@@ -235,6 +237,7 @@ static th_err create_task(const struct th_turn_ctx *tc, const char *participant,
 	    .first_sender = participant,
 	    .lease_ms = tc->cfg->lease_ms,
 	    .inline_turn = inline_turn,
+	    .tenant = tenant,
 	};
 	if (payload != NULL) {
 		if ((rc = th_task_payload_parse(payload, 1, &tc->cfg->lim, &pl, e)) != TH_OK ||
@@ -242,8 +245,8 @@ static th_err create_task(const struct th_turn_ctx *tc, const char *participant,
 		        TH_OK)
 			goto out;
 		if (pl.parent != NULL &&
-		    (rc = under_parent(tc, participant, pl.parent, given_ctx != NULL, id, ctx,
-		                       e)) != TH_OK)
+		    (rc = under_parent(tc, participant, tenant, pl.parent, given_ctx != NULL, id,
+		                       ctx, e)) != TH_OK)
 			goto out;
 		nt.name = pl.name;
 		nt.goal = pl.goal;
@@ -418,16 +421,17 @@ static th_err which_builtin(const struct th_turn_ctx *tc, const struct th_inboun
 
 /* UI-2: every A2UI action must be for a surface of this task (th_ui_check_inbound).
  * SEC-5: a click is a decision, and a watcher never decides: refused as ID-4 refuses. */
-static th_err inbound_ui(struct th_store *st, const char *task_id, const char *participant,
-                         const char *role, json_object *msg, const struct th_inbound *in,
-                         int *actions, int *reports, struct th_error *e)
+static th_err inbound_ui(struct th_store *st, const char *tenant, const char *task_id,
+                         const char *participant, const char *role, json_object *msg,
+                         const struct th_inbound *in, int *actions, int *reports,
+                         struct th_error *e)
 {
 	*actions = *reports = 0;
 	if (in->a2ui == 0)
 		return TH_OK;
 	th_err rc = th_ui_check_inbound(st, task_id, msg, actions, reports, e);
 	if (rc == TH_OK && *actions > 0 && strcmp(role, "watcher") == 0)
-		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE,
+		rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_WRITE,
 		                     "act on the surfaces of", NULL, e);
 	return rc;
 }
@@ -456,8 +460,8 @@ static th_err generation_matches(struct th_store *st, const char *task_id,
 	return rc;
 }
 
-static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, json_object *msg,
-                        const struct th_inbound *in, const char *task_id,
+static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, const char *tenant,
+                        json_object *msg, const struct th_inbound *in, const char *task_id,
                         const struct th_send_req *req, int inline_turn, int64_t *turn_id,
                         struct th_error *e)
 {
@@ -469,9 +473,10 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
 	/* SCALE-1: the three reads below leave together on PostgreSQL (decision-060). */
-	th_store_expect(st, task_id, participant, mid);
-	th_err rc =
-	    th_access_check(st, task_id, participant, TH_ACCESS_READ, "send messages to", &role, e);
+	th_store_expect(st, tenant, task_id, participant, mid);
+	/* TEN-2: a taskId of another tenant is not found. */
+	th_err rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_READ,
+	                            "send messages to", &role, e);
 	if (rc != TH_OK || (rc = th_store_task_get(st, task_id, &row, e)) != TH_OK)
 		goto out;
 	/* TASK-7: already processed, the response is the current task; else A2A-11-GEN-5. */
@@ -481,8 +486,8 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 	if (strcmp(role, "watcher") == 0 &&
 	    (payload != NULL || !watcher_answers(st, &row, participant, &in->channel, has_cp))) {
 		/* ID-4: the same refusal as th_access_check gives watchers. */
-		rc = th_access_check(st, task_id, participant, TH_ACCESS_WRITE, "send messages to",
-		                     NULL, e);
+		rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_WRITE,
+		                     "send messages to", NULL, e);
 		goto out;
 	}
 	if ((rc = open_to(&row, msg, e)) != TH_OK)
@@ -501,8 +506,8 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, j
 	/* UI-2: every A2UI action must be for a surface of this task; an accepted one
 	 * resumes the task (UI-3), client error reports are kept only. */
 	int actions = 0, reports = 0;
-	if ((rc = inbound_ui(st, task_id, participant, role, msg, in, &actions, &reports, e)) !=
-	    TH_OK)
+	if ((rc = inbound_ui(st, tenant, task_id, participant, role, msg, in, &actions, &reports,
+	                     e)) != TH_OK)
 		goto out;
 	/* UI-4: a click on a /confirm card, or approve/reject typed to a question asked in
 	 * text, is answered at once like a command, whatever else the task waits for. */
@@ -541,6 +546,7 @@ out:
 struct accept_arg {
 	const struct th_turn_ctx *tc;
 	const char *participant;
+	const char *tenant; /* TEN-1: the request's, "" for the default tenant */
 	unsigned extensions;
 	json_object *msg;
 	const struct th_inbound *in; /* what msg carries (th_inbound_read) */
@@ -563,7 +569,7 @@ static th_err idem_replay(struct th_store *st, const struct accept_arg *a, int *
 	char *task = NULL; /* free */
 	char *was = NULL;  /* free */
 	*seen = 0;
-	th_err rc = th_store_idem_find(st, a->participant, a->key, &task, &was, e);
+	th_err rc = th_store_idem_find(st, a->tenant, a->participant, a->key, &task, &was, e);
 	if (rc == TH_ENOTFOUND) {
 		th_error_clear(e);
 		return TH_OK;
@@ -602,10 +608,10 @@ static th_err accept_part(struct th_store *st, void *arg, struct th_error *e)
 			return rc;
 	}
 	th_err rc = a->given == NULL
-	                ? create_task(tc, a->participant, a->msg, a->in, a->inline_turn,
+	                ? create_task(tc, a->participant, a->tenant, a->msg, a->in, a->inline_turn,
 	                              out->task_id, &out->turn_id, &out->created, e)
-	                : follow_up(tc, a->participant, a->msg, a->in, out->task_id, a->req,
-	                            a->inline_turn, &out->turn_id, e);
+	                : follow_up(tc, a->participant, a->tenant, a->msg, a->in, out->task_id,
+	                            a->req, a->inline_turn, &out->turn_id, e);
 	/* EXT-4: remember that this task's client renders A2UI. */
 	if (rc == TH_OK)
 		rc = th_ui_note_client(st, out->task_id, a->extensions, a->msg, e);
@@ -688,6 +694,7 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 	memset(out, 0, sizeof *out);
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
+	const char *tenant = req->tenant != NULL ? req->tenant : "";
 	json_object *msg = NULL;
 	struct th_push_create_req push = {0}; /* the inline config, once checked */
 	char fp[TH_KEY_HASH_BUF] = "";
@@ -703,7 +710,7 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 		rc = TH_EINVAL;
 	} else if (ctl == 1) {
 		rc = given != NULL
-		         ? th_control_complete(tc->store, participant, out->task_id, msg, e)
+		         ? th_control_complete(tc->store, participant, tenant, out->task_id, msg, e)
 		         : th_error_set(e, TH_EINVAL,
 		                        "a control envelope completes an existing task: "
 		                        "message.taskId is required");
@@ -715,6 +722,7 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 	} else {
 		struct accept_arg a = {.tc = tc,
 		                       .participant = participant,
+		                       .tenant = tenant,
 		                       .extensions = extensions,
 		                       .msg = msg,
 		                       .in = &in,

@@ -42,9 +42,9 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
  * checked), with history entries of history, as JSON text carrying its generation
  * (*text: free), with *generation and the task's *last_seq, all in one snapshot. Used
  * for a 1.1 client's GetTask, and by the stream thread to answer a waiting one. */
-th_err th_harness_task_text(struct th_store *st, const char *participant, const char *task_id,
-                            int history, char **text, int64_t *generation, int64_t *last_seq,
-                            struct th_error *e);
+th_err th_harness_task_text(struct th_store *st, const char *participant, const char *tenant,
+                            const char *task_id, int history, char **text, int64_t *generation,
+                            int64_t *last_seq, struct th_error *e);
 
 /* ListTasks (ID-3, STREAM-5): a ListTasksResponse. */
 th_err th_harness_list(struct th_store *st, const char *participant, const struct th_list_req *req,

@@ -54,10 +54,11 @@ static th_err answer(const struct th_push_config *c, json_object **result, struc
 
 static const char *const WHAT = "manage push notification configs of";
 
-static th_err access(struct th_store *st, const char *participant, const char *task_id,
-                     struct th_error *e)
+/* TEN-2: a task of another tenant is not found, as a task the participant is not on. */
+static th_err access(struct th_store *st, const char *tenant, const char *participant,
+                     const char *task_id, struct th_error *e)
 {
-	return th_access_check(st, task_id, participant, TH_ACCESS_READ, WHAT, NULL, e);
+	return th_access_check(st, tenant, task_id, participant, TH_ACCESS_READ, WHAT, NULL, e);
 }
 
 /* Seals the token and the credentials of r into c (PUSH-4). */
@@ -140,6 +141,7 @@ static th_err check_limit(struct th_store *st, const struct th_config *cfg,
 struct created_arg {
 	const struct th_config *cfg;
 	const char *participant;
+	const char *tenant;
 	const struct th_push_config *c;
 };
 
@@ -147,7 +149,7 @@ static th_err created_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct created_arg *a = arg;
 	const struct th_push_config *c = a->c;
-	th_err rc = access(st, a->participant, c->task_id, e);
+	th_err rc = access(st, a->tenant, a->participant, c->task_id, e);
 	if (rc == TH_OK)
 		rc = check_limit(st, a->cfg, c, e);
 	if (rc == TH_OK) {
@@ -165,10 +167,10 @@ static th_err created_part(struct th_store *st, void *arg, struct th_error *e)
 }
 
 static th_err store_created(struct th_store *st, const struct th_config *cfg,
-                            const char *participant, const struct th_push_config *c,
-                            struct th_error *e)
+                            const char *participant, const char *tenant,
+                            const struct th_push_config *c, struct th_error *e)
 {
-	struct created_arg a = {cfg, participant, c};
+	struct created_arg a = {cfg, participant, tenant, c};
 	return th_store_write(st, created_part, &a, e);
 }
 
@@ -179,7 +181,7 @@ th_err th_pushcfg_create(struct th_store *st, const struct th_config *cfg, const
                          struct th_error *e)
 {
 	*result = NULL;
-	th_err rc = access(st, participant, req->task_id, e);
+	th_err rc = access(st, req->tenant, participant, req->task_id, e);
 	/* DNS happens here, before any transaction (PUSH-3). */
 	if (rc == TH_OK)
 		rc = th_push_url_check(req->url, cfg->push_allow_private, NULL, e);
@@ -188,7 +190,7 @@ th_err th_pushcfg_create(struct th_store *st, const struct th_config *cfg, const
 	struct th_push_config c;
 	rc = new_config(req, req->task_id, participant, &c, e);
 	if (rc == TH_OK)
-		rc = store_created(st, cfg, participant, &c, e);
+		rc = store_created(st, cfg, participant, req->tenant, &c, e);
 	if (rc == TH_OK)
 		rc = answer(&c, result, e);
 	th_push_config_free(&c);
@@ -207,7 +209,7 @@ th_err th_pushcfg_get(struct th_store *st, const char *participant,
                       const struct th_push_get_req *req, json_object **result, struct th_error *e)
 {
 	*result = NULL;
-	th_err rc = access(st, participant, req->task_id, e);
+	th_err rc = access(st, req->tenant, participant, req->task_id, e);
 	if (rc != TH_OK)
 		return rc;
 	struct th_push_config c;
@@ -267,7 +269,7 @@ th_err th_pushcfg_list(struct th_store *st, const char *participant,
                        const struct th_push_list_req *req, json_object **result, struct th_error *e)
 {
 	*result = NULL;
-	th_err rc = access(st, participant, req->task_id, e);
+	th_err rc = access(st, req->tenant, participant, req->task_id, e);
 	if (rc != TH_OK)
 		return rc;
 	size_t offset = 0;
@@ -310,7 +312,7 @@ static th_err deleted_part(struct th_store *st, void *arg, struct th_error *e)
 th_err th_pushcfg_delete(struct th_store *st, const char *participant,
                          const struct th_push_get_req *req, struct th_error *e)
 {
-	th_err rc = access(st, participant, req->task_id, e);
+	th_err rc = access(st, req->tenant, participant, req->task_id, e);
 	if (rc != TH_OK)
 		return rc;
 	struct deleted_arg a = {participant, req};

@@ -37,7 +37,8 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	struct th_buf key;
 	th_buf_init(&key);
 	if (answers != NULL)
-		th_buf_printf(&key, "%d\n%s\n%s", history, participant, req->id);
+		th_buf_printf(&key, "%d\n%s\n%s\n%s", history, participant,
+		              req->tenant != NULL ? req->tenant : "", req->id); /* TEN-2 */
 	int keep = answers != NULL && stamp.seen >= 0 && !key.oom;
 	/* Kept as "<expiry>\n<the answer's text>": with the answer, when the task's first
 	 * live turn expires (th_turn_expiry), which stays true while nothing is committed. */
@@ -50,8 +51,8 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	}
 	th_err rc = TH_OK;
 	if (kept == NULL)
-		rc = th_access_check(tc->store, req->id, participant, TH_ACCESS_READ, "read", NULL,
-		                     e);
+		rc = th_access_check(tc->store, req->tenant, req->id, participant, TH_ACCESS_READ,
+		                     "read", NULL, e);
 	if (rc == TH_OK && kept == NULL &&
 	    (expiry = th_turn_expiry(tc->store, tc->cfg->lease_ms, req->id)) < -1)
 		keep = 0; /* not known: asked again next time */
@@ -92,9 +93,9 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	return rc;
 }
 
-th_err th_harness_task_text(struct th_store *st, const char *participant, const char *task_id,
-                            int history, char **text, int64_t *generation, int64_t *last_seq,
-                            struct th_error *e)
+th_err th_harness_task_text(struct th_store *st, const char *participant, const char *tenant,
+                            const char *task_id, int history, char **text, int64_t *generation,
+                            int64_t *last_seq, struct th_error *e)
 {
 	*text = NULL;
 	*generation = *last_seq = 0;
@@ -105,7 +106,8 @@ th_err th_harness_task_text(struct th_store *st, const char *participant, const 
 	int began = 0;
 	th_err rc = th_store_read_begin(st, &began, e);
 	if (rc == TH_OK)
-		rc = th_access_check(st, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
+		rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_READ, "read", NULL,
+		                     e);
 	if (rc == TH_OK)
 		rc = th_view_task_by_id(st, task_id, participant, history, 1, &view, e);
 	if (rc == TH_OK)
@@ -205,6 +207,7 @@ th_err th_harness_list(struct th_store *st, const char *participant, const struc
 	    .state = req->status,
 	    .status_after_ms = req->status_after_ms,
 	    .limit = req->page_size + 1, /* one more tells whether a next page exists */
+	    .tenant = req->tenant,       /* TEN-4 */
 	};
 	char *cursor_id = NULL;
 	if (req->page_token != NULL) {

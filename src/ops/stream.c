@@ -31,6 +31,7 @@ void th_watch_free(struct th_watch *w)
 		return;
 	free(w->task_id);
 	free(w->viewer);
+	free(w->tenant);
 	memset(w, 0, sizeof *w);
 }
 
@@ -260,11 +261,11 @@ th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *particip
 }
 
 th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participant,
-                            const char *task_id, int64_t last_event_id, int generations,
-                            struct th_sink *sink, struct th_error *e)
+                            const char *tenant, const char *task_id, int64_t last_event_id,
+                            int generations, struct th_sink *sink, struct th_error *e)
 {
-	th_err rc =
-	    th_access_check(tc->store, task_id, participant, TH_ACCESS_READ, "read", NULL, e);
+	th_err rc = th_access_check(tc->store, tenant, task_id, participant, TH_ACCESS_READ, "read",
+	                            NULL, e);
 	struct th_task_row row = {0};
 	if (rc == TH_OK)
 		rc = th_store_task_get(tc->store, task_id, &row, e);

@@ -25,6 +25,7 @@ enum th_close_on { TH_CLOSE_TERMINAL, TH_CLOSE_TERMINAL_OR_INTERRUPTED };
 struct th_watch {
 	char *task_id;  /* owned; th_watch_free */
 	char *viewer;   /* owned; the participant whose side channels it may see */
+	char *tenant;   /* owned; the request's tenant (TEN-2), "" the default one */
 	int64_t cursor; /* the last seq it was sent (or skipped) */
 	enum th_close_on close_on;
 	int64_t deadline_ms; /* monotonic (th_mono_ms): stream_max_ms after it opened */
@@ -73,10 +74,11 @@ th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *particip
 
 /* SubscribeToTask: the current Task, then every new event until the task is
  * terminal, the client goes away or the configured maximum duration passes.
- * last_event_id >= 0 resumes after that sequence number instead of the Task. */
+ * last_event_id >= 0 resumes after that sequence number instead of the Task. A task of
+ * another tenant than tenant is not found (TEN-2). */
 th_err th_harness_subscribe(const struct th_turn_ctx *tc, const char *participant,
-                            const char *task_id, int64_t last_event_id, int generations,
-                            struct th_sink *sink, struct th_error *e);
+                            const char *tenant, const char *task_id, int64_t last_event_id,
+                            int generations, struct th_sink *sink, struct th_error *e);
 /* generations (A2A 1.1, A2A-11-GEN-2): every Task, status and artifact event carries the
  * task's generation after it. */
 

@@ -132,6 +132,7 @@ static th_err send_message(struct th_app *app, const struct th_call *call, json_
 	th_err rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 	req.idempotency_key = call->idempotency_key;
 	req.replayed = call->replayed;
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = send_generation(call, params, &req, &generation, e);
 	if (rc == TH_OK)
@@ -164,8 +165,8 @@ static th_err get_task_v11(struct th_app *app, const struct th_call *call,
 	int history = req->history_length >= 0 ? req->history_length : cfg->history_default;
 	char *text = NULL; /* free */
 	int64_t gen = 0, last = 0;
-	th_err rc = th_harness_task_text(app->store, call->participant, req->id, history, &text,
-	                                 &gen, &last, e);
+	th_err rc = th_harness_task_text(app->store, call->participant, req->tenant, req->id,
+	                                 history, &text, &gen, &last, e);
 	if (rc != TH_OK)
 		return rc;
 	if (th_turn_expired(app->store, cfg->lease_ms, req->id)) {
@@ -176,13 +177,14 @@ static th_err get_task_v11(struct th_app *app, const struct th_call *call,
 		free(text);
 		*wait = (struct th_watch){.task_id = strdup(req->id),
 		                          .viewer = strdup(call->participant),
+		                          .tenant = strdup(req->tenant != NULL ? req->tenant : ""),
 		                          .cursor = last,
 		                          .generations = 1,
 		                          .generation = gen,
 		                          .long_poll = 1,
 		                          .wait_above = req->current_generation,
 		                          .history = history};
-		if (wait->task_id == NULL || wait->viewer == NULL) {
+		if (wait->task_id == NULL || wait->viewer == NULL || wait->tenant == NULL) {
 			th_watch_free(wait);
 			return th_error_set(e, TH_ENOMEM, "out of memory");
 		}
@@ -202,6 +204,7 @@ th_err th_service_get_task(struct th_app *app, const struct th_call *call, json_
 	struct th_get_req req = {0};
 	struct th_turn_ctx tc = th_app_turns(app);
 	th_err rc = th_a2a_get_decode(params, &req, e);
+	req.tenant = call->tenant;
 	if (rc == TH_OK && call->a2a_minor >= 1)
 		rc = th_a2a_generation_param(params, "currentGeneration", "current_generation", "",
 		                             &req.has_current_generation, &req.current_generation,
@@ -220,6 +223,7 @@ static th_err list_tasks(struct th_app *app, const struct th_call *call, json_ob
 	struct th_list_req req = {0};
 	th_err rc = th_a2a_list_decode(params, &req, e);
 	req.generations = call->a2a_minor >= 1;
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = th_harness_list(app->store, call->participant, &req, result, e);
 	th_list_req_free(&req);
@@ -231,6 +235,7 @@ static th_err cancel_task(struct th_app *app, const struct th_call *call, json_o
 {
 	struct th_cancel_req req = {0};
 	th_err rc = th_a2a_cancel_decode(params, &req, e);
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = th_harness_cancel(app->store, app->cfg, call->participant, &req, result, e);
 	/* A2A-11-GEN-1: a canceled task is terminal; nothing moves its generation on. */
@@ -263,6 +268,7 @@ static th_err push_create(struct th_app *app, const struct th_call *call, json_o
 	th_err rc = push_caller(call, &who, e);
 	if (rc == TH_OK)
 		rc = th_a2a_push_create_decode(params, &app->cfg->lim, &req, e);
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = th_pushcfg_create(app->store, app->cfg, who, &req, result, e);
 	th_push_create_req_free(&req);
@@ -277,6 +283,7 @@ static th_err push_get(struct th_app *app, const struct th_call *call, json_obje
 	th_err rc = push_caller(call, &who, e);
 	if (rc == TH_OK)
 		rc = th_a2a_push_get_decode(params, &app->cfg->lim, &req, e);
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = th_pushcfg_get(app->store, who, &req, result, e);
 	th_push_get_req_free(&req);
@@ -291,6 +298,7 @@ static th_err push_list(struct th_app *app, const struct th_call *call, json_obj
 	th_err rc = push_caller(call, &who, e);
 	if (rc == TH_OK)
 		rc = th_a2a_push_list_decode(params, &app->cfg->lim, &req, e);
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = th_pushcfg_list(app->store, who, &req, result, e);
 	th_push_list_req_free(&req);
@@ -306,20 +314,45 @@ static th_err push_delete(struct th_app *app, const struct th_call *call, json_o
 	th_err rc = push_caller(call, &who, e);
 	if (rc == TH_OK)
 		rc = th_a2a_push_get_decode(params, &app->cfg->lim, &req, e);
+	req.tenant = call->tenant;
 	if (rc == TH_OK)
 		rc = th_pushcfg_delete(app->store, who, &req, e);
 	th_push_get_req_free(&req);
 	return rc;
 }
 
-th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_op op,
+/* TEN-1: the call as the operations see it: call's, with the tenant params name (the REST
+ * binding put the path's there). A tenant that is not served (th_config_tenant) is
+ * refused naming it, before any operation looks at its task. */
+static th_err tenant_call(struct th_app *app, const struct th_call *call, json_object *params,
+                          struct th_call *out, struct th_error *e)
+{
+	static const struct th_call none = {0};
+	*out = call != NULL ? *call : none;
+	th_err rc = th_a2a_tenant_decode(params, &out->tenant, e);
+	if (rc == TH_OK && out->tenant[0] != '\0' &&
+	    !th_config_tenant(app->cfg, out->tenant, NULL, NULL, NULL, NULL))
+		rc = th_error_set(e, TH_EINVAL,
+		                  "tenant '%s' is not served here (the configuration key tenants "
+		                  "names the tenants this agent serves)",
+		                  out->tenant);
+	return rc;
+}
+
+th_err th_service_call(struct th_app *app, const struct th_call *call0, enum th_op op,
                        json_object *params, json_object **result, struct th_error *e)
 {
 	*result = NULL;
 	json_object *empty = NULL;
 	if (params == NULL)
 		params = empty = json_object_new_object();
-	th_err rc;
+	struct th_call cc;
+	const struct th_call *call = &cc;
+	th_err rc = tenant_call(app, call0, params, &cc, e);
+	if (rc != TH_OK) {
+		json_object_put(empty);
+		return rc;
+	}
 	switch (op) {
 	case TH_OP_SEND_MESSAGE:
 		rc = send_message(app, call, params, result, e);
@@ -379,7 +412,7 @@ static th_err parse_last_event_id(const char *s, int64_t *out, struct th_error *
 	return TH_OK;
 }
 
-th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th_op op,
+th_err th_service_stream(struct th_app *app, const struct th_call *call0, enum th_op op,
                          json_object *params, const char *last_event_id, struct th_sink *sink,
                          struct th_error *e)
 {
@@ -387,13 +420,19 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 	if (params == NULL)
 		params = empty = json_object_new_object();
 	struct th_turn_ctx tc = th_app_turns(app);
-	th_err rc;
-	if (op == TH_OP_SEND_STREAMING_MESSAGE) {
+	struct th_call cc;
+	const struct th_call *call = &cc;
+	th_err rc = tenant_call(app, call0, params, &cc, e);
+	if (rc != TH_OK) {
+		json_object_put(empty);
+		return rc;
+	} else if (op == TH_OP_SEND_STREAMING_MESSAGE) {
 		struct th_send_req req = {0};
 		int64_t unused = 0; /* a stream's Task event carries the generation itself */
 		rc = th_a2a_send_decode(params, &app->cfg->lim, &req, e);
 		req.idempotency_key = call->idempotency_key;
 		req.replayed = call->replayed;
+		req.tenant = call->tenant;
 		if (rc == TH_OK)
 			rc = send_generation(call, params, &req, &unused, e);
 		req.generation = NULL;
@@ -408,8 +447,8 @@ th_err th_service_stream(struct th_app *app, const struct th_call *call, enum th
 		if (rc == TH_OK)
 			rc = parse_last_event_id(last_event_id, &after, e);
 		if (rc == TH_OK)
-			rc = th_harness_subscribe(&tc, call->participant, req.id, after,
-			                          call->a2a_minor >= 1, sink, e);
+			rc = th_harness_subscribe(&tc, call->participant, call->tenant, req.id,
+			                          after, call->a2a_minor >= 1, sink, e);
 		th_get_req_free(&req);
 	} else {
 		rc = th_error_set(e, TH_EINTERNAL, "%s is not a streaming operation",

@@ -19,10 +19,13 @@ struct th_call {
 	unsigned extensions;         /* TH_EXT_* bits the client activated (domain/ext.h) */
 	const char *idempotency_key; /* the Idempotency-Key header, checked by the binding;
 	                                borrowed, NULL when none (A2A-11-IDEM-1) */
-	int *replayed; /* set to 1 when a send answered an earlier send with the same key;
-	                  borrowed, NULL when nobody asks */
-	int a2a_minor; /* the A2A-Version's minor number: 0 for 1.0, 1 for 1.1, whose task
-	                  generation (A2A-11-GEN-1..6) only a 1.1 client sees */
+	int *replayed;      /* set to 1 when a send answered an earlier send with the same key;
+	                       borrowed, NULL when nobody asks */
+	int a2a_minor;      /* the A2A-Version's minor number: 0 for 1.0, 1 for 1.1, whose task
+	                       generation (A2A-11-GEN-1..6) only a 1.1 client sees */
+	const char *tenant; /* TEN-1: not the binding's to set: th_service_call and
+	                       th_service_stream read params.tenant (where the REST binding
+	                       put the path's /{tenant}) into their own copy; borrowed */
 };
 
 enum th_op {

@@ -70,7 +70,7 @@ void th_store_message_exists_soon(struct th_store *st, const char *task_id, cons
 	                  TH_ARGS(TH_T(task_id), TH_T(message_id)));
 }
 
-th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
+th_err th_store_task_by_first_message(struct th_store *st, const char *tenant, const char *sender,
                                       const char *message_id, char **task_id, struct th_error *e)
 {
 	*task_id = NULL;
@@ -78,11 +78,13 @@ th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
 		return th_error_set(e, TH_ENOTFOUND, "no message");
 	/* The oldest such task, in the partial index's own order (rowid ascends as rows are
 	 * added): no sort, so no temporary b-tree for every new task. */
-	th_err err = th_store_text(st, TH_STMT_MSG_FIRST,
-	                           "SELECT task_id FROM messages WHERE message_id = ?1 "
-	                           "AND sender = ?2 AND pos = 1 ORDER BY rowid LIMIT 1",
-	                           TH_ARGS(TH_T(message_id), TH_T(sender)), task_id,
-	                           "task by first message", e);
+	th_err err = th_store_text(
+	    st, TH_STMT_MSG_FIRST,
+	    "SELECT task_id FROM messages WHERE message_id = ?1 "
+	    "AND sender = ?2 AND pos = 1 AND (SELECT t.tenant FROM tasks t "
+	    "WHERE t.id = messages.task_id) = ?3 ORDER BY rowid LIMIT 1",
+	    TH_ARGS(TH_T(message_id), TH_T(sender), TH_T(tenant != NULL ? tenant : "")), task_id,
+	    "task by first message", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "no task started by message %s", message_id);
 	return err;

@@ -18,6 +18,11 @@
  *     — messages and events are views since migration 014 and take no writes —
  *     subtask_links, plan_steps, channels, artifacts) forgets every entry.
  *
+ * TEN-2: PART_ROLE asks in a tenant (its third argument). An empty answer to that is not
+ * learned (the task may only be another tenant's); a role is, and answers that tenant's
+ * requests after it: a write transaction is one request's, in one tenant, and the tasks it
+ * reads or creates are that tenant's (a sub-task is its parent's).
+ *
  * The memo lives in its transaction only: pg.c resets it at BEGIN, COMMIT and ROLLBACK,
  * when a group part is rolled back to its savepoint, and when a queued statement failed
  * (a failure then answers every statement, pg.c's sticky, before the memo is asked).
@@ -458,6 +463,8 @@ void th_pg_memo_learn(struct th_store *c, enum th_stmt_id id, const struct th_ar
 	if (PQntuples(r) == 0 && id != TH_STMT_PART_ROLE && id != TH_STMT_MSG_EXISTS &&
 	    id != TH_STMT_REF_LAST)
 		return; /* no such task */
+	if (id == TH_STMT_PART_ROLE && PQntuples(r) == 0 && text(args, n, 2) != NULL)
+		return; /* TEN-2: maybe only not in the tenant asked; nothing is learned */
 	struct memo_task *t = entry_made(c, task_id);
 	if (t == NULL)
 		return;

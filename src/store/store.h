@@ -216,6 +216,8 @@ struct th_task_in {
 	const char *parent_id;  /* or NULL */
 	int64_t created_ms;
 	int64_t updated_ms;
+	const char *tenant; /* TEN-2: NULL or "" = the default tenant; a sub-task is always
+	                       stored in its parent's tenant, whatever this says */
 };
 
 /* TH_EINVAL for a duplicate id or a missing field, TH_ENOTFOUND for an unknown parent. */
@@ -225,11 +227,12 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
                          struct th_error *e);
 /* SCALE-1 (decision-060): the write transaction st runs is about to read task_id's row
  * (th_store_task_get), participant_id's role on it (th_store_participant_role) and
- * whether message_id is in its history (th_store_message_exists); either may be NULL. On
+ * whether message_id is in its history (th_store_message_exists); either may be NULL; the
+ * role as th_store_participant_role_in asks it in tenant. On
  * PostgreSQL they go out together with the next statement whose answer is needed, so
  * that those calls cost no round trip of their own; on SQLite nothing happens. */
-void th_store_expect(struct th_store *st, const char *task_id, const char *participant_id,
-                     const char *message_id);
+void th_store_expect(struct th_store *st, const char *tenant, const char *task_id,
+                     const char *participant_id, const char *message_id);
 /* SCALE-1 (decision-060): the read transaction st has just begun is about to read
  * task_id's view: its row, participants, sub-tasks, plan, side channels (when
  * side_channels), context, the newest history_page messages (when > 0) and artifacts
@@ -252,6 +255,7 @@ struct th_list_query {
 	int limit;               /* rows to return */
 	int64_t cursor_ms;       /* with cursor_id: rows strictly after this key in */
 	const char *cursor_id;   /* (status_ms DESC, id DESC) order; NULL = first page */
+	const char *tenant;      /* TEN-4: only this tenant's tasks; NULL = "" (the default) */
 };
 /* Rows in (status_ms DESC, id DESC) order; *total counts every match ignoring the
  * cursor and limit. *rows is an array of *n rows, freed by th_task_rows_free. */
@@ -281,9 +285,14 @@ struct th_participant_in {
 /* Inserts or, when already on the task, updates kind/role/display_name. */
 th_err th_store_participant_put(struct th_store *st, const char *task_id,
                                 const struct th_participant_in *p, struct th_error *e);
-/* The participant's role into *role (caller frees), or TH_ENOTFOUND. */
+/* The participant's role into *role (caller frees), or TH_ENOTFOUND. Any tenant: for
+ * the harness's own look-ups on a task already found. */
 th_err th_store_participant_role(struct th_store *st, const char *task_id,
                                  const char *participant_id, char **role, struct th_error *e);
+/* TEN-2: the same, but a task of another tenant than tenant (NULL: any) is not found
+ * either, in the same one statement (a participation carries its task's tenant). */
+th_err th_store_participant_role_in(struct th_store *st, const char *tenant, const char *task_id,
+                                    const char *participant_id, char **role, struct th_error *e);
 /* Participants in the order they were added. */
 th_err th_store_participants(struct th_store *st, const char *task_id, struct th_participant **out,
                              size_t *n, struct th_error *e);
@@ -298,16 +307,17 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 /* 1 when (task_id, message_id) is stored, 0 when not. */
 int th_store_message_exists(struct th_store *st, const char *task_id, const char *message_id);
 /* The task whose first message is message_id from sender (new-task de-duplication):
- * *task_id (caller frees) or TH_ENOTFOUND. */
-th_err th_store_task_by_first_message(struct th_store *st, const char *sender,
+ * *task_id (caller frees) or TH_ENOTFOUND. Only tasks of tenant (NULL: "") count (TEN-5). */
+th_err th_store_task_by_first_message(struct th_store *st, const char *tenant, const char *sender,
                                       const char *message_id, char **task_id, struct th_error *e);
 
 /* A2A-11-IDEM-1: the task and message fingerprint a caller's Idempotency-Key was first
  * used with: TH_OK with *task_id and *fingerprint (new strings; free), TH_ENOTFOUND when
  * the key is new for this participant, or the failure. */
-th_err th_store_idem_find(struct th_store *st, const char *participant, const char *key,
-                          char **task_id, char **fingerprint, struct th_error *e);
-/* Keeps a key with the task its send went to, inside the send's write transaction. */
+th_err th_store_idem_find(struct th_store *st, const char *tenant, const char *participant,
+                          const char *key, char **task_id, char **fingerprint, struct th_error *e);
+/* Keeps a key with the task its send went to, inside the send's write transaction; the
+ * key is kept in the task's tenant (TEN-5: find asks in the request's, NULL = ""). */
 th_err th_store_idem_keep(struct th_store *st, const char *participant, const char *key,
                           const char *task_id, const char *fingerprint, struct th_error *e);
 /* The last `limit` messages (limit < 0: all) oldest first, as a new JSON array. */

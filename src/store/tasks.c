@@ -29,7 +29,11 @@
 #define TASK_GET_PG_FROM                                                                           \
 	", (SELECT coalesce(max(h.pos), 0) FROM message_rows h WHERE h.task_num = t.num) "         \
 	"FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
-#define PART_ROLE_SQL "SELECT role FROM participants WHERE task_id = ?1 AND participant_id = ?2"
+/* TEN-2: ?3 is the tenant the asking request addresses (NULL: any, for the harness's own
+ * look-ups inside a task already found); a participation carries its task's tenant. */
+#define PART_ROLE_SQL                                                                              \
+	"SELECT role FROM participants WHERE task_id = ?1 AND participant_id = ?2 "                \
+	"AND (?3 IS NULL OR tenant = ?3)"
 #define PART_LIST_SQL                                                                              \
 	"SELECT participant_id, kind, role, display_name "                                         \
 	"FROM participants WHERE task_id = ?1 ORDER BY added_ms, rowid"
@@ -137,15 +141,17 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 	    st, TH_STMT_TASK_INSERT,
 	    "INSERT INTO tasks (id, context_id, state, sub_state, "
 	    "status_meta_json, status_message_json, status_ms, name, goal, "
-	    "ext_json, created_by, parent_id, created_ms, updated_ms) "
-	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+	    "ext_json, created_by, parent_id, created_ms, updated_ms, tenant) "
+	    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+	    "coalesce((SELECT p.tenant FROM tasks p WHERE p.id = ?12), ?15))",
 	    TH_ARGS(TH_T(r->id), TH_T(r->context_id), TH_T(state), TH_T(r->sub_state),
 	            TH_T(meta_to_store(r->status_meta_json, r->sub_state)),
 	            TH_T(r->status_message_json), TH_I(r->status_ms > 0 ? r->status_ms : created),
 	            TH_T(r->name != NULL ? r->name : ""), TH_T(r->goal != NULL ? r->goal : ""),
 	            TH_T(r->ext_json != NULL ? r->ext_json : "{}"), TH_T(r->created_by),
 	            TH_T(r->parent_id), TH_I(created),
-	            TH_I(r->updated_ms > 0 ? r->updated_ms : created)),
+	            TH_I(r->updated_ms > 0 ? r->updated_ms : created),
+	            TH_T(r->tenant != NULL ? r->tenant : "")),
 	    NULL, NULL, "task insert", e);
 	if (err == TH_OK)
 		return TH_OK;
@@ -237,15 +243,16 @@ th_err th_store_task_set_ext(struct th_store *st, const struct th_task_row *r, s
  * 004), and so must the query for SQLite to use it. */
 #define LIST_TABLES " FROM participants p JOIN tasks t ON t.id = p.task_id"
 #define LIST_WHERE                                                                                 \
-	" WHERE p.participant_id = ?1 AND p.participant_id <> 'tiny-harness'"                      \
+	" WHERE p.participant_id = ?1 AND p.participant_id <> 'tiny-harness' AND p.tenant = ?5"    \
 	" AND (?2 IS NULL OR t.context_id = ?2)"                                                   \
 	" AND (?3 IS NULL OR t.state = ?3) AND p.status_ms >= ?4"
 #define LIST_FROM LIST_TABLES LIST_WHERE
 
-/* The four filter arguments ?1..?4 of LIST_FROM, for a TH_ARGS list. */
+/* The five filter arguments ?1..?5 of LIST_FROM, for a TH_ARGS list. */
 #define LIST_ARGS(q, state)                                                                        \
 	TH_T((q)->participant), TH_T((q)->context_id), TH_T(state),                                \
-	    TH_I((q)->status_after_ms >= 0 ? (q)->status_after_ms : INT64_MIN)
+	    TH_I((q)->status_after_ms >= 0 ? (q)->status_after_ms : INT64_MIN),                    \
+	    TH_T((q)->tenant != NULL ? (q)->tenant : "")
 
 th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
                           struct th_task_row **rows, size_t *n, int64_t *total, struct th_error *e)
@@ -264,7 +271,8 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 
 	/* totalSize: without a filter it is the participant's kept count; a filter counts
 	 * the matching rows of the same index range. */
-	int filtered = q->context_id != NULL || state != NULL || q->status_after_ms >= 0;
+	int filtered = q->context_id != NULL || state != NULL || q->status_after_ms >= 0 ||
+	               (q->tenant != NULL && q->tenant[0] != '\0'); /* TEN-4: counts are ''s */
 	th_err err =
 	    filtered ? th_store_exec(st, TH_STMT_TASK_COUNT, "SELECT count(*)" LIST_FROM,
 	                             TH_ARGS(LIST_ARGS(q, state)), total, NULL, "task count", e)
@@ -279,20 +287,20 @@ th_err th_store_task_list(struct th_store *st, const struct th_list_query *q,
 	/* A later page starts right after the cursor: the row value is a range bound on the
 	 * index, so a page deep in the list costs what the first one does (an OR of the two
 	 * conditions would make SQLite walk every row before the cursor). The first page's
-	 * statement does not use ?5 and ?6; they are bound all the same. */
+	 * statement does not use ?6 and ?7; they are bound all the same. */
 	size_t cnt = 0;
 	void *out = NULL; /* struct th_task_row[cnt]; th_task_rows_free, or the caller's */
 	int64_t limit = q->limit > 0 ? q->limit : -1;
 	err = q->cursor_id == NULL
 	          ? th_store_each(st, TH_STMT_TASK_LIST,
 	                          "SELECT " TASK_COLS LIST_TABLES STATUS_JOIN LIST_WHERE
-	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
+	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?8",
 	                          TH_ARGS(LIST_ARGS(q, state), TH_T(NULL), TH_I(0), TH_I(limit)),
 	                          &task_row, &out, &cnt, "task list", e)
 	          : th_store_each(st, TH_STMT_TASK_LIST_AFTER,
 	                          "SELECT " TASK_COLS LIST_TABLES STATUS_JOIN LIST_WHERE
-	                          " AND (p.status_ms, p.task_id) < (?6, ?5)"
-	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?7",
+	                          " AND (p.status_ms, p.task_id) < (?7, ?6)"
+	                          " ORDER BY p.status_ms DESC, p.task_id DESC LIMIT ?8",
 	                          TH_ARGS(LIST_ARGS(q, state), TH_T(q->cursor_id),
 	                                  TH_I(q->cursor_ms), TH_I(limit)),
 	                          &task_row, &out, &cnt, "task list", e);
@@ -357,8 +365,9 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	th_err err = th_store_exec_later(
 	    st, TH_STMT_PART_PUT,
 	    "INSERT INTO participants (task_id, participant_id, kind, role, "
-	    "display_name, added_ms, status_ms, rowid) VALUES (?1, ?2, ?3, ?4, ?5, "
+	    "display_name, added_ms, status_ms, tenant, rowid) VALUES (?1, ?2, ?3, ?4, ?5, "
 	    "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0), "
+	    "coalesce((SELECT tenant FROM tasks WHERE id = ?1), ''), "
 	    "(SELECT coalesce(max(rowid), 0) + 1 FROM participants WHERE task_id = ?1)) "
 	    "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
 	    "kind = excluded.kind, role = excluded.role, "
@@ -382,11 +391,17 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 th_err th_store_participant_role(struct th_store *st, const char *task_id,
                                  const char *participant_id, char **role, struct th_error *e)
 {
+	return th_store_participant_role_in(st, NULL, task_id, participant_id, role, e);
+}
+
+th_err th_store_participant_role_in(struct th_store *st, const char *tenant, const char *task_id,
+                                    const char *participant_id, char **role, struct th_error *e)
+{
 	*role = NULL;
 	if (task_id == NULL || participant_id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no participant");
 	th_err err = th_store_text(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
-	                           TH_ARGS(TH_T(task_id), TH_T(participant_id)), role,
+	                           TH_ARGS(TH_T(task_id), TH_T(participant_id), TH_T(tenant)), role,
 	                           "participant role", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "%s is not a participant of task %s",
@@ -410,8 +425,8 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 	return TH_OK;
 }
 
-void th_store_expect(struct th_store *st, const char *task_id, const char *participant_id,
-                     const char *message_id)
+void th_store_expect(struct th_store *st, const char *tenant, const char *task_id,
+                     const char *participant_id, const char *message_id)
 {
 	if (st->pg == NULL || task_id == NULL)
 		return; /* SQLite: nothing to gain */
@@ -421,7 +436,7 @@ void th_store_expect(struct th_store *st, const char *task_id, const char *parti
 	    TH_ARGS(TH_T(task_id)));
 	if (participant_id != NULL)
 		th_store_prefetch(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
-		                  TH_ARGS(TH_T(task_id), TH_T(participant_id)));
+		                  TH_ARGS(TH_T(task_id), TH_T(participant_id), TH_T(tenant)));
 	if (message_id != NULL)
 		th_store_message_exists_soon(st, task_id, message_id);
 }

@@ -405,12 +405,12 @@ START_TEST(test_sec3_send_strings_have_limits)
 	         "configuration.acceptedOutputModes has %d entries; the limit is %d",
 	         TH_A2A_MODES_MAX + 1, TH_A2A_MODES_MAX);
 	send_bad(in, want);
-	char x[TH_ID_MAX + 2];
+	char x[TH_TENANT_MAX + 2];
 	memset(x, 't', sizeof x - 1);
 	x[sizeof x - 1] = '\0';
 	snprintf(in, sizeof in, "{" GOOD_MSG ",\"tenant\":\"%s\"}", x);
-	snprintf(want, sizeof want, "tenant is %d bytes; the limit is %d", TH_ID_MAX + 1,
-	         TH_ID_MAX);
+	snprintf(want, sizeof want, "tenant is %d bytes; the limit is %d", TH_TENANT_MAX + 1,
+	         TH_TENANT_MAX);
 	send_bad(in, want);
 }
 END_TEST

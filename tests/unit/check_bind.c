@@ -744,7 +744,9 @@ START_TEST(test_lim2_unknown_rest_route_404)
 	                       "REQUEST_URI=/tasks/t1/other",
 	                       "REQUEST_URI=/tasks/",
 	                       "REQUEST_URI=/tasks/:cancel",
-	                       "REQUEST_URI=/v1/message:send",
+	                       "REQUEST_URI=/v1/v2/message:send", /* one tenant at most */
+	                       "REQUEST_URI=/a.b/message:send",   /* no tenant has a '.' */
+	                       "REQUEST_URI=/tasks/tasks/t1",     /* "tasks" is no tenant */
 	                       "REQUEST_URI=/tasks/a/pushNotificationConfigs/b/c"};
 	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
 		const char *p[] = {"REQUEST_METHOD=GET", paths[i], "HTTP_A2A_VERSION=1.0", NULL};

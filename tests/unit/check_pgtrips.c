@@ -274,7 +274,7 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 		if (rc == TH_OK)
 			rc = th_store_participant_put(st, w->id, &bob2, e);
 	} else {
-		th_store_expect(st, w->id, "alice", "m3");
+		th_store_expect(st, "", w->id, "alice", "m3");
 		char *role = NULL;
 		rc = th_store_participant_role(st, w->id, "alice", &role, e);
 		free(role);

@@ -196,7 +196,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND (name = 'events' OR name = 'messages')"),
 	                 2);
-	ck_assert_int_eq(th_store_schema_version(), 17);
+	ck_assert_int_eq(th_store_schema_version(), 18);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -807,7 +807,8 @@ START_TEST(test_stream5_list_filters_order_cursor_total)
 		snprintf(sql, sizeof sql,
 		         "EXPLAIN QUERY PLAN SELECT t.id FROM participants p JOIN tasks t ON "
 		         "t.id = p.task_id WHERE p.participant_id = 'alice' AND p.participant_id "
-		         "<> 'tiny-harness' %sORDER BY p.status_ms DESC, p.task_id DESC LIMIT 51",
+		         "<> 'tiny-harness' AND p.tenant = '' %sORDER BY p.status_ms DESC, "
+		         "p.task_id DESC LIMIT 51",
 		         pages[k]);
 		sqlite3_stmt *s = NULL;
 		ck_assert_int_eq(sqlite3_prepare_v2(th_store_db(st), sql, -1, &s, NULL), SQLITE_OK);
@@ -995,11 +996,13 @@ START_TEST(test_stream5_message_append_duplicate_and_history_limit)
 	json_object_put(h);
 
 	char *tid = NULL;
-	ck_assert_int_eq(th_store_task_by_first_message(st, "alice", "m1", &tid, &e), TH_OK);
+	ck_assert_int_eq(th_store_task_by_first_message(st, "", "alice", "m1", &tid, &e), TH_OK);
 	ck_assert_str_eq(tid, "t");
 	free(tid);
-	ck_assert_int_eq(th_store_task_by_first_message(st, "alice", "m2", &tid, &e), TH_ENOTFOUND);
-	ck_assert_int_eq(th_store_task_by_first_message(st, "bob", "m1", &tid, &e), TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_task_by_first_message(st, "", "alice", "m2", &tid, &e),
+	                 TH_ENOTFOUND);
+	ck_assert_int_eq(th_store_task_by_first_message(st, "", "bob", "m1", &tid, &e),
+	                 TH_ENOTFOUND);
 	th_store_close(st);
 }
 END_TEST
