@@ -26,6 +26,8 @@ TESTS += tests/integration/observability.sh
 EXTRA_DIST += tests/integration/observability.sh
 TESTS += tests/integration/generation.sh
 EXTRA_DIST += tests/integration/generation.sh
+TESTS += tests/integration/tenants.sh
+EXTRA_DIST += tests/integration/tenants.sh
 # Apache recipes (conf/apache-fcgid.conf, conf/apache-proxy-fcgi.conf) through
 # tests/lib/apache.sh; each exits 77 when apache2, the module or spawn-fcgi is missing.
 TESTS += tests/integration/apache_fcgid.sh tests/integration/apache_proxy_fcgi.sh
