@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "a2a/a2a.h"
 #include "bind/bind_int.h"
 #include "config/settings.h"
 #include "util/log.h"
@@ -72,12 +73,84 @@ static void serve_card(struct th_bind_ctx *ctx)
 		th_bind_send(ctx, 200, "application/json", text, strlen(text));
 }
 
+/* TEN-6: the tenant of "/{tenant}/.well-known/agent-card.json" into t (n bytes), or 0 when
+ * path is not one. */
+static int tenant_card_path(const char *path, char *t, size_t n)
+{
+	size_t pl = strlen(path), cl = strlen(CARD_PATH);
+	if (pl <= cl + 1 || path[0] != '/' || strcmp(path + pl - cl, CARD_PATH) != 0)
+		return 0;
+	size_t k = pl - cl - 1;
+	if (k >= n || !th_a2a_tenant_ok(path + 1, k))
+		return 0;
+	memcpy(t, path + 1, k);
+	t[k] = '\0';
+	return 1;
+}
+
+/* TEN-6: a tenant's card is the agent's card with every interface naming the tenant (so
+ * a client puts it in every request: params.tenant, or the REST path's /{tenant}/), the
+ * tenant's card name and description from the tenants key when it gives them, and no
+ * signatures (they sign the agent's own card, not this one). Its ETag is the card's,
+ * with the tenant. A tenant that is not served is 404. */
+static void serve_tenant_card(struct th_bind_ctx *ctx, const char *tenant)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	if (!th_bind_get_or_head(ctx, "the agent card"))
+		return;
+	const char *name = NULL, *desc = NULL;
+	size_t nl = 0, dl = 0;
+	if (!th_config_tenant(ctx->app->cfg, tenant, &name, &nl, &desc, &dl)) {
+		th_error_set(&e, TH_ENOTFOUND, "tenant '%s' is not served here", tenant);
+		th_bind_rest_error(ctx, 404, &e);
+		return;
+	}
+	const char *etag = NULL;
+	const char *text = th_service_card(ctx->app, &etag, &e);
+	json_object *card = text != NULL ? json_tokener_parse(text) : NULL;
+	json_object *ifs = NULL;
+	int bad = card == NULL;
+	if (!bad && json_object_object_get_ex(card, "supportedInterfaces", &ifs))
+		for (size_t i = 0; i < json_object_array_length(ifs); i++)
+			bad |= json_object_object_add(json_object_array_get_idx(ifs, i), "tenant",
+			                              json_object_new_string(tenant)) != 0;
+	if (!bad && nl > 0)
+		bad |= json_object_object_add(card, "name",
+		                              json_object_new_string_len(name, (int)nl)) != 0;
+	if (!bad && dl > 0)
+		bad |= json_object_object_add(card, "description",
+		                              json_object_new_string_len(desc, (int)dl)) != 0;
+	if (!bad)
+		json_object_object_del(card, "signatures");
+	if (bad) {
+		json_object_put(card);
+		if (text != NULL)
+			th_error_set(&e, TH_ENOMEM, "out of memory building tenant %s's card",
+			             tenant);
+		th_bind_rest_error(ctx, 500, &e);
+		return;
+	}
+	/* The card's tag, quotes and W/ kept, with "-<tenant>" inside the quotes. */
+	size_t el = strlen(etag);
+	char tag[256];
+	snprintf(tag, sizeof tag, "%.*s-%s\"", el > 0 ? (int)el - 1 : 0, etag, tenant);
+	th_buf_printf(&ctx->extra, "Cache-Control: public, max-age=300\r\nETag: %s\r\n", tag);
+	if (th_bind_etag_matches(ctx->req->if_none_match, tag)) {
+		json_object_put(card);
+		th_bind_send(ctx, 304, NULL, NULL, 0);
+		return;
+	}
+	th_bind_send_json(ctx, 200, "application/json", card);
+}
+
 void th_bind_serve(struct th_app *app, struct th_http_io *io)
 {
 	struct th_http_req req;
 	struct th_error e;
 	th_error_clear(&e);
 	struct th_bind_ctx ctx;
+	char tenant[TH_TENANT_MAX + 1];
 	memset(&ctx, 0, sizeof ctx);
 	int64_t start_us = th_bind_now_us();
 	ctx.mx_method = TH_BIND_MX_UNKNOWN;
@@ -100,7 +173,9 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 		/* Before any route: a rebinding page must not even read the card or the app. */
 		ctx.api = 1;
 		th_bind_rest_error(&ctx, 0, &e);
-	} else if (strcmp(req.path, CARD_PATH) != 0 && th_bind_check_peer(&ctx, &e) != TH_OK) {
+	} else if (strcmp(req.path, CARD_PATH) != 0 &&
+	           !tenant_card_path(req.path, tenant, sizeof tenant) &&
+	           th_bind_check_peer(&ctx, &e) != TH_OK) {
 		/* Only the card is public; what else a peer outside the header mode's
 		 * perimeter could read or do would be as someone it merely names. */
 		ctx.api = 1;
@@ -113,6 +188,9 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	} else if (req.in_base && strcmp(req.path, "/metrics") == 0) {
 		ctx.mx_method = TH_BIND_MX_METRICS;
 		th_bind_metrics(&ctx);
+	} else if (tenant_card_path(req.path, tenant, sizeof tenant)) {
+		ctx.mx_method = TH_BIND_MX_CARD;
+		serve_tenant_card(&ctx, tenant);
 	} else if (req.in_base && strcmp(req.path, "/") == 0) {
 		/* A browser asking for the page (WEB-1); POST and every JSON client go on to
 		 * JSON-RPC unchanged. */

@@ -118,5 +118,21 @@ req POST / "$(rpc 11 GetTask '{"id":"x","tenant":"a b"}')"
 check "TEN-1 a tenant that breaks the name rule is InvalidParams naming the field" \
 	'[ "$(jqb .error.code)" = -32602 ]' 'jqb .error.message | grep -q tenant'
 
+# ------------------------------------------------------------------ cards
+req GET /acme/.well-known/agent-card.json "" ""
+check "TEN-6 /acme/.well-known/agent-card.json is the card with acme's name and description, every interface naming tenant acme, public" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb .name)" = "Acme help desk" ]' \
+	'[ "$(jqb .description)" = "Answers for Acme staff" ]' \
+	'[ "$(jqb "[.supportedInterfaces[].tenant] | unique | join(\",\")")" = acme ]'
+req GET /beta/.well-known/agent-card.json "" ""
+check "TEN-6 a tenant named without card text keeps the agent's name" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb .name)" = tiny-harness ]' \
+	'[ "$(jqb ".supportedInterfaces[0].tenant")" = beta ]'
+req GET /gamma/.well-known/agent-card.json "" ""
+check "TEN-6 the card of a tenant that is not served is 404" '[ "$STATUS" = 404 ]'
+req GET /.well-known/agent-card.json "" ""
+check "TEN-6 the agent's own card names no tenant" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb "[.supportedInterfaces[].tenant // empty] | length")" = 0 ]'
+
 sh "$SERVER" stop "$T/srv"
 tap_done

@@ -12,6 +12,8 @@ EXTRA_DIST += tests/interop/collab.mjs
 # @a2ui/web_core's schemas, web_core's Approve action sent back, refusals, text fallback.
 TESTS += tests/interop/a2ui.mjs
 EXTRA_DIST += tests/interop/a2ui.mjs
+TESTS += tests/interop/sdk_tenant.mjs
+EXTRA_DIST += tests/interop/sdk_tenant.mjs
 # Shared by the Node tests behind lighttpd (interop, ui, streaming): programs on PATH, server.sh
 # start/stop, the SDK client with X-Participant-Id; the server's database, SQLite or
 # PostgreSQL (db.mjs).
