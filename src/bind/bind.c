@@ -88,6 +88,21 @@ static int tenant_card_path(const char *path, char *t, size_t n)
 	return 1;
 }
 
+/* TEN-8: the tenant of "/{tenant}/ui" or "/{tenant}/ui/…" into t (n bytes), or 0. */
+static int tenant_ui_path(const char *path, char *t, size_t n)
+{
+	if (path[0] != '/')
+		return 0;
+	size_t k = strcspn(path + 1, "/");
+	const char *rest = path + 1 + k;
+	if (k >= n || (strcmp(rest, "/ui") != 0 && strncmp(rest, "/ui/", 4) != 0) ||
+	    !th_a2a_tenant_ok(path + 1, k))
+		return 0;
+	memcpy(t, path + 1, k);
+	t[k] = '\0';
+	return 1;
+}
+
 /* TEN-6: a tenant's card is the agent's card with every interface naming the tenant (so
  * a client puts it in every request: params.tenant, or the REST path's /{tenant}/), the
  * tenant's card name and description from the tenants key when it gives them, and no
@@ -203,6 +218,9 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	} else if (req.in_base &&
 	           (strcmp(req.path, "/ui") == 0 || strncmp(req.path, "/ui/", 4) == 0)) {
 		ctx.mx_method = TH_BIND_MX_WEB;
+		th_bind_web(&ctx);
+	} else if (req.in_base && tenant_ui_path(req.path, tenant, sizeof tenant)) {
+		ctx.web_tenant = tenant; /* TEN-8 */
 		th_bind_web(&ctx);
 	} else {
 		th_bind_rest(&ctx);

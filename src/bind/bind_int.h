@@ -41,10 +41,12 @@ struct th_bind_ctx {
 	int api;             /* an API answer: th_bind_send adds Cache-Control: no-store
 	                        unless extra names a Cache-Control (SEC-4) */
 	/* What the request's log line and counters say (OBS-1, OBS-2): */
-	int mx_method;       /* an enum th_op, or TH_BIND_MX_CARD.. TH_BIND_MX_UNKNOWN */
-	const char *binding; /* "jsonrpc", "rest" or "http" (card, web app, metrics); static */
-	int status;          /* the HTTP status sent (th_bind_send, the SSE start) */
-	th_err outcome;      /* the error answered, TH_OK when none */
+	int mx_method;          /* an enum th_op, or TH_BIND_MX_CARD.. TH_BIND_MX_UNKNOWN */
+	const char *binding;    /* "jsonrpc", "rest" or "http" (card, web app, metrics); static */
+	int status;             /* the HTTP status sent (th_bind_send, the SSE start) */
+	th_err outcome;         /* the error answered, TH_OK when none */
+	const char *web_tenant; /* TEN-8: the web app's /{tenant}/ui/ prefix (borrowed), or
+	                           NULL for <base>ui/ */
 };
 
 /* Now on the monotonic clock, in microseconds: a request's start and end (OBS-1). */
@@ -125,7 +127,9 @@ int th_bind_web_name_ok(const char *name);
 const char *th_bind_web_ctype(const char *name);
 /* GET or HEAD of the base URL by a browser: 303 to <base>ui/. */
 void th_bind_web_redirect(struct th_bind_ctx *ctx);
-/* GET or HEAD of <base>ui, <base>ui/ or <base>ui/<name>: the file from web_dir
+/* TEN-8: with ctx->web_tenant set, the same below <base><tenant>/ui/ (the path names the
+ * tenant; session.json then says {"tenant": …} too; a tenant not served is 404).
+ * GET or HEAD of <base>ui, <base>ui/ or <base>ui/<name>: the file from web_dir
  * (index.html for the folder) with its Content-Type, ETag, Last-Modified and the
  * Content-Security-Policy; 404 for a refused name or a missing file. <base>ui/session.json
  * is not a file: how the server knows the sender, {"identity":"header"} or

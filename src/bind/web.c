@@ -187,8 +187,9 @@ static void redirect(struct th_bind_ctx *ctx, int status)
 {
 	const char *base = ctx->app->cfg->base_path != NULL ? ctx->app->cfg->base_path : "/";
 	static const char body[] = "The web app is at ui/\n";
-	th_buf_printf(&ctx->extra, "Location: %sui/\r\nCache-Control: no-cache\r\nVary: Accept\r\n",
-	              base);
+	th_buf_printf(
+	    &ctx->extra, "Location: %s%s%sui/\r\nCache-Control: no-cache\r\nVary: Accept\r\n", base,
+	    ctx->web_tenant != NULL ? ctx->web_tenant : "", ctx->web_tenant != NULL ? "/" : "");
 	th_bind_send(ctx, status, "text/plain; charset=utf-8", body, sizeof body - 1);
 }
 
@@ -240,6 +241,8 @@ static void session(struct th_bind_ctx *ctx)
 	int rc = o == NULL;
 	if (!rc)
 		rc = th_json_put(o, "identity", json_object_new_string(modes[cfg->identity]));
+	if (!rc && ctx->web_tenant != NULL) /* TEN-8: the app sends it on every call */
+		rc = th_json_put(o, "tenant", json_object_new_string(ctx->web_tenant));
 	if (!rc && cfg->identity != TH_IDENTITY_HEADER) {
 		if (who != NULL && who[0] != '\0')
 			rc = th_json_put(o, "participant", json_object_new_string(who));
@@ -277,9 +280,16 @@ static char *slurp(int fd, size_t size)
 
 void th_bind_web(struct th_bind_ctx *ctx)
 {
-	const char *path = ctx->req->path; /* "/ui" or "/ui/…" */
+	const char *path = ctx->req->path; /* "/ui" or "/ui/…", or "/<tenant>/ui…" */
 	if (!th_bind_get_or_head(ctx, "the web app"))
 		return;
+	if (ctx->web_tenant != NULL) {
+		path += 1 + strlen(ctx->web_tenant);
+		if (!th_config_tenant(ctx->app->cfg, ctx->web_tenant, NULL, NULL, NULL, NULL)) {
+			not_found(ctx);
+			return;
+		}
+	}
 	if (strcmp(path, "/ui") == 0) {
 		redirect(ctx, 301);
 		return;

@@ -134,5 +134,19 @@ req GET /.well-known/agent-card.json "" ""
 check "TEN-6 the agent's own card names no tenant" \
 	'[ "$STATUS" = 200 ]' '[ "$(jqb "[.supportedInterfaces[].tenant // empty] | length")" = 0 ]'
 
+# ------------------------------------------------------------------ the web app
+req GET /acme/ui/ "" "" "Accept: text/html"
+check "TEN-8 GET <base>acme/ui/ serves the web app" '[ "$STATUS" = 200 ]' 'grep -q "<title>" "$T/body"'
+req GET /acme/ui/session.json "" ""
+check "TEN-8 the app's session.json under acme/ui/ names tenant acme (the app then sends it on every call)" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb .tenant)" = acme ]'
+req GET /ui/session.json "" ""
+check "TEN-8 the app's own session.json names no tenant" '[ "$STATUS" = 200 ]' '[ "$(jqb ".tenant // empty")" = "" ]'
+req GET /gamma/ui/ "" ""
+check "TEN-8 the app under a tenant that is not served is 404" '[ "$STATUS" = 404 ]'
+req GET /acme/ui "" ""
+check "TEN-8 <base>acme/ui redirects to <base>acme/ui/" '[ "$STATUS" = 301 ]' \
+	'grep -qi "^Location: /acme/ui/" "$T/headers"'
+
 sh "$SERVER" stop "$T/srv"
 tap_done

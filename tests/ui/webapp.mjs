@@ -699,6 +699,24 @@ try {
 		stopBearerServer = null;
 	});
 
+	await t.test('TEN-8 the app at <base>acme/ui/ works in tenant acme: its task is acme\'s, not found in the default tenant', async () => {
+		const p = await newPage(1280);
+		await p.goto(`${base}acme/ui/`);
+		await nameMyself(p, 'alice');
+		await p.getByRole('link', { name: 'tiny-harness · acme' }).waitFor();
+		await p.getByLabel('New task: first message').fill('Tenant work');
+		await p.getByRole('button', { name: 'Start task' }).click();
+		await conversation(p).getByText('echo: Tenant work', { exact: true }).waitFor();
+		const id = decodeURIComponent(/#task=(.+)$/.exec(p.url())?.[1] ?? '');
+		assert.ok(id, `the page names its task: ${p.url()}`);
+		assert.equal((await ok('GetTask', { id, tenant: 'acme' })).id, id);
+		const plain = await rpc('GetTask', { id });
+		assert.equal(plain.error?.code, -32001, show(plain));
+		const mine = await ok('ListTasks', {});
+		assert.ok(!(mine.tasks ?? []).some((x) => x.id === id), 'the default tenant does not list it');
+		await p.close();
+	});
+
 	await t.test('WEB-3 no script error, CSP violation or failed request in any page', async () => {
 		assert.deepEqual(pageErrors, []);
 	});

@@ -5,8 +5,21 @@
 
 export const A2UI_EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 
-// The JSON-RPC endpoint: the base URL, one level above the app's folder.
-export const endpoint = new URL('../', location.href).href;
+// The JSON-RPC endpoint: the base URL, one level above the app's folder (two under
+// <base><tenant>/ui/, TEN-8: useTenant).
+let endpoint = new URL('../', location.href).href;
+// TEN-8: the tenant the page works in ('' the default): sent as params.tenant on every call.
+let tenant = '';
+
+// The page was served as <base><tenant>/ui/ (its session.json names the tenant): every call
+// goes to the base URL, two levels up, with that tenant.
+export function useTenant(t) {
+	if (typeof t !== 'string' || t === '')
+		return;
+	tenant = t;
+	endpoint = new URL('../../', location.href).href;
+}
+const withTenant = (params) => (tenant ? { ...(params ?? {}), tenant } : params);
 
 // A refusal from the server: message is the server's own words.
 export class RpcError extends Error {
@@ -70,7 +83,7 @@ export async function rpc(participant, method, params) {
 	const res = await fetch(endpoint, {
 		method: 'POST',
 		headers: headers(participant, 'application/json'),
-		body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params }),
+		body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method, params: withTenant(params) }),
 		cache: 'no-store',
 	});
 	if (res.status === 401)
@@ -141,7 +154,7 @@ export function follow(participant, taskId, { onResult, onError, isDone, onOpen,
 		const res = await fetch(endpoint, {
 			method: 'POST',
 			headers: h,
-			body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method: 'SubscribeToTask', params: { id: taskId } }),
+			body: JSON.stringify({ jsonrpc: '2.0', id: ++seq, method: 'SubscribeToTask', params: withTenant({ id: taskId }) }),
 			signal: ctl.signal,
 			cache: 'no-store',
 		});

@@ -12,7 +12,7 @@
 import { MessageProcessor } from '@a2ui/web_core/v0_9';
 import { basicCatalog } from '@a2ui/lit/v0_9'; // defines <a2ui-surface> and the basic elements
 
-import { RpcError, follow, rpc, setBearer } from './a2a.js';
+import { RpcError, follow, rpc, setBearer, useTenant } from './a2a.js';
 import {
 	META_STATUS, MT_A2UI, MT_CHANNEL, MT_EVENT, channelPart, el, isA2ui, isTerminal, overWords,
 	renderPart, senderOf, stateWord, subStateWords, taskMeta, when,
@@ -1032,6 +1032,13 @@ async function loadSession() {
 			token = null;
 		}
 		const session = await fetchSession(token);
+		// TEN-8: served as <base><tenant>/ui/, the page works in that tenant and says so.
+		if (typeof session?.tenant === 'string' && session.tenant !== '') {
+			useTenant(session.tenant);
+			state.tenant = session.tenant;
+			$('home').textContent = `tiny-harness · ${session.tenant}`;
+			document.title = `tiny-harness · ${session.tenant}`;
+		}
 		if (['header', 'remote_user', 'bearer'].includes(session?.identity))
 			state.identity = session.identity;
 		if (session?.identity === 'bearer') {
