@@ -81,8 +81,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	json_object *ext = json_object_new_object();
 	if (ext == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
-	/* Only what differs from the defaults (no type, no description, no criteria) is
-	 * stored; th_view_task_ext fills the defaults in (STORE-10). */
+	/* Only what differs from the defaults is stored (th_view_task_ext, STORE-10). */
 	int bad = 0;
 	if (nt->type != NULL)
 		bad |= th_json_put(ext, "type", json_object_get(nt->type));

@@ -198,7 +198,6 @@ static th_err create_task(const struct th_turn_ctx *tc, const char *participant,
 	int resent = 0;
 	*turn_id = 0;
 	*created = NULL;
-	json_object *payload = in->payload;
 	th_err rc = resent_or_new(st, participant, tenant, msg, in, task_id_out, &resent, e);
 	if (rc != TH_OK || resent)
 		return rc;
@@ -239,8 +238,8 @@ static th_err create_task(const struct th_turn_ctx *tc, const char *participant,
 	    .inline_turn = inline_turn,
 	    .tenant = tenant,
 	};
-	if (payload != NULL) {
-		if ((rc = th_task_payload_parse(payload, 1, &tc->cfg->lim, &pl, e)) != TH_OK ||
+	if (in->payload != NULL) {
+		if ((rc = th_task_payload_parse(in->payload, 1, &tc->cfg->lim, &pl, e)) != TH_OK ||
 		    (rc = envelope_participants(&pl, participant, &tc->cfg->lim, &ps, &nps, e)) !=
 		        TH_OK)
 			goto out;
