@@ -468,24 +468,70 @@ json_object *th_view_task_replied(json_object *before, const struct th_task_row 
 	return assemble(row, th_view_status_of(row, reply), json_object_get(ext), history, NULL);
 }
 
-th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,
-                          int history_length, int include_artifacts, json_object **out,
-                          struct th_error *e)
+/* One try of th_view_task_read: seal 1 ends the snapshot with its reads sent ahead;
+ * *torn 1 when a read was then answered outside it (*out is NULL then). */
+static th_err view_once(struct th_store *st, const char *id, const char *viewer, int history_length,
+                        int include_artifacts, const struct th_view_checks *x, int seal,
+                        json_object **out, int *torn, struct th_error *e)
 {
 	struct th_task_row row = {0};
 	int began = 0;
+	*out = NULL;
+	*torn = 0;
 	th_err rc = th_store_read_begin(st, &began, e);
 	/* SCALE-1: on PostgreSQL the view's reads leave at once, in its snapshot. */
-	if (rc == TH_OK && began)
+	if (rc == TH_OK && began) {
+		if (x != NULL)
+			th_store_expect_view_checks(st, x->tenant, id,
+			                            x->access != NULL ? viewer : NULL,
+			                            x->expiry != NULL ? x->lease_ms : -1);
 		th_store_expect_view(st, id, history_length != 0 ? HISTORY_PAGE : 0, viewer != NULL,
 		                     include_artifacts);
+		if (seal)
+			th_store_read_seal(st);
+	}
+	if (rc == TH_OK && x != NULL && x->access != NULL)
+		rc = th_access_check(st, x->tenant, id, viewer, TH_ACCESS_READ, x->access, NULL, e);
+	if (rc == TH_OK && x != NULL && x->expiry != NULL) {
+		struct th_error ignored;
+		th_error_clear(&ignored);
+		if (th_store_turn_next_expiry(st, id, x->lease_ms, x->expiry, &ignored) != TH_OK)
+			*x->expiry = -2;
+	}
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, id, &row, e);
 	if (rc == TH_ENOTFOUND)
 		rc = th_access_not_found(id, e);
 	else if (rc == TH_OK)
 		rc = th_view_task(st, &row, viewer, history_length, include_artifacts, out, e);
+	*torn = began && th_store_read_torn(st);
 	th_store_read_end(st, began);
 	th_task_row_free(&row);
+	if (*torn) {
+		json_object_put(*out);
+		*out = NULL;
+	}
 	return rc;
+}
+
+th_err th_view_task_read(struct th_store *st, const char *id, const char *viewer,
+                         int history_length, int include_artifacts, const struct th_view_checks *x,
+                         json_object **out, struct th_error *e)
+{
+	int torn = 0;
+	th_err rc =
+	    view_once(st, id, viewer, history_length, include_artifacts, x, 1, out, &torn, e);
+	if (!torn)
+		return rc;
+	/* Something was read outside the sealed snapshot (TURN-7: a view is never torn):
+	 * all of it again, in a snapshot that stays open for what it needs. */
+	th_error_clear(e);
+	return view_once(st, id, viewer, history_length, include_artifacts, x, 0, out, &torn, e);
+}
+
+th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewer,
+                          int history_length, int include_artifacts, json_object **out,
+                          struct th_error *e)
+{
+	return th_view_task_read(st, id, viewer, history_length, include_artifacts, NULL, out, e);
 }

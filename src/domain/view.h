@@ -65,6 +65,24 @@ th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewe
                           int history_length, int include_artifacts, json_object **out,
                           struct th_error *e);
 
+/* What th_view_task_read reads in the view's snapshot before the view (decision-069). */
+struct th_view_checks {
+	const char *access; /* not NULL: th_access_check(viewer, TH_ACCESS_READ, access) first;
+	                       its refusal is returned and no view is built */
+	const char *tenant; /* with access: the request's tenant (TEN-2); borrowed */
+	int64_t *expiry;    /* not NULL: the first live turn's expiry into it, as th_turn_expiry
+	                       gives it (-1 none, -2 not known) */
+	int lease_ms;       /* with expiry: a queued turn expires lease_ms after it was queued */
+};
+
+/* th_view_task_by_id with the checks of x (NULL: none) in the same snapshot. On
+ * PostgreSQL the snapshot's BEGIN, every read a usual view makes and its ROLLBACK take
+ * one round trip (th_store_read_seal); a view that needs more (a long history, a side
+ * channel's members) is read again in a snapshot of its own (SCALE-1). */
+th_err th_view_task_read(struct th_store *st, const char *id, const char *viewer,
+                         int history_length, int include_artifacts, const struct th_view_checks *x,
+                         json_object **out, struct th_error *e);
+
 /* The side channel a message was posted on (borrowed), or NULL when it is not a
  * side-channel message (the task channel is everybody's). */
 const char *th_view_side_channel(json_object *msg, const char *task_id);

@@ -250,8 +250,10 @@ th_err th_control_cancel(struct th_store *st, const struct th_config *cfg, const
 	struct cancel_arg a = {.participant = participant, .tenant = tenant, .task_id = task_id};
 	*task = NULL;
 	th_err rc = th_store_write(st, cancel_part, &a, e);
+	/* The answer is the task as committed, read as GetTask reads it: in one snapshot,
+	 * on PostgreSQL one round trip (SCALE-1, decision-069). */
 	if (rc == TH_OK)
-		rc = th_view_task(st, &a.row, participant, cfg->history_default, 1, task, e);
+		rc = th_view_task_by_id(st, task_id, participant, cfg->history_default, 1, task, e);
 	th_task_row_free(&a.row);
 	return rc;
 }

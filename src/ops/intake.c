@@ -672,11 +672,20 @@ static th_err fingerprint_of(json_object *msg, char fp[TH_KEY_HASH_BUF], struct 
  * task is queued for this worker's after-response work (tc->defer, turn 0), which
  * recovers it once the answer is sent. Only for a message the task accepted, so its
  * sender may see the task: a stranger's request does no work for it (SEC-5). Asked
- * after the commit, on this thread's own connection, as GetTask asks (th_turn_expired). */
-static void defer_expired(const struct th_turn_ctx *tc, const char *task_id)
+ * after the commit, on this thread's own connection, as GetTask asks (th_turn_expiry):
+ * expiry is what that read found, or -3 to read it here. */
+static void defer_expired(const struct th_turn_ctx *tc, const char *task_id, int64_t expiry)
 {
-	if (th_turn_expired(tc->store, tc->cfg->lease_ms, task_id))
+	if (expiry == -3)
+		expiry = th_turn_expiry(tc->store, tc->cfg->lease_ms, task_id);
+	if (expiry >= 0 && expiry < th_now_ms())
 		(void)th_defer_turn(&tc->defer, task_id, 0); /* TH_ENOMEM: left to `recover` */
+}
+
+void th_intake_look_lease(const struct th_turn_ctx *tc, const struct th_intake *in)
+{
+	if (in->lease_due)
+		defer_expired(tc, in->task_id, -3);
 }
 
 void th_intake_free(struct th_intake *in)
@@ -740,9 +749,12 @@ th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, u
 			th_intake_free(out);
 		/* TURN-7 as for reads: an expired turn of the task this follow-up joined is
 		 * handed to after-response work, queued before this message's own turn, and
-		 * never run here (decision-049). */
-		if (rc == TH_OK && given != NULL)
-			defer_expired(tc, out->task_id);
+		 * never run here (decision-049). With no turn of its own queued, the caller
+		 * looks, with its answer's read when it has one (decision-069). */
+		if (rc == TH_OK && given != NULL && out->turn_id > 0)
+			defer_expired(tc, out->task_id, -3);
+		else if (rc == TH_OK && given != NULL)
+			out->lease_due = 1;
 	}
 	th_push_create_req_free(&push);
 	json_object_put(msg);
@@ -770,22 +782,37 @@ static th_err answer(const struct th_turn_ctx *tc, const char *participant, int 
 	*task = in->reply.message != NULL
 	            ? th_view_task_replied(in->created, &in->reply.row, in->reply.message, history)
 	            : NULL;
-	/* A2A-11-GEN-1: a new task that only replied is at the generation its reply left
-	 * it (no one else knows its id yet); any other is read with its view. */
-	th_err rc = TH_OK;
-	int began = 0;
-	/* Out of memory building it from the reply, the committed task is read instead. */
-	if (*task == NULL) {
-		if (generation != NULL)
-			rc = th_store_read_begin(tc->store, &began, e);
-		if (rc == TH_OK)
-			rc = th_view_task_by_id(tc->store, in->task_id, participant, history, 1,
-			                        task, e);
+	if (*task != NULL) {
+		th_intake_look_lease(tc, in);
+		/* A2A-11-GEN-1: a new task that only replied is at the generation its reply
+		 * left it (no one else knows its id yet). */
+		th_err rc = generation != NULL
+		                ? th_store_task_generation(tc->store, in->task_id, INT64_MAX,
+		                                           generation, NULL, e)
+		                : TH_OK;
+		if (rc != TH_OK) {
+			json_object_put(*task);
+			*task = NULL;
+		}
+		return rc;
 	}
+	/* Out of memory building it from the reply, the committed task is read instead. A
+	 * follow-up's lease look (TURN-7) is read in the same snapshot: on PostgreSQL the
+	 * answer is then one round trip (SCALE-1, decision-069). A 1.1 client's generation
+	 * (A2A-11-GEN-1) is read in it too, a snapshot held open for it. */
+	int64_t expiry = -1;
+	struct th_view_checks checks = {.expiry = &expiry, .lease_ms = tc->cfg->lease_ms};
+	int began = 0;
+	th_err rc = generation != NULL ? th_store_read_begin(tc->store, &began, e) : TH_OK;
+	if (rc == TH_OK)
+		rc = th_view_task_read(tc->store, in->task_id, participant, history, 1,
+		                       in->lease_due ? &checks : NULL, task, e);
 	if (rc == TH_OK && generation != NULL)
 		rc = th_store_task_generation(tc->store, in->task_id, INT64_MAX, generation, NULL,
 		                              e);
 	th_store_read_end(tc->store, began);
+	if (in->lease_due)
+		defer_expired(tc, in->task_id, rc == TH_OK ? expiry : -3);
 	if (rc != TH_OK) {
 		json_object_put(*task);
 		*task = NULL;
@@ -815,6 +842,8 @@ th_err th_harness_send(const struct th_turn_ctx *tc, const char *participant, un
 	if (rc == TH_OK)
 		rc =
 		    answer(tc, participant, answer_history(tc, req), &in, req->generation, task, e);
+	else if (in.lease_due)
+		th_intake_look_lease(tc, &in);
 	th_intake_free(&in);
 	return rc;
 }

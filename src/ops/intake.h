@@ -25,8 +25,11 @@ struct th_intake {
 	 * from them). Otherwise NULL and empty. Both freed by th_intake_free. */
 	json_object *created;
 	struct th_turn_reply reply;
-	int replayed; /* 1: the Idempotency-Key named an earlier send of this message, whose
-	                 task task_id names; nothing was stored (A2A-11-IDEM-1) */
+	int replayed;  /* 1: the Idempotency-Key named an earlier send of this message, whose
+	                  task task_id names; nothing was stored (A2A-11-IDEM-1) */
+	int lease_due; /* 1: a follow-up that queued no turn; whether a turn of its task
+	                  outlived its lease (TURN-7) is still to be looked at, by the
+	                  answer's read (SCALE-1, decision-069) or th_intake_look_lease */
 };
 void th_intake_free(struct th_intake *in);
 
@@ -35,9 +38,15 @@ void th_intake_free(struct th_intake *in);
  * free). With inline_turn set (an instant model), th_turn_inline runs the message's turn
  * in that transaction. Builds no answer and runs no turn of another message: a follow-up
  * to a task whose turn's worker died leaves that task to this worker's after-response
- * work (TURN-7). */
+ * work (TURN-7), looked at here when the follow-up queued a turn (so that it is queued
+ * before that turn), else left to the caller (out->lease_due). */
 th_err th_intake_accept(const struct th_turn_ctx *tc, const char *participant, unsigned extensions,
                         const struct th_send_req *req, int inline_turn, struct th_intake *out,
                         struct th_error *e);
+
+/* TURN-7 for an accepted follow-up whose lease look is still due (in->lease_due): a turn
+ * of its task that outlived its lease is left to this worker's after-response work. For
+ * a caller whose answer does not read it (th_view_checks.expiry). */
+void th_intake_look_lease(const struct th_turn_ctx *tc, const struct th_intake *in);
 
 #endif

@@ -50,20 +50,24 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 		kept = end != NULL && *end == '\n' ? end + 1 : NULL;
 	}
 	th_err rc = TH_OK;
-	if (kept == NULL)
-		rc = th_access_check(tc->store, req->tenant, req->id, participant, TH_ACCESS_READ,
-		                     "read", NULL, e);
-	if (rc == TH_OK && kept == NULL &&
-	    (expiry = th_turn_expiry(tc->store, tc->cfg->lease_ms, req->id)) < -1)
-		keep = 0; /* not known: asked again next time */
+	json_object *view = NULL;
+	/* ID-3 (may the sender read it), the lease and the view, in one snapshot: on
+	 * PostgreSQL one round trip (SCALE-1, decision-069). */
+	struct th_view_checks checks = {.access = "read",
+	                                .tenant = req->tenant,
+	                                .expiry = &expiry,
+	                                .lease_ms = tc->cfg->lease_ms};
+	if (kept == NULL) {
+		rc = th_view_task_read(tc->store, req->id, participant, history, 1, &checks, &view,
+		                       e);
+		if (expiry < -1)
+			keep = 0; /* not known: asked again next time */
+	}
 	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
 	 * worker after the answer is sent, so the next read sees it finished (TURN-4). Time
 	 * passes while the database stays the same, so the expiry is compared every time. */
 	if (rc == TH_OK && expiry >= 0 && expiry < th_now_ms())
 		(void)th_defer_turn(&tc->defer, req->id, 0);
-	json_object *view = NULL;
-	if (rc == TH_OK && kept == NULL)
-		rc = th_view_task_by_id(tc->store, req->id, participant, history, 1, &view, e);
 	if (rc == TH_OK && kept == NULL && keep) {
 		/* Kept as the text the answer serialises to, and answered as that text. */
 		struct th_buf entry;

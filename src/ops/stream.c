@@ -241,6 +241,7 @@ th_err th_harness_stream_send(const struct th_turn_ctx *tc, const char *particip
 	th_intake_free(&in);
 	if (rc != TH_OK)
 		return rc;
+	th_intake_look_lease(tc, &in);
 	const char *id = in.task_id;
 	int64_t turn_id = in.turn_id;
 	if (sink->open(sink->impl) != 0)

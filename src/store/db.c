@@ -1034,6 +1034,17 @@ th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
 	return TH_OK;
 }
 
+void th_store_read_seal(struct th_store *st)
+{
+	if (st->pg != NULL)
+		th_pg_read_seal(st);
+}
+
+int th_store_read_torn(const struct th_store *st)
+{
+	return st->pg != NULL && th_pg_read_torn(st);
+}
+
 void th_store_read_end(struct th_store *st, int began)
 {
 	/* Ending a read transaction has nothing to undo: a rollback cannot fail it. */

@@ -63,7 +63,9 @@ static int in_txn(const struct th_store *st)
 
 int th_pg_in_txn(const struct th_store *st)
 {
-	return in_txn(st);
+	/* A sealed read transaction is over on the server but not for its caller, who still
+	 * reads its answers and ends it with th_store_read_end (decision-069). */
+	return in_txn(st) || (st->conn != NULL && st->conn->pg_sealed);
 }
 
 /* The version PostgreSQL's migrations bring a database to: the same as SQLite's
@@ -394,6 +396,8 @@ static void txn_reset(struct th_store *c, int writing)
 	c->pg_failed = 0;
 	c->pg_notify = 0;
 	c->pg_reading = 0;
+	c->pg_sealed = 0;
+	c->pg_torn = 0;
 	th_pg_memo_reset(c); /* what it knew ends with it (decision-060) */
 }
 
@@ -1065,12 +1069,17 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 {
 	struct th_store *c = st->conn;
 	*out = NULL;
-	int memo = (c->pg_writing || c->pg_reading) && !c->pg_broken && !c->pg_failed && in_txn(st);
+	int memo = (c->pg_writing || c->pg_reading) && !c->pg_broken && !c->pg_failed &&
+	           (in_txn(st) || c->pg_sealed);
 	int reads = memo && !writes(sql);
 	if (reads && memo_answers(st, id, args, n, out)) {
 		st->pg_state[0] = '\0';
 		return TH_OK;
 	}
+	/* A sealed read transaction's snapshot answers only what was sent ahead: this read
+	 * goes to the server outside it, and the caller is told to read again (decision-069). */
+	if (reads && c->pg_sealed)
+		c->pg_torn = 1;
 	th_err err = run_sent(st, id, sql, args, n, out, what, e);
 	if (err != TH_OK || !memo || !in_txn(st) || *out == NULL)
 		return err;
@@ -1520,14 +1529,19 @@ th_err th_pg_commit(struct th_store *st, struct th_error *e)
 
 void th_pg_rollback(struct th_store *st)
 {
+	int sealed = st->conn != NULL && st->conn->pg_sealed;
 	if (st->conn != NULL)
 		txn_reset(st->conn, 0);
 	if (st->pg == NULL)
 		return;
 	struct th_store *c = st->conn;
 	if (c != NULL && c->pg_pipe) {
-		/* What is still queued is read with the ROLLBACK, one round trip. */
+		/* What is still queued is read with the ROLLBACK, one round trip. A sealed read
+		 * transaction's ROLLBACK is queued already: what is left is read; a failure
+		 * among its reads left the transaction open (aborted), ended below. */
 		struct th_error ignored;
+		if (sealed && c->pg_nq > 0)
+			(void)drain(st, &ignored);
 		if (in_txn(st) && queue(st, TH_STMT_ROLLBACK, "ROLLBACK", NULL, 0, PEND_LATER,
 		                        "ROLLBACK", &ignored) >= 0)
 			(void)drain(st, &ignored);
@@ -1551,7 +1565,27 @@ th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
 	                         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e);
 	/* One snapshot: a read sent ahead answers for the whole transaction (decision-060). */
 	st->conn->pg_reading = err == TH_OK && st->conn->pg_pipe;
+	st->conn->pg_sealed = 0;
+	st->conn->pg_torn = 0;
 	return err;
+}
+
+void th_pg_read_seal(struct th_store *st)
+{
+	struct th_store *c = st->conn;
+	/* Only a pipelined read transaction with reads sent ahead and nothing failed: its
+	 * ROLLBACK follows them, and the round trip that reads them ends it (decision-069). */
+	if (!c->pg_reading || !c->pg_pipe || c->pg_failed || c->pg_broken || c->pg_sealed ||
+	    c->pg_nq == 0 || !in_txn(st))
+		return;
+	struct th_error ignored;
+	if (queue(st, TH_STMT_ROLLBACK, "ROLLBACK", NULL, 0, PEND_LATER, "ROLLBACK", &ignored) >= 0)
+		c->pg_sealed = 1;
+}
+
+int th_pg_read_torn(const struct th_store *st)
+{
+	return st->conn != NULL && st->conn->pg_torn;
 }
 
 int64_t th_pg_data_version(struct th_store *st)

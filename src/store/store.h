@@ -130,6 +130,14 @@ th_err th_store_commit(struct th_store *st, struct th_error *e);
  * nothing; *began tells th_store_read_end whether to end one. */
 th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e);
 void th_store_read_end(struct th_store *st, int began);
+/* SCALE-1 (decision-069): the read transaction st has just begun will ask nothing but
+ * what th_store_expect_view sent ahead. On PostgreSQL its end goes out with those reads,
+ * so that BEGIN, the reads and ROLLBACK take one round trip; a read it did not send ahead
+ * is then answered outside its snapshot, and th_store_read_torn says so (1) until
+ * th_store_read_end: the caller reads again in a transaction it does not seal. On SQLite,
+ * or in no read transaction of its own, nothing happens and th_store_read_torn is 0. */
+void th_store_read_seal(struct th_store *st);
+int th_store_read_torn(const struct th_store *st);
 void th_store_rollback(struct th_store *st); /* safe to call when no transaction is open */
 /* A write transaction as a function: fn runs with st inside it; TH_OK from fn commits
  * what it wrote, anything else undoes it and is returned with fn's error in e. In a
@@ -240,6 +248,12 @@ void th_store_expect(struct th_store *st, const char *tenant, const char *task_i
  * on SQLite, or outside a read transaction of its own, nothing happens. */
 void th_store_expect_view(struct th_store *st, const char *task_id, int history_page,
                           int side_channels, int artifacts);
+/* SCALE-1 (decision-069): as th_store_expect_view, for the reads a request makes in the
+ * same snapshot before its view: participant_id's role on the task in tenant (when not
+ * NULL; TEN-2) and the expiry of its first live turn, queued ones counted queued_lease_ms
+ * after they were queued (th_store_turn_next_expiry; when queued_lease_ms >= 0). */
+void th_store_expect_view_checks(struct th_store *st, const char *tenant, const char *task_id,
+                                 const char *participant_id, int64_t queued_lease_ms);
 /* Sets state, sub_state, status_meta_json, status_message_json, status_ms and
  * updated_ms from r (other fields ignored). */
 th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r,

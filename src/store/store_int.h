@@ -240,6 +240,11 @@ struct th_store {
 	                                 (or the read transaction's reads sent ahead), or NULL;
 	                                 th_pg_memo_reset frees it (pg_memo.c) */
 	int pg_reading;               /* a pipelined read transaction (one snapshot) is open */
+	int pg_sealed;                /* its ROLLBACK went out with its reads sent ahead
+	                                 (th_pg_read_seal): it is over on the server, and only
+	                                 those reads' answers are of its snapshot */
+	int pg_torn;                  /* a read of a sealed read transaction was not sent
+	                                 ahead: it was answered outside the snapshot */
 	int pg_defer;                 /* a th_store_write function runs on this
 	                                 connection: th_store_exec_later may queue */
 	int64_t pg_trips;             /* round trips on own_pg (th_store_round_trips) */
@@ -353,14 +358,17 @@ void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n);
 
 /* th_store_prefetch of th_store_message_exists, th_store_subtasks, th_store_plan,
- * th_store_has_side_channels, th_store_history and th_store_artifacts, with the same
- * arguments (for th_store_expect and th_store_expect_view). */
+ * th_store_has_side_channels, th_store_history, th_store_artifacts and
+ * th_store_turn_next_expiry, with the same arguments (for th_store_expect and
+ * th_store_expect_view, th_store_expect_view_checks). */
 void th_store_message_exists_soon(struct th_store *st, const char *task_id, const char *message_id);
 void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only);
 void th_store_plan_soon(struct th_store *st, const char *task_id);
 void th_store_side_channels_soon(struct th_store *st, const char *task_id);
 void th_store_history_soon(struct th_store *st, const char *task_id, int limit);
 void th_store_artifacts_soon(struct th_store *st, const char *task_id);
+void th_store_turn_next_expiry_soon(struct th_store *st, const char *task_id,
+                                    int64_t queued_lease_ms);
 
 /* A column table: where each column of a result row goes in a row struct, by type.
  * Column k of the SELECT fills cols[k]. The TH_COL_* macros check at compile time that
@@ -540,6 +548,9 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e);
 th_err th_pg_commit(struct th_store *st, struct th_error *e);
 void th_pg_rollback(struct th_store *st);
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e);
+/* th_store_read_seal and th_store_read_torn on PostgreSQL. */
+void th_pg_read_seal(struct th_store *st);
+int th_pg_read_torn(const struct th_store *st);
 /* A number that changes whenever anything was committed to the database (-1 on failure). */
 int64_t th_pg_data_version(struct th_store *st);
 /* th_store_change_fd / _seen on PostgreSQL; th_pg_change_wait waits up to ms for an

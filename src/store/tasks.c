@@ -462,3 +462,15 @@ void th_store_expect_view(struct th_store *st, const char *task_id, int history_
 	if (artifacts)
 		th_store_artifacts_soon(st, task_id);
 }
+
+void th_store_expect_view_checks(struct th_store *st, const char *tenant, const char *task_id,
+                                 const char *participant_id, int64_t queued_lease_ms)
+{
+	if (st->pg == NULL || task_id == NULL)
+		return; /* SQLite: nothing to gain */
+	if (participant_id != NULL)
+		th_store_prefetch(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
+		                  TH_ARGS(TH_T(task_id), TH_T(participant_id), TH_T(tenant)));
+	if (queued_lease_ms >= 0)
+		th_store_turn_next_expiry_soon(st, task_id, queued_lease_ms);
+}

@@ -236,16 +236,26 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
 	                     args, 4, &turn_row, (void **)out, n, "expired turns", e);
 }
 
+/* The first live turn's expiry (th_store_turn_next_expiry, th_store_expect_view_checks). */
+#define TURN_NEXT_EXPIRY_SQL                                                                       \
+	"SELECT coalesce(min(CASE WHEN state = 'running' THEN lease_until_ms "                     \
+	"ELSE updated_ms + ?2 END), -1) FROM turns WHERE task_id = ?1 AND "                        \
+	"state IN ('queued', 'running')"
+
 th_err th_store_turn_next_expiry(struct th_store *st, const char *task_id, int64_t queued_lease_ms,
                                  int64_t *at, struct th_error *e)
 {
 	*at = -1;
-	return th_store_exec(st, TH_STMT_TURN_NEXT_EXPIRY,
-	                     "SELECT coalesce(min(CASE WHEN state = 'running' THEN lease_until_ms "
-	                     "ELSE updated_ms + ?2 END), -1) FROM turns WHERE task_id = ?1 AND "
-	                     "state IN ('queued', 'running')",
+	return th_store_exec(st, TH_STMT_TURN_NEXT_EXPIRY, TURN_NEXT_EXPIRY_SQL,
 	                     TH_ARGS(TH_T(task_id), TH_I(queued_lease_ms)), at, NULL, "turn expiry",
 	                     e);
+}
+
+void th_store_turn_next_expiry_soon(struct th_store *st, const char *task_id,
+                                    int64_t queued_lease_ms)
+{
+	th_store_prefetch(st, TH_STMT_TURN_NEXT_EXPIRY, TURN_NEXT_EXPIRY_SQL,
+	                  TH_ARGS(TH_T(task_id), TH_I(queued_lease_ms)));
 }
 
 th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_ms,

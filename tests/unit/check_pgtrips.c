@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* check_pgtrips.c — SCALE-1 (decision-054, decision-060): how many round trips a
- * SendMessage and a CancelTask cost on the writer connection of a worker on PostgreSQL
+/* check_pgtrips.c — SCALE-1 (decision-054, decision-060, decision-069): how many round
+ * trips a SendMessage, a CancelTask and a GetTask cost on the connection of a worker on
+ * PostgreSQL
  * (TH_TEST_PG, pg_fixture.h), counted by the store on the client side
  * (th_store_group_stats' round_trips: one per statement run alone, one per pipeline
  * sync); and that what a write transaction answers from what it knows (pg_memo.c) is what
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "config/settings.h"
+#include "domain/view.h"
 #include "harness_fixture.h"
 #include "pg_fixture.h"
 #include "store/store.h"
@@ -26,12 +28,15 @@
 #define FOLLOW_UP_TRIPS 3
 #define CANCEL_TRIPS 3
 /* The most the answer costs on the request's own connection after the commit: a new
- * task's is built from its reply (none); a follow-up's looks for an expired lease, then
- * reads its view in one snapshot whose reads go out together, then ends it. A GetTask
- * also reads the sender's role and the database's change counter (its answer cache). */
+ * task's is built from its reply (none); a follow-up's and a cancellation's are read in
+ * one snapshot whose BEGIN, reads (the follow-up's lease look among them) and ROLLBACK go
+ * out together (decision-069; decision-060 took 3 and 7). A GetTask reads the database's
+ * change counter (its answer cache), then the sender's role, the lease and the view in
+ * one such snapshot (decision-060: 5). */
 #define NEW_TASK_REQUEST_TRIPS 0
-#define FOLLOW_UP_REQUEST_TRIPS 3
-#define GET_TASK_TRIPS 5
+#define FOLLOW_UP_REQUEST_TRIPS 1
+#define CANCEL_REQUEST_TRIPS 1
+#define GET_TASK_TRIPS 2
 
 static char tmpdir[256];
 static char pgdb[64];
@@ -151,6 +156,13 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	ck_assert_msg(canceled >= 2 && canceled <= CANCEL_TRIPS,
 	              "a CancelTask took %lld round trips (at most %d)", (long long)canceled,
 	              CANCEL_TRIPS);
+	ck_assert_msg(canceled_req <= CANCEL_REQUEST_TRIPS,
+	              "the CancelTask's answer took %lld round trips (at most %d)",
+	              (long long)canceled_req, CANCEL_REQUEST_TRIPS);
+	/* Issue 29's goal: at most 4 a SendMessage, whatever the task's state. */
+	ck_assert_msg(created + created_req <= 4 && followed + followed_req <= 4,
+	              "a SendMessage took %lld (new task) and %lld (follow-up) round trips",
+	              (long long)(created + created_req), (long long)(followed + followed_req));
 	fprintf(stderr,
 	        "SCALE-1 round trips, writer + request connection: new task %lld + %lld, "
 	        "follow-up %lld + %lld, cancel %lld + %lld; GetTask %lld\n",
@@ -393,6 +405,70 @@ START_TEST(test_scale1_pg_memo_forgets_a_refused_write)
 }
 END_TEST
 
+/* ---- a view read in one round trip (decision-069) ------------------------------------ */
+
+/* The view of id (history_length) as text into out (size n), read by th_view_task_by_id:
+ * alone (sealed: its reads and its end go out together), or inside a read transaction
+ * opened here (nothing sealed: each read as it comes). The round trips it took. */
+static int64_t view_text(struct th_store *st, const char *id, int history_length, int inside,
+                         char *out, size_t n)
+{
+	struct th_error e;
+	int began = 0;
+	int64_t before = th_store_round_trips(st);
+	if (inside)
+		ck_assert_int_eq(th_store_read_begin(st, &began, &e), TH_OK);
+	json_object *v = NULL;
+	ck_assert_msg(th_view_task_by_id(st, id, NULL, history_length, 1, &v, &e) == TH_OK,
+	              "view: %s", e.msg);
+	if (inside)
+		th_store_read_end(st, began);
+	snprintf(out, n, "%s", json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+	json_object_put(v);
+	return th_store_round_trips(st) - before;
+}
+
+/* A view that needs more than its reads sent ahead (a history longer than the first page
+ * of 100) is read again in a snapshot that stays open: the same answer as reads made one
+ * by one; a usual one takes one round trip. */
+START_TEST(test_scale1_pg_sealed_view_reads_again_when_it_needs_more)
+{
+	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
+	struct th_store *st = NULL;
+	struct th_error e;
+	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
+	ck_assert_int_eq(th_store_begin(st, &e), TH_OK);
+	struct th_task_in t = {
+	    .id = "long-history", .context_id = "ctx", .state = 2, .created_by = "bob"};
+	ck_assert_int_eq(th_store_task_insert(st, &t, &e), TH_OK);
+	for (int i = 0; i < 130; i++) {
+		char mid[16];
+		snprintf(mid, sizeof mid, "m%d", i);
+		ck_assert_int_eq(th_store_message_append(st, t.id, mid, "ROLE_USER", "bob",
+		                                         msg_json(mid, "ROLE_USER"), &e),
+		                 TH_OK);
+	}
+	ck_assert_int_eq(th_store_commit(st, &e), TH_OK);
+	static char sealed[65536], open_[65536];
+	/* The first of each prepares its statements: counted from the second on. */
+	(void)view_text(st, t.id, 10, 0, sealed, sizeof sealed);
+	(void)view_text(st, t.id, 120, 0, sealed, sizeof sealed);
+	int64_t short_trips = view_text(st, t.id, 10, 0, sealed, sizeof sealed);
+	(void)view_text(st, t.id, 10, 1, open_, sizeof open_);
+	ck_assert_str_eq(sealed, open_);
+	ck_assert_msg(short_trips == 1, "a view of 10 messages took %lld round trips",
+	              (long long)short_trips);
+	int64_t long_trips = view_text(st, t.id, 120, 0, sealed, sizeof sealed);
+	(void)view_text(st, t.id, 120, 1, open_, sizeof open_);
+	ck_assert_str_eq(sealed, open_);
+	ck_assert_ptr_nonnull(strstr(sealed, "\"m10\""));
+	ck_assert_ptr_null(strstr(sealed, "\"m9\""));
+	ck_assert_msg(long_trips > 1, "a view of 120 messages took %lld round trips",
+	              (long long)long_trips);
+	th_store_close(st);
+}
+END_TEST
+
 int main(void)
 {
 	/* Round trips exist only on PostgreSQL: without a server the suite is skipped (77),
@@ -408,6 +484,7 @@ int main(void)
 	tcase_add_test(tc, test_scale1_pg_send_message_round_trips_on_the_writer);
 	tcase_add_test(tc, test_scale1_pg_memo_answers_as_the_server_after_commit);
 	tcase_add_test(tc, test_scale1_pg_memo_forgets_a_refused_write);
+	tcase_add_test(tc, test_scale1_pg_sealed_view_reads_again_when_it_needs_more);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
