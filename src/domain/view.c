@@ -478,7 +478,8 @@ static th_err view_once(struct th_store *st, const char *id, const char *viewer,
 	int began = 0;
 	*out = NULL;
 	*torn = 0;
-	th_err rc = th_store_read_begin(st, &began, e);
+	th_err rc = x != NULL && x->version != NULL ? th_store_read_begin_versioned(st, &began, e)
+	                                            : th_store_read_begin(st, &began, e);
 	/* SCALE-1: on PostgreSQL the view's reads leave at once, in its snapshot. */
 	if (rc == TH_OK && began) {
 		if (x != NULL)
@@ -490,6 +491,8 @@ static th_err view_once(struct th_store *st, const char *id, const char *viewer,
 		if (seal)
 			th_store_read_seal(st);
 	}
+	if (x != NULL && x->version != NULL)
+		*x->version = rc == TH_OK && began ? th_store_read_version(st) : -1;
 	if (rc == TH_OK && x != NULL && x->access != NULL)
 		rc = th_access_check(st, x->tenant, id, viewer, TH_ACCESS_READ, x->access, NULL, e);
 	if (rc == TH_OK && x != NULL && x->expiry != NULL) {

@@ -73,6 +73,8 @@ struct th_view_checks {
 	int64_t *expiry;    /* not NULL: the first live turn's expiry into it, as th_turn_expiry
 	                       gives it (-1 none, -2 not known) */
 	int lease_ms;       /* with expiry: a queued turn expires lease_ms after it was queued */
+	int64_t *version;   /* not NULL: th_store_data_version read just before the snapshot
+	                       into it (th_store_read_version; -1 not known) */
 };
 
 /* th_view_task_by_id with the checks of x (NULL: none) in the same snapshot. On

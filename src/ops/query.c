@@ -17,6 +17,27 @@
 #include "util/jsonx.h"
 #include "util/memo.h"
 
+/* Keeps view under key for stamp, as "<expiry>\n<the text it serialises to>"; the kept
+ * text (borrowed from answers, as th_memo_get's), or NULL when it could not be kept. */
+static const char *keep_answer(struct th_memo *answers, struct th_memo_stamp stamp, const char *key,
+                               int64_t expiry, json_object *view)
+{
+	const char *kept = NULL;
+	struct th_buf entry;
+	th_buf_init(&entry);
+	const char *text = th_json_text(view);
+	if (text != NULL)
+		th_buf_printf(&entry, "%" PRId64 "\n%s", expiry, text);
+	if (text != NULL && !entry.oom) {
+		th_memo_put(answers, stamp, key, entry.data);
+		kept = th_memo_get(answers, stamp, key);
+		kept = kept != NULL ? strchr(kept, '\n') : NULL;
+		kept = kept != NULL ? kept + 1 : NULL;
+	}
+	th_buf_free(&entry);
+	return kept;
+}
+
 th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
                       const char *participant, const struct th_get_req *req, json_object **task,
                       struct th_error *e)
@@ -30,19 +51,22 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	/* The same question, asked again while nothing was committed anywhere, has the same
 	 * answer: access and view included (decision-029). A process that answers one
 	 * request (plain CGI) keeps none and asks for no stamp (PKG-4). */
-	struct th_memo_stamp stamp = {-1, 0};
-	if (answers != NULL)
-		stamp = (struct th_memo_stamp){th_store_data_version(tc->store),
-		                               th_store_changes(tc->store)};
 	struct th_buf key;
 	th_buf_init(&key);
 	if (answers != NULL)
 		th_buf_printf(&key, "%d\n%s\n%s\n%s", history, participant,
 		              req->tenant != NULL ? req->tenant : "", req->id); /* TEN-2 */
-	int keep = answers != NULL && stamp.seen >= 0 && !key.oom;
+	int keep = answers != NULL && !key.oom;
+	/* The stamp is asked first when an answer is kept under the key (it may still hold);
+	 * else it is read with the view, just before its snapshot: on PostgreSQL in the same
+	 * round trip (SCALE-1, decision-069). */
+	int probe = keep && th_memo_has(answers, key.data);
+	struct th_memo_stamp stamp = {-1, answers != NULL ? th_store_changes(tc->store) : 0};
+	if (probe)
+		stamp.seen = th_store_data_version(tc->store);
 	/* Kept as "<expiry>\n<the answer's text>": with the answer, when the task's first
 	 * live turn expires (th_turn_expiry), which stays true while nothing is committed. */
-	const char *kept = keep ? th_memo_get(answers, stamp, key.data) : NULL;
+	const char *kept = probe && stamp.seen >= 0 ? th_memo_get(answers, stamp, key.data) : NULL;
 	int64_t expiry = -1;
 	if (kept != NULL) {
 		char *end = NULL;
@@ -56,11 +80,12 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	struct th_view_checks checks = {.access = "read",
 	                                .tenant = req->tenant,
 	                                .expiry = &expiry,
-	                                .lease_ms = tc->cfg->lease_ms};
+	                                .lease_ms = tc->cfg->lease_ms,
+	                                .version = keep && !probe ? &stamp.seen : NULL};
 	if (kept == NULL) {
 		rc = th_view_task_read(tc->store, req->id, participant, history, 1, &checks, &view,
 		                       e);
-		if (expiry < -1)
+		if (expiry < -1 || stamp.seen < 0)
 			keep = 0; /* not known: asked again next time */
 	}
 	/* TURN-7: a read never runs a turn; a turn whose worker died is taken over by this
@@ -68,21 +93,9 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 	 * passes while the database stays the same, so the expiry is compared every time. */
 	if (rc == TH_OK && expiry >= 0 && expiry < th_now_ms())
 		(void)th_defer_turn(&tc->defer, req->id, 0);
-	if (rc == TH_OK && kept == NULL && keep) {
-		/* Kept as the text the answer serialises to, and answered as that text. */
-		struct th_buf entry;
-		th_buf_init(&entry);
-		const char *text = th_json_text(view);
-		if (text != NULL)
-			th_buf_printf(&entry, "%" PRId64 "\n%s", expiry, text);
-		if (text != NULL && !entry.oom) {
-			th_memo_put(answers, stamp, key.data, entry.data);
-			kept = th_memo_get(answers, stamp, key.data);
-			kept = kept != NULL ? strchr(kept, '\n') : NULL;
-			kept = kept != NULL ? kept + 1 : NULL;
-		}
-		th_buf_free(&entry);
-	}
+	/* Kept as the text the answer serialises to, and answered as that text. */
+	if (rc == TH_OK && kept == NULL && keep)
+		kept = keep_answer(answers, stamp, key.data, expiry, view);
 	if (rc == TH_OK && kept != NULL) {
 		json_object_put(view);
 		view = th_json_raw(kept);

@@ -1034,6 +1034,27 @@ th_err th_store_read_begin(struct th_store *st, int *began, struct th_error *e)
 	return TH_OK;
 }
 
+th_err th_store_read_begin_versioned(struct th_store *st, int *began, struct th_error *e)
+{
+	*began = 0;
+	st->conn->read_version = -1;
+	if (th_store_in_txn(st))
+		return TH_OK;
+	if (st->pg != NULL) {
+		th_err err = th_pg_read_begin_versioned(st, e);
+		*began = err == TH_OK;
+		return err;
+	}
+	/* Before BEGIN: SQLite's snapshot starts with the transaction's first read. */
+	st->conn->read_version = th_store_data_version(st);
+	return th_store_read_begin(st, began, e);
+}
+
+int64_t th_store_read_version(struct th_store *st)
+{
+	return st->pg != NULL ? th_pg_read_version(st) : st->conn->read_version;
+}
+
 void th_store_read_seal(struct th_store *st)
 {
 	if (st->pg != NULL)

@@ -267,7 +267,7 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* The pipeline (below): what a queued entry is, the failure that answers every statement
  * after a queued one failed, and queueing one. */
-enum { PEND_PREPARE, PEND_LATER, PEND_MINE, PEND_LEARN };
+enum { PEND_PREPARE, PEND_LATER, PEND_MINE, PEND_LEARN, PEND_SYNC };
 static th_err sticky(struct th_store *st, struct th_error *e);
 static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
                  const struct th_arg *args, size_t n, unsigned char kind, const char *what,
@@ -803,7 +803,7 @@ static void settle(struct th_store *st, struct th_pg_pend *p, PGresult *r, int *
 	if (p->kind == PEND_LEARN) {
 		if (ok)
 			learned(st, p, r);
-		else if (s != PGRES_PIPELINE_ABORTED)
+		else if (s != PGRES_PIPELINE_ABORTED && !p->soft)
 			failed_later(st, p, r, lose);
 		unqueue(p);
 	} else if (p->kind == PEND_PREPARE) {
@@ -839,6 +839,14 @@ static th_err drain(struct th_store *st, struct th_error *e)
 	for (int i = 0; i < nq; i++) {
 		struct th_pg_pend *p = &c->pg_q[i];
 		p->result = NULL;
+		if (p->kind == PEND_SYNC) {
+			/* A sync sent earlier in this batch: its result ends what came before it
+			 * (a sync's result has no NULL after it). */
+			PGresult *r = broken ? NULL : PQgetResult(st->pg);
+			broken = broken || r == NULL || PQresultStatus(r) != PGRES_PIPELINE_SYNC;
+			PQclear(r);
+			continue;
+		}
 		PGresult *r = broken ? NULL : PQgetResult(st->pg);
 		if (r == NULL) {
 			broken = 1;
@@ -1076,10 +1084,13 @@ static th_err run(struct th_store *st, enum th_stmt_id id, const char *sql,
 		st->pg_state[0] = '\0';
 		return TH_OK;
 	}
-	/* A sealed read transaction's snapshot answers only what was sent ahead: this read
-	 * goes to the server outside it, and the caller is told to read again (decision-069). */
-	if (reads && c->pg_sealed)
+	/* A sealed read transaction's snapshot answers only what was sent ahead: this read is
+	 * refused without a round trip, and the caller reads again unsealed (decision-069). */
+	if (reads && c->pg_sealed) {
 		c->pg_torn = 1;
+		return th_error_set(e, TH_EINTERNAL,
+		                    "database error (%s): not read ahead in its snapshot", what);
+	}
 	th_err err = run_sent(st, id, sql, args, n, out, what, e);
 	if (err != TH_OK || !memo || !in_txn(st) || *out == NULL)
 		return err;
@@ -1425,9 +1436,32 @@ static void ready(struct th_store *st)
 	st->conn->pg_nq = 0;
 }
 
+/* The data version's text (th_pg_data_version, th_pg_read_begin_versioned). */
+#define DATA_VERSION_SQL "SELECT (pg_current_wal_insert_lsn() - '0/0')::bigint"
+
+/* Queues the data version as a read ahead whose failure fails nothing, then a sync of its
+ * own: it runs, and is over, before anything queued after it (decision-069). */
+static void version_ahead(struct th_store *st)
+{
+	struct th_store *c = st->conn;
+	struct th_error ignored;
+	int i = queue(st, TH_STMT_PG_DATA_VERSION, DATA_VERSION_SQL, NULL, 0, PEND_LEARN,
+	              "data version", &ignored);
+	if (i < 0)
+		return;
+	c->pg_q[i].soft = 1;
+	if (!PQpipelineSync(st->pg)) {
+		c->pg_q[i].stale = 1; /* read with the rest, kept by nobody */
+		return;
+	}
+	c->pg_q[c->pg_nq++] =
+	    (struct th_pg_pend){.kind = PEND_SYNC, .part = c->pg_parts, .what = "sync"};
+}
+
 /* Opens a transaction with BEGIN text: queued in pipeline mode, so it reaches the server
- * with the transaction's first statement whose result is needed. */
-static th_err begin_piped(struct th_store *st, enum th_stmt_id id, const char *text,
+ * with the transaction's first statement whose result is needed. versioned: the data
+ * version is read first, outside it (th_pg_read_begin_versioned). */
+static th_err begin_piped(struct th_store *st, enum th_stmt_id id, const char *text, int versioned,
                           struct th_error *e)
 {
 	ready(st);
@@ -1435,12 +1469,16 @@ static th_err begin_piped(struct th_store *st, enum th_stmt_id id, const char *t
 	 * statements, which another server session would not know (decision-055). */
 	if (st->conn->pg_pooled || PQstatus(st->pg) != CONNECTION_OK ||
 	    !PQenterPipelineMode(st->pg)) {
+		if (versioned)
+			st->conn->read_version = th_pg_data_version(st);
 		PGresult *r; /* no pipeline: as before, one round trip */
 		th_err err = run_once(st, id, text, NULL, 0, &r, "BEGIN", e);
 		PQclear(r);
 		return err;
 	}
 	st->conn->pg_pipe = 1;
+	if (versioned)
+		version_ahead(st);
 	th_err err = run_later(st, id, text, "BEGIN", e);
 	if (err != TH_OK)
 		th_pg_rollback(st);
@@ -1461,7 +1499,7 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e)
 		ready(st);
 		err = begin_pooled(st, e);
 	} else {
-		err = begin_piped(st, TH_STMT_PG_BEGIN, "BEGIN", e);
+		err = begin_piped(st, TH_STMT_PG_BEGIN, "BEGIN", 0, e);
 	}
 	if (err != TH_OK)
 		return err;
@@ -1558,16 +1596,44 @@ void th_pg_rollback(struct th_store *st)
 	PQclear(r);
 }
 
-th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
+/* A read transaction (one snapshot); versioned: the data version is read before it. */
+static th_err read_begin(struct th_store *st, int versioned, struct th_error *e)
 {
 	th_pg_memo_reset(st->conn);
+	st->conn->read_version = -1;
 	th_err err = begin_piped(st, TH_STMT_PG_BEGIN_READ,
-	                         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", e);
+	                         "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", versioned, e);
 	/* One snapshot: a read sent ahead answers for the whole transaction (decision-060). */
 	st->conn->pg_reading = err == TH_OK && st->conn->pg_pipe;
 	st->conn->pg_sealed = 0;
 	st->conn->pg_torn = 0;
 	return err;
+}
+
+th_err th_pg_read_begin(struct th_store *st, struct th_error *e)
+{
+	return read_begin(st, 0, e);
+}
+
+th_err th_pg_read_begin_versioned(struct th_store *st, struct th_error *e)
+{
+	return read_begin(st, 1, e);
+}
+
+int64_t th_pg_read_version(struct th_store *st)
+{
+	struct th_store *c = st->conn;
+	if (c->read_version >= 0 || !c->pg_reading || c->pg_failed || c->pg_broken)
+		return c->read_version;
+	/* Only the answer read ahead, before the snapshot: never one read inside it, which
+	 * could be newer than what the snapshot shows. */
+	PGresult *r = NULL;
+	if (!memo_answers(st, TH_STMT_PG_DATA_VERSION, NULL, 0, &r))
+		return -1;
+	int64_t v =
+	    PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
+	PQclear(r);
+	return v;
 }
 
 void th_pg_read_seal(struct th_store *st)
@@ -1595,8 +1661,8 @@ int64_t th_pg_data_version(struct th_store *st)
 	 * costs a look). */
 	PGresult *r;
 	struct th_error ignored;
-	if (run(st, TH_STMT_PG_DATA_VERSION, "SELECT (pg_current_wal_insert_lsn() - '0/0')::bigint",
-	        NULL, 0, &r, "data version", &ignored) != TH_OK)
+	if (run(st, TH_STMT_PG_DATA_VERSION, DATA_VERSION_SQL, NULL, 0, &r, "data version",
+	        &ignored) != TH_OK)
 		return -1;
 	int64_t v = PQntuples(r) > 0 ? strtoll(PQgetvalue(r, 0, 0), NULL, 10) : -1;
 	PQclear(r);

@@ -133,11 +133,18 @@ void th_store_read_end(struct th_store *st, int began);
 /* SCALE-1 (decision-069): the read transaction st has just begun will ask nothing but
  * what th_store_expect_view sent ahead. On PostgreSQL its end goes out with those reads,
  * so that BEGIN, the reads and ROLLBACK take one round trip; a read it did not send ahead
- * is then answered outside its snapshot, and th_store_read_torn says so (1) until
+ * then fails (TH_EINTERNAL, no round trip) and th_store_read_torn says so (1) until
  * th_store_read_end: the caller reads again in a transaction it does not seal. On SQLite,
  * or in no read transaction of its own, nothing happens and th_store_read_torn is 0. */
 void th_store_read_seal(struct th_store *st);
 int th_store_read_torn(const struct th_store *st);
+/* th_store_read_begin that also reads th_store_data_version just before the snapshot
+ * (on PostgreSQL in the same round trip as the transaction's reads sent ahead, before
+ * its BEGIN); th_store_read_version gives it inside the transaction: an answer read in
+ * it is at least as new as that version (decision-029's stamp). -1 when not known, or
+ * when a transaction was open already. */
+th_err th_store_read_begin_versioned(struct th_store *st, int *began, struct th_error *e);
+int64_t th_store_read_version(struct th_store *st);
 void th_store_rollback(struct th_store *st); /* safe to call when no transaction is open */
 /* A write transaction as a function: fn runs with st inside it; TH_OK from fn commits
  * what it wrote, anything else undoes it and is returned with fn's error in e. In a

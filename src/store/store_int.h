@@ -173,6 +173,7 @@ struct th_pg_pend {
 	} learn[3];
 	int nlearn; /* how many of learn are set */
 	int stale;  /* PEND_LEARN: a write was queued after it (not learned) */
+	int soft;   /* PEND_LEARN: its failure fails nothing (the data version read ahead) */
 };
 
 /* pg_memo.c (SCALE-1, decision-060): what a PostgreSQL write transaction on connection c
@@ -245,6 +246,8 @@ struct th_store {
 	                                 those reads' answers are of its snapshot */
 	int pg_torn;                  /* a read of a sealed read transaction was not sent
 	                                 ahead: it was answered outside the snapshot */
+	int64_t read_version;         /* th_store_read_begin_versioned's data version when
+	                                 it was read alone (SQLite, no pipeline), else -1 */
 	int pg_defer;                 /* a th_store_write function runs on this
 	                                 connection: th_store_exec_later may queue */
 	int64_t pg_trips;             /* round trips on own_pg (th_store_round_trips) */
@@ -548,9 +551,12 @@ th_err th_pg_begin(struct th_store *st, struct th_error *e);
 th_err th_pg_commit(struct th_store *st, struct th_error *e);
 void th_pg_rollback(struct th_store *st);
 th_err th_pg_read_begin(struct th_store *st, struct th_error *e);
-/* th_store_read_seal and th_store_read_torn on PostgreSQL. */
+/* th_store_read_seal, th_store_read_torn, th_store_read_begin_versioned and
+ * th_store_read_version on PostgreSQL. */
 void th_pg_read_seal(struct th_store *st);
 int th_pg_read_torn(const struct th_store *st);
+th_err th_pg_read_begin_versioned(struct th_store *st, struct th_error *e);
+int64_t th_pg_read_version(struct th_store *st);
 /* A number that changes whenever anything was committed to the database (-1 on failure). */
 int64_t th_pg_data_version(struct th_store *st);
 /* th_store_change_fd / _seen on PostgreSQL; th_pg_change_wait waits up to ms for an

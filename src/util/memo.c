@@ -71,6 +71,14 @@ const char *th_memo_get(struct th_memo *m, struct th_memo_stamp s, const char *k
 	return hit != NULL ? hit->text : NULL;
 }
 
+int th_memo_has(const struct th_memo *m, const char *key)
+{
+	for (size_t i = 0; i < SLOTS; i++)
+		if (m->slots[i].key != NULL && strcmp(m->slots[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
 void th_memo_put(struct th_memo *m, struct th_memo_stamp s, const char *key, const char *text)
 {
 	restamp(m, s);

@@ -28,6 +28,9 @@ void th_memo_free(struct th_memo *m);
  * th_memo_get or th_memo_put on m. */
 const char *th_memo_get(struct th_memo *m, struct th_memo_stamp s, const char *key);
 
+/* 1 when a text is kept under key, for whatever stamp (nothing is forgotten). */
+int th_memo_has(const struct th_memo *m, const char *key);
+
 /* Keeps a copy of text under key for stamp s (forgetting the oldest entry when the
  * memo is full). Nothing is kept when out of memory or text is too long. */
 void th_memo_put(struct th_memo *m, struct th_memo_stamp s, const char *key, const char *text);
