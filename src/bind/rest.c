@@ -388,6 +388,28 @@ static void send_result(struct th_bind_ctx *ctx, int op, json_object *result)
 	th_bind_send_json(ctx, 200, "application/a2a+json", result);
 }
 
+/* 405 with the Allow line of the route m matched: no operation takes this method. */
+static void not_allowed(struct th_bind_ctx *ctx, const struct match *m)
+{
+	struct th_http_req *r = ctx->req;
+	struct th_error e;
+	th_error_clear(&e);
+	th_buf_puts(&ctx->extra, "Allow: ");
+	int first = 1;
+	for (int i = 0; i < M_COUNT; i++) {
+		if (route_ops[m->kind][i] == NONE)
+			continue;
+		th_buf_printf(&ctx->extra, "%s%s", first ? "" : ", ", method_names[i]);
+		first = 0;
+	}
+	th_buf_puts(&ctx->extra, "\r\n");
+	char q[160], mn[40];
+	th_bind_quote(q, sizeof q, r->path);
+	th_bind_quote(mn, sizeof mn, r->method);
+	th_error_set(&e, TH_EMETHOD, "%s is not allowed on %s", mn, q);
+	th_bind_rest_error(ctx, 405, &e);
+}
+
 void th_bind_rest(struct th_bind_ctx *ctx)
 {
 	struct th_http_req *r = ctx->req;
@@ -404,20 +426,7 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 	assert(m.kind >= 0 && (size_t)m.kind < sizeof route_ops / sizeof route_ops[0]);
 	int op = mi >= 0 ? route_ops[m.kind][mi] : NONE;
 	if (op == NONE) {
-		th_buf_puts(&ctx->extra, "Allow: ");
-		int first = 1;
-		for (int i = 0; i < M_COUNT; i++) {
-			if (route_ops[m.kind][i] == NONE)
-				continue;
-			th_buf_printf(&ctx->extra, "%s%s", first ? "" : ", ", method_names[i]);
-			first = 0;
-		}
-		th_buf_puts(&ctx->extra, "\r\n");
-		char q[160], mn[40];
-		th_bind_quote(q, sizeof q, r->path);
-		th_bind_quote(mn, sizeof mn, r->method);
-		th_error_set(&e, TH_EMETHOD, "%s is not allowed on %s", mn, q);
-		th_bind_rest_error(ctx, 405, &e);
+		not_allowed(ctx, &m);
 		return;
 	}
 	ctx->head = mi == M_HEAD;
