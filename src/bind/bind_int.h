@@ -31,7 +31,8 @@ struct th_bind_ctx {
 	struct th_http_io *io;
 	struct th_http_req *req;
 	struct th_call call; /* participant borrowed from req, or from who */
-	char who[TH_ID_BUF]; /* identity = bearer: the participant the credential names */
+	char who[TH_ID_BUF]; /* the participant, copied (th_bind_identify): the credential's, the
+	                        header's or REMOTE_USER, readable after the answer */
 	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
 	                        th_buf_free (th_bind_serve) */
 	int head;            /* a HEAD request: th_bind_send sends the headers only */

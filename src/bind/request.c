@@ -240,6 +240,22 @@ th_err th_bind_check_headers(struct th_bind_ctx *ctx, struct th_error *e)
 	return th_bind_identify(ctx, e);
 }
 
+/* The participant copied into ctx->who: the request's parameters it points into go
+ * with the FastCGI request once its answer is finished, and the request's log line
+ * (OBS-1) reads it after that. An id too long for the copy was refused; it is dropped. */
+static void keep_participant(struct th_bind_ctx *ctx)
+{
+	const char *p = ctx->call.participant;
+	if (p == NULL || p == ctx->who)
+		return;
+	if (strlen(p) >= sizeof ctx->who) {
+		ctx->call.participant = NULL;
+		return;
+	}
+	snprintf(ctx->who, sizeof ctx->who, "%s", p);
+	ctx->call.participant = ctx->who;
+}
+
 th_err th_bind_identify(struct th_bind_ctx *ctx, struct th_error *e)
 {
 	th_err rc;
@@ -264,15 +280,17 @@ th_err th_bind_identify(struct th_bind_ctx *ctx, struct th_error *e)
 	ctx->call.participant = who != NULL && who[0] != '\0' ? who : NULL;
 	/* ID-6: participant ids obey max_id and the id rule, and nobody speaks as the
 	 * agent itself. */
-	if (ctx->call.participant != NULL &&
-	    (rc = th_id_check(ctx->call.participant, strlen(ctx->call.participant),
-	                      (size_t)cfg->lim.max_id, source, e)) != TH_OK)
-		return rc;
-	if (ctx->call.participant != NULL && strcmp(ctx->call.participant, TH_AGENT_ID) == 0)
-		return th_error_set(e, TH_EINVAL,
-		                    "%s '%s' is the agent's own id; a client cannot speak as it",
-		                    source, TH_AGENT_ID);
-	return check_rate(ctx, e);
+	rc = TH_OK;
+	if (ctx->call.participant != NULL)
+		rc = th_id_check(ctx->call.participant, strlen(ctx->call.participant),
+		                 (size_t)cfg->lim.max_id, source, e);
+	if (rc == TH_OK && ctx->call.participant != NULL &&
+	    strcmp(ctx->call.participant, TH_AGENT_ID) == 0)
+		rc = th_error_set(e, TH_EINVAL,
+		                  "%s '%s' is the agent's own id; a client cannot speak as it",
+		                  source, TH_AGENT_ID);
+	keep_participant(ctx);
+	return rc != TH_OK ? rc : check_rate(ctx, e);
 }
 
 void th_bind_retry_after(struct th_bind_ctx *ctx, const struct th_error *e)
