@@ -113,11 +113,12 @@ json_object *th_bind_error_info(const struct th_error *e)
 	if (e->task_id[0] != '\0') {
 		json_object *md = json_object_new_object();
 		bad |= th_json_put(md, "taskId", json_object_new_string(e->task_id));
-		/* A2A-11-GEN-5: ErrorInfo metadata values are strings. */
-		char g[2][24];
-		snprintf(g[0], sizeof g[0], "%lld", e->expected_generation);
-		snprintf(g[1], sizeof g[1], "%lld", e->current_generation);
+		/* A2A-11-GEN-5: ErrorInfo metadata values are strings. The numbers are only
+		 * set with has_generations. */
 		if (e->has_generations) {
+			char g[2][24];
+			snprintf(g[0], sizeof g[0], "%lld", e->expected_generation);
+			snprintf(g[1], sizeof g[1], "%lld", e->current_generation);
 			bad |= th_json_put(md, "expectedGeneration", json_object_new_string(g[0]));
 			bad |= th_json_put(md, "currentGeneration", json_object_new_string(g[1]));
 		}
