@@ -120,49 +120,23 @@ static json_object *rename_status_ext(json_object *sr, const char *key, const ch
 	return up2 != NULL ? with_member(sr, "statusUpdate", NULL, up2) : NULL;
 }
 
-/* ev's JSON with its task snapshot's lean task extension, or its status update's status
- * extension, whole again (ev changed), or as it is when it has neither. TH_OK or
- * TH_ENOMEM. */
-static th_err full_event(struct th_event *ev, const char *task_id, struct th_error *e)
+/* sr with its task snapshot's lean task extension, or its status update's status
+ * extension, whole again (th_event_whole_fn): a new StreamResponse sharing the rest of
+ * sr, or sr itself when it has neither; NULL when out of memory. */
+static json_object *whole_event(json_object *sr)
 {
-	if (ev->json == NULL || (strstr(ev->json, "\"" LEAN_TASK_KEY "\"") == NULL &&
-	                         strstr(ev->json, "\"" LEAN_STATUS_KEY "\"") == NULL))
-		return TH_OK;
-	json_object *sr = json_tokener_parse(ev->json);
 	json_object *at = NULL, *meta = NULL;
-	json_object *full = NULL;
-	if (task_ext_at(sr, LEAN_TASK_KEY, &at, &meta) != NULL) {
-		full = swap_task_ext(sr, LEAN_TASK_KEY, TH_META_TASK, th_ext_task_full);
-	} else if (status_ext_at(sr, LEAN_STATUS_KEY, &at, &meta) != NULL) {
-		full = rename_status_ext(sr, LEAN_STATUS_KEY, TH_META_STATUS);
-	} else {
-		json_object_put(sr); /* the key in some text: not a lean row */
-		return TH_OK;
-	}
-	const char *text = full != NULL ? th_json_text(full) : NULL;
-	char *copy = text != NULL ? strdup(text) : NULL;
-	json_object_put(full);
-	json_object_put(sr);
-	if (copy == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory reading task %s's events",
-		                    task_id);
-	free(ev->json);
-	ev->json = copy;
-	return TH_OK;
+	if (task_ext_at(sr, LEAN_TASK_KEY, &at, &meta) != NULL)
+		return swap_task_ext(sr, LEAN_TASK_KEY, TH_META_TASK, th_ext_task_full);
+	if (status_ext_at(sr, LEAN_STATUS_KEY, &at, &meta) != NULL)
+		return rename_status_ext(sr, LEAN_STATUS_KEY, TH_META_STATUS);
+	return json_object_get(sr); /* stored whole */
 }
 
 th_err th_events_since(struct th_store *st, const char *task_id, int64_t after, int limit,
                        struct th_event **out, size_t *n, struct th_error *e)
 {
-	th_err rc = th_store_events_since(st, task_id, after, limit, out, n, e);
-	for (size_t i = 0; rc == TH_OK && i < *n; i++)
-		rc = full_event(&(*out)[i], task_id, e);
-	if (rc != TH_OK) {
-		th_events_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-	}
-	return rc;
+	return th_store_events_since(st, task_id, after, limit, whole_event, out, n, e);
 }
 
 th_err th_event_record(struct th_store *st, const char *task_id, const char *kind,

@@ -396,7 +396,8 @@ void th_events_free(struct th_event *ev, size_t n)
 }
 
 th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t after, int limit,
-                             struct th_event **out, size_t *n, struct th_error *e)
+                             th_event_whole_fn *whole, struct th_event **out, size_t *n,
+                             struct th_error *e)
 {
 	*out = NULL;
 	*n = 0;
@@ -413,14 +414,15 @@ th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t a
 			th_events_free(ev, cnt);
 		return err;
 	}
-	/* STORE-10: each event as it was recorded, its references filled in (refs.c). */
+	/* STORE-10: each event as it was recorded, its references filled in (refs.c), and
+	 * whatever the reader keeps lean put back by whole. */
 	struct th_event *evs = ev;
 	char *ctx = NULL; /* free */
 	err = th_store_task_context(st, task_id, &ctx, e);
 	for (size_t i = 0; err == TH_OK && i < cnt; i++) {
 		char *full = NULL;
-		err =
-		    th_ref_event_unpack(st, task_id, ctx, evs[i].json, evs[i].created_ms, &full, e);
+		err = th_ref_event_unpack(st, task_id, ctx, evs[i].json, evs[i].created_ms, whole,
+		                          &full, e);
 		if (err == TH_OK) {
 			free(evs[i].json);
 			evs[i].json = full;

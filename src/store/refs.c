@@ -550,7 +550,8 @@ static json_object *with_ids(json_object *obj, const char *id_key, const char *t
 }
 
 th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char *context_id,
-                           const char *stored, int64_t created_ms, char **out, struct th_error *e)
+                           const char *stored, int64_t created_ms, th_event_whole_fn *whole,
+                           char **out, struct th_error *e)
 {
 	*out = NULL;
 	json_object *root = NULL;
@@ -588,8 +589,13 @@ th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char 
 		if (full != NULL)
 			json_object_object_add(root, top, full);
 	}
+	/* The reader's own part, on the same parsed tree (one parse, one text per event). */
+	json_object *sent = rc == TH_OK && whole != NULL ? whole(root) : json_object_get(root);
+	if (rc == TH_OK && sent == NULL)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
 	if (rc == TH_OK)
-		rc = text_of(root, "event", out, e);
+		rc = text_of(sent, "event", out, e);
+	json_object_put(sent);
 	json_object_put(root);
 	return rc;
 }

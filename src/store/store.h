@@ -410,9 +410,16 @@ struct th_event {
 	int64_t created_ms; /* when the row was written */
 };
 void th_events_free(struct th_event *ev, size_t n);
-/* Events with seq > after, in order, at most limit (limit <= 0: all). */
+/* What a reader of the event log does to each event after the store has put back what it
+ * keeps once (references, ids, timestamps; refs.c): sr is the parsed StreamResponse
+ * (borrowed); the result is a new reference to the one to send, sr itself or a new object
+ * sharing its members, or NULL when out of memory. */
+typedef json_object *th_event_whole_fn(json_object *sr);
+/* Events with seq > after, in order, at most limit (limit <= 0: all), each read whole:
+ * parsed once, given to whole (NULL: none), written out once. */
 th_err th_store_events_since(struct th_store *st, const char *task_id, int64_t after, int limit,
-                             struct th_event **out, size_t *n, struct th_error *e);
+                             th_event_whole_fn *whole, struct th_event **out, size_t *n,
+                             struct th_error *e);
 /* A2A-11-GEN-1 (decision-073): the task's generation as of its event upto (INT64_MAX:
  * now), derived from the event log: the number of its "task", "status" and "artifact"
  * events with seq <= upto (each is one mutation; message and side-channel events are

@@ -504,10 +504,11 @@ th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *c
  * created_ms, the row's time. *out new text (free). */
 th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,
                          const char *json, int64_t created_ms, char **out, struct th_error *e);
-/* A stored event as sent: ids, referred messages and the timestamp put back; created_ms
- * is the row's. *out new text (free). */
+/* A stored event as sent: ids, referred messages and the timestamp put back (created_ms
+ * is the row's), then given to whole (NULL: none). *out new text (free). */
 th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char *context_id,
-                           const char *stored, int64_t created_ms, char **out, struct th_error *e);
+                           const char *stored, int64_t created_ms, th_event_whole_fn *whole,
+                           char **out, struct th_error *e);
 /* The task's contextId into *out (free), or TH_ENOTFOUND. */
 th_err th_store_task_context(struct th_store *st, const char *task_id, char **out,
                              struct th_error *e);

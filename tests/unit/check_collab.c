@@ -548,7 +548,7 @@ START_TEST(test_ch3_channel_message_is_kept_and_starts_no_turn)
 	 * the history message, STORE-10). */
 	struct th_event *ev = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, task, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, task, 0, 0, NULL, &ev, &n, &err), TH_OK);
 	int found = 0;
 	for (size_t i = 0; i < n; i++)
 		found += strcmp(ev[i].kind, "message") == 0 && strstr(ev[i].json, "hi from alice");

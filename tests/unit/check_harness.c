@@ -138,7 +138,7 @@ START_TEST(test_turn4_instant_turn_commits_with_its_message)
 	sqlite3_finalize(q);
 	struct th_event *ev = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, NULL, &ev, &n, &err), TH_OK);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_ptr_nonnull(strstr(ev[0].json, "\"task\""));
 	ck_assert_ptr_nonnull(strstr(ev[0].json, "TASK_STATE_WORKING"));
@@ -619,7 +619,7 @@ START_TEST(test_ctl5_completion_ends_the_task_completed_by_sender)
 	/* Every subscriber sees it: the last event is the final status update. */
 	struct th_event *ev = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, NULL, &ev, &n, &err), TH_OK);
 	ck_assert_ptr_nonnull(strstr(ev[n - 1].json, "TASK_STATE_COMPLETED"));
 	ck_assert_ptr_nonnull(strstr(ev[n - 1].json, "completed by bob"));
 	th_events_free(ev, n);
@@ -926,7 +926,7 @@ START_TEST(test_stream3_task_events_are_numbered_in_order)
 	json_object_put(t);
 	struct th_event *ev = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, NULL, &ev, &n, &err), TH_OK);
 	/* task, INPUT_REQUIRED, INPUT_REQUIRED: instant turns record no WORKING step
 	 * (decision-025) */
 	ck_assert_uint_eq(n, 3);
@@ -984,7 +984,7 @@ START_TEST(test_turn5_return_immediately_answers_before_the_turn)
 	 * own status update between the Task (SUBMITTED) and INPUT_REQUIRED. */
 	struct th_event *ev = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &ev, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, NULL, &ev, &n, &err), TH_OK);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_ptr_nonnull(strstr(ev[0].json, "TASK_STATE_SUBMITTED"));
 	ck_assert_ptr_nonnull(strstr(ev[1].json, "TASK_STATE_WORKING"));

@@ -410,7 +410,7 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 
 	struct th_event *ev;
 	size_t n;
-	ck_assert_int_eq(th_store_events_since(st, "a", 1, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, "a", 1, 0, NULL, &ev, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(ev[0].seq, 2);
 	ck_assert_str_eq(ev[0].json, "{\"n\":2}");
@@ -419,16 +419,16 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 	ck_assert_str_eq(ev[1].json, "{\"n\":3}");
 	th_events_free(ev, n);
 
-	ck_assert_int_eq(th_store_events_since(st, "a", 0, 1, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, "a", 0, 1, NULL, &ev, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(ev[0].seq, 1);
 	th_events_free(ev, n);
 
-	ck_assert_int_eq(th_store_events_since(st, "a", 3, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, "a", 3, 0, NULL, &ev, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 0);
 	th_events_free(ev, n);
 
-	ck_assert_int_eq(th_store_events_since(st, "b", 0, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, "b", 0, 0, NULL, &ev, &n, &e), TH_OK);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(ev[0].seq, 1);
 	ck_assert_int_eq(ev[1].seq, 2);
@@ -1618,7 +1618,7 @@ START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 	ck_assert_str_eq(rows[0].status_message_json, full5);
 	th_task_rows_free(rows, n);
 	struct th_event *ev = NULL;
-	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, NULL, &ev, &n, &e), TH_OK);
 	ck_assert_int_eq(n, 1);
 	ck_assert_str_eq(ev[0].json, event);
 	th_events_free(ev, n);
@@ -1686,7 +1686,7 @@ START_TEST(test_store10_event_timestamps_lean_read_byte_for_byte)
 	                 4);
 	struct th_event *out = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, &out, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, NULL, &out, &n, &e), TH_OK);
 	ck_assert_int_eq(n, 6);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_str_eq(out[i].json, ev[i]);
@@ -1754,7 +1754,7 @@ START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 		/* Events, as streams and push deliveries read them. */
 		struct th_event *ev = NULL;
 		size_t n = 0;
-		ck_assert_int_eq(th_store_events_since(st, id, 0, 0, &ev, &n, &e), TH_OK);
+		ck_assert_int_eq(th_store_events_since(st, id, 0, 0, NULL, &ev, &n, &e), TH_OK);
 		ck_assert_int_eq(n, json_object_array_length(want_events));
 		for (size_t k = 0; k < n; k++) {
 			json_object *want = json_object_array_get_idx(want_events, k);
@@ -1813,7 +1813,7 @@ START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 	free(stored);
 	struct th_event *ev = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(st, id, seq - 1, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(th_store_events_since(st, id, seq - 1, 0, NULL, &ev, &n, &e), TH_OK);
 	ck_assert_int_eq(n, 1);
 	json_object *want = json_tokener_parse(event);
 	ck_assert_msg(same_json(ev[0].json, want), "STORE-10 read back: %s", ev[0].json);

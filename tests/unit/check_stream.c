@@ -187,7 +187,7 @@ START_TEST(test_stream2_subscription_sees_a_completion_and_closes)
 	json_object_put(t);
 	struct th_event *rows = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &rows, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, NULL, &rows, &n, &err), TH_OK);
 	snap = (long)rows[n - 2].seq;
 	th_events_free(rows, n);
 	char lei[32];
@@ -214,7 +214,7 @@ START_TEST(test_stream1_each_event_records_whether_it_ends_streams)
 	json_object_put(t);
 	struct th_event *rows = NULL;
 	size_t n = 0;
-	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, &rows, &n, &err), TH_OK);
+	ck_assert_int_eq(th_store_events_since(app.store, id, 0, 0, NULL, &rows, &n, &err), TH_OK);
 	int seen[3] = {0, 0, 0};
 	for (size_t i = 0; i < n; i++) {
 		json_object *sr = json_tokener_parse(rows[i].json);
