@@ -361,29 +361,22 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 		                    p->id, p->kind, p->role);
 	/* Upsert keeps added_ms and rowid (and so the listing order) of a participant already
 	 * on it. A new one's rowid is the task's next number: participants is a WITHOUT ROWID
-	 * table whose rowid is an ordinary column (016, decision-068). */
+	 * table whose rowid is an ordinary column (016, decision-068). status_ms and tenant
+	 * come from the task's row, read once; no row means no task (missing). */
 	th_err err = th_store_exec_later(
 	    st, TH_STMT_PART_PUT,
 	    "INSERT INTO participants (task_id, participant_id, kind, role, "
-	    "display_name, added_ms, status_ms, tenant, rowid) VALUES (?1, ?2, ?3, ?4, ?5, "
-	    "?6, coalesce((SELECT status_ms FROM tasks WHERE id = ?1), 0), "
-	    "coalesce((SELECT tenant FROM tasks WHERE id = ?1), ''), "
-	    "(SELECT coalesce(max(rowid), 0) + 1 FROM participants WHERE task_id = ?1)) "
+	    "display_name, added_ms, status_ms, tenant, rowid) "
+	    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, t.status_ms, t.tenant, "
+	    "(SELECT coalesce(max(p.rowid), 0) + 1 FROM participants p WHERE p.task_id = ?1) "
+	    "FROM tasks t WHERE t.id = ?1 "
 	    "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
 	    "kind = excluded.kind, role = excluded.role, "
 	    "display_name = excluded.display_name",
 	    TH_ARGS(TH_T(task_id), TH_T(p->id), TH_T(p->kind), TH_T(p->role),
 	            TH_T(p->display_name != NULL ? p->display_name : ""), TH_I(th_now_ms())),
-	    NULL, NULL, "participant put", e);
-	if (err == TH_OK)
-		return TH_OK;
-	enum th_sql_fail rc = th_store_failed_with(st);
-	if (rc == TH_SQL_FAIL_CHECK)
-		return th_error_set(e, TH_EINVAL,
-		                    "participant %s: kind must be human|agent and role "
-		                    "assignee|reporter|watcher|admin (got %s, %s)",
-		                    p->id, p->kind, p->role);
-	if (rc == TH_SQL_FAIL_FOREIGNKEY)
+	    NULL, "no such task", "participant put", e);
+	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
