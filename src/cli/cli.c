@@ -556,21 +556,6 @@ static int cmd_push(void)
 	return 0;
 }
 
-/* An age in ms as the retain_* keys write it: the largest unit that divides it. */
-static void age_text(int64_t ms, char *out, size_t size)
-{
-	static const struct {
-		int64_t ms;
-		char unit;
-	} units[] = {{86400000LL, 'd'}, {3600000LL, 'h'}, {60000LL, 'm'}, {1000LL, 's'}};
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (ms > 0 && ms % units[i].ms == 0) {
-			snprintf(out, size, "%lld%c", (long long)(ms / units[i].ms), units[i].unit);
-			return;
-		}
-	snprintf(out, size, "%lldms", (long long)ms);
-}
-
 /* One batch of the purge (cmd_purge): up to PURGE_BATCH ended tasks older than before,
  * or the stuck tasks among the next STUCK_WINDOW task numbers after cursor. Batches keep
  * each write transaction short next to live workers (RET-1, RET-2). */
@@ -676,17 +661,17 @@ static th_err purge_tasks(struct th_app *app, int64_t age, int64_t *n, struct th
 	th_err rc = TH_OK;
 	if (age >= 0) {
 		rc = purge_ended(app, age, &ended, e);
-		age_text(age, when, sizeof when);
+		th_age_text(age, when, sizeof when);
 		if (rc == TH_OK)
 			printf("purged %lld ended %s (unchanged for %s)\n", (long long)ended,
-			       plural(ended, "task", "tasks"), age == 0 ? "0s" : when);
+			       plural(ended, "task", "tasks"), when);
 	} else {
 		printf("ended tasks kept (retain_ended = off)\n");
 	}
 	int64_t stuck_ms = app->cfg->retain_stuck_ms;
 	if (rc == TH_OK && stuck_ms > 0) {
 		rc = purge_stuck(app, stuck_ms, &stuck, e);
-		age_text(stuck_ms, when, sizeof when);
+		th_age_text(stuck_ms, when, sizeof when);
 		if (rc == TH_OK)
 			printf("purged %lld stuck %s (idle for %s)\n", (long long)stuck,
 			       plural(stuck, "task", "tasks"), when);

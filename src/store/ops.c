@@ -43,6 +43,13 @@ th_err th_store_tasks_overview(struct th_store *st, int state, int limit,
 	                     (void **)out, n, "tasks overview", e);
 }
 
+/* A task in a state it never leaves: tasks_ended_by_updated's predicate, spelled as the
+ * index spells it (ORs of equalities) so that purge's planner uses it. The column is not
+ * qualified: in a subquery it is the subquery's own task's (SQL's innermost scope). */
+#define ENDED                                                                                      \
+	"(state = 'TASK_STATE_COMPLETED' OR state = 'TASK_STATE_FAILED' OR "                       \
+	"state = 'TASK_STATE_CANCELED' OR state = 'TASK_STATE_REJECTED')"
+
 th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t *n,
                       struct th_error *e)
 {
@@ -55,17 +62,10 @@ th_err th_store_purge(struct th_store *st, int64_t before_ms, int limit, int64_t
 	 * only, not the cascaded rows. */
 	return th_store_exec(st, TH_STMT_PURGE,
 	                     "DELETE FROM tasks WHERE id IN (SELECT id FROM tasks "
-	                     "WHERE (state = 'TASK_STATE_COMPLETED' OR state = "
-	                     "'TASK_STATE_FAILED' OR state = 'TASK_STATE_CANCELED' OR "
-	                     "state = 'TASK_STATE_REJECTED') AND updated_ms < ?1 LIMIT ?2)",
+	                     "WHERE " ENDED " AND updated_ms < ?1 LIMIT ?2)",
 	                     TH_ARGS(TH_I(before_ms), TH_I(limit > 0 ? limit : -1)), NULL, n,
 	                     "purge", e);
 }
-
-/* The states a task never leaves (tasks_ended_by_updated's predicate). */
-#define TERMINAL_STATES                                                                            \
-	"('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', "                    \
-	"'TASK_STATE_REJECTED')"
 
 th_err th_store_purge_stuck(struct th_store *st, int64_t before_ms, int64_t after_num,
                             int64_t upto_num, int64_t *n, struct th_error *e)
@@ -79,14 +79,13 @@ th_err th_store_purge_stuck(struct th_store *st, int64_t before_ms, int64_t afte
 	 * The cascade is purge's. */
 	return th_store_exec(
 	    st, TH_STMT_PURGE_STUCK,
-	    "DELETE FROM tasks WHERE num > ?2 AND num <= ?3 AND state NOT IN " TERMINAL_STATES
-	    " AND updated_ms < ?1 "
+	    "DELETE FROM tasks WHERE num > ?2 AND num <= ?3 AND NOT " ENDED " AND updated_ms < ?1 "
 	    "AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.task_id = tasks.id "
 	    "AND u.state IN ('queued', 'running')) "
 	    "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent_id = tasks.id "
-	    "AND c.state NOT IN " TERMINAL_STATES ") "
+	    "AND NOT " ENDED ") "
 	    "AND NOT EXISTS (SELECT 1 FROM subtask_links l JOIN tasks k ON k.id = l.child_id "
-	    "WHERE l.parent_id = tasks.id AND k.state NOT IN " TERMINAL_STATES ") "
+	    "WHERE l.parent_id = tasks.id AND NOT " ENDED ") "
 	    "AND COALESCE((SELECT e.created_ms FROM event_rows e WHERE e.task_num = tasks.num "
 	    "ORDER BY e.seq DESC LIMIT 1), 0) < ?1 "
 	    "AND COALESCE((SELECT m.created_ms FROM message_rows m WHERE m.task_num = tasks.num "

@@ -3,6 +3,7 @@
 #include "util/text.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 int th_hexval(int c)
@@ -37,6 +38,13 @@ int th_split_pair(char *line, char sep, char **key, char **value)
 	return 0;
 }
 
+/* The units of an age, largest first (th_parse_age, th_age_text). */
+static const struct {
+	char unit;
+	int64_t ms;
+} age_units[] = {{'d', 86400000LL}, {'h', 3600000LL}, {'m', 60000LL}, {'s', 1000LL}};
+#define N_AGE_UNITS (sizeof age_units / sizeof age_units[0])
+
 int th_parse_age(const char *s, int64_t *ms)
 {
 	*ms = 0;
@@ -50,25 +58,25 @@ int th_parse_age(const char *s, int64_t *ms)
 		if (v > 3153600000LL)
 			return -1;
 	}
-	int64_t unit;
-	switch (*p) {
-	case 'd':
-		unit = 86400000LL;
-		break;
-	case 'h':
-		unit = 3600000LL;
-		break;
-	case 'm':
-		unit = 60000LL;
-		break;
-	case 's':
-		unit = 1000LL;
-		break;
-	default:
+	size_t u = 0;
+	while (u < N_AGE_UNITS && age_units[u].unit != *p)
+		u++;
+	if (u == N_AGE_UNITS || p[1] != '\0' || v * age_units[u].ms > 3153600000000LL)
 		return -1;
-	}
-	if (p[1] != '\0' || v * unit > 3153600000000LL)
-		return -1;
-	*ms = v * unit;
+	*ms = v * age_units[u].ms;
 	return 0;
+}
+
+void th_age_text(int64_t ms, char *out, size_t size)
+{
+	for (size_t u = 0; u < N_AGE_UNITS; u++)
+		if (ms > 0 && ms % age_units[u].ms == 0) {
+			snprintf(out, size, "%lld%c", (long long)(ms / age_units[u].ms),
+			         age_units[u].unit);
+			return;
+		}
+	if (ms == 0)
+		snprintf(out, size, "0s");
+	else
+		snprintf(out, size, "%lldms", (long long)ms);
 }

@@ -4,6 +4,7 @@
 #ifndef TH_UTIL_TEXT_H
 #define TH_UTIL_TEXT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The value of one hex digit (0-9, a-f, A-F), or -1. */
@@ -21,5 +22,8 @@ int th_split_pair(char *line, char sep, char **key, char **value);
  * unit, d (days), h, m or s ("30d", "12h", "90m", "45s"), at most 100 years. *ms gets it
  * in milliseconds: 0, or -1 when s is none of those. */
 int th_parse_age(const char *s, int64_t *ms);
+/* ms as th_parse_age reads it back, in the largest unit that divides it ("30d", "90m";
+ * 0 is "0s"), into out (size bytes). */
+void th_age_text(int64_t ms, char *out, size_t size);
 
 #endif
