@@ -14,6 +14,7 @@
 
 #include "config/settings.h"
 #include "util/err.h"
+#include "util/idrule.h"
 
 enum th_state {
 	TH_STATE_UNSPECIFIED = 0,
@@ -60,17 +61,9 @@ int th_state_interrupted(enum th_state s); /* INPUT_REQUIRED AUTH_REQUIRED */
 th_err th_a2a_message_decode(json_object *in, const struct th_limits *lim, json_object **out,
                              struct th_error *e);
 
-/* TEN-1: a tenant is 1 to TH_TENANT_MAX bytes of ASCII letters, digits, '-' and '_',
- * starting with a letter or a digit, and none of the words a REST path starts with
- * ("tasks", "ui", "extendedAgentCard"): it is a path segment as it is, never escaped. "" is
- * the default tenant. */
-#define TH_TENANT_MAX 64
-/* 1 when s (n bytes) is a tenant under that rule ("" is not: the default tenant has no
- * path segment). */
-int th_a2a_tenant_ok(const char *s, size_t n);
 /* params.tenant (any request): absent, null or "" give "" (a static string); otherwise it
- * must pass th_a2a_tenant_ok, else TH_EINVAL naming the field and the rule. *out is
- * borrowed from params. */
+ * must pass th_tenant_ok (util/idrule.h, TEN-1), else TH_EINVAL naming the field and the
+ * rule. *out is borrowed from params. */
 th_err th_a2a_tenant_decode(json_object *params, const char **out, struct th_error *e);
 
 struct th_send_req {

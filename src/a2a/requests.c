@@ -104,20 +104,6 @@ static th_err decode_config(json_object *params, struct th_send_req *out, struct
 	return rc;
 }
 
-int th_a2a_tenant_ok(const char *s, size_t n)
-{
-	static const char *const reserved[] = {"tasks", "ui", "extendedAgentCard"};
-	if (s == NULL || n == 0 || n > TH_TENANT_MAX || !isalnum((unsigned char)s[0]))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
-			return 0;
-	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-		if (strlen(reserved[i]) == n && memcmp(s, reserved[i], n) == 0)
-			return 0;
-	return 1;
-}
-
 th_err th_a2a_tenant_decode(json_object *params, const char **out, struct th_error *e)
 {
 	*out = "";
@@ -125,13 +111,9 @@ th_err th_a2a_tenant_decode(json_object *params, const char **out, struct th_err
 	th_err rc = th_a2a_get_str(params, "tenant", NULL, "", TH_TENANT_MAX, 1, &t, e);
 	if (rc != TH_OK || t == NULL || *t == '\0')
 		return rc;
-	if (!th_a2a_tenant_ok(t, strlen(t)))
-		return th_error_set(
-		    e, TH_EINVAL,
-		    "tenant '%.64s' is not a tenant name: 1 to %d letters, digits, "
-		    "'-' or '_', starting with a letter or digit, and not tasks, ui "
-		    "or extendedAgentCard",
-		    t, TH_TENANT_MAX);
+	if (!th_tenant_ok(t, strlen(t)))
+		return th_error_set(e, TH_EINVAL,
+		                    "tenant '%.64s' is not a tenant name: " TH_TENANT_RULE, t);
 	*out = t;
 	return TH_OK;
 }

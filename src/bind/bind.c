@@ -73,34 +73,10 @@ static void serve_card(struct th_bind_ctx *ctx)
 		th_bind_send(ctx, 200, "application/json", text, strlen(text));
 }
 
-/* TEN-6: the tenant of "/{tenant}/.well-known/agent-card.json" into t (n bytes), or 0 when
- * path is not one. */
-static int tenant_card_path(const char *path, char *t, size_t n)
+/* The web app's path: "/ui" or "/ui/…". */
+static int ui_path(const char *path)
 {
-	size_t pl = strlen(path), cl = strlen(CARD_PATH);
-	if (pl <= cl + 1 || path[0] != '/' || strcmp(path + pl - cl, CARD_PATH) != 0)
-		return 0;
-	size_t k = pl - cl - 1;
-	if (k >= n || !th_a2a_tenant_ok(path + 1, k))
-		return 0;
-	memcpy(t, path + 1, k);
-	t[k] = '\0';
-	return 1;
-}
-
-/* TEN-8: the tenant of "/{tenant}/ui" or "/{tenant}/ui/…" into t (n bytes), or 0. */
-static int tenant_ui_path(const char *path, char *t, size_t n)
-{
-	if (path[0] != '/')
-		return 0;
-	size_t k = strcspn(path + 1, "/");
-	const char *rest = path + 1 + k;
-	if (k >= n || (strcmp(rest, "/ui") != 0 && strncmp(rest, "/ui/", 4) != 0) ||
-	    !th_a2a_tenant_ok(path + 1, k))
-		return 0;
-	memcpy(t, path + 1, k);
-	t[k] = '\0';
-	return 1;
+	return strcmp(path, "/ui") == 0 || strncmp(path, "/ui/", 4) == 0;
 }
 
 /* TEN-6: a tenant's card is the agent's card with every interface naming the tenant (so
@@ -179,8 +155,15 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	                       : "/";
 	if (th_http_req_init(&req, io, base, &e) != TH_OK) {
 		th_bind_send_oom(&ctx);
+		th_bind_request_done(&ctx, start_us); /* OBS-1: a refused request has its line */
+		th_log_request(NULL, NULL);
 		return;
 	}
+	/* TEN-1: a path under a tenant, split once for every route that has one. */
+	const char *rest = NULL;
+	int tenanted = th_bind_tenant_split(req.path, tenant, &rest);
+	int card = strcmp(req.path, CARD_PATH) == 0;
+	int tenant_card = tenanted && strcmp(rest, CARD_PATH) == 0;
 	if (app == NULL || app->cfg == NULL) {
 		th_error_set(&e, TH_EINTERNAL, "the server is not configured");
 		th_bind_rest_error(&ctx, 500, &e);
@@ -188,14 +171,12 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 		/* Before any route: a rebinding page must not even read the card or the app. */
 		ctx.api = 1;
 		th_bind_rest_error(&ctx, 0, &e);
-	} else if (strcmp(req.path, CARD_PATH) != 0 &&
-	           !tenant_card_path(req.path, tenant, sizeof tenant) &&
-	           th_bind_check_peer(&ctx, &e) != TH_OK) {
+	} else if (!card && !tenant_card && th_bind_check_peer(&ctx, &e) != TH_OK) {
 		/* Only the card is public; what else a peer outside the header mode's
 		 * perimeter could read or do would be as someone it merely names. */
 		ctx.api = 1;
 		th_bind_rest_error(&ctx, 0, &e);
-	} else if (strcmp(req.path, CARD_PATH) == 0) {
+	} else if (card) {
 		/* Served both under the base path and, when the base is deeper, at the origin
 		 * root where RFC 8615 puts it. */
 		ctx.mx_method = TH_BIND_MX_CARD;
@@ -203,7 +184,7 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	} else if (req.in_base && strcmp(req.path, "/metrics") == 0) {
 		ctx.mx_method = TH_BIND_MX_METRICS;
 		th_bind_metrics(&ctx);
-	} else if (tenant_card_path(req.path, tenant, sizeof tenant)) {
+	} else if (tenant_card) {
 		ctx.mx_method = TH_BIND_MX_CARD;
 		serve_tenant_card(&ctx, tenant);
 	} else if (req.in_base && strcmp(req.path, "/") == 0) {
@@ -215,12 +196,9 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 			th_bind_web_redirect(&ctx);
 		} else
 			th_bind_jsonrpc(&ctx);
-	} else if (req.in_base &&
-	           (strcmp(req.path, "/ui") == 0 || strncmp(req.path, "/ui/", 4) == 0)) {
+	} else if (req.in_base && (ui_path(req.path) || (tenanted && ui_path(rest)))) {
 		ctx.mx_method = TH_BIND_MX_WEB;
-		th_bind_web(&ctx);
-	} else if (req.in_base && tenant_ui_path(req.path, tenant, sizeof tenant)) {
-		ctx.web_tenant = tenant; /* TEN-8 */
+		ctx.web_tenant = tenanted ? tenant : NULL; /* TEN-8 */
 		th_bind_web(&ctx);
 	} else {
 		th_bind_rest(&ctx);

@@ -25,12 +25,13 @@
 #include "service/service.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/idrule.h"
 
 struct th_bind_ctx {
 	struct th_app *app;
 	struct th_http_io *io;
 	struct th_http_req *req;
-	struct th_call call; /* participant borrowed from req, or from who */
+	struct th_call call; /* its participant points into who, or is NULL (th_bind_identify) */
 	char who[TH_ID_BUF]; /* the participant, copied (th_bind_identify): the credential's, the
 	                        header's or REMOTE_USER, readable after the answer */
 	struct th_buf extra; /* response header lines (A2A-Extensions, Allow, …);
@@ -199,6 +200,11 @@ void th_bind_rest_error(struct th_bind_ctx *ctx, int status, const struct th_err
 /* Copies a client-supplied string into dst for an error message: printable ASCII
  * only (anything else becomes '?'), cut to fit with "..."; "(none)" for NULL. */
 void th_bind_quote(char *dst, size_t n, const char *src);
+
+/* TEN-1: 1 when path is "/{tenant}/…" with a tenant under th_tenant_ok: the tenant into
+ * t, *rest at the "/…" after it (borrowed from path); else 0. Every tenant route (the
+ * REST routes, the card, the web app) splits its path here. */
+int th_bind_tenant_split(const char *path, char t[TH_TENANT_MAX + 1], const char **rest);
 
 /* 1 when ct is application/json or application/a2a+json, parameters allowed. */
 int th_bind_json_ctype(const char *ct);

@@ -47,6 +47,19 @@ void th_bind_quote(char *dst, size_t n, const char *src)
 	dst[j] = '\0';
 }
 
+int th_bind_tenant_split(const char *path, char t[TH_TENANT_MAX + 1], const char **rest)
+{
+	if (path[0] != '/')
+		return 0;
+	size_t k = strcspn(path + 1, "/");
+	if (path[1 + k] != '/' || !th_tenant_ok(path + 1, k))
+		return 0;
+	memcpy(t, path + 1, k); /* k <= TH_TENANT_MAX: th_tenant_ok */
+	t[k] = '\0';
+	*rest = path + 1 + k;
+	return 1;
+}
+
 int th_bind_json_ctype(const char *ct)
 {
 	if (ct == NULL)

@@ -60,7 +60,7 @@ struct match {
 	const char *seg[4]; /* raw (still percent-encoded) path values */
 	size_t seg_len[4];
 	const char *tenant; /* TEN-1: the /{tenant} prefix, or NULL; not escaped (a tenant
-	                       name needs no escape, th_a2a_tenant_ok) */
+	                       name needs no escape, th_tenant_ok) */
 	size_t tenant_len;
 };
 
@@ -154,13 +154,12 @@ static int route_match_tenant(const char *path, struct match *m)
 {
 	if (route_match(path, m))
 		return 1;
-	if (path[0] != '/')
-		return 0;
-	size_t k = strcspn(path + 1, "/");
-	if (path[1 + k] != '/' || !th_a2a_tenant_ok(path + 1, k) || !route_match(path + 1 + k, m))
+	char t[TH_TENANT_MAX + 1];
+	const char *rest = NULL;
+	if (!th_bind_tenant_split(path, t, &rest) || !route_match(rest, m))
 		return 0;
 	m->tenant = path + 1;
-	m->tenant_len = k;
+	m->tenant_len = (size_t)(rest - m->tenant);
 	return 1;
 }
 

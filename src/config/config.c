@@ -142,19 +142,7 @@ static th_err check_group_name(const char *key, const char *value, struct th_err
 }
 
 /* tenants: entries "name[|card name[|card description]]" separated by ';', white space
- * around each field ignored; each name under TEN-1's rule (a2a/a2a.h: 1..64 of
- * [A-Za-z0-9_-], a letter or digit first, not tasks/ui/extendedAgentCard), once. */
-static int tenant_name_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > 64 || !isalnum((unsigned char)s[0]))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
-			return 0;
-	return !((n == 5 && memcmp(s, "tasks", 5) == 0) || (n == 2 && memcmp(s, "ui", 2) == 0) ||
-	         (n == 17 && memcmp(s, "extendedAgentCard", 17) == 0));
-}
-
+ * around each field ignored; each name under TEN-1's rule (th_tenant_ok), once. */
 /* One entry of tenants at p (up to ';' or the end): its trimmed fields. Returns the
  * entry's end. */
 static const char *tenant_entry(const char *p, const char *f[3], size_t fl[3])
@@ -194,12 +182,11 @@ static th_err check_tenants(const char *key, const char *value, struct th_error 
 			p = next;
 			continue;
 		}
-		if (!tenant_name_ok(f[0], fl[0]))
+		if (!th_tenant_ok(f[0], fl[0]))
 			return th_error_set(
 			    e, TH_EINVAL,
-			    "configuration key %s: '%.*s' is not a tenant name (1 to "
-			    "64 letters, digits, '-' or '_', a letter or digit first, "
-			    "not tasks, ui or extendedAgentCard)",
+			    "configuration key %s: '%.*s' is not a tenant name (" TH_TENANT_RULE
+			    ")",
 			    key, (int)(fl[0] < 80 ? fl[0] : 80), f[0]);
 		for (const char *o = value; o < p;) {
 			const char *g[3];

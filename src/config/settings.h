@@ -41,7 +41,7 @@ struct th_config {
 	char *tenants;                  /* tenants (TEN-1, TEN-6): the tenants served besides the
 	                                   default one, entries "name[|card name[|card
 	                                   description]]" separated by ';'; NULL = every name
-	                                   th_a2a_tenant_ok allows, with the card's own name;
+	                                   th_tenant_ok allows, with the card's own name;
 	                                   free */
 	char *allowed_origins;          /* allowed_origins: more Origin values than base_url's
 	                                   (SEC-4), separated by spaces or commas, or NULL; free */

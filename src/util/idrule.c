@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/idrule.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "util/jsonx.h"
@@ -99,4 +100,18 @@ th_err th_id_check(const char *id, size_t len, size_t max, const char *what, str
 		                    "take it",
 		                    what, TH_ID_AGENT);
 	return TH_OK;
+}
+
+int th_tenant_ok(const char *s, size_t n)
+{
+	static const char *const reserved[] = {"tasks", "ui", "extendedAgentCard"};
+	if (s == NULL || n == 0 || n > TH_TENANT_MAX || !isalnum((unsigned char)s[0]))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (strlen(reserved[i]) == n && memcmp(s, reserved[i], n) == 0)
+			return 0;
+	return 1;
 }

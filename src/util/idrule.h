@@ -26,4 +26,17 @@ int th_id_mimics_agent(const char *id, size_t len);
  * names the id's source in the TH_EINVAL message ("payload.participants[0].id"). */
 th_err th_id_check(const char *id, size_t len, size_t max, const char *what, struct th_error *e);
 
+/* TEN-1: a tenant is 1 to TH_TENANT_MAX bytes of ASCII letters, digits, '-' and '_',
+ * starting with a letter or a digit, and none of the words a REST path starts with
+ * ("tasks", "ui", "extendedAgentCard"): it is a path segment as it is, never escaped. ""
+ * is the default tenant. One rule for requests (params.tenant, a path's /{tenant}) and
+ * the configuration key tenants; TH_TENANT_RULE says it in an error message. */
+#define TH_TENANT_MAX 64
+#define TH_TENANT_RULE                                                                             \
+	"1 to 64 letters, digits, '-' or '_', starting with a letter or digit, and not tasks, "    \
+	"ui or extendedAgentCard"
+/* 1 when s (n bytes) is a tenant under that rule ("" is not: the default tenant has no
+ * path segment). */
+int th_tenant_ok(const char *s, size_t n);
+
 #endif
