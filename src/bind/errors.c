@@ -61,6 +61,8 @@ static const struct row table[] = {
     [TH_EGENERATION] = {-32010, 409, "ABORTED", "TASK_GENERATION_MISMATCH"},
 };
 
+_Static_assert(sizeof table / sizeof table[0] == TH_ERR_COUNT, "every th_err has a row");
+
 static const struct row *row_of(th_err code)
 {
 	if ((size_t)code >= sizeof table / sizeof table[0] || table[code].grpc == NULL)

@@ -54,8 +54,10 @@ static const char *const outcomes[] = {
     [TH_EFORBIDDEN] = "forbidden",
     [TH_EUNAUTHENTICATED] = "unauthenticated",
     [TH_ETOOMANY] = "too_many_requests",
+    [TH_EGENERATION] = "task_generation_mismatch",
 };
 #define NOUTCOMES ((int)(sizeof outcomes / sizeof outcomes[0]))
+_Static_assert(NOUTCOMES == TH_ERR_COUNT, "every th_err has a label");
 _Static_assert(NOUTCOMES <= TH_MX_OUTCOMES, "every th_err has a counter");
 _Static_assert(TH_BIND_MX_COUNT <= TH_MX_METHODS, "every method has a counter");
 
@@ -63,26 +65,6 @@ const char *th_bind_mx_outcome_name(int outcome)
 {
 	return outcome >= 0 && outcome < NOUTCOMES && outcomes[outcome] != NULL ? outcomes[outcome]
 	                                                                        : "internal";
-}
-
-/* The outcome of a request: the error it answered, or for an error status sent without
- * one (the web app's 404, a 405 of the method guard) the error that status stands for. */
-static th_err outcome_of(const struct th_bind_ctx *ctx)
-{
-	if (ctx->outcome != TH_OK || ctx->status < 400)
-		return ctx->outcome;
-	switch (ctx->status) {
-	case 404:
-		return TH_ENOMETHOD;
-	case 405:
-		return TH_EMETHOD;
-	case 401:
-		return TH_EUNAUTHENTICATED;
-	case 403:
-		return TH_EFORBIDDEN;
-	default:
-		return ctx->status >= 500 ? TH_EINTERNAL : TH_EINVALREQ;
-	}
 }
 
 /* ---- the log line (OBS-1) ----------------------------------------------------- */
@@ -189,7 +171,9 @@ void th_bind_request_done(struct th_bind_ctx *ctx, int64_t start_us)
 	if (cfg == NULL)
 		return;
 	int64_t us = th_bind_now_us() - start_us;
-	th_err outcome = outcome_of(ctx);
+	/* The error it answered: every error answer (th_bind_rest_error, the JSON-RPC
+	 * error, th_bind_send_oom, a stream's refusal) records it in ctx->outcome. */
+	th_err outcome = ctx->outcome;
 	th_mx_request(ctx->mx_method, (int)outcome, us); /* nothing when metrics = 0 */
 	if (!cfg->request_log)
 		return;

@@ -303,6 +303,7 @@ th_err th_bind_get_task(struct th_bind_ctx *ctx, json_object *params, json_objec
 	int room = parker->room(parker->impl, ctx->call.participant);
 	if (room == TH_PARKER_ROOM && park_wait(ctx, rpc_id, &w) == 0) {
 		*parked = 1;
+		ctx->status = 200; /* what the log line says (OBS-1): the stream thread answers */
 		return TH_OK;
 	}
 	th_watch_free(&w);

@@ -64,6 +64,7 @@ const char *th_err_name(th_err code)
 	    [TH_ETOOMANY] = "TH_ETOOMANY",
 	    [TH_EGENERATION] = "TH_EGENERATION",
 	};
+	_Static_assert(sizeof names / sizeof names[0] == TH_ERR_COUNT, "every th_err has a name");
 	if ((size_t)code >= sizeof names / sizeof names[0] || names[code] == NULL)
 		return "TH_E?";
 	return names[code];

@@ -37,8 +37,10 @@ typedef enum th_err {
 	TH_EUNAUTHENTICATED, /* missing or bad credentials: HTTP 401 + WWW-Authenticate (SEC-1) */
 	TH_ETOOMANY,         /* a participant over its streams or request rate: HTTP 429
 	                        with Retry-After (SEC-3) */
-	TH_EGENERATION       /* TaskGenerationMismatch (-32010, HTTP 409): a 1.1 send's
+	TH_EGENERATION,      /* TaskGenerationMismatch (-32010, HTTP 409): a 1.1 send's
 	                        ifGenerationMatch is not the task's generation (A2A-11-GEN-5) */
+	TH_ERR_COUNT         /* not an error: how many there are, for the tables indexed by one
+	                        (bind/errors.c, bind/metrics.c) */
 } th_err;
 
 #define TH_ERRMSG_MAX 512
