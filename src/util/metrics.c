@@ -43,6 +43,15 @@ int th_mx_on(void)
 	return get() != NULL;
 }
 
+/* The refusal of a metrics_file that holds something else. */
+static th_err foreign(const char *path, struct th_error *e)
+{
+	return th_error_set(e, TH_EINTERNAL,
+	                    "metrics_file %s holds something else than this version's counters "
+	                    "(%s); remove it or name another file",
+	                    path, MAGIC);
+}
+
 th_err th_mx_open(const char *path, struct th_error *e)
 {
 	th_err rc = TH_OK;
@@ -56,10 +65,20 @@ th_err th_mx_open(const char *path, struct th_error *e)
 		goto out;
 	}
 	struct stat sb;
+	/* Only a file that is empty, all zeroes where the magic goes, or ours is sized and
+	 * counted into: any other file is refused below before anything is written to it. */
+	char head[8] = {0}, zero[8] = {0};
+	ssize_t got = fstat(fd, &sb) == 0 ? pread(fd, head, sizeof head, 0) : -1;
+	if (got > 0 && memcmp(head, zero, (size_t)got) != 0 &&
+	    ((size_t)got < sizeof head || memcmp(head, MAGIC, 8) != 0)) {
+		close(fd);
+		rc = foreign(path, e);
+		goto out;
+	}
 	/* Several processes may grow a new file at once: each sets the same size, and the
 	 * zeroes ftruncate adds are the counters' start. */
-	if (fstat(fd, &sb) != 0 || (sb.st_size < (off_t)sizeof(struct th_mx_data) &&
-	                            ftruncate(fd, (off_t)sizeof(struct th_mx_data)) != 0)) {
+	if (got < 0 || (sb.st_size < (off_t)sizeof(struct th_mx_data) &&
+	                ftruncate(fd, (off_t)sizeof(struct th_mx_data)) != 0)) {
 		rc = th_error_set(e, TH_EINTERNAL, "metrics_file %s: cannot size it: %s", path,
 		                  strerror(errno));
 		close(fd);
@@ -75,15 +94,11 @@ th_err th_mx_open(const char *path, struct th_error *e)
 	struct th_mx_data *d = m;
 	/* A new file is all zeroes: whoever comes first writes the magic (the same bytes
 	 * whoever writes them). Anything else is not ours to count into. */
-	char zero[8] = {0};
 	if (memcmp(d->magic, zero, sizeof zero) == 0)
 		memcpy(d->magic, MAGIC, 8);
 	if (memcmp(d->magic, MAGIC, 8) != 0) {
 		munmap(m, sizeof(struct th_mx_data));
-		rc = th_error_set(e, TH_EINTERNAL,
-		                  "metrics_file %s holds something else than this version's "
-		                  "counters (%s); remove it or name another file",
-		                  path, MAGIC);
+		rc = foreign(path, e);
 		goto out;
 	}
 	__atomic_store_n(&mx, d, __ATOMIC_RELEASE);

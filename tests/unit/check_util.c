@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "domain/ext.h"
@@ -561,6 +562,10 @@ START_TEST(test_obs2_a_file_of_another_kind_is_refused_by_name)
 	ck_assert_int_eq(th_mx_open(path, &e), TH_EINTERNAL);
 	ck_assert_msg(strstr(e.msg, path) != NULL, "%s", e.msg);
 	ck_assert(!th_mx_on());
+	/* Refused before anything was written to it: not grown, not changed. */
+	struct stat sb;
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_eq((long)sb.st_size, 15);
 	th_mx_request(0, 0, 1); /* no file: nothing happens */
 	th_error_clear(&e);
 	ck_assert_int_eq(th_mx_open("/nonexistent-dir/x/metrics", &e), TH_EINTERNAL);
