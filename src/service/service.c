@@ -195,8 +195,9 @@ static th_err get_task_v11(struct th_app *app, const struct th_call *call,
 	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 
-th_err th_service_get_task(struct th_app *app, const struct th_call *call, json_object *params,
-                           json_object **result, struct th_watch *wait, struct th_error *e)
+/* GetTask for call, whose tenant tenant_call has read; th_service_get_task's wait. */
+static th_err get_task(struct th_app *app, const struct th_call *call, json_object *params,
+                       json_object **result, struct th_watch *wait, struct th_error *e)
 {
 	*result = NULL;
 	if (wait != NULL)
@@ -339,6 +340,18 @@ static th_err tenant_call(struct th_app *app, const struct th_call *call, json_o
 	return rc;
 }
 
+th_err th_service_get_task(struct th_app *app, const struct th_call *call0, json_object *params,
+                           json_object **result, struct th_watch *wait, struct th_error *e)
+{
+	*result = NULL;
+	if (wait != NULL)
+		memset(wait, 0, sizeof *wait);
+	/* TEN-1: the tenant as every other operation reads it, a waiting GetTask's too. */
+	struct th_call cc;
+	th_err rc = tenant_call(app, call0, params, &cc, e);
+	return rc != TH_OK ? rc : get_task(app, &cc, params, result, wait, e);
+}
+
 th_err th_service_call(struct th_app *app, const struct th_call *call0, enum th_op op,
                        json_object *params, json_object **result, struct th_error *e)
 {
@@ -358,7 +371,7 @@ th_err th_service_call(struct th_app *app, const struct th_call *call0, enum th_
 		rc = send_message(app, call, params, result, e);
 		break;
 	case TH_OP_GET_TASK:
-		rc = th_service_get_task(app, call, params, result, NULL, e);
+		rc = get_task(app, call, params, result, NULL, e);
 		break;
 	case TH_OP_LIST_TASKS:
 		rc = list_tasks(app, call, params, result, e);

@@ -173,6 +173,22 @@ check "A2A-11-GEN-6 a 1.0 subscription's events are the 1.1 events without their
 	'[ -s "$T/d10" ]' '! grep -q generation "$T/d10"' 'grep -q generation "$T/d11"' \
 	'[ "$(ungen <"$T/d11")" = "$(cat "$T/d10")" ]'
 
+# A2A-11-GEN-3: over the whole replay no event carries 0 and no two carry one number.
+sed 's/^data: *//' "$T/d11" | jq -r '(.result // .) | (.task // .statusUpdate // .artifactUpdate // empty) | .generation // "none"' >"$T/gens11"
+REQ_DESC="replayed generations: $(tr '\n' ' ' <"$T/gens11")"
+check "A2A-11-GEN-3 a replayed 1.1 stream never carries generation 0 and never one number twice" \
+	'[ "$(wc -l <"$T/gens11")" -ge 3 ]' '! grep -qx -e 0 -e none "$T/gens11"' \
+	'[ -z "$(sort "$T/gens11" | uniq -d)" ]'
+
+# TEN-1 with A2A-11-GEN-4's path: a 1.1 GetTask reads its tenant as every request does.
+v11 POST / "$(jq -c '.params.tenant = "acme"' <<<"$(rpc 20 SendMessage "$(msg t1 "in a tenant")")")"
+TT=$(jqb .result.task.id)
+v11 GET "/acme/tasks/$TT"
+check "A2A-11-GEN-1 TEN-1 a 1.1 GET /acme/tasks/{id} finds acme's task, with its generation" \
+	'[ "$STATUS" = 200 ]' '[ "$(jqb .id)" = "$TT" ]' '[ "$(jqb .generation)" = 2 ]'
+v11 GET "/tasks/$TT"
+check "A2A-11-GEN-1 TEN-2 a 1.1 GetTask of acme's task without the tenant is 404" '[ "$STATUS" = 404 ]'
+
 # With TH_BASE_BIN (a build without A2A 1.1, e.g. the landed one) a second server on the
 # same database answers 1.0 requests with the very bytes this build does.
 if [ -n "${TH_BASE_BIN:-}" ] && [ -x "$TH_BASE_BIN" ]; then
