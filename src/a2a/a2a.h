@@ -120,6 +120,9 @@ th_err th_a2a_generation_param(json_object *obj, const char *camel, const char *
  * (ProtoJSON int64: a decimal string). New string (free), or NULL when out of memory or
  * the text is no JSON object. */
 char *th_a2a_with_generation(const char *object_json, int64_t gen);
+/* *task (a Task, possibly kept as raw text) replaced by the same Task with its generation
+ * gen (th_a2a_with_generation): TH_OK, or TH_ENOMEM with *task as it was. */
+th_err th_a2a_task_add_generation(json_object **task, int64_t gen, struct th_error *e);
 /* A StreamResponse as JSON text whose one member is a task, statusUpdate or
  * artifactUpdate, with "generation":"<gen>" added to that member. New string (free), or
  * NULL for any other event (a message carries no generation) or when out of memory. */

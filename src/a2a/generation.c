@@ -12,6 +12,7 @@
 
 #include "a2a/a2a.h"
 #include "a2a/a2a_int.h"
+#include "util/jsonx.h"
 
 th_err th_a2a_generation_param(json_object *obj, const char *camel, const char *snake,
                                const char *prefix, int *present, int64_t *out, struct th_error *e)
@@ -23,12 +24,18 @@ th_err th_a2a_generation_param(json_object *obj, const char *camel, const char *
 	return rc;
 }
 
+/* JSON's white space between tokens. */
+static int blank(char c)
+{
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
 /* text with `,"generation":"<gen>"` (or without the comma when the object is empty)
  * inserted at offset at, which is just before an object's closing brace. */
 static char *insert_at(const char *text, size_t len, size_t at, int64_t gen)
 {
 	size_t j = at;
-	while (j > 0 && (text[j - 1] == ' ' || text[j - 1] == '\n' || text[j - 1] == '\t'))
+	while (j > 0 && blank(text[j - 1]))
 		j--;
 	int empty = j > 0 && text[j - 1] == '{';
 	char field[48];
@@ -50,8 +57,7 @@ static char *insert_at(const char *text, size_t len, size_t at, int64_t gen)
  * whitespace follows up to end; -1 when there is none. */
 static long last_brace(const char *text, size_t end)
 {
-	while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
-	                   text[end - 1] == '\r'))
+	while (end > 0 && blank(text[end - 1]))
 		end--;
 	return end > 0 && text[end - 1] == '}' ? (long)end - 1 : -1;
 }
@@ -79,4 +85,16 @@ char *th_a2a_event_with_generation(const char *event_json, int64_t gen)
 	long outer = last_brace(event_json, len);
 	long inner = outer > 0 ? last_brace(event_json, (size_t)outer) : -1;
 	return inner < 0 ? NULL : insert_at(event_json, len, (size_t)inner, gen);
+}
+
+th_err th_a2a_task_add_generation(json_object **task, int64_t gen, struct th_error *e)
+{
+	char *text = th_a2a_with_generation(th_json_text(*task), gen); /* free */
+	json_object *raw = text != NULL ? th_json_raw(text) : NULL;
+	free(text);
+	if (raw == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_put(*task);
+	*task = raw;
+	return TH_OK;
 }

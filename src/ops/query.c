@@ -200,16 +200,7 @@ static th_err with_generation(struct th_store *st, const char *task_id, json_obj
 {
 	int64_t gen = 0;
 	th_err rc = th_store_task_generation(st, task_id, INT64_MAX, &gen, NULL, e);
-	char *text = rc == TH_OK ? th_a2a_with_generation(th_json_text(*task), gen) : NULL;
-	json_object *raw = text != NULL ? th_json_raw(text) : NULL;
-	free(text);
-	if (rc == TH_OK && raw == NULL)
-		rc = th_error_set(e, TH_ENOMEM, "out of memory");
-	if (rc == TH_OK) {
-		json_object_put(*task);
-		*task = raw;
-	}
-	return rc;
+	return rc == TH_OK ? th_a2a_task_add_generation(task, gen, e) : rc;
 }
 
 th_err th_harness_list(struct th_store *st, const char *participant, const struct th_list_req *req,

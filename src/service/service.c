@@ -96,19 +96,6 @@ static th_err extended_card(struct th_app *app, const struct th_call *call, json
 	return *result != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory");
 }
 
-/* A2A-11-GEN-1: *task (a Task view, possibly kept text) as its text with generation. */
-static th_err add_generation(json_object **task, int64_t generation, struct th_error *e)
-{
-	char *text = th_a2a_with_generation(th_json_text(*task), generation); /* free */
-	json_object *raw = text != NULL ? th_json_raw(text) : NULL;
-	free(text);
-	if (raw == NULL)
-		return th_error_set(e, TH_ENOMEM, "out of memory");
-	json_object_put(*task);
-	*task = raw;
-	return TH_OK;
-}
-
 /* What a 1.1 client's send adds (decision-073): configuration.ifGenerationMatch, and
  * where the answer's generation goes. A 1.0 client's request is not read for it. */
 static th_err send_generation(const struct th_call *call, json_object *params,
@@ -138,7 +125,7 @@ static th_err send_message(struct th_app *app, const struct th_call *call, json_
 	if (rc == TH_OK)
 		rc = th_harness_send(&tc, call->participant, call->extensions, &req, &task, e);
 	if (rc == TH_OK && req.generation != NULL)
-		rc = add_generation(&task, generation, e);
+		rc = th_a2a_task_add_generation(&task, generation, e);
 	th_send_req_free(&req);
 	if (rc != TH_OK) {
 		json_object_put(task);
@@ -243,7 +230,7 @@ static th_err cancel_task(struct th_app *app, const struct th_call *call, json_o
 	int64_t gen = 0;
 	if (rc == TH_OK && call->a2a_minor >= 1 &&
 	    (rc = th_store_task_generation(app->store, req.id, INT64_MAX, &gen, NULL, e)) == TH_OK)
-		rc = add_generation(result, gen, e);
+		rc = th_a2a_task_add_generation(result, gen, e);
 	if (rc != TH_OK) {
 		json_object_put(*result);
 		*result = NULL;
