@@ -70,8 +70,10 @@ req GET "/acme/tasks/$TA" ""
 check "TEN-1 GET /acme/tasks/{id} answers the task" '[ "$STATUS" = 200 ]' '[ "$(jqb .id)" = "$TA" ]'
 req GET "/beta/tasks/$TA" ""
 check "TEN-2 GET /beta/tasks/{acme's id} is 404 NOT_FOUND" not_found_rest
-req GET "/acme/tasks/$T0?tenant=" ""
-check "TEN-1 the path's tenant wins: GET /acme/tasks/{default's id} is 404" not_found_rest
+# The body names the default tenant, where T0 is; the path's acme must win.
+req POST "/acme/tasks/$T0:cancel" '{"tenant":""}'
+check "TEN-1 the path's tenant wins over the body's: POST /acme/tasks/{default's id}:cancel with tenant \"\" is 404; not canceled" \
+	not_found_rest '[ "$(sq "SELECT state FROM tasks WHERE id = '"'"'$T0'"'"'")" != TASK_STATE_CANCELED ]'
 
 # ------------------------------------------------------------------ writes across
 req POST / "$(rpc 6 SendMessage "$(tmsg m3 "$TA" "sneaking in")")"
@@ -83,12 +85,20 @@ check "TEN-2 POST /tasks/{acme's id}:cancel without the prefix is 404; the task 
 req POST / "$(rpc 7 CancelTask "{\"id\":\"$T0\",\"tenant\":\"beta\"}")"
 check "TEN-2 CancelTask of the default tenant's id in tenant beta is TaskNotFound" not_found_rpc
 req POST / "$(rpc 8 SubscribeToTask "{\"id\":\"$TA\"}")"
-check "TEN-2 SubscribeToTask of another tenant's id is TaskNotFound before any stream" not_found_rpc
+check "TEN-2 TEN-3 SubscribeToTask of another tenant's id is TaskNotFound before any stream (its events stay out of reach)" not_found_rpc
 req POST "/tasks/$TA/pushNotificationConfigs" "{\"url\":\"https://example.com/hook\"}"
 check "TEN-2 creating a push config on another tenant's task is 404; none stored" \
 	not_found_rest '[ "$(sq "SELECT count(*) FROM push_configs")" = 0 ]'
 req GET "/tasks/$TA/pushNotificationConfigs" ""
-check "TEN-2 listing push configs of another tenant's task is 404" not_found_rest
+check "TEN-2 TEN-3 listing push configs of another tenant's task is 404" not_found_rest
+
+# TEN-3: a sub-task's parent is looked up in the request's tenant like any task id.
+ENV=$(jq -nc --arg p "$T0" --arg mt "$EVENT_MT" '{message: {messageId: "sub1", role: "ROLE_USER",
+	parts: [{data: {kind: "task", payload: {name: "child", goal: "in acme", parent_tasks: [{task_id: $p}]}}, mediaType: $mt}]}, tenant: "acme"}')
+tasks0=$(sq "SELECT count(*) FROM tasks")
+req POST / "$(rpc 10 SendMessage "$ENV")"
+check "TEN-3 a task envelope in acme naming the default tenant's task as its parent is TaskNotFound; nothing stored" \
+	not_found_rpc '[ "$(sq "SELECT count(*) FROM tasks")" = "$tasks0" ]'
 
 # ------------------------------------------------------------------ lists
 req POST / "$(rpc 9 ListTasks '{}')"
@@ -100,6 +110,14 @@ check "TEN-4 GET /acme/tasks lists acme's two tasks, totalSize 2" \
 	'jqb ".tasks[].id" | grep -qx "$TA"' '! jqb ".tasks[].id" | grep -qx "$T0"'
 req GET "/beta/tasks" ""
 check "TEN-4 a tenant with no tasks lists none" '[ "$(jqb ".tasks | length")" = 0 ]' '[ "$(jqb .totalSize)" = 0 ]'
+# TEN-7: alice made the default tenant's task and acme's two; each list shows one side.
+req GET "/tasks" ""
+cp "$T/body" "$T/list0"
+req GET "/acme/tasks" ""
+check "TEN-7 the same participant sees disjoint sets of tasks in two tenants" \
+	'[ "$(jq -r ".tasks[].id" "$T/list0")" = "$T0" ]' \
+	'[ -z "$(jq -r ".tasks[].id" "$T/list0" | grep -Fxf <(jqb ".tasks[].id"))" ]' \
+	'[ "$(sq "SELECT count(DISTINCT created_by) FROM tasks WHERE id IN ('"'"'$T0'"'"', '"'"'$TA'"'"')")" = 1 ]'
 
 # ------------------------------------------------------------------ idempotency keys
 req POST / "$(rpc 10 SendMessage "$(msg k1 "keyed")")" alice 'Idempotency-Key: key-t'
