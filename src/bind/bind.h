@@ -54,6 +54,9 @@ void th_bind_parked_end(const struct th_bind_parked *p, struct th_buf *out);
  * ErrorInfo reason ("" when the error has none) of a th_err. */
 int th_bind_rpc_code(th_err code);
 int th_bind_http_status(th_err code);
+/* The HTTP status of a JSON-RPC error answer: 200, but the status of the error table
+ * for a server or participant at its limit and for missing credentials. */
+int th_bind_rpc_http_status(th_err code);
 const char *th_bind_grpc_status(th_err code);
 const char *th_bind_reason(th_err code);
 

@@ -171,9 +171,9 @@ th_err th_bind_stream(struct th_bind_ctx *ctx, enum th_op op, json_object *param
 /* GetTask (A2A-11-GEN-4). A 1.1 client's currentGeneration that the task has not passed
  * holds the request on a stream slot of app->parker until the task's generation passes it
  * or min(heartbeat_ms, stream_max_ms) passed: *parked = 1 and the response is the stream
- * thread's to write. Otherwise (1.0, no parker, a HEAD, a task already past it) *result
- * is the Task as th_bind_service answers it. No slot free: TH_EUNAVAILABLE or TH_ETOOMANY
- * as for streams. */
+ * thread's to write (or, when the parker is out of memory, a 503 already written). Otherwise (1.0,
+ * no parker, a HEAD, a task already past it) *result is the Task as th_bind_service answers it. No
+ * slot free: TH_EUNAVAILABLE or TH_ETOOMANY as for streams. */
 th_err th_bind_get_task(struct th_bind_ctx *ctx, json_object *params, json_object *rpc_id,
                         json_object **result, int *parked, struct th_error *e);
 

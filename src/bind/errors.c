@@ -80,6 +80,16 @@ int th_bind_http_status(th_err code)
 	return row_of(code)->http;
 }
 
+int th_bind_rpc_http_status(th_err code)
+{
+	/* A server at its stream limit, a participant over its share, or a request without
+	 * valid credentials says so in HTTP too, so that clients and proxies that look only
+	 * at the status act on it (STREAM-6, SEC-3, SEC-1). */
+	if (code == TH_EUNAVAILABLE || code == TH_ETOOMANY || code == TH_EUNAUTHENTICATED)
+		return th_bind_http_status(code);
+	return 200;
+}
+
 const char *th_bind_grpc_status(th_err code)
 {
 	return row_of(code)->grpc;

@@ -23,11 +23,8 @@ static void reply_error(struct th_bind_ctx *ctx, int status, json_object *id,
 		return;
 	}
 	th_bind_retry_after(ctx, e);
-	/* A server at its stream limit, a participant over its share, or a request without
-	 * valid credentials says so in HTTP too, so that clients and proxies that look only
-	 * at the status act on it (STREAM-6, SEC-3, SEC-1). */
-	if (e->code == TH_EUNAVAILABLE || e->code == TH_ETOOMANY || e->code == TH_EUNAUTHENTICATED)
-		status = th_bind_http_status(e->code);
+	if (status == 200)
+		status = th_bind_rpc_http_status(e->code);
 	th_bind_send_json(ctx, status, "application/json", o);
 }
 

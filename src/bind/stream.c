@@ -210,7 +210,7 @@ static json_object *parked_error(const struct th_bind_parked *p, const struct th
 		*status = th_bind_http_status(e->code);
 		return th_bind_rest_error_body(*status, e);
 	}
-	*status = 200;
+	*status = th_bind_rpc_http_status(e->code);
 	json_object *id = json_tokener_parse(p->rpc_id); /* json_object_put; NULL: JSON null */
 	json_object *body = th_bind_rpc_error(id, e);
 	json_object_put(id);
@@ -253,7 +253,8 @@ static char *answer_headers(struct th_bind_ctx *ctx)
 	return ctx->extra.oom ? NULL : strdup(ctx->extra.len > 0 ? ctx->extra.data : "");
 }
 
-/* Hands a waiting GetTask to the parker on the slot room() reserved: 0, or -1 when it
+/* Hands a waiting GetTask to the parker on the slot room() reserved: 0; 1 when the
+ * parker could not take it and it was answered here (slot given back); -1 when it
  * could not be handed over (the connection is still the request's). */
 static int park_wait(struct th_bind_ctx *ctx, json_object *rpc_id, struct th_watch *w)
 {
@@ -275,15 +276,26 @@ static int park_wait(struct th_bind_ctx *ctx, json_object *rpc_id, struct th_wat
 	p.watch = *w;
 	memset(w, 0, sizeof *w);
 	if (parker->take(parker->impl, &p) != 0) {
-		/* Out of memory in the parker: the client sees the response end and asks
-		 * again. */
-		struct th_buf end;
-		th_buf_init(&end);
-		th_bind_parked_end(&p, &end);
-		if (!end.oom && write(p.conn.fd, end.data, end.len) < 0)
-			th_log(TH_LOG_WARN, "ending an unparked GetTask: write failed");
-		th_buf_free(&end);
+		/* Out of memory in the parker: the connection is no longer the request's, so
+		 * the 503 is written here and the slot room() reserved is given back. */
+		struct th_error e;
+		th_error_set(&e, TH_EUNAVAILABLE,
+		             "this worker could not hold the waiting GetTask (out of memory); "
+		             "retry later");
+		th_bind_retry_after(ctx, &e);
+		free(p.headers);
+		p.headers = answer_headers(ctx); /* NULL: answered without them */
+		struct th_buf out;
+		th_buf_init(&out);
+		th_bind_parked_answer(&p, NULL, &e, &out);
+		if (!out.oom && write(p.conn.fd, out.data, out.len) < 0)
+			th_log(TH_LOG_WARN, "answering an unparked GetTask: write failed");
+		th_buf_free(&out);
 		th_bind_parked_free(&p);
+		parker->unreserve(parker->impl, ctx->call.participant);
+		ctx->status = 503;
+		ctx->outcome = TH_EUNAVAILABLE;
+		return 1;
 	}
 	return 0;
 }
@@ -301,9 +313,12 @@ th_err th_bind_get_task(struct th_bind_ctx *ctx, json_object *params, json_objec
 	if (rc != TH_OK || *result != NULL)
 		return rc;
 	int room = parker->room(parker->impl, ctx->call.participant);
-	if (room == TH_PARKER_ROOM && park_wait(ctx, rpc_id, &w) == 0) {
+	int handed = room == TH_PARKER_ROOM ? park_wait(ctx, rpc_id, &w) : -1;
+	if (handed >= 0) {
 		*parked = 1;
-		ctx->status = 200; /* what the log line says (OBS-1): the stream thread answers */
+		if (handed == 0)
+			ctx->status =
+			    200; /* what the log line says (OBS-1): the stream thread answers */
 		return TH_OK;
 	}
 	th_watch_free(&w);

@@ -19,6 +19,7 @@
 #include "app.h"
 #include "bind/bind.h"
 #include "config/settings.h"
+#include "http/http.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/ids.h"
@@ -395,6 +396,99 @@ static void expect_handed_over(const char *task, int ms)
 /* TURN-7, TURN-4: the stream thread asks for the watched task's own expired turn (by
  * task id, as GetTask does), so expired turns of other tasks, however many and however
  * much older, never hide it. */
+/* A2A-11-GEN-4: a waiting GetTask that the parker cannot take (out of memory there) is
+ * answered 503 on its own connection, and the slot it reserved is given back: stream_max
+ * (2) such requests later there is still room. */
+static int take_fails(void *impl, struct th_bind_parked *p)
+{
+	(void)impl;
+	(void)p;
+	return -1;
+}
+
+static int pair_fd = -1; /* the worker's end handed over by detach_pair */
+
+static int detach_pair(void *impl, struct th_http_conn *out)
+{
+	(void)impl;
+	out->fd = pair_fd;
+	out->request_id = REQ_ID;
+	pair_fd = -1;
+	return 0;
+}
+
+/* Serves one JSON-RPC request to app as alice behind A2A-Version 1.1, with detach as the
+ * carrier's (NULL: none); *out (free) is what the request wrote itself. */
+static void serve_v11(const char *body, int (*detach)(void *, struct th_http_conn *), char **out)
+{
+	char cl[40];
+	snprintf(cl, sizeof cl, "CONTENT_LENGTH=%zu", strlen(body));
+	const char *params[] = {"REQUEST_METHOD=POST",
+	                        "REQUEST_URI=/",
+	                        "CONTENT_TYPE=application/json",
+	                        "HTTP_A2A_VERSION=1.1",
+	                        "HTTP_X_PARTICIPANT_ID=alice",
+	                        "REMOTE_ADDR=127.0.0.1",
+	                        cl,
+	                        NULL};
+	struct th_http_mem *m = th_http_mem_new(params, body, strlen(body));
+	ck_assert_ptr_nonnull(m);
+	struct th_http_io io;
+	th_http_mem_io(m, &io);
+	if (detach != NULL)
+		io.detach = detach;
+	th_bind_serve(&app, &io);
+	size_t len;
+	*out = strdup(th_http_mem_output(m, &len));
+	th_http_mem_free(m);
+}
+
+START_TEST(test_a2a11_gen4_wait_the_parker_cannot_take_is_503_and_frees_its_slot)
+{
+	char *task = new_task();
+	char body[512], *out;
+	snprintf(body, sizeof body,
+	         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"GetTask\",\"params\":{\"id\":\"%s\"}}",
+	         task);
+	serve_v11(body, NULL, &out);
+	const char *g = strstr(out, "\"generation\":\"");
+	ck_assert_msg(g != NULL, "no generation in %s", out);
+	char gen[32];
+	ck_assert_int_eq(sscanf(g + 14, "%31[0-9]", gen), 1);
+	free(out);
+
+	struct th_parker *real = app.parker, failing = *app.parker;
+	failing.take = take_fails;
+	app.parker = &failing;
+	snprintf(body, sizeof body,
+	         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"GetTask\",\"params\":{\"id\":\"%s\","
+	         "\"currentGeneration\":\"%s\"}}",
+	         task, gen);
+	for (int i = 0; i < 3; i++) {
+		int sv[2];
+		ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		pair_fd = sv[0];
+		serve_v11(body, detach_pair, &out);
+		ck_assert_int_eq(pair_fd, -1); /* it was handed over */
+		ck_assert_str_eq(out, "");     /* and the request wrote nothing itself */
+		free(out);
+		struct peer p;
+		memset(&p, 0, sizeof p);
+		p.fd = sv[1];
+		pump(&p, 2000, got_end);
+		ck_assert_msg(p.ended, "no end record: %s", p.stdout_);
+		ck_assert_msg(strncmp(p.stdout_, "Status: 503", 11) == 0, "got %s", p.stdout_);
+		ck_assert_ptr_nonnull(strstr(p.stdout_, "Retry-After: 1\r\n"));
+		ck_assert_ptr_nonnull(strstr(p.stdout_, "out of memory"));
+		ck_assert_ptr_nonnull(strstr(p.stdout_, "\"id\":4"));
+		close(sv[1]);
+	}
+	app.parker = real;
+	ck_assert_int_eq(has_room("alice"), TH_PARKER_ROOM);
+	free(task);
+}
+END_TEST
+
 START_TEST(test_turn7_watched_tasks_expired_turn_is_found_behind_100_older_others)
 {
 	enum { OTHERS = 120 };
@@ -449,6 +543,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_sec3_concurrent_opens_never_pass_the_participant_cap);
 	tcase_add_test(tc, test_turn7_watched_tasks_expired_turn_is_found_behind_100_older_others);
 	tcase_add_test(tc, test_turn7_lease_ending_while_nothing_is_committed_is_handed_over);
+	tcase_add_test(tc, test_a2a11_gen4_wait_the_parker_cannot_take_is_503_and_frees_its_slot);
 	suite_add_tcase(s, tc);
 	return s;
 }
