@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "domain/view.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "a2a/a2a.h"
@@ -488,6 +489,8 @@ static th_err view_once(struct th_store *st, const char *id, const char *viewer,
 			                            x->expiry != NULL ? x->lease_ms : -1);
 		th_store_expect_view(st, id, history_length != 0 ? HISTORY_PAGE : 0, viewer != NULL,
 		                     include_artifacts);
+		if (x != NULL && x->generation != NULL)
+			th_store_expect_generation(st, id);
 		if (seal)
 			th_store_read_seal(st);
 	}
@@ -507,6 +510,8 @@ static th_err view_once(struct th_store *st, const char *id, const char *viewer,
 		rc = th_access_not_found(id, e);
 	else if (rc == TH_OK)
 		rc = th_view_task(st, &row, viewer, history_length, include_artifacts, out, e);
+	if (rc == TH_OK && x != NULL && x->generation != NULL)
+		rc = th_store_task_generation(st, id, INT64_MAX, x->generation, x->last_seq, e);
 	*torn = began && th_store_read_torn(st);
 	th_store_read_end(st, began);
 	th_task_row_free(&row);

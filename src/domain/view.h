@@ -65,16 +65,19 @@ th_err th_view_task_by_id(struct th_store *st, const char *id, const char *viewe
                           int history_length, int include_artifacts, json_object **out,
                           struct th_error *e);
 
-/* What th_view_task_read reads in the view's snapshot before the view (decision-069). */
+/* What th_view_task_read reads in the view's snapshot besides the view (decision-069). */
 struct th_view_checks {
-	const char *access; /* not NULL: th_access_check(viewer, TH_ACCESS_READ, access) first;
-	                       its refusal is returned and no view is built */
-	const char *tenant; /* with access: the request's tenant (TEN-2); borrowed */
-	int64_t *expiry;    /* not NULL: the first live turn's expiry into it, as th_turn_expiry
-	                       gives it (-1 none, -2 not known) */
-	int lease_ms;       /* with expiry: a queued turn expires lease_ms after it was queued */
-	int64_t *version;   /* not NULL: th_store_data_version read just before the snapshot
-	                       into it (th_store_read_version; -1 not known) */
+	const char *access;  /* not NULL: th_access_check(viewer, TH_ACCESS_READ, access) first;
+	                        its refusal is returned and no view is built */
+	const char *tenant;  /* with access: the request's tenant (TEN-2); borrowed */
+	int64_t *expiry;     /* not NULL: the first live turn's expiry into it, as th_turn_expiry
+	                        gives it (-1 none, -2 not known) */
+	int lease_ms;        /* with expiry: a queued turn expires lease_ms after it was queued */
+	int64_t *version;    /* not NULL: th_store_data_version read just before the snapshot
+	                        into it (th_store_read_version; -1 not known) */
+	int64_t *generation; /* not NULL: after the view, the task's generation into it and its
+	                        last event seq into *last_seq (A2A-11-GEN-1) */
+	int64_t *last_seq;
 };
 
 /* th_view_task_by_id with the checks of x (NULL: none) in the same snapshot. On

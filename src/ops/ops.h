@@ -40,11 +40,14 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 
 /* A2A-11-GEN-1, A2A-11-GEN-4: the Task as GetTask shows it to participant (read access
  * checked), with history entries of history, as JSON text carrying its generation
- * (*text: free), with *generation and the task's *last_seq, all in one snapshot. Used
- * for a 1.1 client's GetTask, and by the stream thread to answer a waiting one. */
+ * (*text: free), with *generation and the task's *last_seq, all in one snapshot (on
+ * PostgreSQL one round trip, as th_harness_get's). Used for a 1.1 client's GetTask, and
+ * by the stream thread to answer a waiting one. expiry (NULL: not read) gets the expiry
+ * of the task's first live turn as th_turn_expiry gives it, lease_ms after queueing. */
 th_err th_harness_task_text(struct th_store *st, const char *participant, const char *tenant,
-                            const char *task_id, int history, char **text, int64_t *generation,
-                            int64_t *last_seq, struct th_error *e);
+                            const char *task_id, int history, int lease_ms, int64_t *expiry,
+                            char **text, int64_t *generation, int64_t *last_seq,
+                            struct th_error *e);
 
 /* ListTasks (ID-3, STREAM-5): a ListTasksResponse. */
 th_err th_harness_list(struct th_store *st, const char *participant, const struct th_list_req *req,

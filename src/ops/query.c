@@ -111,25 +111,23 @@ th_err th_harness_get(const struct th_turn_ctx *tc, struct th_memo *answers,
 }
 
 th_err th_harness_task_text(struct th_store *st, const char *participant, const char *tenant,
-                            const char *task_id, int history, char **text, int64_t *generation,
-                            int64_t *last_seq, struct th_error *e)
+                            const char *task_id, int history, int lease_ms, int64_t *expiry,
+                            char **text, int64_t *generation, int64_t *last_seq, struct th_error *e)
 {
 	*text = NULL;
 	*generation = *last_seq = 0;
 	if (participant == NULL || *participant == '\0')
 		return th_access_no_participant(e);
 	json_object *view = NULL;
-	/* One snapshot: the Task, its generation and its last seq agree (A2A-11-GEN-1). */
-	int began = 0;
-	th_err rc = th_store_read_begin(st, &began, e);
-	if (rc == TH_OK)
-		rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_READ, "read", NULL,
-		                     e);
-	if (rc == TH_OK)
-		rc = th_view_task_by_id(st, task_id, participant, history, 1, &view, e);
-	if (rc == TH_OK)
-		rc = th_store_task_generation(st, task_id, INT64_MAX, generation, last_seq, e);
-	th_store_read_end(st, began);
+	/* One snapshot: the access check, the Task, its generation and its last seq agree
+	 * (A2A-11-GEN-1). */
+	struct th_view_checks checks = {.access = "read",
+	                                .tenant = tenant,
+	                                .expiry = expiry,
+	                                .lease_ms = lease_ms,
+	                                .generation = generation,
+	                                .last_seq = last_seq};
+	th_err rc = th_view_task_read(st, task_id, participant, history, 1, &checks, &view, e);
 	if (rc == TH_OK &&
 	    (*text = th_a2a_with_generation(th_json_text(view), *generation)) == NULL)
 		rc = th_error_set(e, TH_ENOMEM, "out of memory");

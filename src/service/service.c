@@ -18,6 +18,7 @@
 #include "store/store.h"
 #include "turn/commands.h"
 #include "turn/turn.h"
+#include "util/ids.h"
 #include "util/jsonx.h"
 
 static const char *const methods[TH_OP_COUNT] = {
@@ -151,12 +152,12 @@ static th_err get_task_v11(struct th_app *app, const struct th_call *call,
 	const struct th_config *cfg = app->cfg;
 	int history = req->history_length >= 0 ? req->history_length : cfg->history_default;
 	char *text = NULL; /* free */
-	int64_t gen = 0, last = 0;
+	int64_t gen = 0, last = 0, expiry = -1;
 	th_err rc = th_harness_task_text(app->store, call->participant, req->tenant, req->id,
-	                                 history, &text, &gen, &last, e);
+	                                 history, cfg->lease_ms, &expiry, &text, &gen, &last, e);
 	if (rc != TH_OK)
 		return rc;
-	if (th_turn_expired(app->store, cfg->lease_ms, req->id)) {
+	if (expiry >= 0 && expiry < th_now_ms()) {
 		struct th_turn_ctx tc = th_app_turns(app);
 		(void)th_defer_turn(&tc.defer, req->id, 0);
 	}

@@ -363,6 +363,10 @@ int th_event_is_mutation(const char *kind)
 /* A2A-11-GEN-1 (decision-073): the generation is the event sequence with the events that
  * are no mutation (messages, side-channel messages) left out, counted in the task's own
  * range of the events key; the same rule as th_event_is_mutation. */
+#define EV_GEN_SQL                                                                                 \
+	"SELECT count(*) FROM events WHERE task_id = ?1 AND seq <= ?2 AND "                        \
+	"kind IN ('task', 'status', 'artifact')"
+
 th_err th_store_task_generation(struct th_store *st, const char *task_id, int64_t upto,
                                 int64_t *generation, int64_t *last_seq, struct th_error *e)
 {
@@ -374,11 +378,14 @@ th_err th_store_task_generation(struct th_store *st, const char *task_id, int64_
 		if (rc != TH_OK)
 			return rc;
 	}
-	return th_store_exec(st, TH_STMT_EV_GEN,
-	                     "SELECT count(*) FROM events WHERE task_id = ?1 AND seq <= ?2 AND "
-	                     "kind IN ('task', 'status', 'artifact')",
-	                     TH_ARGS(TH_T(task_id), TH_I(upto)), generation, NULL,
-	                     "task generation", e);
+	return th_store_exec(st, TH_STMT_EV_GEN, EV_GEN_SQL, TH_ARGS(TH_T(task_id), TH_I(upto)),
+	                     generation, NULL, "task generation", e);
+}
+
+void th_store_task_generation_soon(struct th_store *st, const char *task_id, int64_t upto)
+{
+	th_store_prefetch(st, TH_STMT_EV_LAST, EV_LAST_SQL, TH_ARGS(TH_T(task_id)));
+	th_store_prefetch(st, TH_STMT_EV_GEN, EV_GEN_SQL, TH_ARGS(TH_T(task_id), TH_I(upto)));
 }
 
 static const struct th_col event_cols[] = {

@@ -261,6 +261,9 @@ void th_store_expect_view(struct th_store *st, const char *task_id, int history_
  * after they were queued (th_store_turn_next_expiry; when queued_lease_ms >= 0). */
 void th_store_expect_view_checks(struct th_store *st, const char *tenant, const char *task_id,
                                  const char *participant_id, int64_t queued_lease_ms);
+/* The same for a read after the view: the task's whole generation and last seq
+ * (th_store_task_generation up to INT64_MAX; A2A-11-GEN-1). */
+void th_store_expect_generation(struct th_store *st, const char *task_id);
 /* Sets state, sub_state, status_meta_json, status_message_json, status_ms and
  * updated_ms from r (other fields ignored). */
 th_err th_store_task_set_status(struct th_store *st, const struct th_task_row *r,

@@ -361,9 +361,9 @@ void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n);
 
 /* th_store_prefetch of th_store_message_exists, th_store_subtasks, th_store_plan,
- * th_store_has_side_channels, th_store_history, th_store_artifacts and
- * th_store_turn_next_expiry, with the same arguments (for th_store_expect and
- * th_store_expect_view, th_store_expect_view_checks). */
+ * th_store_has_side_channels, th_store_history, th_store_artifacts,
+ * th_store_turn_next_expiry and th_store_task_generation (last_seq too), with the same arguments
+ * (for th_store_expect and th_store_expect_view, th_store_expect_view_checks). */
 void th_store_message_exists_soon(struct th_store *st, const char *task_id, const char *message_id);
 void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only);
 void th_store_plan_soon(struct th_store *st, const char *task_id);
@@ -372,6 +372,7 @@ void th_store_history_soon(struct th_store *st, const char *task_id, int limit);
 void th_store_artifacts_soon(struct th_store *st, const char *task_id);
 void th_store_turn_next_expiry_soon(struct th_store *st, const char *task_id,
                                     int64_t queued_lease_ms);
+void th_store_task_generation_soon(struct th_store *st, const char *task_id, int64_t upto);
 
 /* A column table: where each column of a result row goes in a row struct, by type.
  * Column k of the SELECT fills cols[k]. The TH_COL_* macros check at compile time that

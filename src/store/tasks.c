@@ -467,3 +467,10 @@ void th_store_expect_view_checks(struct th_store *st, const char *tenant, const 
 	if (queued_lease_ms >= 0)
 		th_store_turn_next_expiry_soon(st, task_id, queued_lease_ms);
 }
+
+void th_store_expect_generation(struct th_store *st, const char *task_id)
+{
+	if (st->pg == NULL || task_id == NULL)
+		return; /* SQLite: nothing to gain */
+	th_store_task_generation_soon(st, task_id, INT64_MAX);
+}

@@ -278,8 +278,8 @@ static void answer_slot(struct th_streams *s, struct slot *sl)
 	th_error_clear(&e);
 	char *text = NULL; /* free */
 	int64_t gen = 0, last = 0;
-	th_err rc = th_harness_task_text(s->store, w->viewer, w->tenant, w->task_id, w->history,
-	                                 &text, &gen, &last, &e);
+	th_err rc = th_harness_task_text(s->store, w->viewer, w->tenant, w->task_id, w->history, 0,
+	                                 NULL, &text, &gen, &last, &e);
 	th_bind_parked_answer(&sl->p, text, rc == TH_OK ? NULL : &e, &sl->out);
 	free(text);
 	sl->ending = 1;

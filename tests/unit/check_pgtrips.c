@@ -16,7 +16,9 @@
 #include "domain/view.h"
 #include "harness_fixture.h"
 #include "pg_fixture.h"
+#include "service/service.h"
 #include "store/store.h"
+#include "util/jsonx.h"
 
 /* The most round trips each request may cost on the writer connection. Issue 29's goal is
  * 4 a SendMessage; this is what the pipeline and the transaction's memo reach today
@@ -40,6 +42,9 @@
 #define CANCEL_REQUEST_TRIPS 1
 #define GET_TASK_TRIPS 1
 #define GET_TASK_AGAIN_TRIPS 2
+/* A 1.1 client's GetTask keeps no answer: the role, the lease, the view and the task's
+ * generation with its last seq in one snapshot, one round trip (A2A-11-GEN-1). */
+#define GET_TASK_V11_TRIPS 1
 
 static char tmpdir[256];
 static char pgdb[64];
@@ -115,6 +120,26 @@ static int64_t get_trips(struct th_app *app, const char *task_id)
 	return trips;
 }
 
+/* The same for a client that sent A2A-Version 1.1: the Task carries its generation. */
+static int64_t get_trips_v11(struct th_app *app, const char *task_id)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	struct th_call call = {.participant = "bob", .extensions = fx_extensions, .a2a_minor = 1};
+	json_object *params = json_object_new_object();
+	ck_assert_ptr_nonnull(params);
+	json_object_object_add(params, "id", json_object_new_string(task_id));
+	json_object *task = NULL;
+	int64_t own = th_store_round_trips(app->store);
+	th_err rc = th_service_get_task(app, &call, params, &task, NULL, &e);
+	int64_t trips = th_store_round_trips(app->store) - own;
+	json_object_put(params);
+	ck_assert_msg(rc == TH_OK && task != NULL, "GetTask 1.1: %s", e.msg);
+	ck_assert_ptr_nonnull(strstr(th_json_text(task), "\"generation\":\""));
+	json_object_put(task);
+	return trips;
+}
+
 START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 {
 	struct th_config *cfg = malloc(sizeof *cfg);
@@ -136,6 +161,7 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	(void)send_trips(&app, g, NULL, "warm-1", id, sizeof id);
 	(void)send_trips(&app, g, id, "warm-2", NULL, 0);
 	(void)get_trips(&app, id);
+	(void)get_trips_v11(&app, id);
 	(void)cancel_trips(&app, g, id);
 	int64_t created = send_trips(&app, g, NULL, "new-1", id, sizeof id);
 	int64_t created_req = request_trips;
@@ -143,6 +169,7 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	int64_t followed_req = request_trips;
 	int64_t got = get_trips(&app, id);
 	int64_t got_again = get_trips(&app, id);
+	int64_t got_v11 = get_trips_v11(&app, id);
 	int64_t canceled = cancel_trips(&app, g, id);
 	int64_t canceled_req = request_trips;
 	ck_assert_msg(created >= 2 && created <= NEW_TASK_TRIPS,
@@ -159,6 +186,9 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	              (long long)got);
 	ck_assert_msg(got_again >= 1 && got_again <= GET_TASK_AGAIN_TRIPS,
 	              "a GetTask asked again took %lld round trips", (long long)got_again);
+	ck_assert_msg(got_v11 >= 1 && got_v11 <= GET_TASK_V11_TRIPS,
+	              "a 1.1 GetTask took %lld round trips (at most %d)", (long long)got_v11,
+	              GET_TASK_V11_TRIPS);
 	ck_assert_msg(canceled >= 2 && canceled <= CANCEL_TRIPS,
 	              "a CancelTask took %lld round trips (at most %d)", (long long)canceled,
 	              CANCEL_TRIPS);
@@ -171,10 +201,11 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	              (long long)(created + created_req), (long long)(followed + followed_req));
 	fprintf(stderr,
 	        "SCALE-1 round trips, writer + request connection: new task %lld + %lld, "
-	        "follow-up %lld + %lld, cancel %lld + %lld; GetTask %lld, asked again %lld\n",
+	        "follow-up %lld + %lld, cancel %lld + %lld; GetTask %lld, asked again %lld, "
+	        "1.1 %lld\n",
 	        (long long)created, (long long)created_req, (long long)followed,
 	        (long long)followed_req, (long long)canceled, (long long)canceled_req,
-	        (long long)got, (long long)got_again);
+	        (long long)got, (long long)got_again, (long long)got_v11);
 	th_app_close(&app);
 	th_store_group_close(g);
 }
