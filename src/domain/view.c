@@ -420,6 +420,13 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 	                           e);
 }
 
+void th_view_expect_within(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                           int history_length, int include_artifacts)
+{
+	th_store_expect_view(st, row->id, 0, history_length != 0 ? HISTORY_PAGE : 0, viewer != NULL,
+	                     include_artifacts);
+}
+
 th_err th_view_task_within(struct th_store *st, const struct th_task_row *row, const char *viewer,
                            int history_length, int include_artifacts, size_t *left,
                            json_object **out, struct th_error *e)
@@ -487,8 +494,8 @@ static th_err view_once(struct th_store *st, const char *id, const char *viewer,
 			th_store_expect_view_checks(st, x->tenant, id,
 			                            x->access != NULL ? viewer : NULL,
 			                            x->expiry != NULL ? x->lease_ms : -1);
-		th_store_expect_view(st, id, history_length != 0 ? HISTORY_PAGE : 0, viewer != NULL,
-		                     include_artifacts);
+		th_store_expect_view(st, id, 1, history_length != 0 ? HISTORY_PAGE : 0,
+		                     viewer != NULL, include_artifacts);
 		if (x != NULL && x->generation != NULL)
 			th_store_expect_generation(st, id);
 		if (seal)

@@ -45,6 +45,12 @@ th_err th_view_task(struct th_store *st, const struct th_task_row *row, const ch
 #define TH_HISTORY_MAX 1000
 #define TH_HISTORY_BYTES_MAX (8 * 1024 * 1024)
 
+/* SCALE-1: the reads th_view_task_within will make for row, sent ahead in the read
+ * transaction st has begun (th_store_expect_view), so that the views of a ListTasks page
+ * cost one round trip on PostgreSQL rather than several each; on SQLite nothing. */
+void th_view_expect_within(struct th_store *st, const struct th_task_row *row, const char *viewer,
+                           int history_length, int include_artifacts);
+
 /* th_view_task with the history's bytes taken from *left (decreased), so that the views
  * of one ListTasks page share one TH_HISTORY_BYTES_MAX (SEC-3). */
 th_err th_view_task_within(struct th_store *st, const struct th_task_row *row, const char *viewer,

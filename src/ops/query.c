@@ -196,8 +196,8 @@ static int token_decode(const char *tok, int64_t *ms, char **id)
 static th_err with_generation(struct th_store *st, const char *task_id, json_object **task,
                               struct th_error *e)
 {
-	int64_t gen = 0;
-	th_err rc = th_store_task_generation(st, task_id, INT64_MAX, &gen, NULL, e);
+	int64_t gen = 0, last = 0; /* last: the read th_store_expect_generation sent ahead */
+	th_err rc = th_store_task_generation(st, task_id, INT64_MAX, &gen, &last, e);
 	return rc == TH_OK ? th_a2a_task_add_generation(task, gen, e) : rc;
 }
 
@@ -241,6 +241,12 @@ th_err th_harness_list(struct th_store *st, const char *participant, const struc
 	 * asked for (docs/decisions/decision-003-list-history.md). */
 	int history = req->history_length >= 0 ? req->history_length : 0;
 	json_object *tasks = json_object_new_array();
+	/* SCALE-1: every view's reads leave together (one round trip on PostgreSQL). */
+	for (size_t i = 0; i < shown; i++) {
+		th_view_expect_within(st, &rows[i], participant, history, req->include_artifacts);
+		if (req->generations)
+			th_store_expect_generation(st, rows[i].id);
+	}
 	/* SEC-3: the page's histories share one byte budget, not one each. */
 	size_t left = TH_HISTORY_BYTES_MAX;
 	for (size_t i = 0; rc == TH_OK && i < shown; i++) {

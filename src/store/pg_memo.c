@@ -45,8 +45,10 @@
  * goes to the server). */
 #define MEMO_TASKS 4
 #define MEMO_ITEMS 64
-/* How many reads sent ahead a read transaction keeps (a task view makes 8). */
-#define MEMO_AHEAD 16
+/* How many reads sent ahead a read transaction keeps: a task view makes 8, a ListTasks
+ * page up to 7 for each task in it (its page size is at most 100). Past that a read is
+ * sent again when it is asked. */
+#define MEMO_AHEAD 1024
 /* The columns of an empty answer: at least as many as any statement answered returns. */
 #define MEMO_EMPTY_COLS 20
 /* TASK_GET's PostgreSQL columns (tasks.c, TASK_COLS and the history's end; since
@@ -100,8 +102,8 @@ struct memo_ahead {
 struct th_pg_memo {
 	struct memo_task t[MEMO_TASKS];
 	int n;
-	struct memo_ahead ahead[MEMO_AHEAD];
-	int nahead;
+	struct memo_ahead *ahead; /* grown as reads are sent ahead; free (th_pg_memo_reset) */
+	int nahead, capahead;
 };
 
 /* ---- entries ---------------------------------------------------------------------- */
@@ -149,6 +151,7 @@ void th_pg_memo_reset(struct th_store *c)
 		free(m->ahead[i].key);
 		PQclear(m->ahead[i].r);
 	}
+	free(m->ahead);
 	free(m);
 	c->pg_memo = NULL;
 }
@@ -666,8 +669,15 @@ void th_pg_memo_keep(struct th_store *c, enum th_stmt_id id, const struct th_arg
 	if (c->pg_memo == NULL && (c->pg_memo = calloc(1, sizeof *c->pg_memo)) == NULL)
 		return;
 	struct th_pg_memo *m = c->pg_memo;
-	if (m->nahead >= MEMO_AHEAD)
-		return;
+	if (m->nahead == m->capahead) {
+		int cap = m->capahead > 0 ? m->capahead * 2 : 16;
+		struct memo_ahead *v =
+		    cap <= MEMO_AHEAD ? realloc(m->ahead, (size_t)cap * sizeof *v) : NULL;
+		if (v == NULL)
+			return; /* the read is sent again when it is asked */
+		m->ahead = v;
+		m->capahead = cap;
+	}
 	char *key = ahead_key(id, args, n);
 	PGresult *copy = key != NULL ? PQcopyResult(r, PG_COPYRES_ATTRS | PG_COPYRES_TUPLES) : NULL;
 	if (copy == NULL) {

@@ -249,11 +249,12 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 void th_store_expect(struct th_store *st, const char *tenant, const char *task_id,
                      const char *participant_id, const char *message_id);
 /* SCALE-1 (decision-060): the read transaction st has just begun is about to read
- * task_id's view: its row, participants, sub-tasks, plan, side channels (when
- * side_channels), context, the newest history_page messages (when > 0) and artifacts
- * (when artifacts). On PostgreSQL they go out together, answered from that one snapshot;
- * on SQLite, or outside a read transaction of its own, nothing happens. */
-void th_store_expect_view(struct th_store *st, const char *task_id, int history_page,
+ * task_id's view: its row (when row; a list has it already), participants, sub-tasks,
+ * plan, side channels (when side_channels), context, the newest history_page messages
+ * (when > 0) and artifacts (when artifacts). On PostgreSQL they go out together,
+ * answered from that one snapshot; on SQLite, or outside a read transaction of its own,
+ * nothing happens. */
+void th_store_expect_view(struct th_store *st, const char *task_id, int row, int history_page,
                           int side_channels, int artifacts);
 /* SCALE-1 (decision-069): as th_store_expect_view, for the reads a request makes in the
  * same snapshot before its view: participant_id's role on the task in tenant (when not

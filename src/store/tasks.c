@@ -434,16 +434,17 @@ void th_store_expect(struct th_store *st, const char *tenant, const char *task_i
 		th_store_message_exists_soon(st, task_id, message_id);
 }
 
-void th_store_expect_view(struct th_store *st, const char *task_id, int history_page,
+void th_store_expect_view(struct th_store *st, const char *task_id, int row, int history_page,
                           int side_channels, int artifacts)
 {
 	if (st->pg == NULL || task_id == NULL)
 		return; /* SQLite: nothing to gain */
 	/* In the order the view asks, so that its first read finds them all on the way. */
-	th_store_prefetch(
-	    st, TH_STMT_TASK_GET,
-	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
-	    TH_ARGS(TH_T(task_id)));
+	if (row)
+		th_store_prefetch(st, TH_STMT_TASK_GET,
+		                  th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM,
+		                             "SELECT " TASK_COLS TASK_GET_PG_FROM),
+		                  TH_ARGS(TH_T(task_id)));
 	th_store_prefetch(st, TH_STMT_PART_LIST, PART_LIST_SQL, TH_ARGS(TH_T(task_id)));
 	th_store_subtasks_soon(st, task_id, 0);
 	th_store_plan_soon(st, task_id);

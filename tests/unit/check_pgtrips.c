@@ -45,6 +45,10 @@
 /* A 1.1 client's GetTask keeps no answer: the role, the lease, the view and the task's
  * generation with its last seq in one snapshot, one round trip (A2A-11-GEN-1). */
 #define GET_TASK_V11_TRIPS 1
+/* A ListTasks page of 3 tasks: BEGIN and the count, the page's rows, then every view's
+ * reads (generations included) sent ahead together, then the end (21 before, 24 for a
+ * 1.1 client, when each view asked its reads one at a time). */
+#define LIST_TRIPS 4
 
 static char tmpdir[256];
 static char pgdb[64];
@@ -120,6 +124,31 @@ static int64_t get_trips(struct th_app *app, const char *task_id)
 	return trips;
 }
 
+/* Round trips of a ListTasks as bob (the tasks he is in, history 1, artifacts) on the
+ * request's own connection; the number of tasks listed into *listed. */
+static int64_t list_trips(struct th_app *app, int minor, int *listed)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	struct th_call call = {
+	    .participant = "bob", .extensions = fx_extensions, .a2a_minor = minor};
+	json_object *params = json_tokener_parse("{\"historyLength\":1,\"includeArtifacts\":true}");
+	ck_assert_ptr_nonnull(params);
+	json_object *list = NULL;
+	int64_t own = th_store_round_trips(app->store);
+	th_err rc = th_service_call(app, &call, TH_OP_LIST_TASKS, params, &list, &e);
+	int64_t trips = th_store_round_trips(app->store) - own;
+	json_object_put(params);
+	ck_assert_msg(rc == TH_OK && list != NULL, "ListTasks: %s", e.msg);
+	json_object *wire = json_tokener_parse(th_json_text(list));
+	json_object *tasks = NULL;
+	ck_assert(json_object_object_get_ex(wire, "tasks", &tasks));
+	*listed = (int)json_object_array_length(tasks);
+	json_object_put(wire);
+	json_object_put(list);
+	return trips;
+}
+
 /* The same for a client that sent A2A-Version 1.1: the Task carries its generation. */
 static int64_t get_trips_v11(struct th_app *app, const char *task_id)
 {
@@ -170,6 +199,10 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	int64_t got = get_trips(&app, id);
 	int64_t got_again = get_trips(&app, id);
 	int64_t got_v11 = get_trips_v11(&app, id);
+	(void)send_trips(&app, g, NULL, "list-3", NULL, 0); /* a third task to list */
+	int listed = 0, listed_v11 = 0;
+	int64_t list = list_trips(&app, 0, &listed);
+	int64_t list_v11 = list_trips(&app, 1, &listed_v11);
 	int64_t canceled = cancel_trips(&app, g, id);
 	int64_t canceled_req = request_trips;
 	ck_assert_msg(created >= 2 && created <= NEW_TASK_TRIPS,
@@ -189,6 +222,11 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	ck_assert_msg(got_v11 >= 1 && got_v11 <= GET_TASK_V11_TRIPS,
 	              "a 1.1 GetTask took %lld round trips (at most %d)", (long long)got_v11,
 	              GET_TASK_V11_TRIPS);
+	ck_assert_msg(listed >= 3 && listed_v11 == listed, "listed %d and %d tasks", listed,
+	              listed_v11);
+	ck_assert_msg(list >= 1 && list <= LIST_TRIPS && list_v11 >= 1 && list_v11 <= LIST_TRIPS,
+	              "a ListTasks of %d tasks took %lld round trips, %lld for 1.1 (at most %d)",
+	              listed, (long long)list, (long long)list_v11, LIST_TRIPS);
 	ck_assert_msg(canceled >= 2 && canceled <= CANCEL_TRIPS,
 	              "a CancelTask took %lld round trips (at most %d)", (long long)canceled,
 	              CANCEL_TRIPS);
@@ -202,10 +240,11 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	fprintf(stderr,
 	        "SCALE-1 round trips, writer + request connection: new task %lld + %lld, "
 	        "follow-up %lld + %lld, cancel %lld + %lld; GetTask %lld, asked again %lld, "
-	        "1.1 %lld\n",
+	        "1.1 %lld; ListTasks of %d %lld, 1.1 %lld\n",
 	        (long long)created, (long long)created_req, (long long)followed,
 	        (long long)followed_req, (long long)canceled, (long long)canceled_req,
-	        (long long)got, (long long)got_again, (long long)got_v11);
+	        (long long)got, (long long)got_again, (long long)got_v11, listed, (long long)list,
+	        (long long)list_v11);
 	th_app_close(&app);
 	th_store_group_close(g);
 }
