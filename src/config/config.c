@@ -72,7 +72,7 @@ static th_err check_addr_list(const char *key, const char *value, struct th_erro
 /* db_listen: a PostgreSQL URI (its password, if any, is never shown). */
 static th_err check_pg_uri(const char *key, const char *value, struct th_error *e)
 {
-	if (strncmp(value, "postgresql://", 13) != 0 && strncmp(value, "postgres://", 11) != 0)
+	if (!th_is_pg_uri(value))
 		return th_error_set(e, TH_EINVAL,
 		                    "configuration key %s: not a postgresql:// or postgres:// URI",
 		                    key);

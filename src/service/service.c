@@ -20,6 +20,7 @@
 #include "turn/turn.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
+#include "util/text.h"
 
 static const char *const methods[TH_OP_COUNT] = {
     [TH_OP_SEND_MESSAGE] = "SendMessage",
@@ -470,8 +471,7 @@ th_err th_service_site_gauges(struct th_app *app, struct th_site_gauges *g, stru
 {
 	const char *db = app->cfg->db_path;
 	g->db_bytes = g->wal_bytes = -1;
-	if (db != NULL && strncmp(db, "postgresql://", 13) != 0 &&
-	    strncmp(db, "postgres://", 11) != 0) {
+	if (db != NULL && !th_is_pg_uri(db)) {
 		char wal[4096];
 		g->db_bytes = file_bytes(db);
 		if (snprintf(wal, sizeof wal, "%s-wal", db) < (int)sizeof wal)

@@ -21,6 +21,7 @@
 #include "store/store_int.h"
 #include "util/log.h"
 #include "util/ids.h"
+#include "util/text.h"
 
 /* PRAGMA application_id of a tiny-harness database: "tHar" in ASCII. A file with any
  * other non-zero value belongs to another program and is never migrated. */
@@ -621,7 +622,7 @@ static void sqlite_setup(void)
 
 int th_store_writes_side_by_side(const struct th_store_opts *o)
 {
-	return o != NULL && th_pg_is_uri(o->path);
+	return o != NULL && th_is_pg_uri(o->path);
 }
 
 /* Finalizes every cached statement of the store's own connection (each is prepared
@@ -797,7 +798,7 @@ th_err th_store_open(const struct th_store_opts *o, struct th_store **out, struc
 	st->busy_timeout_ms = o->busy_timeout_ms > 0 ? o->busy_timeout_ms : TH_DEFAULT_BUSY_MS;
 	st->busy_limit_ms = st->busy_timeout_ms;
 	th_err err;
-	if (th_pg_is_uri(o->path)) {
+	if (th_is_pg_uri(o->path)) {
 		err = th_pg_open(st, o, e);
 		if (err != TH_OK)
 			goto fail;

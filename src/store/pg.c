@@ -77,12 +77,6 @@ static int pg_schema_version(void)
 	           : 0;
 }
 
-int th_pg_is_uri(const char *s)
-{
-	return s != NULL &&
-	       (strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0);
-}
-
 /* The URI without its password, for messages: "postgresql://user@host/db". A new string
  * (free), or NULL when out of memory. */
 static char *redact(const char *uri)

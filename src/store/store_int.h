@@ -522,8 +522,6 @@ int th_pg_queues(const struct th_store *st);
 /* Sends read id ahead inside a pipelined write transaction (th_store_prefetch). */
 void th_pg_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                     const struct th_arg *args, size_t n);
-/* 1 when s is a postgresql:// or postgres:// URI (STORE-6: it selects PostgreSQL). */
-int th_pg_is_uri(const char *s);
 /* th_store_in_txn on PostgreSQL. */
 int th_pg_in_txn(const struct th_store *st);
 /* Connects st (its path is the URI) and migrates the schema; o->sync_full as in

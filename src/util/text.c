@@ -80,3 +80,9 @@ void th_age_text(int64_t ms, char *out, size_t size)
 	else
 		snprintf(out, size, "%lldms", (long long)ms);
 }
+
+int th_is_pg_uri(const char *s)
+{
+	return s != NULL &&
+	       (strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0);
+}

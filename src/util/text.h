@@ -26,4 +26,8 @@ int th_parse_age(const char *s, int64_t *ms);
  * 0 is "0s"), into out (size bytes). */
 void th_age_text(int64_t ms, char *out, size_t size);
 
+/* 1 when s is a postgresql:// or postgres:// URI (STORE-6: a db that is one selects
+ * PostgreSQL), 0 otherwise (NULL included). */
+int th_is_pg_uri(const char *s);
+
 #endif

@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "util/memo.h"
 #include "util/metrics.h"
+#include "util/text.h"
 
 void th_worker_store_opts(const struct th_config *cfg, int serving, struct th_store_opts *o)
 {
@@ -70,8 +71,7 @@ static void open_metrics(const struct th_config *cfg)
 		return;
 	char path[4096];
 	const char *db = cfg->db_path;
-	int pg = db == NULL || strncmp(db, "postgresql://", 13) == 0 ||
-	         strncmp(db, "postgres://", 11) == 0;
+	int pg = db == NULL || th_is_pg_uri(db);
 	if (cfg->metrics_file != NULL)
 		snprintf(path, sizeof path, "%s", cfg->metrics_file);
 	else if (pg || snprintf(path, sizeof path, "%s-metrics", db) >= (int)sizeof path)

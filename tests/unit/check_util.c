@@ -112,6 +112,20 @@ START_TEST(test_store3_text_helpers_trim_split_and_read_hex)
 }
 END_TEST
 
+/* STORE-6: which db values select PostgreSQL (the store, the metrics file and the site
+ * gauges all ask this one predicate). */
+START_TEST(test_store6_a_postgresql_uri_is_told_from_a_file_name)
+{
+	ck_assert_int_eq(th_is_pg_uri("postgresql://th@127.0.0.1/th"), 1);
+	ck_assert_int_eq(th_is_pg_uri("postgres://h/db"), 1);
+	ck_assert_int_eq(th_is_pg_uri("var/tiny-harness.db"), 0);
+	ck_assert_int_eq(th_is_pg_uri("postgresql:/one-slash"), 0);
+	ck_assert_int_eq(th_is_pg_uri("./postgresql://x"), 0);
+	ck_assert_int_eq(th_is_pg_uri(""), 0);
+	ck_assert_int_eq(th_is_pg_uri(NULL), 0);
+}
+END_TEST
+
 START_TEST(test_lim2_parse_refuses_trailing_data_and_bad_utf8)
 {
 	json_object *v = NULL;
@@ -598,6 +612,7 @@ int main(void)
 	tcase_add_test(tc, test_obs2_counters_are_shared_across_processes_and_outlive_them);
 	tcase_add_test(tc, test_obs2_open_streams_of_a_gone_process_stop_counting);
 	tcase_add_test(tc, test_obs2_a_file_of_another_kind_is_refused_by_name);
+	tcase_add_test(tc, test_store6_a_postgresql_uri_is_told_from_a_file_name);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
