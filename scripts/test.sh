@@ -272,18 +272,39 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 		stage_failed "valgrind: no $BUILD_DIR/src/tiny-harness"
 	fi
 
-	say "valgrind over the Check unit suites (no fork, so leaks are seen)"
+	say "valgrind over the Check unit suites (no fork, so leaks are seen; $JOBS at a time)"
 	if command -v valgrind >/dev/null 2>&1; then
-		for t in "$BUILD_DIR"/tests/unit/check_*; do
-			[ -x "$t" ] && [ -f "$t" ] || continue
-			ulog=$t-valgrind.log
+		# vg_unit SUITE — SUITE under valgrind into SUITE-valgrind.log, its exit status
+		# into SUITE-valgrind.rc.
+		vg_unit() {
 			(cd "$BUILD_DIR" && TH_SRCDIR=$root TH_BUILDDIR=$BUILD_DIR CK_FORK=no TH_UNDER_VALGRIND=1 \
 				valgrind --error-exitcode=1 --leak-check=full \
-				--errors-for-leak-kinds=definite --track-fds=no -q "$t") >"$ulog" 2>&1
-			rc=$?
+				--errors-for-leak-kinds=definite --track-fds=no -q "$1") >"$1-valgrind.log" 2>&1
+			echo $? >"$1-valgrind.rc"
+		}
+		suites=()
+		for t in "$BUILD_DIR"/tests/unit/check_*; do
+			[ -x "$t" ] && [ -f "$t" ] && suites+=("$t")
+		done
+		# Each suite is one process: JOBS of them at once keep every CPU busy (make check
+		# runs the same suites side by side, so they share nothing that would collide).
+		running=0
+		for t in "${suites[@]}"; do
+			rm -f "$t-valgrind.rc"
+			vg_unit "$t" &
+			running=$((running + 1))
+			if [ $running -ge "$JOBS" ]; then
+				wait -n
+				running=$((running - 1))
+			fi
+		done
+		wait
+		for t in "${suites[@]}"; do
+			ulog=$t-valgrind.log
+			rc=$(cat "$t-valgrind.rc" 2>/dev/null || echo 1)
 			printf '%s: %s\n' "$(basename "$t")" "$(grep -E 'Checks:|skipped' "$ulog" | tail -n 1)"
 			# 77: the suite skips itself here (check_pgtrips without PostgreSQL).
-			if [ $rc != 0 ] && [ $rc != 77 ]; then
+			if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
 				tail -n 30 "$ulog"
 				stage_failed "valgrind: $(basename "$t")"
 			fi
