@@ -89,10 +89,10 @@ static void put_quoted(struct line *l, const char *v)
 {
 	static const char hex[] = "0123456789abcdef";
 	for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
-		int c1 = c[0] == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f;
-		if (c1 || *c < 0x20 || *c == 0x7f) {
-			unsigned x = c1 ? *++c : *c;
-			char e[4] = {'\\', 'x', hex[x >> 4], hex[x & 15]};
+		size_t k = th_log_control_len((const char *)c);
+		if (k > 0) {
+			c += k - 1;
+			char e[4] = {'\\', 'x', hex[*c >> 4], hex[*c & 15]};
 			put(l, e, 4);
 		} else {
 			if (*c == '"' || *c == '\\')
@@ -115,8 +115,8 @@ static void put_kv(struct line *l, const char *key, const char *v)
 	}
 	int quote = v[0] == '-' && v[1] == '\0';
 	for (const unsigned char *c = (const unsigned char *)v; !quote && *c; c++)
-		quote = *c <= 0x20 || *c == 0x7f || *c == '"' || *c == '=' || *c == '\\' ||
-		        (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f);
+		quote = *c == ' ' || *c == '"' || *c == '=' || *c == '\\' ||
+		        th_log_control_len((const char *)c) > 0;
 	if (!quote) {
 		put(l, v, strlen(v));
 		return;

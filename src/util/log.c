@@ -25,6 +25,14 @@ void th_log_ctx_set(const struct th_log_ctx *c)
 	cur = *c;
 }
 
+size_t th_log_control_len(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f)
+		return 2;
+	return u[0] < 0x20 || u[0] == 0x7f ? 1 : 0;
+}
+
 size_t th_log_escape(char *dst, size_t n, const char *src)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -32,18 +40,14 @@ size_t th_log_escape(char *dst, size_t n, const char *src)
 	if (n == 0)
 		return 0;
 	for (const unsigned char *p = (const unsigned char *)src; *p != '\0'; p++) {
-		/* C0 controls and DEL, and the C1 controls as UTF-8 (U+0080..U+009F, CSI among
-		 * them): a terminal or log viewer would act on them. Other UTF-8 passes. */
-		size_t k = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2 : 0;
-		if (k == 0 && (p[0] < 0x20 || p[0] == 0x7f))
-			k = 1;
+		size_t k = th_log_control_len((const char *)p); /* other UTF-8 passes */
 		if (k == 0) {
 			if (j + 1 >= n)
 				break;
 			dst[j++] = (char)p[0];
 			continue;
 		}
-		unsigned c = k == 2 ? p[1] : p[0];
+		unsigned c = p[k - 1];
 		if (j + 4 >= n)
 			break;
 		dst[j++] = '\\';

@@ -19,6 +19,12 @@ void th_log(enum th_log_level level, const char *fmt, ...) __attribute__((format
  * longer than 1,000 bytes is cut. */
 void th_log_write(enum th_log_level level, const char *line, size_t len);
 
+/* The bytes of the control character p starts with, which a log line never carries raw
+ * (a terminal or log viewer would act on it): 1 for a C0 control or DEL, 2 for a C1
+ * control written in UTF-8 (U+0080..U+009F, CSI among them), 0 for anything else. Its
+ * code (the byte after \x) is p[k - 1]. */
+size_t th_log_control_len(const char *p);
+
 /* Copies src into dst (n bytes, NUL included) with control characters written as
  * \xHH: C0 controls, DEL, and the UTF-8 C1 controls U+0080..U+009F. Cut at a whole
  * character when dst is full. Returns the length written. */

@@ -1965,7 +1965,8 @@ START_TEST(test_web1_ui_refuses_bad_names_and_missing_files)
 END_TEST
 
 /* OBS-1: the request line's fields, in order, as key=value; "-" for none; a value with a
- * space, '"', '=' or '\' (or "-" itself) quoted with '"' and '\' escaped. */
+ * space, '"', '=', '\' or a control character (or "-" itself) quoted with '"' and '\'
+ * escaped. */
 START_TEST(test_obs1_log_line_is_key_value_in_a_fixed_order)
 {
 	char l[512];
@@ -1980,6 +1981,15 @@ START_TEST(test_obs1_log_line_is_key_value_in_a_fixed_order)
 	th_bind_log_line(l, sizeof l, "GetTask", "rest", "-", "", 0, "ok", 2000000);
 	ck_assert_str_eq(l, "request method=GetTask binding=rest task=\"-\" participant=- status=0 "
 	                    "outcome=ok ms=2000.000");
+	/* SEC-6: control characters (C0, DEL, C1 in UTF-8) are quoted and written as \xHH;
+	 * other UTF-8 passes as it is. */
+	th_bind_log_line(l, sizeof l, "GetTask", "rest", "t\x1b[31m", "caf\xc3\xa9\xc2\x9b\x7f",
+	                 200, "ok", 1);
+	ck_assert_str_eq(l, "request method=GetTask binding=rest task=\"t\\x1b[31m\" "
+	                    "participant=\"caf\xc3\xa9\\x9b\\x7f\" status=200 outcome=ok ms=0.001");
+	th_bind_log_line(l, sizeof l, "GetTask", "rest", "caf\xc3\xa9", "x", 200, "ok", 1);
+	ck_assert_str_eq(l, "request method=GetTask binding=rest task=caf\xc3\xa9 participant=x "
+	                    "status=200 outcome=ok ms=0.001");
 	/* Cut to fit, never past the buffer. */
 	char small[16];
 	th_bind_log_line(small, sizeof small, "SendMessage", "jsonrpc", "t", "p", 200, "ok", 1);
