@@ -60,9 +60,15 @@ size_t th_log_escape(char *dst, size_t n, const char *src)
 	return j;
 }
 
-void th_log(enum th_log_level level, const char *fmt, ...)
+/* The word a line names its level with. */
+static const char *level_name(enum th_log_level level)
 {
 	static const char *const names[] = {"error", "warning", "info"};
+	return (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "?";
+}
+
+void th_log(enum th_log_level level, const char *fmt, ...)
+{
 	char msg[1024], safe[1024], task[sizeof cur.task * 4];
 	va_list ap;
 	va_start(ap, fmt);
@@ -72,7 +78,7 @@ void th_log(enum th_log_level level, const char *fmt, ...)
 	 * forge lines or drive the terminal of whoever reads the log. */
 	th_log_escape(safe, sizeof safe, msg);
 	th_log_escape(task, sizeof task, cur.task);
-	const char *lv = (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "?";
+	const char *lv = level_name(level);
 	/* One fprintf per line, so lines from two threads never interleave mid-line. */
 	if (cur.op[0] != '\0' || task[0] != '\0')
 		fprintf(stderr, "tiny-harness[%ld]: %s: %s%s%s: %s\n", (long)getpid(), lv, cur.op,
@@ -83,8 +89,7 @@ void th_log(enum th_log_level level, const char *fmt, ...)
 
 void th_log_write(enum th_log_level level, const char *line, size_t len)
 {
-	static const char *const names[] = {"error", "warning", "info"};
-	const char *lv = (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "?";
+	const char *lv = level_name(level);
 	char buf[1100];
 	char pid[24];
 	size_t np = 0;
