@@ -671,7 +671,9 @@ function verdict(phase, name, problems, facts) {
 }
 
 function readState() {
-	const tasks = new Map(rows('SELECT id, state, coalesce(json_extract(coalesce(status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = tasks.id AND m.pos = tasks.status_pos)), \'$.parts[0].text\'), \'\') AS reason FROM tasks')
+	// The reason only has to be there: its first 80 characters, so that tens of thousands of
+	// echoed 60 kB texts do not make one answer too large to read.
+	const tasks = new Map(rows('SELECT id, state, substr(coalesce(json_extract(coalesce(status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = tasks.id AND m.pos = tasks.status_pos)), \'$.parts[0].text\'), \'\'), 1, 80) AS reason FROM tasks')
 		.map((t) => [t.id, t]));
 	const users = new Map();
 	for (const m of rows("SELECT task_id, message_id FROM messages WHERE role = 'ROLE_USER'"))
