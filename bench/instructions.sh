@@ -6,6 +6,8 @@
 #
 #   bench/instructions.sh BIN [BIN...]     each build in turn, in the order given
 #   N=200 ROUNDS=2 bench/instructions.sh old/tiny-harness build/src/tiny-harness
+#   KEEP=1 bench/instructions.sh BIN       keeps callgrind's files and prints where, for
+#                                           callgrind_annotate (where the instructions went)
 #
 # Each build runs as the one FastCGI worker of a lighttpd (tests/lib/server.sh) under
 # `valgrind --tool=callgrind`. After a warm-up (20 SendMessages, 20 GetTasks) the counters
@@ -57,7 +59,13 @@ one() { # one BIN
 	printf '%-50s SendMessage %9d   GetTask %8d   instructions per request\n' "$bin" \
 		$(((b - a) / N)) $(((c - b) / N))
 	sh "$root/tests/lib/server.sh" stop "$d/srv"
-	rm -rf "$d"
+	if [ "${KEEP:-0}" = 1 ]; then
+		# The dumps in order: the SendMessage block's costs are in the second, the
+		# GetTask block's in the third (callgrind_annotate FILE).
+		echo "kept: $d ($(ls "$d"/cg.*.out* | sort -V | tr '\n' ' '))"
+	else
+		rm -rf "$d"
+	fi
 }
 for r in $(seq "$ROUNDS"); do
 	for bin in "$@"; do one "$bin"; done

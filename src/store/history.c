@@ -12,7 +12,7 @@
 /* A row of message_rows or event_rows takes its task's number (migration 014) from the
  * task row it is inserted for: INSERT ... SELECT ... FROM tasks t WHERE t.id = ?1, one
  * look-up, and no row at all for a task that does not exist, which th_store_exec_later's
- * `missing` reports as TH_ENOTFOUND. */
+ * `missing` reports as TH_ENOTFOUND. (A message's on SQLite differs: below.) */
 #define NO_TASK "no such task"
 
 th_err th_store_message_append(struct th_store *st, const char *task_id, const char *message_id,
@@ -32,18 +32,28 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	 * comes from the primary-key index, not a scan. */
 	/* decision-054: queued on PostgreSQL; a duplicate messageId is found before
 	 * (th_store_message_exists, under the task's lock), not by this refusal. */
+	/* On SQLite an INSERT ... SELECT that reads message_rows (the next pos) would copy the
+	 * SELECT's row into a temporary b-tree first (decision-075): VALUES there, whose task
+	 * number is NULL for no task, which the NOT NULL column refuses at once. */
 	err = th_store_exec_later(
 	    st, TH_STMT_MSG_APPEND,
-	    "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
-	    "created_ms) SELECT t.num, (SELECT coalesce(max(m.pos), 0) + 1 FROM message_rows m "
-	    "WHERE m.task_num = t.num), ?2, ?3, ?4, ?5, ?6 FROM tasks t WHERE t.id = ?1",
+	    th_sql_for(st,
+	               "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
+	               "created_ms) VALUES ((SELECT num FROM tasks WHERE id = ?1), "
+	               "(SELECT coalesce(max(m.pos), 0) + 1 FROM message_rows m "
+	               "WHERE m.task_num = (SELECT num FROM tasks WHERE id = ?1)), "
+	               "?2, ?3, ?4, ?5, ?6)",
+	               "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
+	               "created_ms) SELECT t.num, (SELECT coalesce(max(m.pos), 0) + 1 FROM "
+	               "message_rows m WHERE m.task_num = t.num), ?2, ?3, ?4, ?5, ?6 FROM tasks t "
+	               "WHERE t.id = ?1"),
 	    TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(role), TH_T(sender), TH_T(packed),
 	            TH_I(th_now_ms())),
 	    NULL, NO_TASK, "message append", e);
 	free(packed);
 	if (err == TH_OK)
 		return TH_OK;
-	if (err == TH_ENOTFOUND)
+	if (err == TH_ENOTFOUND || th_store_failed_with(st) == TH_SQL_FAIL_NOTNULL)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (th_store_failed_with(st) == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate messageId %s in task %s", message_id,

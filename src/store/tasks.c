@@ -362,21 +362,39 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	/* Upsert keeps added_ms and rowid (and so the listing order) of a participant already
 	 * on it. A new one's rowid is the task's next number: participants is a WITHOUT ROWID
 	 * table whose rowid is an ordinary column (016, decision-068). status_ms and tenant
-	 * come from the task's row, read once; no row means no task (missing). */
+	 * come from the task's row, and a task that does not exist stores nothing:
+	 *   - PostgreSQL: INSERT ... SELECT ... FROM tasks, one look-up; no row is `missing`;
+	 *   - SQLite: VALUES, whose task look-ups give NULL for no task, which the NOT NULL
+	 *     columns refuse at once (the statement only). An INSERT ... SELECT that reads
+	 *     participants (the next rowid) would make SQLite copy the SELECT's row into a
+	 *     temporary b-tree first: 10% of a SendMessage's instructions for two upserts
+	 *     and a message append (decision-075). */
 	th_err err = th_store_exec_later(
 	    st, TH_STMT_PART_PUT,
-	    "INSERT INTO participants (task_id, participant_id, kind, role, "
-	    "display_name, added_ms, status_ms, tenant, rowid) "
-	    "SELECT ?1, ?2, ?3, ?4, ?5, ?6, t.status_ms, t.tenant, "
-	    "(SELECT coalesce(max(p.rowid), 0) + 1 FROM participants p WHERE p.task_id = ?1) "
-	    "FROM tasks t WHERE t.id = ?1 "
-	    "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
-	    "kind = excluded.kind, role = excluded.role, "
-	    "display_name = excluded.display_name",
+	    th_sql_for(st,
+	               "INSERT INTO participants (task_id, participant_id, kind, role, "
+	               "display_name, added_ms, status_ms, tenant, rowid) "
+	               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+	               "(SELECT status_ms FROM tasks WHERE id = ?1), "
+	               "(SELECT tenant FROM tasks WHERE id = ?1), "
+	               "(SELECT coalesce(max(rowid), 0) + 1 FROM participants WHERE task_id = ?1)) "
+	               "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
+	               "kind = excluded.kind, role = excluded.role, "
+	               "display_name = excluded.display_name",
+	               "INSERT INTO participants (task_id, participant_id, kind, role, "
+	               "display_name, added_ms, status_ms, tenant, rowid) "
+	               "SELECT ?1, ?2, ?3, ?4, ?5, ?6, t.status_ms, t.tenant, "
+	               "(SELECT coalesce(max(p.rowid), 0) + 1 FROM participants p "
+	               "WHERE p.task_id = ?1) "
+	               "FROM tasks t WHERE t.id = ?1 "
+	               "ON CONFLICT (task_id, participant_id) DO UPDATE SET "
+	               "kind = excluded.kind, role = excluded.role, "
+	               "display_name = excluded.display_name"),
 	    TH_ARGS(TH_T(task_id), TH_T(p->id), TH_T(p->kind), TH_T(p->role),
 	            TH_T(p->display_name != NULL ? p->display_name : ""), TH_I(th_now_ms())),
 	    NULL, "no such task", "participant put", e);
-	if (err == TH_ENOTFOUND)
+	if (err == TH_ENOTFOUND ||
+	    (err != TH_OK && th_store_failed_with(st) == TH_SQL_FAIL_NOTNULL))
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
 }
