@@ -33,7 +33,7 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	/* decision-054: queued on PostgreSQL; a duplicate messageId is found before
 	 * (th_store_message_exists, under the task's lock), not by this refusal. */
 	/* On SQLite an INSERT ... SELECT that reads message_rows (the next pos) would copy the
-	 * SELECT's row into a temporary b-tree first (decision-075): VALUES there, whose task
+	 * SELECT's row into a temporary b-tree first (decision-077): VALUES there, whose task
 	 * number is NULL for no task, which the NOT NULL column refuses at once. */
 	err = th_store_exec_later(
 	    st, TH_STMT_MSG_APPEND,

@@ -368,7 +368,7 @@ th_err th_store_participant_put(struct th_store *st, const char *task_id,
 	 *     columns refuse at once (the statement only). An INSERT ... SELECT that reads
 	 *     participants (the next rowid) would make SQLite copy the SELECT's row into a
 	 *     temporary b-tree first: 10% of a SendMessage's instructions for two upserts
-	 *     and a message append (decision-075). */
+	 *     and a message append (decision-077). */
 	th_err err = th_store_exec_later(
 	    st, TH_STMT_PART_PUT,
 	    th_sql_for(st,
