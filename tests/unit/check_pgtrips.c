@@ -149,6 +149,34 @@ static int64_t list_trips(struct th_app *app, int minor, int *listed)
 	return trips;
 }
 
+/* TEN-2: a GetTask in a tenant as bob (its role look-up is asked in the tenant): a task
+ * made there first, then a warm-up GetTask, then the one measured. */
+static int64_t get_trips_tenant(struct th_app *app)
+{
+	struct th_error e;
+	json_object *sent = fx_call(app, "bob", TH_OP_SEND_MESSAGE, &e,
+	                            "{\"tenant\":\"acme\",\"message\":{\"messageId\":\"ten-1\","
+	                            "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}");
+	ck_assert_msg(sent != NULL, "SendMessage in acme: %s", e.msg);
+	json_object *task = json_object_object_get(sent, "task");
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(task != NULL ? task : sent));
+	json_object_put(sent);
+	int64_t trips = 0;
+	for (int i = 0; i < 2; i++) {
+		int64_t own = th_store_round_trips(app->store);
+		json_object *got = fx_call(app, "bob", TH_OP_GET_TASK, &e,
+		                           "{\"tenant\":\"acme\",\"id\":\"%s\"}", id);
+		trips = th_store_round_trips(app->store) - own;
+		ck_assert_msg(got != NULL, "GetTask in acme: %s", e.msg);
+		json_object_put(got);
+	}
+	/* And the same id without the tenant is no task of the default tenant's. */
+	ck_assert_ptr_null(fx_call(app, "bob", TH_OP_GET_TASK, &e, "{\"id\":\"%s\"}", id));
+	ck_assert_int_eq(e.code, TH_ENOTFOUND);
+	return trips;
+}
+
 /* The same for a client that sent A2A-Version 1.1: the Task carries its generation. */
 static int64_t get_trips_v11(struct th_app *app, const char *task_id)
 {
@@ -199,6 +227,7 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	int64_t got = get_trips(&app, id);
 	int64_t got_again = get_trips(&app, id);
 	int64_t got_v11 = get_trips_v11(&app, id);
+	int64_t got_tenant = get_trips_tenant(&app);
 	(void)send_trips(&app, g, NULL, "list-3", NULL, 0); /* a third task to list */
 	int listed = 0, listed_v11 = 0;
 	int64_t list = list_trips(&app, 0, &listed);
@@ -219,6 +248,9 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	              (long long)got);
 	ck_assert_msg(got_again >= 1 && got_again <= GET_TASK_AGAIN_TRIPS,
 	              "a GetTask asked again took %lld round trips", (long long)got_again);
+	ck_assert_msg(got_tenant >= 1 && got_tenant <= GET_TASK_AGAIN_TRIPS,
+	              "a GetTask in a tenant took %lld round trips (at most %d)",
+	              (long long)got_tenant, GET_TASK_AGAIN_TRIPS);
 	ck_assert_msg(got_v11 >= 1 && got_v11 <= GET_TASK_V11_TRIPS,
 	              "a 1.1 GetTask took %lld round trips (at most %d)", (long long)got_v11,
 	              GET_TASK_V11_TRIPS);
@@ -240,11 +272,11 @@ START_TEST(test_scale1_pg_send_message_round_trips_on_the_writer)
 	fprintf(stderr,
 	        "SCALE-1 round trips, writer + request connection: new task %lld + %lld, "
 	        "follow-up %lld + %lld, cancel %lld + %lld; GetTask %lld, asked again %lld, "
-	        "1.1 %lld; ListTasks of %d %lld, 1.1 %lld\n",
+	        "1.1 %lld, in a tenant %lld; ListTasks of %d %lld, 1.1 %lld\n",
 	        (long long)created, (long long)created_req, (long long)followed,
 	        (long long)followed_req, (long long)canceled, (long long)canceled_req,
-	        (long long)got, (long long)got_again, (long long)got_v11, listed, (long long)list,
-	        (long long)list_v11);
+	        (long long)got, (long long)got_again, (long long)got_v11, (long long)got_tenant,
+	        listed, (long long)list, (long long)list_v11);
 	th_app_close(&app);
 	th_store_group_close(g);
 }
