@@ -39,9 +39,9 @@ th_err th_store_message_append(struct th_store *st, const char *task_id, const c
 	    st, TH_STMT_MSG_APPEND,
 	    th_sql_for(st,
 	               "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
-	               "created_ms) VALUES ((SELECT num FROM tasks WHERE id = ?1), "
+	               "created_ms) VALUES ((SELECT t.num FROM tasks t WHERE t.id = ?1), "
 	               "(SELECT coalesce(max(m.pos), 0) + 1 FROM message_rows m "
-	               "WHERE m.task_num = (SELECT num FROM tasks WHERE id = ?1)), "
+	               "WHERE m.task_num = (SELECT t.num FROM tasks t WHERE t.id = ?1)), "
 	               "?2, ?3, ?4, ?5, ?6)",
 	               "INSERT INTO message_rows (task_num, pos, message_id, role, sender, json, "
 	               "created_ms) SELECT t.num, (SELECT coalesce(max(m.pos), 0) + 1 FROM "

@@ -327,6 +327,18 @@ def main():
                     wrong.append(f"{sid}: no '{w}' in\n  " + "\n  ".join(plans.get(sid, [])))
         check(not wrong, f"STORE-10 the hot statements use their indexes ({len(HOT_PLANS)} statements)",
               "\n".join(wrong))
+        # decision-077: an INSERT ... SELECT whose SELECT reads the table it inserts into
+        # makes SQLite copy the SELECT's rows through a temporary b-tree first (EXPLAIN
+        # shows its OpenEphemeral; other uses of that opcode, a CHECK's IN list, RETURNING,
+        # are not this). VALUES with scalar subqueries has no such copy.
+        copied = []
+        for sid in sorted(sites):
+            for sql in sites[sid]:
+                m = re.match(r"\s*INSERT\s+INTO\s+(\w+)\s*(\([^)]*\))?\s*SELECT\b(.*)", sql, re.S | re.I)
+                if m and re.search(r"\b(FROM|JOIN)\s+" + m.group(1) + r"\b", m.group(3), re.I):
+                    copied.append(sid)
+        check(not copied, "STORE-10 no INSERT ... SELECT reads the table it inserts into "
+              "(decision-077)", " ".join(copied))
         sorted_ = [f"{sid}: " + "; ".join(plans.get(sid, [])) for sid in NO_SORT
                    if sid not in plans or any("TEMP B-TREE" in line for line in plans[sid])]
         check(not sorted_, "STORE-10 ListTasks pages in its index's order, with no sort",
