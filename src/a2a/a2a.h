@@ -213,6 +213,19 @@ th_err th_a2a_push_list_decode(json_object *params, const struct th_limits *lim,
                                struct th_push_list_req *out, struct th_error *e);
 void th_push_list_req_free(struct th_push_list_req *r);
 
+/* The dead letters of the caller's push configs (RET-4, decision-076; not an A2A method,
+ * its query read as ListTaskPushNotificationConfigs' is): {pageSize?, pageToken?}, with the
+ * same rules as there. */
+struct th_dead_letters_req {
+	json_object *params;    /* held (th_dead_letters_req_free); the strings point into it */
+	int page_size;          /* 1..100 */
+	const char *page_token; /* NULL when absent or "" */
+	const char *tenant;     /* TEN-1: set by service.c as in th_send_req; borrowed */
+};
+th_err th_a2a_dead_letters_decode(json_object *params, struct th_dead_letters_req *out,
+                                  struct th_error *e);
+void th_dead_letters_req_free(struct th_dead_letters_req *r);
+
 /* ---- building responses ------------------------------------------------ */
 
 /* A text part {"text": text}. */

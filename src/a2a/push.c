@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* push.c — decoders for the push notification config requests (PUSH-1): Create, Get,
- * List and DeleteTaskPushNotificationConfig, and the config SendMessage may carry in
- * configuration.taskPushNotificationConfig.
+ * List and DeleteTaskPushNotificationConfig, the config SendMessage may carry in
+ * configuration.taskPushNotificationConfig, and the page of the caller's dead letters
+ * (RET-4, read as the config list's page).
  *
  * Their messages name the field and say what was sent instead ("token must be a string,
  * not an array"); values that travel in HTTP headers (token, credentials, the scheme) are
@@ -248,17 +249,15 @@ static long long page_size_of(json_object *v)
 	return n < 0 || n > PAGE_MAX ? -1 : n;
 }
 
-static th_err decode_list(json_object *params, const struct th_limits *lim,
-                          struct th_push_list_req *r, struct th_error *e)
+/* pageToken and pageSize, as every list of this file reads them. */
+static th_err decode_page(json_object *params, int *page_size, const char **page_token,
+                          struct th_error *e)
 {
-	const char *id; /* not part of the request, but checked like everywhere else */
-	th_err rc = need_ids(params, lim, 0, 0, &r->task_id, &id, e);
-	if (rc == TH_OK)
-		rc = get_str(params, "pageToken", "page_token", "pageToken", PAGE_TOKEN_MAX,
-		             &r->page_token, e);
+	th_err rc =
+	    get_str(params, "pageToken", "page_token", "pageToken", PAGE_TOKEN_MAX, page_token, e);
 	if (rc != TH_OK)
 		return rc;
-	r->page_size = PAGE_DEFAULT;
+	*page_size = PAGE_DEFAULT;
 	json_object *v = th_json_get2(params, "pageSize", "page_size");
 	if (v == NULL)
 		return TH_OK;
@@ -267,8 +266,16 @@ static th_err decode_list(json_object *params, const struct th_limits *lim,
 		return th_error_set(e, TH_EINVAL, "pageSize must be a whole number from 1 to %d",
 		                    PAGE_MAX);
 	if (n > 0)
-		r->page_size = (int)n;
+		*page_size = (int)n;
 	return TH_OK;
+}
+
+static th_err decode_list(json_object *params, const struct th_limits *lim,
+                          struct th_push_list_req *r, struct th_error *e)
+{
+	const char *id; /* not part of the request, but checked like everywhere else */
+	th_err rc = need_ids(params, lim, 0, 0, &r->task_id, &id, e);
+	return rc != TH_OK ? rc : decode_page(params, &r->page_size, &r->page_token, e);
 }
 
 th_err th_a2a_push_list_decode(json_object *params, const struct th_limits *lim,
@@ -283,6 +290,25 @@ th_err th_a2a_push_list_decode(json_object *params, const struct th_limits *lim,
 }
 
 void th_push_list_req_free(struct th_push_list_req *r)
+{
+	if (r == NULL)
+		return;
+	json_object_put(r->params);
+	memset(r, 0, sizeof *r);
+}
+
+th_err th_a2a_dead_letters_decode(json_object *params, struct th_dead_letters_req *out,
+                                  struct th_error *e)
+{
+	memset(out, 0, sizeof *out);
+	out->params = json_object_get(params);
+	th_err rc = decode_page(params, &out->page_size, &out->page_token, e);
+	if (rc != TH_OK)
+		th_dead_letters_req_free(out);
+	return rc;
+}
+
+void th_dead_letters_req_free(struct th_dead_letters_req *r)
 {
 	if (r == NULL)
 		return;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* bind.c — the router and the agent card: one request goes to the card (CARD-1, with
  * its cache headers), to the web app (web.c: a browser's GET of the base URL and
- * everything under <base>ui/, WEB-1), to the JSON-RPC endpoint (jsonrpc.c) or to the
- * HTTP+JSON routes (rest.c). The top of src/bind: nothing in the other files calls back
- * into it. */
+ * everything under <base>ui/, WEB-1), to the metrics (metrics.c) or the caller's push dead
+ * letters (deadletters.c), to the JSON-RPC endpoint (jsonrpc.c) or to the HTTP+JSON routes
+ * (rest.c). The top of src/bind: nothing in the other files calls back into it. */
 #include "bind/bind.h"
 
 #include <pthread.h>
@@ -187,6 +187,10 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 	} else if (tenant_card) {
 		ctx.mx_method = TH_BIND_MX_CARD;
 		serve_tenant_card(&ctx, tenant);
+	} else if (req.in_base && (th_bind_dead_letters_path(req.path) ||
+	                           (tenanted && th_bind_dead_letters_path(rest)))) {
+		ctx.mx_method = TH_BIND_MX_DEAD_LETTERS; /* RET-4 */
+		th_bind_dead_letters(&ctx, tenanted ? tenant : NULL);
 	} else if (req.in_base && strcmp(req.path, "/") == 0) {
 		/* A browser asking for the page (WEB-1); POST and every JSON client go on to
 		 * JSON-RPC unchanged. */

@@ -4,6 +4,7 @@
  *
  *   bind.c     the router and the agent card
  *     → metrics.c           the metrics endpoint and the request's log line (OBS-1..3)
+ *     → deadletters.c       the caller's push dead letters (RET-4)
  *     → origin.c            Host and Origin checks (SEC-4)
  *     → web.c               the web app's redirect and static files (WEB-1)
  *       → method.c          the GET/HEAD guard of the card and the web app (405)
@@ -65,6 +66,8 @@ enum {
 	TH_BIND_MX_WEB,                /* the web app's redirect and files */
 	TH_BIND_MX_METRICS,            /* <base>metrics */
 	TH_BIND_MX_UNKNOWN,            /* no operation was named (bad JSON, unknown route) */
+	TH_BIND_MX_DEAD_LETTERS,       /* <base>pushNotificationDeadLetters (after UNKNOWN: the
+	                                  counters file keeps its older indexes) */
 	TH_BIND_MX_COUNT
 };
 
@@ -94,6 +97,15 @@ const char *th_bind_mx_outcome_name(int outcome);
 void th_bind_log_line(char *out, size_t n, const char *method, const char *binding,
                       const char *task, const char *participant, int status, const char *outcome,
                       int64_t duration_us);
+
+/* ---- deadletters.c: the caller's push dead letters, called by the router (RET-4) -- */
+
+/* 1 when path (below the base, or below /{tenant}) is the dead letters' route. */
+int th_bind_dead_letters_path(const char *path);
+/* GET or HEAD of it: {deadLetters: [...], nextPageToken} (th_service_dead_letters) for the
+ * caller th_bind_identify names, in tenant (NULL: the default one; the path's /{tenant}/),
+ * the page from the query's pageSize and pageToken. Other methods: 405. */
+void th_bind_dead_letters(struct th_bind_ctx *ctx, const char *tenant);
 
 /* ---- origin.c: browser safety, called by the router (SEC-4) ------------------ */
 
@@ -205,6 +217,13 @@ void th_bind_quote(char *dst, size_t n, const char *src);
  * t, *rest at the "/…" after it (borrowed from path); else 0. Every tenant route (the
  * REST routes, the card, the web app) splits its path here. */
 int th_bind_tenant_split(const char *path, char t[TH_TENANT_MAX + 1], const char **rest);
+
+/* LIM-2: each query parameter of names (camelCase; its snake_case spelling counts too, the
+ * first occurrence wins) that query holds, percent-decoded, into params as a string (the
+ * a2a decoders read "10" and "true"). A bad escape or an encoded NUL is TH_EINVAL naming
+ * the parameter; names not listed are ignored. */
+th_err th_bind_query_values(json_object *params, const char *query, const char *const *names,
+                            struct th_error *e);
 
 /* 1 when ct is application/json or application/a2a+json, parameters allowed. */
 int th_bind_json_ctype(const char *ct);

@@ -5,6 +5,7 @@ noinst_LTLIBRARIES += src/bind/libth_bind.la
 src_bind_libth_bind_la_SOURCES = \
 	src/bind/bind.c src/bind/bind.h src/bind/bind_int.h \
 	src/bind/metrics.c \
+	src/bind/deadletters.c \
 	src/bind/origin.c \
 	src/bind/web.c src/bind/method.c \
 	src/bind/jsonrpc.c \

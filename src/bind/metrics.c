@@ -14,10 +14,7 @@
 #include "util/metrics.h"
 
 static const char *const mx_methods[TH_BIND_MX_COUNT - TH_OP_COUNT] = {
-    "AgentCard",
-    "WebApp",
-    "Metrics",
-    "unknown",
+    "AgentCard", "WebApp", "Metrics", "unknown", "PushNotificationDeadLetters",
 };
 
 const char *th_bind_mx_method_name(int m)
@@ -241,7 +238,8 @@ static void seconds(char *out, size_t n, uint64_t us)
 static void render_requests(struct th_buf *b, const struct th_mx_snapshot *s)
 {
 	th_buf_puts(b, "# HELP tiny_harness_requests_total Requests answered, by A2A method (or "
-	               "AgentCard, WebApp, Metrics, unknown) and outcome (ok or the error).\n"
+	               "AgentCard, WebApp, Metrics, unknown, PushNotificationDeadLetters) and "
+	               "outcome (ok or the error).\n"
 	               "# TYPE tiny_harness_requests_total counter\n");
 	for (int m = 0; m < TH_BIND_MX_COUNT; m++)
 		for (int o = 0; o < NOUTCOMES; o++)

@@ -6,6 +6,7 @@
  * and the web app's ETags), and the writers of the whole response. It calls no other file in
  * src/bind. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <strings.h>
@@ -58,6 +59,57 @@ int th_bind_tenant_split(const char *path, char t[TH_TENANT_MAX + 1], const char
 	t[k] = '\0';
 	*rest = path + 1 + k;
 	return 1;
+}
+
+static char *camel_to_snake(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = malloc(2 * n + 1);
+	if (out == NULL)
+		return NULL;
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] >= 'A' && s[i] <= 'Z') {
+			out[j++] = '_';
+			out[j++] = (char)(s[i] - 'A' + 'a');
+		} else {
+			out[j++] = s[i];
+		}
+	}
+	out[j] = '\0';
+	return out;
+}
+
+/* The a2a decoders take query values as strings ("10", "true"). */
+th_err th_bind_query_values(json_object *params, const char *query, const char *const *names,
+                            struct th_error *e)
+{
+	for (; names != NULL && *names != NULL; names++) {
+		char *v = NULL;
+		int found = th_http_query_lookup(query, *names, &v);
+		if (found == 0) {
+			char *snake = camel_to_snake(*names);
+			if (snake == NULL)
+				return th_error_set(e, TH_ENOMEM, "out of memory");
+			found = th_http_query_lookup(query, snake, &v);
+			free(snake);
+		}
+		if (found == -2)
+			return th_error_set(e, TH_ENOMEM, "out of memory");
+		if (found == -1)
+			return th_error_set(
+			    e, TH_EINVAL,
+			    "query parameter %s has a bad percent escape or a NUL byte", *names);
+		if (found == 1) {
+			json_object *s = json_object_new_string(v);
+			free(v);
+			if (s == NULL || json_object_object_add(params, *names, s) != 0) {
+				json_object_put(s);
+				return th_error_set(e, TH_ENOMEM, "out of memory");
+			}
+		}
+	}
+	return TH_OK;
 }
 
 int th_bind_json_ctype(const char *ct)

@@ -163,25 +163,6 @@ static int route_match_tenant(const char *path, struct match *m)
 	return 1;
 }
 
-static char *camel_to_snake(const char *s)
-{
-	size_t n = strlen(s);
-	char *out = malloc(2 * n + 1);
-	if (out == NULL)
-		return NULL;
-	size_t j = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] >= 'A' && s[i] <= 'Z') {
-			out[j++] = '_';
-			out[j++] = (char)(s[i] - 'A' + 'a');
-		} else {
-			out[j++] = s[i];
-		}
-	}
-	out[j] = '\0';
-	return out;
-}
-
 static th_err add_string(json_object *params, const char *key, const char *v, size_t n,
                          struct th_error *e)
 {
@@ -210,36 +191,6 @@ static th_err add_path_value(json_object *params, const char *key, const char *r
 	th_err rc = add_string(params, key, v, strlen(v), e);
 	free(v);
 	return rc;
-}
-
-/* The a2a decoders take query values as strings ("10", "true"). */
-static th_err add_query_values(json_object *params, const char *query, const char *const *names,
-                               struct th_error *e)
-{
-	for (; names != NULL && *names != NULL; names++) {
-		char *v = NULL;
-		int found = th_http_query_lookup(query, *names, &v);
-		if (found == 0) {
-			char *snake = camel_to_snake(*names);
-			if (snake == NULL)
-				return th_error_set(e, TH_ENOMEM, "out of memory");
-			found = th_http_query_lookup(query, snake, &v);
-			free(snake);
-		}
-		if (found == -2)
-			return th_error_set(e, TH_ENOMEM, "out of memory");
-		if (found == -1)
-			return th_error_set(
-			    e, TH_EINVAL,
-			    "query parameter %s has a bad percent escape or a NUL byte", *names);
-		if (found == 1) {
-			th_err rc = add_string(params, *names, v, strlen(v), e);
-			free(v);
-			if (rc != TH_OK)
-				return rc;
-		}
-	}
-	return TH_OK;
 }
 
 static int is_ws(char c)
@@ -314,13 +265,13 @@ static th_err build_params(struct th_bind_ctx *ctx, const struct match *m, int o
 	if (rc == TH_OK && m->tenant != NULL)
 		rc = add_string(p, "tenant", m->tenant, m->tenant_len, e);
 	if (rc == TH_OK && op == TH_OP_GET_TASK)
-		rc = add_query_values(p, q, get_task_q, e);
+		rc = th_bind_query_values(p, q, get_task_q, e);
 	if (rc == TH_OK && op == TH_OP_GET_TASK && ctx->call.a2a_minor >= 1)
-		rc = add_query_values(p, q, get_task_q11, e);
+		rc = th_bind_query_values(p, q, get_task_q11, e);
 	else if (rc == TH_OK && op == TH_OP_LIST_TASKS)
-		rc = add_query_values(p, q, list_tasks_q, e);
+		rc = th_bind_query_values(p, q, list_tasks_q, e);
 	else if (rc == TH_OK && op == TH_OP_LIST_PUSH_CONFIGS)
-		rc = add_query_values(p, q, list_push_q, e);
+		rc = th_bind_query_values(p, q, list_push_q, e);
 	if (rc != TH_OK) {
 		json_object_put(p);
 		*out = NULL;

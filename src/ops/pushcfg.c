@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* pushcfg.c — the push notification config operations (PUSH-1) and the config sent
- * inline with SendMessage.
+/* pushcfg.c — the push notification config operations (PUSH-1), the config sent
+ * inline with SendMessage, and the dead letters of the caller's configs (RET-4).
  *
  * Requests arrive decoded by a2a/push.c. The caller's access is checked first (a
  * stranger learns nothing, not even about URLs), then the URL with its DNS look-up
@@ -317,6 +317,115 @@ th_err th_pushcfg_delete(struct th_store *st, const char *participant,
 		return rc;
 	struct deleted_arg a = {participant, req};
 	return th_store_write(st, deleted_part, &a, e);
+}
+
+/* ---- dead letters (RET-4, decision-076) ---------------------------------------------------- */
+
+/* A dead-letter page token: "d", the last letter's died_ms and id in hex, '.' between. */
+static void dead_token(char *out, size_t n, const struct th_push_dead_letter *d)
+{
+	snprintf(out, n, "d%llx.%llx", (unsigned long long)d->died_ms, (unsigned long long)d->id);
+}
+
+/* One hex number of at most 16 digits from *p up to stop; -1 when it is not one. */
+static int hex_field(const char **p, char stop, int64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+	for (; **p != stop; (*p)++, digits++) {
+		char c = **p;
+		int d = (c >= '0' && c <= '9')   ? c - '0'
+		        : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+		                                 : -1;
+		if (d < 0 || digits == 16)
+			return -1;
+		v = v * 16 + (uint64_t)d;
+	}
+	if (digits == 0 || v > (uint64_t)INT64_MAX)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+static int dead_token_decode(const char *tok, int64_t *died_ms, int64_t *id)
+{
+	const char *p = tok + 1;
+	if (tok[0] != 'd' || hex_field(&p, '.', died_ms) != 0)
+		return -1;
+	p++;
+	return hex_field(&p, '\0', id);
+}
+
+/* A dead letter as the caller sees it: the webhook URL redacted as a log line shows it
+ * (SEC-6: a query value may be the hook's secret); never a token or credentials. */
+static json_object *dead_json(const struct th_push_dead_letter *d)
+{
+	char url[TH_PUSH_URL_MAX + 8], queued[TH_TS_LEN + 1], died[TH_TS_LEN + 1];
+	th_push_url_redact(d->url, url, sizeof url);
+	th_ts_format(d->created_ms, queued);
+	th_ts_format(d->died_ms, died);
+	json_object *o = json_object_new_object();
+	if (o == NULL)
+		return NULL;
+	int bad = th_json_put(o, "id", json_object_new_int64(d->id));
+	bad |= th_json_put(o, "taskId", json_object_new_string(d->task_id));
+	bad |= th_json_put(o, "configId", json_object_new_string(d->config_id));
+	bad |= th_json_put(o, "url", json_object_new_string(url));
+	bad |= th_json_put(o, "eventSeq", json_object_new_int64(d->seq));
+	bad |= th_json_put(o, "attempts", json_object_new_int(d->attempts));
+	bad |= th_json_put(o, "lastError",
+	                   json_object_new_string(d->last_error != NULL ? d->last_error : ""));
+	bad |= th_json_put(o, "queuedAt", json_object_new_string(queued));
+	bad |= th_json_put(o, "diedAt", json_object_new_string(died));
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* {deadLetters: v[0 .. min(n, page_size)), nextPageToken}: v holds one row more than the
+ * page when there is a next one. */
+static th_err dead_page(const struct th_push_dead_letter *v, size_t n, int page_size,
+                        json_object **result, struct th_error *e)
+{
+	json_object *out = json_object_new_object(), *arr = json_object_new_array();
+	int bad = out == NULL || arr == NULL;
+	size_t shown = n > (size_t)page_size ? (size_t)page_size : n;
+	for (size_t i = 0; !bad && i < shown; i++)
+		bad |= th_json_push(arr, dead_json(&v[i]));
+	char next[48] = "";
+	if (n > shown)
+		dead_token(next, sizeof next, &v[shown - 1]);
+	bad |= th_json_put(out, "deadLetters", arr);
+	bad |= th_json_put(out, "nextPageToken", json_object_new_string(next));
+	if (bad) {
+		json_object_put(out);
+		return th_error_set(e, TH_ENOMEM, "out of memory building a dead-letter list");
+	}
+	*result = out;
+	return TH_OK;
+}
+
+th_err th_pushcfg_dead_letters(struct th_store *st, const char *participant,
+                               const struct th_dead_letters_req *req, json_object **result,
+                               struct th_error *e)
+{
+	*result = NULL;
+	int64_t before_ms = INT64_MAX, before_id = INT64_MAX;
+	if (req->page_token != NULL && dead_token_decode(req->page_token, &before_ms, &before_id))
+		return th_error_set(
+		    e, TH_EINVAL,
+		    "pageToken is not a token this server issued (use the "
+		    "nextPageToken of a previous pushNotificationDeadLetters answer)");
+	struct th_push_dead_letter *v = NULL;
+	size_t n = 0;
+	th_err rc = th_store_push_dead_letters(st, participant, req->tenant, before_ms, before_id,
+	                                       req->page_size + 1, &v, &n, e);
+	if (rc == TH_OK)
+		rc = dead_page(v, n, req->page_size, result, e);
+	th_push_dead_letters_free(v, n);
+	return rc;
 }
 
 /* ---- inline configs (SendMessageConfiguration.taskPushNotificationConfig) ------------------ */

@@ -40,6 +40,15 @@ th_err th_pushcfg_list(struct th_store *st, const char *participant,
 th_err th_pushcfg_delete(struct th_store *st, const char *participant,
                          const struct th_push_get_req *req, struct th_error *e);
 
+/* RET-4 (decision-076): *result is {deadLetters: [...], nextPageToken}, the dead letters of
+ * the configs participant owns on tasks of req->tenant, newest death first, req->page_size
+ * of them; each names its task, config, webhook URL (redacted, SEC-6), event seq, attempts,
+ * last error and when it was queued and died. A pageToken this server did not issue is
+ * TH_EINVAL naming it. A read: nothing is written. */
+th_err th_pushcfg_dead_letters(struct th_store *st, const char *participant,
+                               const struct th_dead_letters_req *req, json_object **result,
+                               struct th_error *e);
+
 /* SendMessage's configuration.taskPushNotificationConfig: th_pushcfg_inline_check
  * decodes it into *out (release with th_push_create_req_free, also on failure) and
  * checks it before the request's transaction — the URL with its DNS look-up, the key

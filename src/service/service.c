@@ -329,6 +329,26 @@ static th_err tenant_call(struct th_app *app, const struct th_call *call, json_o
 	return rc;
 }
 
+th_err th_service_dead_letters(struct th_app *app, const struct th_call *call0, json_object *params,
+                               json_object **result, struct th_error *e)
+{
+	*result = NULL;
+	/* TEN-1, then the caller, then the query: as the push config operations read them. */
+	struct th_call cc;
+	const char *who;
+	struct th_dead_letters_req req = {0};
+	th_err rc = tenant_call(app, call0, params, &cc, e);
+	if (rc == TH_OK)
+		rc = push_caller(&cc, &who, e);
+	if (rc == TH_OK)
+		rc = th_a2a_dead_letters_decode(params, &req, e);
+	req.tenant = cc.tenant;
+	if (rc == TH_OK)
+		rc = th_pushcfg_dead_letters(app->store, who, &req, result, e);
+	th_dead_letters_req_free(&req);
+	return rc;
+}
+
 th_err th_service_get_task(struct th_app *app, const struct th_call *call0, json_object *params,
                            json_object **result, struct th_watch *wait, struct th_error *e)
 {

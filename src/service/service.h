@@ -53,6 +53,14 @@ int th_op_from_method(const char *method);
 th_err th_service_call(struct th_app *app, const struct th_call *call, enum th_op op,
                        json_object *params, json_object **result, struct th_error *e);
 
+/* RET-4 (decision-076): the dead letters of the push configs the caller owns in the
+ * tenant params name ({tenant?, pageSize?, pageToken?}; borrowed, not NULL), as
+ * th_pushcfg_dead_letters answers them. Not an A2A operation: no th_op, no JSON-RPC method;
+ * the binding serves it on its own path. The caller and the tenant are checked as for the
+ * push config operations. */
+th_err th_service_dead_letters(struct th_app *app, const struct th_call *call, json_object *params,
+                               json_object **result, struct th_error *e);
+
 struct th_sink;
 struct th_watch;
 

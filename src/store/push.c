@@ -308,3 +308,45 @@ th_err th_store_push_backlog(struct th_store *st, int64_t *backlog, int64_t *dea
 		                    0, dead, NULL, "push dead count", e);
 	return err;
 }
+
+/* ---- dead letters (RET-4) ------------------------------------------------------------------ */
+
+/* A row of the dead-letter page. */
+static const struct th_col dead_cols[] = {
+    TH_COL_I64(struct th_push_dead_letter, id),
+    TH_COL_TEXT(struct th_push_dead_letter, task_id),
+    TH_COL_TEXT(struct th_push_dead_letter, config_id),
+    TH_COL_TEXT(struct th_push_dead_letter, url),
+    TH_COL_I64(struct th_push_dead_letter, seq),
+    TH_COL_INT(struct th_push_dead_letter, attempts),
+    TH_COL_TEXT(struct th_push_dead_letter, last_error),
+    TH_COL_I64(struct th_push_dead_letter, created_ms),
+    TH_COL_I64(struct th_push_dead_letter, died_ms),
+};
+static const struct th_row_def dead_row = TH_ROW_DEF(struct th_push_dead_letter, dead_cols);
+
+void th_push_dead_letters_free(struct th_push_dead_letter *d, size_t n)
+{
+	th_rows_free(&dead_row, d, n); /* NULL: nothing */
+}
+
+th_err th_store_push_dead_letters(struct th_store *st, const char *participant, const char *tenant,
+                                  int64_t before_ms, int64_t before_id, int limit,
+                                  struct th_push_dead_letter **out, size_t *n, struct th_error *e)
+{
+	*out = NULL;
+	*n = 0;
+	if (participant == NULL || participant[0] == '\0' || limit < 1 || limit > 1000)
+		return th_error_set(e, TH_EINVAL, "dead letters need a participant and a limit");
+	/* The view is the one definition of a dead letter (migration 017, both backends);
+	 * the task's tenant keeps every tenant's letters apart (TEN-2). */
+	return th_store_each(
+	    st, TH_STMT_PUSH_DEAD_LETTERS,
+	    "SELECT d.id, d.task_id, d.config_id, d.url, d.seq, d.attempts, d.last_error, "
+	    "d.created_ms, d.died_ms FROM push_dead_letters d JOIN tasks t ON t.id = d.task_id "
+	    "WHERE d.participant_id = ?1 AND t.tenant = ?2 AND (d.died_ms < ?3 OR "
+	    "(d.died_ms = ?3 AND d.id < ?4)) ORDER BY d.died_ms DESC, d.id DESC LIMIT ?5",
+	    TH_ARGS(TH_T(participant), TH_T(tenant != NULL ? tenant : ""), TH_I(before_ms),
+	            TH_I(before_id), TH_I(limit)),
+	    &dead_row, (void **)out, n, "dead letters", e);
+}

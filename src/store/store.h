@@ -834,6 +834,31 @@ th_err th_store_push_dead(struct th_store *st, int64_t id, const char *error, st
 th_err th_store_push_prune(struct th_store *st, int64_t delivered_before_ms, int64_t dead_before_ms,
                            int64_t *n, struct th_error *e);
 
+/* A dead letter (RET-4): a delivery that gave up, as the view push_dead_letters (migration
+ * 017) gives it, without its body and without the config's secrets. */
+struct th_push_dead_letter {
+	int64_t id;      /* the push_outbox row */
+	char *task_id;   /* free (th_push_dead_letters_free) */
+	char *config_id; /* free */
+	char *url;       /* the webhook URL as stored, whole (the caller redacts it, SEC-6); free */
+	int64_t seq;     /* the event that was not delivered */
+	int attempts;    /* POSTs tried */
+	char *last_error; /* why the last one failed, redacted when written (SEC-6), or NULL;
+	                     free */
+	int64_t created_ms;
+	int64_t died_ms;
+};
+void th_push_dead_letters_free(struct th_push_dead_letter *d, size_t n);
+/* The dead letters of the push configs participant owns on tasks of tenant ("" the
+ * default one), newest death first (died_ms, then id, both descending), only those
+ * before the cursor (died_ms < before_ms, or equal and id < before_id; INT64_MAX for
+ * both: from the newest), at most limit rows (1..1000). A read, no transaction; it walks
+ * the dead rows of the (state, next_attempt_ms) index, all owners' (kept at most
+ * retain_dead_letters), and looks each one's config and task up by primary key. */
+th_err th_store_push_dead_letters(struct th_store *st, const char *participant, const char *tenant,
+                                  int64_t before_ms, int64_t before_id, int limit,
+                                  struct th_push_dead_letter **out, size_t *n, struct th_error *e);
+
 /* ---- operator queries (STORE-2) --------------------------------------------------------- */
 
 struct th_task_brief {

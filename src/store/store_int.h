@@ -149,6 +149,8 @@ enum th_stmt_id {
 	/* push.c: the backlog the metrics endpoint shows (OBS-2) */
 	TH_STMT_PUSH_BACKLOG,
 	TH_STMT_PUSH_DEAD_COUNT,
+	/* push.c: a participant's dead letters, a page of them (RET-4, decision-076) */
+	TH_STMT_PUSH_DEAD_LETTERS,
 	/* history.c: a task's generation, counted from its event log (A2A-11-GEN-1) */
 	TH_STMT_EV_GEN,
 	TH_STMT_COUNT_

@@ -20,6 +20,10 @@ EXTRA_DIST += tests/integration/idempotency.sh
 # database and WAL shrinking (about 10 s).
 TESTS += tests/integration/retention.sh
 EXTRA_DIST += tests/integration/retention.sh
+# RET-4: <base>[tenant/]pushNotificationDeadLetters through lighttpd with identity = bearer:
+# the owner's dead letters only, per tenant, no secrets, 401 without credentials.
+TESTS += tests/integration/dead_letters.sh
+EXTRA_DIST += tests/integration/dead_letters.sh
 # OBS-1..OBS-4 through lighttpd: the metrics endpoint's counters move by exactly what was
 # sent across two workers, the histogram is well formed, the guard, the request log line.
 TESTS += tests/integration/observability.sh

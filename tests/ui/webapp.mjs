@@ -14,15 +14,20 @@
 // it as Authorization: Bearer, and shows the sign-in again on a 401 (SEC-1). Streams end
 // after stream_max_ms (4 s) and the page resumes them with Last-Event-ID: a message stored
 // while one resumption is held back in the browser arrives once, and the page has taken
-// every stored event once (STREAM-4, STREAM-RESUME-2, decision-072).
+// every stored event once (STREAM-4, STREAM-RESUME-2, decision-072). A push config whose
+// webhook is a closed loopback port gives up at once (push_max_attempts = 1): its owner sees
+// it under the task list (Push notifications not delivered: the task as a link, the webhook
+// with its query value hidden, the event, the attempts, the error), another participant
+// does not (RET-4, decision-076).
 //
 // Screenshots of the task list and of a task at phone (390 px) and desktop (1280 px) widths go
 // to $TH_BUILDDIR/tests/artifacts/web/, with web-app-1280.png, the page as docs/web-app.png
-// shows it. Exit 77 when chromium, lighttpd or node_modules is missing. TH_CHROMIUM overrides
-// /usr/bin/chromium.
+// shows it, and dead-letters-1280.png. Exit 77 when chromium, lighttpd or node_modules is
+// missing. TH_CHROMIUM overrides /usr/bin/chromium.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, show } from '../contract/lib.mjs';
@@ -57,7 +62,13 @@ let stopBearerServer = null;
 // Streams end after 4 s (stream_max_ms), so the page resumes them with Last-Event-ID again
 // and again while the tests run (STREAM-4, WEB-2).
 const STREAM_MAX_MS = 4000;
-const { base, db, stop: stopServer } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD, env: { TINY_HARNESS_STREAM_MAX_MS: String(STREAM_MAX_MS) } });
+// A push to a loopback port nothing listens on gives up at its first refusal (RET-4): the
+// page's list of push notifications not delivered.
+const { base, db, stop: stopServer } = startLighttpdOrExit(dir, { lighttpd: LIGHTTPD, env: {
+	TINY_HARNESS_STREAM_MAX_MS: String(STREAM_MAX_MS),
+	TINY_HARNESS_PUSH_ALLOW_PRIVATE: '1',
+	TINY_HARNESS_PUSH_MAX_ATTEMPTS: '1',
+} });
 console.log(`# server ${base} (state in ${dir})`);
 
 let seq = 0;
@@ -715,6 +726,59 @@ try {
 		const mine = await ok('ListTasks', {});
 		assert.ok(!(mine.tasks ?? []).some((x) => x.id === id), 'the default tenant does not list it');
 		await p.close();
+	});
+
+	await t.test('RET-4 WEB-1 the owner sees, under the task list, the push notification their webhook gave up on: task, webhook without its secret, event, attempts, error; bob sees none', async () => {
+		need(browser, 'the browser start');
+		// A loopback port that was free a moment ago: every POST to it is refused at once.
+		const probe = createServer();
+		await new Promise((r) => probe.listen(0, '127.0.0.1', r));
+		const port = probe.address().port;
+		await new Promise((r) => probe.close(r));
+		const task = (await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', parts: [
+			{ data: { kind: 'task', payload: { name: 'Notify the caterer', goal: 'Tell the caterer the date' } }, mediaType: MT_EVENT },
+			{ text: 'Tell the caterer.' }] } })).task.id;
+		const hook = `http://127.0.0.1:${port}/caterer?token=caterer-secret-123`;
+		const cfg = await ok('CreateTaskPushNotificationConfig', { taskId: task, id: 'caterer-hook', url: hook });
+		assert.equal(cfg.id, 'caterer-hook');
+		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: task, parts: [{ text: 'The date is set.' }] } });
+		// The worker POSTs after its answer; the delivery dies on the refusal.
+		let letters = [];
+		for (let i = 0; i < 100 && letters.length === 0; i++) {
+			const r = await fetch(`${base}pushNotificationDeadLetters`, { headers: { 'X-Participant-Id': 'alice' } });
+			assert.equal(r.status, 200);
+			letters = (await r.json()).deadLetters.filter((d) => d.taskId === task);
+			if (letters.length === 0)
+				await new Promise((r2) => setTimeout(r2, 100));
+		}
+		assert.ok(letters.length > 0, 'no dead letter after 10 s');
+		const p = await newPage(1280);
+		await p.goto(`${base}ui/`);
+		await nameMyself(p, 'alice');
+		const section = p.getByRole('region', { name: 'Push notifications not delivered' });
+		const item = section.getByRole('list', { name: 'Push notifications not delivered' }).getByRole('listitem')
+			.filter({ hasText: 'caterer-hook' }).first();
+		await item.waitFor();
+		await item.getByRole('link', { name: 'Notify the caterer' }).waitFor();
+		await item.getByText(`http://127.0.0.1:${port}/caterer?token=***`, { exact: true }).waitFor();
+		await item.getByText(/^Event \d+ not delivered after 1 attempt; gave up /).waitFor();
+		await item.getByText(new RegExp(`^http://127\\.0\\.0\\.1:${port}/caterer\\?token=\\*\\*\\*: `)).waitFor();
+		assert.ok(!(await p.content()).includes('caterer-secret-123'), 'the webhook\'s secret is on the page');
+		mkdirSync(shotDir, { recursive: true });
+		await section.screenshot({ path: join(shotDir, 'dead-letters-1280.png') });
+		// The link opens the task.
+		await item.getByRole('link', { name: 'Notify the caterer' }).click();
+		await p.getByRole('heading', { name: 'Notify the caterer' }).waitFor();
+		await p.context().close();
+		// bob owns no config: the page shows no such section.
+		const bob = await newPage(1280);
+		await bob.goto(`${base}ui/`);
+		await nameMyself(bob, 'bob');
+		// Once the page has its answer (state.deadLetters is null until then).
+		await bob.waitForFunction(() => Array.isArray(window.thWeb.deadLetters));
+		assert.equal(await bob.getByRole('region', { name: 'Push notifications not delivered' }).count(), 0, 'bob is shown a dead-letter section');
+		assert.ok(!(await bob.content()).includes('caterer'), 'bob sees alice\'s dead letter');
+		await bob.context().close();
 	});
 
 	await t.test('WEB-3 no script error, CSP violation or failed request in any page', async () => {

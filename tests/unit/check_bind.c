@@ -17,6 +17,7 @@
 #include "config/settings.h"
 #include "domain/ext.h"
 #include "http/http.h"
+#include "store/store.h"
 #include "util/rate.h"
 #include "util/metrics.h"
 #include "util/jsonx.h"
@@ -2243,6 +2244,194 @@ START_TEST(test_obs2_endpoint_counts_each_request_by_method_and_outcome)
 }
 END_TEST
 
+/* ---- RET-4: the caller's push dead letters (decision-076) ---------------------- */
+
+/* A dead letter of config config_id, owned by who, on task, made as a worker makes one:
+ * queued for event seq, claimed, then given up with the error a refused POST leaves. */
+static void make_dead_letter(const char *task, const char *config_id, const char *who, int64_t seq)
+{
+	struct th_store *st = real.store;
+	struct th_error e;
+	th_error_clear(&e);
+	char t[128], c[64], p[64], url[] = "http://127.0.0.1:9/hook?token=s3cret-hook-token";
+	snprintf(t, sizeof t, "%s", task);
+	snprintf(c, sizeof c, "%s", config_id);
+	snprintf(p, sizeof p, "%s", who);
+	struct th_push_config cfg1 = {
+	    .task_id = t, .config_id = c, .participant_id = p, .url = url};
+	ck_assert_msg(th_store_begin(st, &e) == TH_OK, "%s", e.msg);
+	ck_assert_msg(th_store_push_config_put(st, &cfg1, &e) == TH_OK, "%s", e.msg);
+	int q = 0;
+	ck_assert_int_eq(th_store_push_enqueue(st, t, seq, "{\"task\":{}}", NULL, &q, &e), TH_OK);
+	ck_assert_int_eq(q, 1);
+	struct th_push_delivery *d = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_push_claim_due(st, th_now_ms(), 30000, 0, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(th_store_push_dead(st, d[0].id,
+	                                    "http://127.0.0.1:9/hook?token=***: Connection refused",
+	                                    &e),
+	                 TH_OK);
+	th_push_deliveries_free(d, n);
+	ck_assert_msg(th_store_commit(st, &e) == TH_OK, "%s", e.msg);
+}
+
+/* GET <base>[tenant/]pushNotificationDeadLetters[?query] as who (header mode). */
+static struct resp dead_letters(const char *tenant, const char *query, const char *who)
+{
+	char uri[300], qs[300], id[200];
+	snprintf(uri, sizeof uri, "REQUEST_URI=/%s%spushNotificationDeadLetters%s%s",
+	         tenant != NULL ? tenant : "", tenant != NULL ? "/" : "", query != NULL ? "?" : "",
+	         query != NULL ? query : "");
+	snprintf(qs, sizeof qs, "QUERY_STRING=%s", query != NULL ? query : "");
+	snprintf(id, sizeof id, "HTTP_X_PARTICIPANT_ID=%s", who != NULL ? who : "");
+	const char *p[] = {"REQUEST_METHOD=GET", uri, qs, who != NULL ? id : NULL, NULL};
+	return run_real(p, NULL);
+}
+
+/* A task of alice's, made through the binding with message mid: its id into id. */
+static void alice_task(const char *mid, char *id, size_t n)
+{
+	char body[300];
+	snprintf(body, sizeof body,
+	         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendMessage\",\"params\":{"
+	         "\"message\":{\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
+	         "\"parts\":[{\"text\":\"hello\"}]}}}",
+	         mid);
+	const char *p[] = {"REQUEST_METHOD=POST",           "REQUEST_URI=/",
+	                   "CONTENT_TYPE=application/json", "HTTP_A2A_VERSION=1.0",
+	                   "HTTP_X_PARTICIPANT_ID=alice",   NULL};
+	struct resp r = run_real(p, body);
+	ck_assert_msg(jstr(&r, "result.task.id") != NULL, "%s", r.body);
+	snprintf(id, n, "%s", jstr(&r, "result.task.id"));
+	resp_free(&r);
+}
+
+/* RET-4: the owner reads their dead letters, newest first, a page at a time, with the URL's
+ * query values redacted (SEC-6); another participant and another tenant see none. */
+START_TEST(test_ret4_dead_letters_owner_only_paged_redacted)
+{
+	char task[128], other[128], third[128];
+	alice_task("m-dead-1", task, sizeof task);
+	alice_task("m-dead-2", other, sizeof other);
+	alice_task("m-dead-3", third, sizeof third);
+	make_dead_letter(other, "hook-1", "alice", 1);
+	make_dead_letter(task, "hook-2", "alice", 2);
+	make_dead_letter(third, "bobs", "bob", 3);
+	struct resp r = dead_letters(NULL, NULL, "alice");
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_str_eq(header(&r, "Content-Type"), "application/json");
+	ck_assert_str_eq(header(&r, "Cache-Control"), "no-store");
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 2);
+	ck_assert_str_eq(jstr(&r, "deadLetters.0.taskId"), task);
+	ck_assert_str_eq(jstr(&r, "deadLetters.0.configId"), "hook-2"); /* newest first */
+	ck_assert_int_eq(jint(&r, "deadLetters.0.eventSeq"), 2);
+	ck_assert_int_eq(jint(&r, "deadLetters.0.attempts"), 1);
+	ck_assert_str_eq(jstr(&r, "deadLetters.0.url"), "http://127.0.0.1:9/hook?token=***");
+	assert_contains(jstr(&r, "deadLetters.0.lastError"), "Connection refused");
+	ck_assert_ptr_nonnull(jstr(&r, "deadLetters.0.diedAt"));
+	ck_assert_ptr_nonnull(jstr(&r, "deadLetters.0.queuedAt"));
+	ck_assert_str_eq(jstr(&r, "nextPageToken"), "");
+	ck_assert_ptr_null(strstr(r.body, "s3cret"));
+	ck_assert_ptr_null(strstr(r.body, "bobs"));
+	resp_free(&r);
+
+	r = dead_letters(NULL, "pageSize=1", "alice");
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 1);
+	ck_assert_str_eq(jstr(&r, "deadLetters.0.configId"), "hook-2");
+	char next[200];
+	snprintf(next, sizeof next, "page_size=1&pageToken=%s", jstr(&r, "nextPageToken"));
+	ck_assert_int_gt(strlen(next), strlen("page_size=1&pageToken="));
+	resp_free(&r);
+	r = dead_letters(NULL, next, "alice");
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 1);
+	ck_assert_str_eq(jstr(&r, "deadLetters.0.configId"), "hook-1");
+	ck_assert_str_eq(jstr(&r, "nextPageToken"), "");
+	resp_free(&r);
+
+	r = dead_letters(NULL, NULL, "bob");
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 1);
+	ck_assert_str_eq(jstr(&r, "deadLetters.0.configId"), "bobs");
+	resp_free(&r);
+	r = dead_letters(NULL, NULL, "mallory");
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 0);
+	resp_free(&r);
+	/* TEN-2: the default tenant's letters are not another tenant's. */
+	r = dead_letters("acme", NULL, "alice");
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 0);
+	resp_free(&r);
+}
+END_TEST
+
+/* RET-4: what the route refuses, each naming what to change, and none of it crashes or
+ * stores anything: another method, no caller, a caller nobody may be, pageSize out of its
+ * range, a pageToken it did not issue, a tenant not served, and with identity = bearer a
+ * request without credentials (401 with WWW-Authenticate). */
+START_TEST(test_ret4_dead_letters_refusals_name_the_field)
+{
+	char task[128];
+	alice_task("m-dead-1", task, sizeof task);
+	make_dead_letter(task, "hook-1", "alice", 1);
+	const char *post[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/pushNotificationDeadLetters",
+	                      "HTTP_X_PARTICIPANT_ID=alice", NULL};
+	struct resp r = run_real(post, NULL);
+	ck_assert_int_eq(r.status, 405);
+	ck_assert_str_eq(header(&r, "Allow"), "GET, HEAD");
+	resp_free(&r);
+	r = dead_letters(NULL, NULL, NULL);
+	assert_rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+	assert_contains(r.body, "X-Participant-Id");
+	resp_free(&r);
+	r = dead_letters(NULL, NULL, "tiny-harness");
+	ck_assert_int_eq(r.status, 400);
+	assert_contains(r.body, "agent's own id");
+	resp_free(&r);
+	const char *bad_size[] = {"pageSize=101", "pageSize=-1", "pageSize=ten", "page_size=1.5"};
+	for (size_t i = 0; i < sizeof bad_size / sizeof bad_size[0]; i++) {
+		r = dead_letters(NULL, bad_size[i], "alice");
+		assert_rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+		assert_contains(r.body, "pageSize must be a whole number from 1 to 100");
+		resp_free(&r);
+	}
+	const char *bad_token[] = {"pageToken=zzz", "pageToken=d1", "pageToken=d.1",
+	                           "pageToken=dffffffffffffffff.1", "pageToken=p1"};
+	for (size_t i = 0; i < sizeof bad_token / sizeof bad_token[0]; i++) {
+		r = dead_letters(NULL, bad_token[i], "alice");
+		assert_rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+		assert_contains(r.body, "pageToken is not a token this server issued");
+		resp_free(&r);
+	}
+	r = dead_letters(NULL, "pageToken=%zz", "alice");
+	ck_assert_int_eq(r.status, 400);
+	assert_contains(r.body, "query parameter pageToken has a bad percent escape");
+	resp_free(&r);
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(real.cfg, "tenants", "acme", &e), TH_OK);
+	r = dead_letters("other", NULL, "alice");
+	assert_rest_error(&r, 400, "INVALID_ARGUMENT", "INVALID_PARAMS");
+	assert_contains(r.body, "tenant 'other' is not served here");
+	resp_free(&r);
+	r = dead_letters("acme", NULL, "alice");
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	resp_free(&r);
+	ck_assert_int_eq(th_config_set(real.cfg, "identity", "bearer", &e), TH_OK);
+	r = dead_letters(NULL, NULL, "alice"); /* the header names nobody here (SEC-1) */
+	ck_assert_int_eq(r.status, 401);
+	assert_contains(header(&r, "WWW-Authenticate"), "Bearer");
+	resp_free(&r);
+	ck_assert_int_eq(th_config_set(real.cfg, "identity", "header", &e), TH_OK);
+	/* Nothing of it changed the letter. */
+	r = dead_letters(NULL, NULL, "alice");
+	ck_assert_int_eq(json_object_array_length(jget(r.json, "deadLetters")), 1);
+	ck_assert_int_eq(jint(&r, "deadLetters.0.attempts"), 1);
+	resp_free(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bind");
@@ -2324,6 +2513,8 @@ static Suite *suite(void)
 	tcase_add_test(svc, test_a2a1_send_message_round_trip_jsonrpc);
 	tcase_add_test(svc, test_a2a1_send_message_round_trip_rest);
 	tcase_add_test(svc, test_obs2_endpoint_counts_each_request_by_method_and_outcome);
+	tcase_add_test(svc, test_ret4_dead_letters_owner_only_paged_redacted);
+	tcase_add_test(svc, test_ret4_dead_letters_refusals_name_the_field);
 	suite_add_tcase(s, svc);
 	return s;
 }

@@ -3083,6 +3083,93 @@ START_TEST(test_ret4_dead_letter_view_lists_until_its_own_cutoff)
 }
 END_TEST
 
+/* RET-4 (decision-076): th_store_push_dead_letters answers one owner's dead letters in one
+ * tenant, newest death first, from a (died_ms, id) cursor, at most limit; on both
+ * backends. */
+START_TEST(test_ret4_dead_letters_read_owner_tenant_newest_first)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t1");
+	add_task(st, "t2");
+	put_config(st, "t1", "c1", "alice", "https://hook.example/1?k=v");
+	put_config(st, "t1", "c2", "alice", "https://hook.example/2");
+	put_config(st, "t1", "cb", "bob", "https://hook.example/b");
+	put_config(st, "t2", "ca", "alice", "https://hook.example/acme");
+	ck_assert_int_eq(th_store_push_enqueue(st, "t1", 1, "{}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_store_push_enqueue(st, "t2", 4, "{}", NULL, NULL, &e), TH_OK);
+	struct th_push_delivery *d = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_push_claim_due(st, th_now_ms(), 30000, 0, &d, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 4);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_int_eq(th_store_push_dead(st, d[i].id, "HTTP 410", &e), TH_OK);
+	th_push_deliveries_free(d, n);
+	commit(st);
+	run_sql(st, "UPDATE tasks SET tenant = 'acme' WHERE id = 't2'");
+	run_sql(st, "UPDATE push_outbox SET updated_ms = CASE config_id WHEN 'c1' THEN 3000 "
+	            "WHEN 'c2' THEN 3500 WHEN 'cb' THEN 5000 ELSE 4000 END");
+	struct th_push_dead_letter *v = NULL;
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "alice", "", INT64_MAX, INT64_MAX, 10, &v, &n, &e),
+	    TH_OK);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].config_id, "c2");
+	ck_assert_str_eq(v[1].config_id, "c1");
+	ck_assert_str_eq(v[1].task_id, "t1");
+	ck_assert_str_eq(v[1].url, "https://hook.example/1?k=v"); /* redacting is the caller's */
+	ck_assert_int_eq(v[1].seq, 1);
+	ck_assert_int_eq(v[1].attempts, 1);
+	ck_assert_str_eq(v[1].last_error, "HTTP 410");
+	ck_assert_int_eq(v[1].died_ms, 3000);
+	ck_assert_int_gt(v[1].created_ms, 0);
+	int64_t after_ms = v[0].died_ms, after_id = v[0].id;
+	th_push_dead_letters_free(v, n);
+	/* A page of one, then the rest from its cursor. */
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "alice", NULL, INT64_MAX, INT64_MAX, 1, &v, &n, &e),
+	    TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].config_id, "c2");
+	th_push_dead_letters_free(v, n);
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "alice", "", after_ms, after_id, 1, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].config_id, "c1");
+	th_push_dead_letters_free(v, n);
+	/* The owner's only, the tenant's only (TEN-2). */
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "bob", "", INT64_MAX, INT64_MAX, 10, &v, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].config_id, "cb");
+	th_push_dead_letters_free(v, n);
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "alice", "acme", INT64_MAX, INT64_MAX, 10, &v, &n, &e),
+	    TH_OK);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].config_id, "ca");
+	ck_assert_int_eq(v[0].seq, 4);
+	th_push_dead_letters_free(v, n);
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "bob", "acme", INT64_MAX, INT64_MAX, 10, &v, &n, &e),
+	    TH_OK);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "carol", "", INT64_MAX, INT64_MAX, 10, &v, &n, &e),
+	    TH_OK);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, "alice", "", INT64_MAX, INT64_MAX, 0, &v, &n, &e),
+	    TH_EINVAL);
+	ck_assert_int_eq(
+	    th_store_push_dead_letters(st, NULL, "", INT64_MAX, INT64_MAX, 5, &v, &n, &e),
+	    TH_EINVAL);
+	th_store_close(st);
+}
+END_TEST
+
 /* RET-3: a new database is INCREMENTAL; after a purge th_store_compact gives the freed
  * pages back and cuts the WAL to 0 bytes; an older (NONE) database keeps its size until
  * th_store_vacuum, which switches it. SQLite only. */
@@ -3635,6 +3722,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_ret1_purge_ended_takes_every_child_row_and_nothing_else);
 	tcase_add_test(tc, test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_child);
 	tcase_add_test(tc, test_ret4_dead_letter_view_lists_until_its_own_cutoff);
+	tcase_add_test(tc, test_ret4_dead_letters_read_owner_tenant_newest_first);
 	if (pg_base() != NULL) {
 		tcase_add_test(tc, test_store6_pg_migrates_once_and_records_its_version);
 		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // a2a.js — A2A 1.0 JSON-RPC to the page's own origin (the base URL is the folder above
 // <base>ui/): one call with fetch, and SubscribeToTask as a stream read from the fetch
-// response body (EventSource cannot POST), resumed with Last-Event-ID after a drop.
+// response body (EventSource cannot POST), resumed with Last-Event-ID after a drop; and the
+// server's one REST read of its own, the caller's push dead letters (RET-4).
 
 export const A2UI_EXT = 'https://a2ui.org/a2a-extension/a2ui/v0.9.1';
 
@@ -97,6 +98,33 @@ export async function rpc(participant, method, params) {
 	if (body.error)
 		throw new RpcError(method, body.error);
 	return body.result;
+}
+
+// RET-4: the dead letters of the caller's push configs, GET <base>[tenant/]
+// pushNotificationDeadLetters (not an A2A method; the same identity as every call). The page
+// is at <base>ui/ or <base><tenant>/ui/, so the route is one level up either way. Resolves
+// to {deadLetters, nextPageToken}; rejects with RpcError (a google.rpc.Status's words).
+export async function deadLetters(participant, pageSize = 50) {
+	const url = new URL('../pushNotificationDeadLetters', location.href);
+	url.searchParams.set('pageSize', String(pageSize));
+	// Who is asking, as on every call; no A2A-Version: it is not an A2A method.
+	const h = { Accept: 'application/json' };
+	if (participant)
+		h['X-Participant-Id'] = participant;
+	if (bearer)
+		h.Authorization = `Bearer ${bearer}`;
+	const res = await fetch(url, { headers: h, cache: 'no-store' });
+	if (res.status === 401)
+		throw await unauthorized('pushNotificationDeadLetters', res);
+	let body;
+	try {
+		body = await res.json();
+	} catch {
+		throw new Error(`pushNotificationDeadLetters: the server answered HTTP ${res.status} without JSON`);
+	}
+	if (!res.ok || body.error)
+		throw new RpcError('pushNotificationDeadLetters', body.error ?? { message: `HTTP ${res.status}` });
+	return body;
 }
 
 // Parses SSE text as it arrives; calls onEvent({id, event, data}) for each complete event.

@@ -4,7 +4,8 @@
 // tasks (ListTasks), starts one, and in a task converses, follows status, participants,
 // plan and sub-tasks, answers a help request addressed to them (a help_reply, CH-5), writes
 // in side channels (CH-1), completes or cancels it; A2UI cards are drawn by the official Lit
-// renderer and their actions sent back. The page follows the open task live through
+// renderer and their actions sent back. Under the list, the push notifications of their own
+// webhooks that gave up (RET-4). The page follows the open task live through
 // SubscribeToTask (a2a.js), resuming with Last-Event-ID after a drop.
 //
 // Every server text goes into the page as text (view.js); there is no innerHTML.
@@ -12,7 +13,7 @@
 import { MessageProcessor } from '@a2ui/web_core/v0_9';
 import { basicCatalog } from '@a2ui/lit/v0_9'; // defines <a2ui-surface> and the basic elements
 
-import { RpcError, follow, rpc, setBearer, useTenant } from './a2a.js';
+import { RpcError, deadLetters, follow, rpc, setBearer, useTenant } from './a2a.js';
 import {
 	META_STATUS, MT_A2UI, MT_CHANNEL, MT_EVENT, channelPart, el, isA2ui, isTerminal, overWords,
 	renderPart, senderOf, stateWord, subStateWords, taskMeta, when,
@@ -44,6 +45,7 @@ const state = {
 	requests: new Map(), // messageId of a help request from the harness → its request id
 	answered: new Set(), // messageIds of help requests answered from this page
 	channels: [], // ids of the side channels of the open task seen in its history (CH-1)
+	deadLetters: null, // my push deliveries that gave up, once pushNotificationDeadLetters answered (RET-4)
 	identity: null, // how the server knows the sender, from session.json: header, remote_user, bearer
 	debug: new URLSearchParams(location.search).has('debug'), // ?debug: the Debug panel (WEB-6)
 };
@@ -119,6 +121,8 @@ async function loadList() {
 	const list = $('task-list');
 	if (!me()) {
 		list.replaceChildren();
+		$('dead-list').replaceChildren();
+		$('dead-letters').hidden = true;
 		$('list-status').textContent = state.bearer ? 'Sign in with your API key to see your tasks.'
 			: 'Name yourself in the Participant field to see your tasks.';
 		return;
@@ -138,6 +142,34 @@ async function loadList() {
 		$('list-status').textContent = '';
 		showError(err, 'notice');
 	}
+	await loadDeadLetters();
+}
+
+// RET-4: the push notifications of my webhooks that gave up (my configs only; the server
+// answers nobody else's), under the list, with what I need to act: the task, the webhook
+// (its query values hidden by the server), the event, the attempts, the last error and
+// when it gave up. Shown only when there is one.
+async function loadDeadLetters() {
+	const box = $('dead-letters');
+	let letters = [];
+	try {
+		letters = me() ? (await deadLetters(sender())).deadLetters ?? [] : [];
+	} catch (err) {
+		letters = [];
+		showError(err, 'notice');
+	}
+	state.deadLetters = letters;
+	$('dead-list').replaceChildren(...letters.map(deadRow));
+	box.hidden = letters.length === 0;
+}
+
+function deadRow(d) {
+	const tries = Number(d.attempts) || 0;
+	return el('li', { class: 'dead', 'data-dead-id': String(d.id ?? '') },
+		el('p', {}, 'Task ', taskLink(String(d.taskId ?? '')), ` · push config ${String(d.configId ?? '')}`),
+		el('p', { class: 'dead-url' }, String(d.url ?? '')),
+		el('p', {}, `Event ${String(d.eventSeq ?? '?')} not delivered after ${tries} attempt${tries === 1 ? '' : 's'}; gave up ${when(d.diedAt)}`),
+		d.lastError ? el('p', { class: 'dead-error' }, String(d.lastError)) : null);
 }
 
 function taskRow(task) {
