@@ -83,8 +83,8 @@ TESTS += tests/unit/check_store
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/pg_fixture.c \
 	tests/unit/pg_fixture.h
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_store_LDADD = src/store/libth_store.la src/util/libth_util.la \
-	$(CHECK_LIBS) $(TH_LIBS)
+tests_unit_check_store_LDADD = src/domain/libth_domain.la src/a2a/libth_a2a.la \
+	src/store/libth_store.la src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)
 
 check_PROGRAMS += tests/unit/check_group
 TESTS += tests/unit/check_group
