@@ -297,13 +297,45 @@ static json_object *status_ext_at(json_object *sr, const char *key, json_object 
 	return ext;
 }
 
-/* sr's status update with its metadata member key renamed as: a new StreamResponse
- * sharing the rest of sr, or NULL when sr has no such member (or out of memory). */
-static json_object *rename_status_ext(json_object *sr, const char *key, const char *as)
+/* decision-075: a status extension that says no more than its sub-state (an object with
+ * only "sub_state", a string) is stored as that string under LEAN_STATUS_KEY; any other
+ * object as it is. A new reference, or NULL when ext is no object (then stored whole). */
+static json_object *status_ext_lean(json_object *ext)
+{
+	if (!json_object_is_type(ext, json_type_object))
+		return NULL;
+	json_object *sub = NULL;
+	if (json_object_object_length(ext) == 1 &&
+	    json_object_object_get_ex(ext, "sub_state", &sub) &&
+	    json_object_is_type(sub, json_type_string))
+		return json_object_get(sub);
+	return json_object_get(ext);
+}
+
+/* A stored status extension whole again: a string is {"sub_state": it} (decision-075),
+ * an object is as stored (decision-068). New reference, or NULL when out of memory. */
+static json_object *status_ext_full(json_object *lean)
+{
+	if (!json_object_is_type(lean, json_type_string))
+		return json_object_get(lean);
+	json_object *ext = json_object_new_object();
+	if (th_json_put(ext, "sub_state", json_object_get(lean)) != 0) {
+		json_object_put(ext);
+		return NULL;
+	}
+	return ext;
+}
+
+/* sr's status update with its metadata member key renamed as and its value fn(value): a
+ * new StreamResponse sharing the rest of sr, or NULL when sr has no such member (or fn
+ * gives NULL, or out of memory). */
+static json_object *rename_status_ext(json_object *sr, const char *key, const char *as,
+                                      json_object *(*fn)(json_object *))
 {
 	json_object *up = NULL, *meta = NULL;
 	json_object *ext = status_ext_at(sr, key, &up, &meta);
-	json_object *meta2 = ext != NULL ? with_member(meta, key, as, json_object_get(ext)) : NULL;
+	json_object *changed = ext != NULL ? fn(ext) : NULL;
+	json_object *meta2 = changed != NULL ? with_member(meta, key, as, changed) : NULL;
 	json_object *up2 = meta2 != NULL ? with_member(up, "metadata", NULL, meta2) : NULL;
 	return up2 != NULL ? with_member(sr, "statusUpdate", NULL, up2) : NULL;
 }
@@ -317,7 +349,7 @@ static json_object *whole_event(json_object *sr)
 	if (task_ext_at(sr, LEAN_TASK_KEY, &at, &meta) != NULL)
 		return swap_task_ext(sr, LEAN_TASK_KEY, TH_META_TASK, task_ext_full);
 	if (status_ext_at(sr, LEAN_STATUS_KEY, &at, &meta) != NULL)
-		return rename_status_ext(sr, LEAN_STATUS_KEY, TH_META_STATUS);
+		return rename_status_ext(sr, LEAN_STATUS_KEY, TH_META_STATUS, status_ext_full);
 	return json_object_get(sr); /* stored whole */
 }
 
@@ -346,7 +378,8 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 	json_object *lean = swap_task_ext(stream_response, TH_META_TASK, LEAN_TASK_KEY,
 	                                  task_ext_lean); /* json_object_put */
 	if (lean == NULL) /* a status update's extension under LEAN_STATUS_KEY (decision-068) */
-		lean = rename_status_ext(stream_response, TH_META_STATUS, LEAN_STATUS_KEY);
+		lean = rename_status_ext(stream_response, TH_META_STATUS, LEAN_STATUS_KEY,
+		                         status_ext_lean);
 	const char *stored = lean != NULL ? th_json_text(lean) : json;
 	th_err rc = th_store_event_append(st, task_id, label, ends, stored != NULL ? stored : json,
 	                                  &seq, e);

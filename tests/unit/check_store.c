@@ -1990,6 +1990,73 @@ START_TEST(test_store10_snapshot_takes_name_goal_participants_from_its_message)
 }
 END_TEST
 
+/* decision-075: a status update's extension that says no more than its sub-state is
+ * stored as that string under "$status"; any other as decision-068 stores it; each reads
+ * back byte for byte, and so does a row decision-068 wrote. */
+static const struct status_case {
+	const char *ext, *stored;
+} status_cases[] = {
+    {"{\"sub_state\":\"awaiting-next-message\"}", "\"awaiting-next-message\""},
+    {"{\"sub_state\":\"awaiting-answer\",\"participant_id\":\"bob\",\"request_id\":\"r1\"}", NULL},
+    {"{\"sub_state\":7}", NULL},
+    {"{}", NULL},
+};
+#define N_STATUS (sizeof status_cases / sizeof status_cases[0])
+
+START_TEST(test_store10_status_sub_state_lean_read_byte_for_byte)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	char whole[N_STATUS + 1][512];
+	begin(st);
+	add_task(st, "t");
+	for (size_t i = 0; i < N_STATUS; i++) {
+		snprintf(whole[i], sizeof whole[i],
+		         "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"status\":{"
+		         "\"state\":\"TASK_STATE_INPUT_REQUIRED\"},\"metadata\":{\"" TH_META_STATUS
+		         "\":%s}}}",
+		         status_cases[i].ext);
+		json_object *sr = json_tokener_parse(whole[i]);
+		ck_assert_ptr_nonnull(sr);
+		ck_assert_str_eq(th_json_text(sr), whole[i]);
+		ck_assert_int_eq(th_event_record(st, "t", "status", NULL, sr, &e), TH_OK);
+		json_object_put(sr);
+	}
+	/* As decision-068 stored the first. */
+	ck_assert_int_eq(th_store_event_append(st, "t", "status", TH_ENDS_INTERRUPTED,
+	                                       "{\"statusUpdate\":{\"status\":{\"state\":\"TASK_"
+	                                       "STATE_INPUT_REQUIRED\"},\"metadata\":{\"$status\":{"
+	                                       "\"sub_state\":\"awaiting-next-message\"}}}}",
+	                                       NULL, &e),
+	                 TH_OK);
+	snprintf(whole[N_STATUS], sizeof whole[N_STATUS], "%s", whole[0]);
+	commit(st);
+	for (size_t i = 0; i < N_STATUS; i++) {
+		char sql[128], want[256];
+		snprintf(sql, sizeof sql,
+		         "SELECT json FROM events WHERE task_id = 't' AND seq = %zu", i + 1);
+		snprintf(want, sizeof want,
+		         "{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_INPUT_REQUIRED\"},"
+		         "\"metadata\":{\"$status\":%s}}}",
+		         status_cases[i].stored != NULL ? status_cases[i].stored
+		                                        : status_cases[i].ext);
+		char *stored = q_text(st, sql);
+		ck_assert_msg(strcmp(stored, want) == 0, "STORE-10 status %zu is stored as %s", i,
+		              stored);
+		free(stored);
+	}
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_events_since(st, "t", 0, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(n, N_STATUS + 1);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(strcmp(ev[i].json, whole[i]) == 0, "STORE-10 status %zu reads as %s",
+		              i, ev[i].json);
+	th_events_free(ev, n);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 {
 	const char *src = getenv("TH_SRCDIR");
@@ -4016,6 +4083,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_store10_event_timestamps_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_store10_stamped_participant_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_store10_snapshot_takes_name_goal_participants_from_its_message);
+	tcase_add_test(tc, test_store10_status_sub_state_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_ret1_purge_ended_takes_every_child_row_and_nothing_else);
 	tcase_add_test(tc, test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_child);
 	tcase_add_test(tc, test_ret4_dead_letter_view_lists_until_its_own_cutoff);
