@@ -182,7 +182,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	free(mode);
 	const char *tables[] = {
 	    "tasks",           "participants",     "message_rows",  "event_rows",
-	    "artifacts",       "subtask_links",    "turns",         "channels",
+	    "artifacts",       "subtask_links",    "turn_rows",     "channels",
 	    "channel_members", "channel_messages", "help_requests", "plan_steps",
 	    "a2ui_registry",   "push_configs",     "push_outbox",   "api_keys"};
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
@@ -198,7 +198,14 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND (name = 'events' OR name = 'messages')"),
 	                 2);
-	ck_assert_int_eq(th_store_schema_version(), 18);
+	/* 019: turns is a view over turn_rows, keyed by the task's number (STORE-10). */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
+	                           "AND name = 'turns'"),
+	                 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('turn_rows') "
+	                           "WHERE name = 'task_id'"),
+	                 0);
+	ck_assert_int_eq(th_store_schema_version(), 19);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -2773,7 +2780,7 @@ START_TEST(test_turn4_expired_leases_listed)
 	int64_t dead = deadl.turn_id;
 	/* The worker of `dead` died: its lease ran out a minute ago. */
 	char sql[160];
-	snprintf(sql, sizeof sql, "UPDATE turns SET lease_until_ms = %lld WHERE id = %lld",
+	snprintf(sql, sizeof sql, "UPDATE turn_rows SET lease_until_ms = %lld WHERE id = %lld",
 	         (long long)(th_now_ms() - 60000), (long long)dead);
 	ck_assert_int_eq(sqlite3_exec(th_store_db(st), sql, NULL, NULL, NULL), SQLITE_OK);
 
@@ -3287,7 +3294,8 @@ START_TEST(test_ret1_purge_ended_takes_every_child_row_and_nothing_else)
 	fill_task(st, "old-open");
 	commit(st);
 	/* The turns of the ended ones are over (a live turn never outlives its task's end). */
-	run_sql(st, "UPDATE turns SET state = 'done' WHERE task_id <> 'old-open'");
+	run_sql(st, "UPDATE turn_rows SET state = 'done' WHERE task_num <> "
+	            "(SELECT num FROM tasks WHERE id = 'old-open')");
 	run_sql(st, "UPDATE tasks SET updated_ms = 100 WHERE id LIKE 'old-%'");
 	/* The children (ended) are recent: old-done.1 survives its parent, unlinked. */
 	run_sql(st, "UPDATE tasks SET updated_ms = 900 WHERE id LIKE 'new-%' OR id LIKE '%.1'");
@@ -3361,7 +3369,8 @@ START_TEST(test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_chil
 	fill_task(st, "stuck-working");
 	commit(st);
 	/* fill_task's turn is over; everything idle since 100 but the late ones' rows. */
-	run_sql(st, "UPDATE turns SET state = 'done' WHERE task_id = 'stuck-working'");
+	run_sql(st, "UPDATE turn_rows SET state = 'done' WHERE task_num = "
+	            "(SELECT num FROM tasks WHERE id = 'stuck-working')");
 	run_sql(st, "UPDATE tasks SET updated_ms = 100 WHERE id <> 'fresh'");
 	run_sql(st, "UPDATE event_rows SET created_ms = 100 WHERE task_num IN (SELECT num FROM "
 	            "tasks WHERE id NOT IN ('late-event'))");
