@@ -228,8 +228,10 @@ CROSS JOIN (SELECT 1 AS seq UNION ALL SELECT 2 UNION ALL SELECT 3) e
 ORDER BY g.n, e.seq;
 
 -- The worker that ran the turn: one of two pids, as with two workers.
-INSERT INTO turns (task_id, message_id, state, attempts, worker_pid, cut, created_ms, updated_ms)
-SELECT id, umid, 'done', 1, 40000 + n % 2, 0, t0 + 3, t0 + 3 FROM bench_g ORDER BY n;
+INSERT INTO turn_rows (task_num, message_id, state, attempts, worker_pid, cut, created_ms,
+	updated_ms)
+SELECT t.num, g.umid, 'done', 1, 40000 + g.n % 2, 0, g.t0 + 3, g.t0 + 3
+FROM bench_g g JOIN tasks t ON t.id = g.id ORDER BY g.n;
 COMMIT;
 
 SELECT 'mid|' || id || '|' || (t0 + 3) FROM bench_g WHERE n = $mid;

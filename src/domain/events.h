@@ -26,8 +26,9 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 
 /* The task's events after seq `after` as a client receives them: th_store_events_since
  * (same arguments and ownership: th_events_free), with each task snapshot's task
- * extension whole again (STORE-10, decision-061). Every reader of the log for a client,
- * a stream or an operator uses this one. */
+ * extension whole again (STORE-10, decision-061; its name, goal and participants from
+ * the snapshot's first message, decision-075) and each status update's status extension.
+ * Every reader of the log for a client, a stream or an operator uses this one. */
 th_err th_events_since(struct th_store *st, const char *task_id, int64_t after, int limit,
                        struct th_event **out, size_t *n, struct th_error *e);
 

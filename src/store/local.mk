@@ -22,7 +22,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/015_idempotency_keys.sql \
 	$(top_srcdir)/sql/016_participants_without_rowid.sql \
 	$(top_srcdir)/sql/017_dead_letters.sql \
-	$(top_srcdir)/sql/018_tenants.sql
+	$(top_srcdir)/sql/018_tenants.sql \
+	$(top_srcdir)/sql/019_turn_numbers.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
@@ -37,7 +38,8 @@ TH_SQL_PG_MIGRATIONS = \
 	$(top_srcdir)/sql/postgresql/015_idempotency_keys.sql \
 	$(top_srcdir)/sql/postgresql/016_participants_without_rowid.sql \
 	$(top_srcdir)/sql/postgresql/017_dead_letters.sql \
-	$(top_srcdir)/sql/postgresql/018_tenants.sql
+	$(top_srcdir)/sql/postgresql/018_tenants.sql \
+	$(top_srcdir)/sql/postgresql/019_turn_numbers.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -83,8 +85,8 @@ TESTS += tests/unit/check_store
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/pg_fixture.c \
 	tests/unit/pg_fixture.h
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_store_LDADD = src/store/libth_store.la src/util/libth_util.la \
-	$(CHECK_LIBS) $(TH_LIBS)
+tests_unit_check_store_LDADD = src/domain/libth_domain.la src/a2a/libth_a2a.la \
+	src/store/libth_store.la src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)
 
 check_PROGRAMS += tests/unit/check_group
 TESTS += tests/unit/check_group

@@ -80,7 +80,7 @@ th_err th_store_purge_stuck(struct th_store *st, int64_t before_ms, int64_t afte
 	return th_store_exec(
 	    st, TH_STMT_PURGE_STUCK,
 	    "DELETE FROM tasks WHERE num > ?2 AND num <= ?3 AND NOT " ENDED " AND updated_ms < ?1 "
-	    "AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.task_id = tasks.id "
+	    "AND NOT EXISTS (SELECT 1 FROM turn_rows u WHERE u.task_num = tasks.num "
 	    "AND u.state IN ('queued', 'running')) "
 	    "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent_id = tasks.id "
 	    "AND NOT " ENDED ") "

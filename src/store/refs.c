@@ -20,6 +20,13 @@
  * members come in another order. Every message the store keeps has a messageId
  * (th_ref_msg_pack refuses one without), so the rule has no third case.
  *
+ * A compact message whose last member is metadata holding only a participant_id (what
+ * intake stamps on every message a participant sends, ID-1) keeps that id as its last
+ * member "$pid" instead (decision-075): {"parts":[…],"$pid":"bob"} reads as
+ * {"messageId":…,"role":…,"parts":[…],"metadata":{"participant_id":"bob"}}. A message's
+ * top-level members are the ones the A2A decoder knows, none of which starts with "$";
+ * a message that has "$pid" anyway is stored whole.
+ *
  * An event's status timestamp (a task snapshot's or a status update's) that the row's
  * created_ms gives back is stored as a number, the milliseconds it is older than the row
  * (decision-068): {"timestamp": 0} for the usual case of the same millisecond. A2A's
@@ -34,6 +41,10 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 
+/* A compact message's metadata.participant_id, its last member (decision-075). */
+#define PID_KEY "$pid"
+#define PID_MEMBER ",\"" PID_KEY "\":"
+#define META_PID ",\"metadata\":{\"participant_id\":"
 #define REF_ONE "$message"
 #define REF_RANGE "$messages"
 /* A snapshot's history longer than this keeps its copies (one lookup per message). */
@@ -134,6 +145,43 @@ static int has_message_id(const char *s)
 	return 0;
 }
 
+/* obj's metadata.participant_id (borrowed) when metadata is obj's last member and holds
+ * nothing else, or NULL. */
+static const char *last_meta_pid(json_object *obj)
+{
+	const char *last = NULL;
+	json_object *meta = NULL;
+	json_object_object_foreach(obj, k, v)
+	{
+		last = k;
+		meta = v;
+	}
+	json_object *pid = NULL;
+	if (last == NULL || strcmp(last, "metadata") != 0 ||
+	    !json_object_is_type(meta, json_type_object) || json_object_object_length(meta) != 1 ||
+	    !json_object_object_get_ex(meta, "participant_id", &pid) ||
+	    !json_object_is_type(pid, json_type_string))
+		return NULL;
+	return json_object_get_string(pid);
+}
+
+/* decision-075: a compact text that ends with the metadata holding only pid ends with
+ * PID_MEMBER pid instead (in place: the text gets shorter). 0, or -1 when out of memory. */
+static int lean_pid(char *text, const char *pid)
+{
+	struct th_buf tail, by;
+	th_buf_init(&tail);
+	th_buf_init(&by);
+	int bad = th_buf_puts(&tail, META_PID) | put_string(&tail, pid) | th_buf_puts(&tail, "}}");
+	bad |= th_buf_puts(&by, PID_MEMBER) | put_string(&by, pid) | th_buf_puts(&by, "}");
+	size_t n = strlen(text);
+	if (!bad && n > tail.len && strcmp(text + n - tail.len, tail.data) == 0)
+		memcpy(text + n - tail.len, by.data, by.len + 1);
+	th_buf_free(&tail);
+	th_buf_free(&by);
+	return bad ? -1 : 0;
+}
+
 th_err th_ref_msg_pack(const char *json, const char *message_id, const char *role, char **out,
                        struct th_error *e)
 {
@@ -147,20 +195,57 @@ th_err th_ref_msg_pack(const char *json, const char *message_id, const char *rol
 		return th_error_set(e, TH_EINVAL, "message %s to store has no messageId",
 		                    message_id);
 	}
-	char *text = pack_obj(obj); /* free, or the caller's */
+	json_object_object_del(obj, "taskId"); /* pack_obj's, before the last member is read */
+	json_object_object_del(obj, "contextId");
+	/* A message with a member of PID_KEY's name is kept whole: nothing to mistake. */
+	int plain = !json_object_object_get_ex(obj, PID_KEY, NULL);
+	const char *p = plain ? last_meta_pid(obj) : NULL;
+	char *pid = p != NULL ? strdup(p) : NULL; /* free */
+	char *text = pack_obj(obj);               /* free, or the caller's */
 	json_object_put(obj);
-	if (text == NULL)
+	if (text == NULL || (p != NULL && pid == NULL)) {
+		free(text);
+		free(pid);
 		return th_error_set(e, TH_ENOMEM, "out of memory (message)");
+	}
 	/* decision-061: "{" + what follows the two columns' members, when the text begins
 	 * with exactly them and has more. */
 	struct th_buf head;
 	th_buf_init(&head);
 	int bad = put_head(&head, message_id, role) | th_buf_puts(&head, ",");
-	if (!bad && strncmp(text, head.data, head.len) == 0 && text[head.len] != '\0')
+	if (!bad && plain && strncmp(text, head.data, head.len) == 0 && text[head.len] != '\0') {
 		memmove(text + 1, text + head.len, strlen(text + head.len) + 1);
+		if (pid != NULL)
+			bad |= lean_pid(text, pid);
+	}
 	th_buf_free(&head);
+	free(pid);
+	if (bad) {
+		free(text);
+		return th_error_set(e, TH_ENOMEM, "out of memory (message)");
+	}
 	*out = text;
 	return TH_OK;
+}
+
+/* Where a compact text's last member PID_MEMBER "…" starts in s[0, body) (body: the
+ * index of its closing brace), or 0 when it has none: the last PID_MEMBER followed by
+ * exactly one JSON string that ends at body. A '"' after ',' is never inside a string,
+ * so the member found is one; a nested one is followed by more than its string. */
+static size_t pid_at(const char *s, size_t body)
+{
+	static const char member[] = PID_MEMBER "\"";
+	const size_t mn = sizeof member - 1;
+	size_t at = 0;
+	for (const char *f = strstr(s, member); f != NULL && (size_t)(f - s) + mn <= body;
+	     f = strstr(f + 1, member))
+		at = (size_t)(f - s);
+	if (at == 0)
+		return 0;
+	size_t i = at + mn;
+	while (i < body && s[i] != '"')
+		i += s[i] == '\\' && i + 1 < body ? 2 : 1;
+	return i + 1 == body ? at : 0;
 }
 
 char *th_ref_msg_unpack(const char *stored, const char *message_id, const char *role,
@@ -177,6 +262,7 @@ char *th_ref_msg_unpack(const char *stored, const char *message_id, const char *
 		if (stored[i] != ' ' && stored[i] != '\n' && stored[i] != '\t' && stored[i] != '\r')
 			empty = 0;
 	int compact = message_id != NULL && role != NULL && !has_message_id(stored);
+	size_t pid = compact ? pid_at(stored, body) : 0;
 	struct th_buf b;
 	th_buf_init(&b);
 	int bad = 0;
@@ -184,7 +270,13 @@ char *th_ref_msg_unpack(const char *stored, const char *message_id, const char *
 		bad |= put_head(&b, message_id, role);
 		if (!empty)
 			bad |= th_buf_puts(&b, ",");
-		bad |= th_buf_append(&b, stored + 1, body - 1);
+		bad |= th_buf_append(&b, stored + 1, (pid > 0 ? pid : body) - 1);
+		if (pid > 0) { /* decision-075: the metadata again */
+			bad |= th_buf_puts(&b, META_PID);
+			bad |= th_buf_append(&b, stored + pid + strlen(PID_MEMBER),
+			                     body - pid - strlen(PID_MEMBER));
+			bad |= th_buf_puts(&b, "}");
+		}
 		empty = 0;
 	} else {
 		bad |= th_buf_append(&b, stored, body);

@@ -9,6 +9,10 @@
 
 /* ---- turns ------------------------------------------------------------------------------ */
 
+/* Since migration 019 a turn is stored in turn_rows under its task's number (STORE-10,
+ * decision-075); reads name the view turns, which gives the task's id as before. A
+ * write that names a task finds its number in the same statement: no task, no row. */
+
 static const char *const turn_states[] = {
     [TH_TURN_QUEUED] = "queued", [TH_TURN_RUNNING] = "running", [TH_TURN_DONE] = "done",
     [TH_TURN_CUT] = "cut",       [TH_TURN_FAILED] = "failed",
@@ -86,13 +90,15 @@ th_err th_store_turn_create(struct th_store *st, const char *task_id, const char
 		*turn_id = 0;
 	if (task_id == NULL || message_id == NULL)
 		return th_error_set(e, TH_EINVAL, "turn needs a task and a message");
-	int64_t id = 0;
-	th_err err = th_store_exec(st, TH_STMT_TURN_CREATE,
-	                           "INSERT INTO turns (task_id, message_id, state, created_ms, "
-	                           "updated_ms) VALUES (?1, ?2, 'queued', ?3, ?3) RETURNING id",
-	                           TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(th_now_ms())), &id,
-	                           NULL, "turn create", e);
-	if (err == TH_ENOTFOUND)
+	int64_t id = 0, rows = 0;
+	th_err err =
+	    th_store_exec(st, TH_STMT_TURN_CREATE,
+	                  "INSERT INTO turn_rows (task_num, message_id, state, created_ms, "
+	                  "updated_ms) SELECT num, ?2, 'queued', ?3, ?3 FROM tasks "
+	                  "WHERE id = ?1 RETURNING id",
+	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(th_now_ms())), &id, &rows,
+	                  "turn create", e);
+	if (err == TH_ENOTFOUND || (err == TH_OK && rows == 0))
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err == TH_OK && turn_id != NULL)
 		*turn_id = id;
@@ -106,16 +112,17 @@ th_err th_store_turn_start(struct th_store *st, const char *task_id, const char 
 	out->epoch = 0;
 	if (task_id == NULL || message_id == NULL)
 		return th_error_set(e, TH_EINVAL, "turn needs a task and a message");
-	int64_t now = th_now_ms(), id = 0;
+	int64_t now = th_now_ms(), id = 0, rows = 0;
 	th_err err =
 	    th_store_exec(st, TH_STMT_TURN_START,
-	                  "INSERT INTO turns (task_id, message_id, state, attempts, "
+	                  "INSERT INTO turn_rows (task_num, message_id, state, attempts, "
 	                  "worker_pid, lease_until_ms, created_ms, updated_ms) "
-	                  "VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?6) RETURNING id",
+	                  "SELECT num, ?2, 'running', ?3, ?4, ?5, ?6, ?6 FROM tasks "
+	                  "WHERE id = ?1 RETURNING id",
 	                  TH_ARGS(TH_T(task_id), TH_T(message_id), TH_I(TH_LEASE_FIRST), TH_I(pid),
 	                          TH_I(now + (lease_ms > 0 ? lease_ms : 0)), TH_I(now)),
-	                  &id, NULL, "turn start", e);
-	if (err == TH_ENOTFOUND)
+	                  &id, &rows, "turn start", e);
+	if (err == TH_ENOTFOUND || (err == TH_OK && rows == 0))
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	if (err == TH_OK) {
 		out->turn_id = id;
@@ -133,12 +140,12 @@ th_err th_store_turn_record(struct th_store *st, const char *task_id, const char
 	/* decision-054: queued on PostgreSQL (the task is locked and exists). */
 	th_err err =
 	    th_store_exec_later(st, TH_STMT_TURN_RECORD,
-	                        "INSERT INTO turns (task_id, message_id, state, attempts, error, "
-	                        "worker_pid, created_ms, updated_ms) "
-	                        "VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6, ?6)",
+	                        "INSERT INTO turn_rows (task_num, message_id, state, attempts, "
+	                        "error, worker_pid, created_ms, updated_ms) "
+	                        "SELECT num, ?2, ?3, 1, ?4, ?5, ?6, ?6 FROM tasks WHERE id = ?1",
 	                        TH_ARGS(TH_T(task_id), TH_T(message_id), TH_T(turn_states[state]),
 	                                TH_T(error), TH_I(pid), TH_I(th_now_ms())),
-	                        NULL, NULL, "turn record", e);
+	                        NULL, "no such task", "turn record", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", task_id);
 	return err;
@@ -164,7 +171,7 @@ th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int s
 	int64_t n = 0;
 	th_err err =
 	    th_store_exec(st, TH_STMT_TURN_FINISH,
-	                  "UPDATE turns SET state = ?3, error = ?4, updated_ms = ?5 "
+	                  "UPDATE turn_rows SET state = ?3, error = ?4, updated_ms = ?5 "
 	                  "WHERE id = ?1 AND attempts = ?2 AND state = 'running'",
 	                  TH_ARGS(TH_I(l->turn_id), TH_I(l->epoch), TH_T(turn_states[state]),
 	                          TH_T(error), TH_I(th_now_ms())),
@@ -173,8 +180,9 @@ th_err th_store_turn_finish(struct th_store *st, const struct th_lease *l, int s
 }
 
 #define TURNS_CUT_SQL                                                                              \
-	"UPDATE turns SET cut = 1, state = 'cut', updated_ms = ?2 "                                \
-	"WHERE task_id = ?1 AND state IN ('queued', 'running')"
+	"UPDATE turn_rows SET cut = 1, state = 'cut', updated_ms = ?2 "                            \
+	"WHERE task_num = (SELECT num FROM tasks WHERE id = ?1) "                                  \
+	"AND state IN ('queued', 'running')"
 
 th_err th_store_turns_cut(struct th_store *st, const char *task_id, int *n, struct th_error *e)
 {
@@ -263,7 +271,7 @@ th_err th_store_turn_release(struct th_store *st, int64_t turn_id, int64_t now_m
 {
 	int64_t n = 0;
 	th_err err = th_store_exec(st, TH_STMT_TURN_RELEASE,
-	                           "UPDATE turns SET state = 'queued', worker_pid = NULL, "
+	                           "UPDATE turn_rows SET state = 'queued', worker_pid = NULL, "
 	                           "lease_until_ms = NULL, updated_ms = ?3 WHERE id = ?1 "
 	                           "AND state = 'running' AND coalesce(lease_until_ms, 0) < ?2",
 	                           TH_ARGS(TH_I(turn_id), TH_I(now_ms), TH_I(th_now_ms())), NULL,
@@ -279,7 +287,7 @@ th_err th_store_turn_takeover(struct th_store *st, int64_t turn_id, int pid, int
 	out->epoch = 0;
 	int64_t now = th_now_ms(), epoch = 0, n = 0;
 	th_err err = th_store_exec(st, TH_STMT_TURN_TAKEOVER,
-	                           "UPDATE turns SET state = 'running', worker_pid = ?2, "
+	                           "UPDATE turn_rows SET state = 'running', worker_pid = ?2, "
 	                           "lease_until_ms = ?3, attempts = attempts + 1, updated_ms = ?4 "
 	                           "WHERE id = ?1 AND cut = 0 AND (state = 'queued' OR "
 	                           "(state = 'running' AND coalesce(lease_until_ms, 0) < ?5)) "
@@ -299,7 +307,7 @@ th_err th_store_turn_hold(struct th_store *st, const struct th_lease *l, int lea
 {
 	int64_t now = th_now_ms(), n = 0;
 	th_err err = th_store_exec(st, TH_STMT_TURN_HOLD,
-	                           "UPDATE turns SET lease_until_ms = ?3, updated_ms = ?4 "
+	                           "UPDATE turn_rows SET lease_until_ms = ?3, updated_ms = ?4 "
 	                           "WHERE id = ?1 AND attempts = ?2 AND state = 'running' "
 	                           "AND cut = 0",
 	                           TH_ARGS(TH_I(l->turn_id), TH_I(l->epoch),
@@ -315,7 +323,7 @@ th_err th_store_turn_give_up(struct th_store *st, const struct th_turn_row *seen
 	int64_t n = 0;
 	th_err err =
 	    th_store_exec(st, TH_STMT_TURN_GIVE_UP,
-	                  "UPDATE turns SET state = 'failed', error = ?3, updated_ms = ?4 "
+	                  "UPDATE turn_rows SET state = 'failed', error = ?3, updated_ms = ?4 "
 	                  "WHERE id = ?1 AND attempts = ?2 AND cut = 0 AND "
 	                  "(state = 'queued' OR (state = 'running' AND "
 	                  "coalesce(lease_until_ms, 0) < ?4))",

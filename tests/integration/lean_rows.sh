@@ -6,7 +6,10 @@
 # A task snapshot event is stored with its task extension without the defaults (under
 # "$task"), a history message without its leading messageId and role (the row's
 # columns), an event's status timestamp as the milliseconds it is older than the row's
-# created_ms and a status update's extension under "$status" (decision-068). A client must not see the difference: two tasks are made (one waiting for
+# created_ms and a status update's extension under "$status" (decision-068), a task
+# snapshot's name, goal and participants as "$first" (taken from its first history
+# message), a user message's stamped metadata.participant_id as "$pid" and a status
+# extension of only a sub-state as that string (decision-075). A client must not see the difference: two tasks are made (one waiting for
 # its next message after a follow-up, one completed by its reporter), and GetTask,
 # ListTasks, REST GetTask, a SubscribeToTask replayed from the start (Last-Event-ID 0)
 # and `tiny-harness tasks events` are recorded. Then the rows are rewritten with sqlite3
@@ -90,6 +93,42 @@ check "STORE-10 each status update keeps its status extension under \$status" \
 check "STORE-10 every event's status timestamp is stored as milliseconds before its row" \
 	'[ "$(sq "$STATUS_EV")" -ge 5 ]' \
 	'[ "$(sq "$LEAN_TS")" = "$(sq "$STATUS_EV")" ]'
+
+LEAN_FIRST="SELECT count(*) FROM event_rows WHERE json LIKE '%\"\$task\":{\"\$first\":\"gnp\"}%'"
+LEAN_PID="SELECT count(*) FROM message_rows WHERE json LIKE '%,\"\$pid\":\"%'"
+LEAN_SUB="SELECT count(*) FROM event_rows WHERE json_type(json, '\$.statusUpdate.metadata.\"\$status\"') = 'text'"
+STAMPED="SELECT count(*) FROM message_rows WHERE json LIKE '%\"participant_id\"%'"
+GOAL_EV="SELECT count(*) FROM event_rows WHERE json LIKE '%\"goal\":%'"
+check "STORE-10 each snapshot takes its name, goal and participants from its first message" \
+	'[ "$(sq "$LEAN_FIRST")" = 2 ]' '[ "$(sq "$GOAL_EV")" = 0 ]'
+check "STORE-10 every stamped participant id is kept as \$pid" \
+	'[ "$(sq "$LEAN_PID")" -ge 3 ]' '[ "$(sq "$STAMPED")" = 0 ]'
+check "STORE-10 a status extension of only a sub-state is kept as that string" \
+	'[ "$(sq "$LEAN_SUB")" -ge 2 ]'
+
+# The rows as decision-068 wrote them: the snapshot's three members and the stamped
+# metadata written out again (decision-075).
+sqlite3 "$DB" >"$T/rewrite075.out" 2>&1 <<'SQL'
+.timeout 5000
+UPDATE event_rows SET json = replace(json, '"$task":{"$first":"gnp"}', '"$task":{"name":' || g
+	|| ',"goal":' || g || ',"participants":[{"id":' || json_quote(s)
+	|| ',"kind":"human","role":"reporter"},{"id":"tiny-harness","kind":"agent","role":"assignee"}]}')
+	FROM (SELECT m.task_num AS n, m.sender AS s, json_quote((SELECT group_concat(
+		json_extract(p.value, '$.text'), char(10)) FROM json_each(m.json, '$.parts') p
+		WHERE json_type(p.value, '$.text') = 'text')) AS g FROM message_rows m WHERE m.pos = 1)
+	WHERE event_rows.task_num = n AND event_rows.seq = 1;
+UPDATE event_rows SET json = replace(json, '"$status":' || v, '"$status":{"sub_state":' || v || '}')
+	FROM (SELECT rowid AS r, json_quote(json_extract(json, '$.statusUpdate.metadata."$status"')) AS v
+		FROM event_rows WHERE json_type(json, '$.statusUpdate.metadata."$status"') = 'text')
+	WHERE event_rows.rowid = r;
+UPDATE message_rows SET json = substr(json, 1, instr(json, ',"$pid":') - 1)
+	|| ',"metadata":{"participant_id":' || json_quote(json_extract(json, '$."$pid"')) || '}}'
+	WHERE json LIKE '%,"$pid":"%';
+SQL
+check "STORE-10 the rows are rewritten as decision-068 wrote them" \
+	'[ ! -s "$T/rewrite075.out" ]' \
+	'[ "$(sq "$LEAN_FIRST")" = 0 ]' '[ "$(sq "$LEAN_PID")" = 0 ]' '[ "$(sq "$STAMPED")" -ge 3 ]' \
+	'[ "$(sq "$LEAN_SUB")" = 0 ]'
 
 # The rows as builds before decision-061 wrote them.
 OLD_EV="SELECT count(*) FROM events WHERE json LIKE '%\"plan\":null}}}}'"

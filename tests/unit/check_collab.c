@@ -773,8 +773,8 @@ static void kill_turn(int attempts)
 {
 	char sql[256];
 	snprintf(sql, sizeof sql,
-	         "UPDATE turns SET state = 'running', worker_pid = 999999, attempts = %d, "
-	         "lease_until_ms = 1 WHERE id = (SELECT MAX(id) FROM turns)",
+	         "UPDATE turn_rows SET state = 'running', worker_pid = 999999, attempts = %d, "
+	         "lease_until_ms = 1 WHERE id = (SELECT MAX(id) FROM turn_rows)",
 	         attempts);
 	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, NULL), SQLITE_OK);
 }

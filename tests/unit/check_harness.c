@@ -216,10 +216,8 @@ END_TEST
 	"\"alice\",\"kind\":\"human\",\"role\":\"reporter\",\"display_name\":\"\"},{\"id\":"       \
 	"\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\",\"display_name\":\"\"}],"       \
 	"\"parent_tasks\":[],\"sub_tasks\":[],\"plan\":null}"
-#define LEAN_EXT                                                                                   \
-	"\"$task\":{\"name\":\"lean snapshot\",\"goal\":\"lean snapshot\",\"participants\":[{"     \
-	"\"id\":\"alice\",\"kind\":\"human\",\"role\":\"reporter\"},{\"id\":\"tiny-harness\","     \
-	"\"kind\":\"agent\",\"role\":\"assignee\"}]}"
+/* Stored: the name, goal and participants are the first message's (decision-075). */
+#define LEAN_EXT "\"$task\":{\"$first\":\"gnp\"}"
 
 /* The task's first event as th_events_since gives it (free). */
 static char *first_event(const char *id)

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "domain/events.h"
+#include "domain/ext.h"
 #include "pg_fixture.h"
 #include "store/migrations.h"
 #include "store/store.h"
@@ -180,7 +182,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	free(mode);
 	const char *tables[] = {
 	    "tasks",           "participants",     "message_rows",  "event_rows",
-	    "artifacts",       "subtask_links",    "turns",         "channels",
+	    "artifacts",       "subtask_links",    "turn_rows",     "channels",
 	    "channel_members", "channel_messages", "help_requests", "plan_steps",
 	    "a2ui_registry",   "push_configs",     "push_outbox",   "api_keys"};
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
@@ -196,7 +198,14 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
 	                           "AND (name = 'events' OR name = 'messages')"),
 	                 2);
-	ck_assert_int_eq(th_store_schema_version(), 18);
+	/* 019: turns is a view over turn_rows, keyed by the task's number (STORE-10). */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' "
+	                           "AND name = 'turns'"),
+	                 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('turn_rows') "
+	                           "WHERE name = 'task_id'"),
+	                 0);
+	ck_assert_int_eq(th_store_schema_version(), 19);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -1695,6 +1704,366 @@ START_TEST(test_store10_event_timestamps_lean_read_byte_for_byte)
 }
 END_TEST
 
+/* decision-075: messages for the stamped-participant test below: what the caller passes,
+ * and what the row keeps (NULL: the same text, whole). */
+static const struct pid_msg {
+	const char *id, *json, *stored;
+} pid_msgs[] = {
+    /* What intake stamps, last: kept as "$pid". */
+    {"p1",
+     "{\"messageId\":\"p1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hi\"}],\"metadata\":{"
+     "\"participant_id\":\"bob\"}}",
+     "{\"parts\":[{\"text\":\"hi\"}],\"$pid\":\"bob\"}"},
+    /* An id that JSON escapes. */
+    {"p2",
+     "{\"messageId\":\"p2\",\"role\":\"ROLE_USER\",\"parts\":[],\"metadata\":{\"participant_"
+     "id\":\"b\\\"o/\\\\\xc3\xa9\"}}",
+     "{\"parts\":[],\"$pid\":\"b\\\"o/\\\\\xc3\xa9\"}"},
+    /* More in the metadata, the metadata not last, an id that is no string: as
+     * decision-061 keeps them. */
+    {"p3",
+     "{\"messageId\":\"p3\",\"role\":\"ROLE_USER\",\"parts\":[],\"metadata\":{\"participant_"
+     "id\":\"bob\",\"x\":1}}",
+     "{\"parts\":[],\"metadata\":{\"participant_id\":\"bob\",\"x\":1}}"},
+    {"p4",
+     "{\"messageId\":\"p4\",\"role\":\"ROLE_USER\",\"parts\":[],\"metadata\":{\"participant_"
+     "id\":\"bob\"},\"extensions\":[\"u\"]}",
+     "{\"parts\":[],\"metadata\":{\"participant_id\":\"bob\"},\"extensions\":[\"u\"]}"},
+    {"p5",
+     "{\"messageId\":\"p5\",\"role\":\"ROLE_USER\",\"parts\":[],\"metadata\":{\"participant_"
+     "id\":7}}",
+     "{\"parts\":[],\"metadata\":{\"participant_id\":7}}"},
+    /* A member of that name: whole, nothing to mistake. */
+    {"p6",
+     "{\"messageId\":\"p6\",\"role\":\"ROLE_USER\",\"parts\":[],\"$pid\":\"x\",\"metadata\":{"
+     "\"participant_id\":\"bob\"}}",
+     NULL},
+    /* "$pid" deeper down, last: not the member. */
+    {"p7",
+     "{\"messageId\":\"p7\",\"role\":\"ROLE_USER\",\"parts\":[],\"metadata\":{\"a\":1,"
+     "\"$pid\":\"z\"}}",
+     "{\"parts\":[],\"metadata\":{\"a\":1,\"$pid\":\"z\"}}"},
+    /* Not in the columns' order: whole (decision-061). */
+    {"p8",
+     "{\"role\":\"ROLE_USER\",\"messageId\":\"p8\",\"parts\":[],\"metadata\":{\"participant_"
+     "id\":\"bob\"}}",
+     NULL},
+};
+#define N_PID (sizeof pid_msgs / sizeof pid_msgs[0])
+
+/* text (a JSON object's) with the task's ids before its closing brace: as a reader of
+ * task "t" gets a history message. New text (free). */
+static char *with_task_ids(const char *text)
+{
+	char *out = malloc(strlen(text) + 64);
+	ck_assert_ptr_nonnull(out);
+	sprintf(out, "%.*s,\"taskId\":\"t\",\"contextId\":\"ctx-1\"}", (int)strlen(text) - 1, text);
+	return out;
+}
+
+START_TEST(test_store10_stamped_participant_lean_read_byte_for_byte)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	for (size_t i = 0; i < N_PID; i++)
+		ck_assert_int_eq(th_store_message_append(st, "t", pid_msgs[i].id, "ROLE_USER",
+		                                         "bob", pid_msgs[i].json, &e),
+		                 TH_OK);
+	commit(st);
+	for (size_t i = 0; i < N_PID; i++) {
+		char sql[128];
+		snprintf(sql, sizeof sql, "SELECT json FROM messages WHERE message_id = '%s'",
+		         pid_msgs[i].id);
+		char *stored = q_text(st, sql);
+		ck_assert_msg(strcmp(stored, pid_msgs[i].stored != NULL ? pid_msgs[i].stored
+		                                                        : pid_msgs[i].json) == 0,
+		              "STORE-10 %s is stored as %s", pid_msgs[i].id, stored);
+		free(stored);
+	}
+	/* A row as decision-061 wrote the first one. */
+	ck_assert_int_eq(q_int(st, "INSERT INTO message_rows (task_num, pos, message_id, role, "
+	                           "sender, json, created_ms) VALUES ((SELECT num FROM tasks "
+	                           "WHERE id = 't'), 9, 'p9', 'ROLE_USER', 'bob', '{\"parts\":[{"
+	                           "\"text\":\"hi\"}],\"metadata\":{\"participant_id\":\"bob\"}}', "
+	                           "1) RETURNING pos"),
+	                 9);
+	const char *p9 =
+	    "{\"messageId\":\"p9\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hi\"}],"
+	    "\"metadata\":{\"participant_id\":\"bob\"}}";
+
+	/* Every reader gives each message as written, byte for byte. */
+	struct th_buf want;
+	th_buf_init(&want);
+	th_buf_puts(&want, "[");
+	for (size_t i = 0; i <= N_PID; i++) {
+		char *f = with_task_ids(i < N_PID ? pid_msgs[i].json : p9);
+		th_buf_printf(&want, "%s%s", i > 0 ? "," : "", f);
+		free(f);
+	}
+	th_buf_puts(&want, "]");
+	json_object *h = NULL;
+	ck_assert_int_eq(th_store_history_raw(st, "t", -1, &h, &e), TH_OK);
+	ck_assert_str_eq(th_json_text(h), want.data);
+	json_object_put(h);
+	ck_assert_int_eq(th_store_history(st, "t", -1, &h, &e), TH_OK);
+	ck_assert_str_eq(th_json_text(h), want.data);
+	json_object_put(h);
+	for (size_t i = 0; i < N_PID; i++) {
+		char *f = with_task_ids(pid_msgs[i].json);
+		ck_assert_int_eq(th_store_message_get(st, "t", pid_msgs[i].id, &h, &e), TH_OK);
+		ck_assert_str_eq(th_json_text(h), f);
+		json_object_put(h);
+		free(f);
+	}
+	char walked[4096] = "";
+	ck_assert_int_eq(th_store_history_back(st, "t", 3, lean_walk, walked, &e), TH_OK);
+	struct th_buf back;
+	th_buf_init(&back);
+	th_buf_printf(&back, "%s\n", p9);
+	for (size_t i = N_PID; i-- > 0;)
+		th_buf_printf(&back, "%s\n", pid_msgs[i].json);
+	ck_assert_str_eq(walked, back.data);
+	th_buf_free(&back);
+
+	/* An event that carries the first keeps a reference and reads back whole. */
+	char *full1 = with_task_ids(pid_msgs[0].json);
+	char event[512];
+	snprintf(event, sizeof event, "{\"message\":%s}", full1);
+	begin(st);
+	ck_assert_int_eq(th_store_event_append(st, "t", "message", TH_ENDS_NONE, event, NULL, &e),
+	                 TH_OK);
+	commit(st);
+	char *ev_stored = q_text(st, "SELECT json FROM events WHERE task_id = 't'");
+	ck_assert_str_eq(ev_stored, "{\"message\":{\"$message\":1}}");
+	free(ev_stored);
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_store_events_since(st, "t", 0, 0, NULL, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(ev[0].json, event);
+	th_events_free(ev, n);
+	free(full1);
+	th_buf_free(&want);
+	th_store_close(st);
+}
+END_TEST
+
+/* decision-075: a task snapshot's task extension leaves out what its first history
+ * message gives back ("$first"), and only that; th_events_since gives every snapshot
+ * back byte for byte. Each case: its first message, its extension as a client gets it,
+ * and the lean extension stored (NULL: no history, kept as decision-061 stores it). */
+#define PS_PLAIN                                                                                   \
+	"[{\"id\":\"bob\",\"kind\":\"human\",\"role\":\"reporter\",\"display_name\":\"\"},{"       \
+	"\"id\":"                                                                                  \
+	"\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\",\"display_name\":\"\"}]"
+#define EXT_REST "\"parent_tasks\":[],\"sub_tasks\":[],\"plan\":null"
+static const struct snap_case {
+	const char *msg, *ext, *lean;
+} snap_cases[] = {
+    /* An echo task: all three from the message. */
+    {"{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"fix the build\"}],"
+     "\"metadata\":{\"participant_id\":\"bob\"}}",
+     "{\"name\":\"fix the build\",\"goal\":\"fix the build\",\"type\":null,\"description\":"
+     "\"\",\"acceptance_criteria\":[],\"participants\":" PS_PLAIN "," EXT_REST "}",
+     "{\"$first\":\"gnp\"}"},
+    /* Texts joined by new lines around another part; the name is the first line. */
+    {"{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"line one\"},{"
+     "\"data\":{\"k\":1}},{\"text\":\"line \\\"two\\\" \xc3\xa9/\"}],\"metadata\":{"
+     "\"participant_id\":\"bob\"}}",
+     "{\"name\":\"line one\",\"goal\":\"line one\\nline \\\"two\\\" \xc3\xa9/\",\"type\":null,"
+     "\"description\":\"\",\"acceptance_criteria\":[],\"participants\":" PS_PLAIN "," EXT_REST "}",
+     "{\"name\":\"line one\",\"$first\":\"gp\"}"},
+    /* A goal of its own, a type, a display name: only the name (the goal). */
+    {"{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"x\"}],\"metadata\":{"
+     "\"participant_id\":\"bob\"}}",
+     "{\"name\":\"own goal\",\"goal\":\"own goal\",\"type\":\"bug\",\"description\":\"\","
+     "\"acceptance_criteria\":[],\"participants\":[{\"id\":\"bob\",\"kind\":\"human\","
+     "\"role\":\"reporter\",\"display_name\":\"Bob\"},{\"id\":\"tiny-harness\",\"kind\":"
+     "\"agent\",\"role\":\"assignee\",\"display_name\":\"\"}]," EXT_REST "}",
+     "{\"goal\":\"own goal\",\"type\":\"bug\",\"participants\":[{\"id\":\"bob\",\"kind\":"
+     "\"human\",\"role\":\"reporter\",\"display_name\":\"Bob\"},{\"id\":\"tiny-harness\","
+     "\"kind\":\"agent\",\"role\":\"assignee\"}],\"$first\":\"n\"}"},
+    /* Another participant, a sender not in the metadata: not the participants. */
+    {"{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"w\"}],\"metadata\":{"
+     "\"participant_id\":\"bob\"}}",
+     "{\"name\":\"w\",\"goal\":\"w\",\"type\":null,\"description\":\"\",\"acceptance_"
+     "criteria\":[],\"participants\":[{\"id\":\"bob\",\"kind\":\"human\",\"role\":\"reporter\","
+     "\"display_name\":\"\"},{\"id\":\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\","
+     "\"display_name\":\"\"},{\"id\":\"eve\",\"kind\":\"human\",\"role\":\"watcher\","
+     "\"display_name\":\"\"}]," EXT_REST "}",
+     "{\"participants\":[{\"id\":\"bob\",\"kind\":\"human\",\"role\":\"reporter\"},{\"id\":"
+     "\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\"},{\"id\":\"eve\",\"kind\":"
+     "\"human\",\"role\":\"watcher\"}],\"$first\":\"gn\"}"},
+    {"{\"messageId\":\"m\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"v\"}]}",
+     "{\"name\":\"v\",\"goal\":\"v\",\"type\":null,\"description\":\"\",\"acceptance_"
+     "criteria\":[],\"participants\":" PS_PLAIN "," EXT_REST "}",
+     "{\"participants\":[{\"id\":\"bob\",\"kind\":\"human\",\"role\":\"reporter\"},{\"id\":"
+     "\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\"}],\"$first\":\"gn\"}"},
+    /* No history in the snapshot: nothing to take them from. */
+    {NULL,
+     "{\"name\":\"n\",\"goal\":\"n\",\"type\":null,\"description\":\"\",\"acceptance_"
+     "criteria\":[],\"participants\":" PS_PLAIN "," EXT_REST "}",
+     "{\"name\":\"n\",\"goal\":\"n\",\"participants\":[{\"id\":\"bob\",\"kind\":\"human\","
+     "\"role\":\"reporter\"},{\"id\":\"tiny-harness\",\"kind\":\"agent\",\"role\":"
+     "\"assignee\"}]}"},
+};
+#define N_SNAP (sizeof snap_cases / sizeof snap_cases[0])
+
+START_TEST(test_store10_snapshot_takes_name_goal_participants_from_its_message)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	char *whole[N_SNAP + 1];
+	begin(st);
+	for (size_t i = 0; i < N_SNAP; i++) {
+		char id[16];
+		snprintf(id, sizeof id, "s%zu", i);
+		add_task_at(st, id, "ctx-1", 2, 1000, "bob");
+		const struct snap_case *c = &snap_cases[i];
+		char *hist = NULL;
+		if (c->msg != NULL) {
+			ck_assert_int_eq(
+			    th_store_message_append(st, id, "m", "ROLE_USER", "bob", c->msg, &e),
+			    TH_OK);
+			hist = malloc(strlen(c->msg) + 64);
+			ck_assert_ptr_nonnull(hist);
+			sprintf(hist, "%.*s,\"taskId\":\"%s\",\"contextId\":\"ctx-1\"}",
+			        (int)strlen(c->msg) - 1, c->msg, id);
+		}
+		char text[4096];
+		snprintf(text, sizeof text,
+		         "{\"task\":{\"id\":\"%s\",\"contextId\":\"ctx-1\",\"status\":{\"state\":"
+		         "\"TASK_STATE_WORKING\"},\"history\":[%s],\"metadata\":{\"" TH_META_TASK
+		         "\":%s}}}",
+		         id, hist != NULL ? hist : "", c->ext);
+		free(hist);
+		json_object *sr = json_tokener_parse(text);
+		ck_assert_ptr_nonnull(sr);
+		whole[i] = strdup(th_json_text(sr));
+		ck_assert_str_eq(whole[i], text); /* the literal is json-c's own text */
+		ck_assert_int_eq(th_event_record(st, id, "task", NULL, sr, &e), TH_OK);
+		json_object_put(sr);
+	}
+	/* A snapshot as decision-061 stored the first case's: read the same. */
+	add_task_at(st, "s9", "ctx-1", 2, 1000, "bob");
+	ck_assert_int_eq(
+	    th_store_message_append(st, "s9", "m", "ROLE_USER", "bob", snap_cases[0].msg, &e),
+	    TH_OK);
+	ck_assert_int_eq(
+	    th_store_event_append(st, "s9", "task", TH_ENDS_NONE,
+	                          "{\"task\":{\"status\":{\"state\":\"TASK_STATE_WORKING\"},"
+	                          "\"history\":{\"$messages\":["
+	                          "1,1]},\"metadata\":{\"$task\":{\"name\":\"fix the "
+	                          "build\",\"goal\":\"fix the build\","
+	                          "\"participants\":[{\"id\":\"bob\",\"kind\":\"human\",\"role\":"
+	                          "\"reporter\"},{\"id\":"
+	                          "\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\"}]}}}}",
+	                          NULL, &e),
+	    TH_OK);
+	commit(st);
+	whole[N_SNAP] = strdup(whole[0]);
+	char *s9 = strstr(whole[N_SNAP], "\"s0\"");
+	ck_assert_ptr_nonnull(s9);
+	s9[2] = '9';
+	s9 = strstr(s9 + 1, "\"s0\"");
+	ck_assert_ptr_nonnull(s9);
+	s9[2] = '9';
+	for (size_t i = 0; i <= N_SNAP; i++) {
+		char id[16], sql[128];
+		snprintf(id, sizeof id, "s%zu", i < N_SNAP ? i : (size_t)9);
+		snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = '%s'", id);
+		char *stored = q_text(st, sql);
+		if (i < N_SNAP) {
+			char *at = strstr(stored, "\"$task\":");
+			ck_assert_msg(at != NULL &&
+			                  strncmp(at + 8, snap_cases[i].lean,
+			                          strlen(snap_cases[i].lean)) == 0 &&
+			                  strcmp(at + 8 + strlen(snap_cases[i].lean), "}}}") == 0,
+			              "STORE-10 snapshot %zu is stored as %s", i, stored);
+		}
+		free(stored);
+		struct th_event *ev = NULL;
+		size_t n = 0;
+		ck_assert_int_eq(th_events_since(st, id, 0, 0, &ev, &n, &e), TH_OK);
+		ck_assert_int_eq(n, 1);
+		ck_assert_msg(strcmp(ev[0].json, whole[i]) == 0,
+		              "STORE-10 snapshot %zu reads as %s, not %s", i, ev[0].json, whole[i]);
+		th_events_free(ev, n);
+		free(whole[i]);
+	}
+	th_store_close(st);
+}
+END_TEST
+
+/* decision-075: a status update's extension that says no more than its sub-state is
+ * stored as that string under "$status"; any other as decision-068 stores it; each reads
+ * back byte for byte, and so does a row decision-068 wrote. */
+static const struct status_case {
+	const char *ext, *stored;
+} status_cases[] = {
+    {"{\"sub_state\":\"awaiting-next-message\"}", "\"awaiting-next-message\""},
+    {"{\"sub_state\":\"awaiting-answer\",\"participant_id\":\"bob\",\"request_id\":\"r1\"}", NULL},
+    {"{\"sub_state\":7}", NULL},
+    {"{}", NULL},
+};
+#define N_STATUS (sizeof status_cases / sizeof status_cases[0])
+
+START_TEST(test_store10_status_sub_state_lean_read_byte_for_byte)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	char whole[N_STATUS + 1][512];
+	begin(st);
+	add_task(st, "t");
+	for (size_t i = 0; i < N_STATUS; i++) {
+		snprintf(whole[i], sizeof whole[i],
+		         "{\"statusUpdate\":{\"taskId\":\"t\",\"contextId\":\"ctx-1\",\"status\":{"
+		         "\"state\":\"TASK_STATE_INPUT_REQUIRED\"},\"metadata\":{\"" TH_META_STATUS
+		         "\":%s}}}",
+		         status_cases[i].ext);
+		json_object *sr = json_tokener_parse(whole[i]);
+		ck_assert_ptr_nonnull(sr);
+		ck_assert_str_eq(th_json_text(sr), whole[i]);
+		ck_assert_int_eq(th_event_record(st, "t", "status", NULL, sr, &e), TH_OK);
+		json_object_put(sr);
+	}
+	/* As decision-068 stored the first. */
+	ck_assert_int_eq(th_store_event_append(st, "t", "status", TH_ENDS_INTERRUPTED,
+	                                       "{\"statusUpdate\":{\"status\":{\"state\":\"TASK_"
+	                                       "STATE_INPUT_REQUIRED\"},\"metadata\":{\"$status\":{"
+	                                       "\"sub_state\":\"awaiting-next-message\"}}}}",
+	                                       NULL, &e),
+	                 TH_OK);
+	snprintf(whole[N_STATUS], sizeof whole[N_STATUS], "%s", whole[0]);
+	commit(st);
+	for (size_t i = 0; i < N_STATUS; i++) {
+		char sql[128], want[256];
+		snprintf(sql, sizeof sql,
+		         "SELECT json FROM events WHERE task_id = 't' AND seq = %zu", i + 1);
+		snprintf(want, sizeof want,
+		         "{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_INPUT_REQUIRED\"},"
+		         "\"metadata\":{\"$status\":%s}}}",
+		         status_cases[i].stored != NULL ? status_cases[i].stored
+		                                        : status_cases[i].ext);
+		char *stored = q_text(st, sql);
+		ck_assert_msg(strcmp(stored, want) == 0, "STORE-10 status %zu is stored as %s", i,
+		              stored);
+		free(stored);
+	}
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(th_events_since(st, "t", 0, 0, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(n, N_STATUS + 1);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(strcmp(ev[i].json, whole[i]) == 0, "STORE-10 status %zu reads as %s",
+		              i, ev[i].json);
+	th_events_free(ev, n);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 {
 	const char *src = getenv("TH_SRCDIR");
@@ -2411,7 +2780,7 @@ START_TEST(test_turn4_expired_leases_listed)
 	int64_t dead = deadl.turn_id;
 	/* The worker of `dead` died: its lease ran out a minute ago. */
 	char sql[160];
-	snprintf(sql, sizeof sql, "UPDATE turns SET lease_until_ms = %lld WHERE id = %lld",
+	snprintf(sql, sizeof sql, "UPDATE turn_rows SET lease_until_ms = %lld WHERE id = %lld",
 	         (long long)(th_now_ms() - 60000), (long long)dead);
 	ck_assert_int_eq(sqlite3_exec(th_store_db(st), sql, NULL, NULL, NULL), SQLITE_OK);
 
@@ -2925,7 +3294,8 @@ START_TEST(test_ret1_purge_ended_takes_every_child_row_and_nothing_else)
 	fill_task(st, "old-open");
 	commit(st);
 	/* The turns of the ended ones are over (a live turn never outlives its task's end). */
-	run_sql(st, "UPDATE turns SET state = 'done' WHERE task_id <> 'old-open'");
+	run_sql(st, "UPDATE turn_rows SET state = 'done' WHERE task_num <> "
+	            "(SELECT num FROM tasks WHERE id = 'old-open')");
 	run_sql(st, "UPDATE tasks SET updated_ms = 100 WHERE id LIKE 'old-%'");
 	/* The children (ended) are recent: old-done.1 survives its parent, unlinked. */
 	run_sql(st, "UPDATE tasks SET updated_ms = 900 WHERE id LIKE 'new-%' OR id LIKE '%.1'");
@@ -2999,7 +3369,8 @@ START_TEST(test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_chil
 	fill_task(st, "stuck-working");
 	commit(st);
 	/* fill_task's turn is over; everything idle since 100 but the late ones' rows. */
-	run_sql(st, "UPDATE turns SET state = 'done' WHERE task_id = 'stuck-working'");
+	run_sql(st, "UPDATE turn_rows SET state = 'done' WHERE task_num = "
+	            "(SELECT num FROM tasks WHERE id = 'stuck-working')");
 	run_sql(st, "UPDATE tasks SET updated_ms = 100 WHERE id <> 'fresh'");
 	run_sql(st, "UPDATE event_rows SET created_ms = 100 WHERE task_num IN (SELECT num FROM "
 	            "tasks WHERE id NOT IN ('late-event'))");
@@ -3719,6 +4090,9 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
 	tcase_add_test(tc, test_store10_message_rows_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_store10_event_timestamps_lean_read_byte_for_byte);
+	tcase_add_test(tc, test_store10_stamped_participant_lean_read_byte_for_byte);
+	tcase_add_test(tc, test_store10_snapshot_takes_name_goal_participants_from_its_message);
+	tcase_add_test(tc, test_store10_status_sub_state_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_ret1_purge_ended_takes_every_child_row_and_nothing_else);
 	tcase_add_test(tc, test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_child);
 	tcase_add_test(tc, test_ret4_dead_letter_view_lists_until_its_own_cutoff);

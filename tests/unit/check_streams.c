@@ -370,7 +370,7 @@ static void kill_all_turns(int64_t lease_until_ms)
 {
 	char sql[200];
 	snprintf(sql, sizeof sql,
-	         "UPDATE turns SET state = 'running', worker_pid = 999999, attempts = 1, "
+	         "UPDATE turn_rows SET state = 'running', worker_pid = 999999, attempts = 1, "
 	         "lease_until_ms = %lld",
 	         (long long)lease_until_ms);
 	ck_assert_int_eq(sqlite3_exec(th_store_db(app.store), sql, NULL, NULL, NULL), SQLITE_OK);
