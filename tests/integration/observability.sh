@@ -6,7 +6,8 @@
 # latency histogram is well formed; open streams, turns, push backlog and database size
 # read true; an anonymous or unlisted reader is refused; every request leaves one
 # key=value line in the error log. TAP output; 77 (skip) when lighttpd, curl, jq, openssl
-# or sqlite3 is missing. One server, about 6 s.
+# or sqlite3 is missing. Then a second server with both off: no line, no counters, no
+# route. About 8 s.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
@@ -180,4 +181,23 @@ check "OBS-1 one line per request: as many lines as requests counted" \
 	'[ "$N_LINES" -gt 20 ]' '[ "$N_LINES" = $((N_COUNTED + 1)) ]'
 
 sh "$SERVER" stop "$T/srv"
+
+# ------------------------------------------------------------------ the off switch
+# request_log = 0 and metrics = 0: the same requests leave no line, no counters' file is
+# made, and <base>metrics is a route that does not exist (404 naming the key).
+rm -f "$T/metrics.counters"
+BASE=$(TINY_HARNESS_REQUEST_LOG=0 TINY_HARNESS_METRICS=0 sh "$SERVER" start "$T/off" 1) ||
+	bail "lighttpd (off) did not start"
+offlogs() { cat "$T/off/lighttpd.out" "$T/off/error.log" 2>/dev/null; }
+OFF_TASK=$(curl -s -u "alice:$TEST_PASSWORD" -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' \
+	-d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"off-1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}' \
+	"$BASE" | jq -r '.result.task.id // empty')
+curl -s -o /dev/null -u "alice:$TEST_PASSWORD" -H 'A2A-Version: 1.0' "${BASE}tasks/$OFF_TASK"
+scrape "$T/offmetrics"
+sleep 0.3
+REQ_DESC="task $OFF_TASK; metrics $STATUS: $(head -c 200 "$T/offmetrics"); $(offlogs | grep -c 'info: request method=') request lines"
+check "OBS-1 OBS-2 with request_log = 0 and metrics = 0: no request line, no counters' file, metrics is 404 naming the key" \
+	'[ -n "$OFF_TASK" ]' '[ "$(offlogs | grep -c "info: request method=")" = 0 ]' \
+	'[ ! -e "$T/metrics.counters" ]' '[ "$STATUS" = 404 ]' 'grep -q "metrics = 0" "$T/offmetrics"'
+sh "$SERVER" stop "$T/off"
 tap_done
