@@ -69,7 +69,7 @@ say() { echo "streams: $*" >&2; }
 # ---------------------------------------------------------------- checks
 [ -x "$TH_BIN" ] || die "no program at TH_BIN=$TH_BIN (build it first; this script builds nothing)"
 [ -r "$TH_SRCDIR/tests/lib/server.sh" ] || die "no tests/lib/server.sh under TH_SRCDIR=$TH_SRCDIR"
-for t in wrk curl jq node sqlite3 pgrep; do
+for t in wrk curl jq node sqlite3 pgrep ss; do
 	command -v $t >/dev/null 2>&1 || die "$t is not installed"
 done
 posint() { case $2 in '' | *[!0-9]* | 0) die "$1 must be a positive number, not '$2'" ;; esac; }
@@ -283,6 +283,24 @@ hold_stop() {
 	[ -n "$HOLD_FINAL" ] || HOLD_FINAL="(no final line: $(tr '\n' ' ' <"$state/hold-$1.err" | cut -c1-200))"
 }
 
+# drain_closed: waits (at most 25 s) until lighttpd holds no connection its client has
+# closed (CLOSE-WAIT on the server's port). A waiting GetTask whose client left keeps its
+# lighttpd connection until the wait ends (at most heartbeat_ms): lighttpd reads nothing
+# from a client while the backend has not answered, so neither it nor the worker sees the
+# close. Without this the next round's N would be measured with the last round's N still
+# counted against lighttpd's max-connections. Prints the seconds it took.
+drain_closed() {
+	local port=${url##*:} i=0 n
+	port=${port%%/*}
+	while [ $i -lt 250 ]; do
+		n=$(ss -Htn state close-wait "( sport = :$port )" 2>/dev/null | wc -l)
+		[ "$n" -eq 0 ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	awk -v t="$i" 'BEGIN { printf "%.1f", t / 10 }'
+}
+
 # ---------------------------------------------------------------- wrk
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'
@@ -397,6 +415,7 @@ phase() { # KEY-PREFIX COUNT ROUND SECONDS: with COUNT idle streams, send then g
 	if [ "$count" -gt 0 ]; then
 		[ "$p" != main ] || [ "$round" != "$ROUNDS" ] || [ -n "$FROZEN" ] || lat_run many "$lat_tasks"
 		hold_stop "$p-$round"
+		say "  closed connections gone from lighttpd after $(drain_closed) s"
 		FINAL[$p.$round]=$HOLD_FINAL
 		if RECOVER[$p.$round]=$(answers); then RECOVER[$p.$round]="GetTask answered ${RECOVER[$p.$round]} s after they closed"; else
 			RECOVER[$p.$round]="GetTask got NO ANSWER for ${RECOVER_TIMEOUT} s after they closed"
