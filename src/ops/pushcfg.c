@@ -20,6 +20,7 @@
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "util/log.h"
+#include "util/text.h"
 
 /* ---- answers ------------------------------------------------------------------------------- */
 
@@ -333,10 +334,7 @@ static int hex_field(const char **p, char stop, int64_t *out)
 	uint64_t v = 0;
 	int digits = 0;
 	for (; **p != stop; (*p)++, digits++) {
-		char c = **p;
-		int d = (c >= '0' && c <= '9')   ? c - '0'
-		        : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-		                                 : -1;
+		int d = th_hexval_lower((unsigned char)**p);
 		if (d < 0 || digits == 16)
 			return -1;
 		v = v * 16 + (uint64_t)d;

@@ -151,12 +151,6 @@ static char *token_encode(int64_t ms, const char *id)
 	return out;
 }
 
-/* A token is lowercase hex: an uppercase digit is refused. */
-static int hexval(char c)
-{
-	return c >= 'A' && c <= 'F' ? -1 : th_hexval((unsigned char)c);
-}
-
 /* LIM-4: strict, the exact form token_encode writes and nothing else: lowercase hex
  * pairs of "<ms>.<id>", ms in decimal without sign or leading zero, id 1 to TH_ID_MAX
  * bytes without control characters. 0 and *id (caller frees), or -1. */
@@ -167,7 +161,8 @@ static int token_decode(const char *tok, int64_t *ms, char **id)
 		return -1;
 	char raw[TH_PAGE_TOKEN_MAX / 2 + 1];
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(tok[2 * i]), lo = hexval(tok[2 * i + 1]);
+		int hi = th_hexval_lower((unsigned char)tok[2 * i]);
+		int lo = th_hexval_lower((unsigned char)tok[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return -1;
 		raw[i] = (char)(hi << 4 | lo);

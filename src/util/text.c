@@ -17,6 +17,11 @@ int th_hexval(int c)
 	return -1;
 }
 
+int th_hexval_lower(int c)
+{
+	return c >= 'A' && c <= 'F' ? -1 : th_hexval(c);
+}
+
 char *th_trim(char *s)
 {
 	while (isspace((unsigned char)*s))

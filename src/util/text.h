@@ -9,6 +9,9 @@
 
 /* The value of one hex digit (0-9, a-f, A-F), or -1. */
 int th_hexval(int c);
+/* The same for lowercase hex only (0-9, a-f): what this server writes in its page
+ * tokens, so that a hand-made uppercase one is refused (LIM-4). */
+int th_hexval_lower(int c);
 
 /* s without its leading and trailing white space: returns a pointer into s and cuts the
  * trailing space off in place. */

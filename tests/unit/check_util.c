@@ -109,6 +109,11 @@ START_TEST(test_store3_text_helpers_trim_split_and_read_hex)
 	ck_assert_int_eq(th_hexval('f'), 15);
 	ck_assert_int_eq(th_hexval('F'), 15);
 	ck_assert_int_eq(th_hexval('g'), -1);
+	/* LIM-4: page tokens are lowercase hex; an uppercase digit is refused. */
+	ck_assert_int_eq(th_hexval_lower('f'), 15);
+	ck_assert_int_eq(th_hexval_lower('9'), 9);
+	ck_assert_int_eq(th_hexval_lower('F'), -1);
+	ck_assert_int_eq(th_hexval_lower('\0'), -1);
 }
 END_TEST
 
