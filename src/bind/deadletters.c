@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bind/bind_int.h"
+#include "util/jsonx.h"
 
 /* The path below the base or below /{tenant}: beside A2A's pushNotificationConfigs, whose
  * deliveries these are. */
@@ -33,13 +34,9 @@ static th_err dead_letters_params(struct th_bind_ctx *ctx, const char *tenant, j
 	if (p == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	th_err rc = th_bind_query_values(p, ctx->req->query, dead_letters_q, e);
-	if (rc == TH_OK && tenant != NULL) {
-		json_object *t = json_object_new_string(tenant);
-		if (t == NULL || json_object_object_add(p, "tenant", t) != 0) {
-			json_object_put(t);
-			rc = th_error_set(e, TH_ENOMEM, "out of memory");
-		}
-	}
+	if (rc == TH_OK && tenant != NULL &&
+	    th_json_put(p, "tenant", json_object_new_string(tenant)) != 0)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory");
 	if (rc != TH_OK) {
 		json_object_put(p);
 		return rc;
