@@ -267,6 +267,18 @@ static json_object *task_ext_full(json_object *lean, json_object *task)
 	return out;
 }
 
+/* sr with obj (its member outer, whose metadata is meta) rebuilt around changed, which
+ * takes meta's member key under the name as (changed consumed): a new StreamResponse
+ * sharing the rest of sr, or NULL when changed is NULL (or out of memory). */
+static json_object *with_ext(json_object *sr, const char *outer, json_object *obj,
+                             json_object *meta, const char *key, const char *as,
+                             json_object *changed)
+{
+	json_object *meta2 = changed != NULL ? with_member(meta, key, as, changed) : NULL;
+	json_object *obj2 = meta2 != NULL ? with_member(obj, "metadata", NULL, meta2) : NULL;
+	return obj2 != NULL ? with_member(sr, outer, NULL, obj2) : NULL;
+}
+
 /* sr's task snapshot's metadata member key, replaced by fn(its value, the snapshot) under
  * the name as:
  * a new StreamResponse sharing the rest of sr, or NULL when sr has none (or fn gives
@@ -276,10 +288,7 @@ static json_object *swap_task_ext(json_object *sr, const char *key, const char *
 {
 	json_object *task = NULL, *meta = NULL;
 	json_object *ext = task_ext_at(sr, key, &task, &meta);
-	json_object *changed = ext != NULL ? fn(ext, task) : NULL;
-	json_object *meta2 = changed != NULL ? with_member(meta, key, as, changed) : NULL;
-	json_object *task2 = meta2 != NULL ? with_member(task, "metadata", NULL, meta2) : NULL;
-	return task2 != NULL ? with_member(sr, "task", NULL, task2) : NULL;
+	return with_ext(sr, "task", task, meta, key, as, ext != NULL ? fn(ext, task) : NULL);
 }
 
 /* sr's status update's metadata member key (borrowed), or NULL; *up and *meta
@@ -334,10 +343,7 @@ static json_object *rename_status_ext(json_object *sr, const char *key, const ch
 {
 	json_object *up = NULL, *meta = NULL;
 	json_object *ext = status_ext_at(sr, key, &up, &meta);
-	json_object *changed = ext != NULL ? fn(ext) : NULL;
-	json_object *meta2 = changed != NULL ? with_member(meta, key, as, changed) : NULL;
-	json_object *up2 = meta2 != NULL ? with_member(up, "metadata", NULL, meta2) : NULL;
-	return up2 != NULL ? with_member(sr, "statusUpdate", NULL, up2) : NULL;
+	return with_ext(sr, "statusUpdate", up, meta, key, as, ext != NULL ? fn(ext) : NULL);
 }
 
 /* sr with its task snapshot's lean task extension, or its status update's status
