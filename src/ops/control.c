@@ -74,11 +74,11 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 		return rc;
 	if (th_state_terminal((enum th_state)row->state))
 		return refuse_terminal(row, TH_EUNSUPPORTED, "completed", e);
-	rc = th_store_turns_cut(st, task_id, NULL, e);
-	if (rc == TH_OK)
-		rc = th_store_subtasks(st, task_id, 1, &a->subs, &a->ns, e);
+	rc = th_store_subtasks(st, task_id, 1, &a->subs, &a->ns, e);
 	if (rc == TH_OK && a->ns > 0) {
-		/* CTL-4: refused, parked awaiting the next message, saying why. */
+		/* CTL-4: refused, parked awaiting the next message, saying why. Nothing else
+		 * changes: a turn in progress is not cut (CTL-3 is the completion's), so the
+		 * message it answers still gets its one reply (TURN-6). */
 		a->text = unresolved_text(row, a->subs, a->ns);
 		a->status_msg = a->text ? th_status_agent_text(row, a->text) : NULL;
 		a->sub = th_status_ext(TH_SUB_NEXT_MESSAGE, NULL, NULL);
@@ -87,10 +87,13 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 		                                a->status_msg, 0, e)
 		         : th_error_set(e, TH_ENOMEM, "out of memory");
 	} else if (rc == TH_OK) {
-		/* CTL-5: the participant's control message stays in history, and the task
-		 * ends for every subscriber with "completed by <id>". */
-		rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
-		                             th_json_text(a->msg), e);
+		/* CTL-3: a turn in progress is cut. CTL-5: the participant's control message
+		 * stays in history, and the task ends for every subscriber with "completed by
+		 * <id>". */
+		rc = th_store_turns_cut(st, task_id, NULL, e);
+		if (rc == TH_OK)
+			rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
+			                             th_json_text(a->msg), e);
 		struct th_buf b;
 		th_buf_init(&b);
 		th_buf_printf(&b, "completed by %s", participant);

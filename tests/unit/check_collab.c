@@ -919,6 +919,47 @@ START_TEST(test_turn7_deferred_follow_up_lets_the_expired_turn_answer_first)
 }
 END_TEST
 
+/* CTL-4, TURN-6 (the torture run's seed 22100289): a completion refused for an open
+ * sub-task cuts no turn. A follow-up accepted with returnImmediately, whose turn is still
+ * to run, gets its one reply after the refusal; before, the refusal cut that turn and the
+ * message stayed unanswered in a parked task. */
+START_TEST(test_ctl4_turn6_refused_completion_leaves_a_pending_turn_to_answer)
+{
+	team_task();
+	json_object *t =
+	    fx_send_text(&app, "alice", task, "s1", "/subtask Docs: write the docs", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	th_app_run_pending(&app); /* the sub-task's first turn */
+	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
+	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"pending\"}]},"
+	                         "\"configuration\":{\"returnImmediately\":true}}",
+	                         task);
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object_put(r);
+	ck_assert_int_eq(app.npending, 1);
+	t = fx_complete(&app, "alice", task, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_ptr_nonnull(strstr(fx_status_text(t), "cannot be completed"));
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE message_id = 'r1' AND state = 'running' "
+	                                "AND cut = 0"),
+	                 1);
+	th_app_run_pending(&app);
+	t = get("alice", task);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(fx_sub_state(t), "awaiting-next-message");
+	ck_assert_str_eq(fx_status_text(t), "echo: pending");
+	json_object_put(t);
+	ck_assert_int_eq(fx_count(&app, "turns WHERE message_id = 'r1' AND state = 'done'"), 1);
+	ck_assert_int_eq(fx_count(&app, "messages WHERE role = 'ROLE_AGENT' AND "
+	                                "json_extract(json, '$.parts[0].text') = 'echo: pending'"),
+	                 1);
+}
+END_TEST
+
 /* ---- SEC-5: roles decide, and no tree is a dead end ------------------------------------ */
 
 /* The audit's scenario: a watcher's "approve", typed while a /confirm is pending, decides
@@ -1160,6 +1201,7 @@ int main(void)
 	tcase_add_test(tc, test_turn4_last_attempt_fails_the_task_with_a_reason);
 	tcase_add_test(tc, test_turn7_send_message_never_runs_an_expired_turn_inline);
 	tcase_add_test(tc, test_turn7_deferred_follow_up_lets_the_expired_turn_answer_first);
+	tcase_add_test(tc, test_ctl4_turn6_refused_completion_leaves_a_pending_turn_to_answer);
 	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
 	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
 	tcase_add_test(tc, test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning);
