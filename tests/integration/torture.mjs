@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Integration test: the store torture run (STORE-7, STORE-9, TURN-4, TURN-6; issue 26 item 2).
+// Integration test: the store torture run (STORE-7, STORE-9, TURN-4, TURN-6, A2A-11-IDEM-1;
+// issue 26 item 2).
 //
 // lighttpd (tests/lib/server.sh) with TH_TORTURE_PROCS (3) workers of 16 request threads on
 // one SQLite file, driven for TH_TORTURE_SECONDS (48) in phases of TH_TORTURE_PHASE_SECONDS
 // (16), the echo model instant in odd phases and sleeping TH_TORTURE_DELAY_MS (300) in even
 // ones. TH_TORTURE_CLIENTS (6) clients send a seeded mix of new tasks of every size (tiny to
 // ~600 KiB), follow-ups (some with returnImmediately), sub-tasks (some over the sub-task limit),
-// completions, CancelTask of trees, GetTask, and requests refused late, after their writes:
+// completions, CancelTask of trees, GetTask, first sends under an Idempotency-Key retried while
+// their outcome is unknown, and requests refused late, after their writes:
 // ~1 MiB SendMessages whose inline taskPushNotificationConfig names another task (new task or
 // follow-up) and renames with a forged A2UI action. Beside them a chaos loop, from the same seed:
 // SIGKILL and SIGSTOP/SIGCONT of worker processes (children of our lighttpd only), an outside
@@ -28,6 +30,9 @@
 //   - no turn queued or running and no task WORKING/SUBMITTED without a live turn (TURN-6);
 //   - every stored message with text has exactly one reply, or its task ended, FAILED with a
 //     reason (TURN-6);
+//   - of the messageIds one Idempotency-Key was sent under, at most one is stored, exactly one
+//     in the acknowledged task once an attempt was acknowledged, and the key's row names
+//     that task (A2A-11-IDEM-1);
 //   - acknowledged completions and cancellations stayed; the outside writer's committed rows are
 //     there once and its rolled-back ones absent (STORE-7);
 //   - during the load no acknowledged task was answered "not found" and the task count seen by
@@ -222,29 +227,30 @@ function isOurWorker(pid) {
 // ---------------------------------------------------------------- requests and the model
 // model.msgs: messageId -> {outcome, task, kind, text}; model.tasks: id -> {terminal};
 // outcome: ok | refused | unknown. kind: create | follow | sub | control | late | ui.
-const model = { msgs: new Map(), tasks: new Map(), open: [], parents: [], outside: new Map(), violations: [] };
+const model = { msgs: new Map(), tasks: new Map(), open: [], parents: [], outside: new Map(), keys: new Map(), violations: [] };
 let midSeq = 0;
+let keySeq = 0;
 const newMid = (who) => `t${SEED}-${who}-${++midSeq}`;
 
 // Requests in flight, and the gate a quiet moment closes (quietCombo).
 let inflight = 0;
 let gate = null;
-async function rpc(method, params, timeoutMs = 20000) {
+async function rpc(method, params, timeoutMs = 20000, headers = {}) {
 	inflight++;
 	try {
-		return await rpcOnce(method, params, timeoutMs);
+		return await rpcOnce(method, params, timeoutMs, headers);
 	} finally {
 		inflight--;
 	}
 }
 // One request on a connection of its own (no keep-alive: a connection lighttpd closed while
 // idle would fail the next request for reasons of HTTP, not of the store).
-function post(body, timeoutMs) {
+function post(body, timeoutMs, headers) {
 	return new Promise((resolve) => {
 		const req = http.request(server.base, {
 			method: 'POST', agent: false, timeout: timeoutMs,
 			headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'X-Participant-Id': 'alice',
-				'Content-Length': Buffer.byteLength(body), Connection: 'close' },
+				'Content-Length': Buffer.byteLength(body), Connection: 'close', ...headers },
 		}, (res) => {
 			const chunks = [];
 			res.on('data', (c) => chunks.push(c));
@@ -256,8 +262,8 @@ function post(body, timeoutMs) {
 		req.end(body);
 	});
 }
-async function rpcOnce(method, params, timeoutMs) {
-	const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), timeoutMs);
+async function rpcOnce(method, params, timeoutMs, headers) {
+	const res = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), timeoutMs, headers);
 	if (res.err)
 		return { outcome: 'unknown', why: String(res.err.code ?? res.err.message) };
 	if (res.status !== 200)
@@ -336,6 +342,36 @@ async function opFollow(r, who) {
 	if (r.chance(0.25))
 		params.configuration = { returnImmediately: true };
 	record('follow', mid, await rpc('SendMessage', params), 'follow', task);
+}
+
+// A first send under an Idempotency-Key, sent again while its outcome is unknown, as a client
+// whose connection dropped retries it: the same message, now and then under a new messageId
+// (the fingerprint leaves it out). Whatever the faults, the key makes at most one task, and
+// exactly one once an attempt was acknowledged (A2A-11-IDEM-1, checkKeys).
+async function opRetry(r, who) {
+	const key = `k${SEED}-${who}-${++keySeq}`;
+	const first = newMid(who);
+	const parts = textParts(first, sizeOf(r), r);
+	const k = { first, mids: [first], acked: new Set() };
+	model.keys.set(key, k);
+	for (let attempt = 0; attempt < 3; attempt++) {
+		const mid = attempt === 0 || r.chance(0.5) ? first : newMid(who);
+		if (!k.mids.includes(mid))
+			k.mids.push(mid);
+		const res = await rpc('SendMessage', { message: message(mid, parts) }, 20000, { 'Idempotency-Key': key });
+		const id = res.result?.task?.id;
+		if (res.outcome === 'ok' && typeof id !== 'string')
+			res.outcome = 'unknown';
+		opFig('retry', res.outcome, res.why);
+		// Checked by checkKeys: the reply names the first messageId (its text's mark).
+		model.msgs.set(mid, { outcome: 'key', task: id, kind: 'retry', text: false });
+		if (res.outcome === 'ok') {
+			k.acked.add(id);
+			addTask(id, first);
+		}
+		if (res.outcome !== 'unknown')
+			break;
+	}
 }
 
 // Refused after its writes: the inline push config names another task than the message's
@@ -434,7 +470,7 @@ async function opGet(r) {
 		model.violations.push(`STORE-7 GetTask of acknowledged task ${id}: ${res.why}`);
 }
 
-const OPS = [[25, opCreate], [25, opFollow], [6, opLate], [5, opUi], [8, opSub], [5, opComplete], [4, opCancel], [12, opGet]];
+const OPS = [[25, opCreate], [25, opFollow], [6, opLate], [5, opUi], [8, opSub], [5, opComplete], [4, opCancel], [12, opGet], [6, opRetry]];
 async function client(i, phase, until) {
 	const r = rng(SEED ^ Math.imul(phase * 97 + i + 1, 0x9e3779b1));
 	while (Date.now() < until) {
@@ -733,6 +769,36 @@ function checkReplies(phase, s) {
 	verdict(phase, `TURN-6 every stored message answered exactly once or its task ended (FAILED with a reason); acknowledged completions and cancellations kept`, p, facts);
 }
 
+// A2A-11-IDEM-1 under faults: of all the messageIds one key was sent under, at most one is
+// stored, and exactly one, in the task every acknowledged attempt named, once any was
+// acknowledged; the key's row names that task; its message is answered once or its task
+// ended.
+function checkKeys(phase, s) {
+	const p = [];
+	const kept = new Map(rows(`SELECT k.key, t.id FROM idempotency_keys k JOIN tasks t ON t.num = k.task_num WHERE k.key LIKE 'k${SEED}-%'`)
+		.map((x) => [x.key, x.id]));
+	for (const [key, k] of model.keys) {
+		const where = k.mids.flatMap((mid) => s.users.get(mid) ?? []);
+		const acked = [...k.acked];
+		if (where.length > 1)
+			p.push(`key ${key}: ${where.length} copies stored (tasks ${where.join(',')})`);
+		if (acked.length > 1)
+			p.push(`key ${key}: attempts acknowledged with different tasks ${acked.join(',')}`);
+		if (acked.length && (where.length !== 1 || where[0] !== acked[0]))
+			p.push(`key ${key}: acknowledged task ${acked[0]}, message stored in ${where.join(',') || 'none'}`);
+		if ((kept.get(key) ?? null) !== (where[0] ?? null))
+			p.push(`key ${key}: kept with ${kept.get(key) ?? 'no task'}, message in ${where[0] ?? 'none'}`);
+		if (where.length === 1) {
+			const n = s.replies.get(k.first) ?? 0;
+			const state = s.tasks.get(where[0])?.state;
+			if (n > 1 || (n === 0 && !['TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED'].includes(state)))
+				p.push(`key ${key}: its message has ${n} replies; task ${where[0]} is ${state}`);
+		}
+	}
+	const acked = [...model.keys.values()].filter((k) => k.acked.size).length;
+	verdict(phase, `A2A-11-IDEM-1 ${model.keys.size} keys, ${acked} acknowledged: one task per key, none for a key never stored, each answered once`, p, model.keys.size);
+}
+
 function checkTurnsEvents(phase, turnsLeft) {
 	const p = [];
 	const gaps = rows('SELECT task_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events GROUP BY task_id HAVING NOT (lo = 1 AND hi = n)');
@@ -782,6 +848,7 @@ async function checkPhase(phase, turnsLeft) {
 	}
 	checkMessages(phase, s);
 	checkReplies(phase, s);
+	checkKeys(phase, s);
 	checkTurnsEvents(phase, turnsLeft);
 	checkOutside(phase);
 	// STORE-9: once the faults stopped, the same workers take a new task.
