@@ -8,7 +8,8 @@
 // ones. TH_TORTURE_CLIENTS (6) clients send a seeded mix of new tasks of every size (tiny to
 // ~600 KiB), follow-ups (some with returnImmediately), sub-tasks (some over the sub-task limit),
 // completions, CancelTask of trees, GetTask, first sends under an Idempotency-Key retried while
-// their outcome is unknown, and requests refused late, after their writes:
+// their outcome is unknown, A2A 1.1 follow-ups naming a generation (some stale), and requests
+// refused late, after their writes:
 // ~1 MiB SendMessages whose inline taskPushNotificationConfig names another task (new task or
 // follow-up) and renames with a forged A2UI action. Beside them a chaos loop, from the same seed:
 // SIGKILL and SIGSTOP/SIGCONT of worker processes (children of our lighttpd only), an outside
@@ -374,6 +375,32 @@ async function opRetry(r, who) {
 	}
 }
 
+// An A2A 1.1 follow-up naming the generation a GetTask just read, now and then one behind it
+// (A2A-11-GEN-5): a stale one is refused with nothing stored (checkMessages: refused ones are
+// absent), an acknowledged one names a generation it was sent at and answers a newer one.
+async function opGen(r, who) {
+	const task = openTask(r);
+	if (!task)
+		return opCreate(r, who);
+	const v11 = { 'A2A-Version': '1.1' };
+	const got = await rpc('GetTask', { id: task, historyLength: 0 }, 20000, v11);
+	opFig('get', got.outcome, got.why);
+	const g = Number(got.result?.generation);
+	if (got.outcome !== 'ok' || !Number.isInteger(g))
+		return;
+	const want = r.chance(0.3) ? g - 1 : g;
+	const mid = newMid(who);
+	const res = await rpc('SendMessage', {
+		message: message(mid, textParts(mid, r.int(0, 2000), r), task),
+		configuration: { ifGenerationMatch: String(want) },
+	}, 20000, v11);
+	if (res.outcome === 'ok' && want < g)
+		model.violations.push(`A2A-11-GEN-5 ${mid}: ifGenerationMatch ${want} accepted when the task was already at ${g}`);
+	if (res.outcome === 'ok' && !(Number(res.result?.task?.generation) > want))
+		model.violations.push(`A2A-11-GEN-5 ${mid}: sent at generation ${want}, answered at ${res.result?.task?.generation}`);
+	record('gen', mid, res, 'follow', task);
+}
+
 // Refused after its writes: the inline push config names another task than the message's
 // (the new task, or the follow-up's), checked once the message is stored (PUSH-1).
 async function opLate(r, who, big = r.chance(0.6)) {
@@ -470,7 +497,7 @@ async function opGet(r) {
 		model.violations.push(`STORE-7 GetTask of acknowledged task ${id}: ${res.why}`);
 }
 
-const OPS = [[25, opCreate], [25, opFollow], [6, opLate], [5, opUi], [8, opSub], [5, opComplete], [4, opCancel], [12, opGet], [6, opRetry]];
+const OPS = [[25, opCreate], [25, opFollow], [6, opLate], [5, opUi], [8, opSub], [5, opComplete], [4, opCancel], [12, opGet], [6, opRetry], [5, opGen]];
 async function client(i, phase, until) {
 	const r = rng(SEED ^ Math.imul(phase * 97 + i + 1, 0x9e3779b1));
 	while (Date.now() < until) {
