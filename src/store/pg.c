@@ -210,6 +210,24 @@ static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
 	return err;
 }
 
+/* Opens st's connection again (PQreset), which ends whatever the old one held on the
+ * server (an aborted transaction, an aborted pipeline). What was prepared went with it;
+ * a connection that listened listens again, and looks, since what was announced
+ * meanwhile is lost. 1 when the new connection is up. */
+static int reset_conn(struct th_store *st, const char *why)
+{
+	PQreset(st->pg);
+	memset(st->pg_prepared, 0, TH_STMT_COUNT_);
+	if (PQstatus(st->pg) != CONNECTION_OK)
+		return 0;
+	th_log(TH_LOG_WARN, "database connection %s; connected again", why);
+	if (st->pg_listening && st->listen_pg == st->own_pg && st->pg == st->own_pg) {
+		PQclear(PQexec(st->pg, "LISTEN tiny_harness"));
+		st->pg_announced = 1;
+	}
+	return 1;
+}
+
 /* After a failure outside a transaction: a connection the server closed (a restart, an
  * idle timeout) is opened again, and the statement may run once more. Inside a
  * transaction nothing is retried: the transaction is gone with the connection. */
@@ -217,17 +235,7 @@ static int reconnected(struct th_store *st)
 {
 	if (PQstatus(st->pg) != CONNECTION_BAD || in_txn(st))
 		return 0;
-	PQreset(st->pg);
-	if (PQstatus(st->pg) != CONNECTION_OK)
-		return 0;
-	memset(st->pg_prepared, 0, TH_STMT_COUNT_);
-	th_log(TH_LOG_WARN, "database connection lost; connected again");
-	if (st->pg_listening && st->listen_pg == st->own_pg) {
-		/* What was announced meanwhile is lost with the old connection: look again. */
-		PQclear(PQexec(st->pg, "LISTEN tiny_harness"));
-		st->pg_announced = 1;
-	}
-	return 1;
+	return reset_conn(st, "lost");
 }
 
 /* Reads what arrived on listen_pg and frees the announcements; pg_announced notes any. */
@@ -881,10 +889,14 @@ static th_err drain(struct th_store *st, struct th_error *e)
 		c->pg_pipe = 0;
 		c->pg_broken = 1;
 		th_pg_memo_reset(c);
+		/* A broken pipeline on a connection libpq still calls good (the server's
+		 * FATAL error read, its close not yet) stays aborted: every later BEGIN would
+		 * find a transaction "already open" (the torture run under TH_TEST_PG,
+		 * pg_terminate_backend). It is opened again, as a lost one is. */
 		if (!broken && PQexitPipelineMode(st->pg))
 			PQclear(PQexec(st->pg, "ROLLBACK"));
-		else if (!broken)
-			PQreset(st->pg);
+		else if (!broken || PQstatus(st->pg) != CONNECTION_BAD)
+			(void)reset_conn(st, broken ? "broken" : "left busy by a failed statement");
 		c->pg_trips++;
 		memset(st->pg_prepared, 0, broken ? TH_STMT_COUNT_ : 0);
 	}
@@ -1417,12 +1429,14 @@ static void ready(struct th_store *st)
 			(void)note_announcements(st);
 		else
 			(void)PQconsumeInput(st->pg);
+		/* A server that ends a session (pg_terminate_backend, a restart) sends its
+		 * FATAL error and closes: one read takes the error, the next finds the close,
+		 * which is when libpq calls the connection bad. */
+		if (PQstatus(st->pg) == CONNECTION_OK && poll(&p, 1, 0) == 1)
+			(void)PQconsumeInput(st->pg);
 	}
-	if (PQpipelineStatus(st->pg) != PQ_PIPELINE_OFF && !PQexitPipelineMode(st->pg)) {
-		th_log(TH_LOG_WARN, "database connection left busy; connecting again");
-		PQreset(st->pg);
-		memset(st->pg_prepared, 0, TH_STMT_COUNT_);
-	}
+	if (PQpipelineStatus(st->pg) != PQ_PIPELINE_OFF && !PQexitPipelineMode(st->pg))
+		(void)reset_conn(st, "left busy");
 	(void)reconnected(st);
 	st->conn->pg_pipe = 0;
 	for (int i = 0; i < st->conn->pg_nq; i++)
@@ -1510,9 +1524,12 @@ static void pipe_end(struct th_store *st)
 	if (!c->pg_pipe)
 		return;
 	c->pg_pipe = 0;
+	/* A pipeline a lost or failing connection aborted cannot be left while its results
+	 * are unread: left as it is, every later BEGIN would find a transaction "already
+	 * open" (the torture run under TH_TEST_PG, pg_terminate_backend). The transaction
+	 * is over for its caller, so the connection is opened again. */
 	if (PQstatus(st->pg) == CONNECTION_OK && !PQexitPipelineMode(st->pg))
-		th_log(TH_LOG_WARN, "database: could not leave pipeline mode: %s",
-		       PQerrorMessage(st->pg));
+		(void)reset_conn(st, "left in an aborted pipeline");
 }
 
 th_err th_pg_commit(struct th_store *st, struct th_error *e)

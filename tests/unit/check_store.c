@@ -3855,6 +3855,32 @@ START_TEST(test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe)
 }
 END_TEST
 
+/* STORE-6: a session the server ended while the connection was idle (a restart,
+ * pg_terminate_backend) is found before the next transaction's BEGIN, which would fail
+ * with it (the BEGIN is sent with the first statement, decision-054): the transaction
+ * runs on a new connection. Before, the BEGIN failed with "terminating connection due
+ * to administrator command" (the torture run under TH_TEST_PG: ~200 such refusals in
+ * 16 s). Several times, since the server's close may come after its error. */
+START_TEST(test_store6_pg_a_session_ended_while_idle_is_found_before_begin)
+{
+	struct th_store *st = open_store();
+	begin(st);
+	add_task(st, "first");
+	commit(st);
+	char id[32];
+	for (int i = 0; i < 5; i++) {
+		end_other_sessions();
+		usleep(20000); /* the server's error and its close have arrived */
+		snprintf(id, sizeof id, "after-%d", i);
+		begin(st);
+		add_task(st, id);
+		commit(st);
+	}
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM tasks"), 6);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store6_sqlite_has_no_announcements_streams_poll)
 {
 	struct th_store *st = open_store();
@@ -4105,6 +4131,7 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
 		tcase_add_test(tc,
 		               test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe);
+		tcase_add_test(tc, test_store6_pg_a_session_ended_while_idle_is_found_before_begin);
 	} else {
 		/* About SQLite itself: its file, pragmas, WAL, query plans and messages. */
 		tcase_add_test(tc, test_store6_sqlite_has_no_announcements_streams_poll);
