@@ -39,10 +39,15 @@
 //   - during the load no acknowledged task was answered "not found" and the task count seen by
 //     the outside reader never went down (STORE-7);
 //   - a new task is accepted once the faults stopped (STORE-9).
+// Under TH_TEST_PG (a cluster of tests/lib/pg.sh) the workers share a PostgreSQL database of
+// their own (tests/lib/server.sh) and the faults are PostgreSQL's where SQLite's have no
+// meaning: no WAL resets, full disk or read-only file; instead pg_terminate_backend of the
+// database's sessions (a worker's connection lost mid-transaction, STORE-6), an outside psql
+// session that locks a task's row or the tasks table for up to 1.2 s, and the outside writer
+// and reader in psql. PRAGMA integrity_check is SQLite's; every other check is the same.
 // The seed is printed (TH_TORTURE_SEED sets it); TH_TORTURE_REPORT=FILE writes the figures as
 // JSON. bench/torture.sh runs the same driver for a long time. TAP output; exit 77 when
-// lighttpd, sqlite3 or the program is missing, or under TH_TEST_PG (the outside sessions, WAL
-// resets and the file are SQLite's).
+// lighttpd, sqlite3 (psql under TH_TEST_PG) or the program is missing.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -50,7 +55,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, cleanEnv } from '../contract/lib.mjs';
-import { dbRows, dbSql } from '../lib/db.mjs';
+import { dbOf, dbRows, dbSql, psql } from '../lib/db.mjs';
 import { findLighttpd, onPath } from '../lib/interop.mjs';
 
 const num = (name, dflt) => (process.env[name] !== undefined && process.env[name] !== '' ? Number(process.env[name]) : dflt);
@@ -66,13 +71,11 @@ const ROOT = process.getuid?.() === 0;
 const READONLY = !ROOT && process.env.TH_TORTURE_READONLY === '1';
 const MT_EVENT = 'application/vnd.tiny-harness.event+json';
 const PUSH_URL = 'http://127.0.0.1:9/torture-hook';
+const PG = Boolean(process.env.TH_TEST_PG);
 
-if (!TH_BIN || !fs.existsSync(TH_BIN) || !findLighttpd() || !onPath('sqlite3') || !onPath('pgrep')) {
-	console.log('1..0 # SKIP lighttpd, sqlite3, pgrep or the program is missing');
-	process.exit(77);
-}
-if (process.env.TH_TEST_PG) {
-	console.log('1..0 # SKIP the torture run is SQLite\'s (outside sqlite3 sessions, WAL resets, the file)');
+if (!TH_BIN || !fs.existsSync(TH_BIN) || !findLighttpd() || !onPath('pgrep') ||
+    !(PG ? fs.existsSync(psql()) || onPath('psql') : onPath('sqlite3'))) {
+	console.log(`1..0 # SKIP lighttpd, ${PG ? 'psql' : 'sqlite3'}, pgrep or the program is missing`);
 	process.exit(77);
 }
 
@@ -93,7 +96,7 @@ const fig = {
 	seed: SEED, seconds: SECONDS, phases: 0, requests: 0, ok: 0, refused: 0, unknown: 0, ops: {},
 	kills: 0, stops: 0, wal_resets: 0, wal_reset_busy: 0, outside_commits: 0, outside_rollbacks: 0,
 	outside_unknown: 0, reads: 0, recover: 0, recover_killed: 0, push: 0, purge: 0, disk_full: 0,
-	read_only: 0, combos: 0, quiet_combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
+	read_only: 0, terminated: 0, locks: 0, combos: 0, quiet_combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
 };
 const unknownWhy = {}; // why requests went unanswered, for the figures
 const opFig = (op, outcome, why) => {
@@ -140,13 +143,15 @@ const stateDir = join(T, 'srv');
 const dbDir = join(T, 'dbfs');
 fs.mkdirSync(dbDir);
 let mounted = false;
-if (ROOT && process.env.TH_TORTURE_DISK_FULL !== '0') {
+if (ROOT && !PG && process.env.TH_TORTURE_DISK_FULL !== '0') {
 	const m = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${FS_MB}m,mode=0755`, 'tmpfs', dbDir], { encoding: 'utf8' });
 	mounted = m.status === 0;
 	if (!mounted)
 		note(`no tmpfs for the database (${(m.stderr || m.error || '').toString().trim()}): no disk-full windows`);
 }
-const DB = join(dbDir, 'tiny-harness.db');
+// SQLite: the file on the tmpfs; PostgreSQL: the database server.sh made for stateDir, known
+// once the first phase started.
+let DB = PG ? '' : join(dbDir, 'tiny-harness.db');
 const FILLER = join(dbDir, 'filler');
 const serverSh = join(SRCDIR, 'tests', 'lib', 'server.sh');
 const stopped = new Set(); // worker pids we SIGSTOPped and have not continued yet
@@ -160,7 +165,7 @@ const thEnv = (delay) => ({
 	TINY_HARNESS_PUSH_MAX_ATTEMPTS: '2',
 	TINY_HARNESS_MAX_SUBTASKS: '4',
 });
-const serverEnv = (delay) => cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: findLighttpd(), TH_SERVER_DB: DB, ...thEnv(delay) });
+const serverEnv = (delay) => cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: findLighttpd(), ...(PG ? {} : { TH_SERVER_DB: DB }), ...thEnv(delay) });
 
 function serverStart(delay) {
 	const r = spawnSync('sh', [serverSh, 'start', stateDir, String(PROCS)], { env: serverEnv(delay), encoding: 'utf8', timeout: 90000 });
@@ -168,6 +173,8 @@ function serverStart(delay) {
 	if (r.status !== 0 || !base.startsWith('http'))
 		return `server.sh start failed: ${r.stderr}`;
 	server = { base, lpid: Number(fs.readFileSync(join(stateDir, 'lighttpd.pid'), 'utf8').trim()), delay };
+	if (PG)
+		DB = dbOf(stateDir); // kept by server.sh across the phases' restarts
 	return null;
 }
 function serverStop() {
@@ -182,7 +189,8 @@ function cleanup() {
 		return;
 	cleaned = true;
 	serverStop();
-	try { fs.chmodSync(DB, 0o644); } catch { /* none */ }
+	if (!PG)
+		try { fs.chmodSync(DB, 0o644); } catch { /* none */ }
 	try { fs.rmSync(FILLER, { force: true }); } catch { /* none */ }
 	if (process.env.TH_KEEP || process.env.TH_KEEP_TMP) {
 		note(`kept ${T}${mounted ? ` (database on a tmpfs mounted at ${dbDir}: umount it when done)` : ''}`);
@@ -531,6 +539,9 @@ function run(cmd, args, { env = process.env, killAfter = null } = {}) {
 	});
 }
 const sqlite = (...cmds) => run('sqlite3', ['-bail', '-cmd', '.timeout 5000', DB, ...cmds]);
+// An outside psql session: each argument one query, in order, in one session.
+const pgsql = (...cmds) => run(psql(), ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', '-d', DB, ...cmds.flatMap((c) => ['-c', c])],
+	{ env: { ...process.env, PGOPTIONS: '-c client_min_messages=warning', PGCONNECT_TIMEOUT: '10' } });
 const cliEnv = () => cleanEnv({ TINY_HARNESS_DB: DB, ...thEnv(server.delay) });
 
 let outsideSeq = 0;
@@ -539,13 +550,17 @@ let outsideTable = false;
 // WAL before its commit), some rolled back on purpose.
 async function outsideWrite(r) {
 	if (!outsideTable) {
-		const c = await sqlite('CREATE TABLE IF NOT EXISTS torture_outside(k TEXT PRIMARY KEY, v BLOB) STRICT;');
+		const c = PG ? await pgsql('CREATE TABLE IF NOT EXISTS torture_outside(k text PRIMARY KEY, v text)')
+			: await sqlite('CREATE TABLE IF NOT EXISTS torture_outside(k TEXT PRIMARY KEY, v BLOB) STRICT;');
 		outsideTable = c.status === 0;
 	}
 	const k = `o${SEED}-${++outsideSeq}`;
 	const size = r.weighted([[70, r.int(10, 500)], [25, r.int(65536, 524288)], [5, r.int(2 << 20, 4 << 20)]]);
 	const rollback = r.chance(0.15);
-	const res = await sqlite(`BEGIN IMMEDIATE; INSERT INTO torture_outside VALUES ('${k}', randomblob(${size})); ${rollback ? 'ROLLBACK' : 'COMMIT'}; SELECT 'done';`);
+	const res = PG
+		? await pgsql('BEGIN', `INSERT INTO torture_outside VALUES ('${k}', md5(random()::text) || repeat('x', ${size}))`,
+			rollback ? 'ROLLBACK' : 'COMMIT', "SELECT 'done'")
+		: await sqlite(`BEGIN IMMEDIATE; INSERT INTO torture_outside VALUES ('${k}', randomblob(${size})); ${rollback ? 'ROLLBACK' : 'COMMIT'}; SELECT 'done';`);
 	const done = res.status === 0 && res.stdout.includes('done');
 	const outcome = done ? (rollback ? 'refused' : 'ok') : 'unknown';
 	model.outside.set(k, outcome);
@@ -565,9 +580,12 @@ async function walReset() {
 let readBaseline = 0;
 async function outsideRead(r) {
 	const base = readBaseline;
-	const res = await sqlite('BEGIN; SELECT count(*) FROM tasks;', `.shell sleep ${(r.int(1, 15) / 10).toFixed(1)}`,
-		'SELECT count(*) FROM messages; COMMIT;');
-	const lines = res.stdout.trim().split('\n');
+	const pause = (r.int(1, 15) / 10).toFixed(1);
+	const res = PG
+		? await pgsql('BEGIN ISOLATION LEVEL REPEATABLE READ', 'SELECT count(*) FROM tasks', `SELECT pg_sleep(${pause})`,
+			'SELECT count(*) FROM messages', 'COMMIT')
+		: await sqlite('BEGIN; SELECT count(*) FROM tasks;', `.shell sleep ${pause}`, 'SELECT count(*) FROM messages; COMMIT;');
+	const lines = res.stdout.trim().split('\n').filter(Boolean);
 	if (res.status !== 0 || lines.length < 2)
 		return;
 	fig.reads++;
@@ -639,6 +657,27 @@ async function diskFull(r) {
 	}
 }
 
+// PostgreSQL: sessions of the workers' database ended by the server (about half of them, the
+// stream threads' listeners among them): a worker's connection lost before, inside or after
+// a write transaction (STORE-6).
+async function pgTerminate() {
+	const res = await pgsql('SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity ' +
+		'WHERE datname = current_database() AND pid <> pg_backend_pid() AND random() < 0.5');
+	if (res.status === 0)
+		fig.terminated += Number(res.stdout.trim()) || 0;
+}
+
+// PostgreSQL: an outside session holds a lock for 0.1–1.2 s, as an operator's transaction
+// might: a task's row (its writers wait) or the tasks table in SHARE mode (every writer of
+// a task waits).
+async function pgLock(r) {
+	const task = openTask(r);
+	const lock = task && r.chance(0.6) ? `SELECT 1 FROM tasks WHERE id = '${task}' FOR UPDATE` : 'LOCK TABLE tasks IN SHARE MODE';
+	const res = await pgsql('BEGIN', lock, `SELECT pg_sleep(${(r.int(1, 12) / 10).toFixed(1)})`, 'COMMIT');
+	if (res.status === 0)
+		fig.locks++;
+}
+
 async function readOnly(r) {
 	if (!READONLY)
 		return;
@@ -652,7 +691,7 @@ async function readOnly(r) {
 // then the next SendMessage.
 async function combo(r) {
 	fig.combos++;
-	await walReset();
+	await (PG ? pgTerminate() : walReset());
 	await Promise.all([opLate(r, 'x', true), sleep(r.int(0, 150)).then(() => outsideWrite(r))]);
 	await opCreate(r, 'x');
 }
@@ -671,7 +710,7 @@ async function quietCombo(r) {
 		for (let i = 0; i < 100 && inflight > 0; i++)
 			await sleep(50);
 		fig.quiet_combos++;
-		await walReset();
+		await (PG ? pgTerminate() : walReset());
 		await opLate(r, 'q', true);
 		await outsideWrite(r);
 		await sleep(r.int(0, 300));
@@ -687,9 +726,12 @@ async function quietCombo(r) {
 	}
 }
 
-const CHAOS = [[3, killWorker], [3, stopWorker], [4, walReset], [5, outsideWrite], [2, outsideRead],
-	[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')],
-	[2, diskFull], [1, readOnly], [4, combo], [6, quietCombo]];
+const CHAOS = PG
+	? [[3, killWorker], [3, stopWorker], [4, pgTerminate], [3, pgLock], [5, outsideWrite], [2, outsideRead],
+		[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')], [4, combo], [6, quietCombo]]
+	: [[3, killWorker], [3, stopWorker], [4, walReset], [5, outsideWrite], [2, outsideRead],
+		[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')],
+		[2, diskFull], [1, readOnly], [4, combo], [6, quietCombo]];
 // Two chaos lanes, so a stop or a full disk overlaps the other lane's work.
 async function chaos(lane, phase, until) {
 	const r = rng(SEED ^ Math.imul(phase * 131 + lane + 7, 0x85ebca6b));
@@ -736,13 +778,14 @@ function verdict(phase, name, problems, facts) {
 function readState() {
 	// The reason only has to be there: its first 80 characters, so that tens of thousands of
 	// echoed 60 kB texts do not make one answer too large to read.
-	const tasks = new Map(rows('SELECT id, state, substr(coalesce(json_extract(coalesce(status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = tasks.id AND m.pos = tasks.status_pos)), \'$.parts[0].text\'), \'\'), 1, 80) AS reason FROM tasks')
+	const text = (json) => (PG ? `((${json})::jsonb #>> '{parts,0,text}')` : `json_extract(${json}, '$.parts[0].text')`);
+	const tasks = new Map(rows(`SELECT id, state, substr(coalesce(${text('coalesce(status_message_json, (SELECT m.json FROM messages m WHERE m.task_id = tasks.id AND m.pos = tasks.status_pos))')}, ''), 1, 80) AS reason FROM tasks`)
 		.map((t) => [t.id, t]));
 	const users = new Map();
 	for (const m of rows("SELECT task_id, message_id FROM messages WHERE role = 'ROLE_USER'"))
 		users.set(m.message_id, [...(users.get(m.message_id) ?? []), m.task_id]);
 	const replies = new Map();
-	for (const m of rows("SELECT substr(json_extract(json, '$.parts[0].text'), 1, 80) AS head FROM messages WHERE role = 'ROLE_AGENT' AND json_extract(json, '$.parts[0].text') LIKE 'echo: m:%'")) {
+	for (const m of rows(`SELECT substr(${text('json')}, 1, 80) AS head FROM messages WHERE role = 'ROLE_AGENT' AND ${text('json')} LIKE 'echo: m:%'`)) {
 		const mid = /^echo: m:(\S+)/.exec(m.head)?.[1];
 		if (mid)
 			replies.set(mid, (replies.get(mid) ?? 0) + 1);
@@ -828,7 +871,7 @@ function checkKeys(phase, s) {
 
 function checkTurnsEvents(phase, turnsLeft) {
 	const p = [];
-	const gaps = rows('SELECT task_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events GROUP BY task_id HAVING NOT (lo = 1 AND hi = n)');
+	const gaps = rows('SELECT task_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events GROUP BY task_id HAVING NOT (min(seq) = 1 AND max(seq) = count(*))');
 	for (const g of gaps)
 		p.push(`task ${g.task_id}: ${g.n} events numbered ${g.lo}..${g.hi}`);
 	const bare = q('SELECT count(*) FROM tasks t WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.task_id = t.id)');
@@ -855,17 +898,19 @@ function checkOutside(phase) {
 			p.push(`outside row ${k} (${outcome}) present ${n} times`);
 	}
 	p.push(...model.violations.splice(0));
-	verdict(phase, `STORE-7 outside sqlite3 commits kept, rollbacks absent; during the load no acknowledged task went missing`, p, model.outside.size);
+	verdict(phase, `STORE-7 outside ${PG ? 'psql' : 'sqlite3'} commits kept, rollbacks absent; during the load no acknowledged task went missing`, p, model.outside.size);
 }
 
 async function checkPhase(phase, turnsLeft) {
-	let integrity;
-	try {
-		integrity = q('PRAGMA integrity_check');
-	} catch (err) {
-		integrity = String(err.message ?? err);
+	let integrity = 'ok';
+	if (!PG) {
+		try {
+			integrity = q('PRAGMA integrity_check');
+		} catch (err) {
+			integrity = String(err.message ?? err);
+		}
+		verdict(phase, 'STORE-7 PRAGMA integrity_check is ok', integrity === 'ok' ? [] : integrity.split('\n'), 1);
 	}
-	verdict(phase, 'STORE-7 PRAGMA integrity_check is ok', integrity === 'ok' ? [] : integrity.split('\n'), 1);
 	let s;
 	try {
 		s = readState();
@@ -889,7 +934,8 @@ async function checkPhase(phase, turnsLeft) {
 // ---------------------------------------------------------------- the run
 async function main() {
 	note(`seed ${SEED} (TH_TORTURE_SEED=${SEED} repeats the choices); ${SECONDS} s in phases of ${PHASE_S} s; ${CLIENTS} clients, ${PROCS} workers; ` +
-		`${mounted ? `database on a ${FS_MB} MiB tmpfs (disk-full windows)` : 'no disk-full windows'}${READONLY ? ', read-only windows' : ''}`);
+		(PG ? 'PostgreSQL (sessions ended, outside locks)'
+			: `${mounted ? `database on a ${FS_MB} MiB tmpfs (disk-full windows)` : 'no disk-full windows'}${READONLY ? ', read-only windows' : ''}`));
 	const phases = Math.max(1, Math.ceil(SECONDS / PHASE_S));
 	for (let phase = 1; phase <= phases; phase++) {
 		const delay = phase % 2 === 1 ? 0 : DELAY_MS;
@@ -921,7 +967,8 @@ async function main() {
 	process.exit(tapFailed ? 1 : 0);
 }
 const figLine = () => ({ ok: fig.ok, refused: fig.refused, unknown: fig.unknown, kills: fig.kills, stops: fig.stops,
-	wal_resets: fig.wal_resets, outside: fig.outside_commits, disk_full: fig.disk_full, combos: fig.combos, quiet: fig.quiet_combos });
+	...(PG ? { terminated: fig.terminated, locks: fig.locks } : { wal_resets: fig.wal_resets, disk_full: fig.disk_full }),
+	outside: fig.outside_commits, combos: fig.combos, quiet: fig.quiet_combos });
 
 // A long run's database outgrows the tmpfs (a 60 s phase adds up to ~150 MiB): keep 512 MiB
 // free between phases, so that only the disk-full windows fill it.

@@ -6,6 +6,7 @@
 //                        tests/lib/server.sh wrote to dir/db (a path, or a postgresql:// URI
 //                        under TH_TEST_PG), else dir/tiny-harness.db (tests/lib/apache.sh)
 //   isPg(db)             db is a postgresql:// or postgres:// URI
+//   psql()               the psql program these run (TH_PSQL, below)
 //   dbSql(db, sql)       the rows as `sqlite3 DB SQL` prints them (columns joined by |, one
 //                        row a line, no header), without the last newline: sqlite3 for a
 //                        path, psql -X -q -At -F '|' -v ON_ERROR_STOP=1 for a URI
@@ -38,7 +39,7 @@ export function dbOf(dir) {
 }
 
 let psqlFound = null;
-function psql() {
+export function psql() {
 	if (process.env.TH_PSQL)
 		return process.env.TH_PSQL;
 	if (psqlFound == null) {
