@@ -72,6 +72,13 @@ const READONLY = !ROOT && process.env.TH_TORTURE_READONLY === '1';
 const MT_EVENT = 'application/vnd.tiny-harness.event+json';
 const PUSH_URL = 'http://127.0.0.1:9/torture-hook';
 const PG = Boolean(process.env.TH_TEST_PG);
+// A cluster the run may also restart: TH_TORTURE_PG_DIR names its directory (tests/lib/pg.sh),
+// only for a cluster of the run's own (bench/torture.sh), never the CI's, which other tests
+// share. TH_TORTURE_PG_CRASH=1 restarts it immediate (as after a crash of the server: no
+// checkpoint, the WAL replayed) and runs the workers at synchronous = full, under which an
+// acknowledged commit must survive that; otherwise a fast shutdown and start.
+const PG_DIR = PG ? (process.env.TH_TORTURE_PG_DIR ?? '') : '';
+const PG_CRASH = PG_DIR !== '' && process.env.TH_TORTURE_PG_CRASH === '1';
 
 if (!TH_BIN || !fs.existsSync(TH_BIN) || !findLighttpd() || !onPath('pgrep') ||
     !(PG ? fs.existsSync(psql()) || onPath('psql') : onPath('sqlite3'))) {
@@ -96,7 +103,7 @@ const fig = {
 	seed: SEED, seconds: SECONDS, phases: 0, requests: 0, ok: 0, refused: 0, unknown: 0, ops: {},
 	kills: 0, stops: 0, wal_resets: 0, wal_reset_busy: 0, outside_commits: 0, outside_rollbacks: 0,
 	outside_unknown: 0, reads: 0, recover: 0, recover_killed: 0, push: 0, purge: 0, disk_full: 0,
-	read_only: 0, terminated: 0, locks: 0, combos: 0, quiet_combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
+	read_only: 0, terminated: 0, locks: 0, restarts: 0, combos: 0, quiet_combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
 };
 const unknownWhy = {}; // why requests went unanswered, for the figures
 const opFig = (op, outcome, why) => {
@@ -164,6 +171,7 @@ const thEnv = (delay) => ({
 	TINY_HARNESS_PUSH_TIMEOUT_MS: '500',
 	TINY_HARNESS_PUSH_MAX_ATTEMPTS: '2',
 	TINY_HARNESS_MAX_SUBTASKS: '4',
+	...(PG_CRASH ? { TINY_HARNESS_SYNCHRONOUS: 'full' } : {}),
 });
 const serverEnv = (delay) => cleanEnv({ TH_BIN, TH_SRCDIR: SRCDIR, LIGHTTPD: findLighttpd(), ...(PG ? {} : { TH_SERVER_DB: DB }), ...thEnv(delay) });
 
@@ -678,6 +686,17 @@ async function pgLock(r) {
 		fig.locks++;
 }
 
+// PostgreSQL, a cluster of the run's own (TH_TORTURE_PG_DIR): the server stops and starts
+// again on the same data, fast or as after a crash (TH_TORTURE_PG_CRASH); every worker's
+// connection is lost, and new ones are refused until it is back.
+async function pgRestart() {
+	const res = await run('sh', [join(SRCDIR, 'tests', 'lib', 'pg.sh'), 'restart', PG_DIR, PG_CRASH ? 'immediate' : 'fast']);
+	if (res.status === 0)
+		fig.restarts++;
+	else
+		note(`pg.sh restart failed: ${res.stderr.trim().slice(0, 300)}`);
+}
+
 async function readOnly(r) {
 	if (!READONLY)
 		return;
@@ -728,7 +747,8 @@ async function quietCombo(r) {
 
 const CHAOS = PG
 	? [[3, killWorker], [3, stopWorker], [4, pgTerminate], [3, pgLock], [5, outsideWrite], [2, outsideRead],
-		[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')], [4, combo], [6, quietCombo]]
+		[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')], [4, combo], [6, quietCombo],
+		...(PG_DIR ? [[3, pgRestart]] : [])]
 	: [[3, killWorker], [3, stopWorker], [4, walReset], [5, outsideWrite], [2, outsideRead],
 		[2, (r) => cli(r, 'recover')], [1, (r) => cli(r, 'push')], [1, (r) => cli(r, 'purge')],
 		[2, diskFull], [1, readOnly], [4, combo], [6, quietCombo]];
@@ -934,7 +954,7 @@ async function checkPhase(phase, turnsLeft) {
 // ---------------------------------------------------------------- the run
 async function main() {
 	note(`seed ${SEED} (TH_TORTURE_SEED=${SEED} repeats the choices); ${SECONDS} s in phases of ${PHASE_S} s; ${CLIENTS} clients, ${PROCS} workers; ` +
-		(PG ? 'PostgreSQL (sessions ended, outside locks)'
+		(PG ? `PostgreSQL (sessions ended, outside locks${PG_DIR ? `, ${PG_CRASH ? 'crashes (synchronous = full)' : 'restarts'}` : ''})`
 			: `${mounted ? `database on a ${FS_MB} MiB tmpfs (disk-full windows)` : 'no disk-full windows'}${READONLY ? ', read-only windows' : ''}`));
 	const phases = Math.max(1, Math.ceil(SECONDS / PHASE_S));
 	for (let phase = 1; phase <= phases; phase++) {
@@ -967,7 +987,7 @@ async function main() {
 	process.exit(tapFailed ? 1 : 0);
 }
 const figLine = () => ({ ok: fig.ok, refused: fig.refused, unknown: fig.unknown, kills: fig.kills, stops: fig.stops,
-	...(PG ? { terminated: fig.terminated, locks: fig.locks } : { wal_resets: fig.wal_resets, disk_full: fig.disk_full }),
+	...(PG ? { terminated: fig.terminated, locks: fig.locks, restarts: fig.restarts } : { wal_resets: fig.wal_resets, disk_full: fig.disk_full }),
 	outside: fig.outside_commits, combos: fig.combos, quiet: fig.quiet_combos });
 
 // A long run's database outgrows the tmpfs (a 60 s phase adds up to ~150 MiB): keep 512 MiB

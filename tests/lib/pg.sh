@@ -7,6 +7,10 @@
 #                                 (postgresql://th@127.0.0.1:PORT/)
 #   pg.sh stop DIR                stop it (SIGINT, PostgreSQL's fast shutdown, by the pid
 #                                 in DIR/pg.pid), wait until it is gone
+#   pg.sh restart DIR [MODE]      stop it and start it again on the same data and port;
+#                                 MODE fast (SIGINT, the default) or immediate (SIGQUIT:
+#                                 no checkpoint, the WAL replayed at start, as after a
+#                                 crash of the server)
 #   pg.sh createdb BASE_URI NAME  a fresh database NAME (an existing one is dropped
 #                                 first); prints its URI (BASE_URI + NAME)
 #
@@ -171,15 +175,16 @@ wait_ready() {
 }
 
 stop() {
-	[ $# -eq 1 ] || die "usage: pg.sh stop DIR"
+	case $# in 1 | 2) ;; *) die "usage: pg.sh stop DIR" ;; esac
 	[ -d "$1" ] || return 0
 	dir=$(cd "$1" && pwd)
 	[ -f "$dir/pg.pid" ] || return 0
 	pid=$(cat "$dir/pg.pid")
 	case $pid in '' | *[!0-9]*) rm -f "$dir/pg.pid"; return 0 ;; esac
 	if alive "$pid"; then
-		# SIGINT: fast shutdown (open sessions are ended, a checkpoint is written).
-		kill -INT "$pid" 2>/dev/null
+		# SIGINT: fast shutdown (open sessions are ended, a checkpoint is written);
+		# SIGQUIT (restart's immediate): every process exits at once, no checkpoint.
+		kill "-${2:-INT}" "$pid" 2>/dev/null
 		i=0
 		while alive "$pid" && [ $i -lt $((TH_PG_TIMEOUT * 10)) ]; do
 			sleep 0.1
@@ -197,6 +202,30 @@ stop() {
 	fi
 	rm -f "$dir/pg.pid"
 	return 0
+}
+
+restart() {
+	case $# in 1 | 2) ;; *) die "usage: pg.sh restart DIR [fast|immediate]" ;; esac
+	case ${2:-fast} in fast) sig=INT ;; immediate) sig=QUIT ;; *) die "restart: MODE is fast or immediate, not $2" ;; esac
+	find_bindir
+	dir=$(cd "$1" && pwd) || die "no cluster in $1"
+	port=$(sed -n 's|^postgresql://th@127.0.0.1:\([0-9]*\)/$|\1|p' "$dir/base_uri" 2>/dev/null)
+	if [ -z "$port" ] || [ ! -d "$dir/data" ]; then
+		die "no cluster started in $dir (pg.sh start)"
+	fi
+	stop "$dir" "$sig"
+	owner_prefix
+	# As start does (setsid, nothing of ours between), on the same data and port.
+	# shellcheck disable=SC2086
+	setsid $owner "$bindir/postgres" -D "$dir/data" -p "$port" \
+		-c listen_addresses=127.0.0.1 -c unix_socket_directories="$dir" \
+		-c fsync=on -c max_connections=200 \
+		</dev/null >>"$dir/postgres.log" 2>&1 &
+	pid=$!
+	wait_ready "$pid" "$port" || die "postgres did not come back on port $port (log: $dir/postgres.log)"
+	ppid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null)
+	case $ppid in '' | *[!0-9]*) ppid=$pid ;; esac
+	echo "$ppid" >"$dir/pg.pid"
 }
 
 createdb() {
@@ -222,14 +251,19 @@ start)
 	;;
 stop)
 	shift
+	[ $# -eq 1 ] || die "usage: pg.sh stop DIR"
 	stop "$@"
+	;;
+restart)
+	shift
+	restart "$@"
 	;;
 createdb)
 	shift
 	createdb "$@"
 	;;
 *)
-	echo "usage: pg.sh start DIR | pg.sh stop DIR | pg.sh createdb BASE_URI NAME" >&2
+	echo "usage: pg.sh start DIR | pg.sh stop DIR | pg.sh restart DIR [fast|immediate] | pg.sh createdb BASE_URI NAME" >&2
 	exit 2
 	;;
 esac
