@@ -123,8 +123,15 @@ static th_err fail(struct th_store *st, const PGresult *r, const char *what, str
 	if (strcmp(st->pg_state, "25006") == 0)
 		return th_error_set(e, TH_EINTERNAL,
 		                    "database error (%s): the database is read-only", what);
-	if (st->pg_state[0] == '\0' || strncmp(st->pg_state, "08", 2) == 0)
-		return th_error_set(e, TH_EINTERNAL, "database error (%s): the connection was lost",
+	/* The connection is gone (class 08, or libpq's own error), or the server ended the
+	 * session or is starting (57P01-57P03: a restart, pg_terminate_backend): the same
+	 * request may succeed in a moment, 503 with Retry-After (a SendMessage resent
+	 * with its messageId is kept once, TASK-7). */
+	if (st->pg_state[0] == '\0' || strncmp(st->pg_state, "08", 2) == 0 ||
+	    strncmp(st->pg_state, "57P0", 4) == 0)
+		return th_error_set(e, TH_EUNAVAILABLE,
+		                    "database error (%s): the connection to the database was lost; "
+		                    "retry the request",
 		                    what);
 	return th_error_set(e, TH_EINTERNAL,
 	                    "database error (%s); the server's error log has the details", what);

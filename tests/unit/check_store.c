@@ -3845,6 +3845,9 @@ START_TEST(test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe)
 	int64_t seq = 0;
 	ck_assert_int_ne(th_store_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
 	                 TH_OK);
+	/* A retry may succeed: 503 with Retry-After, not 500. */
+	ck_assert_int_eq(e.code, TH_EUNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(e.msg, "retry"));
 	th_store_rollback(st);
 	begin(st);
 	add_task(st, "after");
