@@ -112,8 +112,10 @@ export function makeTmp(prefix) {
 	return mkdtempSync(join(tmpdir(), prefix));
 }
 
+// A process of the test that is still exiting may add a file while the tree is removed
+// (ENOTEMPTY, seen under ASan): removal is tried again for up to a second.
 export function removeTmp(dir) {
-	rmSync(dir, { recursive: true, force: true });
+	rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 // An environment with nothing of the caller's tiny-harness or CGI settings in it.

@@ -172,6 +172,12 @@ stop() {
 	pid=$(cat "$dir/lighttpd.pid")
 	case $pid in '' | *[!0-9]*) rm -f "$dir/lighttpd.pid"; return 0 ;; esac
 	if alive "$pid"; then
+		# The workers lighttpd spawned: they may still be exiting (closing the database,
+		# writing files into DIR) after lighttpd has gone, so they are waited for too.
+		workers=
+		for w in $(pgrep -P "$pid" 2>/dev/null || true); do
+			workers="$workers $w:$(started "$w")"
+		done
 		# SIGTERM: lighttpd stops its FastCGI workers (kill-signal SIGTERM) and exits.
 		kill -TERM "$pid" 2>/dev/null
 		i=0
@@ -183,6 +189,13 @@ stop() {
 			echo "$me: lighttpd $pid ignored SIGTERM for 10 s; sending SIGKILL" >&2
 			kill -KILL "$pid" 2>/dev/null
 		fi
+		for w in $workers; do
+			i=0
+			while alive_since "${w%%:*}" "${w#*:}" && [ $i -lt 100 ]; do
+				sleep 0.1
+				i=$((i + 1))
+			done
+		done
 	fi
 	rm -f "$dir/lighttpd.pid"
 	return 0
