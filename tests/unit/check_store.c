@@ -205,7 +205,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('turn_rows') "
 	                           "WHERE name = 'task_id'"),
 	                 0);
-	ck_assert_int_eq(th_store_schema_version(), 19);
+	ck_assert_int_eq(th_store_schema_version(), 20);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -3701,6 +3701,12 @@ START_TEST(test_store6_pg_migrates_once_and_records_its_version)
 	ck_assert_int_eq(q_int(st, "SELECT application_id FROM tiny_harness_schema"), 0x74486172);
 	ck_assert_int_eq(
 	    q_int(st, "SELECT count(*) FROM pg_views WHERE viewname = 'waiting_tasks'"), 1);
+	/* 020 (SCALE-1): the count function a trigger calls per participation keeps its
+	 * plan (PL/pgSQL); a LANGUAGE sql body is parsed and planned at every call. */
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pg_proc p JOIN pg_language l "
+	                           "ON l.oid = p.prolang WHERE p.proname = "
+	                           "'th_participant_count_add' AND l.lanname = 'plpgsql'"),
+	                 1);
 	ck_assert_ptr_null(th_store_db(st)); /* no SQLite handle behind it */
 	th_store_close(st);
 	st = open_store();
