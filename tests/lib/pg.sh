@@ -90,6 +90,31 @@ as_owner() {
 	$owner "$@"
 }
 
+# launch — postgres on $dir/data and $port in the background; its pid in $pid. A simple
+# command in the background: the shell forks and execs it (through setpriv, which execs
+# postgres), so no shell of ours stays between, holding the caller's stdout. A caller
+# reading our output through a pipe ($(pg.sh start …)) must not wait for the server to
+# end: its stdin, stdout and stderr go elsewhere. In a session of its own (setsid): a
+# test's Apache, stopping, sends SIGTERM to its whole process group, which would otherwise
+# be ours too (seen: a "smart shutdown" of the cluster halfway through the PostgreSQL pass).
+launch() {
+	owner_prefix
+	# shellcheck disable=SC2086
+	setsid $owner "$bindir/postgres" -D "$dir/data" -p "$port" \
+		-c listen_addresses=127.0.0.1 -c unix_socket_directories="$dir" \
+		-c fsync=on -c max_connections=200 \
+		</dev/null >>"$dir/postgres.log" 2>&1 &
+	pid=$!
+}
+
+# note_pid — $dir/pg.pid gets the postmaster's own pid, as it wrote it (the same as $pid
+# with setpriv).
+note_pid() {
+	ppid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null)
+	case $ppid in '' | *[!0-9]*) ppid=$pid ;; esac
+	echo "$ppid" >"$dir/pg.pid"
+}
+
 start() {
 	[ $# -eq 1 ] || die "usage: pg.sh start DIR"
 	find_bindir
@@ -122,25 +147,9 @@ start() {
 			continue
 		fi
 		: >"$dir/postgres.log"
-		# A simple command in the background, not a function: the shell forks and execs it
-		# (through setpriv, which execs postgres), so no shell of ours stays between, holding
-		# the caller's stdout. A caller reading our output through a pipe ($(pg.sh start …))
-		# must not wait for the server to end: its stdin, stdout and stderr go elsewhere.
-		owner_prefix
-		# In a session of its own (setsid): a test's Apache, stopping, sends SIGTERM to its
-		# whole process group, which would otherwise be ours too (seen: a "smart
-		# shutdown" of the cluster halfway through the PostgreSQL pass).
-		# shellcheck disable=SC2086
-		setsid $owner "$bindir/postgres" -D "$dir/data" -p "$port" \
-			-c listen_addresses=127.0.0.1 -c unix_socket_directories="$dir" \
-			-c fsync=on -c max_connections=200 \
-			</dev/null >>"$dir/postgres.log" 2>&1 &
-		pid=$!
+		launch
 		if wait_ready "$pid" "$port"; then
-			# The postmaster's own pid, as it wrote it (the same as $! with setpriv).
-			ppid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null)
-			case $ppid in '' | *[!0-9]*) ppid=$pid ;; esac
-			echo "$ppid" >"$dir/pg.pid"
+			note_pid
 			echo "postgresql://th@127.0.0.1:$port/" >"$dir/base_uri"
 			echo "postgresql://th@127.0.0.1:$port/"
 			return 0
@@ -214,18 +223,9 @@ restart() {
 		die "no cluster started in $dir (pg.sh start)"
 	fi
 	stop "$dir" "$sig"
-	owner_prefix
-	# As start does (setsid, nothing of ours between), on the same data and port.
-	# shellcheck disable=SC2086
-	setsid $owner "$bindir/postgres" -D "$dir/data" -p "$port" \
-		-c listen_addresses=127.0.0.1 -c unix_socket_directories="$dir" \
-		-c fsync=on -c max_connections=200 \
-		</dev/null >>"$dir/postgres.log" 2>&1 &
-	pid=$!
+	launch
 	wait_ready "$pid" "$port" || die "postgres did not come back on port $port (log: $dir/postgres.log)"
-	ppid=$(head -n 1 "$dir/data/postmaster.pid" 2>/dev/null)
-	case $ppid in '' | *[!0-9]*) ppid=$pid ;; esac
-	echo "$ppid" >"$dir/pg.pid"
+	note_pid
 }
 
 createdb() {
