@@ -195,7 +195,7 @@ void th_bind_serve(struct th_app *app, struct th_http_io *io)
 		/* A browser asking for the page (WEB-1); POST and every JSON client go on to
 		 * JSON-RPC unchanged. */
 		if ((strcmp(req.method, "GET") == 0 || strcmp(req.method, "HEAD") == 0) &&
-		    th_bind_web_prefers_html(io->param(io->impl, "HTTP_ACCEPT"))) {
+		    th_bind_web_prefers_html(th_http_param(io, "HTTP_ACCEPT"))) {
 			ctx.mx_method = TH_BIND_MX_WEB;
 			th_bind_web_redirect(&ctx);
 		} else

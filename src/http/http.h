@@ -19,8 +19,10 @@ struct th_http_conn;
 
 struct th_http_io {
 	void *impl;
-	/* A request parameter, or NULL. The string lives until the request ends. */
-	const char *(*param)(void *impl, const char *name);
+	/* The request's parameters as "NAME=value" strings, NULL-terminated (FastCGI's
+	 * envp, CGI's environ, the double's copies), or NULL for none. They live until the
+	 * request ends. Read them with th_http_param. */
+	char *const *(*params)(void *impl);
 	/* Reads up to n body bytes; returns the count, 0 at end of input, -1 on error. */
 	long (*read)(void *impl, char *buf, size_t n);
 	/* Writes n bytes; 0 on success, -1 when the client is gone. */
@@ -67,6 +69,10 @@ struct th_http_req {
 	int in_base;            /* 1 when the request path lies under the base path */
 	const char *raw_length; /* CONTENT_LENGTH as sent; borrowed, may be NULL */
 };
+
+/* The value of request parameter name (a CGI meta-variable), or NULL: the first
+ * "name=" of io's parameters, as getenv and FCGX_GetParam find it. */
+const char *th_http_param(struct th_http_io *io, const char *name);
 
 /* Reads the request line and headers (not the body). base_path is the path part of
  * the configured base URL ("/" or "/a2a/"): a REQUEST_URI under it is made relative

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static const char *cgi_param(void *impl, const char *name)
+extern char **environ;
+
+static char *const *cgi_params(void *impl)
 {
 	(void)impl;
-	return getenv(name);
+	return environ;
 }
 
 static long cgi_read(void *impl, char *buf, size_t n)
@@ -37,7 +39,7 @@ void th_http_cgi_io(struct th_http_io *io)
 {
 	io->input_done = 0;
 	io->impl = NULL;
-	io->param = cgi_param;
+	io->params = cgi_params;
 	io->read = cgi_read;
 	io->write = cgi_write;
 	io->flush = cgi_flush;

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *fcgi_param(void *impl, const char *name)
+static char *const *fcgi_params(void *impl)
 {
 	FCGX_Request *r = impl;
-	return FCGX_GetParam(name, r->envp);
+	return r->envp;
 }
 
 static long fcgi_read(void *impl, char *buf, size_t n)
@@ -95,7 +95,7 @@ void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request)
 {
 	io->input_done = 0;
 	io->impl = fcgx_request;
-	io->param = fcgi_param;
+	io->params = fcgi_params;
 	io->read = fcgi_read;
 	io->write = fcgi_write;
 	io->flush = fcgi_flush;

@@ -48,14 +48,10 @@ struct th_http_mem *th_http_mem_new(const char *const *params, const char *body,
 	return m;
 }
 
-static const char *mem_param(void *impl, const char *name)
+static char *const *mem_params(void *impl)
 {
 	struct th_http_mem *m = impl;
-	size_t n = strlen(name);
-	for (char **p = m->params; *p != NULL; p++)
-		if (strncmp(*p, name, n) == 0 && (*p)[n] == '=')
-			return *p + n + 1;
-	return NULL;
+	return m->params;
 }
 
 static long mem_read(void *impl, char *buf, size_t n)
@@ -91,7 +87,7 @@ void th_http_mem_io(struct th_http_mem *m, struct th_http_io *io)
 {
 	io->input_done = 0;
 	io->impl = m;
-	io->param = mem_param;
+	io->params = mem_params;
 	io->read = mem_read;
 	io->write = mem_write;
 	io->flush = mem_flush;

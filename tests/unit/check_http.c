@@ -41,9 +41,9 @@ START_TEST(test_mem_double_params_and_body)
 	const char *p[] = {"REQUEST_METHOD=POST", "EMPTY=", NULL};
 	struct fx f;
 	fx_open(&f, p, "abc");
-	ck_assert_str_eq(f.io.param(f.io.impl, "REQUEST_METHOD"), "POST");
-	ck_assert_str_eq(f.io.param(f.io.impl, "EMPTY"), "");
-	ck_assert_ptr_null(f.io.param(f.io.impl, "REQUEST"));
+	ck_assert_str_eq(th_http_param(&f.io, "REQUEST_METHOD"), "POST");
+	ck_assert_str_eq(th_http_param(&f.io, "EMPTY"), "");
+	ck_assert_ptr_null(th_http_param(&f.io, "REQUEST"));
 	char buf[8];
 	ck_assert_int_eq(f.io.read(f.io.impl, buf, 2), 2);
 	ck_assert_int_eq(f.io.read(f.io.impl, buf + 2, 8), 1);
@@ -56,6 +56,33 @@ START_TEST(test_mem_double_params_and_body)
 	size_t n;
 	ck_assert_str_eq(th_http_mem_output(f.m, &n), "xy");
 	ck_assert_uint_eq(n, 2);
+	fx_close(&f);
+}
+END_TEST
+
+/* ID-1, SEC-1: the request reader takes every parameter in one pass, with the rule of a
+ * single look-up (th_http_param, getenv, FCGX_GetParam): the first "NAME=" wins, a name
+ * is not the prefix of a longer one, an empty value is a value, an entry without "="
+ * is nothing. A second X-Participant-Id behind the first is never the sender. */
+START_TEST(test_id1_req_init_reads_each_parameter_as_one_lookup_would)
+{
+	const char *p[] = {
+	    "HTTP_X_PARTICIPANT_IDX=mallory", "REQUEST_METHOD=POST",           "NOEQUALS",
+	    "HTTP_X_PARTICIPANT_ID=alice",    "HTTP_X_PARTICIPANT_ID=mallory", "HTTP_HOST=",
+	    "REQUEST_URI=/a2a/tasks?x=1",     "HTTP_A2A_VERSIONS=9.9",         NULL};
+	struct fx f;
+	fx_open(&f, p, NULL);
+	ck_assert_int_eq(init(&f, "/a2a/"), TH_OK);
+	ck_assert_str_eq(f.r.participant, "alice");
+	ck_assert_str_eq(f.r.participant, th_http_param(&f.io, "HTTP_X_PARTICIPANT_ID"));
+	ck_assert_str_eq(f.r.method, "POST");
+	ck_assert_str_eq(f.r.host, "");
+	ck_assert_str_eq(f.r.path, "/tasks");
+	ck_assert_str_eq(f.r.query, "x=1");
+	ck_assert_ptr_null(f.r.version);
+	ck_assert_ptr_null(f.r.origin);
+	ck_assert_ptr_null(f.r.authorization);
+	ck_assert_ptr_null(th_http_param(&f.io, "NOEQUALS"));
 	fx_close(&f);
 }
 END_TEST
@@ -470,6 +497,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("http");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_mem_double_params_and_body);
+	tcase_add_test(tc, test_id1_req_init_reads_each_parameter_as_one_lookup_would);
 	tcase_add_test(tc, test_req_init_root_base_keeps_path_and_splits_query);
 	tcase_add_test(tc, test_req_init_base_path_made_relative);
 	tcase_add_test(tc, test_req_init_base_itself_with_and_without_slash);
