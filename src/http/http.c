@@ -110,6 +110,68 @@ static void skip_scheme_and_host(const char **full, size_t *plen)
 	}
 }
 
+/* r->path and r->query from the request line's variables: REQUEST_URI, else SCRIPT_NAME
+ * and PATH_INFO joined, with QUERY_STRING; -1 when out of memory. */
+static int path_and_query(struct th_http_req *r, const char *uri, const char *sn, const char *pi,
+                          const char *query_string, const char *base_path)
+{
+	const char *qs = NULL;
+	size_t plen;
+	struct th_buf joined;
+	th_buf_init(&joined);
+	const char *full;
+	if (uri != NULL && uri[0] != '\0') {
+		const char *q = strchr(uri, '?');
+		plen = q != NULL ? (size_t)(q - uri) : strlen(uri);
+		/* A fragment never reaches a server, but a broken client could send one. */
+		const char *h = memchr(uri, '#', plen);
+		if (h != NULL)
+			plen = (size_t)(h - uri);
+		full = uri;
+		if (q != NULL)
+			qs = q + 1;
+	} else {
+		th_buf_puts(&joined, sn != NULL ? sn : "");
+		th_buf_puts(&joined, pi != NULL ? pi : "");
+		if (joined.oom) {
+			th_buf_free(&joined);
+			return -1;
+		}
+		full = joined.data != NULL ? joined.data : "";
+		plen = joined.len;
+	}
+	if (qs == NULL)
+		qs = query_string != NULL ? query_string : "";
+	skip_scheme_and_host(&full, &plen);
+	r->path = relative_path(full, plen, base_path, &r->in_base);
+	th_buf_free(&joined);
+	r->query = strdup(qs);
+	return r->path != NULL && r->query != NULL ? 0 : -1;
+}
+
+/* SEC-4: a page on another site can put anything in a URL but cannot set this header
+ * without a CORS preflight, so a request that may change state names the version in the
+ * header. A GET may use the query (an EventSource cannot set headers). -1 when out of
+ * memory. */
+static int version_from_query(struct th_http_req *r)
+{
+	if (r->version != NULL && r->version[0] != '\0')
+		return 0;
+	int reads = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
+	char *v = NULL;
+	int found = th_http_query_lookup(r->query, "A2A-Version", &v);
+	if (found == -2)
+		return -1;
+	if (found == 1 && reads) {
+		r->version_buf = v;
+		r->version = v;
+	} else if (found == 1) {
+		r->version_in_query = 1;
+		free(v);
+	}
+	return 0;
+}
+
 th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char *base_path,
                         struct th_error *e)
 {
@@ -141,64 +203,13 @@ th_err th_http_req_init(struct th_http_req *r, struct th_http_io *io, const char
 	read_params(io, want, sizeof want / sizeof want[0]);
 	if (r->method == NULL || r->method[0] == '\0')
 		r->method = "GET";
-
-	const char *qs = NULL;
-	size_t plen;
-	struct th_buf joined;
-	th_buf_init(&joined);
-	const char *full;
-	if (uri != NULL && uri[0] != '\0') {
-		const char *q = strchr(uri, '?');
-		plen = q != NULL ? (size_t)(q - uri) : strlen(uri);
-		/* A fragment never reaches a server, but a broken client could send one. */
-		const char *h = memchr(uri, '#', plen);
-		if (h != NULL)
-			plen = (size_t)(h - uri);
-		full = uri;
-		if (q != NULL)
-			qs = q + 1;
-	} else {
-		th_buf_puts(&joined, sn != NULL ? sn : "");
-		th_buf_puts(&joined, pi != NULL ? pi : "");
-		if (joined.oom) {
-			th_buf_free(&joined);
-			return th_error_set(e, TH_ENOMEM, "out of memory reading the request path");
-		}
-		full = joined.data != NULL ? joined.data : "";
-		plen = joined.len;
-	}
-	if (qs == NULL)
-		qs = query_string;
-	if (qs == NULL)
-		qs = "";
-	skip_scheme_and_host(&full, &plen);
-	r->path = relative_path(full, plen, base_path, &r->in_base);
-	th_buf_free(&joined);
-	r->query = strdup(qs);
-	if (r->path == NULL || r->query == NULL) {
+	if (path_and_query(r, uri, sn, pi, query_string, base_path) != 0) {
 		th_http_req_free(r);
 		return th_error_set(e, TH_ENOMEM, "out of memory reading the request path");
 	}
-
-	/* SEC-4: a page on another site can put anything in a URL but cannot set this
-	 * header without a CORS preflight, so a request that may change state names the
-	 * version in the header. A GET may use the query (an EventSource cannot set
-	 * headers). */
-	int reads = strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0;
-	if (r->version == NULL || r->version[0] == '\0') {
-		char *v = NULL;
-		int found = th_http_query_lookup(r->query, "A2A-Version", &v);
-		if (found == -2) {
-			th_http_req_free(r);
-			return th_error_set(e, TH_ENOMEM, "out of memory reading the query");
-		}
-		if (found == 1 && reads) {
-			r->version_buf = v;
-			r->version = v;
-		} else if (found == 1) {
-			r->version_in_query = 1;
-			free(v);
-		}
+	if (version_from_query(r) != 0) {
+		th_http_req_free(r);
+		return th_error_set(e, TH_ENOMEM, "out of memory reading the query");
 	}
 	return TH_OK;
 }
