@@ -784,13 +784,7 @@ static void kill_turn(int attempts)
 static void dead_worker_turn(void)
 {
 	team_task();
-	json_object *r =
-	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
-	            "\"ROLE_USER\",\"parts\":[{\"text\":\"survive\"}]},\"configuration\":"
-	            "{\"returnImmediately\":true}}",
-	            task);
-	json_object_put(r);
+	json_object_put(fx_send_later(&app, "alice", task, "r1", "survive", &err));
 	free(app.pending[0].task_id);
 	app.npending = 0; /* the worker "dies" before running it */
 	kill_turn(1);
@@ -814,13 +808,7 @@ END_TEST
 START_TEST(test_turn4_last_attempt_fails_the_task_with_a_reason)
 {
 	team_task();
-	json_object *r =
-	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	            "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
-	            "\"ROLE_USER\",\"parts\":[{\"text\":\"doomed\"}]},\"configuration\":"
-	            "{\"returnImmediately\":true}}",
-	            task);
-	json_object_put(r);
+	json_object_put(fx_send_later(&app, "alice", task, "r1", "doomed", &err));
 	free(app.pending[0].task_id);
 	app.npending = 0;
 	kill_turn(app.cfg->max_attempts);
@@ -897,13 +885,9 @@ END_TEST
 START_TEST(test_turn7_deferred_follow_up_lets_the_expired_turn_answer_first)
 {
 	dead_worker_turn();
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r2\",\"role\":"
-	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"next\"}]},\"configuration\":"
-	                         "{\"returnImmediately\":true}}",
-	                         task);
+	json_object *r = fx_send_later(&app, "alice", task, "r2", "next", &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
-	ck_assert_str_eq(fx_state(json_object_object_get(r, "task")), "TASK_STATE_WORKING");
+	ck_assert_str_eq(fx_state(r), "TASK_STATE_WORKING");
 	json_object_put(r);
 	ck_assert_int_eq(fx_count(&app, "turns WHERE message_id = 'r1' AND attempts = 1"), 1);
 	ck_assert_int_eq(app.npending, 2);
@@ -931,11 +915,7 @@ START_TEST(test_ctl4_turn6_refused_completion_leaves_a_pending_turn_to_answer)
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	json_object_put(t);
 	th_app_run_pending(&app); /* the sub-task's first turn */
-	json_object *r = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	                         "{\"message\":{\"taskId\":\"%s\",\"messageId\":\"r1\",\"role\":"
-	                         "\"ROLE_USER\",\"parts\":[{\"text\":\"pending\"}]},"
-	                         "\"configuration\":{\"returnImmediately\":true}}",
-	                         task);
+	json_object *r = fx_send_later(&app, "alice", task, "r1", "pending", &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	json_object_put(r);
 	ck_assert_int_eq(app.npending, 1);

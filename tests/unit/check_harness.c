@@ -944,13 +944,10 @@ START_TEST(test_turn5_a_moved_context_runs_its_own_deferred_turn)
 {
 	struct th_app moved = app;
 	memset(&app, 0, sizeof app); /* the original is gone; teardown closes moved */
-	json_object *r =
-	    fx_call(&moved, "alice", TH_OP_SEND_MESSAGE, &err,
-	            "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":"
-	            "[{\"text\":\"later\"}]},\"configuration\":{\"returnImmediately\":true}}");
+	json_object *r = fx_send_later(&moved, "alice", NULL, "m1", "later", &err);
 	ck_assert_msg(r != NULL, "%s", err.msg);
 	char id[64];
-	snprintf(id, sizeof id, "%s", fx_task_id(json_object_object_get(r, "task")));
+	snprintf(id, sizeof id, "%s", fx_task_id(r));
 	json_object_put(r);
 	ck_assert_uint_eq(moved.npending, 1);
 	ck_assert_uint_eq(app.npending, 0);
@@ -964,17 +961,14 @@ END_TEST
 
 START_TEST(test_turn5_return_immediately_answers_before_the_turn)
 {
-	json_object *r =
-	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
-	            "{\"message\":{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":"
-	            "[{\"text\":\"later\"}]},\"configuration\":{\"returnImmediately\":true}}");
-	json_object *t = json_object_object_get(r, "task");
+	json_object *t = fx_send_later(&app, "alice", NULL, "m1", "later", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
 	ck_assert_str_eq(fx_state(t), "TASK_STATE_WORKING");
 	char id[64];
 	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(r);
+	json_object_put(t);
 	th_app_run_pending(&app);
-	r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
+	json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id);
 	ck_assert_str_eq(fx_state(r), "TASK_STATE_INPUT_REQUIRED");
 	ck_assert_str_eq(fx_status_text(r), "echo: later");
 	json_object_put(r);

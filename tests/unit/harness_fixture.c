@@ -84,8 +84,10 @@ static json_object *unwrap_task(json_object *result)
 	return task;
 }
 
-json_object *fx_send_text(struct th_app *app, const char *participant, const char *task_id,
-                          const char *message_id, const char *text, struct th_error *err)
+/* SendMessage of one text part with configuration (a JSON member list, "" for none). */
+static json_object *send_text(struct th_app *app, const char *participant, const char *task_id,
+                              const char *message_id, const char *text, const char *config,
+                              struct th_error *err)
 {
 	json_object *t = json_object_new_string(text);
 	char tid[300] = "";
@@ -93,10 +95,23 @@ json_object *fx_send_text(struct th_app *app, const char *participant, const cha
 		snprintf(tid, sizeof tid, "\"taskId\":\"%s\",", task_id);
 	json_object *r = fx_call(app, participant, TH_OP_SEND_MESSAGE, err,
 	                         "{\"message\":{%s\"messageId\":\"%s\",\"role\":\"ROLE_USER\","
-	                         "\"parts\":[{\"text\":%s}]}}",
-	                         tid, message_id, th_json_text(t));
+	                         "\"parts\":[{\"text\":%s}]}%s}",
+	                         tid, message_id, th_json_text(t), config);
 	json_object_put(t);
 	return unwrap_task(r);
+}
+
+json_object *fx_send_text(struct th_app *app, const char *participant, const char *task_id,
+                          const char *message_id, const char *text, struct th_error *err)
+{
+	return send_text(app, participant, task_id, message_id, text, "", err);
+}
+
+json_object *fx_send_later(struct th_app *app, const char *participant, const char *task_id,
+                           const char *message_id, const char *text, struct th_error *err)
+{
+	return send_text(app, participant, task_id, message_id, text,
+	                 ",\"configuration\":{\"returnImmediately\":true}", err);
 }
 
 json_object *fx_complete(struct th_app *app, const char *participant, const char *task_id,

@@ -29,6 +29,11 @@ json_object *fx_call(struct th_app *app, const char *participant, enum th_op op,
 json_object *fx_send_text(struct th_app *app, const char *participant, const char *task_id,
                           const char *message_id, const char *text, struct th_error *err);
 
+/* The same with returnImmediately (TURN-5): the Task as answered before its turn, which
+ * waits in app->pending until th_app_run_pending. */
+json_object *fx_send_later(struct th_app *app, const char *participant, const char *task_id,
+                           const char *message_id, const char *text, struct th_error *err);
+
 /* SendMessage of the completion control envelope. Returns the Task or NULL. */
 json_object *fx_complete(struct th_app *app, const char *participant, const char *task_id,
                          struct th_error *err);
