@@ -12,34 +12,27 @@
 #include "util/buf.h"
 #include "util/text.h"
 
-const char *th_http_param(struct th_http_io *io, const char *name)
-{
-	char *const *p = io->params != NULL ? io->params(io->impl) : NULL;
-	size_t n = strlen(name);
-	for (; p != NULL && *p != NULL; p++)
-		if (strncmp(*p, name, n) == 0 && (*p)[n] == '=')
-			return *p + n + 1;
-	return NULL;
-}
-
 /* One parameter the request reader wants, and where its value goes. */
 struct wanted {
 	const char *name;
 	const char **value;
 };
 
-/* Fills every want[i].value in one pass over io's parameters (the first "NAME=" of
- * each, as th_http_param finds it; NULL when absent): a FastCGI request carries ~35
- * parameters, and a look-up for each of ~20 names walked them all every time (12% of
- * a GetTask's instructions in callgrind). A name is compared only with parameters of
- * its length. */
+/* The most names one read_params call takes (th_http_req_init's list is checked against
+ * it at compile time). */
 #define WANTED_MAX 32
 
+/* Fills every want[i].value in one pass over io's parameters: the first "NAME=" of each
+ * name (a longer name with the same prefix is another name, an empty value is a value),
+ * NULL when absent, as getenv and FCGX_GetParam find them. A FastCGI request carries ~35
+ * parameters; a look-up for each of ~20 names walked them all every time (12% of a
+ * GetTask's instructions in callgrind). A name is compared only with parameters of its
+ * length. */
 static void read_params(struct th_http_io *io, const struct wanted *want, size_t n)
 {
 	size_t len[WANTED_MAX];
 	if (n > WANTED_MAX)
-		n = WANTED_MAX; /* th_http_req_init's list is checked at compile time */
+		n = WANTED_MAX;
 	for (size_t i = 0; i < n; i++) {
 		len[i] = strlen(want[i].name);
 		*want[i].value = NULL;
@@ -55,6 +48,14 @@ static void read_params(struct th_http_io *io, const struct wanted *want, size_t
 			    memcmp(*p, want[i].name, k) == 0)
 				*want[i].value = eq + 1;
 	}
+}
+
+const char *th_http_param(struct th_http_io *io, const char *name)
+{
+	const char *value;
+	const struct wanted one = {name, &value};
+	read_params(io, &one, 1);
+	return value;
 }
 
 static char *dup_n(const char *s, size_t n)
@@ -236,12 +237,13 @@ th_err th_http_read_body(struct th_http_req *r, struct th_http_io *io, size_t ma
 			                    "request body is %.40s bytes; the limit is %zu bytes",
 			                    cl, max);
 	}
-	if ((cl == NULL || cl[0] == '\0') && th_http_param(io, "HTTP_TRANSFER_ENCODING") != NULL)
-		return th_error_set(
-		    e, TH_ELENGTH,
-		    "the request body has no Content-Length (Transfer-Encoding: %.40s); "
-		    "send it with a Content-Length",
-		    th_http_param(io, "HTTP_TRANSFER_ENCODING"));
+	const char *te =
+	    cl == NULL || cl[0] == '\0' ? th_http_param(io, "HTTP_TRANSFER_ENCODING") : NULL;
+	if (te != NULL)
+		return th_error_set(e, TH_ELENGTH,
+		                    "the request body has no Content-Length (Transfer-Encoding: "
+		                    "%.40s); send it with a Content-Length",
+		                    te);
 	if (n > max)
 		return th_error_set(e, TH_ETOOLARGE,
 		                    "request body is %llu bytes; the limit is %zu bytes", n, max);

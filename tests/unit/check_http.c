@@ -229,6 +229,25 @@ START_TEST(test_lim1_body_missing_length_is_empty)
 }
 END_TEST
 
+/* LIM-1: a body without Content-Length (chunked) is refused, naming the encoding, and
+ * nothing of it is read; with a Content-Length the encoding header is not looked at. */
+START_TEST(test_lim1_chunked_body_without_length_refused_naming_it)
+{
+	const char *p[] = {"HTTP_TRANSFER_ENCODING=chunked", NULL};
+	struct fx f;
+	fx_open(&f, p, "5\r\nhello\r\n0\r\n\r\n");
+	ck_assert_int_eq(read_body(&f, 100), TH_ELENGTH);
+	ck_assert_ptr_nonnull(strstr(f.e.msg, "Transfer-Encoding: chunked"));
+	ck_assert_uint_eq(th_http_mem_reads(f.m), 0);
+	fx_close(&f);
+	const char *q[] = {"HTTP_TRANSFER_ENCODING=chunked", "CONTENT_LENGTH=5", NULL};
+	fx_open(&f, q, "hello");
+	ck_assert_int_eq(read_body(&f, 100), TH_OK);
+	ck_assert_str_eq(f.r.body, "hello");
+	fx_close(&f);
+}
+END_TEST
+
 START_TEST(test_lim1_body_length_non_digits_refused)
 {
 	const char *bad[] = {"CONTENT_LENGTH=-1", "CONTENT_LENGTH=5x", "CONTENT_LENGTH= 5",
@@ -507,6 +526,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a3_version_from_query_parameter);
 	tcase_add_test(tc, test_lim1_body_exact_length_read);
 	tcase_add_test(tc, test_lim1_body_missing_length_is_empty);
+	tcase_add_test(tc, test_lim1_chunked_body_without_length_refused_naming_it);
 	tcase_add_test(tc, test_lim1_body_length_non_digits_refused);
 	tcase_add_test(tc, test_lim1_body_length_overflow_is_too_large);
 	tcase_add_test(tc, test_lim1_body_over_max_refused_before_reading);
