@@ -235,6 +235,18 @@ static int reset_conn(struct th_store *st, const char *why)
 	return 1;
 }
 
+/* Leaves pipeline mode. A pipeline a lost or failing connection aborted cannot be left
+ * while its results are unread, and left so, every later BEGIN would find a transaction
+ * "already open" (the torture run under TH_TEST_PG, pg_terminate_backend): its
+ * transaction is over for its caller, so the connection is opened again. A connection
+ * already gone is reconnected()'s. */
+static void leave_pipeline(struct th_store *st, const char *why)
+{
+	if (PQstatus(st->pg) == CONNECTION_OK && PQpipelineStatus(st->pg) != PQ_PIPELINE_OFF &&
+	    !PQexitPipelineMode(st->pg))
+		(void)reset_conn(st, why);
+}
+
 /* After a failure outside a transaction: a connection the server closed (a restart, an
  * idle timeout) is opened again, and the statement may run once more. Inside a
  * transaction nothing is retried: the transaction is gone with the connection. */
@@ -904,8 +916,9 @@ static th_err drain(struct th_store *st, struct th_error *e)
 			PQclear(PQexec(st->pg, "ROLLBACK"));
 		else if (!broken || PQstatus(st->pg) != CONNECTION_BAD)
 			(void)reset_conn(st, broken ? "broken" : "left busy by a failed statement");
+		else /* gone: reconnected() opens it again before the next statement */
+			memset(st->pg_prepared, 0, TH_STMT_COUNT_);
 		c->pg_trips++;
-		memset(st->pg_prepared, 0, broken ? TH_STMT_COUNT_ : 0);
 	}
 	return c->pg_failed ? sticky(st, e) : TH_OK;
 }
@@ -1442,8 +1455,7 @@ static void ready(struct th_store *st)
 		if (PQstatus(st->pg) == CONNECTION_OK && poll(&p, 1, 0) == 1)
 			(void)PQconsumeInput(st->pg);
 	}
-	if (PQpipelineStatus(st->pg) != PQ_PIPELINE_OFF && !PQexitPipelineMode(st->pg))
-		(void)reset_conn(st, "left busy");
+	leave_pipeline(st, "left busy");
 	(void)reconnected(st);
 	st->conn->pg_pipe = 0;
 	for (int i = 0; i < st->conn->pg_nq; i++)
@@ -1531,12 +1543,7 @@ static void pipe_end(struct th_store *st)
 	if (!c->pg_pipe)
 		return;
 	c->pg_pipe = 0;
-	/* A pipeline a lost or failing connection aborted cannot be left while its results
-	 * are unread: left as it is, every later BEGIN would find a transaction "already
-	 * open" (the torture run under TH_TEST_PG, pg_terminate_backend). The transaction
-	 * is over for its caller, so the connection is opened again. */
-	if (PQstatus(st->pg) == CONNECTION_OK && !PQexitPipelineMode(st->pg))
-		(void)reset_conn(st, "left in an aborted pipeline");
+	leave_pipeline(st, "left in an aborted pipeline");
 }
 
 th_err th_pg_commit(struct th_store *st, struct th_error *e)
