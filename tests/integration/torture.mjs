@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Integration test: the store torture run (STORE-7, STORE-9, TURN-4, TURN-6, A2A-11-IDEM-1;
-// issue 26 item 2).
+// Integration test: the store torture run (STORE-7, STORE-9, TURN-4, TURN-6, CTL-4,
+// A2A-11-IDEM-1, A2A-11-GEN-5; STORE-6 under TH_TEST_PG; issue 26 item 2).
 //
 // lighttpd (tests/lib/server.sh) with TH_TORTURE_PROCS (3) workers of 16 request threads on
 // one SQLite file, driven for TH_TORTURE_SECONDS (48) in phases of TH_TORTURE_PHASE_SECONDS
@@ -835,6 +835,9 @@ function checkMessages(phase, s) {
 	verdict(phase, `STORE-7 TURN-4 ${model.tasks.size} acknowledged tasks there; ${counts.ok} acknowledged messages stored once, ${counts.refused} refused absent, ${counts.unknown} unanswered at most once`, p, facts);
 }
 
+// The states in which a task owes no more replies (TURN-6).
+const ENDED = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED']);
+
 function checkReplies(phase, s) {
 	const p = [];
 	let facts = 0;
@@ -844,7 +847,7 @@ function checkReplies(phase, s) {
 			continue;
 		const task = s.tasks.get(where[0]);
 		const n = s.replies.get(mid) ?? 0;
-		const ended = ['TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED'].includes(task?.state);
+		const ended = ENDED.has(task?.state);
 		facts++;
 		if (n > 1 || (n === 0 && !ended))
 			p.push(`message ${mid} has ${n} replies; task ${where[0]} is ${task?.state}`);
@@ -881,7 +884,7 @@ function checkKeys(phase, s) {
 		if (where.length === 1) {
 			const n = s.replies.get(k.first) ?? 0;
 			const state = s.tasks.get(where[0])?.state;
-			if (n > 1 || (n === 0 && !['TASK_STATE_COMPLETED', 'TASK_STATE_CANCELED', 'TASK_STATE_FAILED'].includes(state)))
+			if (n > 1 || (n === 0 && !ENDED.has(state)))
 				p.push(`key ${key}: its message has ${n} replies; task ${where[0]} is ${state}`);
 		}
 	}
