@@ -235,6 +235,37 @@ try {
 		assert.equal(new Set(shown).size, shown.length, 'a message shown twice');
 	});
 
+	await t.test('WEB-5 a message typed while the one before is still on its way is kept in the box, then sent', async () => {
+		const p = need(alice, 'the first page');
+		// A slow network: the page's SendMessage answer comes 800 ms late.
+		let answered;
+		const late = new Promise((r) => { answered = r; });
+		await p.route(base, async (route) => {
+			const req = route.request();
+			if (req.method() !== 'POST' || !/"SendMessage"/.test(req.postData() ?? '')) {
+				await route.fallback();
+				return;
+			}
+			const res = await route.fetch();
+			await new Promise((r) => setTimeout(r, 800));
+			await route.fulfill({ response: res });
+			answered();
+		});
+		await say(p, 'four');
+		const box = p.getByRole('textbox', { name: 'Message' });
+		await box.fill('five');
+		await late;
+		await p.unroute(base);
+		await conversation(p).getByText('echo: four', { exact: true }).waitFor();
+		// The page has had the answer to "four" (it marks its own message sent).
+		await p.waitForFunction(() => !document.querySelector('#conversation .sending'));
+		assert.equal(await box.inputValue(), 'five', 'the text typed while "four" was on its way was cleared');
+		await p.getByRole('button', { name: 'Send', exact: true }).click();
+		await conversation(p).getByText('echo: five', { exact: true }).waitFor();
+		await p.waitForFunction(() => !document.querySelector('#conversation .sending'));
+		assert.equal(await box.inputValue(), '', 'the box is not emptied after its own message was sent');
+	});
+
 	await t.test('WEB-6 SEC-1 with identity = header the page says the name is taken as typed, not verified', async () => {
 		const p = need(alice, 'the first page');
 		const who = p.getByRole('banner');

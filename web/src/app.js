@@ -844,7 +844,9 @@ async function send(ev) {
 	try {
 		await rpc(sender(), 'SendMessage', { message, configuration: { returnImmediately: true } });
 		own.sent();
-		$('message').value = '';
+		// What the person typed while this one was on its way is the next message: keep it.
+		if ($('message').value === text)
+			$('message').value = '';
 		if (target.opened) {
 			// The channel is open: later messages go to it until the person chooses otherwise.
 			noteChannel(target.opened);
