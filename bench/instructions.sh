@@ -12,8 +12,8 @@
 # Each build runs as the one FastCGI worker of a lighttpd (tests/lib/server.sh) under
 # `valgrind --tool=callgrind`. After a warm-up (20 SendMessages, 20 GetTasks) the counters
 # are dumped with callgrind_control, then N sequential SendMessages (new task each, echo
-# model, its after-response turn included) and N GetTasks of one task are sent, dumping
-# after each block: the difference divided by N is printed per request. Loopback only,
+# model, its after-response turn included), N GetTasks of one task and N agent-card reads
+# are sent, dumping after each block: the difference divided by N is printed per request. Loopback only,
 # bounded by N.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +44,9 @@ one() { # one BIN
 	total() {
 		callgrind_control -d >/dev/null 2>&1
 		sleep 1
-		cat "$d"/cg.*.out* 2>/dev/null | awk '/^(totals|summary):/ { s += $2 } END { print s + 0 }'
+		# A dump has both a "summary:" and a "totals:" line with the same count: one is
+		# summed (until 2026-12-06 both were, so earlier figures here are twice the cost).
+		cat "$d"/cg.*.out* 2>/dev/null | awk '/^totals:/ { s += $2 } END { print s + 0 }'
 	}
 	for i in $(seq 20); do send "$(msg "w-$i")" >/dev/null; done
 	t=$(send "$(msg target)" | jq -r .result.task.id)
@@ -56,12 +58,14 @@ one() { # one BIN
 	b=$(total)
 	for i in $(seq "$N"); do send "$(get "$t")" >/dev/null; done
 	c=$(total)
-	printf '%-50s SendMessage %9d   GetTask %8d   instructions per request\n' "$bin" \
-		$(((b - a) / N)) $(((c - b) / N))
+	for i in $(seq "$N"); do curl -s "${url}.well-known/agent-card.json" >/dev/null; done
+	e=$(total)
+	printf '%-50s SendMessage %9d   GetTask %8d   card %8d   instructions per request\n' \
+		"$bin" $(((b - a) / N)) $(((c - b) / N)) $(((e - c) / N))
 	sh "$root/tests/lib/server.sh" stop "$d/srv"
 	if [ "${KEEP:-0}" = 1 ]; then
 		# The dumps in order: the SendMessage block's costs are in the second, the
-		# GetTask block's in the third (callgrind_annotate FILE).
+		# GetTask block's in the third, the card's in the fourth (callgrind_annotate FILE).
 		echo "kept: $d ($(ls "$d"/cg.*.out* | sort -V | tr '\n' ' '))"
 	else
 		rm -rf "$d"
