@@ -205,7 +205,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('turn_rows') "
 	                           "WHERE name = 'task_id'"),
 	                 0);
-	ck_assert_int_eq(th_store_schema_version(), 20);
+	ck_assert_int_eq(th_store_schema_version(), 21);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
