@@ -386,9 +386,8 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 	if (lean == NULL) /* a status update's extension under LEAN_STATUS_KEY (decision-068) */
 		lean = rename_status_ext(stream_response, TH_META_STATUS, LEAN_STATUS_KEY,
 		                         status_ext_lean);
-	const char *stored = lean != NULL ? th_json_text(lean) : json;
-	th_err rc = th_store_event_append(st, task_id, label, ends, stored != NULL ? stored : json,
-	                                  &seq, e);
+	th_err rc = th_store_event_append(st, task_id, label, ends,
+	                                  lean != NULL ? lean : stream_response, &seq, e);
 	json_object_put(lean);
 	if (rc == TH_OK)
 		rc = th_store_push_enqueue(st, task_id, seq, json, channel_id, NULL, e);

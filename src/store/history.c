@@ -318,12 +318,12 @@ void th_store_artifacts_soon(struct th_store *st, const char *task_id)
 #define EV_LAST_SQL "SELECT coalesce(max(seq), 0) FROM events WHERE task_id = ?1"
 
 th_err th_store_event_append(struct th_store *st, const char *task_id, const char *kind,
-                             enum th_event_ends ends, const char *json, int64_t *seq,
+                             enum th_event_ends ends, json_object *event, int64_t *seq,
                              struct th_error *e)
 {
 	if (seq != NULL)
 		*seq = 0;
-	if (task_id == NULL || kind == NULL || json == NULL)
+	if (task_id == NULL || kind == NULL || event == NULL)
 		return th_error_set(e, TH_EINVAL, "event needs task, kind and json");
 	if (!th_store_in_txn(st))
 		return th_error_set(e, TH_EINTERNAL,
@@ -344,7 +344,7 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 	char *packed = NULL; /* free */
 	err = th_store_task_context(st, task_id, &ctx, e);
 	if (err == TH_OK)
-		err = th_ref_event_pack(st, task_id, ctx, json, now, &packed, e);
+		err = th_ref_event_pack(st, task_id, ctx, event, now, &packed, e);
 	free(ctx);
 	if (err != TH_OK)
 		return err;

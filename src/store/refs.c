@@ -347,10 +347,22 @@ static int64_t pos_of(struct th_store *st, const char *task_id, const char *cont
 	return pos;
 }
 
-/* The position a message object (not changed) can be referred to by, as pos_of. */
+/* The position a message (not changed) can be referred to by, as pos_of. A message may
+ * also be its text already (th_json_raw: a string node where an object belongs), as a
+ * view puts stored history messages in a snapshot: that text is what it reads as. */
 static int64_t pos_of_obj(struct th_store *st, const char *task_id, const char *context_id,
                           json_object *msg, struct th_error *e)
 {
+	if (json_object_is_type(msg, json_type_string)) {
+		const char *text = json_object_get_string(msg);
+		json_object *parsed = json_tokener_parse(text);
+		int64_t pos =
+		    json_object_is_type(parsed, json_type_object)
+		        ? pos_of(st, task_id, context_id, th_json_str(parsed, "messageId"), text, e)
+		        : 0;
+		json_object_put(parsed);
+		return pos;
+	}
 	if (!json_object_is_type(msg, json_type_object))
 		return 0;
 	return pos_of(st, task_id, context_id, th_json_str(msg, "messageId"), th_json_text(msg), e);
@@ -516,41 +528,81 @@ static th_err full_timestamp(json_object *status, int64_t created_ms, struct th_
 	return TH_OK;
 }
 
+/* A new object with obj's members in their order, each shared (json_object_get), or NULL
+ * when out of memory: what the packing below changes is the copy, never obj. */
+static json_object *shallow_copy(json_object *obj)
+{
+	json_object *c = json_object_new_object();
+	if (c == NULL)
+		return NULL;
+	json_object_object_foreach(obj, key, val)
+	{
+		if (json_object_object_add_ex(c, key, json_object_get(val),
+		                              JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) {
+			json_object_put(val);
+			json_object_put(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+/* obj[key] when it is an object, replaced in obj by a shallow copy of itself; NULL when
+ * there is no such object. *oom is set when the copy could not be made. */
+static json_object *own_member(json_object *obj, const char *key, int *oom)
+{
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_object))
+		return NULL;
+	json_object *c = shallow_copy(v);
+	if (c == NULL || json_object_object_add(obj, key, c) != 0) {
+		json_object_put(c);
+		*oom = 1;
+		return NULL;
+	}
+	return c;
+}
+
+/* An update or snapshot body v (a copy): its task's ids dropped, its status's message a
+ * reference and its timestamp lean. */
+static th_err pack_body(struct th_store *st, const char *task_id, const char *context_id,
+                        json_object *v, const char *id_key, int64_t created_ms, int *oom,
+                        struct th_error *e)
+{
+	drop_if(v, id_key, task_id);
+	drop_if(v, "contextId", context_id);
+	json_object *status = own_member(v, "status", oom);
+	if (status == NULL)
+		return TH_OK;
+	th_err rc = ref_member(st, task_id, context_id, status, "message", e);
+	lean_timestamp(status, created_ms);
+	return rc;
+}
+
 th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,
-                         const char *json, int64_t created_ms, char **out, struct th_error *e)
+                         json_object *event, int64_t created_ms, char **out, struct th_error *e)
 {
 	*out = NULL;
-	json_object *root = NULL;
-	th_err rc = parse_object(json, TH_EINVAL, "event to store", &root, e);
-	if (rc != TH_OK)
-		return rc;
+	if (!json_object_is_type(event, json_type_object))
+		return th_error_set(e, TH_EINVAL, "event to store is not a JSON object");
+	json_object *root = shallow_copy(event); /* json_object_put */
+	if (root == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (event)");
+	int oom = 0;
+	th_err rc = TH_OK;
 	json_object *v = NULL;
-	if (json_object_object_get_ex(root, "task", &v) &&
-	    json_object_is_type(v, json_type_object)) {
-		drop_if(v, "id", task_id);
-		drop_if(v, "contextId", context_id);
-		json_object *status = NULL;
-		if (json_object_object_get_ex(v, "status", &status) &&
-		    json_object_is_type(status, json_type_object)) {
-			rc = ref_member(st, task_id, context_id, status, "message", e);
-			lean_timestamp(status, created_ms);
-		}
+	if ((v = own_member(root, "task", &oom)) != NULL) {
+		rc = pack_body(st, task_id, context_id, v, "id", created_ms, &oom, e);
 		if (rc == TH_OK)
 			rc = ref_history(st, task_id, context_id, v, e);
-	} else if ((json_object_object_get_ex(root, "statusUpdate", &v) ||
-	            json_object_object_get_ex(root, "artifactUpdate", &v)) &&
-	           json_object_is_type(v, json_type_object)) {
-		drop_if(v, "taskId", task_id);
-		drop_if(v, "contextId", context_id);
-		json_object *status = NULL;
-		if (json_object_object_get_ex(v, "status", &status) &&
-		    json_object_is_type(status, json_type_object)) {
-			rc = ref_member(st, task_id, context_id, status, "message", e);
-			lean_timestamp(status, created_ms);
-		}
+	} else if ((v = own_member(root, "statusUpdate", &oom)) != NULL ||
+	           (v = own_member(root, "artifactUpdate", &oom)) != NULL) {
+		rc = pack_body(st, task_id, context_id, v, "taskId", created_ms, &oom, e);
 	} else if (json_object_object_get_ex(root, "message", &v)) {
 		rc = ref_member(st, task_id, context_id, root, "message", e);
 	}
+	if (rc == TH_OK && oom)
+		rc = th_error_set(e, TH_ENOMEM, "out of memory (event)");
 	if (rc == TH_OK)
 		rc = text_of(root, "event", out, e);
 	json_object_put(root);

@@ -398,12 +398,13 @@ enum th_event_ends {
 	TH_ENDS_TERMINAL = 2,    /* COMPLETED, FAILED, CANCELED or REJECTED */
 };
 
-/* Appends json (a StreamResponse) as the next seq of the task (its last event's seq + 1;
- * inside the caller's write transaction); *seq receives it (may be NULL). kind is a
+/* Appends event (a StreamResponse object, borrowed and not changed) as the next seq of
+ * the task (its last event's seq + 1; inside the caller's write transaction); *seq
+ * receives it (may be NULL). kind is a
  * short label for operators: "task", "status", "artifact", "message"; ends what the
  * event does to streams. */
 th_err th_store_event_append(struct th_store *st, const char *task_id, const char *kind,
-                             enum th_event_ends ends, const char *json, int64_t *seq,
+                             enum th_event_ends ends, json_object *event, int64_t *seq,
                              struct th_error *e);
 
 struct th_event {

@@ -502,11 +502,11 @@ char *th_ref_msg_unpack(const char *stored, const char *message_id, const char *
  * message_json, or 0 (*pos); for a status that carries the message just appended. */
 th_err th_ref_status_pos(struct th_store *st, const char *task_id, const char *context_id,
                          const char *message_json, int64_t *pos, struct th_error *e);
-/* An event (a StreamResponse) in its stored form: the task's own ids dropped, messages
- * of the history as references, a status timestamp as the milliseconds before
- * created_ms, the row's time. *out new text (free). */
+/* An event (a StreamResponse, not changed) in its stored form: the task's own ids
+ * dropped, messages of the history as references, a status timestamp as the
+ * milliseconds before created_ms, the row's time. *out new text (free). */
 th_err th_ref_event_pack(struct th_store *st, const char *task_id, const char *context_id,
-                         const char *json, int64_t created_ms, char **out, struct th_error *e);
+                         json_object *event, int64_t created_ms, char **out, struct th_error *e);
 /* A stored event as sent: ids, referred messages and the timestamp put back (created_ms
  * is the row's), then given to whole (NULL: none). *out new text (free). */
 th_err th_ref_event_unpack(struct th_store *st, const char *task_id, const char *context_id,

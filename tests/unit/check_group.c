@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "event_fixture.h"
 #include "pg_fixture.h"
 #include "store/store.h"
 
@@ -459,7 +460,7 @@ static int64_t append_ok(struct th_store *st, const char *task, const char *json
 	struct th_error e;
 	th_error_clear(&e);
 	int64_t seq = 0;
-	th_err rc = th_store_event_append(st, task, "status", TH_ENDS_NONE, json, &seq, &e);
+	th_err rc = th_test_event_append(st, task, "status", TH_ENDS_NONE, json, &seq, &e);
 	ck_assert_msg(rc == TH_OK, "append to %s: %s %s", task, th_err_name(rc), e.msg);
 	return seq;
 }
@@ -515,8 +516,8 @@ static th_err append_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct append_arg *a = arg;
 	for (int k = 0; k < 2 && a->tasks[k] != NULL; k++) {
-		th_err rc = th_store_event_append(st, a->tasks[k], "status", TH_ENDS_NONE,
-		                                  "{\"part\":1}", &a->seq[k], e);
+		th_err rc = th_test_event_append(st, a->tasks[k], "status", TH_ENDS_NONE,
+		                                 "{\"part\":1}", &a->seq[k], e);
 		if (rc != TH_OK)
 			return rc;
 		a->in = 1;
@@ -721,8 +722,8 @@ static th_err host_part(struct th_store *st, void *arg, struct th_error *e)
 	for (int k = 0; rc == TH_OK && k < 3; k++) {
 		snprintf(json, sizeof json, "{\"w\":\"%d-%d-%d\",\"k\":%d}", h->host, h->thread,
 		         h->i, k);
-		rc = th_store_event_append(st, k < 2 ? shared : own, "status", TH_ENDS_NONE, json,
-		                           &seq, e);
+		rc = th_test_event_append(st, k < 2 ? shared : own, "status", TH_ENDS_NONE, json,
+		                          &seq, e);
 	}
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "config/settings.h"
 #include "domain/view.h"
 #include "harness_fixture.h"
+#include "event_fixture.h"
 #include "pg_fixture.h"
 #include "service/service.h"
 #include "store/store.h"
@@ -408,8 +409,8 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 		rc = th_store_message_append(st, w->id, first, "ROLE_USER", "bob",
 		                             msg_json(first, "ROLE_USER"), e);
 	if (rc == TH_OK)
-		rc = th_store_event_append(st, w->id, "status", TH_ENDS_NONE,
-		                           "{\"statusUpdate\":{}}", NULL, e);
+		rc = th_test_event_append(st, w->id, "status", TH_ENDS_NONE,
+		                          "{\"statusUpdate\":{}}", NULL, e);
 	if (rc == TH_OK)
 		rc = th_store_message_append(st, w->id, second, "ROLE_AGENT", "tiny-harness",
 		                             msg_json(second, "ROLE_AGENT"), e);
@@ -433,8 +434,8 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 	}
 	th_task_row_free(&row);
 	if (rc == TH_OK)
-		rc = th_store_event_append(st, w->id, "status", TH_ENDS_INTERRUPTED,
-		                           "{\"statusUpdate\":{}}", NULL, e);
+		rc = th_test_event_append(st, w->id, "status", TH_ENDS_INTERRUPTED,
+		                          "{\"statusUpdate\":{}}", NULL, e);
 	if (rc != TH_OK)
 		return rc;
 	int64_t before = th_store_round_trips(st);

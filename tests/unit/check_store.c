@@ -18,6 +18,7 @@
 
 #include "domain/events.h"
 #include "domain/ext.h"
+#include "event_fixture.h"
 #include "pg_fixture.h"
 #include "store/migrations.h"
 #include "store/store.h"
@@ -356,7 +357,7 @@ START_TEST(test_store1_rollback_leaves_nothing_commit_keeps)
 	begin(st);
 	add_task(st, "gone");
 	int64_t seq = 0;
-	ck_assert_int_eq(th_store_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
+	ck_assert_int_eq(th_test_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
 	                 TH_OK);
 	th_store_rollback(st);
 	struct th_task_row r;
@@ -403,11 +404,11 @@ START_TEST(test_stream3_event_seq_gap_free_per_task)
 		char json[32];
 		snprintf(json, sizeof json, "{\"n\":%d}", i);
 		ck_assert_int_eq(
-		    th_store_event_append(st, order[i], "status", TH_ENDS_NONE, json, &seq, &e),
+		    th_test_event_append(st, order[i], "status", TH_ENDS_NONE, json, &seq, &e),
 		    TH_OK);
 		ck_assert_int_eq(seq, want[i]);
 	}
-	ck_assert_int_eq(th_store_event_append(st, "nope", "status", TH_ENDS_NONE, "{}", &seq, &e),
+	ck_assert_int_eq(th_test_event_append(st, "nope", "status", TH_ENDS_NONE, "{}", &seq, &e),
 	                 TH_ENOTFOUND);
 	commit(st);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 5); /* the refused one: none */
@@ -454,7 +455,7 @@ START_TEST(test_stream3_event_append_outside_transaction_is_refused)
 	begin(st);
 	add_task(st, "a");
 	commit(st);
-	ck_assert_int_ne(th_store_event_append(st, "a", "status", TH_ENDS_NONE, "{}", NULL, &e),
+	ck_assert_int_ne(th_test_event_append(st, "a", "status", TH_ENDS_NONE, "{}", NULL, &e),
 	                 TH_OK);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM events"), 0);
 	th_store_close(st);
@@ -497,7 +498,7 @@ static int worker_append(void)
 			fprintf(stderr, "worker begin: %s %s\n", th_err_name(e.code), e.msg);
 			return 6;
 		}
-		if (th_store_event_append(st, "shared", "status", TH_ENDS_NONE, json, NULL, &e) !=
+		if (th_test_event_append(st, "shared", "status", TH_ENDS_NONE, json, NULL, &e) !=
 		    TH_OK) {
 			fprintf(stderr, "worker append: %s\n", e.msg);
 			return 7;
@@ -1607,7 +1608,7 @@ START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 	char event[512];
 	snprintf(event, sizeof event, "{\"message\":%s}", full5);
 	int64_t seq = 0;
-	ck_assert_int_eq(th_store_event_append(st, "t", "message", TH_ENDS_NONE, event, &seq, &e),
+	ck_assert_int_eq(th_test_event_append(st, "t", "message", TH_ENDS_NONE, event, &seq, &e),
 	                 TH_OK);
 	commit(st);
 	th_task_row_free(&r);
@@ -1631,6 +1632,46 @@ START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 	ck_assert_int_eq(n, 1);
 	ck_assert_str_eq(ev[0].json, event);
 	th_events_free(ev, n);
+
+	/* A snapshot whose history and status message are the stored messages as text
+	 * already (th_json_raw, as a view puts them) keeps references too, and the event
+	 * object itself is not changed by storing it. */
+	json_object *hist = json_object_new_array();
+	for (size_t i = 0; i < N_LEAN; i++) {
+		char *f = lean_full(i, 1);
+		th_json_push(hist, th_json_raw(f));
+		free(f);
+	}
+	json_object *status = json_object_new_object();
+	th_json_put(status, "state", json_object_new_string("TASK_STATE_WORKING"));
+	th_json_put(status, "message", th_json_raw(full5));
+	json_object *task = json_object_new_object();
+	th_json_put(task, "id", json_object_new_string("t"));
+	th_json_put(task, "contextId", json_object_new_string("ctx-1"));
+	th_json_put(task, "status", status);
+	th_json_put(task, "history", hist);
+	json_object *snap = json_object_new_object();
+	th_json_put(snap, "task", task);
+	char *before = strdup(th_json_text(snap));
+	begin(st);
+	ck_assert_int_eq(th_store_event_append(st, "t", "task", TH_ENDS_NONE, snap, &seq, &e),
+	                 TH_OK);
+	commit(st);
+	ck_assert_str_eq(th_json_text(snap), before);
+	json_object_put(snap);
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = 't' AND seq = %lld",
+	         (long long)seq);
+	ev_stored = q_text(st, sql);
+	ck_assert_str_eq(ev_stored, "{\"task\":{\"status\":{\"state\":\"TASK_STATE_WORKING\","
+	                            "\"message\":{\"$message\":5}},"
+	                            "\"history\":{\"$messages\":[1,5]}}}");
+	free(ev_stored);
+	ck_assert_int_eq(th_store_events_since(st, "t", seq - 1, 0, NULL, &ev, &n, &e), TH_OK);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(ev[0].json, before);
+	th_events_free(ev, n);
+	free(before);
 	free(full5);
 	th_buf_free(&want);
 	th_store_close(st);
@@ -1681,7 +1722,7 @@ START_TEST(test_store10_event_timestamps_lean_read_byte_for_byte)
 	         now);
 	for (size_t i = 0; i < 6; i++)
 		ck_assert_int_eq(
-		    th_store_event_append(st, "t", "status", TH_ENDS_NONE, ev[i], NULL, &e), TH_OK);
+		    th_test_event_append(st, "t", "status", TH_ENDS_NONE, ev[i], NULL, &e), TH_OK);
 	commit(st);
 	/* The first two as numbers (reading them back below checks the value); the one
 	 * after its row, the ones in another form and an artifact's member of the same name
@@ -1832,7 +1873,7 @@ START_TEST(test_store10_stamped_participant_lean_read_byte_for_byte)
 	char event[512];
 	snprintf(event, sizeof event, "{\"message\":%s}", full1);
 	begin(st);
-	ck_assert_int_eq(th_store_event_append(st, "t", "message", TH_ENDS_NONE, event, NULL, &e),
+	ck_assert_int_eq(th_test_event_append(st, "t", "message", TH_ENDS_NONE, event, NULL, &e),
 	                 TH_OK);
 	commit(st);
 	char *ev_stored = q_text(st, "SELECT json FROM events WHERE task_id = 't'");
@@ -1952,15 +1993,15 @@ START_TEST(test_store10_snapshot_takes_name_goal_participants_from_its_message)
 	    th_store_message_append(st, "s9", "m", "ROLE_USER", "bob", snap_cases[0].msg, &e),
 	    TH_OK);
 	ck_assert_int_eq(
-	    th_store_event_append(st, "s9", "task", TH_ENDS_NONE,
-	                          "{\"task\":{\"status\":{\"state\":\"TASK_STATE_WORKING\"},"
-	                          "\"history\":{\"$messages\":["
-	                          "1,1]},\"metadata\":{\"$task\":{\"name\":\"fix the "
-	                          "build\",\"goal\":\"fix the build\","
-	                          "\"participants\":[{\"id\":\"bob\",\"kind\":\"human\",\"role\":"
-	                          "\"reporter\"},{\"id\":"
-	                          "\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\"}]}}}}",
-	                          NULL, &e),
+	    th_test_event_append(st, "s9", "task", TH_ENDS_NONE,
+	                         "{\"task\":{\"status\":{\"state\":\"TASK_STATE_WORKING\"},"
+	                         "\"history\":{\"$messages\":["
+	                         "1,1]},\"metadata\":{\"$task\":{\"name\":\"fix the "
+	                         "build\",\"goal\":\"fix the build\","
+	                         "\"participants\":[{\"id\":\"bob\",\"kind\":\"human\",\"role\":"
+	                         "\"reporter\"},{\"id\":"
+	                         "\"tiny-harness\",\"kind\":\"agent\",\"role\":\"assignee\"}]}}}}",
+	                         NULL, &e),
 	    TH_OK);
 	commit(st);
 	whole[N_SNAP] = strdup(whole[0]);
@@ -2030,11 +2071,11 @@ START_TEST(test_store10_status_sub_state_lean_read_byte_for_byte)
 		json_object_put(sr);
 	}
 	/* As decision-068 stored the first. */
-	ck_assert_int_eq(th_store_event_append(st, "t", "status", TH_ENDS_INTERRUPTED,
-	                                       "{\"statusUpdate\":{\"status\":{\"state\":\"TASK_"
-	                                       "STATE_INPUT_REQUIRED\"},\"metadata\":{\"$status\":{"
-	                                       "\"sub_state\":\"awaiting-next-message\"}}}}",
-	                                       NULL, &e),
+	ck_assert_int_eq(th_test_event_append(st, "t", "status", TH_ENDS_INTERRUPTED,
+	                                      "{\"statusUpdate\":{\"status\":{\"state\":\"TASK_"
+	                                      "STATE_INPUT_REQUIRED\"},\"metadata\":{\"$status\":{"
+	                                      "\"sub_state\":\"awaiting-next-message\"}}}}",
+	                                      NULL, &e),
 	                 TH_OK);
 	snprintf(whole[N_STATUS], sizeof whole[N_STATUS], "%s", whole[0]);
 	commit(st);
@@ -2171,7 +2212,7 @@ START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 	begin(st);
 	ck_assert_int_eq(
 	    th_store_message_append(st, id, "after-009", "ROLE_USER", "alice", msg, &e), TH_OK);
-	ck_assert_int_eq(th_store_event_append(st, id, "message", TH_ENDS_NONE, event, &seq, &e),
+	ck_assert_int_eq(th_test_event_append(st, id, "message", TH_ENDS_NONE, event, &seq, &e),
 	                 TH_OK);
 	commit(st);
 	snprintf(sql, sizeof sql, "SELECT json FROM events WHERE task_id = '%s' AND seq = %lld", id,
@@ -3150,8 +3191,8 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 	ck_assert_int_eq(th_store_message_append(st, "old-done", "m1", "ROLE_USER", "alice",
 	                                         "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
-	ck_assert_int_eq(
-	    th_store_event_append(st, "old-done", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_event_append(st, "old-done", "task", TH_ENDS_NONE, "{}", NULL, &e),
+	                 TH_OK);
 	ck_assert_int_eq(th_store_artifact_put(st, "old-done", "a1", "{}", &e), TH_OK);
 	int64_t turn;
 	ck_assert_int_eq(th_store_turn_create(st, "old-done", "m1", &turn, &e), TH_OK);
@@ -3258,8 +3299,7 @@ static void fill_task(struct th_store *st, const char *id)
 	ck_assert_int_eq(th_store_message_append(st, id, "m1", "ROLE_USER", "alice",
 	                                         "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
-	ck_assert_int_eq(th_store_event_append(st, id, "task", TH_ENDS_NONE, "{}", NULL, &e),
-	                 TH_OK);
+	ck_assert_int_eq(th_test_event_append(st, id, "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
 	ck_assert_int_eq(th_store_artifact_put(st, id, "a1", "{}", &e), TH_OK);
 	int64_t turn;
 	ck_assert_int_eq(th_store_turn_create(st, id, "m1", &turn, &e), TH_OK);
@@ -3359,7 +3399,7 @@ START_TEST(test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_chil
 	ck_assert_int_eq(th_store_subtask_link(st, "parent", "parent.1", &e), TH_OK);
 	add_task_at(st, "late-event", "c", 2, 1000, "alice");
 	ck_assert_int_eq(
-	    th_store_event_append(st, "late-event", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
+	    th_test_event_append(st, "late-event", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
 	add_task_at(st, "late-message", "c", 2, 1000, "alice");
 	ck_assert_int_eq(th_store_message_append(st, "late-message", "m1", "ROLE_USER", "alice",
 	                                         "{\"messageId\":\"m1\"}", &e),
@@ -3800,7 +3840,7 @@ START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
 	ck_assert_int_eq(poll(&p, 1, 300), 0);
 	begin(writer);
 	ck_assert_int_eq(
-	    th_store_event_append(writer, "announced", "status", TH_ENDS_NONE, "{}", NULL, &e),
+	    th_test_event_append(writer, "announced", "status", TH_ENDS_NONE, "{}", NULL, &e),
 	    TH_OK);
 	/* Nothing is announced before the commit. */
 	ck_assert_int_eq(poll(&p, 1, 200), 0);
@@ -3849,7 +3889,7 @@ START_TEST(test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe)
 	add_task(st, "gone");
 	end_other_sessions();
 	int64_t seq = 0;
-	ck_assert_int_ne(th_store_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
+	ck_assert_int_ne(th_test_event_append(st, "gone", "task", TH_ENDS_NONE, "{}", &seq, &e),
 	                 TH_OK);
 	/* A retry may succeed: 503 with Retry-After, not 500. */
 	ck_assert_int_eq(e.code, TH_EUNAVAILABLE);
