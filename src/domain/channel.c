@@ -151,7 +151,7 @@ th_err th_channel_deliver(struct th_store *st, const struct th_task_row *row, co
 {
 	const char *mid = th_json_str(msg, "messageId");
 	const char *role = strcmp(sender, TH_AGENT_ID) == 0 ? "ROLE_AGENT" : "ROLE_USER";
-	th_err rc = th_store_message_append(st, row->id, mid, role, sender, th_json_text(msg), e);
+	th_err rc = th_store_message_append(st, row->id, mid, role, sender, msg, e);
 	if (rc != TH_OK)
 		return rc;
 	json_object *ev = json_object_new_object();

@@ -71,7 +71,7 @@ static th_err settle_ended(struct th_store *st, const struct th_task_row *row, s
 		note = th_status_agent_text(&parent, text);
 		const char *mid = note ? th_json_str(note, "messageId") : NULL;
 		rc = mid ? th_store_message_append(st, parent.id, mid, "ROLE_AGENT", TH_AGENT_ID,
-		                                   th_json_text(note), e)
+		                                   note, e)
 		         : th_error_set(e, TH_ENOMEM, "out of memory");
 	}
 	if (rc == TH_OK) {
@@ -120,7 +120,7 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 	if (append_history && message != NULL) {
 		const char *mid = th_json_str(message, "messageId");
 		if ((rc = th_store_message_append(st, row->id, mid, "ROLE_AGENT", TH_AGENT_ID,
-		                                  row->status_message_json, e)) != TH_OK)
+		                                  message, e)) != TH_OK)
 			return rc;
 	}
 	if ((rc = th_store_task_set_status(st, row, e)) != TH_OK)

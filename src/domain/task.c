@@ -125,7 +125,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 		rc = store_plan(st, nt->id, nt->plan, e);
 	if (rc == TH_OK)
 		rc = th_store_message_append(st, nt->id, mid, "ROLE_USER", nt->first_sender,
-		                             th_json_text(nt->first), e);
+		                             nt->first, e);
 	if (rc == TH_OK)
 		rc = view_inserted(st, &in, &snapshot, e);
 	json_object_put(ext);

@@ -93,7 +93,7 @@ static th_err complete_part(struct th_store *st, void *arg, struct th_error *e)
 		rc = th_store_turns_cut(st, task_id, NULL, e);
 		if (rc == TH_OK)
 			rc = th_store_message_append(st, task_id, mid, "ROLE_USER", participant,
-			                             th_json_text(a->msg), e);
+			                             a->msg, e);
 		struct th_buf b;
 		th_buf_init(&b);
 		th_buf_printf(&b, "completed by %s", participant);

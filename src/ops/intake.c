@@ -390,7 +390,7 @@ static th_err keep_message(struct th_store *st, struct th_task_row *row, const c
 	th_err rc = th_channel_answer_pending(st, row, participant, msg, &answered, e);
 	if (rc == TH_OK)
 		rc = th_store_message_append(st, row->id, th_json_str(msg, "messageId"),
-		                             "ROLE_USER", participant, th_json_text(msg), e);
+		                             "ROLE_USER", participant, msg, e);
 	if (rc != TH_OK)
 		return rc;
 	int awaiting_other =

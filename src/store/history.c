@@ -16,16 +16,16 @@
 #define NO_TASK "no such task"
 
 th_err th_store_message_append(struct th_store *st, const char *task_id, const char *message_id,
-                               const char *role, const char *sender, const char *json,
+                               const char *role, const char *sender, json_object *msg,
                                struct th_error *e)
 {
-	if (task_id == NULL || message_id == NULL || role == NULL || sender == NULL || json == NULL)
+	if (task_id == NULL || message_id == NULL || role == NULL || sender == NULL || msg == NULL)
 		return th_error_set(e, TH_EINVAL,
 		                    "message needs task, messageId, role, sender, json");
 	/* STORE-10: kept without the task's ids, and without messageId and role where they
 	 * lead (decision-061), which reading puts back (refs.c). */
 	char *packed = NULL; /* free */
-	th_err err = th_ref_msg_pack(json, message_id, role, &packed, e);
+	th_err err = th_ref_msg_pack(msg, message_id, role, &packed, e);
 	if (err != TH_OK)
 		return err;
 	/* pos = max + 1 is race-free because writers run inside BEGIN IMMEDIATE; the max

@@ -87,7 +87,7 @@ src/store/migrations.c: $(top_srcdir)/src/store/gen-migrations.sh $(TH_SQL_MIGRA
 check_PROGRAMS += tests/unit/check_store
 TESTS += tests/unit/check_store
 tests_unit_check_store_SOURCES = tests/unit/check_store.c tests/unit/pg_fixture.c \
-	tests/unit/pg_fixture.h tests/unit/event_fixture.h
+	tests/unit/pg_fixture.h tests/unit/text_fixture.h
 tests_unit_check_store_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_store_LDADD = src/domain/libth_domain.la src/a2a/libth_a2a.la \
 	src/store/libth_store.la src/util/libth_util.la $(CHECK_LIBS) $(TH_LIBS)
@@ -95,7 +95,7 @@ tests_unit_check_store_LDADD = src/domain/libth_domain.la src/a2a/libth_a2a.la \
 check_PROGRAMS += tests/unit/check_group
 TESTS += tests/unit/check_group
 tests_unit_check_group_SOURCES = tests/unit/check_group.c tests/unit/pg_fixture.c \
-	tests/unit/pg_fixture.h tests/unit/event_fixture.h
+	tests/unit/pg_fixture.h tests/unit/text_fixture.h
 tests_unit_check_group_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_group_LDADD = src/store/libth_store.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)

@@ -71,6 +71,25 @@ static th_err text_of(json_object *obj, const char *what, char **out, struct th_
 	return *out != NULL ? TH_OK : th_error_set(e, TH_ENOMEM, "out of memory (%s)", what);
 }
 
+/* A new object with obj's members in their order, each shared (json_object_get), or NULL
+ * when out of memory: what the packing below changes is the copy, never obj. */
+static json_object *shallow_copy(json_object *obj)
+{
+	json_object *c = json_object_new_object();
+	if (c == NULL)
+		return NULL;
+	json_object_object_foreach(obj, key, val)
+	{
+		if (json_object_object_add_ex(c, key, json_object_get(val),
+		                              JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) {
+			json_object_put(val);
+			json_object_put(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 /* The stored form of a parsed message: obj without taskId and contextId, as new text
@@ -182,19 +201,18 @@ static int lean_pid(char *text, const char *pid)
 	return bad ? -1 : 0;
 }
 
-th_err th_ref_msg_pack(const char *json, const char *message_id, const char *role, char **out,
+th_err th_ref_msg_pack(json_object *msg, const char *message_id, const char *role, char **out,
                        struct th_error *e)
 {
 	*out = NULL;
-	json_object *obj = NULL;
-	th_err rc = parse_object(json, TH_EINVAL, "message to store", &obj, e);
-	if (rc != TH_OK)
-		return rc;
-	if (!json_object_object_get_ex(obj, "messageId", NULL)) {
-		json_object_put(obj);
+	if (!json_object_is_type(msg, json_type_object))
+		return th_error_set(e, TH_EINVAL, "message to store is not a JSON object");
+	if (!json_object_object_get_ex(msg, "messageId", NULL))
 		return th_error_set(e, TH_EINVAL, "message %s to store has no messageId",
 		                    message_id);
-	}
+	json_object *obj = shallow_copy(msg); /* json_object_put; msg stays as it is */
+	if (obj == NULL)
+		return th_error_set(e, TH_ENOMEM, "out of memory (message)");
 	json_object_object_del(obj, "taskId"); /* pack_obj's, before the last member is read */
 	json_object_object_del(obj, "contextId");
 	/* A message with a member of PID_KEY's name is kept whole: nothing to mistake. */
@@ -526,25 +544,6 @@ static th_err full_timestamp(json_object *status, int64_t created_ms, struct th_
 		return th_error_set(e, TH_ENOMEM, "out of memory (event)");
 	json_object_object_add(status, "timestamp", s);
 	return TH_OK;
-}
-
-/* A new object with obj's members in their order, each shared (json_object_get), or NULL
- * when out of memory: what the packing below changes is the copy, never obj. */
-static json_object *shallow_copy(json_object *obj)
-{
-	json_object *c = json_object_new_object();
-	if (c == NULL)
-		return NULL;
-	json_object_object_foreach(obj, key, val)
-	{
-		if (json_object_object_add_ex(c, key, json_object_get(val),
-		                              JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) {
-			json_object_put(val);
-			json_object_put(c);
-			return NULL;
-		}
-	}
-	return c;
 }
 
 /* obj[key] when it is an object, replaced in obj by a shallow copy of itself; NULL when

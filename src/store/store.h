@@ -324,10 +324,11 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 
 /* ---- messages (history) ------------------------------------------------ */
 
-/* Appends a message to the task's history. TH_EINVAL with "duplicate" in the message
- * when (task_id, message_id) is already stored. */
+/* Appends msg (a Message object, borrowed and not changed) to the task's history.
+ * TH_EINVAL with "duplicate" in the message when (task_id, message_id) is already
+ * stored. */
 th_err th_store_message_append(struct th_store *st, const char *task_id, const char *message_id,
-                               const char *role, const char *sender, const char *json,
+                               const char *role, const char *sender, json_object *msg,
                                struct th_error *e);
 /* 1 when (task_id, message_id) is stored, 0 when not. */
 int th_store_message_exists(struct th_store *st, const char *task_id, const char *message_id);

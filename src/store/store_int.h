@@ -486,11 +486,11 @@ th_err th_store_texts(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* ---- a message kept once (refs.c, STORE-10, decision-047) -------------------------- */
 
-/* The stored form of a history message (JSON text): without taskId and contextId, and
- * without its leading messageId and role when they are message_id and role, the row's
- * columns (decision-061). *out is new text (free); TH_EINVAL when json is not an object
- * or has no messageId. */
-th_err th_ref_msg_pack(const char *json, const char *message_id, const char *role, char **out,
+/* The stored form of a history message (an object, borrowed and not changed): its text
+ * without taskId and contextId, and without its leading messageId and role when they are
+ * message_id and role, the row's columns (decision-061). *out is new text (free);
+ * TH_EINVAL when msg is not an object or has no messageId. */
+th_err th_ref_msg_pack(json_object *msg, const char *message_id, const char *role, char **out,
                        struct th_error *e);
 /* A stored history message as sent: a compact one gets messageId and role (its row's
  * message_id and role) first again, and with task_id and context_id (both, or NULL: the

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "event_fixture.h"
+#include "text_fixture.h"
 #include "pg_fixture.h"
 #include "store/store.h"
 
@@ -159,10 +159,10 @@ static th_err job_part(struct th_store *st, void *arg, struct th_error *e)
 	if (rc == TH_OK && a->unseen != NULL)
 		a->seen = task_stored(a->unseen);
 	if (rc == TH_OK && a->append) {
-		rc = th_store_message_append(st, a->id, "m1", "ROLE_USER", "bob",
-		                             "{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
-		                             "\"parts\":[{\"text\":\"hi\"}]}",
-		                             e);
+		rc = th_test_message_append(st, a->id, "m1", "ROLE_USER", "bob",
+		                            "{\"messageId\":\"m1\",\"role\":\"ROLE_USER\","
+		                            "\"parts\":[{\"text\":\"hi\"}]}",
+		                            e);
 		if (rc == TH_OK && !th_store_message_exists(st, a->id, "m1"))
 			rc = th_error_set(e, TH_EINTERNAL, "m1 not found after its append");
 	}

@@ -19,6 +19,7 @@
 #include "domain/view.h"
 #include "harness_fixture.h"
 #include "store/store.h"
+#include "text_fixture.h"
 #include "util/jsonx.h"
 
 static struct th_app app;
@@ -1031,7 +1032,7 @@ static void append_messages(const char *id, int from, int n, size_t size)
 		memset(json + k, 'p', size);
 		snprintf(json + k + size, 100, "\"}");
 		ck_assert_int_eq(
-		    th_store_message_append(app.store, id, mid, "ROLE_USER", "alice", json, &err),
+		    th_test_message_append(app.store, id, mid, "ROLE_USER", "alice", json, &err),
 		    TH_OK);
 	}
 	ck_assert_int_eq(th_store_commit(app.store, &err), TH_OK);

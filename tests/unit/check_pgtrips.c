@@ -15,7 +15,7 @@
 #include "config/settings.h"
 #include "domain/view.h"
 #include "harness_fixture.h"
-#include "event_fixture.h"
+#include "text_fixture.h"
 #include "pg_fixture.h"
 #include "service/service.h"
 #include "store/store.h"
@@ -406,14 +406,14 @@ static th_err memo_part(struct th_store *st, void *arg, struct th_error *e)
 			rc = th_store_participant_put(st, w->id, &carol, e);
 	}
 	if (rc == TH_OK)
-		rc = th_store_message_append(st, w->id, first, "ROLE_USER", "bob",
-		                             msg_json(first, "ROLE_USER"), e);
+		rc = th_test_message_append(st, w->id, first, "ROLE_USER", "bob",
+		                            msg_json(first, "ROLE_USER"), e);
 	if (rc == TH_OK)
 		rc = th_test_event_append(st, w->id, "status", TH_ENDS_NONE,
 		                          "{\"statusUpdate\":{}}", NULL, e);
 	if (rc == TH_OK)
-		rc = th_store_message_append(st, w->id, second, "ROLE_AGENT", "tiny-harness",
-		                             msg_json(second, "ROLE_AGENT"), e);
+		rc = th_test_message_append(st, w->id, second, "ROLE_AGENT", "tiny-harness",
+		                            msg_json(second, "ROLE_AGENT"), e);
 	struct th_task_row row = {0};
 	if (rc == TH_OK)
 		rc = th_store_task_get(st, w->id, &row, e);
@@ -496,14 +496,14 @@ START_TEST(test_scale1_pg_memo_forgets_a_refused_write)
 	struct th_task_in t = {
 	    .id = "memo-refused", .context_id = "ctx", .state = 2, .created_by = "bob"};
 	ck_assert_int_eq(th_store_task_insert(st, &t, &e), TH_OK);
-	ck_assert_int_eq(th_store_message_append(st, t.id, "m1", "ROLE_USER", "bob",
-	                                         msg_json("m1", "ROLE_USER"), &e),
+	ck_assert_int_eq(th_test_message_append(st, t.id, "m1", "ROLE_USER", "bob",
+	                                        msg_json("m1", "ROLE_USER"), &e),
 	                 TH_OK);
-	ck_assert_int_eq(th_store_message_append(st, t.id, "m1", "ROLE_USER", "bob",
-	                                         msg_json("m1", "ROLE_USER"), &e),
+	ck_assert_int_eq(th_test_message_append(st, t.id, "m1", "ROLE_USER", "bob",
+	                                        msg_json("m1", "ROLE_USER"), &e),
 	                 TH_EINVAL);
-	ck_assert_int_eq(th_store_message_append(st, t.id, "m2", "ROLE_USER", "bob",
-	                                         msg_json("m2", "ROLE_USER"), &e),
+	ck_assert_int_eq(th_test_message_append(st, t.id, "m2", "ROLE_USER", "bob",
+	                                        msg_json("m2", "ROLE_USER"), &e),
 	                 TH_OK);
 	static char inside[8192], committed[8192];
 	describe(st, t.id, inside, sizeof inside);
@@ -553,8 +553,8 @@ START_TEST(test_scale1_pg_sealed_view_reads_again_when_it_needs_more)
 	for (int i = 0; i < 130; i++) {
 		char mid[16];
 		snprintf(mid, sizeof mid, "m%d", i);
-		ck_assert_int_eq(th_store_message_append(st, t.id, mid, "ROLE_USER", "bob",
-		                                         msg_json(mid, "ROLE_USER"), &e),
+		ck_assert_int_eq(th_test_message_append(st, t.id, mid, "ROLE_USER", "bob",
+		                                        msg_json(mid, "ROLE_USER"), &e),
 		                 TH_OK);
 	}
 	ck_assert_int_eq(th_store_commit(st, &e), TH_OK);

@@ -18,7 +18,7 @@
 
 #include "domain/events.h"
 #include "domain/ext.h"
-#include "event_fixture.h"
+#include "text_fixture.h"
 #include "pg_fixture.h"
 #include "store/migrations.h"
 #include "store/store.h"
@@ -969,14 +969,14 @@ START_TEST(test_stream5_message_append_duplicate_and_history_limit)
 		snprintf(id, sizeof id, "m%d", i);
 		snprintf(json, sizeof json, "{\"messageId\":\"m%d\"}", i);
 		ck_assert_int_eq(
-		    th_store_message_append(st, "t", id, "ROLE_USER", "alice", json, &e), TH_OK);
+		    th_test_message_append(st, "t", id, "ROLE_USER", "alice", json, &e), TH_OK);
 	}
-	ck_assert_int_eq(th_store_message_append(st, "t", "m3", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m3\",\"dup\":1}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "t", "m3", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m3\",\"dup\":1}", &e),
 	                 TH_EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.msg, "duplicate"));
-	ck_assert_int_eq(th_store_message_append(st, "missing", "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "missing", "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_ENOTFOUND);
 	commit(st);
 	ck_assert_int_eq(th_store_message_count(st, "t"), 5);
@@ -1513,6 +1513,30 @@ static int lean_walk(void *arg, const char *text, struct th_error *e)
 	return 0;
 }
 
+/* STORE-10: the store packs a message from the caller's object without changing it (the
+ * caller goes on to answer with it): taskId and contextId are dropped from the stored
+ * text only. */
+START_TEST(test_store10_message_append_leaves_the_callers_message_as_it_was)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	add_task(st, "t");
+	const char *text = "{\"messageId\":\"m1\",\"role\":\"ROLE_USER\",\"parts\":[],"
+	                   "\"taskId\":\"t\",\"contextId\":\"ctx-1\"}";
+	json_object *msg = json_tokener_parse(text);
+	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice", msg, &e),
+	                 TH_OK);
+	commit(st);
+	ck_assert_str_eq(th_json_text(msg), text);
+	json_object_put(msg);
+	char *stored = q_text(st, "SELECT json FROM message_rows WHERE message_id = 'm1'");
+	ck_assert_str_eq(stored, "{\"parts\":[]}");
+	free(stored);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 {
 	struct th_store *st = open_store();
@@ -1520,13 +1544,12 @@ START_TEST(test_store10_message_rows_lean_read_byte_for_byte)
 	begin(st);
 	add_task(st, "t");
 	for (size_t i = 0; i < N_LEAN; i++)
-		ck_assert_int_eq(th_store_message_append(st, "t", lean_msgs[i].id,
-		                                         lean_msgs[i].role, "alice",
-		                                         lean_msgs[i].json, &e),
+		ck_assert_int_eq(th_test_message_append(st, "t", lean_msgs[i].id, lean_msgs[i].role,
+		                                        "alice", lean_msgs[i].json, &e),
 		                 TH_OK);
 	/* Every message the store keeps has a messageId: the rule has no third case. */
 	ck_assert_int_eq(
-	    th_store_message_append(st, "t", "m9", "ROLE_USER", "alice", "{\"parts\":[]}", &e),
+	    th_test_message_append(st, "t", "m9", "ROLE_USER", "alice", "{\"parts\":[]}", &e),
 	    TH_EINVAL);
 	ck_assert_msg(strstr(e.msg, "messageId") != NULL, "%s", e.msg);
 	commit(st);
@@ -1809,8 +1832,8 @@ START_TEST(test_store10_stamped_participant_lean_read_byte_for_byte)
 	begin(st);
 	add_task(st, "t");
 	for (size_t i = 0; i < N_PID; i++)
-		ck_assert_int_eq(th_store_message_append(st, "t", pid_msgs[i].id, "ROLE_USER",
-		                                         "bob", pid_msgs[i].json, &e),
+		ck_assert_int_eq(th_test_message_append(st, "t", pid_msgs[i].id, "ROLE_USER", "bob",
+		                                        pid_msgs[i].json, &e),
 		                 TH_OK);
 	commit(st);
 	for (size_t i = 0; i < N_PID; i++) {
@@ -1966,7 +1989,7 @@ START_TEST(test_store10_snapshot_takes_name_goal_participants_from_its_message)
 		char *hist = NULL;
 		if (c->msg != NULL) {
 			ck_assert_int_eq(
-			    th_store_message_append(st, id, "m", "ROLE_USER", "bob", c->msg, &e),
+			    th_test_message_append(st, id, "m", "ROLE_USER", "bob", c->msg, &e),
 			    TH_OK);
 			hist = malloc(strlen(c->msg) + 64);
 			ck_assert_ptr_nonnull(hist);
@@ -1990,7 +2013,7 @@ START_TEST(test_store10_snapshot_takes_name_goal_participants_from_its_message)
 	/* A snapshot as decision-061 stored the first case's: read the same. */
 	add_task_at(st, "s9", "ctx-1", 2, 1000, "bob");
 	ck_assert_int_eq(
-	    th_store_message_append(st, "s9", "m", "ROLE_USER", "bob", snap_cases[0].msg, &e),
+	    th_test_message_append(st, "s9", "m", "ROLE_USER", "bob", snap_cases[0].msg, &e),
 	    TH_OK);
 	ck_assert_int_eq(
 	    th_test_event_append(st, "s9", "task", TH_ENDS_NONE,
@@ -2210,8 +2233,8 @@ START_TEST(test_store10_old_databases_read_the_same_after_migrating)
 	snprintf(event, sizeof event, "{\"message\":%s}", msg);
 	int64_t seq = 0;
 	begin(st);
-	ck_assert_int_eq(
-	    th_store_message_append(st, id, "after-009", "ROLE_USER", "alice", msg, &e), TH_OK);
+	ck_assert_int_eq(th_test_message_append(st, id, "after-009", "ROLE_USER", "alice", msg, &e),
+	                 TH_OK);
 	ck_assert_int_eq(th_test_event_append(st, id, "message", TH_ENDS_NONE, event, &seq, &e),
 	                 TH_OK);
 	commit(st);
@@ -3188,8 +3211,8 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 	add_task_at(st, "old-done.1", "c", 2, 1000, "alice");
 	ck_assert_int_eq(th_store_subtask_link(st, "old-done", "old-done.1", &e), TH_OK);
 	/* Something in every table that references the task. */
-	ck_assert_int_eq(th_store_message_append(st, "old-done", "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "old-done", "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
 	ck_assert_int_eq(th_test_event_append(st, "old-done", "task", TH_ENDS_NONE, "{}", NULL, &e),
 	                 TH_OK);
@@ -3296,8 +3319,8 @@ static void fill_task(struct th_store *st, const char *id)
 	snprintf(child, sizeof child, "%s.1", id);
 	add_task_at(st, child, "c", 3, 1000, "alice");
 	ck_assert_int_eq(th_store_subtask_link(st, id, child, &e), TH_OK);
-	ck_assert_int_eq(th_store_message_append(st, id, "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, id, "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
 	ck_assert_int_eq(th_test_event_append(st, id, "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
 	ck_assert_int_eq(th_store_artifact_put(st, id, "a1", "{}", &e), TH_OK);
@@ -3390,8 +3413,8 @@ START_TEST(test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_chil
 	add_task_at(st, "stuck-working", "c", 2, 1000, "alice");
 	add_task_at(st, "stuck-waiting", "c", 6, 1000, "alice"); /* INPUT_REQUIRED */
 	add_task_at(st, "has-turn", "c", 2, 1000, "alice");
-	ck_assert_int_eq(th_store_message_append(st, "has-turn", "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "has-turn", "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
 	ck_assert_int_eq(th_store_turn_create(st, "has-turn", "m1", &turn, &e), TH_OK);
 	add_task_at(st, "parent", "c", 2, 1000, "alice");
@@ -3401,8 +3424,8 @@ START_TEST(test_ret2_purge_stuck_takes_only_idle_tasks_without_turn_or_open_chil
 	ck_assert_int_eq(
 	    th_test_event_append(st, "late-event", "task", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
 	add_task_at(st, "late-message", "c", 2, 1000, "alice");
-	ck_assert_int_eq(th_store_message_append(st, "late-message", "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "late-message", "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
 	add_task_at(st, "old-done", "c", 3, 1000, "alice");
 	add_task_at(st, "fresh", "c", 2, 1000, "alice");
@@ -3601,7 +3624,7 @@ START_TEST(test_ret3_compact_shrinks_file_and_wal_vacuum_switches_old_files)
 			snprintf(id, sizeof id, "t%d", i);
 			add_task_at(st, id, "c", 3, 1000, "alice");
 			ck_assert_int_eq(
-			    th_store_message_append(st, id, "m1", "ROLE_USER", "alice", json, &e),
+			    th_test_message_append(st, id, "m1", "ROLE_USER", "alice", json, &e),
 			    TH_OK);
 		}
 		commit(st);
@@ -3800,19 +3823,19 @@ START_TEST(test_store6_pg_constraint_failures_are_worded_as_on_sqlite)
 	struct th_error e;
 	begin(st);
 	add_task(st, "t");
-	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "t", "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_OK);
 	commit(st);
 	begin(st);
-	ck_assert_int_eq(th_store_message_append(st, "t", "m1", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m1\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "t", "m1", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m1\"}", &e),
 	                 TH_EINVAL);
 	ck_assert_msg(strstr(e.msg, "duplicate messageId m1") != NULL, "%s", e.msg);
 	th_store_rollback(st);
 	begin(st);
-	ck_assert_int_eq(th_store_message_append(st, "nope", "m2", "ROLE_USER", "alice",
-	                                         "{\"messageId\":\"m2\"}", &e),
+	ck_assert_int_eq(th_test_message_append(st, "nope", "m2", "ROLE_USER", "alice",
+	                                        "{\"messageId\":\"m2\"}", &e),
 	                 TH_ENOTFOUND);
 	th_store_rollback(st);
 	/* A second BEGIN inside a transaction is refused, not a warning. */
@@ -4163,6 +4186,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_push1_configs_per_task_and_participant);
 	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
 	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
+	tcase_add_test(tc, test_store10_message_append_leaves_the_callers_message_as_it_was);
 	tcase_add_test(tc, test_store10_message_rows_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_store10_event_timestamps_lean_read_byte_for_byte);
 	tcase_add_test(tc, test_store10_stamped_participant_lean_read_byte_for_byte);

@@ -4,7 +4,7 @@ check_PROGRAMS += tests/unit/check_harness tests/unit/check_config
 TESTS += tests/unit/check_harness tests/unit/check_config
 
 tests_unit_check_harness_SOURCES = tests/unit/check_harness.c \
-	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h tests/unit/text_fixture.h
 tests_unit_check_harness_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_harness_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_harness_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
@@ -14,7 +14,7 @@ check_PROGRAMS += tests/unit/check_pgtrips
 TESTS += tests/unit/check_pgtrips
 tests_unit_check_pgtrips_SOURCES = tests/unit/check_pgtrips.c tests/unit/harness_fixture.c \
 	tests/unit/harness_fixture.h tests/unit/pg_fixture.c tests/unit/pg_fixture.h \
-	tests/unit/event_fixture.h
+	tests/unit/text_fixture.h
 tests_unit_check_pgtrips_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_pgtrips_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_pgtrips_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
