@@ -373,14 +373,11 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 		snprintf(label, sizeof label, "channel:%s", channel_id);
 	else
 		snprintf(label, sizeof label, "%s", kind);
-	const char *json = th_json_text(stream_response);
-	if (json == NULL) /* decision-026: json-c could not allocate the text */
-		return th_error_set(e, TH_ENOMEM, "out of memory writing a %.40s event", label);
 	int64_t seq = 0;
 	enum th_event_ends ends = channel_id != NULL ? TH_ENDS_NONE : ends_of(stream_response);
 	/* STORE-10: a task snapshot is stored with its task extension lean (decision-061),
 	 * a status update with its extension's key short (decision-068); th_events_since
-	 * gives them back whole. Push deliveries carry the whole text. */
+	 * gives them back whole. */
 	json_object *lean = swap_task_ext(stream_response, TH_META_TASK, LEAN_TASK_KEY,
 	                                  task_ext_lean); /* json_object_put */
 	if (lean == NULL) /* a status update's extension under LEAN_STATUS_KEY (decision-068) */
@@ -389,7 +386,11 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 	th_err rc = th_store_event_append(st, task_id, label, ends,
 	                                  lean != NULL ? lean : stream_response, &seq, e);
 	json_object_put(lean);
-	if (rc == TH_OK)
-		rc = th_store_push_enqueue(st, task_id, seq, json, channel_id, NULL, e);
-	return rc;
+	/* Push deliveries carry the whole text, made only for a task that has a config. */
+	if (rc != TH_OK || !th_store_push_configured(st, task_id))
+		return rc;
+	const char *json = th_json_text(stream_response);
+	if (json == NULL) /* decision-026: json-c could not allocate the text */
+		return th_error_set(e, TH_ENOMEM, "out of memory writing a %.40s event", label);
+	return th_store_push_enqueue(st, task_id, seq, json, channel_id, NULL, e);
 }

@@ -128,6 +128,17 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 	"m.channel_id = ?5 AND m.participant_id = c.participant_id)) "                             \
 	"ON CONFLICT (task_id, config_id, seq) DO NOTHING"
 
+int th_store_push_configured(struct th_store *st, const char *task_id)
+{
+	if (st->pg != NULL)
+		return 1;
+	int64_t rows = 0;
+	th_err err = th_store_exec(st, TH_STMT_PUSH_CONFIGURED,
+	                           "SELECT 1 FROM push_configs WHERE task_id = ?1 LIMIT 1",
+	                           TH_ARGS(TH_T(task_id)), NULL, &rows, "push configured", NULL);
+	return err != TH_OK || rows > 0;
+}
+
 th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,
                              const char *body, const char *channel_id, int *n, struct th_error *e)
 {

@@ -112,6 +112,7 @@ enum th_stmt_id {
 	TH_STMT_CONFIRM_FIND,
 	TH_STMT_CONFIRM_DECIDE,
 	TH_STMT_PUSH_ANY_DUE,
+	TH_STMT_PUSH_CONFIGURED,
 	TH_STMT_CHAN_ANY,
 	/* group commit (group.c): one member's part of a shared write transaction */
 	TH_STMT_SAVEPOINT,
