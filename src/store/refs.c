@@ -373,6 +373,21 @@ static int64_t pos_of_obj(struct th_store *st, const char *task_id, const char *
 {
 	if (json_object_is_type(msg, json_type_string)) {
 		const char *text = json_object_get_string(msg);
+		/* As th_ref_msg_unpack writes one: {"messageId":"…" first. An id read wrong
+		 * only finds no row that reads as text, so the message stays inline. */
+		static const char head[] = "{\"messageId\":\"";
+		const char *id = text + sizeof head - 1, *end = NULL;
+		if (strncmp(text, head, sizeof head - 1) == 0 && (end = strchr(id, '"')) != NULL &&
+		    memchr(id, '\\', (size_t)(end - id)) == NULL) {
+			char *mid = strndup(id, (size_t)(end - id)); /* free */
+			if (mid == NULL) {
+				th_error_set(e, TH_ENOMEM, "out of memory (event)");
+				return -1;
+			}
+			int64_t pos = pos_of(st, task_id, context_id, mid, text, e);
+			free(mid);
+			return pos;
+		}
 		json_object *parsed = json_tokener_parse(text);
 		int64_t pos =
 		    json_object_is_type(parsed, json_type_object)
