@@ -524,6 +524,38 @@ START_TEST(test_id4_stream5_kept_get_answer_is_never_stale_nor_shared)
 }
 END_TEST
 
+static void tenant_acme(struct th_config *c)
+{
+	free(c->tenants);
+	c->tenants = strdup("acme");
+}
+
+/* TEN-2, decision-029: a GetTask answer kept for one tenant is never another tenant's
+ * answer. The same id, asked by the same participant through the default tenant right
+ * after it was read (and kept) through acme, is TaskNotFound. */
+START_TEST(test_ten2_kept_get_answer_is_never_another_tenants)
+{
+	fx_close(&app);
+	fx_open(&app, tenant_acme);
+	json_object *t = fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	                         "{\"tenant\":\"acme\",\"message\":{\"messageId\":\"t1\","
+	                         "\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"acme's\"}]}}");
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(json_object_object_get(t, "task")));
+	json_object_put(t);
+	for (int i = 0; i < 2; i++) {
+		json_object *r = fx_call(&app, "alice", TH_OP_GET_TASK, &err,
+		                         "{\"id\":\"%s\",\"tenant\":\"acme\"}", id);
+		ck_assert_msg(r != NULL, "%s", err.msg);
+		json_object_put(r);
+		ck_assert_ptr_null(
+		    fx_call(&app, "alice", TH_OP_GET_TASK, &err, "{\"id\":\"%s\"}", id));
+		ck_assert_int_eq(err.code, TH_ENOTFOUND);
+	}
+}
+END_TEST
+
 START_TEST(test_id4_watcher_may_read_but_not_send_complete_or_cancel)
 {
 	const char *id = new_task("hello");
@@ -1583,6 +1615,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_id1_metadata_participant_must_equal_the_sender);
 	tcase_add_test(tc, test_id4_watcher_may_read_but_not_send_complete_or_cancel);
 	tcase_add_test(tc, test_id4_stream5_kept_get_answer_is_never_stale_nor_shared);
+	tcase_add_test(tc, test_ten2_kept_get_answer_is_never_another_tenants);
 	tcase_add_test(tc, test_sec5_get_task_without_sender_is_never_a_kept_answer);
 	tcase_add_test(tc, test_status1_turn_end_parks_awaiting_next_message_in_both_places);
 	tcase_add_test(tc, test_status2_key_absent_outside_input_required);
