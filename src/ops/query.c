@@ -26,8 +26,11 @@ static const char *keep_answer(struct th_memo *answers, struct th_memo_stamp sta
 	struct th_buf entry;
 	th_buf_init(&entry);
 	const char *text = th_json_text(view);
-	if (text != NULL)
-		th_buf_printf(&entry, "%" PRId64 "\n%s", expiry, text);
+	if (text != NULL) {
+		th_buf_put_i64(&entry, expiry);
+		th_buf_puts(&entry, "\n");
+		th_buf_puts(&entry, text);
+	}
 	if (text != NULL && !entry.oom) {
 		th_memo_put(answers, stamp, key, entry.data);
 		kept = th_memo_get(answers, stamp, key);
@@ -44,16 +47,7 @@ static const char *keep_answer(struct th_memo *answers, struct th_memo_stamp sta
 static void memo_key(struct th_buf *key, int history, const char *participant, const char *tenant,
                      const char *id)
 {
-	char digits[12]; /* INT_MIN: a sign and 10 digits */
-	size_t n = sizeof digits;
-	unsigned v = history < 0 ? 0u - (unsigned)history : (unsigned)history;
-	do {
-		digits[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v > 0);
-	if (history < 0)
-		digits[--n] = '-';
-	th_buf_append(key, digits + n, sizeof digits - n);
+	th_buf_put_i64(key, history);
 	th_buf_puts(key, "\n");
 	th_buf_puts(key, participant);
 	th_buf_puts(key, "\n");

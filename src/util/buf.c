@@ -51,6 +51,20 @@ int th_buf_puts(struct th_buf *b, const char *s)
 	return th_buf_append(b, s, strlen(s));
 }
 
+int th_buf_put_i64(struct th_buf *b, int64_t v)
+{
+	char d[24]; /* INT64_MIN: a sign and 19 digits */
+	size_t n = sizeof d;
+	uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+	do {
+		d[--n] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		d[--n] = '-';
+	return th_buf_append(b, d + n, sizeof d - n);
+}
+
 int th_buf_vprintf(struct th_buf *b, const char *fmt, va_list ap)
 {
 	va_list again;

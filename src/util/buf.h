@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct th_buf {
 	char *data; /* NUL-terminated when len > 0; owned, freed by th_buf_free */
@@ -18,6 +19,8 @@ void th_buf_init(struct th_buf *b);
 void th_buf_free(struct th_buf *b);
 int th_buf_append(struct th_buf *b, const char *s, size_t n);
 int th_buf_puts(struct th_buf *b, const char *s);
+/* Appends v in decimal ("-" and digits), as "%" PRId64 writes it, without printf. */
+int th_buf_put_i64(struct th_buf *b, int64_t v);
 int th_buf_printf(struct th_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int th_buf_vprintf(struct th_buf *b, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));

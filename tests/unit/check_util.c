@@ -3,6 +3,7 @@
  * timestamps (A2A-2), UUIDs, and extension activation (EXT-1). */
 #include <check.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,25 @@ START_TEST(test_store6_a_postgresql_uri_is_told_from_a_file_name)
 	ck_assert_int_eq(th_is_pg_uri("./postgresql://x"), 0);
 	ck_assert_int_eq(th_is_pg_uri(""), 0);
 	ck_assert_int_eq(th_is_pg_uri(NULL), 0);
+}
+END_TEST
+
+/* TEN-2, decision-029: the GetTask memo key's number (th_buf_put_i64) is the text
+ * "%" PRId64 writes, for every value a key or a kept answer's expiry can hold. */
+START_TEST(test_ten2_buf_put_i64_writes_what_prid64_writes)
+{
+	const int64_t vs[] = {0, 1, -1, 9, 10, -10, 123456789, INT64_MAX, INT64_MIN, INT32_MIN};
+	for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+		char want[32];
+		snprintf(want, sizeof want, "x%" PRId64 "y", vs[i]);
+		struct th_buf b;
+		th_buf_init(&b);
+		th_buf_puts(&b, "x");
+		ck_assert_int_eq(th_buf_put_i64(&b, vs[i]), 0);
+		th_buf_puts(&b, "y");
+		ck_assert_str_eq(b.data, want);
+		th_buf_free(&b);
+	}
 }
 END_TEST
 
@@ -597,6 +617,7 @@ int main(void)
 {
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("util");
+	tcase_add_test(tc, test_ten2_buf_put_i64_writes_what_prid64_writes);
 	tcase_add_test(tc, test_lim2_parse_refuses_trailing_data_and_bad_utf8);
 	tcase_add_test(tc, test_lim4_invalid_utf8_of_every_kind_is_a_parse_error);
 	tcase_add_test(tc, test_lim4_duplicate_names_are_a_parse_error);
