@@ -15,6 +15,6 @@ src_libth_la_LIBADD += src/bind/libth_bind.la
 
 check_PROGRAMS += tests/unit/check_bind
 TESTS += tests/unit/check_bind
-tests_unit_check_bind_SOURCES = tests/unit/check_bind.c
+tests_unit_check_bind_SOURCES = tests/unit/check_bind.c tests/unit/text_fixture.h
 tests_unit_check_bind_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_bind_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)

@@ -386,11 +386,7 @@ th_err th_event_record(struct th_store *st, const char *task_id, const char *kin
 	th_err rc = th_store_event_append(st, task_id, label, ends,
 	                                  lean != NULL ? lean : stream_response, &seq, e);
 	json_object_put(lean);
-	/* Push deliveries carry the whole text, made only for a task that has a config. */
-	if (rc != TH_OK || !th_store_push_configured(st, task_id))
-		return rc;
-	const char *json = th_json_text(stream_response);
-	if (json == NULL) /* decision-026: json-c could not allocate the text */
-		return th_error_set(e, TH_ENOMEM, "out of memory writing a %.40s event", label);
-	return th_store_push_enqueue(st, task_id, seq, json, channel_id, NULL, e);
+	if (rc == TH_OK)
+		rc = th_store_push_enqueue(st, task_id, seq, stream_response, channel_id, NULL, e);
+	return rc;
 }

@@ -7,6 +7,7 @@
 #include "store/store.h"
 #include "store/store_int.h"
 #include "util/ids.h"
+#include "util/jsonx.h"
 
 /* ---- configs ----------------------------------------------------------------------------- */
 
@@ -128,7 +129,11 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 	"m.channel_id = ?5 AND m.participant_id = c.participant_id)) "                             \
 	"ON CONFLICT (task_id, config_id, seq) DO NOTHING"
 
-int th_store_push_configured(struct th_store *st, const char *task_id)
+/* 0 when the task has no push notification config, so an event of it has nothing to
+ * queue and its text need not be made; 1 when it has one, when that could not be read,
+ * and always on PostgreSQL, where asking costs a round trip that the queued insert does
+ * not (decision-054). */
+static int configured(struct th_store *st, const char *task_id)
 {
 	if (st->pg != NULL)
 		return 1;
@@ -140,12 +145,19 @@ int th_store_push_configured(struct th_store *st, const char *task_id)
 }
 
 th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,
-                             const char *body, const char *channel_id, int *n, struct th_error *e)
+                             json_object *event, const char *channel_id, int *n, struct th_error *e)
 {
 	if (n != NULL)
 		*n = 0;
-	if (task_id == NULL || body == NULL)
+	if (task_id == NULL || event == NULL)
 		return th_error_set(e, TH_EINVAL, "push delivery needs a task and a body");
+	if (!configured(st, task_id))
+		return TH_OK;
+	/* Deliveries carry the event whole, made only for a task that has a config. */
+	const char *body = th_json_text(event);
+	if (body == NULL) /* decision-026: json-c could not allocate the text */
+		return th_error_set(e, TH_ENOMEM, "out of memory queueing event %lld of task %s",
+		                    (long long)seq, task_id);
 	int64_t queued = 0;
 	/* decision-054: when the caller needs no count, queued on PostgreSQL; the rows it
 	 * adds are counted into pushes_queued when its result is read (before COMMIT). */

@@ -785,17 +785,14 @@ th_err th_store_push_configs(struct th_store *st, const char *task_id, const cha
 th_err th_store_push_config_delete(struct th_store *st, const char *task_id, const char *config_id,
                                    const char *participant_id, struct th_error *e);
 
-/* 0 when the task has no push notification config, so that th_store_push_enqueue would
- * queue nothing for its events and their text need not be made; 1 when it has one, when
- * that could not be read, and always on PostgreSQL, where asking costs a round trip that
- * the queued insert of th_store_push_enqueue does not (decision-054). */
-int th_store_push_configured(struct th_store *st, const char *task_id);
-/* Queues body (the StreamResponse of event seq) for every config of the task; with
- * channel_id naming a side channel, only for configs whose owner is a member (CH-3).
- * An event already queued for a config is not queued twice. *n (may be NULL) = rows
- * queued. Call it in the transaction that appends the event. */
+/* Queues event (the StreamResponse of event seq, borrowed; its whole text) for every
+ * config of the task; with channel_id naming a side channel, only for configs whose owner
+ * is a member (CH-3). On SQLite the text is made only when the task has a config. An
+ * event already queued for a config is not queued twice. *n (may be NULL) = rows queued.
+ * Call it in the transaction that appends the event. */
 th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,
-                             const char *body, const char *channel_id, int *n, struct th_error *e);
+                             json_object *event, const char *channel_id, int *n,
+                             struct th_error *e);
 
 enum th_push_state { TH_PUSH_PENDING, TH_PUSH_SENDING, TH_PUSH_DELIVERED, TH_PUSH_DEAD };
 

@@ -18,6 +18,7 @@
 #include "domain/ext.h"
 #include "http/http.h"
 #include "store/store.h"
+#include "text_fixture.h"
 #include "util/rate.h"
 #include "util/metrics.h"
 #include "util/jsonx.h"
@@ -2262,7 +2263,7 @@ static void make_dead_letter(const char *task, const char *config_id, const char
 	ck_assert_msg(th_store_begin(st, &e) == TH_OK, "%s", e.msg);
 	ck_assert_msg(th_store_push_config_put(st, &cfg1, &e) == TH_OK, "%s", e.msg);
 	int q = 0;
-	ck_assert_int_eq(th_store_push_enqueue(st, t, seq, "{\"task\":{}}", NULL, &q, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, t, seq, "{\"task\":{}}", NULL, &q, &e), TH_OK);
 	ck_assert_int_eq(q, 1);
 	struct th_push_delivery *d = NULL;
 	size_t n = 0;

@@ -3052,15 +3052,15 @@ START_TEST(test_push2_outbox_enqueue_claim_deliver_retry_dead)
 	const char *bob[] = {"bob"};
 	ck_assert_int_eq(th_store_channel_create(st, "t", "side", "alice", bob, 1, &e), TH_OK);
 	int q = -1;
-	ck_assert_int_eq(th_store_push_enqueue(st, "t", 1, "{\"task\":{}}", NULL, &q, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t", 1, "{\"task\":{}}", NULL, &q, &e), TH_OK);
 	ck_assert_int_eq(q, 3);
-	ck_assert_int_eq(th_store_push_enqueue(st, "t", 1, "{\"task\":{}}", NULL, &q, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t", 1, "{\"task\":{}}", NULL, &q, &e), TH_OK);
 	ck_assert_int_eq(q, 0); /* not twice */
 	/* A side-channel event goes to its members' configs only (CH-3). */
-	ck_assert_int_eq(th_store_push_enqueue(st, "t", 2, "{\"message\":{}}", "side", &q, &e),
+	ck_assert_int_eq(th_test_push_enqueue(st, "t", 2, "{\"message\":{}}", "side", &q, &e),
 	                 TH_OK);
 	ck_assert_int_eq(q, 2);
-	ck_assert_int_eq(th_store_push_enqueue(st, "t", 3, "{\"status\":{}}", "t", &q, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t", 3, "{\"status\":{}}", "t", &q, &e), TH_OK);
 	ck_assert_int_eq(q, 3);
 	commit(st);
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox WHERE seq = 2 AND "
@@ -3231,7 +3231,7 @@ START_TEST(test_store2_purge_cascades_terminal_old_tasks)
 	ck_assert_int_eq(th_store_plan_replace(st, "old-done", &step, 1, &e), TH_OK);
 	ck_assert_int_eq(th_store_a2ui_put(st, "old-done", "{}", &e), TH_OK);
 	put_config(st, "old-done", "c1", "alice", "https://a.example/");
-	ck_assert_int_eq(th_store_push_enqueue(st, "old-done", 1, "{}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "old-done", 1, "{}", NULL, NULL, &e), TH_OK);
 	commit(st);
 	ck_assert_int_eq(sqlite3_exec(th_store_db(st),
 	                              "UPDATE tasks SET updated_ms = 100 WHERE id LIKE 'old-%';"
@@ -3339,7 +3339,7 @@ static void fill_task(struct th_store *st, const char *id)
 	ck_assert_int_eq(th_store_plan_replace(st, id, &step, 1, &e), TH_OK);
 	ck_assert_int_eq(th_store_a2ui_put(st, id, "{}", &e), TH_OK);
 	put_config(st, id, "c1", "alice", "https://a.example/");
-	ck_assert_int_eq(th_store_push_enqueue(st, id, 1, "{}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, id, 1, "{}", NULL, NULL, &e), TH_OK);
 }
 
 /* RET-1: an ended task unchanged for retain_ended goes with every row of its own, on
@@ -3475,8 +3475,8 @@ START_TEST(test_ret4_dead_letter_view_lists_until_its_own_cutoff)
 	begin(st);
 	add_task(st, "t");
 	put_config(st, "t", "c1", "alice", "https://hook.example/a2a");
-	ck_assert_int_eq(th_store_push_enqueue(st, "t", 1, "{\"a\":1}", NULL, NULL, &e), TH_OK);
-	ck_assert_int_eq(th_store_push_enqueue(st, "t", 2, "{\"a\":2}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t", 1, "{\"a\":1}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t", 2, "{\"a\":2}", NULL, NULL, &e), TH_OK);
 	struct th_push_delivery *d = NULL;
 	size_t n = 0;
 	ck_assert_int_eq(th_store_push_claim_due(st, th_now_ms(), 30000, 0, &d, &n, &e), TH_OK);
@@ -3531,8 +3531,8 @@ START_TEST(test_ret4_dead_letters_read_owner_tenant_newest_first)
 	put_config(st, "t1", "c2", "alice", "https://hook.example/2");
 	put_config(st, "t1", "cb", "bob", "https://hook.example/b");
 	put_config(st, "t2", "ca", "alice", "https://hook.example/acme");
-	ck_assert_int_eq(th_store_push_enqueue(st, "t1", 1, "{}", NULL, NULL, &e), TH_OK);
-	ck_assert_int_eq(th_store_push_enqueue(st, "t2", 4, "{}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t1", 1, "{}", NULL, NULL, &e), TH_OK);
+	ck_assert_int_eq(th_test_push_enqueue(st, "t2", 4, "{}", NULL, NULL, &e), TH_OK);
 	struct th_push_delivery *d = NULL;
 	size_t n = 0;
 	ck_assert_int_eq(th_store_push_claim_due(st, th_now_ms(), 30000, 0, &d, &n, &e), TH_OK);
