@@ -25,21 +25,19 @@ json_object *th_view_status_of(const struct th_task_row *row, json_object *messa
 	return th_a2a_status((enum th_state)row->state, json_object_get(message), row->status_ms);
 }
 
-/* A status extension's text as an object. The plain {"sub_state":"…"} the store gives
- * for most tasks (its TASK_COLS) is built as it reads, when the value has nothing a
- * JSON string would escape; any other text is parsed. */
-static json_object *status_ext_of(const char *text)
+/* row's status extension as an object. The plain {"sub_state":"<its sub_state>"} the
+ * store derives for most tasks (TASK_COLS; meta_to_store leaves it unstored) is built
+ * from the row; any other text is parsed. */
+static json_object *status_ext_of(const struct th_task_row *row)
 {
 	static const char head[] = "{\"sub_state\":\"";
-	const size_t hl = sizeof head - 1, n = strlen(text);
-	if (n < hl + 2 || strncmp(text, head, hl) != 0 || strcmp(text + n - 2, "\"}") != 0)
-		return json_tokener_parse(text);
-	for (size_t i = hl; i < n - 2; i++)
-		if (text[i] == '"' || text[i] == '\\' || (unsigned char)text[i] < 0x20)
-			return json_tokener_parse(text);
+	const char *t = row->status_meta_json, *sub = row->sub_state;
+	const size_t hl = sizeof head - 1, sl = sub != NULL ? strlen(sub) : 0;
+	if (sl == 0 || strncmp(t, head, hl) != 0 || strncmp(t + hl, sub, sl) != 0 ||
+	    strcmp(t + hl + sl, "\"}") != 0)
+		return json_tokener_parse(t);
 	json_object *ext = json_object_new_object();
-	if (th_json_put(ext, "sub_state",
-	                json_object_new_string_len(text + hl, (int)(n - 2 - hl))) != 0) {
+	if (th_json_put(ext, "sub_state", json_object_new_string(sub)) != 0) {
 		json_object_put(ext);
 		return NULL;
 	}
@@ -51,7 +49,7 @@ json_object *th_view_status_metadata(const struct th_task_row *row)
 	if (row->state != TH_STATE_INPUT_REQUIRED || row->status_meta_json == NULL)
 		return NULL;
 	json_object *meta = json_object_new_object();
-	json_object *ext = status_ext_of(row->status_meta_json);
+	json_object *ext = status_ext_of(row);
 	if (th_json_put(meta, TH_META_STATUS, ext) != 0) {
 		json_object_put(meta);
 		return NULL;
