@@ -7,6 +7,7 @@
 #include "a2a/a2a.h"
 #include "domain/access.h"
 #include "domain/ext.h"
+#include "domain/status.h"
 #include "util/jsonx.h"
 
 static json_object *parse_or_null(const char *text)
@@ -36,12 +37,7 @@ static json_object *status_ext_of(const struct th_task_row *row)
 	if (sl == 0 || strncmp(t, head, hl) != 0 || strncmp(t + hl, sub, sl) != 0 ||
 	    strcmp(t + hl + sl, "\"}") != 0)
 		return json_tokener_parse(t);
-	json_object *ext = json_object_new_object();
-	if (th_json_put(ext, "sub_state", json_object_new_string(sub)) != 0) {
-		json_object_put(ext);
-		return NULL;
-	}
-	return ext;
+	return th_status_ext(sub, NULL, NULL);
 }
 
 json_object *th_view_status_metadata(const struct th_task_row *row)
