@@ -10,7 +10,6 @@
 #include "domain/ext.h"
 #include "domain/access.h"
 #include "domain/view.h"
-#include "util/ids.h"
 #include "util/jsonx.h"
 
 json_object *th_status_ext(const char *sub_state, const char *participant_id,
@@ -114,7 +113,7 @@ th_err th_status_transition(struct th_store *st, struct th_task_row *row, enum t
 	    (rc = replace(&row->status_message_json, text, e)) != TH_OK)
 		return rc;
 	row->state = (int)state;
-	row->status_ms = th_now_ms();
+	row->status_ms = th_store_now(st);
 	row->updated_ms = row->status_ms;
 	/* History first: the status then refers to the stored message (STORE-10). */
 	if (append_history && message != NULL) {
@@ -153,7 +152,7 @@ th_err th_status_announce(struct th_store *st, const struct th_task_row *row, co
 	}
 	json_object *msg = th_a2a_agent_message(row->context_id, row->id, parts, NULL);
 	json_object *status =
-	    msg != NULL ? th_a2a_status((enum th_state)row->state, msg, th_now_ms()) : NULL;
+	    msg != NULL ? th_a2a_status((enum th_state)row->state, msg, th_store_now(st)) : NULL;
 	json_object *upd = status != NULL ? th_a2a_status_update(row->id, row->context_id, status,
 	                                                         th_view_status_metadata(row))
 	                                  : NULL;

@@ -9,7 +9,6 @@
 #include "domain/events.h"
 #include "domain/status.h"
 #include "domain/view.h"
-#include "util/ids.h"
 #include "util/jsonx.h"
 
 static th_err store_plan(struct th_store *st, const char *task_id, json_object *plan,
@@ -96,7 +95,7 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 		json_object_put(ext);
 		return th_error_set(e, TH_ENOMEM, "out of memory building a new task");
 	}
-	int64_t now = th_now_ms();
+	int64_t now = th_store_now(st);
 	const struct th_task_in in = {
 	    .id = nt->id,
 	    .context_id = nt->context_id,

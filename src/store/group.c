@@ -27,6 +27,7 @@
 
 #include "store/store.h"
 #include "store/store_int.h"
+#include "util/ids.h"
 #include "util/log.h"
 
 /* How many batches in a row one combining thread runs (combine). */
@@ -195,7 +196,9 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 		struct th_log_ctx mine = *th_log_ctx_self();
 		th_log_ctx_set(x->log);
 		g->w->pg_defer = 1; /* every failure of fn undoes the part (decision-054) */
+		st->write_ms = th_now_ms();
 		rc = x->fn(st, x->arg, x->e);
+		st->write_ms = 0;
 		g->w->pg_defer = 0;
 		th_log_ctx_set(&mine);
 		if (rc == TH_OK && !th_store_in_txn(g->w))
@@ -311,13 +314,20 @@ th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, stru
 	if (rc != TH_OK)
 		return rc;
 	st->pg_defer = 1; /* every failure of fn undoes the transaction (decision-054) */
+	st->write_ms = th_now_ms();
 	rc = fn(st, arg, e);
+	st->write_ms = 0;
 	st->pg_defer = 0;
 	if (rc == TH_OK)
 		rc = th_store_commit_own(st, e);
 	if (rc != TH_OK)
 		th_store_rollback_own(st);
 	return rc;
+}
+
+int64_t th_store_now(const struct th_store *st)
+{
+	return st->write_ms > 0 ? st->write_ms : th_now_ms();
 }
 
 th_err th_store_begin(struct th_store *st, struct th_error *e)

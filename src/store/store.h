@@ -158,6 +158,13 @@ void th_store_rollback(struct th_store *st); /* safe to call when no transaction
 typedef th_err (*th_store_write_fn)(struct th_store *st, void *arg, struct th_error *e);
 th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, struct th_error *e);
 
+/* The time (Unix ms) of the write st is in: inside a th_store_write function, the clock
+ * read once as it began, holding the write lock, so that everything one write records
+ * carries one time (a task created and settled by its inline turn has one status time,
+ * and its participants' copy of it needs no second update, decision-080); anywhere
+ * else, the clock now. */
+int64_t th_store_now(const struct th_store *st);
+
 /* ---- group commit (decision-023, decision-030) ------------------------------
  * The request threads of one FastCGI worker share one writer connection: the
  * th_store_write functions that overlap in time run back to back on it, each in a

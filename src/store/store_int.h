@@ -257,6 +257,8 @@ struct th_store {
 	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
 	                                 connection writes for itself */
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
+	int64_t write_ms;      /* while a th_store_write function runs for this store: the
+	                          clock as it began (th_store_now); 0 otherwise */
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */
 	char *wal_path;        /* path + "-wal"; free (th_store_close) */

@@ -16,8 +16,10 @@
 #include "domain/inbound.h"
 #include "service/service.h"
 #include "turn/turn.h"
+#include "domain/status.h"
 #include "domain/task.h"
 #include "util/idrule.h"
+#include "util/ids.h"
 #include "harness_fixture.h"
 #include "store/store.h"
 #include "util/jsonx.h"
@@ -1076,6 +1078,93 @@ static void deep_chain(const char *root, const char *prefix, int depth)
 	ck_assert_int_eq(th_store_commit(app.store, &err), TH_OK);
 }
 
+/* One write of a new task and a later status change, 5 ms apart inside the write. */
+struct one_time {
+	const char *id;
+	int64_t before, inside;
+};
+
+static th_err create_then_wait(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct one_time *o = arg;
+	const struct th_participant_in ps[] = {{"alice", "human", "reporter", ""},
+	                                       {"bob", "human", "admin", ""},
+	                                       {"tiny-harness", "agent", "assignee", ""}};
+	json_object *first = json_tokener_parse(
+	    "{\"messageId\":\"one-time\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"go\"}],"
+	    "\"metadata\":{\"participant_id\":\"alice\"}}");
+	struct th_new_task nt = {.id = o->id,
+	                         .context_id = "ctx-one-time",
+	                         .name = "T",
+	                         .goal = "go",
+	                         .ps = ps,
+	                         .nps = 3,
+	                         .created_by = "alice",
+	                         .first = first,
+	                         .first_sender = "alice",
+	                         .lease_ms = app.cfg->lease_ms};
+	int64_t turn = 0;
+	o->inside = th_store_now(st);
+	th_err rc = th_task_create(st, &nt, &turn, NULL, e);
+	json_object_put(first);
+	usleep(5000);
+	struct th_task_row row = {0};
+	json_object *sub = json_tokener_parse("{\"sub_state\":\"awaiting-next-message\"}");
+	if (rc == TH_OK)
+		rc = th_store_task_get(st, o->id, &row, e);
+	if (rc == TH_OK)
+		rc = th_status_transition(st, &row, TH_STATE_INPUT_REQUIRED, sub, NULL, 0, e);
+	json_object_put(sub);
+	th_task_row_free(&row);
+	/* The same time after the wait: the write's, not the clock's. */
+	if (rc == TH_OK && th_store_now(st) != o->inside)
+		rc = th_error_set(e, TH_EINTERNAL, "th_store_now moved inside one write");
+	return rc;
+}
+
+static th_err settle_later(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct one_time *o = arg;
+	struct th_task_row row = {0};
+	th_err rc = th_store_task_get(st, o->id, &row, e);
+	if (rc == TH_OK)
+		rc = th_status_transition(st, &row, TH_STATE_WORKING, NULL, NULL, 0, e);
+	th_task_row_free(&row);
+	return rc;
+}
+
+/* STREAM-5 (decision-080): a write records one time. A task created and moved on in one
+ * write has one status time even when the write takes 5 ms, so its participants' copy of
+ * it (the index ListTasks reads by status time) is the task's without a second update;
+ * the next write carries the clock's later time to the task and to the copy alike. */
+START_TEST(test_stream5_one_write_records_one_time_for_task_and_participants)
+{
+	struct one_time o = {.id = "one-time-task", .before = th_now_ms()};
+	ck_assert_msg(th_store_write(app.store, create_then_wait, &o, &err) == TH_OK, "%s",
+	              err.msg);
+	ck_assert_int_ge(o.inside, o.before);
+	ck_assert_int_eq(fx_count(&app, "tasks WHERE id = 'one-time-task' AND status_ms = "
+	                                "created_ms AND updated_ms = created_ms AND state = "
+	                                "'TASK_STATE_INPUT_REQUIRED'"),
+	                 1);
+	const char *copies_differ =
+	    "participants p JOIN tasks t ON t.id = p.task_id WHERE t.id = 'one-time-task' "
+	    "AND p.participant_id <> 'tiny-harness' AND p.status_ms <> t.status_ms";
+	ck_assert_int_eq(fx_count(&app, copies_differ), 0);
+	ck_assert_int_eq(fx_count(&app, "participants WHERE task_id = 'one-time-task' AND "
+	                                "participant_id <> 'tiny-harness'"),
+	                 2);
+	/* Outside a write: the clock. */
+	usleep(5000);
+	ck_assert_int_ge(th_store_now(app.store), o.inside + 5);
+	ck_assert_msg(th_store_write(app.store, settle_later, &o, &err) == TH_OK, "%s", err.msg);
+	ck_assert_int_eq(fx_count(&app, "tasks WHERE id = 'one-time-task' AND status_ms >= "
+	                                "created_ms + 5 AND state = 'TASK_STATE_WORKING'"),
+	                 1);
+	ck_assert_int_eq(fx_count(&app, copies_differ), 0);
+}
+END_TEST
+
 static json_object *cancel(const char *who, const char *id)
 {
 	return fx_call(&app, who, TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", id);
@@ -1187,6 +1276,7 @@ int main(void)
 	tcase_add_test(tc, test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning);
 	tcase_add_test(tc, test_task3_inbound_describes_a_message_from_one_reading);
 	tcase_add_test(tc, test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable);
+	tcase_add_test(tc, test_stream5_one_write_records_one_time_for_task_and_participants);
 	tcase_add_test(tc, test_sec5_id6_ids_that_look_like_the_agent_are_refused);
 	tcase_add_test(tc, test_sec5_a_strangers_request_recovers_no_turn);
 	suite_add_tcase(s, tc);

@@ -130,6 +130,8 @@ struct job_arg {
 	const char *probe;  /* a task whose message m1 this part looks up (into probed) */
 	int probed;         /* th_store_message_exists(probe, "m1") */
 	pthread_t ran_on;   /* the thread fn ran on */
+	int64_t now_in;     /* th_store_now as the part began */
+	int64_t now_out;    /* th_store_now as it ended (after any hold) */
 	pthread_t owner;    /* the thread that called th_store_write */
 	th_err result;      /* of th_store_write */
 	struct th_store *st;
@@ -140,6 +142,7 @@ static th_err job_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct job_arg *a = arg;
 	a->ran_on = pthread_self();
+	a->now_in = th_store_now(st);
 	th_err rc = insert_task(st, a->id, e);
 	if (rc == TH_OK && a->defer_fk)
 		rc = sqlite3_exec(th_store_db(st), "PRAGMA defer_foreign_keys = ON", NULL, NULL,
@@ -171,6 +174,7 @@ static th_err job_part(struct th_store *st, void *arg, struct th_error *e)
 	a->in = 1;
 	while (a->hold != NULL && *a->hold)
 		usleep(1000);
+	a->now_out = th_store_now(st);
 	if (rc == TH_OK && a->fail)
 		rc = th_error_set(e, TH_EINVAL, "refused on purpose");
 	return rc;
@@ -324,6 +328,14 @@ START_TEST(test_turn4_group_write_parts_run_back_to_back_in_one_batch)
 	for (int i = 0; i < 3; i++) {
 		ck_assert(pthread_equal(j[i].ran_on, a.owner));
 		ck_assert(!pthread_equal(j[i].ran_on, j[i].owner));
+	}
+	/* STREAM-5 (decision-080): each part has one time, held while it waited, and a part
+	 * run after another in the batch has a time no earlier than the one before. */
+	ck_assert_int_eq(a.now_out, a.now_in);
+	ck_assert_int_ge(j[0].now_in, a.now_in);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(j[i].now_out, j[i].now_in);
+		ck_assert_int_ge(j[i].now_in, i > 0 ? j[i - 1].now_in : a.now_in);
 	}
 	assert_one_batch(g, 3);
 	th_store_group_close(g);
