@@ -5,6 +5,9 @@
 #   to_ms VALUE        wrk's latency text (850.00us, 2.31ms, 1.02s, 1.10m) in milliseconds,
 #                      three decimals; "" when it is none of these
 #   median N…          the median of the numbers given, two decimals; "" for none
+#   sched_note         "scheduler autogroup on" / "off" / "n/a": the kernel shares the CPUs
+#                      between sessions when it is on, and tests/lib/pg.sh starts PostgreSQL
+#                      in a session of its own (bench/README.md, PostgreSQL's tail)
 
 to_ms() {
 	awk -v v="$1" 'BEGIN {
@@ -16,4 +19,11 @@ median() {
 	[ $# -gt 0 ] || { echo; return; }
 	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
 		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+sched_note() {
+	case $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null) in
+	1) echo "scheduler autogroup on" ;;
+	0) echo "scheduler autogroup off" ;;
+	*) echo "scheduler autogroup n/a" ;;
+	esac
 }

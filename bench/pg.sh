@@ -23,7 +23,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
-. "$root/bench/lib.sh" # to_ms, median
+. "$root/bench/lib.sh" # to_ms, median, sched_note
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-6s}
@@ -119,7 +119,7 @@ lat_pg=$(timeout 300 node "$root/bench/cross_host.mjs" "${URL[pg]}" "${URL[pgb]}
 report() {
 	echo "tiny-harness on SQLite and PostgreSQL, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "commit:    $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
-	echo "machine:   $(nproc) CPUs; PostgreSQL $(psql --version | awk '{ print $3 }') (throwaway cluster, fsync on, defaults), SQLite $(sqlite3 --version | awk '{ print $1 }') (WAL, synchronous=normal)"
+	echo "machine:   $(nproc) CPUs; PostgreSQL $(psql --version | awk '{ print $3 }') (throwaway cluster, fsync on, defaults), SQLite $(sqlite3 --version | awk '{ print $1 }') (WAL, synchronous=normal); $(sched_note)"
 	echo "load:      $ROUNDS rounds x wrk -t2 -c$CONNS -d${secs}s; lighttpd with $PROCS worker(s) per host, echo model"
 	echo
 	printf '%-6s %-5s %10s %9s %s\n' kind server req/s p99_ms "rounds (req/s)"

@@ -53,7 +53,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
-. "$root/bench/lib.sh" # to_ms, median
+. "$root/bench/lib.sh" # to_ms, median, sched_note
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 RTTS=${RTTS:-0.5:16 2:4}
 HOSTS=${HOSTS:-1 2 4}
@@ -435,7 +435,7 @@ done
 report() {
 	echo "tiny-harness on PostgreSQL at a simulated network distance, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "commit:    $(git -C "$root" rev-parse --short HEAD 2>/dev/null)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with local changes)')"
-	echo "machine:   $(nproc) CPUs, load average at start $load_start; PostgreSQL $pg_version (throwaway cluster, tests/lib/pg.sh: fsync on, defaults)"
+	echo "machine:   $(nproc) CPUs, load average at start $load_start; PostgreSQL $pg_version (throwaway cluster, tests/lib/pg.sh: fsync on, defaults); $(sched_note)"
 	[ -n "$NOTE" ] && echo "note:      $NOTE"
 	echo "distance:  PostgreSQL in network namespace $ns; hosts reach it at $in_ip (veth $out_ip/30) through"
 	echo "           bench/delay_relay.c ($([ "$CALIBRATE" = 1 ] && echo 'one-way delay calibrated on SELECT 1, below' || echo 'RTT/2 each way'));"

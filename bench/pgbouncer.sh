@@ -22,7 +22,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
-. "$root/bench/lib.sh" # median
+. "$root/bench/lib.sh" # median, sched_note
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
@@ -127,7 +127,7 @@ done
 report() {
 	echo "tiny-harness on PostgreSQL: named statements, unnamed ones, and through PgBouncer, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "commit:    $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
-	echo "machine:   $(nproc) CPUs shared with other work; PostgreSQL $(psql --version | awk '{ print $3 }') (throwaway cluster, fsync on), $(pgbouncer --version 2>/dev/null | head -n 1) (pool_mode = transaction, default_pool_size $POOL)"
+	echo "machine:   $(nproc) CPUs shared with other work; PostgreSQL $(psql --version | awk '{ print $3 }') (throwaway cluster, fsync on), $(pgbouncer --version 2>/dev/null | head -n 1) (pool_mode = transaction, default_pool_size $POOL); $(sched_note)"
 	echo "load:      $ROUNDS rounds x wrk -t2 -c$CONNS -d${secs}s per server and kind, order rotating; lighttpd with $PROCS worker(s), echo model"
 	echo
 	printf '%-6s %-8s %10s  %s\n' kind server req/s "rounds (req/s)"
