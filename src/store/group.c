@@ -197,8 +197,10 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 		th_log_ctx_set(x->log);
 		g->w->pg_defer = 1; /* every failure of fn undoes the part (decision-054) */
 		st->write_ms = th_now_ms();
+		st->fresh_task[0] = '\0';
 		rc = x->fn(st, x->arg, x->e);
 		st->write_ms = 0;
+		st->fresh_task[0] = '\0';
 		g->w->pg_defer = 0;
 		th_log_ctx_set(&mine);
 		if (rc == TH_OK && !th_store_in_txn(g->w))
@@ -315,8 +317,10 @@ th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, stru
 		return rc;
 	st->pg_defer = 1; /* every failure of fn undoes the transaction (decision-054) */
 	st->write_ms = th_now_ms();
+	st->fresh_task[0] = '\0';
 	rc = fn(st, arg, e);
 	st->write_ms = 0;
+	st->fresh_task[0] = '\0';
 	st->pg_defer = 0;
 	if (rc == TH_OK)
 		rc = th_store_commit_own(st, e);

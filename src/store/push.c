@@ -3,6 +3,7 @@
  * Schema: sql/002. Tokens and credentials are opaque blobs here; encrypting them is the
  * caller's business (PUSH-4). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "store/store.h"
 #include "store/store_int.h"
@@ -46,7 +47,10 @@ th_err th_store_push_config_put(struct th_store *st, const struct th_push_config
 		return th_error_set(e, TH_EINVAL,
 		                    "push config needs a task, an id, a participant and a url");
 	/* The upsert only replaces the owner's own config; another owner's id changes
-	 * nothing, which is reported below. */
+	 * nothing, which is reported below. From here on the write's new task has a config
+	 * to push to (configured). */
+	if (strcmp(st->fresh_task, c->task_id) == 0)
+		st->fresh_task[0] = '\0';
 	int64_t changed = 0;
 	th_err err = th_store_exec(
 	    st, TH_STMT_PUSH_PUT,
@@ -130,11 +134,14 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 	"ON CONFLICT (task_id, config_id, seq) DO NOTHING"
 
 /* 0 when the task has no push notification config, so an event of it has nothing to
- * queue and its text need not be made; 1 when it has one, when that could not be read,
- * and always on PostgreSQL, where asking costs a round trip that the queued insert does
- * not (decision-054). */
+ * queue and its text need not be made: known without asking for a task the running write
+ * made and put no config of (fresh_task, th_store_task_insert). Otherwise 1 when it has
+ * one, when that could not be read, and always on PostgreSQL, where asking costs a round
+ * trip that the queued insert does not (decision-054). */
 static int configured(struct th_store *st, const char *task_id)
 {
+	if (st->fresh_task[0] != '\0' && strcmp(st->fresh_task, task_id) == 0)
+		return 0;
 	if (st->pg != NULL)
 		return 1;
 	int64_t rows = 0;

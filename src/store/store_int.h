@@ -259,6 +259,9 @@ struct th_store {
 	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
 	int64_t write_ms;      /* while a th_store_write function runs for this store: the
 	                          clock as it began (th_store_now); 0 otherwise */
+	char fresh_task[37];   /* the task (a UUID) th_store_task_insert made in the running
+	                          th_store_write function while no push config of it has been
+	                          put in it: no event of it has anyone to push to; "" none */
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */
 	char *wal_path;        /* path + "-wal"; free (th_store_close) */

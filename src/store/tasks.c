@@ -153,8 +153,14 @@ th_err th_store_task_insert(struct th_store *st, const struct th_task_in *r, str
 	            TH_I(r->updated_ms > 0 ? r->updated_ms : created),
 	            TH_T(r->tenant != NULL ? r->tenant : "")),
 	    NULL, NULL, "task insert", e);
-	if (err == TH_OK)
+	if (err == TH_OK) {
+		/* Inside a write, the task is this write's own: no push config can name it until
+		 * this write puts one (th_store_push_config_put), so its events skip the outbox
+		 * (th_store_push_enqueue). A longer id than a UUID is looked up as before. */
+		if (st->write_ms > 0 && strlen(r->id) < sizeof st->fresh_task)
+			memcpy(st->fresh_task, r->id, strlen(r->id) + 1);
 		return TH_OK;
+	}
 	enum th_sql_fail rc = th_store_failed_with(st);
 	if (rc == TH_SQL_FAIL_UNIQUE)
 		return th_error_set(e, TH_EINVAL, "duplicate task id %s", r->id);

@@ -785,6 +785,13 @@ START_TEST(test_push1_inline_config_in_send_message)
 	char id[64];
 	snprintf(id, sizeof id, "%s", fx_task_id(json_object_object_get(r, "task")));
 	json_object_put(r);
+	/* PUSH-2: the write that made the task and put its config queues the events after
+	 * the config for it (the turn's reply and status), though a new task's events skip
+	 * the outbox until a config of it is put (decision-080). */
+	char where[160];
+	snprintf(where, sizeof where, "push_outbox WHERE task_id = '%s' AND config_id = 'inline'",
+	         id);
+	ck_assert_int_ge(fx_count(&app, where), 1);
 	json_object *c = fx_call(&app, "alice", TH_OP_GET_PUSH_CONFIG, &err,
 	                         "{\"taskId\":\"%s\",\"id\":\"inline\"}", id);
 	ck_assert_msg(c != NULL, "%s", err.msg);

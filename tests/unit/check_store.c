@@ -3038,6 +3038,50 @@ START_TEST(test_push1_configs_per_task_and_participant)
 }
 END_TEST
 
+/* What a write that makes task "fresh" queues: before its config is put, and after. */
+struct fresh_arg {
+	int before, after;
+};
+
+static th_err fresh_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct fresh_arg *a = arg;
+	add_task(st, "fresh");
+	th_err rc = th_test_push_enqueue(st, "fresh", 1, "{\"task\":{}}", NULL, &a->before, e);
+	if (rc == TH_OK)
+		put_config(st, "fresh", "cf", "alice", "https://f.example/");
+	if (rc == TH_OK)
+		rc = th_test_push_enqueue(st, "fresh", 2, "{\"status\":{}}", NULL, &a->after, e);
+	return rc;
+}
+
+static th_err later_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	return th_test_push_enqueue(st, "fresh", 3, "{\"status\":{}}", NULL, arg, e);
+}
+
+/* PUSH-2 (decision-080): a task the running write made has nothing to push to until the
+ * write puts a config of it; from then on, in that write and every later one, its events
+ * are queued for the config. */
+START_TEST(test_push2_a_config_put_in_the_write_that_made_its_task_gets_the_events_after_it)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	struct fresh_arg a = {-1, -1};
+	ck_assert_msg(th_store_write(st, fresh_part, &a, &e) == TH_OK, "%s", e.msg);
+	ck_assert_int_eq(a.before, 0);
+	ck_assert_int_eq(a.after, 1);
+	int later = -1;
+	ck_assert_msg(th_store_write(st, later_part, &later, &e) == TH_OK, "%s", e.msg);
+	ck_assert_int_eq(later, 1);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox WHERE task_id = 'fresh' AND "
+	                           "config_id = 'cf' AND seq IN (2, 3)"),
+	                 2);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM push_outbox WHERE task_id = 'fresh'"), 2);
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_push2_outbox_enqueue_claim_deliver_retry_dead)
 {
 	struct th_store *st = open_store();
@@ -4185,6 +4229,8 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_turn4_release_takeover_hold);
 	tcase_add_test(tc, test_push1_configs_per_task_and_participant);
 	tcase_add_test(tc, test_push2_outbox_enqueue_claim_deliver_retry_dead);
+	tcase_add_test(
+	    tc, test_push2_a_config_put_in_the_write_that_made_its_task_gets_the_events_after_it);
 	tcase_add_test(tc, test_store6_migration_lists_end_at_the_same_version);
 	tcase_add_test(tc, test_store10_message_append_leaves_the_callers_message_as_it_was);
 	tcase_add_test(tc, test_store10_message_rows_lean_read_byte_for_byte);
