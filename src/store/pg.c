@@ -31,6 +31,7 @@
 #include "store/migrations.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "util/buf.h"
 #include "util/ids.h"
 #include "util/log.h"
 
@@ -194,6 +195,15 @@ static void arg_types(const struct th_arg *args, size_t n, Oid *types)
 		                              : 25;
 }
 
+/* A prepared statement's name: "th" and its id. */
+#define STMT_NAME (2 + TH_I64_TEXT)
+static void stmt_name(char name[STMT_NAME], enum th_stmt_id id)
+{
+	name[0] = 't';
+	name[1] = 'h';
+	th_i64_text(name + 2, (int64_t)id);
+}
+
 /* Prepares statement id on the connection st runs on now (once per connection). */
 static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
                       const struct th_arg *args, size_t n, struct th_error *e)
@@ -205,8 +215,8 @@ static th_err prepare(struct th_store *st, enum th_stmt_id id, const char *sql,
 		return th_error_set(e, TH_ENOMEM, "out of memory (prepare)");
 	Oid types[TH_PG_MAX_ARGS];
 	arg_types(args, n, types);
-	char name[16];
-	snprintf(name, sizeof name, "th%d", (int)id);
+	char name[STMT_NAME];
+	stmt_name(name, id);
 	st->conn->pg_trips++;
 	PGresult *r = PQprepare(st->pg, name, text, (int)n, types);
 	free(text);
@@ -430,6 +440,21 @@ static int holds(const struct th_store *c, const char *name)
 	return 0;
 }
 
+/* A lock's name in a transaction's list: kind, then a, then " " and b when b is not NULL;
+ * cut to fit n bytes with its NUL, as snprintf would. */
+static void lock_name(char *out, size_t n, char kind, const char *a, const char *b)
+{
+	size_t k = 0;
+	out[k++] = kind;
+	for (const char *p = a; *p != '\0' && k + 1 < n; p++)
+		out[k++] = *p;
+	if (b != NULL && k + 1 < n)
+		out[k++] = ' ';
+	for (const char *p = b; p != NULL && *p != '\0' && k + 1 < n; p++)
+		out[k++] = *p;
+	out[k] = '\0';
+}
+
 /* Notes that c's transaction holds name ("t" + task id, "u" + turn id, ...). Past
  * TH_PG_LOCKS_MAX, or out of memory, it is not noted: the next statement asks again. */
 static void remember(struct th_store *c, const char *name)
@@ -555,7 +580,7 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 			const char *id_text = arg_text(args, n, rule->arg + k);
 			if (id_text == NULL)
 				continue;
-			snprintf(name, sizeof name, "t%s", id_text);
+			lock_name(name, sizeof name, 't', id_text, NULL);
 			if (!holds(st->conn, name))
 				err = take(st, 0, LOCK_ARGS(TH_I(TH_PG_TASK_LOCK), TH_T(id_text)),
 				           name, e);
@@ -564,7 +589,9 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 	case LK_TURN:
 		if (rule->arg > n || args[rule->arg - 1].t != 'i')
 			return TH_OK;
-		snprintf(name, sizeof name, "u%" PRId64, args[rule->arg - 1].i);
+		char turn[TH_I64_TEXT];
+		th_i64_text(turn, args[rule->arg - 1].i);
+		lock_name(name, sizeof name, 'u', turn, NULL);
 		if (holds(st->conn, name))
 			return TH_OK;
 		return take(st, 1, LOCK_ARGS(TH_I(TH_PG_TASK_LOCK), args[rule->arg - 1]), name, e);
@@ -574,7 +601,7 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 			return TH_OK;
 		/* A key too long for name is cut: two such keys may share a lock, which only
 		 * makes one wait for the other. */
-		snprintf(name, sizeof name, "f%s %s", sender, mid);
+		lock_name(name, sizeof name, 'f', sender, mid);
 		if (holds(st->conn, name))
 			return TH_OK;
 		return take(st, 0, LOCK_ARGS(TH_I(TH_PG_FIRST_LOCK), TH_T(name + 1)), name, e);
@@ -585,7 +612,7 @@ static th_err lock_for(struct th_store *st, enum th_stmt_id id, const struct th_
 		const char *who = arg_text(args, n, 1), *key = arg_text(args, n, 2);
 		if (who == NULL || key == NULL)
 			return TH_OK;
-		snprintf(name, sizeof name, "k%s %s", who, key);
+		lock_name(name, sizeof name, 'k', who, key);
 		if (holds(st->conn, name))
 			return TH_OK;
 		return take(st, 0, LOCK_ARGS(TH_I(TH_PG_KEY_LOCK), TH_T(name + 1)), name, e);
@@ -608,7 +635,7 @@ static void lock_after(struct th_store *st, enum th_stmt_id id, const struct th_
 	if (rule->kind != LK_NEW || !st->conn->pg_writing || id_text == NULL)
 		return;
 	char name[TH_ID_BUF * 3];
-	snprintf(name, sizeof name, "t%s", id_text);
+	lock_name(name, sizeof name, 't', id_text, NULL);
 	remember(st->conn, name);
 }
 
@@ -656,13 +683,13 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* The parameters of args as libpq takes them; ints holds the integers' text. */
 static void params(const struct th_arg *args, size_t n, const char **values, int *lengths,
-                   int *formats, char (*ints)[24])
+                   int *formats, char (*ints)[TH_I64_TEXT])
 {
 	for (size_t k = 0; k < n; k++) {
 		lengths[k] = 0;
 		formats[k] = 0;
 		if (args[k].t == 'i') {
-			snprintf(ints[k], sizeof ints[k], "%" PRId64, args[k].i);
+			th_i64_text(ints[k], args[k].i);
 			values[k] = ints[k];
 		} else {
 			values[k] = args[k].s;
@@ -704,7 +731,7 @@ static int task_held(const struct th_store *c, enum th_stmt_id id, const struct 
 	char name[TH_ID_BUF * 3];
 	if (task == NULL)
 		return 0;
-	snprintf(name, sizeof name, "t%s", task);
+	lock_name(name, sizeof name, 't', task, NULL);
 	return holds(c, name);
 }
 
@@ -757,8 +784,8 @@ static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
 	}
 	if (c->pg_nq + 2 > TH_PG_QUEUE_MAX && drain(st, e) != TH_OK)
 		return -1;
-	char name[16];
-	snprintf(name, sizeof name, "th%d", (int)id);
+	char name[STMT_NAME];
+	stmt_name(name, id);
 	if (!st->pg_prepared[id]) {
 		char *text = dialect(sql);
 		if (text == NULL) {
@@ -779,7 +806,7 @@ static int queue(struct th_store *st, enum th_stmt_id id, const char *sql,
 	}
 	const char *values[TH_PG_MAX_ARGS];
 	int lengths[TH_PG_MAX_ARGS], formats[TH_PG_MAX_ARGS];
-	char ints[TH_PG_MAX_ARGS][24];
+	char ints[TH_PG_MAX_ARGS][TH_I64_TEXT];
 	params(args, n, values, lengths, formats, ints);
 	if (!PQsendQueryPrepared(st->pg, name, (int)n, values, lengths, formats, 0)) {
 		fail(st, NULL, what, e);
@@ -1149,7 +1176,7 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 		}
 		const char *values[TH_PG_MAX_ARGS];
 		int lengths[TH_PG_MAX_ARGS], formats[TH_PG_MAX_ARGS];
-		char ints[TH_PG_MAX_ARGS][24];
+		char ints[TH_PG_MAX_ARGS][TH_I64_TEXT];
 		params(args, n, values, lengths, formats, ints);
 		PGresult *r;
 		st->conn->pg_trips++;
@@ -1165,8 +1192,8 @@ static th_err run_once(struct th_store *st, enum th_stmt_id id, const char *sql,
 			r = PQexecParams(st->pg, text, (int)n, types, values, lengths, formats, 0);
 			free(text);
 		} else {
-			char name[16];
-			snprintf(name, sizeof name, "th%d", (int)id);
+			char name[STMT_NAME];
+			stmt_name(name, id);
 			r = PQexecPrepared(st->pg, name, (int)n, values, lengths, formats, 0);
 		}
 		ExecStatusType s = PQresultStatus(r);

@@ -51,9 +51,9 @@ int th_buf_puts(struct th_buf *b, const char *s)
 	return th_buf_append(b, s, strlen(s));
 }
 
-int th_buf_put_i64(struct th_buf *b, int64_t v)
+size_t th_i64_text(char out[TH_I64_TEXT], int64_t v)
 {
-	char d[24]; /* INT64_MIN: a sign and 19 digits */
+	char d[TH_I64_TEXT - 1];
 	size_t n = sizeof d;
 	uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
 	do {
@@ -62,7 +62,16 @@ int th_buf_put_i64(struct th_buf *b, int64_t v)
 	} while (u > 0);
 	if (v < 0)
 		d[--n] = '-';
-	return th_buf_append(b, d + n, sizeof d - n);
+	size_t len = sizeof d - n;
+	memcpy(out, d + n, len);
+	out[len] = '\0';
+	return len;
+}
+
+int th_buf_put_i64(struct th_buf *b, int64_t v)
+{
+	char d[TH_I64_TEXT];
+	return th_buf_append(b, d, th_i64_text(d, v));
 }
 
 int th_buf_vprintf(struct th_buf *b, const char *fmt, va_list ap)

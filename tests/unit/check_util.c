@@ -147,6 +147,14 @@ START_TEST(test_ten2_buf_put_i64_writes_what_prid64_writes)
 		th_buf_puts(&b, "y");
 		ck_assert_str_eq(b.data, want);
 		th_buf_free(&b);
+		/* SCALE-1: the text PostgreSQL's integer parameters are sent as. */
+		char t[TH_I64_TEXT + 1];
+		memset(t, 'z', sizeof t);
+		size_t len = th_i64_text(t, vs[i]);
+		ck_assert_uint_eq(len, strlen(want) - 2);
+		ck_assert_int_eq(t[len], '\0');
+		ck_assert_int_eq(strncmp(t, want + 1, len), 0);
+		ck_assert_int_eq(t[TH_I64_TEXT], 'z'); /* nothing past TH_I64_TEXT */
 	}
 }
 END_TEST
