@@ -9,10 +9,19 @@
 /* Per thread: the stream thread logs apart from the request the worker is serving. */
 static __thread struct th_log_ctx cur;
 
+/* src (NULL: "") into dst of n bytes, cut to fit with its NUL, as snprintf's "%s" would. */
+static void copy_cut(char *dst, size_t n, const char *src)
+{
+	size_t k = src != NULL ? strnlen(src, n - 1) : 0;
+	if (k > 0)
+		memcpy(dst, src, k);
+	dst[k] = '\0';
+}
+
 void th_log_request(const char *op, const char *task_id)
 {
-	snprintf(cur.op, sizeof cur.op, "%s", op != NULL ? op : "");
-	snprintf(cur.task, sizeof cur.task, "%s", task_id != NULL ? task_id : "");
+	copy_cut(cur.op, sizeof cur.op, op);
+	copy_cut(cur.task, sizeof cur.task, task_id);
 }
 
 const struct th_log_ctx *th_log_ctx_self(void)

@@ -467,6 +467,19 @@ START_TEST(test_sec6_log_escapes_control_characters)
 	ck_assert_ptr_null(strchr(line, 0x07));
 	ck_assert_ptr_nonnull(
 	    strstr(line, "SendMessage t\\x1b]0;x\\x07: model said \\x1b[2Jgone\n"));
+
+	/* The request's names are kept cut to their fields, a missing one as "". */
+	char long_id[400];
+	memset(long_id, 'i', sizeof long_id - 1);
+	long_id[sizeof long_id - 1] = '\0';
+	th_log_request("GetTask", long_id);
+	const struct th_log_ctx *c = th_log_ctx_self();
+	ck_assert_str_eq(c->op, "GetTask");
+	ck_assert_uint_eq(strlen(c->task), sizeof c->task - 1);
+	ck_assert_int_eq(strncmp(c->task, long_id, sizeof c->task - 1), 0);
+	th_log_request(NULL, NULL);
+	ck_assert_str_eq(c->op, "");
+	ck_assert_str_eq(c->task, "");
 }
 END_TEST
 
