@@ -176,6 +176,20 @@ static void note_lost(struct th_store_group *g)
 	pthread_mutex_unlock(&g->mu);
 }
 
+/* fn for st, as one write of either kind (a group part, a transaction of its own): the
+ * write's time (th_store_now) and its own new task (fresh_task, push.c) hold exactly
+ * while fn runs. */
+static th_err call_write_fn(struct th_store *st, th_store_write_fn fn, void *arg,
+                            struct th_error *e)
+{
+	st->write_ms = th_now_ms();
+	st->fresh_task[0] = '\0';
+	th_err rc = fn(st, arg, e);
+	st->write_ms = 0;
+	st->fresh_task[0] = '\0';
+	return rc;
+}
+
 /* Runs job x's part on the writer for the combiner (mu not held): the batch's BEGIN
  * when none is open, then fn inside SAVEPOINT th_member on x's store, switched to the
  * writer. A part that fails is undone alone. */
@@ -196,11 +210,7 @@ static th_err run_part(struct th_store_group *g, struct job *x, int open)
 		struct th_log_ctx mine = *th_log_ctx_self();
 		th_log_ctx_set(x->log);
 		g->w->pg_defer = 1; /* every failure of fn undoes the part (decision-054) */
-		st->write_ms = th_now_ms();
-		st->fresh_task[0] = '\0';
-		rc = x->fn(st, x->arg, x->e);
-		st->write_ms = 0;
-		st->fresh_task[0] = '\0';
+		rc = call_write_fn(st, x->fn, x->arg, x->e);
 		g->w->pg_defer = 0;
 		th_log_ctx_set(&mine);
 		if (rc == TH_OK && !th_store_in_txn(g->w))
@@ -316,11 +326,7 @@ th_err th_store_write(struct th_store *st, th_store_write_fn fn, void *arg, stru
 	if (rc != TH_OK)
 		return rc;
 	st->pg_defer = 1; /* every failure of fn undoes the transaction (decision-054) */
-	st->write_ms = th_now_ms();
-	st->fresh_task[0] = '\0';
-	rc = fn(st, arg, e);
-	st->write_ms = 0;
-	st->fresh_task[0] = '\0';
+	rc = call_write_fn(st, fn, arg, e);
 	st->pg_defer = 0;
 	if (rc == TH_OK)
 		rc = th_store_commit_own(st, e);

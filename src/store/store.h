@@ -794,9 +794,11 @@ th_err th_store_push_config_delete(struct th_store *st, const char *task_id, con
 
 /* Queues event (the StreamResponse of event seq, borrowed; its whole text) for every
  * config of the task; with channel_id naming a side channel, only for configs whose owner
- * is a member (CH-3). On SQLite the text is made only when the task has a config. An
- * event already queued for a config is not queued twice. *n (may be NULL) = rows queued.
- * Call it in the transaction that appends the event. */
+ * is a member (CH-3). The text is made only when the task may have a config: on SQLite
+ * one is looked for; on PostgreSQL only a task the running write made itself and put no
+ * config of is known to have none (decision-081). An event already queued for a config
+ * is not queued twice. *n (may be NULL) = rows queued. Call it in the transaction that
+ * appends the event. */
 th_err th_store_push_enqueue(struct th_store *st, const char *task_id, int64_t seq,
                              json_object *event, const char *channel_id, int *n,
                              struct th_error *e);

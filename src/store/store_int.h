@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "store/store.h"
+#include "util/ids.h"
 
 /* How many advisory-lock keys a PostgreSQL write transaction remembers holding (pg.c);
  * past that it asks the server again, which is harmless (the locks are re-entrant). */
@@ -256,12 +257,13 @@ struct th_store {
 	int64_t pg_trips;             /* round trips on own_pg (th_store_round_trips) */
 	struct th_store_group *group; /* borrowed (th_store_join); NULL: this
 	                                 connection writes for itself */
-	int in_group;          /* 1 between th_store_begin and its commit/rollback in a group */
-	int64_t write_ms;      /* while a th_store_write function runs for this store: the
-	                          clock as it began (th_store_now); 0 otherwise */
-	char fresh_task[37];   /* the task (a UUID) th_store_task_insert made in the running
-	                          th_store_write function while no push config of it has been
-	                          put in it: no event of it has anyone to push to; "" none */
+	int in_group;     /* 1 between th_store_begin and its commit/rollback in a group */
+	int64_t write_ms; /* while a th_store_write function runs for this store: the
+	                     clock as it began (th_store_now); 0 otherwise */
+	/* The task (a UUID) th_store_task_insert made in the running th_store_write function
+	 * while no push config of it has been put in it: no event of it has anyone to push
+	 * to; "" none. */
+	char fresh_task[TH_UUID_LEN + 1];
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */
 	char *wal_path;        /* path + "-wal"; free (th_store_close) */

@@ -787,7 +787,7 @@ START_TEST(test_push1_inline_config_in_send_message)
 	json_object_put(r);
 	/* PUSH-2: the write that made the task and put its config queues the events after
 	 * the config for it (the turn's reply and status), though a new task's events skip
-	 * the outbox until a config of it is put (decision-080). */
+	 * the outbox until a config of it is put (decision-081). */
 	char where[160];
 	snprintf(where, sizeof where, "push_outbox WHERE task_id = '%s' AND config_id = 'inline'",
 	         id);
