@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/buf.h"
+
 /* Per thread: the stream thread logs apart from the request the worker is serving. */
 static __thread struct th_log_ctx cur;
 
@@ -100,15 +102,13 @@ void th_log_write(enum th_log_level level, const char *line, size_t len)
 {
 	const char *lv = level_name(level);
 	char buf[1100];
-	char pid[24];
-	size_t np = 0;
-	for (unsigned long v = (unsigned long)getpid(); np == 0 || v > 0; v /= 10)
-		pid[np++] = (char)('0' + v % 10);
+	char pid[TH_I64_TEXT];
+	size_t np = th_i64_text(pid, (int64_t)getpid());
 	size_t n = 0;
 	memcpy(buf, "tiny-harness[", 13);
 	n = 13;
-	while (np > 0)
-		buf[n++] = pid[--np];
+	memcpy(buf + n, pid, np);
+	n += np;
 	memcpy(buf + n, "]: ", 3);
 	n += 3;
 	size_t k = strlen(lv);
