@@ -25,7 +25,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/018_tenants.sql \
 	$(top_srcdir)/sql/019_turn_numbers.sql \
 	$(top_srcdir)/sql/020_pg_count_plans.sql \
-	$(top_srcdir)/sql/021_pg_count_folds.sql
+	$(top_srcdir)/sql/021_pg_count_folds.sql \
+	$(top_srcdir)/sql/022_pg_check_domains.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
@@ -43,7 +44,8 @@ TH_SQL_PG_MIGRATIONS = \
 	$(top_srcdir)/sql/postgresql/018_tenants.sql \
 	$(top_srcdir)/sql/postgresql/019_turn_numbers.sql \
 	$(top_srcdir)/sql/postgresql/020_pg_count_plans.sql \
-	$(top_srcdir)/sql/postgresql/021_pg_count_folds.sql
+	$(top_srcdir)/sql/postgresql/021_pg_count_folds.sql \
+	$(top_srcdir)/sql/postgresql/022_pg_check_domains.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \

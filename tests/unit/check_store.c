@@ -206,7 +206,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('turn_rows') "
 	                           "WHERE name = 'task_id'"),
 	                 0);
-	ck_assert_int_eq(th_store_schema_version(), 21);
+	ck_assert_int_eq(th_store_schema_version(), 22);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -3890,6 +3890,60 @@ START_TEST(test_store6_pg_constraint_failures_are_worded_as_on_sqlite)
 }
 END_TEST
 
+/* Migration 022 (decision-082): the enumerated columns are checked through domains. An
+ * outside writer is refused exactly what the lists refused, and the table's constraints
+ * are short: PostgreSQL parses each one's text again for every INSERT and UPDATE. */
+START_TEST(test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_same)
+{
+	struct th_store *st = open_store();
+	begin(st);
+	add_task(st, "t");
+	commit(st);
+	static const char *const refused[][2] = {
+	    {"UPDATE tasks SET state = 'TASK_STATE_BOGUS' WHERE id = 't'", "th_task_state_check"},
+	    {"UPDATE tasks SET sub_state = 'awaiting-answer' WHERE id = 't'", "tasks_check"},
+	    {"UPDATE tasks SET state = 'TASK_STATE_INPUT_REQUIRED', sub_state = 'awaiting-lunch' "
+	     "WHERE id = 't'",
+	     "th_sub_state_check"},
+	    {"UPDATE participants SET role = 'owner' WHERE task_id = 't'",
+	     "th_participant_role_check"},
+	    {"UPDATE participants SET kind = 'robot' WHERE task_id = 't'",
+	     "th_participant_kind_check"},
+	    {"INSERT INTO turn_rows (task_num, message_id, state, created_ms, updated_ms) "
+	     "SELECT num, 'm', 'paused', 0, 0 FROM tasks WHERE id = 't'",
+	     "th_turn_state_check"},
+	};
+	char out[512];
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		ck_assert_msg(psql(pgdb, refused[i][0], out, sizeof out) != 0, "accepted: %s",
+		              refused[i][0]);
+		ck_assert_msg(strstr(out, refused[i][1]) != NULL, "%s: %s", refused[i][0], out);
+	}
+	/* What the lists allowed is still allowed. */
+	ck_assert_int_eq(psql(pgdb,
+	                      "UPDATE tasks SET state = 'TASK_STATE_INPUT_REQUIRED', "
+	                      "sub_state = 'awaiting-next-message' WHERE id = 't';"
+	                      "UPDATE participants SET role = 'watcher', kind = 'agent' "
+	                      "WHERE task_id = 't';"
+	                      "INSERT INTO turn_rows (task_num, message_id, state, created_ms, "
+	                      "updated_ms) SELECT num, 'm', 'cut', 0, 0 FROM tasks WHERE id = 't';"
+	                      "SELECT state || ' ' || sub_state FROM tasks WHERE id = 't'",
+	                      out, sizeof out),
+	                 0);
+	ck_assert_str_eq(out, "TASK_STATE_INPUT_REQUIRED awaiting-next-message");
+	/* The lists were 900 to 4,100 characters of node text each; a cast is far less. */
+	ck_assert_int_eq(psql(pgdb,
+	                      "SELECT count(*) FROM pg_constraint WHERE conname IN "
+	                      "('tasks_state_check', 'tasks_check', 'turns_state_check', "
+	                      "'participants_role_check', 'participants_kind_check') "
+	                      "AND length(conbin::text) < 1200",
+	                      out, sizeof out),
+	                 0);
+	ck_assert_str_eq(out, "5");
+	th_store_close(st);
+}
+END_TEST
+
 START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
 {
 	struct th_store *writer = open_store();
@@ -4247,6 +4301,8 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store6_pg_foreign_or_newer_database_is_refused);
 		tcase_add_test(tc, test_store6_pg_password_is_never_in_a_message);
 		tcase_add_test(tc, test_store6_pg_constraint_failures_are_worded_as_on_sqlite);
+		tcase_add_test(
+		    tc, test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_same);
 		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
 		tcase_add_test(tc,
 		               test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe);
