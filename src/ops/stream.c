@@ -143,8 +143,8 @@ static int sink_emit(void *arg, int64_t seq, const char *json)
  * here, in this worker, first. Then the stream is parked when the carrier can hand
  * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
  * otherwise (CGI, tests) this request polls the log itself. */
-static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
-                           struct th_sink *sink, struct th_error *e)
+static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
+                          struct th_sink *sink, int64_t *renew_at, struct th_error *e)
 {
 	const struct th_config *cfg = tc->cfg;
 	int64_t last_beat = th_mono_ms();
@@ -200,9 +200,38 @@ static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int
 				return TH_OK;
 			last_beat = now;
 		}
+		/* decision-083: from its first wait on, the stream follows its task, so that
+		 * a commit to it is announced; once followed, the log is read again before the
+		 * wait, since a commit before that was not. */
+		if (now >= *renew_at) {
+			int first = *renew_at == 0;
+			struct th_error fe;
+			th_error_clear(&fe);
+			if (th_store_follow(tc->store, w->task_id, 1, &fe) != TH_OK)
+				th_log(TH_LOG_WARN, "task %s: %s", w->task_id, fe.msg);
+			*renew_at = now + TH_FOLLOW_RENEW_MS;
+			if (first && th_store_change_fd(tc->store) >= 0) {
+				seen_version = -1;
+				continue;
+			}
+		}
 		/* Woken at once by an announced commit (PostgreSQL), else after the poll. */
 		th_store_change_wait(tc->store, cfg->stream_poll_ms);
 	}
+}
+
+/* follow_loop, and the end of the follow it put (renew_at set: it followed). */
+static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
+                           struct th_sink *sink, struct th_error *e)
+{
+	int64_t renew_at = 0;
+	th_err rc = follow_loop(tc, w, own_turn, sink, &renew_at, e);
+	if (renew_at != 0) {
+		struct th_error fe;
+		th_error_clear(&fe);
+		(void)th_store_follow(tc->store, w->task_id, 0, &fe);
+	}
+	return rc;
 }
 
 /* Streams the events after cursor until one closes the stream, the client goes away

@@ -26,7 +26,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/019_turn_numbers.sql \
 	$(top_srcdir)/sql/020_pg_count_plans.sql \
 	$(top_srcdir)/sql/021_pg_count_folds.sql \
-	$(top_srcdir)/sql/022_pg_check_domains.sql
+	$(top_srcdir)/sql/022_pg_check_domains.sql \
+	$(top_srcdir)/sql/023_stream_follows.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
@@ -45,7 +46,8 @@ TH_SQL_PG_MIGRATIONS = \
 	$(top_srcdir)/sql/postgresql/019_turn_numbers.sql \
 	$(top_srcdir)/sql/postgresql/020_pg_count_plans.sql \
 	$(top_srcdir)/sql/postgresql/021_pg_count_folds.sql \
-	$(top_srcdir)/sql/postgresql/022_pg_check_domains.sql
+	$(top_srcdir)/sql/postgresql/022_pg_check_domains.sql \
+	$(top_srcdir)/sql/postgresql/023_stream_follows.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
@@ -55,6 +57,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/rows.c \
 	src/store/pg.c \
 	src/store/pg_memo.c \
+	src/store/follows.c \
 	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \

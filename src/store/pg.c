@@ -425,7 +425,7 @@ static void txn_reset(struct th_store *c, int writing)
 	c->pg_part_wrote = 0;
 	c->pg_broken = 0;
 	c->pg_failed = 0;
-	c->pg_notify = 0;
+	c->pg_notify.len = 0;
 	c->pg_reading = 0;
 	c->pg_sealed = 0;
 	c->pg_torn = 0;
@@ -639,6 +639,35 @@ static void lock_after(struct th_store *st, enum th_stmt_id id, const struct th_
 	remember(st->conn, name);
 }
 
+/* Adds task_id to the tasks c's transaction appended events to (pg_notify: a text[]
+ * literal without its closing brace), once. Out of memory, the literal is marked so and
+ * the commit announces itself whatever is followed. */
+static void notify_add(struct th_store *c, const char *task_id)
+{
+	if (task_id == NULL)
+		return;
+	char item[TH_ID_BUF * 2 + 4];
+	size_t k = 0;
+	item[k++] = c->pg_notify.len > 0 ? ',' : '{';
+	item[k++] = '"';
+	for (const char *p = task_id; *p != '\0' && k + 3 < sizeof item; p++) {
+		if (*p == '"' || *p == '\\')
+			item[k++] = '\\';
+		item[k++] = *p;
+	}
+	item[k++] = '"';
+	item[k] = '\0';
+	/* The same task twice is one element. Inside an element every '"' follows a '\\', so
+	 * '"' after '{' or ',' opens one and '"' before ',' or the end closes one. */
+	const char *at = c->pg_notify.len > 0 ? c->pg_notify.data : NULL;
+	while (at != NULL && (at = strstr(at, item + 1)) != NULL) {
+		if ((at[-1] == '{' || at[-1] == ',') && (at[k - 1] == ',' || at[k - 1] == '\0'))
+			return;
+		at++;
+	}
+	th_buf_append(&c->pg_notify, item, k);
+}
+
 /* Before statement id runs inside a write transaction on st's connection: group.c's part
  * boundaries are noted, a part's refusal forgets the locks it took (ROLLBACK TO ends
  * them), and the statement's task is locked. */
@@ -669,9 +698,9 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 	if (err == TH_OK && writes(sql))
 		c->pg_part_wrote = 1;
 	/* Listeners (streams) look for new events: only a transaction that appends one
-	 * announces its commit (decision-054). */
+	 * may announce its commit (decision-054), and only for a followed task (083). */
 	if (err == TH_OK && id == TH_STMT_EV_INSERT)
-		c->pg_notify = 1;
+		notify_add(c, arg_text(args, n, 1));
 	return err;
 }
 
@@ -1573,6 +1602,40 @@ static void pipe_end(struct th_store *st)
 	leave_pipeline(st, "left in an aborted pipeline");
 }
 
+/* decision-083: NOTIFY tiny_harness when a stream follows one of the tasks the
+ * transaction appended events to (stream_follows, th_store_follow), queued before its
+ * COMMIT in a pipeline. A commit no one listens for takes no part of PostgreSQL's notify
+ * machinery: its lock for the whole cluster, its queue, the signals to every listener. */
+#define ANNOUNCE_SQL                                                                               \
+	"SELECT pg_notify('tiny_harness', '') FROM stream_follows "                                \
+	"WHERE task_id = ANY ($1::text[]) "                                                        \
+	"AND until_ms > (extract(epoch FROM now()) * 1000)::bigint LIMIT 1"
+static th_err announce(struct th_store *st, struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	if (c->pg_notify.len == 0)
+		return TH_OK;
+	th_buf_append(&c->pg_notify, "}", 1);
+	const struct th_arg args[] = {TH_T(c->pg_notify.data)};
+	enum th_stmt_id id = TH_STMT_PG_ANNOUNCE;
+	const char *sql = ANNOUNCE_SQL;
+	size_t n = 1;
+	if (c->pg_notify.oom) { /* which tasks is not known: announce it anyway */
+		id = TH_STMT_PG_NOTIFY;
+		sql = "SELECT pg_notify('tiny_harness', '')";
+		n = 0;
+	}
+	if (c->pg_pipe) {
+		if (c->pg_failed)
+			return sticky(st, e);
+		return queue(st, id, sql, args, n, PEND_LATER, "NOTIFY", e) < 0 ? e->code : TH_OK;
+	}
+	PGresult *r = NULL;
+	th_err err = run(st, id, sql, args, n, &r, "NOTIFY", e);
+	PQclear(r);
+	return err;
+}
+
 th_err th_pg_commit(struct th_store *st, struct th_error *e)
 {
 	struct th_store *c = st->conn;
@@ -1586,18 +1649,11 @@ th_err th_pg_commit(struct th_store *st, struct th_error *e)
 		}
 		/* Listeners on every host learn of a new event when it is committed
 		 * (STORE-6); the announcement and the COMMIT go out in one round trip. */
-		err = c->pg_notify ? run_later(st, TH_STMT_PG_NOTIFY,
-		                               "SELECT pg_notify('tiny_harness', '')", "NOTIFY", e)
-		                   : TH_OK;
+		err = announce(st, e);
 		if (err == TH_OK)
 			err = run_piped(st, TH_STMT_PG_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
 	} else {
-		err = c->pg_notify
-		          ? run(st, TH_STMT_PG_NOTIFY, "SELECT pg_notify('tiny_harness', '')", NULL,
-		                0, &r, "NOTIFY", e)
-		          : TH_OK;
-		PQclear(r);
-		r = NULL;
+		err = announce(st, e);
 		if (err == TH_OK)
 			err = run(st, TH_STMT_PG_COMMIT, "COMMIT", NULL, 0, &r, "COMMIT", e);
 	}
@@ -1907,6 +1963,7 @@ static th_err migrate(struct th_store *st, struct th_error *e)
 th_err th_pg_open(struct th_store *st, const struct th_store_opts *o, struct th_error *e)
 {
 	st->pg_pooled = o->pooled;
+	th_uuid(st->pg_follower);
 	if (o->listen != NULL && o->listen[0] != '\0' &&
 	    (st->listen_uri = strdup(o->listen)) == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory opening the database");
@@ -1950,6 +2007,7 @@ th_err th_pg_open(struct th_store *st, const struct th_store_opts *o, struct th_
 void th_pg_close(struct th_store *st)
 {
 	forget_locks(st, 0);
+	th_buf_free(&st->pg_notify);
 	th_pg_memo_reset(st);
 	if (st->listen_pg != NULL && st->listen_pg != st->own_pg)
 		PQfinish(st->listen_pg);

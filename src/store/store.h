@@ -445,17 +445,31 @@ th_err th_store_task_generation(struct th_store *st, const char *task_id, int64_
 int th_event_is_mutation(const char *kind);
 /* PRAGMA data_version, to skip polls when nothing was committed elsewhere. */
 int64_t th_store_data_version(struct th_store *st);
-/* STORE-6: news of other connections' commits without polling. On PostgreSQL every write
- * transaction announces itself at commit (NOTIFY tiny_harness), and th_store_change_fd
- * makes this connection listen: the descriptor becomes readable when an announcement
- * may have arrived (it can change after a lost connection was opened again: ask again
- * after each wait). -1 on SQLite, whose callers keep polling th_store_data_version. */
+/* STORE-6: news of other connections' commits without polling. On PostgreSQL a write
+ * transaction that appended an event to a followed task (th_store_follow) announces
+ * itself at commit (NOTIFY tiny_harness), and th_store_change_fd makes this connection
+ * listen: the descriptor becomes readable when an announcement may have arrived (it can
+ * change after a lost connection was opened again: ask again after each wait). -1 on
+ * SQLite, whose callers keep polling th_store_data_version. */
 int th_store_change_fd(struct th_store *st);
 /* 1 when a commit was announced to this connection since the last call (reading what
  * arrived on the descriptor), else 0. Polling data_version stays the fallback. */
 int th_store_change_seen(struct th_store *st);
 /* Waits up to ms for an announced commit (PostgreSQL, once listening) or simply ms. */
 void th_store_change_wait(struct th_store *st, int ms);
+/* SCALE-1 (decision-083): on PostgreSQL, this connection's follower (one per store)
+ * starts (on) or stops following task_id: while a follow lasts, a commit that appends an
+ * event to the task announces itself (above); other commits do not. A follow lapses
+ * TH_FOLLOW_LAPSE_MS after it was put unless put again: a follower puts each of its
+ * follows again every TH_FOLLOW_RENEW_MS, so those of a follower that died lapse. Outside
+ * a transaction. Only a shorter wait depends on it: streams keep polling
+ * th_store_data_version. Nothing on SQLite. */
+#define TH_FOLLOW_RENEW_MS 10000
+#define TH_FOLLOW_LAPSE_MS 30000
+th_err th_store_follow(struct th_store *st, const char *task_id, int on, struct th_error *e);
+/* Deletes every lapsed follow (of followers that died); a follower that renews calls it
+ * with each round. Outside a transaction; nothing on SQLite. */
+th_err th_store_follows_prune(struct th_store *st, struct th_error *e);
 /* Rows this connection has inserted, updated or deleted since it opened: a request that
  * left it unchanged wrote nothing (the worker then has nothing to tell its streams). */
 int64_t th_store_changes(struct th_store *st);

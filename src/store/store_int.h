@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "store/store.h"
+#include "util/buf.h"
 #include "util/ids.h"
 
 /* How many advisory-lock keys a PostgreSQL write transaction remembers holding (pg.c);
@@ -131,6 +132,10 @@ enum th_stmt_id {
 	TH_STMT_PG_TURN_LOCK,
 	TH_STMT_PG_TURN_TRY_LOCK,
 	TH_STMT_PG_NOTIFY,
+	TH_STMT_PG_ANNOUNCE,
+	TH_STMT_PG_FOLLOW,
+	TH_STMT_PG_UNFOLLOW,
+	TH_STMT_PG_FOLLOWS_PRUNE,
 	TH_STMT_PG_STMT_SAVEPOINT,
 	TH_STMT_PG_STMT_ROLLBACK_TO,
 	TH_STMT_PG_STMT_RELEASE,
@@ -221,6 +226,8 @@ struct th_store {
 	int64_t listen_try; /* monotonic time before which listen_uri, after a failed
 	                       connection, is not tried again */
 	int pg_announced;   /* a NOTIFY arrived since th_store_change_seen last looked */
+	/* This store's follower (th_store_follow, decision-083), made when it opened. */
+	char pg_follower[TH_UUID_LEN + 1];
 	int64_t pg_changes; /* rows this connection's statements changed (th_store_changes) */
 	/* pg.c, on the store whose own connection it is: the open write transaction's
 	 * advisory locks (SCALE-1, decision-051). */
@@ -238,9 +245,12 @@ struct th_store {
 	int pg_nq;                               /* how many of pg_q are used */
 	int pg_failed;                           /* a queued statement failed: pg_fail answers every
 	                                            statement until ROLLBACK (TO) */
+	/* The tasks the transaction appended events to, as a text[] literal without its
+	 * closing brace, for the announcement at COMMIT (decision-083); len 0: none.
+	 * th_buf_free (th_pg_close). */
+	struct th_buf pg_notify;
 	struct th_error pg_fail;      /* that failure, as its statement would have said */
 	char pg_fail_state[6];        /* its SQLSTATE */
-	int pg_notify;                /* the transaction appended an event: NOTIFY at COMMIT */
 	struct th_pg_memo *pg_memo;   /* what the write transaction knows of its locked tasks
 	                                 (or the read transaction's reads sent ahead), or NULL;
 	                                 th_pg_memo_reset frees it (pg_memo.c) */

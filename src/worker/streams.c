@@ -95,6 +95,7 @@ struct th_streams {
 	int64_t seen_version;
 	int64_t next_recover_ms;
 	int64_t expiry_version; /* data_version the slots' expiry values were read at */
+	int64_t next_renew_ms;  /* when the follows are put again (TH_FOLLOW_RENEW_MS) */
 };
 
 static void wake(struct th_streams *s)
@@ -244,9 +245,55 @@ size_t th_streams_wait_recoveries(struct th_streams *s, int timeout_ms, char ***
 
 /* ---- the stream thread ---- */
 
+/* 1 when a slot other than slots[i] follows slots[i]'s task. */
+static int followed_elsewhere(const struct th_streams *s, size_t i)
+{
+	for (size_t j = 0; j < s->nslots; j++)
+		if (j != i &&
+		    strcmp(s->slots[j]->p.watch.task_id, s->slots[i]->p.watch.task_id) == 0)
+			return 1;
+	return 0;
+}
+
+/* decision-083: the thread follows each task one of its slots watches, so that commits to
+ * it are announced (on PostgreSQL). A follow that could not be put costs only the wait
+ * until the next poll. */
+static void follow(struct th_streams *s, const char *task_id, int on)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_follow(s->store, task_id, on, &e) != TH_OK)
+		th_log(TH_LOG_WARN, "stream thread: task %s: %s", task_id, e.msg);
+}
+
+/* Puts every follow again and takes away those of followers that died, once in
+ * TH_FOLLOW_RENEW_MS; a follow lapses after TH_FOLLOW_LAPSE_MS. */
+static void renew_follows(struct th_streams *s, int64_t now)
+{
+	if (s->nslots == 0 || now < s->next_renew_ms)
+		return;
+	int first = s->next_renew_ms == 0; /* adopt() has just put them */
+	s->next_renew_ms = now + TH_FOLLOW_RENEW_MS;
+	if (first)
+		return;
+	for (size_t i = 0; i < s->nslots; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(s->slots[j]->p.watch.task_id, s->slots[i]->p.watch.task_id))
+			j++;
+		if (j == i) /* the first slot of its task */
+			follow(s, s->slots[i]->p.watch.task_id, 1);
+	}
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_store_follows_prune(s->store, &e) != TH_OK)
+		th_log(TH_LOG_WARN, "stream thread: %s", e.msg);
+}
+
 static void drop(struct th_streams *s, size_t i)
 {
 	struct slot *sl = s->slots[i];
+	if (!followed_elsewhere(s, i))
+		follow(s, sl->p.watch.task_id, 0);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, sl->p.conn.fd, NULL);
 	pthread_mutex_lock(&s->mu);
 	s->open--;
@@ -337,6 +384,10 @@ static size_t adopt(struct th_streams *s)
 		    epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 			sl->gone = 1;
 		s->slots[s->nslots++] = sl;
+		/* Followed before the read that adoption forces (run): a commit after that
+		 * read is announced. */
+		if (!followed_elsewhere(s, s->nslots - 1))
+			follow(s, sl->p.watch.task_id, 1);
 	}
 	free(in);
 	return n;
@@ -628,8 +679,10 @@ static void *run(void *arg)
 		int adopted = adopt(s) > 0;
 		/* An announced commit is read at once instead of at the next poll. */
 		int announced = th_store_change_seen(s->store);
-		if (s->nslots > 0 && !stop)
+		if (s->nslots > 0 && !stop) {
+			renew_follows(s, th_mono_ms());
 			tick(s, adopted || announced);
+		}
 		for (size_t i = 0; i < s->nslots; i++) {
 			if (stop)
 				finish_slot(s, s->slots[i]);

@@ -206,7 +206,7 @@ START_TEST(test_store1_open_creates_and_migrates)
 	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM pragma_table_info('turn_rows') "
 	                           "WHERE name = 'task_id'"),
 	                 0);
-	ck_assert_int_eq(th_store_schema_version(), 22);
+	ck_assert_int_eq(th_store_schema_version(), 23);
 	/* 016: participants is its primary key's b-tree; its rowid is an ordinary column. */
 	ck_assert_int_eq(q_int(st, "SELECT wr FROM pragma_table_list WHERE name = 'participants'"),
 	                 1);
@@ -3944,6 +3944,78 @@ START_TEST(test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_sa
 }
 END_TEST
 
+/* Appends one event to task on st in a write of its own. */
+static void append_event(struct th_store *st, const char *task)
+{
+	struct th_error e;
+	begin(st);
+	ck_assert_int_eq(th_test_event_append(st, task, "status", TH_ENDS_NONE, "{}", NULL, &e),
+	                 TH_OK);
+	commit(st);
+}
+
+/* 1 when a commit was announced to reader within ms (and reads it), else 0. */
+static int announced_within(struct th_store *reader, int ms)
+{
+	struct pollfd p = {.fd = th_store_change_fd(reader), .events = POLLIN};
+	return poll(&p, 1, ms) == 1 && th_store_change_seen(reader);
+}
+
+/* decision-083: a commit announces itself only while a stream follows one of the tasks it
+ * appended events to; a follow ends when its follower ends it or when it lapses. */
+START_TEST(test_scale1_pg_only_a_commit_to_a_followed_task_is_announced)
+{
+	struct th_store *writer = open_store();
+	struct th_store *reader = open_store();
+	struct th_store *other = open_store();
+	ck_assert_int_ge(th_store_change_fd(reader), 0);
+	struct th_error e;
+	begin(writer);
+	add_task(writer, "followed");
+	add_task(writer, "quiet");
+	commit(writer);
+	(void)announced_within(reader, 0);
+	/* Nobody follows: nothing is announced, and no NOTIFY was sent at all. */
+	append_event(writer, "followed");
+	ck_assert_int_eq(announced_within(reader, 300), 0);
+	/* Another follower's follow serves every listener. */
+	ck_assert_int_eq(th_store_follow(other, "followed", 1, &e), TH_OK);
+	append_event(writer, "quiet");
+	ck_assert_int_eq(announced_within(reader, 300), 0);
+	append_event(writer, "followed");
+	ck_assert_int_eq(announced_within(reader, 5000), 1);
+	/* One commit for both tasks is announced (once) because one of them is followed. */
+	begin(writer);
+	ck_assert_int_eq(
+	    th_test_event_append(writer, "quiet", "status", TH_ENDS_NONE, "{}", NULL, &e), TH_OK);
+	ck_assert_int_eq(
+	    th_test_event_append(writer, "followed", "status", TH_ENDS_NONE, "{}", NULL, &e),
+	    TH_OK);
+	commit(writer);
+	ck_assert_int_eq(announced_within(reader, 5000), 1);
+	/* Put twice is one follow; ended, nothing more is announced. */
+	ck_assert_int_eq(th_store_follow(other, "followed", 1, &e), TH_OK);
+	char out[64];
+	ck_assert_int_eq(psql(pgdb, "SELECT count(*) FROM stream_follows", out, sizeof out), 0);
+	ck_assert_str_eq(out, "1");
+	ck_assert_int_eq(th_store_follow(other, "followed", 0, &e), TH_OK);
+	append_event(writer, "followed");
+	ck_assert_int_eq(announced_within(reader, 300), 0);
+	/* A follow that lapsed (its follower died) announces nothing, and a prune takes it. */
+	ck_assert_int_eq(th_store_follow(other, "followed", 1, &e), TH_OK);
+	ck_assert_int_eq(
+	    psql(pgdb, "UPDATE stream_follows SET until_ms = until_ms - 31000", NULL, 0), 0);
+	append_event(writer, "followed");
+	ck_assert_int_eq(announced_within(reader, 300), 0);
+	ck_assert_int_eq(th_store_follows_prune(reader, &e), TH_OK);
+	ck_assert_int_eq(psql(pgdb, "SELECT count(*) FROM stream_follows", out, sizeof out), 0);
+	ck_assert_str_eq(out, "0");
+	th_store_close(other);
+	th_store_close(reader);
+	th_store_close(writer);
+}
+END_TEST
+
 START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
 {
 	struct th_store *writer = open_store();
@@ -3953,6 +4025,8 @@ START_TEST(test_store6_pg_a_commit_is_announced_to_a_listener)
 	ck_assert_int_eq(th_store_change_seen(reader), 0);
 	struct pollfd p = {.fd = fd, .events = POLLIN};
 	struct th_error e;
+	/* Announced commits are those of followed tasks (decision-083). */
+	ck_assert_int_eq(th_store_follow(reader, "announced", 1, &e), TH_OK);
 	/* A commit that appended no event is not announced: listeners look for events
 	 * (decision-054). */
 	begin(writer);
@@ -4304,6 +4378,7 @@ static Suite *store_suite(void)
 		tcase_add_test(
 		    tc, test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_same);
 		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
+		tcase_add_test(tc, test_scale1_pg_only_a_commit_to_a_followed_task_is_announced);
 		tcase_add_test(tc,
 		               test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe);
 		tcase_add_test(tc, test_store6_pg_a_session_ended_while_idle_is_found_before_begin);

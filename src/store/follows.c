@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* follows.c — which tasks streams follow, so that a commit on PostgreSQL announces itself
+ * only when someone listens for it (SCALE-1, migration 023, decision-083). pg.c's
+ * announce() reads the rows at COMMIT; SQLite announces nothing and keeps none. */
+#include "store/store.h"
+#include "store/store_int.h"
+
+/* The server's clock, in epoch ms: every host's follows and commits compare against one
+ * clock, whatever the hosts' own say. */
+#define SERVER_MS "(extract(epoch FROM now()) * 1000)::bigint"
+
+th_err th_store_follow(struct th_store *st, const char *task_id, int on, struct th_error *e)
+{
+	if (st->own_pg == NULL)
+		return TH_OK;
+	if (task_id == NULL)
+		return th_error_set(e, TH_EINVAL, "a follow needs a task");
+	if (!on)
+		return th_store_exec(
+		    st, TH_STMT_PG_UNFOLLOW,
+		    "DELETE FROM stream_follows WHERE task_id = ?1 AND follower = ?2",
+		    TH_ARGS(TH_T(task_id), TH_T(st->pg_follower)), NULL, NULL, "unfollow", e);
+	return th_store_exec(
+	    st, TH_STMT_PG_FOLLOW,
+	    "INSERT INTO stream_follows (task_id, follower, until_ms) "
+	    "VALUES (?1, ?2, " SERVER_MS " + ?3) ON CONFLICT (task_id, follower) "
+	    "DO UPDATE SET until_ms = excluded.until_ms",
+	    TH_ARGS(TH_T(task_id), TH_T(st->pg_follower), TH_I(TH_FOLLOW_LAPSE_MS)), NULL, NULL,
+	    "follow", e);
+}
+
+th_err th_store_follows_prune(struct th_store *st, struct th_error *e)
+{
+	if (st->own_pg == NULL)
+		return TH_OK;
+	return th_store_exec(st, TH_STMT_PG_FOLLOWS_PRUNE,
+	                     "DELETE FROM stream_follows WHERE until_ms <= " SERVER_MS, NULL, 0,
+	                     NULL, NULL, "follows prune", e);
+}
