@@ -1610,21 +1610,10 @@ static void pipe_end(struct th_store *st)
 	"SELECT pg_notify('tiny_harness', '') FROM stream_follows "                                \
 	"WHERE task_id = ANY ($1::text[]) "                                                        \
 	"AND until_ms > (extract(epoch FROM now()) * 1000)::bigint LIMIT 1"
-static th_err announce(struct th_store *st, struct th_error *e)
+static th_err announce_with(struct th_store *st, enum th_stmt_id id, const char *sql,
+                            const struct th_arg *args, size_t n, struct th_error *e)
 {
 	struct th_store *c = st->conn;
-	if (c->pg_notify.len == 0)
-		return TH_OK;
-	th_buf_append(&c->pg_notify, "}", 1);
-	const struct th_arg args[] = {TH_T(c->pg_notify.data)};
-	enum th_stmt_id id = TH_STMT_PG_ANNOUNCE;
-	const char *sql = ANNOUNCE_SQL;
-	size_t n = 1;
-	if (c->pg_notify.oom) { /* which tasks is not known: announce it anyway */
-		id = TH_STMT_PG_NOTIFY;
-		sql = "SELECT pg_notify('tiny_harness', '')";
-		n = 0;
-	}
 	if (c->pg_pipe) {
 		if (c->pg_failed)
 			return sticky(st, e);
@@ -1634,6 +1623,19 @@ static th_err announce(struct th_store *st, struct th_error *e)
 	th_err err = run(st, id, sql, args, n, &r, "NOTIFY", e);
 	PQclear(r);
 	return err;
+}
+
+static th_err announce(struct th_store *st, struct th_error *e)
+{
+	struct th_store *c = st->conn;
+	if (c->pg_notify.len == 0)
+		return TH_OK;
+	th_buf_append(&c->pg_notify, "}", 1);
+	if (c->pg_notify.oom) /* which tasks is not known: announce it anyway */
+		return announce_with(st, TH_STMT_PG_NOTIFY, "SELECT pg_notify('tiny_harness', '')",
+		                     NULL, 0, e);
+	return announce_with(st, TH_STMT_PG_ANNOUNCE, ANNOUNCE_SQL,
+	                     TH_ARGS(TH_T(c->pg_notify.data)), e);
 }
 
 th_err th_pg_commit(struct th_store *st, struct th_error *e)

@@ -26,8 +26,8 @@ STORE-10 (migration 010, decision-048) adds what the leaner schema must keep:
   - the waiting_tasks view of 010 gives the same columns and rows as the one of 006 on
     tasks that cover each of its branches.
 
-PostgreSQL's texts (STORE-6) are not prepared here: pg.c's own statements (TH_STMT_PG_*)
-and the second text of a `th_sql_for(st, sqlite, postgresql)` call site only count as
+PostgreSQL's texts (STORE-6) are not prepared here: PostgreSQL's own statements
+(TH_STMT_PG_*, in pg.c and follows.c) and the second text of a `th_sql_for(st, sqlite, postgresql)` call site only count as
 call sites; check_store and the second pass of scripts/test.sh run them on PostgreSQL.
 
 TAP output; exit 0 when every check passed, 1 otherwise, 77 when TH_BIN is not available.
@@ -276,6 +276,9 @@ def call_sites():
         for m in CALL.finditer(text):
             if '"' not in m.group(2) and not any(t in macros for t in m.group(2).split()):
                 continue  # an id passed on without its SQL (a helper's argument)
+            if m.group(1).startswith("TH_STMT_PG_"):
+                pg_ids.add(m.group(1))  # PostgreSQL's own, outside pg.c (follows.c)
+                continue
             sql = c_string(m.group(2), macros)
             sites.setdefault(m.group(1), {}).setdefault(sql, []).append(name)
     return sites, pg_ids
