@@ -639,7 +639,30 @@ static void lock_after(struct th_store *st, enum th_stmt_id id, const struct th_
 	remember(st->conn, name);
 }
 
-/* Adds task_id to the tasks c's transaction appended events to (pg_notify: a text[]
+/* The element text[] literal b would get for item (th_pg_array_add) into out, with its
+ * separator first; its length. */
+static size_t array_item(const struct th_buf *b, const char *item, char out[TH_ID_BUF * 2 + 4])
+{
+	size_t k = 0;
+	out[k++] = b->len > 0 ? ',' : '{';
+	out[k++] = '"';
+	for (const char *p = item; *p != '\0' && k + 3 < TH_ID_BUF * 2 + 4; p++) {
+		if (*p == '"' || *p == '\\')
+			out[k++] = '\\';
+		out[k++] = *p;
+	}
+	out[k++] = '"';
+	out[k] = '\0';
+	return k;
+}
+
+void th_pg_array_add(struct th_buf *b, const char *item)
+{
+	char text[TH_ID_BUF * 2 + 4];
+	th_buf_append(b, text, array_item(b, item, text));
+}
+
+/* Adds task_id to the tasks c's transaction appended events to (pg_notify, a text[]
  * literal without its closing brace), once. Out of memory, the literal is marked so and
  * the commit announces itself whatever is followed. */
 static void notify_add(struct th_store *c, const char *task_id)
@@ -647,16 +670,7 @@ static void notify_add(struct th_store *c, const char *task_id)
 	if (task_id == NULL)
 		return;
 	char item[TH_ID_BUF * 2 + 4];
-	size_t k = 0;
-	item[k++] = c->pg_notify.len > 0 ? ',' : '{';
-	item[k++] = '"';
-	for (const char *p = task_id; *p != '\0' && k + 3 < sizeof item; p++) {
-		if (*p == '"' || *p == '\\')
-			item[k++] = '\\';
-		item[k++] = *p;
-	}
-	item[k++] = '"';
-	item[k] = '\0';
+	size_t k = array_item(&c->pg_notify, task_id, item);
 	/* The same task twice is one element. Inside an element every '"' follows a '\\', so
 	 * '"' after '{' or ',' opens one and '"' before ',' or the end closes one. */
 	const char *at = c->pg_notify.len > 0 ? c->pg_notify.data : NULL;

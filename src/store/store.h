@@ -467,6 +467,9 @@ void th_store_change_wait(struct th_store *st, int ms);
 #define TH_FOLLOW_RENEW_MS 10000
 #define TH_FOLLOW_LAPSE_MS 30000
 th_err th_store_follow(struct th_store *st, const char *task_id, int on, struct th_error *e);
+/* Puts the follows of n tasks (repeats allowed) in one statement: a follower's renewal. */
+th_err th_store_follows_renew(struct th_store *st, const char *const *task_ids, size_t n,
+                              struct th_error *e);
 /* Deletes every lapsed follow (of followers that died); a follower that renews calls it
  * with each round. Outside a transaction; nothing on SQLite. */
 th_err th_store_follows_prune(struct th_store *st, struct th_error *e);

@@ -585,6 +585,10 @@ int64_t th_pg_data_version(struct th_store *st);
 int th_pg_change_fd(struct th_store *st);
 int th_pg_change_seen(struct th_store *st);
 int th_pg_change_wait(struct th_store *st, int ms);
+/* Appends item to b as an element of a PostgreSQL text[] literal: '{' before the first,
+ * ',' before the others, quoted, '"' and '\\' escaped. Close it with "}". An item longer
+ * than TH_ID_MAX is cut. */
+void th_pg_array_add(struct th_buf *b, const char *item);
 /* Frees what def says row owns (text and blob fields) and zeroes it. */
 void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */

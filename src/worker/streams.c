@@ -266,8 +266,8 @@ static void follow(struct th_streams *s, const char *task_id, int on)
 		th_log(TH_LOG_WARN, "stream thread: task %s: %s", task_id, e.msg);
 }
 
-/* Puts every follow again and takes away those of followers that died, once in
- * TH_FOLLOW_RENEW_MS; a follow lapses after TH_FOLLOW_LAPSE_MS. */
+/* Puts every follow again in one statement and takes away those of followers that died,
+ * once in TH_FOLLOW_RENEW_MS; a follow lapses after TH_FOLLOW_LAPSE_MS. */
 static void renew_follows(struct th_streams *s, int64_t now)
 {
 	if (s->nslots == 0 || now < s->next_renew_ms)
@@ -276,17 +276,21 @@ static void renew_follows(struct th_streams *s, int64_t now)
 	s->next_renew_ms = now + TH_FOLLOW_RENEW_MS;
 	if (first)
 		return;
-	for (size_t i = 0; i < s->nslots; i++) {
-		size_t j = 0;
-		while (j < i && strcmp(s->slots[j]->p.watch.task_id, s->slots[i]->p.watch.task_id))
-			j++;
-		if (j == i) /* the first slot of its task */
-			follow(s, s->slots[i]->p.watch.task_id, 1);
-	}
+	const char **ids = malloc(s->nslots * sizeof *ids); /* free, below */
 	struct th_error e;
 	th_error_clear(&e);
-	if (th_store_follows_prune(s->store, &e) != TH_OK)
-		th_log(TH_LOG_WARN, "stream thread: %s", e.msg);
+	if (ids == NULL) {
+		th_log(TH_LOG_WARN, "stream thread: out of memory renewing %zu follows", s->nslots);
+		return;
+	}
+	for (size_t i = 0; i < s->nslots; i++)
+		ids[i] = s->slots[i]->p.watch.task_id;
+	th_err rc = th_store_follows_renew(s->store, ids, s->nslots, &e);
+	free(ids);
+	if (rc == TH_OK)
+		rc = th_store_follows_prune(s->store, &e);
+	if (rc != TH_OK)
+		th_log(TH_LOG_WARN, "stream thread: follows: %s", e.msg);
 }
 
 static void drop(struct th_streams *s, size_t i)

@@ -4010,6 +4010,20 @@ START_TEST(test_scale1_pg_only_a_commit_to_a_followed_task_is_announced)
 	ck_assert_int_eq(th_store_follows_prune(reader, &e), TH_OK);
 	ck_assert_int_eq(psql(pgdb, "SELECT count(*) FROM stream_follows", out, sizeof out), 0);
 	ck_assert_str_eq(out, "0");
+	/* A renewal puts several follows at once (a task named twice is one), ids quoted as
+	 * text[] elements; a commit to such a task finds its follow. */
+	const char *odd = "we\"ird\\id,{x}";
+	begin(writer);
+	add_task(writer, odd);
+	commit(writer);
+	const char *ids[] = {"followed", odd, "followed"};
+	ck_assert_int_eq(th_store_follows_renew(other, ids, 3, &e), TH_OK);
+	ck_assert_int_eq(psql(pgdb, "SELECT count(*) FROM stream_follows", out, sizeof out), 0);
+	ck_assert_str_eq(out, "2");
+	append_event(writer, "quiet");
+	ck_assert_int_eq(announced_within(reader, 300), 0);
+	append_event(writer, odd);
+	ck_assert_int_eq(announced_within(reader, 5000), 1);
 	th_store_close(other);
 	th_store_close(reader);
 	th_store_close(writer);
