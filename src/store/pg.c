@@ -754,6 +754,11 @@ static th_err sticky(struct th_store *st, struct th_error *e)
 	return c->pg_fail.code;
 }
 
+th_err th_pg_write_failure(struct th_store *st, struct th_error *e)
+{
+	return st->conn != NULL && st->conn->pg_failed ? sticky(st, e) : TH_OK;
+}
+
 static th_err drain(struct th_store *st, struct th_error *e);
 
 /* Frees what queued entry p kept for itself (a read ahead's arguments). */

@@ -542,6 +542,10 @@ int th_pg_queues(const struct th_store *st);
 /* Sends read id ahead inside a pipelined write transaction (th_store_prefetch). */
 void th_pg_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                     const struct th_arg *args, size_t n);
+/* The failure of the write transaction open on st's connection (PostgreSQL), as its
+ * failed statement answered (a lost connection: TH_EUNAVAILABLE, "retry"), or TH_OK when
+ * none of its statements failed. */
+th_err th_pg_write_failure(struct th_store *st, struct th_error *e);
 /* th_store_in_txn on PostgreSQL. */
 int th_pg_in_txn(const struct th_store *st);
 /* Connects st (its path is the URI) and migrates the schema; o->sync_full as in

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -4104,6 +4105,23 @@ START_TEST(test_store6_pg_a_lost_connection_is_opened_again_where_that_is_safe)
 	ck_assert_int_eq(e.code, TH_EUNAVAILABLE);
 	ck_assert_ptr_nonnull(strstr(e.msg, "retry"));
 	th_store_rollback(st);
+	/* The connection gone under a write (the server crashed): a read fails with it, and
+	 * a write that goes on after that (the read's failure ignored) is told the same,
+	 * not that it runs outside a transaction (the torture run, seed 1323). */
+	struct th_store *crash = open_store();
+	int fd = th_store_change_fd(crash); /* its own connection's socket (no db_listen) */
+	ck_assert_int_ge(fd, 0);
+	begin(crash);
+	add_task(crash, "crashed");
+	ck_assert_int_eq(shutdown(fd, SHUT_RDWR), 0);
+	ck_assert_int_ne(th_store_task_get(crash, "crashed", &r, &e), TH_OK);
+	th_error_clear(&e);
+	ck_assert_int_ne(
+	    th_test_event_append(crash, "crashed", "task", TH_ENDS_NONE, "{}", &seq, &e), TH_OK);
+	ck_assert_int_eq(e.code, TH_EUNAVAILABLE);
+	ck_assert_msg(strstr(e.msg, "retry") != NULL, "%s", e.msg);
+	th_store_rollback(crash);
+	th_store_close(crash);
 	begin(st);
 	add_task(st, "after");
 	commit(st);
