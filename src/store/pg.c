@@ -712,9 +712,13 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 	if (err == TH_OK && writes(sql))
 		c->pg_part_wrote = 1;
 	/* Listeners (streams) look for new events: only a transaction that appends one
-	 * may announce its commit (decision-054), and only for a followed task (083). */
-	if (err == TH_OK && id == TH_STMT_EV_INSERT)
-		notify_add(c, arg_text(args, n, 1));
+	 * may announce its commit (decision-054), and only for a followed task (083). A
+	 * task this write made (fresh_task) is followed by no one: nobody can subscribe to
+	 * a task before it is committed. */
+	const char *task = arg_text(args, n, 1);
+	if (err == TH_OK && id == TH_STMT_EV_INSERT && task != NULL &&
+	    strcmp(task, st->fresh_task) != 0)
+		notify_add(c, task);
 	return err;
 }
 

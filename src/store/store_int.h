@@ -272,7 +272,7 @@ struct th_store {
 	                     clock as it began (th_store_now); 0 otherwise */
 	/* The task (a UUID) th_store_task_insert made in the running th_store_write function
 	 * while no push config of it has been put in it: no event of it has anyone to push
-	 * to; "" none. */
+	 * to, nor (PostgreSQL) anyone to announce it to (decision-083); "" none. */
 	char fresh_task[TH_UUID_LEN + 1];
 	int64_t group_writes;  /* rows this store's group transactions committed */
 	char *path;            /* free (th_store_close) */

@@ -3962,6 +3962,14 @@ static int announced_within(struct th_store *reader, int ms)
 	return poll(&p, 1, ms) == 1 && th_store_change_seen(reader);
 }
 
+/* A write that makes task "made-here" and appends its first event (the task event). */
+static th_err make_and_record(struct th_store *st, void *arg, struct th_error *e)
+{
+	(void)arg;
+	add_task(st, "made-here");
+	return th_test_event_append(st, "made-here", "task", TH_ENDS_NONE, "{}", NULL, e);
+}
+
 /* decision-083: a commit announces itself only while a stream follows one of the tasks it
  * appended events to; a follow ends when its follower ends it or when it lapses. */
 START_TEST(test_scale1_pg_only_a_commit_to_a_followed_task_is_announced)
@@ -4024,6 +4032,17 @@ START_TEST(test_scale1_pg_only_a_commit_to_a_followed_task_is_announced)
 	append_event(writer, "quiet");
 	ck_assert_int_eq(announced_within(reader, 300), 0);
 	append_event(writer, odd);
+	ck_assert_int_eq(announced_within(reader, 5000), 1);
+	/* A write's own new task is announced to no one: nobody can follow a task before it
+	 * is committed. (A follow row put ahead by hand shows the write did not ask.) */
+	ck_assert_int_eq(psql(pgdb,
+	                      "INSERT INTO stream_follows VALUES ('made-here', 'by-hand', "
+	                      "(extract(epoch FROM now()) * 1000)::bigint + 60000)",
+	                      NULL, 0),
+	                 0);
+	ck_assert_msg(th_store_write(writer, make_and_record, NULL, &e) == TH_OK, "%s", e.msg);
+	ck_assert_int_eq(announced_within(reader, 300), 0);
+	append_event(writer, "made-here"); /* a later write to it is */
 	ck_assert_int_eq(announced_within(reader, 5000), 1);
 	th_store_close(other);
 	th_store_close(reader);
