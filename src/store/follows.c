@@ -6,10 +6,6 @@
 #include "store/store_int.h"
 #include "util/buf.h"
 
-/* The server's clock, in epoch ms: every host's follows and commits compare against one
- * clock, whatever the hosts' own say. */
-#define SERVER_MS "(extract(epoch FROM now()) * 1000)::bigint"
-
 th_err th_store_follow(struct th_store *st, const char *task_id, int on, struct th_error *e)
 {
 	if (st->own_pg == NULL)
@@ -40,7 +36,7 @@ th_err th_store_follows_renew(struct th_store *st, const char *const *task_ids, 
 	            : th_store_exec(
 	                  st, TH_STMT_PG_FOLLOW,
 	                  "INSERT INTO stream_follows (task_id, follower, until_ms) "
-	                  "SELECT DISTINCT unnest(?1::text[]), ?2, " SERVER_MS " + ?3 "
+	                  "SELECT DISTINCT unnest(?1::text[]), ?2, " TH_PG_NOW_MS " + ?3 "
 	                  "ON CONFLICT (task_id, follower) "
 	                  "DO UPDATE SET until_ms = excluded.until_ms",
 	                  TH_ARGS(TH_T(ids.data), TH_T(st->pg_follower), TH_I(TH_FOLLOW_LAPSE_MS)),
@@ -54,6 +50,6 @@ th_err th_store_follows_prune(struct th_store *st, struct th_error *e)
 	if (st->own_pg == NULL)
 		return TH_OK;
 	return th_store_exec(st, TH_STMT_PG_FOLLOWS_PRUNE,
-	                     "DELETE FROM stream_follows WHERE until_ms <= " SERVER_MS, NULL, 0,
+	                     "DELETE FROM stream_follows WHERE until_ms <= " TH_PG_NOW_MS, NULL, 0,
 	                     NULL, NULL, "follows prune", e);
 }

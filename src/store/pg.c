@@ -639,47 +639,19 @@ static void lock_after(struct th_store *st, enum th_stmt_id id, const struct th_
 	remember(st->conn, name);
 }
 
-/* The element text[] literal b would get for item (th_pg_array_add) into out, with its
- * separator first; its length. */
-static size_t array_item(const struct th_buf *b, const char *item, char out[TH_ID_BUF * 2 + 4])
+void th_pg_array_add(struct th_buf *b, const char *item)
 {
+	char out[TH_ID_BUF * 2 + 4];
 	size_t k = 0;
 	out[k++] = b->len > 0 ? ',' : '{';
 	out[k++] = '"';
-	for (const char *p = item; *p != '\0' && k + 3 < TH_ID_BUF * 2 + 4; p++) {
+	for (const char *p = item; *p != '\0' && k + 3 < sizeof out; p++) {
 		if (*p == '"' || *p == '\\')
 			out[k++] = '\\';
 		out[k++] = *p;
 	}
 	out[k++] = '"';
-	out[k] = '\0';
-	return k;
-}
-
-void th_pg_array_add(struct th_buf *b, const char *item)
-{
-	char text[TH_ID_BUF * 2 + 4];
-	th_buf_append(b, text, array_item(b, item, text));
-}
-
-/* Adds task_id to the tasks c's transaction appended events to (pg_notify, a text[]
- * literal without its closing brace), once. Out of memory, the literal is marked so and
- * the commit announces itself whatever is followed. */
-static void notify_add(struct th_store *c, const char *task_id)
-{
-	if (task_id == NULL)
-		return;
-	char item[TH_ID_BUF * 2 + 4];
-	size_t k = array_item(&c->pg_notify, task_id, item);
-	/* The same task twice is one element. Inside an element every '"' follows a '\\', so
-	 * '"' after '{' or ',' opens one and '"' before ',' or the end closes one. */
-	const char *at = c->pg_notify.len > 0 ? c->pg_notify.data : NULL;
-	while (at != NULL && (at = strstr(at, item + 1)) != NULL) {
-		if ((at[-1] == '{' || at[-1] == ',') && (at[k - 1] == ',' || at[k - 1] == '\0'))
-			return;
-		at++;
-	}
-	th_buf_append(&c->pg_notify, item, k);
+	th_buf_append(b, out, k);
 }
 
 /* Before statement id runs inside a write transaction on st's connection: group.c's part
@@ -718,7 +690,7 @@ static th_err before(struct th_store *st, enum th_stmt_id id, const char *sql,
 	const char *task = arg_text(args, n, 1);
 	if (err == TH_OK && id == TH_STMT_EV_INSERT && task != NULL &&
 	    strcmp(task, st->fresh_task) != 0)
-		notify_add(c, task);
+		th_pg_array_add(&c->pg_notify, task); /* a task twice: ANY reads it once */
 	return err;
 }
 
@@ -1631,8 +1603,7 @@ static void pipe_end(struct th_store *st)
  * machinery: its lock for the whole cluster, its queue, the signals to every listener. */
 #define ANNOUNCE_SQL                                                                               \
 	"SELECT pg_notify('tiny_harness', '') FROM stream_follows "                                \
-	"WHERE task_id = ANY ($1::text[]) "                                                        \
-	"AND until_ms > (extract(epoch FROM now()) * 1000)::bigint LIMIT 1"
+	"WHERE task_id = ANY ($1::text[]) AND until_ms > " TH_PG_NOW_MS " LIMIT 1"
 static th_err announce_with(struct th_store *st, enum th_stmt_id id, const char *sql,
                             const struct th_arg *args, size_t n, struct th_error *e)
 {

@@ -245,9 +245,9 @@ struct th_store {
 	int pg_nq;                               /* how many of pg_q are used */
 	int pg_failed;                           /* a queued statement failed: pg_fail answers every
 	                                            statement until ROLLBACK (TO) */
-	/* The tasks the transaction appended events to, as a text[] literal without its
-	 * closing brace, for the announcement at COMMIT (decision-083); len 0: none.
-	 * th_buf_free (th_pg_close). */
+	/* The tasks the transaction appended events to (a task may repeat), as a text[]
+	 * literal without its closing brace, for the announcement at COMMIT (decision-083);
+	 * len 0: none. th_buf_free (th_pg_close). */
 	struct th_buf pg_notify;
 	struct th_error pg_fail;      /* that failure, as its statement would have said */
 	char pg_fail_state[6];        /* its SQLSTATE */
@@ -479,6 +479,9 @@ static inline const char *th_sql_for(const struct th_store *st, const char *lite
 
 /* 1 while the connection st's statements run on has a transaction open. */
 int th_store_in_txn(const struct th_store *st);
+/* TH_OK inside a transaction; else the failure of the write whose connection went
+ * (PostgreSQL, th_pg_write_failure), or TH_EINTERNAL "<what> outside a transaction". */
+th_err th_store_need_txn(struct th_store *st, const char *what, struct th_error *e);
 /* Points st's statements at w's connection (a group's writer), or back at its own when
  * w is st. */
 void th_store_use_conn(struct th_store *st, struct th_store *w);
@@ -593,6 +596,9 @@ int th_pg_change_wait(struct th_store *st, int ms);
  * ',' before the others, quoted, '"' and '\\' escaped. Close it with "}". An item longer
  * than TH_ID_MAX is cut. */
 void th_pg_array_add(struct th_buf *b, const char *item);
+/* The server's clock in epoch ms, as SQL: follows and the commits that look for them
+ * (decision-083) compare against one clock, whatever the hosts' own say. */
+#define TH_PG_NOW_MS "(extract(epoch FROM now()) * 1000)::bigint"
 /* Frees what def says row owns (text and blob fields) and zeroes it. */
 void th_row_free(const struct th_row_def *def, void *row);
 /* th_row_free for each of n rows of the array, then the array. */

@@ -258,12 +258,20 @@ def call_sites():
     """SQLite's call sites, id -> {sql: [file, …]}, and the ids PostgreSQL's texts use."""
     sites = {}
     pg_ids = set()
+    shared = {}  # store_int.h's string macros (TH_PG_NOW_MS), known to every file
+    header = open(os.path.join(STORE, "store_int.h"), encoding="utf-8").read()
+    header = re.sub(r"/\*.*?\*/", " ", header, flags=re.S)
+    for m in DEFINE.finditer(header):
+        try:
+            shared[m.group(1)] = c_string(m.group(2).replace("\\\n", " "), shared)
+        except ValueError:
+            pass  # not a string macro
     for name in sorted(os.listdir(STORE)):
         if not name.endswith(".c"):
             continue
         text = open(os.path.join(STORE, name), encoding="utf-8").read()
         text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)  # comments (none inside strings)
-        macros = {}
+        macros = dict(shared)
         for m in DEFINE.finditer(text):
             macros[m.group(1)] = c_string(m.group(2).replace("\\\n", " "), macros)
         if name == "pg.c":
