@@ -947,6 +947,17 @@ int th_store_in_txn(const struct th_store *st)
 	return st->db != NULL && !sqlite3_get_autocommit(st->db);
 }
 
+th_err th_store_need_txn(struct th_store *st, const char *what, struct th_error *e)
+{
+	if (th_store_in_txn(st))
+		return TH_OK;
+	/* A write whose connection went (PostgreSQL: the server crashed) is told what its
+	 * failed statement was told: a retry may succeed. */
+	if (st->pg != NULL && th_pg_write_failure(st, e) != TH_OK)
+		return e->code;
+	return th_error_set(e, TH_EINTERNAL, "%s outside a transaction", what);
+}
+
 void th_store_use_conn(struct th_store *st, struct th_store *w)
 {
 	st->conn = w;

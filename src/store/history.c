@@ -325,20 +325,16 @@ th_err th_store_event_append(struct th_store *st, const char *task_id, const cha
 		*seq = 0;
 	if (task_id == NULL || kind == NULL || event == NULL)
 		return th_error_set(e, TH_EINVAL, "event needs task, kind and json");
-	if (!th_store_in_txn(st)) {
-		/* A write whose connection went (PostgreSQL: the server crashed) is told what
-		 * its failed statement was told: a retry may succeed. */
-		if (st->pg != NULL && th_pg_write_failure(st, e) != TH_OK)
-			return e->code;
-		return th_error_set(e, TH_EINTERNAL,
-		                    "event append outside a transaction (STREAM-3 needs one)");
-	}
+	/* STREAM-3 numbers a task's events inside the write that appends them. */
+	th_err err = th_store_need_txn(st, "event append", e);
+	if (err != TH_OK)
+		return err;
 	/* The next seq is the log's own last one plus one: a seek to the end of the task's
 	 * events in their primary key. Writers are serialised, and a task's events are only
 	 * ever deleted with the task, so it is gap-free and never reused (STREAM-3). */
 	int64_t last = 0;
-	th_err err = th_store_exec(st, TH_STMT_EV_LAST, EV_LAST_SQL, TH_ARGS(TH_T(task_id)), &last,
-	                           NULL, "event seq", e);
+	err = th_store_exec(st, TH_STMT_EV_LAST, EV_LAST_SQL, TH_ARGS(TH_T(task_id)), &last, NULL,
+	                    "event seq", e);
 	if (err != TH_OK)
 		return err;
 	int64_t next = last + 1;
