@@ -9,6 +9,7 @@
 #define TH_APP_H
 
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "turn/context.h"
@@ -38,6 +39,17 @@ struct th_parker {
 	int (*take)(void *impl, struct th_bind_parked *p);
 	/* Gives back a reservation of room() that no stream was handed over on. */
 	void (*unreserve)(void *impl, const char *participant);
+};
+
+/* HOST-2 (decision-084): where a worker that is not its database's writer hands the
+ * requests that write (worker/handoff.c). forward() passes the request io carries, whose
+ * body (len bytes) the binding has read and which nothing was written to yet, to the
+ * writer, which answers it on the web server's connection: 1 handed over (io is done
+ * with), 0 not taken (serve it here: nothing of it was applied). */
+struct th_http_io;
+struct th_handoff {
+	void *impl;
+	int (*forward)(void *impl, struct th_http_io *io, const char *body, size_t len);
 };
 
 /* Work the worker runs after the response is finished (struct th_defer): a turn accepted
@@ -72,9 +84,12 @@ struct th_app {
 	                             queued by other workers (th_push_deliver_due) */
 	struct th_parker *parker; /* borrowed from the worker loop; NULL (CGI, tests):
 	                             each request follows its own stream */
-	struct th_memo *answers;  /* owned; GetTask answers while the database stays the
-	                             same (ops/query.c); NULL: none kept. th_app_close
-	                             (th_memo_free) */
+	/* Borrowed from the worker loop; NULL (CGI, tests, PostgreSQL, the writer's own
+	 * threads): every request is served here. */
+	struct th_handoff *handoff;
+	struct th_memo *answers; /* owned; GetTask answers while the database stays the
+	                            same (ops/query.c); NULL: none kept. th_app_close
+	                            (th_memo_free) */
 };
 
 /* What the turn engine, and the operations that run or notice turns, are lent of app for

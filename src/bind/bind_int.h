@@ -50,6 +50,7 @@ struct th_bind_ctx {
 	th_err outcome;         /* the error answered, TH_OK when none */
 	const char *web_tenant; /* TEN-8: the web app's /{tenant}/ui/ prefix (borrowed), or
 	                           NULL for <base>ui/ */
+	int handed; /* handed to the writer (HOST-2), which answers, counts and logs it */
 };
 
 /* Now on the monotonic clock, in microseconds: a request's start and end (OBS-1). */
@@ -155,6 +156,13 @@ void th_bind_web(struct th_bind_ctx *ctx);
 /* 1 for GET or HEAD (ctx->head set); otherwise sends 405 with Allow: GET, HEAD, saying
  * "WHAT is read with GET, not METHOD", and returns 0. */
 int th_bind_get_or_head(struct th_bind_ctx *ctx, const char *what);
+
+/* ---- handoff.c: requests answered by the database's writer (HOST-2) -------- */
+
+/* Hands the request (op; its body read, nothing answered yet) to the worker that writes
+ * for the database when op writes and this worker is not that one: 1 handed over (that
+ * worker answers it; ctx->handed set), 0 serve it here. */
+int th_bind_handoff(struct th_bind_ctx *ctx, int op);
 
 /* ---- stream.c: the streaming operations, called by both bindings ------------ */
 

@@ -174,6 +174,10 @@ void th_bind_jsonrpc(struct th_bind_ctx *ctx)
 	rc = check_envelope(req, cfg->lim.max_id, &id, &op, &params, &e);
 	if (rc == TH_OK) {
 		ctx->mx_method = op;
+		if (th_bind_handoff(ctx, op)) { /* HOST-2 */
+			json_object_put(req);
+			return;
+		}
 		th_bind_log_request(op, params);
 	}
 	if (rc == TH_OK)

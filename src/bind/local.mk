@@ -10,6 +10,7 @@ src_bind_libth_bind_la_SOURCES = \
 	src/bind/web.c src/bind/method.c \
 	src/bind/jsonrpc.c \
 	src/bind/rest.c \
+	src/bind/handoff.c \
 	src/bind/stream.c src/bind/errors.c src/bind/request.c
 src_libth_la_LIBADD += src/bind/libth_bind.la
 

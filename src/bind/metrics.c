@@ -165,7 +165,7 @@ void th_bind_log_line(char *out, size_t n, const char *method, const char *bindi
 void th_bind_request_done(struct th_bind_ctx *ctx, int64_t start_us)
 {
 	const struct th_config *cfg = ctx->app != NULL ? ctx->app->cfg : NULL;
-	if (cfg == NULL)
+	if (cfg == NULL || ctx->handed)
 		return;
 	int64_t us = th_bind_now_us() - start_us;
 	/* The error it answered: every error answer (th_bind_rest_error, the JSON-RPC

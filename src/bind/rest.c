@@ -400,6 +400,8 @@ void th_bind_rest(struct th_bind_ctx *ctx)
 			return;
 		}
 	}
+	if (th_bind_handoff(ctx, op)) /* HOST-2 */
+		return;
 	th_err rc = th_bind_check_headers(ctx, &e);
 	json_object *params = NULL, *result = NULL;
 	if (rc == TH_OK)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "util/buf.h"
 #include "util/err.h"
 
 struct th_http_conn;
@@ -34,6 +35,15 @@ struct th_http_io {
 	 * 0 and *out filled, or -1 (nothing changed). NULL when the carrier cannot (CGI,
 	 * the in-memory double): the request then finishes its stream itself. */
 	int (*detach)(void *impl, struct th_http_conn *out);
+	/* HOST-2: offers the whole request to another process. Once the body was read to
+	 * its end, send() gets a duplicate of the connection (closed by the carrier after
+	 * the call); when send() returns 0 the other process answers the request and the
+	 * carrier forgets it, as after detach; otherwise nothing changed. Returns send()'s
+	 * answer, or -1 when the request cannot be offered (its input not read to the end,
+	 * something written already). NULL when the carrier cannot (CGI, the in-memory
+	 * double, a request handed over already). */
+	int (*hand_over)(void *impl, int (*send)(void *arg, const struct th_http_conn *conn),
+	                 void *arg);
 	/* 1 once th_http_read_body has read every byte Content-Length announced: what the
 	 * web server sends next is the end of the input (th_http_fcgi_finish). */
 	int input_done;
@@ -113,7 +123,6 @@ int th_http_respond_head(struct th_http_io *io, int status, const char *content_
 
 /* The bytes th_http_respond (head 0) or th_http_respond_head (head 1) writes, appended
  * to b: for a response written later on a detached connection (A2A-11-GEN-4). */
-struct th_buf;
 void th_http_format_response(struct th_buf *b, int status, const char *content_type,
                              const char *extra_headers, const char *body, size_t len, int head);
 
@@ -126,7 +135,6 @@ int th_http_sse_event(struct th_http_io *io, const char *id, const char *event, 
 /* A comment line (": ping") used as a heartbeat; flushed. */
 int th_http_sse_comment(struct th_http_io *io, const char *text);
 /* The bytes of th_http_sse_event and th_http_sse_comment, appended to b. */
-struct th_buf;
 void th_http_sse_format(struct th_buf *b, const char *id, const char *event, const char *data);
 void th_http_sse_format_comment(struct th_buf *b, const char *text);
 
@@ -170,6 +178,25 @@ void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request);
 /* Ends the request io carries (FCGX_Finish_r): the response is complete and the
  * connection closed. */
 void th_http_fcgi_finish(struct th_http_io *io);
+
+/* A request another worker process handed over (HOST-2; worker/handoff.c fills it):
+ * its parameters and body, and the web server's connection the answer goes to as
+ * FastCGI records. Zero it with conn.fd = -1 before filling; th_http_handed_free. */
+struct th_http_handed {
+	struct th_http_conn conn; /* owned: closed by th_http_handed_finish, unless detach
+	                             handed it on */
+	char **params;            /* "NAME=value" pointers into data, NULL-terminated; free */
+	char *data;               /* the parameters' text, then the body; free */
+	const char *body;         /* points into data */
+	size_t body_len;
+	size_t body_pos;   /* next body byte to read */
+	struct th_buf out; /* response bytes not sent yet; th_buf_free */
+	int gone;          /* the web server's connection failed */
+};
+void th_http_handed_io(struct th_http_io *io, struct th_http_handed *h);
+/* Ends the response (FCGI_END_REQUEST) and closes the connection, unless detached. */
+void th_http_handed_finish(struct th_http_io *io);
+void th_http_handed_free(struct th_http_handed *h);
 
 /* In-memory double for tests: parameters from a NULL-terminated array of "NAME=value"
  * strings, body bytes, captured output. th_http_mem_free releases everything. */

@@ -44,4 +44,5 @@ void th_http_cgi_io(struct th_http_io *io)
 	io->write = cgi_write;
 	io->flush = cgi_flush;
 	io->detach = NULL; /* one process per request: it follows its own stream */
+	io->hand_over = NULL;
 }

@@ -79,6 +79,30 @@ static int no_body(FCGX_Request *r)
 	       FCGX_GetParam("HTTP_TRANSFER_ENCODING", r->envp) == NULL;
 }
 
+/* HOST-2: the whole request goes to another process with a duplicate of the connection.
+ * Its input is read to the end first (the web server's end record follows the body at
+ * once), so that the other process's close finds nothing unread; the caller has written
+ * nothing. Once taken, the request is forgotten as after detach: the duplicate the
+ * other process received keeps the connection open. */
+static int fcgi_hand_over(void *impl, int (*send)(void *arg, const struct th_http_conn *conn),
+                          void *arg)
+{
+	FCGX_Request *r = impl;
+	if (r->ipcFd < 0 || r->keepConnection || FCGX_GetChar(r->in) != EOF ||
+	    FCGX_HasSeenEOF(r->in) != EOF || FCGX_GetError(r->in) != 0)
+		return -1;
+	struct th_http_conn c = {.fd = dup(r->ipcFd), .request_id = r->requestId};
+	if (c.fd < 0)
+		return -1;
+	int rc = send(arg, &c);
+	close(c.fd);
+	if (rc == 0) {
+		FCGX_Detach(r);
+		FCGX_Free(r, 1);
+	}
+	return rc;
+}
+
 void th_http_fcgi_finish(struct th_http_io *io)
 {
 	FCGX_Request *r = io->impl;
@@ -100,4 +124,5 @@ void th_http_fcgi_io(struct th_http_io *io, void *fcgx_request)
 	io->write = fcgi_write;
 	io->flush = fcgi_flush;
 	io->detach = fcgi_detach;
+	io->hand_over = fcgi_hand_over;
 }

@@ -92,6 +92,7 @@ void th_http_mem_io(struct th_http_mem *m, struct th_http_io *io)
 	io->write = mem_write;
 	io->flush = mem_flush;
 	io->detach = NULL;
+	io->hand_over = NULL;
 }
 
 const char *th_http_mem_output(struct th_http_mem *m, size_t *len)

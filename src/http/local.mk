@@ -5,6 +5,7 @@ src_http_libth_http_la_SOURCES = \
 	src/http/http_cgi.c \
 	src/http/http_fcgi.c \
 	src/http/http_mem.c \
+	src/http/http_handed.c \
 	src/http/fcgi_wire.c
 src_libth_la_LIBADD += src/http/libth_http.la
 

@@ -25,6 +25,7 @@
 #include "push/push.h"
 #include "store/store.h"
 #include "util/log.h"
+#include "worker/handoff.h"
 #include "worker/process.h"
 #include "worker/streams.h"
 
@@ -135,6 +136,9 @@ struct loop {
  * requests at once. */
 struct pool {
 	pthread_mutex_t lock;
+	/* NULL: the threads accept on the web server's socket (serve_loop); else they take
+	 * the requests other workers hand over to this one, the writer (HOST-2, handed_loop) */
+	struct th_handoff_point *point;
 	struct loop *loops; /* max entries, [0] the main thread's; freed by th_worker_serve_fcgi */
 	int max;            /* worker_threads; lowered when a thread cannot start */
 	int used;           /* entries taken (started or starting); guarded by lock */
@@ -142,6 +146,9 @@ struct pool {
 	int stopping;       /* the main loop ended: start no more threads; guarded by lock */
 	struct th_store_group *group; /* borrowed: the threads' write group */
 	struct th_streams *streams;   /* borrowed; NULL: no stream thread */
+	struct th_parker *parker;     /* borrowed: the stream thread's, for every thread */
+	struct th_handoff *handoff;   /* borrowed: where the threads hand their writes; NULL:
+	                                 they write themselves (the writer's threads) */
 };
 
 /* The work left for after a response, or found by the stream thread: deferred turns
@@ -201,6 +208,35 @@ static void *serve_loop(void *arg)
 		set_busy(l->pool, 0);
 	}
 	FCGX_Free(&req, 0);
+	return NULL;
+}
+
+/* HOST-2: a thread of the writer, serving the requests other workers hand over. */
+static void *handed_loop(void *arg)
+{
+	struct loop *l = arg;
+	struct th_app *app = &l->app;
+	int64_t changes = th_store_changes(app->store);
+	const struct th_config *cfg = app->cfg;
+	for (;;) {
+		struct th_http_handed h;
+		int rc = th_handoff_take(l->pool->point, (size_t)cfg->lim.max_body, &h);
+		set_busy(l->pool, 1);
+		if (rc == -2)
+			break;
+		if (rc == 0) {
+			struct th_http_io io;
+			th_http_handed_io(&io, &h);
+			th_bind_serve(app, &io);
+			th_http_handed_finish(&io);
+			th_http_handed_free(&h);
+			th_handoff_done(l->pool->point);
+			if (l->streams != NULL)
+				poke_if_written(app, l->streams, &changes);
+			after_response(l, &changes);
+		}
+		set_busy(l->pool, 0);
+	}
 	return NULL;
 }
 
@@ -271,8 +307,9 @@ static void *grown_loop(void *arg)
 	}
 	th_store_join(l->app.store, p->group);
 	l->streams = p->streams;
-	l->app.parker = p->loops[0].app.parker;
-	return serve_loop(l);
+	l->app.parker = p->parker;
+	l->app.handoff = p->handoff;
+	return p->point != NULL ? handed_loop(l) : serve_loop(l);
 }
 
 /* Takes the next entry of the pool and starts its thread, counted as waiting in accept
@@ -361,6 +398,60 @@ static struct th_store_group *open_group(struct loop *first, int *nthreads)
 	return group;
 }
 
+/* HOST-2 (decision-084): the threads that serve the other workers' writes once this
+ * process is its database's writer. They share the request threads' write group, so
+ * that every process's writes commit together, and start as the request threads do,
+ * one at a time as the waiting one takes a request. Static: they serve until the process
+ * ends, as the request threads do. */
+static struct pool writers;
+
+static int start_writers(void *arg, struct th_handoff_point *point)
+{
+	struct pool *requests = arg;
+	if (requests->group == NULL)
+		return -1; /* one thread: nothing to commit together (worker_threads = 1) */
+	struct loop *loops = calloc((size_t)requests->max, sizeof *loops);
+	if (loops == NULL)
+		return -1;
+	writers = (struct pool){
+	    .point = point,
+	    .loops = loops,
+	    .max = requests->max,
+	    .group = requests->group,
+	    .streams = requests->streams,
+	    .parker = requests->parker,
+	};
+	if (pthread_mutex_init(&writers.lock, NULL) != 0) {
+		free(loops);
+		return -1;
+	}
+	grow(&writers);
+	if (writers.used == 0) {
+		pthread_mutex_destroy(&writers.lock);
+		free(loops);
+		return -1;
+	}
+	return 0;
+}
+
+/* The hand-over point of a SQLite database, when write_handoff_ms allows one; this process
+ * claims the writer's part at once if no other has it. */
+static struct th_handoff_point *open_handoff(struct loop *first, struct pool *requests)
+{
+	struct th_store_opts o;
+	th_worker_store_opts(first->app.cfg, 1, &o);
+	if (first->app.cfg->write_handoff_ms <= 0 || th_store_writes_side_by_side(&o))
+		return NULL;
+	struct th_handoff_point *point = th_handoff_point_open(
+	    o.path, first->app.cfg->write_handoff_ms, start_writers, requests);
+	if (point == NULL)
+		return NULL;
+	requests->handoff = th_handoff_point_hook(point);
+	first->app.handoff = requests->handoff;
+	(void)th_handoff_point_claim(point);
+	return point;
+}
+
 int th_worker_serve_fcgi(void)
 {
 	tune_process();
@@ -393,10 +484,14 @@ int th_worker_serve_fcgi(void)
 	    .idle = 1, /* this thread, about to accept */
 	    .group = group,
 	    .streams = streams,
+	    .parker = loops[0].app.parker,
 	};
 	int pooled = nthreads > 1 && pthread_mutex_init(&pool.lock, NULL) == 0;
 	if (pooled)
 		loops[0].pool = &pool;
+	/* Kept until exit: the writer's threads and the claim last as long as the process. */
+	struct th_handoff_point *point = open_handoff(&loops[0], &pool);
+	(void)point;
 	struct loop *recoverer = streams != NULL ? start_recoverer(group, streams) : NULL;
 	/* Thread 0 is this one. When its loop ends the process is stopping: the other
 	 * threads, blocked in accept or finishing a request, end with it. */

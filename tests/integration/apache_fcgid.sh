@@ -4,7 +4,8 @@
 # each with three worker processes. Through each: the same conversation as
 # tests/integration/lighttpd.sh over both bindings, the request body limits of the
 # recipe, SSE through the module, completion with the control envelope ("completed by
-# alice"), proof that turns ran in at least two worker processes (COUNT(DISTINCT
+# alice"), proof that the turns of concurrent writes ran in the worker that writes for
+# the others (HOST-2; on PostgreSQL: in at least two worker processes, COUNT(DISTINCT
 # worker_pid) in turns), and that stopping Apache stops the workers. Each recipe runs as
 # shipped, with its login on (SEC-1, decision-040): every request logs in with HTTP
 # Basic, and without a login (or with X-Participant-Id alone) the server answers 401.
@@ -285,10 +286,10 @@ run_mode() {
 	completion_checks " through $LABEL"
 
 	# ------------------------------------------------------------------ several workers
-	# A shared host's mod_fcgid decides how many processes to start, and one threaded
-	# worker (decision-023) takes the next request while its last one's turn runs, so
-	# behind .htaccess one process may serve it all; the recipes configured here must
-	# still show two.
+	# On PostgreSQL: a shared host's mod_fcgid decides how many processes to start, and
+	# one threaded worker (decision-023) takes the next request while its last one's turn
+	# runs, so behind .htaccess one process may serve it all; the recipes configured here
+	# must still show two. On SQLite every write goes to the writer (HOST-2).
 	min_workers=2
 	[ "$MODE" = htaccess ] && min_workers=1
 	workers_checks " behind $LABEL" "$min_workers"

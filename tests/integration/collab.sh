@@ -502,11 +502,9 @@ check "CTL-8 cancelling the parent cancels it (\"canceled by alice\") and its op
 	'[ "$(task_state "$R.1")" = TASK_STATE_CANCELED ]' \
 	'[ "$(task_state "$R.1.1")" = TASK_STATE_CANCELED ]'
 
-# ------------------------------------------------------------------ two workers served it
+# ------------------------------------------------------------------ which workers wrote it
 pids=$(sq "SELECT DISTINCT worker_pid FROM turns WHERE (task_id = '$TASK' OR task_id LIKE '$TASK.%') AND worker_pid > 0" | sort -n)
-distinct=$(printf '%s\n' $pids | grep -c .)
 REQ_DESC="SELECT DISTINCT worker_pid FROM turns of $TASK and its sub-tasks → $(echo $pids)"
-check "STORE-4 the conversation's turns ran in at least two worker processes (distinct worker_pid: $distinct)" \
-	'[ "$distinct" -ge 2 ]'
+writes_in_writer_check "the conversation's turns" "$pids" 2
 
 tap_done

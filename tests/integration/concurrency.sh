@@ -41,6 +41,10 @@ tap_details() {
 	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
 }
 
+# Each process writes itself, as it does when no writer takes its writes (HOST-2,
+# decision-084): this test is about several processes meeting at SQLite's lock;
+# tests/integration/handoff.sh covers the hand-over.
+export TINY_HARNESS_WRITE_HANDOFF_MS=0
 BASE=$(sh "$SERVER" start "$T/srv" "$PROCS") || bail "lighttpd did not start"
 DB=$(th_db_of "$T/srv")
 echo "# lighttpd at $BASE ($PROCS workers); $CLIENTS clients x $PER_CLIENT messages on $TASKS tasks"

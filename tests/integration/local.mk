@@ -70,6 +70,10 @@ TESTS += tests/integration/crash.sh
 EXTRA_DIST += tests/integration/crash.sh
 TESTS += tests/integration/concurrency.sh
 EXTRA_DIST += tests/integration/concurrency.sh
+# Several workers hand their writes to one, the writer (HOST-2, decision-084): one claim,
+# writes from every worker committed there, SIGTERM, SIGKILL and SIGSTOP of the writer.
+TESTS += tests/integration/handoff.sh
+EXTRA_DIST += tests/integration/handoff.sh
 # A worker heals by itself (STORE-9): lighttpd and the worker as an unprivileged user
 # (nobody under root) on a 0444 database, then chmod 0644; exits 77 on PostgreSQL or
 # when root has no setpriv.

@@ -151,5 +151,29 @@ wait_idle() {
 		i=$((i + 1))
 	done
 }
+# The worker process that writes for the others on SQLite database DB (HOST-2,
+# decision-084): the one holding DB-handoff.lock open; nothing when none does.
+handoff_holder() {
+	local d
+	for d in /proc/[0-9]*; do
+		ls -l "$d/fd" 2>/dev/null | grep -qF -- "$1-handoff.lock" && echo "${d#/proc/}"
+	done
+}
+# writes_in_writer_check LABEL PIDS MIN: the check on the workers that ran a test's turns
+# (PIDS, the distinct worker_pid values). On PostgreSQL every worker writes: at least MIN
+# of them ran turns (STORE-4). On SQLite the workers hand their writes to the one that
+# writes for all: every turn ran there (HOST-2).
+writes_in_writer_check() {
+	local label=$1 pids=$2 min=$3 distinct holder
+	distinct=$(printf '%s\n' $pids | grep -c .)
+	if th_db_is_pg "$DB"; then
+		check "STORE-4 $label ran in at least $min worker process(es) (distinct worker_pid: $distinct)" \
+			"[ \"$distinct\" -ge $min ]"
+	else
+		holder=$(handoff_holder "$DB")
+		check "HOST-2 STORE-4 $label ran in the worker that writes for the others (worker_pid: $(echo $pids); the claim's holder: ${holder:-none})" \
+			"[ \"$distinct\" = 1 ]" "[ \"$(echo $pids)\" = \"$holder\" ]"
+	fi
+}
 ms() { awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }'; }
 now_ms() { date +%s%3N; }

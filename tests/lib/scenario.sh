@@ -57,10 +57,8 @@ workers_checks() {
 	check "LIM-3 $CONC concurrent SendMessage requests all answer INPUT_REQUIRED and store $CONC tasks" \
 		"[ \"\$parked\" = $CONC ]" "[ \"\$before\" != unreadable ] && [ \"\$after\" = $((before + CONC)) ]"
 	pids=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT DISTINCT worker_pid FROM turns WHERE worker_pid > 0' 2>/dev/null | sort -n)
-	distinct=$(printf '%s\n' $pids | grep -c .)
 	REQ_DESC="SELECT DISTINCT worker_pid FROM turns → $(echo $pids)"
-	check "STORE-4 turns ran in at least $min worker process(es)$suffix (distinct worker_pid: $distinct)" \
-		"[ \"\$distinct\" -ge $min ]"
+	writes_in_writer_check "the turns$suffix" "$pids" "$min"
 }
 
 # raw_auth METHOD PATH BODY CURL-ARGS… — one request with exactly the credentials in

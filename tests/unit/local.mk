@@ -106,3 +106,10 @@ tests_unit_check_faults_SOURCES = tests/unit/check_faults.c tests/unit/testvfs.c
 tests_unit_check_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_faults_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_faults_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
+
+# HOST-2 (decision-084): a write request handed from one worker process to the writer.
+check_PROGRAMS += tests/unit/check_handoff
+TESTS += tests/unit/check_handoff
+tests_unit_check_handoff_SOURCES = tests/unit/check_handoff.c
+tests_unit_check_handoff_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_handoff_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
