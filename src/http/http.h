@@ -36,9 +36,9 @@ struct th_http_io {
 	 * the in-memory double): the request then finishes its stream itself. */
 	int (*detach)(void *impl, struct th_http_conn *out);
 	/* HOST-2: offers the whole request to another process. Once the body was read to
-	 * its end, send() gets a duplicate of the connection (closed by the carrier after
-	 * the call); when send() returns 0 the other process answers the request and the
-	 * carrier forgets it, as after detach; otherwise nothing changed. Returns send()'s
+	 * its end, send() is lent the connection (for the call only: it may pass it on,
+	 * never close it); when send() returns 0 the other process answers the request and
+	 * the carrier forgets it, as after detach; otherwise nothing changed. Returns send()'s
 	 * answer, or -1 when the request cannot be offered (its input not read to the end,
 	 * something written already). NULL when the carrier cannot (CGI, the in-memory
 	 * double, a request handed over already). */

@@ -79,11 +79,11 @@ static int no_body(FCGX_Request *r)
 	       FCGX_GetParam("HTTP_TRANSFER_ENCODING", r->envp) == NULL;
 }
 
-/* HOST-2: the whole request goes to another process with a duplicate of the connection.
+/* HOST-2: the whole request goes to another process with the connection.
  * Its input is read to the end first (the web server's end record follows the body at
  * once), so that the other process's close finds nothing unread; the caller has written
- * nothing. Once taken, the request is forgotten as after detach: the duplicate the
- * other process received keeps the connection open. */
+ * nothing. Once taken, the request is forgotten as after detach: the copy the other
+ * process received keeps the connection open. */
 static int fcgi_hand_over(void *impl, int (*send)(void *arg, const struct th_http_conn *conn),
                           void *arg)
 {
@@ -91,11 +91,9 @@ static int fcgi_hand_over(void *impl, int (*send)(void *arg, const struct th_htt
 	if (r->ipcFd < 0 || r->keepConnection || FCGX_GetChar(r->in) != EOF ||
 	    FCGX_HasSeenEOF(r->in) != EOF || FCGX_GetError(r->in) != 0)
 		return -1;
-	struct th_http_conn c = {.fd = dup(r->ipcFd), .request_id = r->requestId};
-	if (c.fd < 0)
-		return -1;
+	/* Lent, not duplicated: what send() passes on is the kernel's own copy. */
+	struct th_http_conn c = {.fd = r->ipcFd, .request_id = r->requestId};
 	int rc = send(arg, &c);
-	close(c.fd);
 	if (rc == 0) {
 		FCGX_Detach(r);
 		FCGX_Free(r, 1);

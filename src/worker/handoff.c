@@ -369,10 +369,14 @@ static int forward(void *impl, struct th_http_io *io, const char *body, size_t l
 
 /* ---- the writer's side: taking one ------------------------------------------------- */
 
-/* Reads n bytes; the first read also takes the connection that came with the frame. */
-static int recv_bytes(int sock, char *data, size_t n, int *fd)
+/* Reads between 1 and n bytes by the deadline (the socket is non-blocking); the read that
+ * brings the connection sent with the frame sets *fd. The count, or -1 (an end, an
+ * error, the deadline). */
+static int index_params(struct th_http_handed *h, size_t len);
+
+static ssize_t recv_some(int sock, char *data, size_t n, int *fd, int64_t deadline)
 {
-	while (n > 0) {
+	for (;;) {
 		struct iovec iov = {.iov_base = data, .iov_len = n};
 		union {
 			char buf[CMSG_SPACE(sizeof(int))];
@@ -383,23 +387,69 @@ static int recv_bytes(int sock, char *data, size_t n, int *fd)
 		                   .msg_control = ctl.buf,
 		                   .msg_controllen = sizeof ctl.buf};
 		ssize_t k = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
+		if (k > 0) {
+			for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL;
+			     c = CMSG_NXTHDR(&m, c))
+				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+				    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+					int got;
+					memcpy(&got, CMSG_DATA(c), sizeof got);
+					if (*fd >= 0)
+						close(got); /* one connection per frame */
+					else
+						*fd = got;
+				}
+			return k;
+		}
+		int64_t left = deadline - th_mono_ms();
+		if (k == 0 || (errno != EINTR && errno != EAGAIN) || left <= 0)
 			return -1;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-			    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-				int got;
-				memcpy(&got, CMSG_DATA(c), sizeof got);
-				if (*fd >= 0)
-					close(got); /* one connection per frame */
-				else
-					*fd = got;
-			}
+		struct pollfd pfd = {.fd = sock, .events = POLLIN};
+		(void)poll(&pfd, 1, (int)left);
+	}
+}
+
+static int recv_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
+{
+	while (n > 0) {
+		ssize_t k = recv_some(sock, data, n, fd, deadline);
+		if (k < 0)
+			return -1;
 		data += k;
 		n -= (size_t)k;
 	}
+	return 0;
+}
+
+/* Reads one frame (and the connection that comes with it) into h; 0, or -1 when it is
+ * not whole by the deadline or not well formed. A frame is alone on its connection, so
+ * the first read takes as much as it can: the head and, most of the time, all the rest. */
+static int recv_frame(int sock, size_t max_body, int64_t deadline, struct th_http_handed *h)
+{
+	char first[8192];
+	size_t have = 0;
+	struct frame f;
+	while (have < sizeof f) {
+		ssize_t k =
+		    recv_some(sock, first + have, sizeof first - have, &h->conn.fd, deadline);
+		if (k < 0)
+			return -1;
+		have += (size_t)k;
+	}
+	memcpy(&f, first, sizeof f);
+	size_t len = (size_t)f.params_len + f.body_len;
+	if (f.magic != FRAME_MAGIC || f.params_len > PARAMS_MAX || f.body_len > max_body ||
+	    have - sizeof f > len || (h->data = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(h->data, first + sizeof f, have - sizeof f);
+	if (recv_bytes(sock, h->data + (have - sizeof f), len - (have - sizeof f), &h->conn.fd,
+	               deadline) != 0 ||
+	    h->conn.fd < 0 || index_params(h, f.params_len) != 0)
+		return -1;
+	h->conn.request_id = (int)f.request_id;
+	h->body = h->data + f.params_len;
+	h->body_len = f.body_len;
+	h->data[len] = '\0';
 	return 0;
 }
 
@@ -425,7 +475,7 @@ int th_handoff_take(struct th_handoff_point *p, size_t max_body, struct th_http_
 	memset(h, 0, sizeof *h);
 	h->conn.fd = -1;
 	th_buf_init(&h->out);
-	int sock = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	int sock = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (sock < 0)
 		return errno == EBADF || errno == EINVAL || errno == ENOTSOCK ? -2 : -1;
 	pthread_mutex_lock(&p->lock);
@@ -434,25 +484,13 @@ int th_handoff_take(struct th_handoff_point *p, size_t max_body, struct th_http_
 	/* Far longer than the sender's own limit, so that a sender gives up on a frame before
 	 * the writer does: a frame the sender counts as sent is in the socket by then, and
 	 * the writer still reads it. */
-	int wait_ms = 4 * p->wait_ms + 1000;
+	int64_t deadline = th_mono_ms() + 4 * (int64_t)p->wait_ms + 1000;
 	struct ucred peer;
 	socklen_t plen = sizeof peer;
-	struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
-	struct frame f;
 	int rc = -1;
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &plen) == 0 && peer.uid == geteuid() &&
-	    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
-	    recv_bytes(sock, (char *)&f, sizeof f, &h->conn.fd) == 0 && f.magic == FRAME_MAGIC &&
-	    h->conn.fd >= 0 && f.params_len <= PARAMS_MAX && f.body_len <= max_body &&
-	    (h->data = malloc((size_t)f.params_len + f.body_len + 1)) != NULL &&
-	    recv_bytes(sock, h->data, (size_t)f.params_len + f.body_len, &h->conn.fd) == 0 &&
-	    index_params(h, f.params_len) == 0) {
-		h->conn.request_id = (int)f.request_id;
-		h->body = h->data + f.params_len;
-		h->body_len = f.body_len;
-		h->data[f.params_len + f.body_len] = '\0';
+	    recv_frame(sock, max_body, deadline, h) == 0)
 		rc = 0;
-	}
 	close(sock);
 	if (rc != 0) {
 		th_http_handed_free(h); /* closes the web server's connection, if it came */
