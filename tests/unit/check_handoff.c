@@ -103,6 +103,15 @@ static void fake_request(struct fake *f, struct th_http_io *io, int *web)
 	io->hand_over = fake_hand_over;
 }
 
+/* A new request (fake_request) offered through f's hook: forward's answer. */
+static int forward_new(struct th_handoff_point *f, struct fake *req, struct th_http_io *io,
+                       int *web)
+{
+	fake_request(req, io, web);
+	struct th_handoff *hook = th_handoff_point_hook(f);
+	return hook->forward(hook->impl, io, "hello", 5);
+}
+
 /* Reads what the web server's end has until the writer closes it (bounded). */
 static size_t read_all(int fd, unsigned char *buf, size_t cap)
 {
@@ -144,9 +153,7 @@ START_TEST(test_host2_a_write_handed_over_arrives_whole_and_is_answered_on_its_c
 	struct fake req;
 	struct th_http_io io;
 	int web;
-	fake_request(&req, &io, &web);
-	struct th_handoff *hook = th_handoff_point_hook(f);
-	ck_assert_int_eq(hook->forward(hook->impl, &io, "hello", 5), 1);
+	ck_assert_int_eq(forward_new(f, &req, &io, &web), 1);
 	ck_assert(req.forgotten);
 
 	/* The writer takes it: the same parameters, the body, the connection. */
@@ -266,10 +273,8 @@ START_TEST(test_host2_a_writer_that_takes_nothing_holds_a_bounded_queue_then_req
 	struct fake req;
 	struct th_http_io io;
 	int web;
-	fake_request(&req, &io, &web);
-	struct th_handoff *hook = th_handoff_point_hook(f);
 	/* Not handed over: this worker serves it, and still owns the connection. */
-	ck_assert_int_eq(hook->forward(hook->impl, &io, "hello", 5), 0);
+	ck_assert_int_eq(forward_new(f, &req, &io, &web), 0);
 	ck_assert(req.offered);
 	ck_assert(!req.forgotten);
 	ck_assert_int_ge(req.conn, 0);
@@ -289,13 +294,12 @@ START_TEST(test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves
 	struct fake req;
 	struct th_http_io io;
 	int web;
-	fake_request(&req, &io, &web);
-	struct th_handoff *hook = th_handoff_point_hook(f);
-	ck_assert_int_eq(hook->forward(hook->impl, &io, "hello", 5), 0);
+	ck_assert_int_eq(forward_new(f, &req, &io, &web), 0);
 	ck_assert_int_eq(claims, 1); /* it became the writer */
 	ck_assert(!req.forgotten);
 	/* Now the writer, it never hands over: it serves its own. */
 	req.offered = 0;
+	struct th_handoff *hook = th_handoff_point_hook(f);
 	ck_assert_int_eq(hook->forward(hook->impl, &io, "hello", 5), 0);
 	ck_assert(!req.offered);
 	/* A carrier that cannot hand over (CGI) is served where it arrived. */
