@@ -32,7 +32,8 @@ typedef int (*th_handoff_on_claim)(void *arg, struct th_handoff_point *p);
 
 /* The hand-over point of the database at db_path (a file path: not for PostgreSQL), or
  * NULL when it cannot have one (the socket's path would be too long for a Unix socket;
- * out of memory). wait_ms bounds the time a request's frame may take to reach the
+ * out of memory). on_claim NULL: this process hands its writes over but never claims
+ * the writer's part. wait_ms bounds the time a request's frame may take to reach the
  * writer. Free with
  * th_handoff_point_free (which never gives up a claim: the lock is the process's until it
  * ends). */

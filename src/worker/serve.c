@@ -408,8 +408,6 @@ static struct pool writers;
 static int start_writers(void *arg, struct th_handoff_point *point)
 {
 	struct pool *requests = arg;
-	if (requests->group == NULL)
-		return -1; /* one thread: nothing to commit together (worker_threads = 1) */
 	struct loop *loops = calloc((size_t)requests->max, sizeof *loops);
 	if (loops == NULL)
 		return -1;
@@ -442,8 +440,11 @@ static struct th_handoff_point *open_handoff(struct loop *first, struct pool *re
 	th_worker_store_opts(first->app.cfg, 1, &o);
 	if (first->app.cfg->write_handoff_ms <= 0 || th_store_writes_side_by_side(&o))
 		return NULL;
-	struct th_handoff_point *point = th_handoff_point_open(
-	    o.path, first->app.cfg->write_handoff_ms, start_writers, requests);
+	/* One request thread (worker_threads = 1): no write group to commit handed writes
+	 * together, so this process hands its writes over but never takes the writer's part. */
+	struct th_handoff_point *point =
+	    th_handoff_point_open(o.path, first->app.cfg->write_handoff_ms,
+	                          requests->group != NULL ? start_writers : NULL, requests);
 	if (point == NULL)
 		return NULL;
 	requests->handoff = th_handoff_point_hook(point);

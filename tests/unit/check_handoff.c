@@ -314,6 +314,41 @@ START_TEST(test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves
 }
 END_TEST
 
+START_TEST(test_host2_a_worker_that_cannot_write_for_others_never_claims)
+{
+	/* worker_threads = 1: no write group, so no on_claim. Writing finds no writer and
+	 * stays here, and nothing is made beside the database (no socket bound and removed
+	 * again at every write). */
+	struct th_handoff_point *f = th_handoff_point_open(db, 200, NULL, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(th_handoff_point_claim(f), 0);
+	struct fake req;
+	struct th_http_io io;
+	int web;
+	ck_assert_int_eq(forward_new(f, &req, &io, &web), 0);
+	ck_assert(!req.forgotten);
+	char path[256];
+	struct stat sb;
+	snprintf(path, sizeof path, "%s-handoff.lock", db);
+	ck_assert_int_ne(stat(path, &sb), 0);
+	/* A writer elsewhere still gets its writes, once the pause after finding none
+	 * (100 ms) is over. */
+	struct th_handoff_point *w = writer_point();
+	close(req.conn);
+	close(web);
+	usleep(150 * 1000);
+	ck_assert_int_eq(forward_new(f, &req, &io, &web), 1);
+	ck_assert(req.forgotten);
+	struct th_http_handed h;
+	ck_assert_int_eq(th_handoff_take(w, MAX_BODY, &h), 0);
+	th_http_handed_free(&h);
+	th_handoff_done(w);
+	close(web);
+	th_handoff_point_free(w);
+	th_handoff_point_free(f);
+}
+END_TEST
+
 START_TEST(test_host2_a_database_path_too_long_for_a_socket_has_no_hand_over)
 {
 	char longer[200];
@@ -337,6 +372,7 @@ static Suite *suite(void)
 	    tc, test_host2_a_writer_that_takes_nothing_holds_a_bounded_queue_then_requests_stay);
 	tcase_add_test(
 	    tc, test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves_itself);
+	tcase_add_test(tc, test_host2_a_worker_that_cannot_write_for_others_never_claims);
 	tcase_add_test(tc, test_host2_a_database_path_too_long_for_a_socket_has_no_hand_over);
 	suite_add_tcase(s, tc);
 	return s;
