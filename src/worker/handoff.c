@@ -54,7 +54,7 @@ struct th_handoff_point {
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int lock_fd;   /* the claim, held until the process ends or stops writing; -1: none */
 	int listen_fd; /* the writer's socket; -1: not the writer */
-	int writer;    /* guarded by lock; read without it (set once, never cleared) */
+	int writer;    /* guarded by lock (set once, never cleared) */
 	int in_hand;   /* requests taken and not done (th_handoff_take, th_handoff_done);
 	                  guarded by lock */
 	int wait_ms;   /* the longest a request's frame may take to send */
@@ -261,12 +261,14 @@ static void quiet(struct th_handoff_point *p, int64_t ms)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static int is_quiet(struct th_handoff_point *p)
+/* 1 when this worker serves its writes itself for now: it is the writer, or it found no
+ * writer a moment ago. */
+static int writes_here(struct th_handoff_point *p)
 {
 	pthread_mutex_lock(&p->lock);
-	int q = p->quiet_until_ms > th_mono_ms();
+	int here = p->writer || p->quiet_until_ms > th_mono_ms();
 	pthread_mutex_unlock(&p->lock);
-	return q;
+	return here;
 }
 
 /* One request's frame and where it goes. */
@@ -363,7 +365,7 @@ static int send_frame(void *arg, const struct th_http_conn *conn)
 static int forward(void *impl, struct th_http_io *io, const char *body, size_t len)
 {
 	struct th_handoff_point *p = impl;
-	if (p->writer || io->hand_over == NULL || is_quiet(p))
+	if (io->hand_over == NULL || writes_here(p))
 		return 0;
 	struct handing h = {.p = p, .io = io, .body = body, .len = len};
 	return io->hand_over(io->impl, send_frame, &h) == 0;
@@ -371,14 +373,28 @@ static int forward(void *impl, struct th_http_io *io, const char *body, size_t l
 
 /* ---- the writer's side: taking one ------------------------------------------------- */
 
-/* Reads between 1 and n bytes by the deadline (the socket is non-blocking); the read that
- * brings the connection sent with the frame sets *fd. The count, or -1 (an end, an
- * error, the deadline). */
-static int index_params(struct th_http_handed *h, size_t len);
-
-static ssize_t recv_some(int sock, char *data, size_t n, int *fd, int64_t deadline)
+/* Splits the parameters' text into h->params; -1 when it is not NUL-terminated strings. */
+static int index_params(struct th_http_handed *h, size_t len)
 {
-	for (;;) {
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += h->data[i] == '\0';
+	if (len > 0 && h->data[len - 1] != '\0')
+		return -1;
+	h->params = calloc(n + 1, sizeof *h->params);
+	if (h->params == NULL)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < len; i += strlen(h->data + i) + 1)
+		h->params[k++] = h->data + i;
+	return 0;
+}
+
+/* Reads n bytes by the deadline (the socket is non-blocking); the read that brings the
+ * connection sent with the frame sets *fd. 0, or -1 (an end, an error, the deadline). */
+static int recv_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
+{
+	while (n > 0) {
 		struct iovec iov = {.iov_base = data, .iov_len = n};
 		union {
 			char buf[CMSG_SPACE(sizeof(int))];
@@ -401,7 +417,9 @@ static ssize_t recv_some(int sock, char *data, size_t n, int *fd, int64_t deadli
 					else
 						*fd = got;
 				}
-			return k;
+			data += k;
+			n -= (size_t)k;
+			continue;
 		}
 		int64_t left = deadline - th_mono_ms();
 		if (k == 0 || (errno != EINTR && errno != EAGAIN) || left <= 0)
@@ -409,66 +427,26 @@ static ssize_t recv_some(int sock, char *data, size_t n, int *fd, int64_t deadli
 		struct pollfd pfd = {.fd = sock, .events = POLLIN};
 		(void)poll(&pfd, 1, (int)left);
 	}
-}
-
-static int recv_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
-{
-	while (n > 0) {
-		ssize_t k = recv_some(sock, data, n, fd, deadline);
-		if (k < 0)
-			return -1;
-		data += k;
-		n -= (size_t)k;
-	}
 	return 0;
 }
 
-/* Reads one frame (and the connection that comes with it) into h; 0, or -1 when it is
- * not whole by the deadline or not well formed. A frame is alone on its connection, so
- * the first read takes as much as it can: the head and, most of the time, all the rest. */
+/* Reads one frame (and the connection that comes with it) into h: its head, then its
+ * parameters and body. 0, or -1 when it is not whole by the deadline or not well formed. */
 static int recv_frame(int sock, size_t max_body, int64_t deadline, struct th_http_handed *h)
 {
-	char first[8192];
-	size_t have = 0;
 	struct frame f;
-	while (have < sizeof f) {
-		ssize_t k =
-		    recv_some(sock, first + have, sizeof first - have, &h->conn.fd, deadline);
-		if (k < 0)
-			return -1;
-		have += (size_t)k;
-	}
-	memcpy(&f, first, sizeof f);
-	size_t len = (size_t)f.params_len + f.body_len;
-	if (f.magic != FRAME_MAGIC || f.params_len > PARAMS_MAX || f.body_len > max_body ||
-	    have - sizeof f > len || (h->data = malloc(len + 1)) == NULL)
+	if (recv_bytes(sock, (char *)&f, sizeof f, &h->conn.fd, deadline) != 0 ||
+	    f.magic != FRAME_MAGIC || f.params_len > PARAMS_MAX || f.body_len > max_body)
 		return -1;
-	memcpy(h->data, first + sizeof f, have - sizeof f);
-	if (recv_bytes(sock, h->data + (have - sizeof f), len - (have - sizeof f), &h->conn.fd,
-	               deadline) != 0 ||
-	    h->conn.fd < 0 || index_params(h, f.params_len) != 0)
+	size_t len = (size_t)f.params_len + f.body_len;
+	if ((h->data = malloc(len + 1)) == NULL ||
+	    recv_bytes(sock, h->data, len, &h->conn.fd, deadline) != 0 || h->conn.fd < 0 ||
+	    index_params(h, f.params_len) != 0)
 		return -1;
 	h->conn.request_id = (int)f.request_id;
 	h->body = h->data + f.params_len;
 	h->body_len = f.body_len;
 	h->data[len] = '\0';
-	return 0;
-}
-
-/* Splits the parameters' text into h->params; -1 when it is not NUL-terminated strings. */
-static int index_params(struct th_http_handed *h, size_t len)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		n += h->data[i] == '\0';
-	if (len > 0 && h->data[len - 1] != '\0')
-		return -1;
-	h->params = calloc(n + 1, sizeof *h->params);
-	if (h->params == NULL)
-		return -1;
-	size_t k = 0;
-	for (size_t i = 0; i < len; i += strlen(h->data + i) + 1)
-		h->params[k++] = h->data + i;
 	return 0;
 }
 

@@ -164,6 +164,15 @@ static void after_response(struct loop *l, int64_t *changes)
 	th_store_wal_tend(app->store);
 }
 
+/* After a request's answer is complete: its writes reach the streams before a deferred
+ * turn runs, then the after-response work. */
+static void after_answer(struct loop *l, int64_t *changes)
+{
+	if (l->streams != NULL)
+		poke_if_written(&l->app, l->streams, changes);
+	after_response(l, changes);
+}
+
 static void grow(struct pool *p);
 
 /* Counts the calling thread out of (busy 1) or into (0) the threads waiting in accept;
@@ -201,10 +210,7 @@ static void *serve_loop(void *arg)
 		/* The response is complete for the client before any deferred turn runs
 		 * (TURN-5: returnImmediately). */
 		th_http_fcgi_finish(&io);
-		/* The streams hear of the request's writes before a deferred turn runs. */
-		if (l->streams != NULL)
-			poke_if_written(app, l->streams, &changes);
-		after_response(l, &changes);
+		after_answer(l, &changes);
 		set_busy(l->pool, 0);
 	}
 	FCGX_Free(&req, 0);
@@ -231,9 +237,7 @@ static void *handed_loop(void *arg)
 			th_http_handed_finish(&io);
 			th_http_handed_free(&h);
 			th_handoff_done(l->pool->point);
-			if (l->streams != NULL)
-				poke_if_written(app, l->streams, &changes);
-			after_response(l, &changes);
+			after_answer(l, &changes);
 		}
 		set_busy(l->pool, 0);
 	}
@@ -433,24 +437,24 @@ static int start_writers(void *arg, struct th_handoff_point *point)
 }
 
 /* The hand-over point of a SQLite database, when write_handoff_ms allows one; this process
- * claims the writer's part at once if no other has it. */
-static struct th_handoff_point *open_handoff(struct loop *first, struct pool *requests)
+ * claims the writer's part at once if no other has it. The point is kept until exit: the
+ * writer's threads and the claim last as long as the process. */
+static void open_handoff(struct loop *first, struct pool *requests)
 {
 	struct th_store_opts o;
 	th_worker_store_opts(first->app.cfg, 1, &o);
 	if (first->app.cfg->write_handoff_ms <= 0 || th_store_writes_side_by_side(&o))
-		return NULL;
+		return;
 	/* One request thread (worker_threads = 1): no write group to commit handed writes
 	 * together, so this process hands its writes over but never takes the writer's part. */
 	struct th_handoff_point *point =
 	    th_handoff_point_open(o.path, first->app.cfg->write_handoff_ms,
 	                          requests->group != NULL ? start_writers : NULL, requests);
 	if (point == NULL)
-		return NULL;
+		return;
 	requests->handoff = th_handoff_point_hook(point);
 	first->app.handoff = requests->handoff;
 	(void)th_handoff_point_claim(point);
-	return point;
 }
 
 int th_worker_serve_fcgi(void)
@@ -490,9 +494,7 @@ int th_worker_serve_fcgi(void)
 	int pooled = nthreads > 1 && pthread_mutex_init(&pool.lock, NULL) == 0;
 	if (pooled)
 		loops[0].pool = &pool;
-	/* Kept until exit: the writer's threads and the claim last as long as the process. */
-	struct th_handoff_point *point = open_handoff(&loops[0], &pool);
-	(void)point;
+	open_handoff(&loops[0], &pool);
 	struct loop *recoverer = streams != NULL ? start_recoverer(group, streams) : NULL;
 	/* Thread 0 is this one. When its loop ends the process is stopping: the other
 	 * threads, blocked in accept or finishing a request, end with it. */
