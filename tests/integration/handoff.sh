@@ -6,7 +6,8 @@
 # cgi-fcgi, so that they enter through a worker that is not the writer.
 #  - exactly one worker holds the writer's claim; its socket only this user may use;
 #  - writes entering through every worker are answered, stored once, and their turns run
-#    in the writer; reads stay where they arrive;
+#    in the writer; a read is answered; a stream sent to another worker streams from the
+#    writer;
 #  - SIGTERM: the writer serves every write handed to it before it ends, and another
 #    worker becomes the writer;
 #  - SIGKILL: writes go on through a new writer; nothing is stored twice or half;
@@ -107,7 +108,7 @@ nw=$(writer | grep -c .)
 SOCK=$(ls "$DB"-handoff.sock 2>/dev/null)
 mode=$(stat -c %a "$DB-handoff.sock" 2>/dev/null)
 DETAIL="workers: $(workers | tr '\n' ' '); holders: $(writer | tr '\n' ' ')"
-check "HOST-2 exactly one of $PROCS workers holds the writer's claim ($nw); its socket is $SOCK, mode $mode" \
+check "HOST-2 SEC-6 exactly one of $PROCS workers holds the writer's claim ($nw); its socket is $SOCK, mode $mode" \
 	'[ "$nw" = 1 ]' '[ "$mode" = 600 ]'
 [ -n "$W" ] || bail "no writer"
 OTHERS=
@@ -144,6 +145,17 @@ task=$(awk 'NR == 1 { print $2 }' "$T/sent")
 code=$(fcgi "$S1" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"GetTask\",\"params\":{\"id\":\"$task\"}}" "$T/get")
 check "HOST-2 a GetTask sent to another worker is answered (200, the task)" \
 	'[ "$code" = 200 ]' "[ \"\$(jq -r .result.id \"\$T/get\")\" = \"$task\" ]"
+
+# A stream sent to another worker is answered by the writer, whose stream thread follows
+# it to its end (STREAM-6): the events arrive in order and the last one ends the turn.
+sbody='{"jsonrpc":"2.0","id":3,"method":"SendStreamingMessage","params":{"message":{"messageId":"st-1","role":"ROLE_USER","parts":[{"text":"stream me"}]}}}'
+code=$(fcgi "$S2" "$sbody" "$T/stream")
+events=$(grep -c '^data:' "$T/stream")
+last=$(grep '^data:' "$T/stream" | tail -n 1 | sed 's/^data: *//' | jq -r '.result.statusUpdate.status.state // .result.task.status.state' 2>/dev/null)
+stream_pid=$(sq "SELECT u.worker_pid FROM turns u JOIN messages m ON m.task_id = u.task_id AND m.message_id = u.message_id WHERE m.message_id = 'st-1'")
+DETAIL=$(head -c 600 "$T/stream")
+check "HOST-2 STREAM-6 a SendStreamingMessage sent to another worker streams from the writer: $events events, the last $last, its turn in worker $stream_pid" \
+	'[ "$code" = 200 ]' '[ "$events" -ge 2 ]' '[ "$last" = TASK_STATE_INPUT_REQUIRED ]' '[ "$stream_pid" = "$W" ]'
 
 # ------------------------------------------------------------------ SIGTERM
 : >"$T/sent"

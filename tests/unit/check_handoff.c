@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "http/http.h"
@@ -314,6 +315,44 @@ START_TEST(test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves
 }
 END_TEST
 
+START_TEST(test_host2_sec6_a_peer_of_another_user_is_refused_unanswered)
+{
+	if (geteuid() != 0)
+		return; /* needs another user to connect as: root's setuid */
+	struct th_handoff_point *w = writer_point();
+	char path[256];
+	snprintf(path, sizeof path, "%s-handoff.sock", db);
+	/* Opened up as a mistaken chmod would: the mode no longer keeps another user out, so
+	 * the writer's check of its peer must. */
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(2);
+		int s = raw_connect();
+		if (s < 0)
+			_exit(3);
+		send_partial_frame(s, sv[0], 0, 16); /* a whole frame: head, no body */
+		close(s);
+		_exit(0);
+	}
+	close(sv[0]);
+	int status = 0;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct th_http_handed h;
+	ck_assert_int_eq(th_handoff_take(w, MAX_BODY, &h), -1);
+	unsigned char got[64];
+	ck_assert_uint_eq(read_all(sv[1], got, sizeof got), 0);
+	close(sv[1]);
+	th_handoff_point_free(w);
+}
+END_TEST
+
 START_TEST(test_host2_a_worker_that_cannot_write_for_others_never_claims)
 {
 	/* worker_threads = 1: no write group, so no on_claim. Writing finds no writer and
@@ -372,6 +411,7 @@ static Suite *suite(void)
 	    tc, test_host2_a_writer_that_takes_nothing_holds_a_bounded_queue_then_requests_stay);
 	tcase_add_test(
 	    tc, test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves_itself);
+	tcase_add_test(tc, test_host2_sec6_a_peer_of_another_user_is_refused_unanswered);
 	tcase_add_test(tc, test_host2_a_worker_that_cannot_write_for_others_never_claims);
 	tcase_add_test(tc, test_host2_a_database_path_too_long_for_a_socket_has_no_hand_over);
 	suite_add_tcase(s, tc);
