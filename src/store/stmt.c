@@ -232,6 +232,12 @@ int64_t th_store_round_trips(const struct th_store *st)
 	return st != NULL && st->pg != NULL ? th_pg_round_trips(st) : 0;
 }
 
+int th_store_plan_counts(struct th_store *st, int64_t *custom, int64_t *generic)
+{
+	*custom = *generic = 0;
+	return st->pg != NULL ? th_pg_plan_counts(st, custom, generic) : 0;
+}
+
 void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n)
 {

@@ -565,6 +565,7 @@ th_err th_pg_exec_later(struct th_store *st, enum th_stmt_id id, const char *sql
                         const char *what, struct th_error *e);
 /* Round trips to the server on st's own connection so far (SCALE-1: tests count them). */
 int64_t th_pg_round_trips(const struct th_store *st);
+int th_pg_plan_counts(struct th_store *st, int64_t *custom, int64_t *generic);
 th_err th_pg_rows(struct th_store *st, enum th_stmt_id id, const char *sql,
                   const struct th_arg *args, size_t n, const struct th_row_def *def, void **rows,
                   size_t *count, size_t max, const char *what, struct th_error *e);

@@ -3945,6 +3945,35 @@ START_TEST(test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_sa
 }
 END_TEST
 
+/* decision-085: a connection plans each prepared statement once, without its arguments,
+ * as SQLite does. Left to choose, PostgreSQL plans a statement for its arguments at
+ * least its first five times, and some for good when those ran on nearly empty tables,
+ * as on a new site's first requests. */
+START_TEST(test_scale1_pg_statements_are_planned_once_without_their_arguments)
+{
+	struct th_store *st = open_store();
+	for (int i = 0; i < 12; i++) {
+		char id[32], who[32];
+		snprintf(id, sizeof id, "plan-%d", i);
+		snprintf(who, sizeof who, "someone-%d", i);
+		begin(st);
+		add_task_at(st, id, "ctx-plans", 2, 1000 + i, "alice");
+		struct th_participant_in p = {.id = who, .kind = "human", .role = "watcher"};
+		struct th_error e;
+		ck_assert_int_eq(th_store_participant_put(st, id, &p, &e), TH_OK);
+		commit(st);
+	}
+	int64_t custom = -1, generic = -1;
+	ck_assert_int_eq(th_store_plan_counts(st, &custom, &generic), 0);
+	ck_assert_msg(custom == 0, "%lld executions planned for their arguments",
+	              (long long)custom);
+	/* The task insert and the participant upsert ran 12 and 24 times, planned once. */
+	ck_assert_msg(generic >= 36, "only %lld executions with a plan made once",
+	              (long long)generic);
+	th_store_close(st);
+}
+END_TEST
+
 /* Appends one event to task on st in a write of its own. */
 static void append_event(struct th_store *st, const char *task)
 {
@@ -4428,6 +4457,8 @@ static Suite *store_suite(void)
 		tcase_add_test(tc, test_store6_pg_constraint_failures_are_worded_as_on_sqlite);
 		tcase_add_test(
 		    tc, test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_same);
+		tcase_add_test(tc,
+		               test_scale1_pg_statements_are_planned_once_without_their_arguments);
 		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
 		tcase_add_test(tc, test_scale1_pg_only_a_commit_to_a_followed_task_is_announced);
 		tcase_add_test(tc,
