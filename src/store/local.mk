@@ -27,7 +27,8 @@ TH_SQL_MIGRATIONS = \
 	$(top_srcdir)/sql/020_pg_count_plans.sql \
 	$(top_srcdir)/sql/021_pg_count_folds.sql \
 	$(top_srcdir)/sql/022_pg_check_domains.sql \
-	$(top_srcdir)/sql/023_stream_follows.sql
+	$(top_srcdir)/sql/023_stream_follows.sql \
+	$(top_srcdir)/sql/024_pg_domain_columns.sql
 # PostgreSQL's (STORE-6): the first brings a new database to version 7 in one step.
 TH_SQL_PG_FIRST = 7
 TH_SQL_PG_MIGRATIONS = \
@@ -47,7 +48,8 @@ TH_SQL_PG_MIGRATIONS = \
 	$(top_srcdir)/sql/postgresql/020_pg_count_plans.sql \
 	$(top_srcdir)/sql/postgresql/021_pg_count_folds.sql \
 	$(top_srcdir)/sql/postgresql/022_pg_check_domains.sql \
-	$(top_srcdir)/sql/postgresql/023_stream_follows.sql
+	$(top_srcdir)/sql/postgresql/023_stream_follows.sql \
+	$(top_srcdir)/sql/postgresql/024_pg_domain_columns.sql
 
 noinst_LTLIBRARIES += src/store/libth_store.la
 src_store_libth_store_la_SOURCES = \
