@@ -303,6 +303,8 @@ static int memo_table(const char *table)
 	return 0;
 }
 
+static PGresult *inserted_row(const struct th_arg *args, size_t n);
+
 static void created(struct th_store *c, const struct th_arg *args, size_t n)
 {
 	const char *id = text(args, n, 0), *ctx = text(args, n, 1);
@@ -318,6 +320,7 @@ static void created(struct th_store *c, const struct th_arg *args, size_t n)
 	t->seq = 0;
 	t->pos = 0;
 	t->fresh = 1;
+	t->row = inserted_row(args, n); /* NULL: asked of the server, as before */
 }
 
 static void appended(struct th_store *c, struct memo_task *t, const struct th_arg *args, size_t n)
@@ -549,6 +552,38 @@ static PGresult *one_int(int64_t v)
 {
 	PGresult *r = result(1);
 	return r != NULL ? built(r, put_int(r, 0, 0, v)) : NULL;
+}
+
+/* The row TASK_GET reads (TASK_COLS, then TASK_GET_PG_FROM's last history position) of a
+ * task this transaction has just inserted, from TASK_INSERT's arguments (?1..?14, in
+ * tasks.c): no status message row yet (status_pos is NULL), no event, no message, and
+ * status_meta_json's stand-in for a sub-state alone as the SQL makes it. NULL when the
+ * arguments are not what tasks.c sends, or out of memory (decision-087). */
+static PGresult *inserted_row(const struct th_arg *args, size_t n)
+{
+	if (n < 14 || args[6].t != 'i' || args[12].t != 'i' || args[13].t != 'i')
+		return NULL;
+	const char *sub = text(args, n, 3), *meta = text(args, n, 4);
+	char stand_in[96];
+	if (meta == NULL && sub != NULL) {
+		int w = snprintf(stand_in, sizeof stand_in, "{\"sub_state\":\"%s\"}", sub);
+		if (w < 0 || (size_t)w >= sizeof stand_in)
+			return NULL;
+		meta = stand_in;
+	}
+	PGresult *r = result(ROW_LAST_POS + 1);
+	if (r == NULL)
+		return NULL;
+	int bad = put(r, 0, 0, text(args, n, 0)) | put(r, 0, ROW_CONTEXT, text(args, n, 1)) |
+	          put(r, 0, 2, text(args, n, 2)) | put(r, 0, 3, sub) | put(r, 0, 4, meta) |
+	          put(r, 0, 5, text(args, n, 5)) | put_int(r, 0, 6, 0) | put(r, 0, 7, NULL) |
+	          put(r, 0, 8, NULL) | put_int(r, 0, 9, args[6].i) |
+	          put(r, 0, 10, text(args, n, 7)) | put(r, 0, 11, text(args, n, 8)) |
+	          put(r, 0, 12, text(args, n, 9)) | put(r, 0, 13, text(args, n, 10)) |
+	          put(r, 0, 14, text(args, n, 11)) | put_int(r, 0, 15, args[12].i) |
+	          put_int(r, 0, 16, args[13].i) | put_int(r, 0, ROW_LAST_SEQ, 0) |
+	          put_int(r, 0, ROW_LAST_POS, 0);
+	return built(r, bad);
 }
 
 /* refs.c's message reads: pos, json, message_id, role. */
