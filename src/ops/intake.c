@@ -355,6 +355,16 @@ static int watcher_answers(struct th_store *st, const struct th_task_row *row,
 	return yes;
 }
 
+/* SCALE-1: on PostgreSQL a follow-up's reads leave at once, with its lock: the task's
+ * row, the sender's role, the messageId look-up (decision-060) and the look for a
+ * question the harness asked the sender (th_channel_answer_pending, decision-088). */
+static void expect_follow_up(struct th_store *st, const char *tenant, const char *task_id,
+                             const char *participant, const char *mid)
+{
+	th_store_expect(st, tenant, task_id, participant, mid);
+	th_store_help_pending_for_soon(st, task_id, TH_AGENT_ID, participant);
+}
+
 /* A follow-up is refused by an ended task (with the task's id for the error's data) and
  * when it names another context than the task's. */
 static th_err open_to(const struct th_task_row *row, json_object *msg, struct th_error *e)
@@ -472,7 +482,7 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, c
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
 	/* SCALE-1: the three reads below leave together on PostgreSQL (decision-060). */
-	th_store_expect(st, tenant, task_id, participant, mid);
+	expect_follow_up(st, tenant, task_id, participant, mid);
 	/* TEN-2: a taskId of another tenant is not found. */
 	th_err rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_READ,
 	                            "send messages to", &role, e);

@@ -116,18 +116,29 @@ th_err th_store_help_pending(struct th_store *st, const char *task_id, struct th
 	                TH_ARGS(TH_T(task_id)), "no pending help request on task", task_id, out, e);
 }
 
+/* The oldest question asked_by (?3) asked of asked (?2) on task ?1 that is still pending. */
+#define HELP_PENDING_FOR_SQL                                                                       \
+	"SELECT " HELP_COLS " FROM help_requests "                                                 \
+	"WHERE task_id = ?1 AND asked = ?2 AND state = 'pending' "                                 \
+	"AND asked_by = ?3 ORDER BY created_ms, rowid LIMIT 1"
+
 th_err th_store_help_pending_for(struct th_store *st, const char *task_id, const char *asked_by,
                                  const char *asked, struct th_help_request *out, struct th_error *e)
 {
 	memset(out, 0, sizeof *out);
 	if (task_id == NULL || asked_by == NULL || asked == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no task");
-	return help_one(st, TH_STMT_HELP_PENDING_FOR,
-	                "SELECT " HELP_COLS " FROM help_requests "
-	                "WHERE task_id = ?1 AND asked = ?2 AND state = 'pending' "
-	                "AND asked_by = ?3 ORDER BY created_ms, rowid LIMIT 1",
+	return help_one(st, TH_STMT_HELP_PENDING_FOR, HELP_PENDING_FOR_SQL,
 	                TH_ARGS(TH_T(task_id), TH_T(asked), TH_T(asked_by)),
 	                "no pending help request for", asked, out, e);
+}
+
+void th_store_help_pending_for_soon(struct th_store *st, const char *task_id, const char *asked_by,
+                                    const char *asked)
+{
+	if (task_id != NULL && asked_by != NULL && asked != NULL)
+		th_store_prefetch(st, TH_STMT_HELP_PENDING_FOR, HELP_PENDING_FOR_SQL,
+		                  TH_ARGS(TH_T(task_id), TH_T(asked), TH_T(asked_by)));
 }
 
 th_err th_store_help_answer(struct th_store *st, const char *task_id, const char *id,

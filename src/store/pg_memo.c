@@ -140,6 +140,19 @@ static void forget(struct th_pg_memo *m, int i)
 	}
 }
 
+/* Forgets every answer kept by its arguments (in a write transaction: the pending
+ * questions). */
+static void forget_ahead(struct th_pg_memo *m)
+{
+	if (m == NULL)
+		return;
+	for (int i = 0; i < m->nahead; i++) {
+		free(m->ahead[i].key);
+		PQclear(m->ahead[i].r);
+	}
+	m->nahead = 0;
+}
+
 void th_pg_memo_reset(struct th_store *c)
 {
 	struct th_pg_memo *m = c->pg_memo;
@@ -147,10 +160,7 @@ void th_pg_memo_reset(struct th_store *c)
 		return;
 	while (m->n > 0)
 		forget(m, m->n - 1);
-	for (int i = 0; i < m->nahead; i++) {
-		free(m->ahead[i].key);
-		PQclear(m->ahead[i].r);
-	}
+	forget_ahead(m);
 	free(m->ahead);
 	free(m);
 	c->pg_memo = NULL;
@@ -408,6 +418,8 @@ void th_pg_memo_wrote(struct th_store *c, enum th_stmt_id id, const char *sql,
 	table_of(sql, table, sizeof table);
 	if (memo_table(table))
 		th_pg_memo_reset(c);
+	else if (strcmp(table, "help_requests") == 0)
+		forget_ahead(c->pg_memo); /* the pending questions it kept (decision-088) */
 }
 
 /* ---- what a read says ------------------------------------------------------------- */
@@ -455,6 +467,12 @@ void th_pg_memo_learn(struct th_store *c, enum th_stmt_id id, const struct th_ar
                       const PGresult *r)
 {
 	const char *task_id = text(args, n, 0);
+	/* A pending question is kept as it came, by its arguments, until the transaction
+	 * writes a help request (decision-088). */
+	if (id == TH_STMT_HELP_PENDING_FOR) {
+		th_pg_memo_keep(c, id, args, n, r);
+		return;
+	}
 	switch (id) {
 	case TH_STMT_TASK_GET:
 	case TH_STMT_TASK_CONTEXT:
@@ -741,7 +759,7 @@ int th_pg_memo_answer(struct th_store *c, enum th_stmt_id id, const struct th_ar
                       PGresult **out)
 {
 	*out = NULL;
-	if (c->pg_reading)
+	if (c->pg_reading || id == TH_STMT_HELP_PENDING_FOR)
 		return (*out = ahead_answer(c->pg_memo, id, args, n)) != NULL;
 	struct memo_task *t = entry(c, text(args, n, 0));
 	if (t == NULL)

@@ -667,6 +667,12 @@ th_err th_store_help_pending(struct th_store *st, const char *task_id, struct th
 th_err th_store_help_pending_for(struct th_store *st, const char *task_id, const char *asked_by,
                                  const char *asked, struct th_help_request *out,
                                  struct th_error *e);
+/* SCALE-1 (decision-088): the write transaction st runs is about to ask
+ * th_store_help_pending_for with these arguments: on PostgreSQL the read is sent ahead,
+ * with the reads th_store_expect sends, and its answer kept until the transaction writes
+ * a help request; nothing on SQLite. */
+void th_store_help_pending_for_soon(struct th_store *st, const char *task_id, const char *asked_by,
+                                    const char *asked);
 /* pending -> answered (answered_ms = now, answer_message_id). Only from pending:
  * TH_ENOTFOUND for an unknown request (or one of another task); TH_EINVAL with
  * "already answered" when it was answered before (*prev = TH_HELP_ANSWERED) or
