@@ -232,8 +232,10 @@ struct cancel_arg {
 static th_err cancel_part(struct th_store *st, void *arg, struct th_error *e)
 {
 	struct cancel_arg *a = arg;
-	/* SCALE-1: the role and the row leave together on PostgreSQL (decision-060). */
+	/* SCALE-1: the role, the row and the open sub-tasks (collect_tree's first read) leave
+	 * together on PostgreSQL (decision-060, decision-088). */
 	th_store_expect(st, a->tenant, a->task_id, a->participant, NULL);
+	th_store_subtasks_soon(st, a->task_id, 1);
 	th_err rc = th_access_check(st, a->tenant, a->task_id, a->participant, TH_ACCESS_WRITE,
 	                            "cancel", NULL, e);
 	if (rc == TH_OK)

@@ -140,8 +140,15 @@ static void forget(struct th_pg_memo *m, int i)
 	}
 }
 
+/* 1 for the reads a write transaction keeps by their arguments, as read transactions keep
+ * every read sent ahead (decision-088). */
+static int kept_as_sent(enum th_stmt_id id)
+{
+	return id == TH_STMT_HELP_PENDING_FOR || id == TH_STMT_SUB_LIST;
+}
+
 /* Forgets every answer kept by its arguments (in a write transaction: the pending
- * questions). */
+ * questions and sub-tasks). */
 static void forget_ahead(struct th_pg_memo *m)
 {
 	if (m == NULL)
@@ -467,9 +474,10 @@ void th_pg_memo_learn(struct th_store *c, enum th_stmt_id id, const struct th_ar
                       const PGresult *r)
 {
 	const char *task_id = text(args, n, 0);
-	/* A pending question is kept as it came, by its arguments, until the transaction
-	 * writes a help request (decision-088). */
-	if (id == TH_STMT_HELP_PENDING_FOR) {
+	/* Kept as they came, by their arguments (decision-088): a pending question until
+	 * the transaction writes a help request, a task's sub-tasks until it writes a task
+	 * or a sub-task link (which forgets everything). */
+	if (kept_as_sent(id)) {
 		th_pg_memo_keep(c, id, args, n, r);
 		return;
 	}
@@ -759,8 +767,10 @@ int th_pg_memo_answer(struct th_store *c, enum th_stmt_id id, const struct th_ar
                       PGresult **out)
 {
 	*out = NULL;
-	if (c->pg_reading || id == TH_STMT_HELP_PENDING_FOR)
+	if (c->pg_reading)
 		return (*out = ahead_answer(c->pg_memo, id, args, n)) != NULL;
+	if (kept_as_sent(id) && (*out = ahead_answer(c->pg_memo, id, args, n)) != NULL)
+		return 1;
 	struct memo_task *t = entry(c, text(args, n, 0));
 	if (t == NULL)
 		return 0;

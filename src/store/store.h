@@ -496,6 +496,10 @@ struct th_subtask_ref {
 void th_subtask_refs_free(struct th_subtask_ref *r, size_t n);
 th_err th_store_subtasks(struct th_store *st, const char *parent_id, int unresolved_only,
                          struct th_subtask_ref **out, size_t *n, struct th_error *e);
+/* SCALE-1: st is about to ask th_store_subtasks with these arguments: on PostgreSQL the
+ * read is sent ahead, with the reads th_store_expect sends (a cancellation, decision-088)
+ * or a view's (th_store_expect_view); nothing on SQLite. */
+void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only);
 /* Marks the link parent→child resolved (resolved_ms = now). */
 th_err th_store_subtask_resolve(struct th_store *st, const char *child_id, struct th_error *e);
 

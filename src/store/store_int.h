@@ -380,12 +380,11 @@ th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *
 void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n);
 
-/* th_store_prefetch of th_store_message_exists, th_store_subtasks, th_store_plan,
+/* th_store_prefetch of th_store_message_exists, th_store_plan,
  * th_store_has_side_channels, th_store_history, th_store_artifacts,
  * th_store_turn_next_expiry and th_store_task_generation (last_seq too), with the same arguments
  * (for th_store_expect and th_store_expect_view, th_store_expect_view_checks). */
 void th_store_message_exists_soon(struct th_store *st, const char *task_id, const char *message_id);
-void th_store_subtasks_soon(struct th_store *st, const char *parent_id, int unresolved_only);
 void th_store_plan_soon(struct th_store *st, const char *task_id);
 void th_store_side_channels_soon(struct th_store *st, const char *task_id);
 void th_store_history_soon(struct th_store *st, const char *task_id, int limit);

@@ -25,12 +25,12 @@
  * 4 a SendMessage; this is what the pipeline and the transaction's memo reach today
  * (docs/store.md has the table), so that a change that adds one fails here: a new task
  * reads its first message's owner, then commits (its own row is known from its insert,
- * decision-087); a follow-up sends its
- * row, role, messageId look-up and pending question at once (decision-088), then
- * commits. decision-054's pipeline alone took 16, 12 and 10. */
+ * decision-087); a follow-up sends its row, role, messageId look-up and pending
+ * question at once, a cancellation its row, role and open sub-tasks (decision-088), then
+ * each commits. decision-054's pipeline alone took 16, 12 and 10. */
 #define NEW_TASK_TRIPS 2
 #define FOLLOW_UP_TRIPS 2
-#define CANCEL_TRIPS 3
+#define CANCEL_TRIPS 2
 /* The most the answer costs on the request's own connection after the commit: a new
  * task's is built from its reply (none); a follow-up's and a cancellation's are read in
  * one snapshot whose BEGIN, reads (the follow-up's lease look among them) and ROLLBACK go
