@@ -3955,6 +3955,70 @@ START_TEST(test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_sa
 }
 END_TEST
 
+/* SCALE-1 (decision-086): migration 024 carries a database at version 23 over: its
+ * checked columns take their domains as types, the rows are kept, and the views it makes
+ * again answer as before. The database is built by 023's migrations, as the landed
+ * build left it, with a waiting task, a cut turn and an event that ends its streams. */
+START_TEST(test_scale1_pg_024_carries_a_version_23_database_over)
+{
+	struct th_buf sql;
+	th_buf_init(&sql);
+	for (int i = 0; i < th_store_pg_migrations_n && th_store_pg_migrations[i].version <= 23;
+	     i++) {
+		th_buf_puts(&sql, th_store_pg_migrations[i].sql);
+		th_buf_puts(&sql, ";\n");
+	}
+	th_buf_puts(
+	    &sql,
+	    "CREATE TABLE tiny_harness_schema (version integer NOT NULL, application_id bigint "
+	    "NOT NULL); INSERT INTO tiny_harness_schema VALUES (23, 1950900594);\n"
+	    "INSERT INTO tasks (id, context_id, state, sub_state, status_ms, name, goal, "
+	    "ext_json, created_by, created_ms, updated_ms, child_count, status_pos) VALUES "
+	    "('old-wait', 'c', 'TASK_STATE_INPUT_REQUIRED', 'awaiting-next-message', 5, 'w', "
+	    "'g', '{}', 'bob', 1, 2, 3, NULL), ('old-done', 'c', 'TASK_STATE_COMPLETED', NULL, "
+	    "6, 'd', 'g', '{}', 'bob', 1, 2, 0, NULL);\n"
+	    "INSERT INTO participants (task_id, participant_id, kind, role, added_ms, rowid) "
+	    "VALUES ('old-wait', 'bob', 'human', 'reporter', 1, 1);\n"
+	    "INSERT INTO event_rows (task_num, seq, kind, json, created_ms, ends) "
+	    "SELECT num, 1, 'status', '{}', 1, 2 FROM tasks WHERE id = 'old-done';\n"
+	    "INSERT INTO turn_rows (task_num, message_id, state, cut, created_ms, updated_ms) "
+	    "SELECT num, 'm', 'cut', 1, 1, 1 FROM tasks WHERE id = 'old-wait';\n");
+	ck_assert(!sql.oom);
+	char out[2048];
+	ck_assert_msg(psql(pgdb, sql.data, out, sizeof out) == 0, "version 23: %s", out);
+	th_buf_free(&sql);
+	static const char *const views =
+	    "SELECT (SELECT string_agg(w::text, ';' ORDER BY w.id) FROM waiting_tasks w) || '|' "
+	    "|| (SELECT string_agg(e::text, ';' ORDER BY e.task_id, e.seq) FROM events e) || '|' "
+	    "|| (SELECT string_agg(u::text, ';' ORDER BY u.id) FROM turns u) || '|' || "
+	    "(SELECT string_agg(t.id || ' ' || t.state || ' ' || coalesce(t.sub_state, '-') || ' '"
+	    " || t.child_count, ';' ORDER BY t.id) FROM tasks t)";
+	char before[1024], after[1024];
+	ck_assert_int_eq(psql(pgdb, views, before, sizeof before), 0);
+	ck_assert_ptr_nonnull(strstr(before, "old-wait"));
+	struct th_store *st = open_store(); /* migrates to the binary's version */
+	th_store_close(st);
+	ck_assert_int_eq(psql(pgdb, views, after, sizeof after), 0);
+	ck_assert_str_eq(after, before);
+	ck_assert_int_eq(
+	    psql(pgdb,
+	         "SELECT string_agg(attname || ' ' || format_type(atttypid, -1), ', ' "
+	         "ORDER BY attrelid::regclass::text, attname) FROM pg_attribute WHERE "
+	         "attrelid IN ('tasks'::regclass, 'turn_rows'::regclass, "
+	         "'event_rows'::regclass, 'participants'::regclass) AND atttypid IN "
+	         "(SELECT oid FROM pg_type WHERE typtype = 'd' AND typname LIKE 'th_%')",
+	         out, sizeof out),
+	    0);
+	ck_assert_str_eq(out, "ends th_event_ends, kind th_participant_kind, role "
+	                      "th_participant_role, child_count th_count, state th_task_state, "
+	                      "status_pos th_position, sub_state th_sub_state, cut th_flag, state "
+	                      "th_turn_state");
+	/* The rows were checked when the domains got their constraints back. */
+	ck_assert_int_ne(psql(pgdb, "UPDATE tasks SET child_count = -1", out, sizeof out), 0);
+	ck_assert_ptr_nonnull(strstr(out, "th_count_check"));
+}
+END_TEST
+
 /* decision-085: a connection plans each prepared statement once, without its arguments,
  * as SQLite does. Left to choose, PostgreSQL plans a statement for its arguments at
  * least its first five times, and some for good when those ran on nearly empty tables,
@@ -4471,6 +4535,7 @@ static Suite *store_suite(void)
 		    tc, test_scale1_pg_enumerated_checks_go_through_domains_and_refuse_the_same);
 		tcase_add_test(tc,
 		               test_scale1_pg_statements_are_planned_once_without_their_arguments);
+		tcase_add_test(tc, test_scale1_pg_024_carries_a_version_23_database_over);
 		tcase_add_test(tc, test_store6_pg_a_commit_is_announced_to_a_listener);
 		tcase_add_test(tc, test_scale1_pg_only_a_commit_to_a_followed_task_is_announced);
 		tcase_add_test(tc,
