@@ -36,10 +36,6 @@ TOTAL=$((CLIENTS * PER_CLIENT))
 scratch th-conc
 CLIENT_PIDS=
 on_exit 'for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done'
-# A failure shows DETAIL (what the figures were made of), not a request.
-tap_details() {
-	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
-}
 
 # Each process writes itself, as it does when no writer takes its writes (HOST-2,
 # decision-084): this test is about several processes meeting at SQLite's lock;

@@ -33,9 +33,6 @@ PROCS=4
 scratch th-handoff
 BG=
 on_exit 'for p in $BG; do kill "$p" 2>/dev/null; done; [ -n "${STOPPED:-}" ] && kill -CONT "$STOPPED" 2>/dev/null'
-tap_details() {
-	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
-}
 
 # Each blocking SendMessage's turn takes this long, so that writes are in the writer's
 # hands when it is signalled.

@@ -45,9 +45,6 @@ BG=
 on_exit 'for p in $BG; do kill "$p" 2>/dev/null; done'
 on_exit '[ -f "$T/srv/lighttpd.pid" ] && sh "$SERVER" stop "$T/srv"'
 on_exit 'sh "$PGB" stop "$T/pgb"'
-tap_details() {
-	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
-}
 
 BOUNCER=$(sh "$PGB" start "$T/pgb" "$TH_TEST_PG" 2) || bail "pgbouncer did not start"
 NAME=th_pgb_$(printf '%s' "$T" | cksum | cut -d' ' -f1)

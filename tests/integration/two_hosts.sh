@@ -47,9 +47,6 @@ TOTAL=$((CLIENTS * PER_CLIENT))
 scratch th-two
 CLIENT_PIDS=
 on_exit 'for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done'
-tap_details() {
-	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
-}
 
 BASE_A=$(sh "$SERVER" start "$T/a" 2) || bail "host A did not start"
 DB=$(th_db_of "$T/a")

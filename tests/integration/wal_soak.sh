@@ -45,10 +45,6 @@ LUA=$TH_SRCDIR/tests/integration/wal_soak.lua
 scratch th-walsoak
 WRK_PID=
 on_exit '[ -n "$WRK_PID" ] && kill "$WRK_PID" 2>/dev/null'
-# A failure shows DETAIL (what the figures were made of), not a request.
-tap_details() {
-	[ -n "${DETAIL:-}" ] && printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
-}
 
 # The echo model answers at once: the load is writes, as fast as the workers go.
 unset TINY_HARNESS_ECHO_DELAY_MS

@@ -9,7 +9,8 @@
 #   bail REASON          "Bail out!", the last lines of each file of BAIL_LOGS, exit 1
 #   tap_done             the plan line "1..N"; exit 1 when a test failed, else 0
 #
-# tap_details prints what the failing request was: REQ_DESC, STATUS and the first
+# tap_details prints the first 15 lines of DETAIL when a script set it (what its figures
+# were made of), else what the failing request was: REQ_DESC, STATUS and the first
 # TAP_BODY_LINES (15) lines of $T/body, each cut at TAP_BODY_WIDTH characters (0: whole
 # lines). A script whose failures need other details redefines tap_details after sourcing.
 # BAIL_LOGS (an array, default $T/srv/error.log) is read when bail runs.
@@ -28,6 +29,10 @@ ok() {
 	echo "ok $n - $1"
 }
 tap_details() {
+	if [ -n "${DETAIL:-}" ]; then
+		printf '%s\n' "$DETAIL" | head -n 15 | sed 's/^/#   /'
+		return
+	fi
 	echo "#   request: ${REQ_DESC:-}"
 	echo "#   HTTP status: ${STATUS:-none}"
 	# awk, not sed: a body without a final newline must not swallow the next TAP line.
