@@ -279,6 +279,18 @@ struct handing {
 	size_t len;
 };
 
+/* Waits until sock is ready for events or the deadline (monotonic ms) comes; 0 to try
+ * again, -1 when the deadline has passed. */
+static int await(int sock, short events, int64_t deadline)
+{
+	int64_t left = deadline - th_mono_ms();
+	if (left <= 0)
+		return -1;
+	struct pollfd pfd = {.fd = sock, .events = events};
+	(void)poll(&pfd, 1, (int)left);
+	return 0;
+}
+
 /* Sends n bytes on the writer's connection (non-blocking) within the deadline; the first
  * send carries fd. 0, or -1 when not all of it went. */
 static int send_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
@@ -309,11 +321,8 @@ static int send_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
-		int64_t left = deadline - th_mono_ms();
-		if (k == 0 || errno != EAGAIN || left <= 0)
+		if (k == 0 || errno != EAGAIN || await(sock, POLLOUT, deadline) != 0)
 			return -1;
-		struct pollfd pfd = {.fd = sock, .events = POLLOUT};
-		(void)poll(&pfd, 1, (int)left);
 	}
 	return 0;
 }
@@ -421,11 +430,9 @@ static int recv_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
 			n -= (size_t)k;
 			continue;
 		}
-		int64_t left = deadline - th_mono_ms();
-		if (k == 0 || (errno != EINTR && errno != EAGAIN) || left <= 0)
+		if (k == 0 || (errno != EINTR && errno != EAGAIN) ||
+		    await(sock, POLLIN, deadline) != 0)
 			return -1;
-		struct pollfd pfd = {.fd = sock, .events = POLLIN};
-		(void)poll(&pfd, 1, (int)left);
 	}
 	return 0;
 }
