@@ -189,7 +189,8 @@ int64_t th_store_round_trips(const struct th_store *st);
 /* PostgreSQL: how many times st's own connection has planned its prepared statements
  * for their arguments (*custom) and without them (*generic), from pg_prepared_statements
  * (decision-085 asks for no custom plan). 0 when it could ask (both 0 on SQLite), -1
- * when it cannot (inside a transaction, behind a transaction pooler). For tests. */
+ * when it cannot (in pipeline mode: inside a pipelined transaction; behind a transaction
+ * pooler, whose statements are not prepared). For tests. */
 int th_store_plan_counts(struct th_store *st, int64_t *custom, int64_t *generic);
 /* Opens the writer connection (as th_store_open). Freed by th_store_group_close, after
  * every member store has left its last transaction. */
