@@ -481,7 +481,7 @@ static th_err follow_up(const struct th_turn_ctx *tc, const char *participant, c
 	char *role = NULL;
 	const char *mid = th_json_str(msg, "messageId");
 	*turn_id = 0;
-	/* SCALE-1: the three reads below leave together on PostgreSQL (decision-060). */
+	/* SCALE-1: the reads below leave together on PostgreSQL (expect_follow_up). */
 	expect_follow_up(st, tenant, task_id, participant, mid);
 	/* TEN-2: a taskId of another tenant is not found. */
 	th_err rc = th_access_check(st, tenant, task_id, participant, TH_ACCESS_READ,
