@@ -279,6 +279,13 @@ struct handing {
 	size_t len;
 };
 
+/* Room for the control message that carries one descriptor (SCM_RIGHTS), aligned as
+ * its header. */
+union fd_ctl {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
 /* Waits until sock is ready for events or the deadline (monotonic ms) comes; 0 to try
  * again, -1 when the deadline has passed. */
 static int await(int sock, short events, int64_t deadline)
@@ -297,10 +304,7 @@ static int send_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
 {
 	while (n > 0) {
 		struct iovec iov = {.iov_base = data, .iov_len = n};
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} ctl;
+		union fd_ctl ctl;
 		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
 		if (*fd >= 0) {
 			memset(&ctl, 0, sizeof ctl);
@@ -405,10 +409,7 @@ static int recv_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
 {
 	while (n > 0) {
 		struct iovec iov = {.iov_base = data, .iov_len = n};
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} ctl;
+		union fd_ctl ctl;
 		struct msghdr m = {.msg_iov = &iov,
 		                   .msg_iovlen = 1,
 		                   .msg_control = ctl.buf,
