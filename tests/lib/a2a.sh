@@ -162,17 +162,23 @@ handoff_holder() {
 # writes_in_writer_check LABEL PIDS MIN: the check on the workers that ran a test's turns
 # (PIDS, the distinct worker_pid values). On PostgreSQL every worker writes: at least MIN
 # of them ran turns (STORE-4). On SQLite the workers hand their writes to the one that
-# writes for all: every turn ran there (HOST-2).
+# writes for all (HOST-2), which ran at least 9 in 10 of those turns: a write it cannot
+# take at once (its queue full, or the frame slower than write_handoff_ms on a loaded
+# machine) is served where it arrived (decision-084). Without the hand-over each worker
+# runs its own share.
 writes_in_writer_check() {
-	local label=$1 pids=$2 min=$3 distinct holder
+	local label=$1 pids=$2 min=$3 distinct holder in total mine
 	distinct=$(printf '%s\n' $pids | grep -c .)
 	if th_db_is_pg "$DB"; then
 		check "STORE-4 $label ran in at least $min worker process(es) (distinct worker_pid: $distinct)" \
 			"[ \"$distinct\" -ge $min ]"
 	else
 		holder=$(handoff_holder "$DB")
-		check "HOST-2 STORE-4 $label ran in the worker that writes for the others (worker_pid: $(echo $pids); the claim's holder: ${holder:-none})" \
-			"[ \"$distinct\" = 1 ]" "[ \"$(echo $pids)\" = \"$holder\" ]"
+		in=$(printf '%s\n' $pids | paste -sd, -)
+		total=$(sqlite3 "$DB" "SELECT count(*) FROM turns WHERE worker_pid IN (${in:-0})")
+		mine=$(sqlite3 "$DB" "SELECT count(*) FROM turns WHERE worker_pid IN (${in:-0}) AND worker_pid = ${holder:-0}")
+		check "HOST-2 STORE-4 $label ran in the worker that writes for the others: $mine of $total in the claim's holder ${holder:-none} (worker_pid: $(echo $pids))" \
+			"[ -n \"$holder\" ]" "[ \"${total:-0}\" -gt 0 ]" "[ $((${mine:-0} * 10)) -ge $((${total:-0} * 9)) ]"
 	fi
 }
 ms() { awk -v t="$1" 'BEGIN { printf "%d", t * 1000 }'; }
