@@ -116,8 +116,8 @@ th_err th_task_create(struct th_store *st, const struct th_new_task *nt, int64_t
 	const char *mid = th_json_str(nt->first, "messageId");
 	json_object *snapshot = NULL, *ev = NULL;
 	th_err rc = th_store_task_insert(st, &in, e);
-	for (size_t i = 0; rc == TH_OK && i < nt->nps; i++)
-		rc = th_store_participant_put(st, nt->id, &nt->ps[i], e);
+	if (rc == TH_OK)
+		rc = th_store_participants_add_new(st, nt->id, nt->ps, nt->nps, e);
 	if (rc == TH_OK && nt->parent != NULL)
 		rc = th_store_subtask_link(st, nt->parent, nt->id, e);
 	if (rc == TH_OK && nt->plan != NULL)

@@ -19,7 +19,7 @@ struct th_new_task {
 	json_object *type;                  /* string or null, or NULL = null */
 	const char *description;            /* NULL = "" */
 	json_object *criteria;              /* [{text, met}] or NULL = [] */
-	const struct th_participant_in *ps; /* every participant, harness included */
+	const struct th_participant_in *ps; /* every participant, harness included; each once */
 	size_t nps;
 	const char *parent;     /* parent task id or NULL */
 	json_object *plan;      /* {steps:[…]} or NULL */

@@ -110,8 +110,9 @@ static char *task_name(const char *text)
 }
 
 /* TASK-4: the payload's participants, the sender as reporter unless listed, and the
- * harness as assignee unless an assignee is named. *ps is freed with free() only
- * (the strings stay borrowed from the payload and literals). */
+ * harness as assignee unless an assignee is named (a harness listed in another role
+ * becomes the assignee: each participant is on a task once). *ps is freed with free()
+ * only (the strings stay borrowed from the payload and literals). */
 static th_err envelope_participants(const struct th_task_payload *pl, const char *sender,
                                     const struct th_limits *lim, struct th_participant_in **ps,
                                     size_t *n, struct th_error *e)
@@ -120,16 +121,21 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
 	if (*ps == NULL)
 		return th_error_set(e, TH_ENOMEM, "out of memory");
 	int has_sender = 0, has_assignee = 0;
+	struct th_participant_in *harness = NULL;
 	for (size_t i = 0; i < pl->nps; i++) {
 		const struct th_participant *p = &pl->ps[i];
 		(*ps)[i] = (struct th_participant_in){p->id, p->kind, p->role, p->display_name};
-		has_sender |= strcmp(pl->ps[i].id, sender) == 0;
-		has_assignee |= strcmp(pl->ps[i].role, "assignee") == 0;
+		has_sender |= strcmp(p->id, sender) == 0;
+		has_assignee |= strcmp(p->role, "assignee") == 0;
+		if (strcmp(p->id, TH_AGENT_ID) == 0)
+			harness = &(*ps)[i];
 	}
 	*n = pl->nps;
 	if (!has_sender)
 		(*ps)[(*n)++] = (struct th_participant_in){sender, "human", "reporter", ""};
-	if (!has_assignee)
+	if (!has_assignee && harness != NULL)
+		*harness = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
+	else if (!has_assignee)
 		(*ps)[(*n)++] = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
 	if (*n > lim->max_participants)
 		return th_error_set(e, TH_EINVAL,

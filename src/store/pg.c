@@ -331,6 +331,7 @@ static const struct lock_rule lock_rules[TH_STMT_COUNT_] = {
     [TH_STMT_TASK_EXISTS] = {LK_TASK, 1},
     [TH_STMT_TASK_CONTEXT] = {LK_TASK, 1},
     [TH_STMT_PART_PUT] = {LK_TASK, 1},
+    [TH_STMT_PART_ADD_NEW] = {LK_TASK, 1},
     [TH_STMT_PART_ROLE] = {LK_TASK, 1},
     [TH_STMT_PART_LIST] = {LK_TASK, 1},
     [TH_STMT_MSG_APPEND] = {LK_TASK, 1},

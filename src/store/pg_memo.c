@@ -403,6 +403,17 @@ void th_pg_memo_wrote(struct th_store *c, enum th_stmt_id id, const char *sql,
 		                           text(args, n, 4), args[5].i) != 0))
 			give_up(c, t);
 		return;
+	case TH_STMT_PART_ADD_NEW: /* at ?2: ?4..?7 and ?9..?12 (none: ?9 NULL) */
+		for (size_t k = 3; t != NULL && k <= 8; k += 5)
+			if (text(args, n, k) != NULL &&
+			    (n < 12 || args[1].t != 'i' ||
+			     part_set(t, text(args, n, k), text(args, n, k + 1),
+			              text(args, n, k + 2), text(args, n, k + 3),
+			              args[1].i) != 0)) {
+				give_up(c, t);
+				return;
+			}
+		return;
 	case TH_STMT_MSG_APPEND:
 		if (t != NULL)
 			appended(c, t, args, n);

@@ -323,6 +323,13 @@ struct th_participant_in {
 /* Inserts or, when already on the task, updates kind/role/display_name. */
 th_err th_store_participant_put(struct th_store *st, const char *task_id,
                                 const struct th_participant_in *p, struct th_error *e);
+/* The participants ps[0..n) of task_id, a task this write has just inserted
+ * (th_store_task_insert) and put no participant on yet: each id once (a second is
+ * TH_EINVAL, naming it), listed in that order. Two rows per statement, where the
+ * upsert above takes one statement and three look-ups per participant. */
+th_err th_store_participants_add_new(struct th_store *st, const char *task_id,
+                                     const struct th_participant_in *ps, size_t n,
+                                     struct th_error *e);
 /* The participant's role into *role (caller frees), or TH_ENOTFOUND. Any tenant: for
  * the harness's own look-ups on a task already found. */
 th_err th_store_participant_role(struct th_store *st, const char *task_id,

@@ -116,6 +116,27 @@ START_TEST(test_task4_envelope_creates_task_with_its_attributes)
 }
 END_TEST
 
+/* The harness listed in another role, and no assignee named: it is the assignee, and
+ * on the task once (a new task's participants are plain inserts, SCALE-1). */
+START_TEST(test_task4_envelope_listing_the_harness_without_an_assignee_makes_it_assignee)
+{
+	json_object *r =
+	    fx_call(&app, "alice", TH_OP_SEND_MESSAGE, &err,
+	            "{\"message\":{\"messageId\":\"t1\",\"role\":\"ROLE_USER\",\"parts\":[" ENV(
+	                "{\"kind\":\"task\",\"payload\":{\"name\":\"Ship\",\"goal\":\"Release\","
+	                "\"participants\":[{\"id\":\"wendy\",\"role\":\"watcher\"},"
+	                "{\"id\":\"tiny-harness\",\"role\":\"watcher\"}]}}") "]}}");
+	ck_assert_msg(r != NULL, "%s", err.msg);
+	json_object *t = json_object_object_get(r, "task");
+	json_object *ps = json_object_object_get(ext_of(t), "participants");
+	ck_assert_uint_eq(json_object_array_length(ps), 3);
+	ck_assert_str_eq(role_of(t, "wendy"), "watcher");
+	ck_assert_str_eq(role_of(t, "tiny-harness"), "assignee");
+	ck_assert_str_eq(role_of(t, "alice"), "reporter");
+	json_object_put(r);
+}
+END_TEST
+
 START_TEST(test_task3_bad_envelopes_are_refused_naming_the_field)
 {
 	static const char *const bad[][2] = {
@@ -1249,6 +1270,8 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_task4_envelope_creates_task_with_its_attributes);
+	tcase_add_test(
+	    tc, test_task4_envelope_listing_the_harness_without_an_assignee_makes_it_assignee);
 	tcase_add_test(tc, test_task3_bad_envelopes_are_refused_naming_the_field);
 	tcase_add_test(tc, test_task5_envelope_updates_name_description_and_criteria);
 	tcase_add_test(tc, test_id5_participants_change_only_by_admin_or_reporter);

@@ -957,6 +957,68 @@ START_TEST(test_id_participants_put_role_order_and_strangers)
 }
 END_TEST
 
+/* SCALE-1, TASK-4: a new task's participants go in two to a statement, numbered in the
+ * order given, with the task's status time and tenant, as the upsert would put them; a
+ * participant listed twice is refused by name before anything is sent. */
+START_TEST(test_scale1_new_task_participants_two_rows_a_statement)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
+	begin(st);
+	struct th_task_in r = {.id = "n",
+	                       .context_id = "ctx-n",
+	                       .state = 2,
+	                       .status_ms = 4242,
+	                       .name = "n",
+	                       .goal = "g",
+	                       .ext_json = "{}",
+	                       .created_by = "alice",
+	                       .tenant = "acme"};
+	ck_assert_msg(th_store_task_insert(st, &r, &e) == TH_OK, "%s", e.msg);
+	const struct th_participant_in three[] = {
+	    {.id = "alice", .kind = "human", .role = "reporter", .display_name = "Alice"},
+	    {.id = "tiny-harness", .kind = "agent", .role = "assignee"},
+	    {.id = "bob", .kind = "agent", .role = "watcher", .display_name = "Bob"},
+	};
+	const struct th_participant_in twice[] = {three[0], three[2], three[0]};
+	ck_assert_int_eq(th_store_participants_add_new(st, "n", twice, 3, &e), TH_EINVAL);
+	ck_assert_msg(strstr(e.msg, "alice is listed twice") != NULL, "%s", e.msg);
+	struct th_participant_in bad = {.id = "carol", .kind = "robot", .role = "watcher"};
+	ck_assert_int_eq(th_store_participants_add_new(st, "n", &bad, 1, &e), TH_EINVAL);
+	ck_assert_msg(th_store_participants_add_new(st, "n", three, 3, &e) == TH_OK, "%s", e.msg);
+	commit(st);
+
+	struct th_participant *ps;
+	size_t n;
+	ck_assert_int_eq(th_store_participants(st, "n", &ps, &n, &e), TH_OK);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(ps[i].id, three[i].id);
+		ck_assert_str_eq(ps[i].kind, three[i].kind);
+		ck_assert_str_eq(ps[i].role, three[i].role);
+		ck_assert_str_eq(ps[i].display_name,
+		                 three[i].display_name != NULL ? three[i].display_name : "");
+	}
+	th_participants_free(ps, n);
+	ck_assert_int_eq(q_int(st, "SELECT count(*) FROM participants WHERE task_id = 'n' AND "
+	                           "status_ms = 4242 AND tenant = 'acme'"),
+	                 3);
+	ck_assert_int_eq(q_int(st, "SELECT rowid FROM participants WHERE task_id = 'n' AND "
+	                           "participant_id = 'bob'"),
+	                 3);
+	/* The upsert numbers a later participant after them. */
+	struct th_participant_in dave = {.id = "dave", .kind = "human", .role = "watcher"};
+	begin(st);
+	ck_assert_int_eq(th_store_participant_put(st, "n", &dave, &e), TH_OK);
+	ck_assert_int_eq(th_store_participants_add_new(st, "none", &dave, 1, &e), TH_ENOTFOUND);
+	commit(st);
+	ck_assert_int_eq(q_int(st, "SELECT rowid FROM participants WHERE task_id = 'n' AND "
+	                           "participant_id = 'dave'"),
+	                 4);
+	th_store_close(st);
+}
+END_TEST
+
 /* ---- messages and artifacts ---------------------------------------------------------- */
 
 START_TEST(test_stream5_message_append_duplicate_and_history_limit)
@@ -4497,6 +4559,7 @@ static Suite *store_suite(void)
 	tcase_add_test(tc, test_status4_task_roundtrip_with_sub_state_column);
 	tcase_add_test(tc, test_stream5_list_follows_status_and_kept_count);
 	tcase_add_test(tc, test_id_participants_put_role_order_and_strangers);
+	tcase_add_test(tc, test_scale1_new_task_participants_two_rows_a_statement);
 	tcase_add_test(tc, test_stream5_message_append_duplicate_and_history_limit);
 	tcase_add_test(tc, test_artifact_put_replaces_and_keeps_order);
 	tcase_add_test(tc, test_ctl4_unresolved_subtasks_follow_child_state);
