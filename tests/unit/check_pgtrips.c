@@ -580,6 +580,71 @@ START_TEST(test_scale1_pg_memo_knows_the_row_of_a_task_it_made)
 }
 END_TEST
 
+/* decision-089: a new task's participants go in two to a statement; the transaction
+ * learns every one of them (the second of a pair too) and answers their list, with no
+ * round trip, as the server lists them once it is committed. Three: a pair and one. */
+struct made_parts {
+	char said[512];
+	int64_t trips;
+};
+
+static void parts_line(struct th_store *st, const char *task, char *out, size_t n,
+                       struct th_error *e)
+{
+	struct th_participant *ps = NULL;
+	size_t np = 0;
+	out[0] = '\0';
+	if (th_store_participants(st, task, &ps, &np, e) != TH_OK)
+		return;
+	size_t used = 0;
+	for (size_t i = 0; i < np && used < n; i++)
+		used += (size_t)snprintf(out + used, n - used, "%s/%s/%s/%s;", ps[i].id, ps[i].kind,
+		                         ps[i].role, ps[i].display_name);
+	th_participants_free(ps, np);
+}
+
+static th_err made_parts_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct made_parts *m = arg;
+	struct th_task_in t = {.id = "parts-task",
+	                       .context_id = "ctx-parts",
+	                       .state = 2,
+	                       .name = "parts",
+	                       .goal = "",
+	                       .created_by = "alice"};
+	const struct th_participant_in ps[] = {{"alice", "human", "reporter", "Alice"},
+	                                       {"tiny-harness", "agent", "assignee", NULL},
+	                                       {"bob", "agent", "watcher", "Bob"}};
+	th_err rc = th_store_task_insert(st, &t, e);
+	if (rc == TH_OK)
+		rc = th_store_participants_add_new(st, t.id, ps, 3, e);
+	if (rc != TH_OK)
+		return rc;
+	int64_t before = th_store_round_trips(st);
+	parts_line(st, t.id, m->said, sizeof m->said, e);
+	m->trips = th_store_round_trips(st) - before;
+	return TH_OK;
+}
+
+START_TEST(test_scale1_pg_memo_knows_the_participants_a_new_task_got)
+{
+	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
+	struct th_store *st = NULL;
+	struct th_error e;
+	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
+	struct made_parts m = {0};
+	ck_assert_msg(th_store_write(st, made_parts_part, &m, &e) == TH_OK, "write: %s", e.msg);
+	ck_assert_msg(m.trips == 0, "the list took %lld round trips", (long long)m.trips);
+	char committed[512];
+	parts_line(st, "parts-task", committed, sizeof committed, &e);
+	ck_assert_str_eq(committed, "alice/human/reporter/Alice;tiny-harness/agent/assignee/;"
+	                            "bob/agent/watcher/Bob;");
+	ck_assert_msg(strcmp(m.said, committed) == 0,
+	              "inside the transaction:\n%s\nafter its commit:\n%s", m.said, committed);
+	th_store_close(st);
+}
+END_TEST
+
 /* decision-088: a pending question sent ahead is answered from what came back, and
  * asked again of the server once the transaction has written a help request. */
 struct asked_write {
@@ -766,6 +831,7 @@ int main(void)
 	tcase_add_test(tc, test_scale1_pg_send_message_round_trips_on_the_writer);
 	tcase_add_test(tc, test_scale1_pg_memo_answers_as_the_server_after_commit);
 	tcase_add_test(tc, test_scale1_pg_memo_knows_the_row_of_a_task_it_made);
+	tcase_add_test(tc, test_scale1_pg_memo_knows_the_participants_a_new_task_got);
 	tcase_add_test(tc, test_scale1_pg_memo_forgets_a_pending_question_once_one_is_asked);
 	tcase_add_test(tc, test_scale1_pg_memo_forgets_a_refused_write);
 	tcase_add_test(tc, test_scale1_pg_sealed_view_reads_again_when_it_needs_more);
