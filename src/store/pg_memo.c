@@ -286,6 +286,20 @@ static int part_set(struct memo_task *t, const char *id, const char *kind, const
 	return 0;
 }
 
+/* What a write of one participant says: its id, kind, role and display name are
+ * arguments first..first + 3, its time argument at. No id (NULL): no participant, 0. 0,
+ * or -1 when the arguments are not what tasks.c sends or memory ran out. */
+static int part_put(struct memo_task *t, const struct th_arg *args, size_t n, size_t first,
+                    size_t at)
+{
+	if (text(args, n, first) == NULL)
+		return 0;
+	if (at >= n || first + 3 >= n || args[at].t != 'i')
+		return -1;
+	return part_set(t, text(args, n, first), text(args, n, first + 1), text(args, n, first + 2),
+	                text(args, n, first + 3), args[at].i);
+}
+
 /* ---- what a write does ------------------------------------------------------------- */
 
 /* The table sql writes (INSERT INTO, UPDATE, DELETE FROM), into out (size n); "" when
@@ -397,22 +411,14 @@ void th_pg_memo_wrote(struct th_store *c, enum th_stmt_id id, const char *sql,
 		return;
 	struct memo_task *t = entry(c, text(args, n, 0));
 	switch (id) {
-	case TH_STMT_PART_PUT:
-		if (t != NULL && (n < 6 || args[5].t != 'i' ||
-		                  part_set(t, text(args, n, 1), text(args, n, 2), text(args, n, 3),
-		                           text(args, n, 4), args[5].i) != 0))
+	case TH_STMT_PART_PUT: /* ?2..?5, at ?6 */
+		if (t != NULL && part_put(t, args, n, 1, 5) != 0)
 			give_up(c, t);
 		return;
-	case TH_STMT_PART_ADD_NEW: /* at ?2: ?4..?7 and ?9..?12 (none: ?9 NULL) */
-		for (size_t k = 3; t != NULL && k <= 8; k += 5)
-			if (text(args, n, k) != NULL &&
-			    (n < 12 || args[1].t != 'i' ||
-			     part_set(t, text(args, n, k), text(args, n, k + 1),
-			              text(args, n, k + 2), text(args, n, k + 3),
-			              args[1].i) != 0)) {
-				give_up(c, t);
-				return;
-			}
+	case TH_STMT_PART_ADD_NEW: /* ?4..?7 and ?9..?12 (none: ?9 NULL), at ?2 */
+		if (t != NULL &&
+		    (part_put(t, args, n, 3, 1) != 0 || part_put(t, args, n, 8, 1) != 0))
+			give_up(c, t);
 		return;
 	case TH_STMT_MSG_APPEND:
 		if (t != NULL)
