@@ -133,10 +133,10 @@ static th_err envelope_participants(const struct th_task_payload *pl, const char
 	*n = pl->nps;
 	if (!has_sender)
 		(*ps)[(*n)++] = (struct th_participant_in){sender, "human", "reporter", ""};
-	if (!has_assignee && harness != NULL)
-		*harness = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
-	else if (!has_assignee)
-		(*ps)[(*n)++] = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
+	if (!has_assignee) {
+		struct th_participant_in *agent = harness != NULL ? harness : &(*ps)[(*n)++];
+		*agent = (struct th_participant_in){TH_AGENT_ID, "agent", "assignee", ""};
+	}
 	if (*n > lim->max_participants)
 		return th_error_set(e, TH_EINVAL,
 		                    "a task has at most %zu participants; this one would have %zu",
