@@ -466,12 +466,20 @@ static void describe_committed(struct th_store *st, const char *id, char *out, s
 	th_store_read_end(st, began);
 }
 
-START_TEST(test_scale1_pg_memo_answers_as_the_server_after_commit)
+/* A store on the test's database, as every test below opens one. */
+static struct th_store *open_store(void)
 {
 	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
 	struct th_store *st = NULL;
 	struct th_error e;
 	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
+	return st;
+}
+
+START_TEST(test_scale1_pg_memo_answers_as_the_server_after_commit)
+{
+	struct th_store *st = open_store();
+	struct th_error e;
 	static char committed[8192];
 	/* A task made in the transaction (every answer from memory but its row), then a
 	 * later transaction on it (its row, role and look-up sent ahead at once). */
@@ -536,10 +544,8 @@ static th_err made_row_part(struct th_store *st, void *arg, struct th_error *e)
 
 START_TEST(test_scale1_pg_memo_knows_the_row_of_a_task_it_made)
 {
-	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
-	struct th_store *st = NULL;
+	struct th_store *st = open_store();
 	struct th_error e;
-	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
 	struct made_row made[2] = {
 	    {.in = {.id = "made-working",
 	            .context_id = "ctx-made",
@@ -628,10 +634,8 @@ static th_err made_parts_part(struct th_store *st, void *arg, struct th_error *e
 
 START_TEST(test_scale1_pg_memo_knows_the_participants_a_new_task_got)
 {
-	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
-	struct th_store *st = NULL;
+	struct th_store *st = open_store();
 	struct th_error e;
-	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
 	struct made_parts m = {0};
 	ck_assert_msg(th_store_write(st, made_parts_part, &m, &e) == TH_OK, "write: %s", e.msg);
 	ck_assert_msg(m.trips == 0, "the list took %lld round trips", (long long)m.trips);
@@ -704,10 +708,8 @@ static th_err asked_task(struct th_store *st, void *arg, struct th_error *e)
 
 START_TEST(test_scale1_pg_memo_forgets_a_pending_question_once_one_is_asked)
 {
-	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
-	struct th_store *st = NULL;
+	struct th_store *st = open_store();
 	struct th_error e;
-	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
 	ck_assert_msg(th_store_write(st, asked_task, NULL, &e) == TH_OK, "task: %s", e.msg);
 	struct asked_write w = {0};
 	ck_assert_msg(th_store_write(st, asked_part, &w, &e) == TH_OK, "write: %s", e.msg);
@@ -726,10 +728,8 @@ END_TEST
 
 START_TEST(test_scale1_pg_memo_forgets_a_refused_write)
 {
-	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
-	struct th_store *st = NULL;
+	struct th_store *st = open_store();
 	struct th_error e;
-	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
 	ck_assert_int_eq(th_store_begin(st, &e), TH_OK);
 	struct th_task_in t = {
 	    .id = "memo-refused", .context_id = "ctx", .state = 2, .created_by = "bob"};
@@ -780,10 +780,8 @@ static int64_t view_text(struct th_store *st, const char *id, int history_length
  * by one; a usual one takes one round trip. */
 START_TEST(test_scale1_pg_sealed_view_reads_again_when_it_needs_more)
 {
-	struct th_store_opts o = {.path = uri, .busy_timeout_ms = 5000};
-	struct th_store *st = NULL;
+	struct th_store *st = open_store();
 	struct th_error e;
-	ck_assert_msg(th_store_open(&o, &st, &e) == TH_OK, "open: %s", e.msg);
 	ck_assert_int_eq(th_store_begin(st, &e), TH_OK);
 	struct th_task_in t = {
 	    .id = "long-history", .context_id = "ctx", .state = 2, .created_by = "bob"};
