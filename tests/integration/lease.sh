@@ -191,14 +191,15 @@ REQ_DESC="b: recover $RPID ended: $([ "$rrc" = 0 ] && echo "exit $rexit" || echo
 check "TURN-4 (b) everything settled within 15 s of the lock's release: recover ended and no turn of the task is queued or running" \
 	'[ "$rrc" = 0 ]' '[ "$rexit" = 0 ]' '[ "$settled" = 0 ]'
 invariants b "$TASK" lb-m2 "locked follow-up"
-# Taken over means claimed anew: attempt 2 with a lease of its own. The claimant may be
-# recover, or a thread of either worker (a GetTask's hand-over, the recovery thread), so
-# also one of worker $P's other threads: the process id alone does not tell the stalled
-# thread from them. Its lease does: the stalled thread's lease is the one seen under the lock.
+# Taken over means claimed anew: attempt 2 (or later) with a lease of its own. The
+# claimant may be recover, or a thread of either worker (a GetTask's hand-over, the
+# recovery thread), so also one of worker $P's other threads: the process id alone does
+# not tell the stalled thread from them. Its lease does: the stalled thread's lease is the
+# one seen under the lock.
 REQ_DESC="b: turn lb-m2 (state|cut|attempts|worker|lease): $row; first worker $P (lease $(field "$lock_row" 5)), recover $RPID"
 check "TURN-6 (b) the follow-up's turn ended done, not cut (taken over: a new claim with a lease of its own, not worker $P's stalled turn)" \
 	'[ "$(field "$row" 1)" = done ]' '[ "$(field "$row" 2)" = 0 ]' \
-	'[ "$(field "$row" 3)" = 1 ] || { [ "$(field "$row" 3)" = 2 ] && [ "$(field "$row" 5)" != "$(field "$lock_row" 5)" ]; }' \
+	'[ "$(field "$row" 3)" = 1 ] || { [ "$(field "$row" 3)" -ge 2 ] && [ "$(field "$row" 5)" != "$(field "$lock_row" 5)" ]; }' \
 	'[ "$(sq "SELECT COUNT(*) FROM turns WHERE task_id = '\''$TASK'\'' AND message_id = '\''lb-m2'\'' AND (state = '\''cut'\'' OR CAST(cut AS INTEGER) = 1)")" = 0 ]'
 read -r get_status get_time <"$T/bg.lb-get.status" 2>/dev/null
 get_state=$(jq -r '.result.status.state // .error.message // empty' "$T/bg.lb-get" 2>/dev/null)
