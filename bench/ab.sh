@@ -25,6 +25,8 @@
 # Loopback only; about ROUNDS x builds x (DURATION + 3) s; what it started it stops, by pid.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh" # median, cpu_ticks_of
 ROUNDS=${ROUNDS:-4}
 DURATION=${DURATION:-6}
 KIND=${KIND:-send}
@@ -70,21 +72,13 @@ for i in "${!bins[@]}"; do
 	[ -n "${task[i]}" ] || die "build $i does not answer SendMessage"
 done
 
-# ticks_of PID... — user + system clock ticks of the processes (0 for one that is gone).
-ticks_of() {
-	local t=0 p s
-	for p in "$@"; do
-		s=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null)
-		t=$((t + ${s:-0}))
-	done
-	echo "$t"
-}
-workers_ticks() { ticks_of $(pgrep -P "$(cat "$state/s$1/lighttpd.pid")"); }
+# shellcheck disable=SC2046 # one pid a word
+workers_ticks() { cpu_ticks_of $(pgrep -P "$(cat "$state/s$1/lighttpd.pid")"); }
 pg_ticks() {
 	local pm reaped
 	pm=$(cat "$state/cluster/pg.pid")
 	reaped=$(awk '{ print $16 + $17 }' "/proc/$pm/stat" 2>/dev/null)
-	echo $(($(ticks_of "$pm" $(pgrep -P "$pm")) + ${reaped:-0}))
+	echo $(($(cpu_ticks_of "$pm" $(pgrep -P "$pm")) + ${reaped:-0}))
 }
 us_per() { awk -v t="$1" -v n="$2" -v hz="$tick" 'BEGIN { printf "%d", (n > 0 ? t * 1e6 / hz / n : 0) }'; }
 
@@ -120,17 +114,21 @@ for r in $(seq "$ROUNDS"); do
 		echo "$line ($bad)" | tee -a "$report"
 	done
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print NR ? (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) : 0 }'; }
 {
 	echo "medians over $ROUNDS rounds (ratio: over build 0):"
-	m0=$(echo "${rps[0]}" | median)
-	c0=$(echo "${cpu[0]}" | median)
+	# shellcheck disable=SC2086 # the lists are words
+	m0=$(median ${rps[0]})
+	# shellcheck disable=SC2086
+	c0=$(median ${cpu[0]})
 	for i in "${!bins[@]}"; do
-		m=$(echo "${rps[$i]}" | median)
-		c=$(echo "${cpu[$i]}" | median)
+		# shellcheck disable=SC2086
+		m=$(median ${rps[$i]})
+		# shellcheck disable=SC2086
+		c=$(median ${cpu[$i]})
 		line=$(awk -v i="$i" -v m="$m" -v c="$c" -v m0="$m0" -v c0="$c0" 'BEGIN {
 			printf "build %s: %.0f req/s (%.2f), workers %d us/request (%.2f)", i, m, m / m0, c, (c0 > 0 ? c / c0 : 0) }')
-		[ "$PG" = 1 ] && line="$line, PostgreSQL $(echo "${pgcpu[$i]}" | median) us/request"
+		# shellcheck disable=SC2086
+		[ "$PG" = 1 ] && line="$line, PostgreSQL $(median ${pgcpu[$i]}) us/request"
 		echo "$line"
 	done
 } | tee -a "$report"

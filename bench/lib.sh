@@ -5,6 +5,8 @@
 #   to_ms VALUE        wrk's latency text (850.00us, 2.31ms, 1.02s, 1.10m) in milliseconds,
 #                      three decimals; "" when it is none of these
 #   median N…          the median of the numbers given, two decimals; "" for none
+#   cpu_ticks_of PID…  the user + system clock ticks (CLK_TCK) the processes have used;
+#                      a process that is gone counts 0
 #   sched_note         "scheduler autogroup on" / "off" / "n/a": the kernel shares the CPUs
 #                      between sessions when it is on, and tests/lib/pg.sh starts PostgreSQL
 #                      in a session of its own (bench/README.md, PostgreSQL's tail)
@@ -19,6 +21,14 @@ median() {
 	[ $# -gt 0 ] || { echo; return; }
 	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END {
 		if (NR % 2) printf "%.2f", a[(NR + 1) / 2]; else printf "%.2f", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+cpu_ticks_of() {
+	local p sum=0
+	for p in "$@"; do
+		# Fields 14 and 15 (utime, stime), counted after the ")" that ends the name.
+		sum=$((sum + $(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null | awk '{ print $12 + $13 }')))
+	done
+	echo "$sum"
 }
 sched_note() {
 	case $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null) in

@@ -76,14 +76,10 @@ say "# $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); wrk -t$THREADS -c$C
 say "# on: $TH_BIN (request_log = 1, metrics = 1); off: the same, request_log = 0, metrics = 0${LANDED_BIN:+; landed: $LANDED_BIN}"
 # Clock ticks of CPU the worker processes of server NAME have used so far.
 cpu_ticks() {
-	local lp kids p sum=0
+	local lp
 	lp=$(cat "$T/$1/lighttpd.pid")
-	kids=$(cat /proc/"$lp"/task/*/children 2>/dev/null)
-	for p in $kids; do
-		# Fields 14 and 15 (utime, stime), counted after the ")" that ends the name.
-		sum=$((sum + $(sed 's/^.*) //' /proc/"$p"/stat 2>/dev/null | awk '{ print $12 + $13 }')))
-	done
-	echo "$sum"
+	# shellcheck disable=SC2046 # one pid a word
+	cpu_ticks_of $(cat /proc/"$lp"/task/*/children 2>/dev/null)
 }
 HZ=$(getconf CLK_TCK)
 declare -A RATE CPU
