@@ -10,6 +10,8 @@
 #   TH_BIN=/elsewhere/tiny-harness TH_SRCDIR=/elsewhere bench/recipes.sh
 #   RECIPES="fcgid htaccess" PROCS_LIST="1 4" DURATION=5s CONNS=16 bench/recipes.sh
 #   NO_SAVE=1 bench/recipes.sh                print only (else bench/results/recipes-<date>.txt)
+#   HASH=apr1 bench/recipes.sh                the login's hash: bcrypt (default, as the
+#                                             recipes say) or apr1 (decision-090)
 #
 # Each row starts its server afresh (tests/lib/server.sh, apache.sh, nginx.sh of
 # TH_SRCDIR: a free loopback port, its own temporary state directory, a fresh database),
@@ -35,7 +37,7 @@
 #   peer          node bench/peer/server.mjs --procs PROCS (needs bench/peer/node_modules,
 #                 or PEER_DIR naming a checkout's bench/peer that has them)
 # Knobs: PROCS_LIST ("1 4"), DURATION (5s), WARMUP (3s), WARMUP_CONNS (2*CONNS), THREADS
-# (2), CONNS (16), FCGID_PROCS (CONNS+8; 0: no such row),
+# (2), CONNS (16), FCGID_PROCS (CONNS+8; 0: no such row), HASH (bcrypt),
 # TH_BIN, TH_SRCDIR, PEER_DIR, NO_SAVE=1. Every TINY_HARNESS_* variable is cleared.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +51,7 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-16}
 WARMUP_CONNS=${WARMUP_CONNS:-$((CONNS * 2))}
 FCGID_PROCS=${FCGID_PROCS:-$((CONNS + 8))}
+HASH=${HASH:-bcrypt}
 PEER_DIR=${PEER_DIR:-$root/bench/peer}
 lua=$root/bench/compare.lua
 
@@ -57,7 +60,7 @@ say() { echo "recipes: $*" >&2; }
 
 [ -x "$TH_BIN" ] || die "no program at TH_BIN=$TH_BIN (build it first; this script builds nothing)"
 case $TH_BIN in /*) ;; *) TH_BIN=$(cd "$(dirname "$TH_BIN")" && pwd)/$(basename "$TH_BIN") ;; esac
-for t in wrk curl jq openssl base64; do
+for t in wrk curl jq openssl base64 htpasswd; do
 	command -v $t >/dev/null 2>&1 || die "$t is not installed"
 done
 for d in "$DURATION" "$WARMUP"; do
@@ -101,10 +104,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# The recipes' login (decision-040): one user, an apr1 hash every server checks.
+# The recipes' login (decision-040): one user. HASH=bcrypt hashes the password as the
+# recipes tell an operator to (`htpasswd -B`, cost 5); HASH=apr1 as tests/lib/a2a.sh does
+# (MD5, 1,000 rounds: cheaper to check, decision-090).
 password=bench-$$-$RANDOM
 mkdir -p "$state/auth" && chmod 755 "$state/auth"
-printf 'bench:%s\n' "$(openssl passwd -apr1 "$password")" >"$state/auth/htpasswd" || die "openssl passwd failed"
+case $HASH in
+bcrypt) htpasswd -nbB bench "$password" | head -n1 >"$state/auth/htpasswd" || die "htpasswd -B failed" ;;
+apr1) printf 'bench:%s\n' "$(openssl passwd -apr1 "$password")" >"$state/auth/htpasswd" || die "openssl passwd failed" ;;
+*) die "HASH must be bcrypt or apr1" ;;
+esac
 chmod 644 "$state/auth/htpasswd"
 basic="Basic $(printf 'bench:%s' "$password" | base64 | tr -d '\n')"
 
@@ -247,7 +256,7 @@ report() {
 	echo "binary: $TH_BIN"
 	echo "machine: $(nproc) CPUs; load before $load_before, after $load_after; $(($(date +%s) - started)) s"
 	echo "versions: $(lighttpd -v 2>/dev/null | head -n1 | cut -d' ' -f1); $(apache2 -v 2>/dev/null | head -n1 | sed 's/Server version: //'); mod_fcgid $(dpkg-query -W -f '${Version}' libapache2-mod-fcgid 2>/dev/null || echo '?'); $(nginx -v 2>&1 | sed 's/nginx version: //'); node $(node --version 2>/dev/null || echo '-')"
-	echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency after a ${WARMUP} SendMessage warm-up at $WARMUP_CONNS connections; latencies in ms; logins on (HTTP Basic) but for the peer"
+	echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency after a ${WARMUP} SendMessage warm-up at $WARMUP_CONNS connections; latencies in ms; logins on (HTTP Basic, $HASH hash) but for the peer"
 	echo
 	printf '%-14s %5s %-5s %8s %9s %9s %9s  %s\n' recipe procs kind "req/s" p50 p99 max errors
 	printf '%s\n' "${ROWS[@]}"
