@@ -10,8 +10,9 @@
 #   TH_BIN=/elsewhere/tiny-harness TH_SRCDIR=/elsewhere bench/recipes.sh
 #   RECIPES="fcgid htaccess" PROCS_LIST="1 4" DURATION=5s CONNS=16 bench/recipes.sh
 #   NO_SAVE=1 bench/recipes.sh                print only (else bench/results/recipes-<date>.txt)
-#   HASH=apr1 bench/recipes.sh                the login's hash: bcrypt (default, as the
-#                                             recipes say) or apr1 (decision-090)
+#   LOGIN=apr1 bench/recipes.sh               how the bench user logs in (decision-090):
+#                                             bcrypt (default: HTTP Basic, hashed as the
+#                                             recipes say), apr1, or bearer (an API key)
 #
 # Each row starts its server afresh (tests/lib/server.sh, apache.sh, nginx.sh of
 # TH_SRCDIR: a free loopback port, its own temporary state directory, a fresh database),
@@ -37,7 +38,7 @@
 #   peer          node bench/peer/server.mjs --procs PROCS (needs bench/peer/node_modules,
 #                 or PEER_DIR naming a checkout's bench/peer that has them)
 # Knobs: PROCS_LIST ("1 4"), DURATION (5s), WARMUP (3s), WARMUP_CONNS (2*CONNS), THREADS
-# (2), CONNS (16), FCGID_PROCS (CONNS+8; 0: no such row), HASH (bcrypt),
+# (2), CONNS (16), FCGID_PROCS (CONNS+8; 0: no such row), LOGIN (bcrypt),
 # TH_BIN, TH_SRCDIR, PEER_DIR, NO_SAVE=1. Every TINY_HARNESS_* variable is cleared.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +52,7 @@ THREADS=${THREADS:-2}
 CONNS=${CONNS:-16}
 WARMUP_CONNS=${WARMUP_CONNS:-$((CONNS * 2))}
 FCGID_PROCS=${FCGID_PROCS:-$((CONNS + 8))}
-HASH=${HASH:-bcrypt}
+LOGIN=${LOGIN:-bcrypt}
 PEER_DIR=${PEER_DIR:-$root/bench/peer}
 lua=$root/bench/compare.lua
 
@@ -104,15 +105,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# The recipes' login (decision-040): one user. HASH=bcrypt hashes the password as the
-# recipes tell an operator to (`htpasswd -B`, cost 5); HASH=apr1 as tests/lib/a2a.sh does
-# (MD5, 1,000 rounds: cheaper to check, decision-090).
+# The recipes' login (decision-040): one user. LOGIN=bcrypt hashes the password as the
+# recipes tell an operator to (`htpasswd -B`, cost 5); LOGIN=apr1 as tests/lib/a2a.sh does
+# (MD5, 1,000 rounds: cheaper to check); LOGIN=bearer runs the recipes' bearer variant
+# (the program checks an API key, made per row with `tiny-harness keys add`; decision-090).
 password=bench-$$-$RANDOM
 mkdir -p "$state/auth" && chmod 755 "$state/auth"
-case $HASH in
+case $LOGIN in
 bcrypt) htpasswd -nbB bench "$password" | head -n1 >"$state/auth/htpasswd" || die "htpasswd -B failed" ;;
-apr1) printf 'bench:%s\n' "$(openssl passwd -apr1 "$password")" >"$state/auth/htpasswd" || die "openssl passwd failed" ;;
-*) die "HASH must be bcrypt or apr1" ;;
+apr1 | bearer) printf 'bench:%s\n' "$(openssl passwd -apr1 "$password")" >"$state/auth/htpasswd" || die "openssl passwd failed" ;;
+*) die "LOGIN must be bcrypt, apr1 or bearer" ;;
 esac
 chmod 644 "$state/auth/htpasswd"
 basic="Basic $(printf 'bench:%s' "$password" | base64 | tr -d '\n')"
@@ -125,6 +127,12 @@ start_recipe() {
 	current=$dir
 	AUTH=$basic
 	export TINY_HARNESS_IDENTITY=remote_user TH_HTPASSWD=$state/auth/htpasswd
+	if [ "$LOGIN" = bearer ]; then
+		case $recipe in
+		htaccess | htaccess-dflt) say "$recipe: a shared host has no bearer variant to start (-D)"; return 1 ;;
+		esac
+		TINY_HARNESS_IDENTITY=bearer
+	fi
 	case $recipe in
 	lighttpd) out=$(sh "$TH_SRCDIR/tests/lib/server.sh" start "$dir" "$procs") ;;
 	nginx) out=$(sh "$TH_SRCDIR/tests/lib/nginx.sh" start nginx "$dir" "$procs") ;;
@@ -152,6 +160,22 @@ start_recipe() {
 	esac
 	unset TINY_HARNESS_IDENTITY TH_HTPASSWD
 	case ${out:-} in http://127.0.0.1:*/) URL=$out ;; *) say "$recipe ($procs) did not start"; return 1 ;; esac
+	[ "$LOGIN" = bearer ] && [ "$recipe" != peer ] && { bearer_key "$dir" || return 1; }
+	return 0
+}
+
+# LOGIN=bearer: an API key for the bench user in DIR's database, made as the user that owns
+# the database (the workers' user, as an operator would make it); sets AUTH.
+bearer_key() {
+	local dir=$1 db key as=
+	db=$(cat "$dir/db") || { say "no $dir/db"; return 1; }
+	if [ "$(id -u)" = 0 ] && [ -e "$db" ] && [ "$(stat -c %u "$db")" != 0 ]; then
+		as="setpriv --reuid=$(stat -c %u "$db") --regid=$(stat -c %g "$db") --clear-groups"
+	fi
+	# shellcheck disable=SC2086
+	key=$(cd "$dir" && TINY_HARNESS_DB=$db $as "$TH_BIN" keys add bench --name bench 2>"$dir/keys.err") ||
+		{ say "keys add failed: $(cat "$dir/keys.err")"; return 1; }
+	AUTH="Bearer $key"
 }
 
 rpc() { # BODY: a JSON-RPC call to URL as the bench user
@@ -256,7 +280,7 @@ report() {
 	echo "binary: $TH_BIN"
 	echo "machine: $(nproc) CPUs; load before $load_before, after $load_after; $(($(date +%s) - started)) s"
 	echo "versions: $(lighttpd -v 2>/dev/null | head -n1 | cut -d' ' -f1); $(apache2 -v 2>/dev/null | head -n1 | sed 's/Server version: //'); mod_fcgid $(dpkg-query -W -f '${Version}' libapache2-mod-fcgid 2>/dev/null || echo '?'); $(nginx -v 2>&1 | sed 's/nginx version: //'); node $(node --version 2>/dev/null || echo '-')"
-	echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency after a ${WARMUP} SendMessage warm-up at $WARMUP_CONNS connections; latencies in ms; logins on (HTTP Basic, $HASH hash) but for the peer"
+	echo "wrk -t$THREADS -c$CONNS -d$DURATION --latency after a ${WARMUP} SendMessage warm-up at $WARMUP_CONNS connections; latencies in ms; login: $LOGIN (HTTP Basic with a bcrypt or apr1 hash, or an API key) but for the peer"
 	echo
 	printf '%-14s %5s %-5s %8s %9s %9s %9s  %s\n' recipe procs kind "req/s" p50 p99 max errors
 	printf '%s\n' "${ROWS[@]}"

@@ -13,9 +13,10 @@
 # stream_max_ms (STREAM-PROXY-1), and, started again with that timeout cut to 1 s, a quiet
 # SubscribeToTask that outlives it while a silenced one does not (STREAM-PROXY-2,
 # tests/lib/keepalive.sh, decision-072).
-# Then the two Apache recipes again in their bearer variant (-D TH_BEARER: CGIPassAuth
-# On, identity = bearer): an API key from `tiny-harness keys add` is the sender, no key
-# or X-Participant-Id alone get 401 with a Bearer challenge (SEC-1).
+# Then the two Apache recipes and nginx again in their bearer variant (Apache -D
+# TH_BEARER: CGIPassAuth On; nginx without auth_basic; identity = bearer): an API key from
+# `tiny-harness keys add` is the sender, no key or X-Participant-Id alone get 401 with a
+# Bearer challenge (SEC-1, decision-090).
 #
 #   apache_fcgid.sh          conf/apache-fcgid.conf (mod_fcgid starts the workers), then
 #                            conf/htaccess.example on a simulated shared host (mod_fcgid
@@ -326,37 +327,39 @@ run_mode() {
 
 # The recipe's bearer variant (SEC-1, decision-037/040): started with -D TH_BEARER,
 # Apache asks for no login and passes Authorization on (CGIPassAuth On), and the workers
-# (identity = bearer) check an API key made with `tiny-harness keys add`. Apache+mod_fcgid
-# and Apache+mod_proxy_fcgi only: nginx passes Authorization as it is, and a shared host
-# has no -D.
+# (identity = bearer) check an API key made with `tiny-harness keys add`; nginx's, without
+# its auth_basic lines, passes Authorization on as it is (decision-090 names it the fast
+# path for programs). Not the shared host, which has no -D.
 bearer_mode() {
-	local mode=$1 label dir key before after s1 runas=
+	local mode=$1 label dir key before after s1 runas= how=-D\ TH_BEARER starter
+	starter=$(launcher "$mode")
 	case $mode in
 	fcgid) label="Apache+mod_fcgid" ;;
 	proxy) label="Apache+mod_proxy_fcgi" ;;
+	nginx) label="nginx" how="without auth_basic" ;;
 	*) return 0 ;;
 	esac
-	sh "$APACHE" check "$mode" >/dev/null || return 0 # its skip is reported above
+	sh "$starter" check "$mode" >/dev/null || return 0 # its skip is reported above
 	dir=$T/$mode-bearer
 	BAIL_LOGS=("$dir/error.log" "$dir/apache.out")
-	on_exit "sh \"\$APACHE\" stop \"$dir\""
-	BASE=$(TINY_HARNESS_IDENTITY=bearer TINY_HARNESS_ECHO_DELAY_MS=0 sh "$APACHE" start "$mode" "$dir" 2) ||
-		bail "$label (-D TH_BEARER) did not start"
+	on_exit "sh \"$starter\" stop \"$dir\""
+	BASE=$(TINY_HARNESS_IDENTITY=bearer TINY_HARNESS_ECHO_DELAY_MS=0 sh "$starter" start "$mode" "$dir" 2) ||
+		bail "$label ($how) did not start"
 	DB=$(th_db_of "$dir")
-	echo "# $label with -D TH_BEARER at $BASE, state in $dir"
+	echo "# $label ($how) at $BASE, state in $dir"
 	# The key is made as the workers' user, as an operator would (the files are theirs).
 	[ "$(id -u)" != 0 ] || runas="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
 	# shellcheck disable=SC2086
 	key=$(cd "$dir" && TINY_HARNESS_DB=$DB $runas "$TH_BIN" keys add carol --name apache 2>"$dir/keys.err")
 	raw_auth GET /.well-known/agent-card.json ""
-	check "SEC-1 CARD-1 $label -D TH_BEARER serves the card without a login, declaring HTTP Bearer" \
+	check "SEC-1 CARD-1 $label ($how) serves the card without a login, declaring HTTP Bearer" \
 		'[ "$STATUS" = 200 ]' '[ "$(jqb "[.. | .scheme? // empty | ascii_downcase] | index(\"bearer\")")" != null ]'
 
 	# The key is the sender whatever X-Participant-Id says.
 	raw_auth POST / "$(rpc 1 SendMessage "$(msg b1 "sent with an API key")")" \
 		-H "Authorization: Bearer $key" -H 'X-Participant-Id: alice'
 	TASK=$(jqb .result.task.id)
-	check "SEC-1 through $label -D TH_BEARER (CGIPassAuth) an API key from tiny-harness keys add is the sender: task stored as carol" \
+	check "SEC-1 through $label ($how) an API key from tiny-harness keys add is the sender: task stored as carol" \
 		'[ "${#key}" = 46 ]' '[ "$STATUS" = 200 ]' has_task \
 		'[ "$(sq "SELECT sender FROM messages WHERE task_id = '"'"'$TASK'"'"' AND message_id = '"'"'b1'"'"'")" = carol ]' \
 		'[ "$(sq "SELECT participant_id FROM participants WHERE task_id = '"'"'$TASK'"'"' AND participant_id != '"'"'tiny-harness'"'"'")" = carol ]'
@@ -366,19 +369,19 @@ bearer_mode() {
 
 	before=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
 	raw_auth POST / "$(rpc 2 GetTask "{\"id\":\"$TASK\"}")"
-	check "SEC-1 no key through $label -D TH_BEARER: 401 with WWW-Authenticate: Bearer realm=\"tiny-harness\", nothing of the task" \
+	check "SEC-1 no key through $label ($how): 401 with WWW-Authenticate: Bearer realm=\"tiny-harness\", nothing of the task" \
 		'[ "$STATUS" = 401 ]' 'challenge | grep -q "^Bearer realm=\"tiny-harness\""' '! grep -qF "$TASK" "$T/body"'
 	raw_auth POST / "$(rpc 3 SendMessage "$(msg b2 "acting as carol")")" -H 'X-Participant-Id: carol'
 	s1=$STATUS
 	raw_auth GET "/tasks/$TASK" "" -H 'X-Participant-Id: carol'
 	after=$(TH_DB_BUSY_MS=5000 th_db_sql "$DB" 'SELECT COUNT(*) FROM tasks' 2>/dev/null || echo unreadable)
-	check "SEC-1 X-Participant-Id: carol without a key through $label -D TH_BEARER: 401 on both bindings ($s1, $STATUS), no task stored ($before, $after)" \
+	check "SEC-1 X-Participant-Id: carol without a key through $label ($how): 401 on both bindings ($s1, $STATUS), no task stored ($before, $after)" \
 		'[ "$s1" = 401 ]' '[ "$STATUS" = 401 ]' 'challenge | grep -q "^Bearer "' '! grep -qF "$TASK" "$T/body"' \
 		'[ "$before" != unreadable ]' '[ "$after" = "$before" ]'
 	raw_auth POST / "$(rpc 4 GetTask "{\"id\":\"$TASK\"}")" -H "Authorization: Bearer th_$(printf '%043d' 0)"
-	check "SEC-1 a well-formed key that was never issued through $label -D TH_BEARER: 401 with error=\"invalid_token\"" \
+	check "SEC-1 a well-formed key that was never issued through $label ($how): 401 with error=\"invalid_token\"" \
 		'[ "$STATUS" = 401 ]' 'challenge | grep -q "error=\"invalid_token\""' '! grep -qF "$TASK" "$T/body"'
-	sh "$APACHE" stop "$dir"
+	sh "$starter" stop "$dir"
 }
 
 for m in $MODES; do

@@ -25,7 +25,8 @@
 #
 # Authentication (SEC-1, decision-040): with TINY_HARNESS_IDENTITY=remote_user the recipe
 # runs as shipped, its @HTPASSWD@ the caller's TH_HTPASSWD; unset or header (the default,
-# for the tests of other things) its auth_basic line is turned off.
+# for the tests of other things), or bearer (the recipe's bearer variant: the workers check
+# the API key nginx passes on), its auth_basic line is turned off.
 #
 # Environment: TH_BIN, TH_SRCDIR, TH_BUILDDIR as in apache.sh; NGINX (default nginx on
 # PATH or /usr/sbin/nginx), SPAWN_FCGI, TH_APACHE_USER, TH_SERVER_TIMEOUT (default 30),
@@ -163,8 +164,10 @@ start() {
 		# directory: /etc/nginx on a Debian host, DIR here.
 		cp /etc/nginx/fastcgi_params "$dir/fastcgi_params" || die "cannot copy fastcgi_params"
 		# SEC-1 (decision-040): as shipped, with the caller's password file; in the
-		# loopback header mode of the other tests the login is turned off, the one change.
-		if [ "$TINY_HARNESS_IDENTITY" = header ]; then
+		# loopback header mode of the other tests, and in bearer mode (the workers check
+		# Authorization, which nginx passes on: docs/deployment.md), the login is turned
+		# off, the one change.
+		if [ "$TINY_HARNESS_IDENTITY" = header ] || [ "$TINY_HARNESS_IDENTITY" = bearer ]; then
 			auth='s|^\([[:space:]]*\)auth_basic "tiny-harness";|\1auth_basic off;|'
 			htpasswd=/dev/null
 		else
