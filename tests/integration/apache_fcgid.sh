@@ -13,7 +13,7 @@
 # stream_max_ms (STREAM-PROXY-1), and, started again with that timeout cut to 1 s, a quiet
 # SubscribeToTask that outlives it while a silenced one does not (STREAM-PROXY-2,
 # tests/lib/keepalive.sh, decision-072).
-# Then the two Apache recipes and nginx again in their bearer variant (Apache -D
+# Then the two Apache recipes, nginx and the shared host again in their bearer variant (Apache -D
 # TH_BEARER: CGIPassAuth On; nginx without auth_basic; identity = bearer): an API key from
 # `tiny-harness keys add` is the sender, no key or X-Participant-Id alone get 401 with a
 # Bearer challenge (SEC-1, decision-090).
@@ -329,7 +329,8 @@ run_mode() {
 # Apache asks for no login and passes Authorization on (CGIPassAuth On), and the workers
 # (identity = bearer) check an API key made with `tiny-harness keys add`; nginx's, without
 # its auth_basic lines, passes Authorization on as it is (decision-090 names it the fast
-# path for programs). Not the shared host, which has no -D.
+# path for programs); the shared host's .htaccess with `CGIPassAuth On` in place of its
+# login block (conf/htaccess.example's -D TH_BEARER branch).
 bearer_mode() {
 	local mode=$1 label dir key before after s1 runas= how=-D\ TH_BEARER starter
 	starter=$(launcher "$mode")
@@ -337,6 +338,7 @@ bearer_mode() {
 	fcgid) label="Apache+mod_fcgid" ;;
 	proxy) label="Apache+mod_proxy_fcgi" ;;
 	nginx) label="nginx" how="without auth_basic" ;;
+	htaccess) label="the shared host (.htaccess)" how="CGIPassAuth On in .htaccess" ;;
 	*) return 0 ;;
 	esac
 	sh "$starter" check "$mode" >/dev/null || return 0 # its skip is reported above
