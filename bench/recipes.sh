@@ -72,6 +72,8 @@ secs=${DURATION%s}
 
 # shellcheck source=../tests/lib/proc.sh
 . "$TH_SRCDIR/tests/lib/proc.sh"
+# shellcheck source=../tests/lib/db.sh
+. "$TH_SRCDIR/tests/lib/db.sh" # th_db_of, th_db_as_owner
 for v in $(compgen -e | grep '^TINY_HARNESS_'); do unset "$v"; done
 export TH_BIN TH_SRCDIR
 
@@ -163,13 +165,9 @@ start_recipe() {
 # LOGIN=bearer: an API key for the bench user in DIR's database, made as the user that owns
 # the database (the workers' user, as an operator would make it); sets AUTH.
 bearer_key() {
-	local dir=$1 db key as=
-	db=$(cat "$dir/db") || { say "no $dir/db"; return 1; }
-	if [ "$(id -u)" = 0 ] && [ -e "$db" ] && [ "$(stat -c %u "$db")" != 0 ]; then
-		as="setpriv --reuid=$(stat -c %u "$db") --regid=$(stat -c %g "$db") --clear-groups"
-	fi
-	# shellcheck disable=SC2086
-	key=$(cd "$dir" && TINY_HARNESS_DB=$db $as "$TH_BIN" keys add bench --name bench 2>"$dir/keys.err") ||
+	local dir=$1 db key
+	db=$(th_db_of "$dir")
+	key=$(cd "$dir" && TINY_HARNESS_DB=$db th_db_as_owner "$db" "$TH_BIN" keys add bench --name bench 2>"$dir/keys.err") ||
 		{ say "keys add failed: $(cat "$dir/keys.err")"; return 1; }
 	AUTH="Bearer $key"
 }

@@ -332,7 +332,7 @@ run_mode() {
 # path for programs); the shared host's .htaccess with `CGIPassAuth On` in place of its
 # login block (conf/htaccess.example's -D TH_BEARER branch).
 bearer_mode() {
-	local mode=$1 label dir key before after s1 runas= how=-D\ TH_BEARER starter
+	local mode=$1 label dir key before after s1 how=-D\ TH_BEARER starter
 	starter=$(launcher "$mode")
 	case $mode in
 	fcgid) label="Apache+mod_fcgid" ;;
@@ -343,16 +343,14 @@ bearer_mode() {
 	esac
 	sh "$starter" check "$mode" >/dev/null || return 0 # its skip is reported above
 	dir=$T/$mode-bearer
-	BAIL_LOGS=("$dir/error.log" "$dir/apache.out")
+	BAIL_LOGS=("$dir/error.log" "$dir/apache.out" "$dir/nginx.out")
 	on_exit "sh \"$starter\" stop \"$dir\""
 	BASE=$(TINY_HARNESS_IDENTITY=bearer TINY_HARNESS_ECHO_DELAY_MS=0 sh "$starter" start "$mode" "$dir" 2) ||
 		bail "$label ($how) did not start"
 	DB=$(th_db_of "$dir")
 	echo "# $label ($how) at $BASE, state in $dir"
 	# The key is made as the workers' user, as an operator would (the files are theirs).
-	[ "$(id -u)" != 0 ] || runas="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
-	# shellcheck disable=SC2086
-	key=$(cd "$dir" && TINY_HARNESS_DB=$DB $runas "$TH_BIN" keys add carol --name apache 2>"$dir/keys.err")
+	key=$(cd "$dir" && TINY_HARNESS_DB=$DB th_db_as_owner "$DB" "$TH_BIN" keys add carol --name apache 2>"$dir/keys.err")
 	raw_auth GET /.well-known/agent-card.json ""
 	check "SEC-1 CARD-1 $label ($how) serves the card without a login, declaring HTTP Bearer" \
 		'[ "$STATUS" = 200 ]' '[ "$(jqb "[.. | .scheme? // empty | ascii_downcase] | index(\"bearer\")")" != null ]'

@@ -21,6 +21,11 @@
 #   th_db_has_schema DB  true when DB (after `tiny-harness migrate`) holds tables: a
 #                      program that took a URI for a file name would otherwise pass
 #                      every test that does not read the database
+#   th_db_as_owner DB CMD…  run CMD as the owner of DB's file when root runs this and
+#                      the file is another user's (the workers' user: apache.sh and
+#                      nginx.sh migrate as TH_APACHE_USER), so that what CMD writes stays
+#                      theirs, as an operator would run it; as is for PostgreSQL, for a
+#                      file root owns, or when not root
 #
 # SQL given to th_db_sql must mean the same on both: standard quoting ('text',
 # "identifier"), an alias on every subquery in FROM, CAST(x AS TEXT) before || or
@@ -100,4 +105,16 @@ th_db_has_schema() {
 	_th_tables=$(th_db_sql "$1" "SELECT count(*) FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')" 2>&1)
 	case $_th_tables in '' | 0 | *[!0-9]*) return 1 ;; esac
 	return 0
+}
+
+th_db_as_owner() {
+	_th_db=$1
+	shift
+	if [ "$(id -u)" = 0 ] && ! th_db_is_pg "$_th_db" && [ -e "$_th_db" ] &&
+		[ "$(stat -c %u "$_th_db")" != 0 ]; then
+		setpriv --reuid="$(stat -c %u "$_th_db")" --regid="$(stat -c %g "$_th_db")" \
+			--clear-groups "$@"
+	else
+		"$@"
+	fi
 }
