@@ -26,7 +26,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
-. "$root/bench/lib.sh" # median, cpu_ticks_of
+. "$root/bench/lib.sh" # median, cpu_ticks_of, reaped_ticks_of
 ROUNDS=${ROUNDS:-4}
 DURATION=${DURATION:-6}
 KIND=${KIND:-send}
@@ -75,10 +75,10 @@ done
 # shellcheck disable=SC2046 # one pid a word
 workers_ticks() { cpu_ticks_of $(pgrep -P "$(cat "$state/s$1/lighttpd.pid")"); }
 pg_ticks() {
-	local pm reaped
+	local pm
 	pm=$(cat "$state/cluster/pg.pid")
-	reaped=$(awk '{ print $16 + $17 }' "/proc/$pm/stat" 2>/dev/null)
-	echo $(($(cpu_ticks_of "$pm" $(pgrep -P "$pm")) + ${reaped:-0}))
+	# shellcheck disable=SC2046 # one pid a word
+	echo $(($(cpu_ticks_of "$pm" $(pgrep -P "$pm")) + $(reaped_ticks_of "$pm")))
 }
 us_per() { awk -v t="$1" -v n="$2" -v hz="$tick" 'BEGIN { printf "%d", (n > 0 ? t * 1e6 / hz / n : 0) }'; }
 
@@ -104,12 +104,15 @@ for r in $(seq "$ROUNDS"); do
 		[ "$PG" = 1 ] && p1=$(pg_ticks)
 		answered=$(awk -F'[ =]' '/^compare:/ { print $3 }' "$out")
 		bad=$(grep -o 'bad-status=[0-9]* rpc-errors=[0-9]*' "$out")
-		rps[$i]="${rps[$i]:-} $(awk '/^Requests\/sec:/ { print $2 }' "$out")"
-		cpu[$i]="${cpu[$i]:-} $(us_per $((w1 - w0)) "${answered:-0}")"
-		line="round $r build $i: $(awk '/^Requests\/sec:/ { print $2 }' "$out") req/s, p99 $(awk '$1 == "99%" { print $2 }' "$out"), workers $(us_per $((w1 - w0)) "${answered:-0}") us/request"
+		rate=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+		wus=$(us_per $((w1 - w0)) "${answered:-0}")
+		rps[$i]="${rps[$i]:-} $rate"
+		cpu[$i]="${cpu[$i]:-} $wus"
+		line="round $r build $i: $rate req/s, p99 $(awk '$1 == "99%" { print $2 }' "$out"), workers $wus us/request"
 		if [ "$PG" = 1 ]; then
-			pgcpu[$i]="${pgcpu[$i]:-} $(us_per $((p1 - p0)) "${answered:-0}")"
-			line="$line, PostgreSQL $(us_per $((p1 - p0)) "${answered:-0}") us/request"
+			pus=$(us_per $((p1 - p0)) "${answered:-0}")
+			pgcpu[$i]="${pgcpu[$i]:-} $pus"
+			line="$line, PostgreSQL $pus us/request"
 		fi
 		echo "$line ($bad)" | tee -a "$report"
 	done
