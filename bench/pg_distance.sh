@@ -6,7 +6,7 @@
 #
 #   sudo bench/pg_distance.sh                  uses build/src/tiny-harness; builds only
 #                                              the relay (bench/delay_relay.c)
-#   RTTS="0.5:16 2:4" HOSTS="1 2 4" DURATION=6s bench/pg_distance.sh
+#   RTTS="0.5:16 2:4 2:1" HOSTS="1 2 4" DURATION=6s bench/pg_distance.sh
 #   NO_SAVE=1 bench/pg_distance.sh             print only
 #
 # The distance. This kernel has no netem, so the script makes one itself:
@@ -38,7 +38,8 @@
 # deletes the namespace and the veth pair, on every exit (trap). Every wrk and pgbench run
 # is bounded by `timeout`, the relay ends by itself after RELAY_LIFETIME seconds.
 #
-# Knobs: RTTS ("RTT_MS:CONNS_PER_HOST …", default "0.5:16 2:4"), HOSTS ("1 2 4"),
+# Knobs: RTTS ("RTT_MS:CONNS_PER_HOST …", default "0.5:16 2:4 2:1"; an RTT may come with
+# several connection counts, each a row of its own), HOSTS ("1 2 4"),
 # DURATION (6s), WARMUP (2s), ROUNDS (1; host counts ascending in odd rounds, descending
 # in even ones), PROCS (1 worker a host), RTT_SECS (3: each pgbench round-trip measure),
 # PROBE_RATE (100), CALIBRATE (1: correct the relay's delay until SELECT 1 takes the RTT;
@@ -55,7 +56,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/lib.sh
 . "$root/bench/lib.sh" # to_ms, median, sched_note
 TH_BIN=${TH_BIN:-$root/build/src/tiny-harness}
-RTTS=${RTTS:-0.5:16 2:4}
+RTTS=${RTTS:-0.5:16 2:4 2:1}
 HOSTS=${HOSTS:-1 2 4}
 DURATION=${DURATION:-6s}
 WARMUP=${WARMUP:-2s}
@@ -279,9 +280,9 @@ merged_quantiles() {
 # run_hosts RTT CONNS N ROUND URI — one run: N hosts on a fresh database at URI's server.
 declare -A RPS P50 P99 PROBE EACH BADN
 run_hosts() {
-	local rtt=$1 conns=$2 n=$3 round=$4 base=$5 key="$1.$3" tag h d url db i r p50 p99 probe bad=
+	local rtt=$1 conns=$2 n=$3 round=$4 base=$5 key="$1:$2.$3" tag h d url db i r p50 p99 probe bad=
 	local -a urls=() outs=() qs=()
-	tag=r$round-rtt$rtt-n$n
+	tag=r$round-rtt$rtt-c$conns-n$n
 	for h in $(seq 1 "$n"); do
 		d=$state/hosts/$tag-h$h
 		host_dirs+=("$d")
@@ -352,9 +353,9 @@ run_hosts() {
 # run_peer RTT CONNS ROUND RELAY_PORT — one run of the SDK peer on a fresh database of its
 # own at the relay's server, with the load one tiny-harness host gets.
 run_peer() {
-	local rtt=$1 conns=$2 round=$3 rport=$4 key="$1.peer" tag dbname port url i p50 p99 r
-	tag=r$round-rtt$rtt-peer
-	dbname=peer_r${round}_$(echo "$rtt" | tr . _)
+	local rtt=$1 conns=$2 round=$3 rport=$4 key="$1:$2.peer" tag dbname port url i p50 p99 r
+	tag=r$round-rtt$rtt-c$conns-peer
+	dbname=peer_r${round}_$(echo "$rtt" | tr . _)_c$conns
 	timeout 30 psql -X -q -h "$in_ip" -p "$rport" -U th -d postgres -c "CREATE DATABASE $dbname" \
 		>"$state/$tag.createdb" 2>&1 || die "$tag: cannot create database $dbname: $(head -c 200 "$state/$tag.createdb")"
 	port=$(random_port)
@@ -413,8 +414,8 @@ for round in $(seq 1 "$ROUNDS"); do
 		conns=${spec#*:}
 		k=$((k + 1))
 		relay_port=$((relay_port_base + k))
-		relay_for "$rtt" "$relay_port" "relay-r$round-$rtt"
-		RTT_MEAS[$rtt]="${RTT_MEAS[$rtt]:-}${RTT_MEAS[$rtt]:+
+		relay_for "$rtt" "$relay_port" "relay-r$round-$rtt-c$conns"
+		RTT_MEAS[$spec]="${RTT_MEAS[$spec]:-}${RTT_MEAS[$spec]:+
     }round $round: median $m_med ms, p90 $m_p90 ms ($m_n statements), relay delay $oneway_us us each way"
 		say "round $round/$ROUNDS, RTT $rtt ms: SELECT 1 through the relay median $m_med ms, p90 $m_p90 ms ($oneway_us us each way)"
 		for n in $order; do
@@ -426,7 +427,7 @@ for round in $(seq 1 "$ROUNDS"); do
 			run_peer "$rtt" "$conns" "$round" "$relay_port"
 		fi
 		stop_relay
-		RELAY_LOG[$rtt]="${RELAY_LOG[$rtt]:-}$(tail -n 1 "$state/relay-$relay_port.log" | sed 's/^delay_relay: //')
+		RELAY_LOG[$spec]="${RELAY_LOG[$spec]:-}$(tail -n 1 "$state/relay-$relay_port.log" | sed 's/^delay_relay: //')
 "
 	done
 done
@@ -447,10 +448,9 @@ report() {
 	echo "  inside the namespace, no relay: median $direct_med ms, p90 $direct_p90 ms ($direct_n statements)"
 	echo "  through the relay with no delay: median $zero_med ms, p90 $zero_p90 ms ($zero_n statements)"
 	for spec in $RTTS; do
-		rtt=${spec%%:*}
-		echo "  through the relay, aiming at $rtt ms:"
-		echo "    ${RTT_MEAS[$rtt]:-}"
-		printf '%s' "${RELAY_LOG[$rtt]:-}" | sed 's/^/    relay: /'
+		echo "  through the relay, aiming at ${spec%%:*} ms (the runs with ${spec#*:} connection(s) a host):"
+		echo "    ${RTT_MEAS[$spec]:-}"
+		printf '%s' "${RELAY_LOG[$spec]:-}" | sed 's/^/    relay: /'
 	done
 	echo
 	printf '%-7s %-6s %-5s %10s %9s %9s %11s  %-8s %s\n' rtt_ms conns hosts req/s p50_ms p99_ms sel1_load vs_1host "per host (req/s)"
@@ -458,15 +458,15 @@ report() {
 		rtt=${spec%%:*}
 		conns=${spec#*:}
 		# shellcheck disable=SC2086
-		one=$(median ${RPS[$rtt.1]:-})
+		one=$(median ${RPS[$spec.1]:-})
 		for n in $HOSTS; do
 			# shellcheck disable=SC2086
-			med=$(median ${RPS[$rtt.$n]:-})
+			med=$(median ${RPS[$spec.$n]:-})
 			ratio=$(awk -v a="$med" -v b="$one" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }')
 			# shellcheck disable=SC2086
 			printf '%-7s %-6s %-5s %10s %9s %9s %11s  %-8s %s%s\n' "$rtt" "$conns" "$n" "${med:--}" \
-				"$(median ${P50[$rtt.$n]:-})" "$(median ${P99[$rtt.$n]:-})" "$(median ${PROBE[$rtt.$n]:-})" \
-				"$ratio" "${EACH[$rtt.$n]:-}" "${BADN[$rtt.$n]:+ ($((BADN[$rtt.$n])) run(s) with errors, not counted)}"
+				"$(median ${P50[$spec.$n]:-})" "$(median ${P99[$spec.$n]:-})" "$(median ${PROBE[$spec.$n]:-})" \
+				"$ratio" "${EACH[$spec.$n]:-}" "${BADN[$spec.$n]:+ ($((BADN[$spec.$n])) run(s) with errors, not counted)}"
 		done
 	done
 	echo
@@ -480,22 +480,21 @@ report() {
 			rtt=${spec%%:*}
 			conns=${spec#*:}
 			# shellcheck disable=SC2086
-			pmed=$(median ${RPS[$rtt.peer]:-})
+			pmed=$(median ${RPS[$spec.peer]:-})
 			# shellcheck disable=SC2086
-			one=$(median ${RPS[$rtt.1]:-})
+			one=$(median ${RPS[$spec.1]:-})
 			# shellcheck disable=SC2086
-			printf '%-7s %-6s %10s %9s %9s  %s%s\n' "$rtt" "$conns" "${pmed:--}" "$(median ${P50[$rtt.peer]:-})" \
-				"$(median ${P99[$rtt.peer]:-})" \
+			printf '%-7s %-6s %10s %9s %9s  %s%s\n' "$rtt" "$conns" "${pmed:--}" "$(median ${P50[$spec.peer]:-})" \
+				"$(median ${P99[$spec.peer]:-})" \
 				"$(awk -v a="$one" -v b="$pmed" 'BEGIN { if (a != "" && b > 0) printf "%.2f", a / b; else print "-" }')" \
-				"${BADN[$rtt.peer]:+ ($((BADN[$rtt.peer])) run(s) with errors, not counted)}"
+				"${BADN[$spec.peer]:+ ($((BADN[$spec.peer])) run(s) with errors, not counted)}"
 		done
 		echo "(issue 29's goal: at 0.5 ms and 16 connections, tiny-harness >= 5x the peer)"
 	fi
 	for spec in $RTTS; do
-		rtt=${spec%%:*}
-		if [ -n "${RPS[$rtt.1]:-}" ] && [ -n "${RPS[$rtt.4]:-}" ]; then
+		if [ -n "${RPS[$spec.1]:-}" ] && [ -n "${RPS[$spec.4]:-}" ]; then
 			# shellcheck disable=SC2086
-			echo "RTT $rtt ms: 4 hosts / 1 host = $(awk -v a="$(median ${RPS[$rtt.4]})" -v b="$(median ${RPS[$rtt.1]})" 'BEGIN { printf "%.2f", a / b }') (issue 29's goal at 2 ms, 4 connections a host: >= 3)"
+			echo "RTT ${spec%%:*} ms, ${spec#*:} connection(s) a host: 4 hosts / 1 host = $(awk -v a="$(median ${RPS[$spec.4]})" -v b="$(median ${RPS[$spec.1]})" 'BEGIN { printf "%.2f", a / b }') (issue 29's goal at 2 ms: >= 3, with the hosts bound by the network; decision-091)"
 		fi
 	done
 }
