@@ -10,9 +10,11 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -87,8 +89,37 @@ static void warn_if_unwritable(const struct th_app *app)
 	       why, found != NULL ? found->pw_name : "(no name)", (unsigned)uid);
 }
 
+/* The heap a plain-CGI request populates at start (PKG-4, decision-092): the card's
+ * request uses ~320 KiB of heap. */
+#define CGI_HEAP_BYTES (384 * 1024)
+
+/* PKG-4: the process settings of a plain-CGI request, which lives for one request. Its
+ * heap's pages are made in one madvise(MADV_POPULATE_WRITE) instead of a page fault
+ * each as malloc reaches them: on a virtual machine a fault costs ~9 µs and a populated
+ * page ~4 µs (decision-092). CGI_HEAP_BYTES is taken from the heap (not from mmap, whose
+ * pages a free would give back) and freed into it at once, where it stays for the
+ * request's allocations. Without MADV_POPULATE_WRITE (Linux before 5.14) the pages come
+ * one fault at a time, as before. */
+static void tune_cgi_process(void)
+{
+#if defined(__GLIBC__) && defined(MADV_POPULATE_WRITE)
+	mallopt(M_MMAP_THRESHOLD, 2 * CGI_HEAP_BYTES);
+	mallopt(M_TRIM_THRESHOLD, 4 * CGI_HEAP_BYTES);
+	char *p = malloc(CGI_HEAP_BYTES); /* freed below */
+	if (p == NULL)
+		return;
+	const uintptr_t page = 4096;
+	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t b = ((uintptr_t)p + CGI_HEAP_BYTES) & ~(page - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	free(p);
+#endif
+}
+
 int th_worker_serve_cgi(void)
 {
+	tune_cgi_process();
 	struct th_app app;
 	if (open_app(&app, 1) != 0)
 		return 1;
