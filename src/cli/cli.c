@@ -112,19 +112,6 @@ static int cmd_help(void)
 	return 0;
 }
 
-static struct th_config *load_config(void)
-{
-	struct th_config *cfg = malloc(sizeof *cfg);
-	struct th_error e;
-	th_error_clear(&e);
-	if (cfg == NULL || th_config_load(cfg, &e) != TH_OK) {
-		fprintf(stderr, "tiny-harness: %s\n", cfg ? e.msg : "out of memory");
-		free(cfg);
-		return NULL;
-	}
-	return cfg;
-}
-
 /* The card as a web server would serve it, signed when card_signing_key is set
  * (pretty-printed: the signature covers the canonical form, not these bytes); or, with
  * --jwks, the public key set a verifier needs (CARD-SIG-2). Exits 1 naming the key
@@ -134,7 +121,7 @@ static int cmd_card(int argc, char **argv)
 	int jwks = argc > 2 && strcmp(argv[2], "--jwks") == 0;
 	if (argc > 2 + jwks)
 		return bad_usage("card takes no arguments but --jwks (got '%s')", argv[2 + jwks]);
-	struct th_config *cfg = load_config();
+	struct th_config *cfg = th_cli_load_config();
 	if (cfg == NULL)
 		return 1;
 	struct th_registry *reg = NULL;
@@ -199,7 +186,7 @@ static void report_owner(const char *db)
 
 static int cmd_migrate(void)
 {
-	struct th_config *cfg = load_config();
+	struct th_config *cfg = th_cli_load_config();
 	if (cfg == NULL)
 		return 1;
 	struct th_app app;
@@ -356,7 +343,7 @@ static int cmd_complete(int argc, char **argv)
 		return 1;
 	struct th_config *cfg = NULL;
 	if (url == NULL) {
-		if ((cfg = load_config()) == NULL)
+		if ((cfg = th_cli_load_config()) == NULL)
 			return 1;
 		url = cfg->base_url;
 	}
@@ -372,20 +359,6 @@ static int cmd_complete(int argc, char **argv)
 		free(cfg);
 	}
 	return status;
-}
-
-int th_cli_open_app(struct th_app *app)
-{
-	struct th_config *cfg = load_config();
-	if (cfg == NULL)
-		return -1;
-	struct th_error e;
-	th_error_clear(&e);
-	if (th_app_open(app, cfg, 0, &e) != TH_OK) {
-		fprintf(stderr, "tiny-harness: %s\n", e.msg);
-		return -1;
-	}
-	return 0;
 }
 
 /* Task ids and names come from clients; an operator's terminal must not act on escape

@@ -14,9 +14,15 @@ int th_cli_keys(int argc, char **argv);
  * lighttpd; returns only when it cannot, with the exit status. */
 int th_cli_serve(int argc, char **argv);
 
-/* For the sub-command files: loads the configuration and opens the process context for
- * an operator command; 0, or -1 with the reason printed to stderr. th_app_close closes
- * what it opened. */
+/* For the sub-command files (context.c): the configuration an operator command runs
+ * with, read as a worker reads it; a new th_config (th_config_free, then free), or NULL
+ * with the reason printed to stderr. */
+struct th_config;
+struct th_config *th_cli_load_config(void);
+
+/* Loads the configuration and opens the process context for an operator command
+ * (context.c); 0, or -1 with the reason printed to stderr. th_app_close closes what it
+ * opened. */
 struct th_app;
 int th_cli_open_app(struct th_app *app);
 

@@ -272,3 +272,19 @@ json_object *th_ext_task_full(json_object *lean)
 		return json_object_get(lean);
 	return full_of(lean, task_members, N_OF(task_members));
 }
+
+json_object *th_status_ext(const char *sub_state, const char *participant_id,
+                           const char *request_id)
+{
+	json_object *o = json_object_new_object();
+	int bad = th_json_put(o, "sub_state", json_object_new_string(sub_state));
+	if (participant_id != NULL)
+		bad |= th_json_put(o, "participant_id", json_object_new_string(participant_id));
+	if (request_id != NULL)
+		bad |= th_json_put(o, "request_id", json_object_new_string(request_id));
+	if (bad) {
+		json_object_put(o);
+		return NULL; /* decision-026: the caller reports TH_ENOMEM */
+	}
+	return o;
+}

@@ -63,4 +63,13 @@ json_object *th_ext_task_lean(json_object *ext);
  * extension in that order comes back as it is; one that lacks a member gets it. */
 json_object *th_ext_task_full(json_object *lean);
 
+/* The status extension (STATUS-1..STATUS-4): why a task is INPUT_REQUIRED. */
+#define TH_SUB_NEXT_MESSAGE "awaiting-next-message"
+#define TH_SUB_ANSWER "awaiting-answer"
+
+/* The status-extension object for a sub-state: {"sub_state": …} plus, for
+ * awaiting-answer, participant_id and request_id. A new reference. */
+json_object *th_status_ext(const char *sub_state, const char *participant_id,
+                           const char *request_id);
+
 #endif

@@ -12,22 +12,6 @@
 #include "domain/view.h"
 #include "util/jsonx.h"
 
-json_object *th_status_ext(const char *sub_state, const char *participant_id,
-                           const char *request_id)
-{
-	json_object *o = json_object_new_object();
-	int bad = th_json_put(o, "sub_state", json_object_new_string(sub_state));
-	if (participant_id != NULL)
-		bad |= th_json_put(o, "participant_id", json_object_new_string(participant_id));
-	if (request_id != NULL)
-		bad |= th_json_put(o, "request_id", json_object_new_string(request_id));
-	if (bad) {
-		json_object_put(o);
-		return NULL; /* decision-026: the caller reports TH_ENOMEM */
-	}
-	return o;
-}
-
 json_object *th_status_agent_text(const struct th_task_row *row, const char *text)
 {
 	json_object *parts = json_object_new_array();

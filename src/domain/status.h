@@ -10,16 +10,9 @@
 #include <json-c/json.h>
 
 #include "a2a/a2a.h"
+#include "domain/ext.h" /* th_status_ext, the sub-state names */
 #include "store/store.h"
 #include "util/err.h"
-
-#define TH_SUB_NEXT_MESSAGE "awaiting-next-message"
-#define TH_SUB_ANSWER "awaiting-answer"
-
-/* The status-extension object for a sub-state: {"sub_state": …} plus, for
- * awaiting-answer, participant_id and request_id. A new reference. */
-json_object *th_status_ext(const char *sub_state, const char *participant_id,
-                           const char *request_id);
 
 /* Moves row to state. sub_state must be given exactly when state is INPUT_REQUIRED
  * (STATUS-1/2). message (borrowed, may be NULL) becomes the status message and, when

@@ -7,7 +7,6 @@
 #include "a2a/a2a.h"
 #include "domain/access.h"
 #include "domain/ext.h"
-#include "domain/status.h"
 #include "util/jsonx.h"
 
 static json_object *parse_or_null(const char *text)

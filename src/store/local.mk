@@ -63,6 +63,7 @@ src_store_libth_store_la_SOURCES = \
 	src/store/group.c \
 	src/store/tasks.c \
 	src/store/history.c \
+	src/store/expect.c \
 	src/store/refs.c \
 	src/store/window.c \
 	src/store/turns.c \

@@ -381,10 +381,16 @@ th_err th_store_exec_later(struct th_store *st, enum th_stmt_id id, const char *
 void th_store_prefetch(struct th_store *st, enum th_stmt_id id, const char *sql,
                        const struct th_arg *args, size_t n);
 
-/* th_store_prefetch of th_store_message_exists, th_store_plan,
+/* th_store_prefetch of th_store_task_get, th_store_participant_role_in,
+ * th_store_participants, th_store_task_context, th_store_message_exists, th_store_plan,
  * th_store_has_side_channels, th_store_history, th_store_artifacts,
  * th_store_turn_next_expiry and th_store_task_generation (last_seq too), with the same arguments
- * (for th_store_expect and th_store_expect_view, th_store_expect_view_checks). */
+ * (for th_store_expect and th_store_expect_view, th_store_expect_view_checks: expect.c). */
+void th_store_task_get_soon(struct th_store *st, const char *task_id);
+void th_store_participant_role_soon(struct th_store *st, const char *tenant, const char *task_id,
+                                    const char *participant_id);
+void th_store_participants_soon(struct th_store *st, const char *task_id);
+void th_store_task_context_soon(struct th_store *st, const char *task_id);
 void th_store_message_exists_soon(struct th_store *st, const char *task_id, const char *message_id);
 void th_store_plan_soon(struct th_store *st, const char *task_id);
 void th_store_side_channels_soon(struct th_store *st, const char *task_id);

@@ -513,60 +513,30 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
 	return TH_OK;
 }
 
-void th_store_expect(struct th_store *st, const char *tenant, const char *task_id,
-                     const char *participant_id, const char *message_id)
+/* The reads of this file a view or a request sends ahead (th_store_prefetch; expect.c):
+ * the same statements and arguments as th_store_task_get, th_store_participant_role_in,
+ * th_store_participants and th_store_task_context. */
+void th_store_task_get_soon(struct th_store *st, const char *task_id)
 {
-	if (st->pg == NULL || task_id == NULL)
-		return; /* SQLite: nothing to gain */
 	th_store_prefetch(
 	    st, TH_STMT_TASK_GET,
 	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
 	    TH_ARGS(TH_T(task_id)));
-	if (participant_id != NULL)
-		th_store_prefetch(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
-		                  TH_ARGS(TH_T(task_id), TH_T(participant_id), TH_T(tenant)));
-	if (message_id != NULL)
-		th_store_message_exists_soon(st, task_id, message_id);
 }
 
-void th_store_expect_view(struct th_store *st, const char *task_id, int row, int history_page,
-                          int side_channels, int artifacts)
+void th_store_participant_role_soon(struct th_store *st, const char *tenant, const char *task_id,
+                                    const char *participant_id)
 {
-	if (st->pg == NULL || task_id == NULL)
-		return; /* SQLite: nothing to gain */
-	/* In the order the view asks, so that its first read finds them all on the way. */
-	if (row)
-		th_store_prefetch(st, TH_STMT_TASK_GET,
-		                  th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM,
-		                             "SELECT " TASK_COLS TASK_GET_PG_FROM),
-		                  TH_ARGS(TH_T(task_id)));
+	th_store_prefetch(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
+	                  TH_ARGS(TH_T(task_id), TH_T(participant_id), TH_T(tenant)));
+}
+
+void th_store_participants_soon(struct th_store *st, const char *task_id)
+{
 	th_store_prefetch(st, TH_STMT_PART_LIST, PART_LIST_SQL, TH_ARGS(TH_T(task_id)));
-	th_store_subtasks_soon(st, task_id, 0);
-	th_store_plan_soon(st, task_id);
-	if (side_channels)
-		th_store_side_channels_soon(st, task_id);
+}
+
+void th_store_task_context_soon(struct th_store *st, const char *task_id)
+{
 	th_store_prefetch(st, TH_STMT_TASK_CONTEXT, TASK_CONTEXT_SQL, TH_ARGS(TH_T(task_id)));
-	if (history_page > 0)
-		th_store_history_soon(st, task_id, history_page);
-	if (artifacts)
-		th_store_artifacts_soon(st, task_id);
-}
-
-void th_store_expect_view_checks(struct th_store *st, const char *tenant, const char *task_id,
-                                 const char *participant_id, int64_t queued_lease_ms)
-{
-	if (st->pg == NULL || task_id == NULL)
-		return; /* SQLite: nothing to gain */
-	if (participant_id != NULL)
-		th_store_prefetch(st, TH_STMT_PART_ROLE, PART_ROLE_SQL,
-		                  TH_ARGS(TH_T(task_id), TH_T(participant_id), TH_T(tenant)));
-	if (queued_lease_ms >= 0)
-		th_store_turn_next_expiry_soon(st, task_id, queued_lease_ms);
-}
-
-void th_store_expect_generation(struct th_store *st, const char *task_id)
-{
-	if (st->pg == NULL || task_id == NULL)
-		return; /* SQLite: nothing to gain */
-	th_store_task_generation_soon(st, task_id, INT64_MAX);
 }
