@@ -105,10 +105,11 @@ static void tune_cgi_process(void)
 #if defined(__GLIBC__) && defined(MADV_POPULATE_WRITE)
 	mallopt(M_MMAP_THRESHOLD, 2 * CGI_HEAP_BYTES);
 	mallopt(M_TRIM_THRESHOLD, 4 * CGI_HEAP_BYTES);
-	char *p = malloc(CGI_HEAP_BYTES); /* freed below */
+	long page_size = sysconf(_SC_PAGESIZE);
+	char *p = page_size > 0 ? malloc(CGI_HEAP_BYTES) : NULL; /* freed below */
 	if (p == NULL)
 		return;
-	const uintptr_t page = 4096;
+	const uintptr_t page = (uintptr_t)page_size;
 	uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1);
 	uintptr_t b = ((uintptr_t)p + CGI_HEAP_BYTES) & ~(page - 1);
 	if (b > a)
