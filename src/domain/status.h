@@ -10,7 +10,6 @@
 #include <json-c/json.h>
 
 #include "a2a/a2a.h"
-#include "domain/ext.h" /* th_status_ext, the sub-state names */
 #include "store/store.h"
 #include "util/err.h"
 

@@ -12,6 +12,7 @@
 #include "domain/channel.h"
 #include "domain/plan.h"
 #include "domain/access.h"
+#include "domain/ext.h"
 #include "domain/status.h"
 #include "domain/subtask.h"
 #include "domain/ui.h"
