@@ -417,7 +417,7 @@ for round in $(seq 1 "$ROUNDS"); do
 		relay_for "$rtt" "$relay_port" "relay-r$round-$rtt-c$conns"
 		RTT_MEAS[$spec]="${RTT_MEAS[$spec]:-}${RTT_MEAS[$spec]:+
     }round $round: median $m_med ms, p90 $m_p90 ms ($m_n statements), relay delay $oneway_us us each way"
-		say "round $round/$ROUNDS, RTT $rtt ms: SELECT 1 through the relay median $m_med ms, p90 $m_p90 ms ($oneway_us us each way)"
+		say "round $round/$ROUNDS, RTT $rtt ms ($conns connection(s) a host): SELECT 1 through the relay median $m_med ms, p90 $m_p90 ms ($oneway_us us each way)"
 		for n in $order; do
 			say "round $round/$ROUNDS, RTT $rtt ms: $n host(s), $conns connection(s) each"
 			run_hosts "$rtt" "$conns" "$n" "$round" "postgresql://th@$in_ip:$relay_port/"
