@@ -29,10 +29,6 @@
 #define TASK_GET_PG_FROM                                                                           \
 	", (SELECT coalesce(max(h.pos), 0) FROM message_rows h WHERE h.task_num = t.num) "         \
 	"FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
-/* TASK_GET's text on st's backend: th_store_task_get and th_store_task_get_soon must send
- * the same one, or the read sent ahead is never the one answered. */
-#define TASK_GET_SQL(st)                                                                           \
-	th_sql_for((st), "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM)
 /* TEN-2: ?3 is the tenant the asking request addresses (NULL: any, for the harness's own
  * look-ups inside a task already found); a participation carries its task's tenant. */
 #define PART_ROLE_SQL                                                                              \
@@ -180,8 +176,10 @@ th_err th_store_task_get(struct th_store *st, const char *id, struct th_task_row
 	memset(out, 0, sizeof *out);
 	if (id == NULL)
 		return th_error_set(e, TH_ENOTFOUND, "no task id");
-	th_err err = th_store_one(st, TH_STMT_TASK_GET, TASK_GET_SQL(st), TH_ARGS(TH_T(id)),
-	                          &task_row, out, "task get", e);
+	th_err err = th_store_one(
+	    st, TH_STMT_TASK_GET,
+	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
+	    TH_ARGS(TH_T(id)), &task_row, out, "task get", e);
 	if (err == TH_ENOTFOUND)
 		return th_error_set(e, TH_ENOTFOUND, "task %s not found", id);
 	if (err == TH_OK && (err = status_messages(out, 1, e)) != TH_OK)
@@ -520,7 +518,10 @@ th_err th_store_participants(struct th_store *st, const char *task_id, struct th
  * th_store_participants and th_store_task_context. */
 void th_store_task_get_soon(struct th_store *st, const char *task_id)
 {
-	th_store_prefetch(st, TH_STMT_TASK_GET, TASK_GET_SQL(st), TH_ARGS(TH_T(task_id)));
+	th_store_prefetch(
+	    st, TH_STMT_TASK_GET,
+	    th_sql_for(st, "SELECT " TASK_COLS TASK_GET_FROM, "SELECT " TASK_COLS TASK_GET_PG_FROM),
+	    TH_ARGS(TH_T(task_id)));
 }
 
 void th_store_participant_role_soon(struct th_store *st, const char *tenant, const char *task_id,
