@@ -459,9 +459,9 @@ static const struct key keys[] = {
           "requests one FastCGI worker serves at once; their writes commit together; "
           "threads are started as requests take the waiting one (decision-045)"),
     K_INT("write_handoff_ms", write_handoff_ms, 0, 60000, "250",
-          "the longest a write request may take to reach the worker process that writes for "
-          "every process on the SQLite file before the process it came to serves it itself; "
-          "0: each process writes its own (HOST-2, decision-084)"),
+          "0: each worker process on a SQLite file writes its own; any other value: one "
+          "process writes for all and the others hand it their write requests, each at "
+          "once or served where it arrived (HOST-2, decisions 084 and 093)"),
     K_ENUM("a2ui_version", a2ui_v091, a2ui_words, "v0.9",
            "the version outbound A2UI messages carry: v0.9 or v0.9.1 (UI-1)"),
     K_INT("push_allow_private", push_allow_private, 0, 1, "0",

@@ -116,9 +116,9 @@ struct th_config {
 	int rate_limit_burst;   /* rate_limit_burst: requests at once before the rate applies */
 	int worker_threads;     /* worker_threads: requests one FastCGI worker serves at
 	                           once; their writes commit together (decision-023) */
-	int write_handoff_ms;   /* write_handoff_ms: the longest a write request may take to
-	                           reach the database's writer; 0: no hand-over (HOST-2,
-	                           decision-084) */
+	int write_handoff_ms;   /* write_handoff_ms: 0 no hand-over of writes to the
+	                           database's writer; any other value: on (HOST-2,
+	                           decisions 084 and 093) */
 	int a2ui_v091;          /* a2ui_version: 0 v0.9, 1 v0.9.1, the version outbound A2UI
 	                           messages carry (UI-1) */
 	int push_allow_private; /* push_allow_private: 0 refuses private, loopback and

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* handoff.c — the writer's election and the hand-over of one request to it (HOST-2,
- * decision-084; handoff.h says why). A request goes whole, in one message on a
- * connection of its own to the writer's socket: a frame (struct frame) with the
- * request's parameters and body, and the web server's connection itself (SCM_RIGHTS),
- * on which the writer answers as this worker would have. This worker then forgets the
- * request: it waits for nothing, and relays nothing. */
+ * decisions 084 and 093; handoff.h says why). A request goes whole, in one datagram to
+ * the writer's socket: a frame (struct frame) with the request's parameters and body,
+ * and the web server's connection itself (SCM_RIGHTS), on which the writer answers as
+ * this worker would have. This worker then forgets the request: it waits for nothing,
+ * and relays nothing. A datagram arrives whole or not at all, and sending one takes one
+ * system call where a connection of its own took five (decision-093). */
 #include "worker/handoff.h"
 
 #include <errno.h>
@@ -30,34 +31,42 @@
 /* After no writer could be reached or claimed (it is starting, or ending), requests are
  * served where they arrive for this long before the next attempt. */
 #define RETRY_MS 100
-/* Connections the writer's socket queues beyond those its threads took: more are refused
- * at once, and the request is served where it arrived. So a writer that is stopped, or
- * whose threads are all in slow turns, holds at most this many other requests. */
-#define BACKLOG 8
-/* The most parameter text a frame carries (the web server's own header limits are far
- * below it). */
-#define PARAMS_MAX (1024 * 1024)
+/* The largest frame (head, parameters, body) that goes as one datagram; a larger request
+ * is served where it arrived. Below the kernel's default send buffer (net.core.wmem_default,
+ * 208 KiB), which bounds one datagram; a SendMessage is far smaller unless it carries
+ * files inline. */
+#define FRAME_MAX (128 * 1024)
 
 /* What precedes a request's parameters ("NAME=value" strings, each ending in NUL) and
- * its body on the connection. Both ends are one program on one machine. */
+ * its body in the datagram. Both ends are one program on one machine. */
 struct frame {
 	uint32_t magic; /* FRAME_MAGIC */
 	uint32_t request_id;
 	uint32_t params_len;
 	uint32_t body_len;
 };
-#define FRAME_MAGIC 0x31484854u /* "THH1" */
+#define FRAME_MAGIC 0x32484854u /* "THH2" */
+
+/* A receive buffer of the writer's, kept for the next take (one per thread taking at
+ * once). */
+struct rx {
+	struct rx *next;
+	char data[FRAME_MAX];
+};
 
 struct th_handoff_point {
 	pthread_mutex_t lock;
 	char lock_path[4096];
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	int lock_fd;   /* the claim, held until the process ends or stops writing; -1: none */
-	int listen_fd; /* the writer's socket; -1: not the writer */
-	int writer;    /* guarded by lock (set once, never cleared) */
-	int in_hand;   /* requests taken and not done (th_handoff_take, th_handoff_done);
-	                  guarded by lock */
-	int wait_ms;   /* the longest a request's frame may take to send */
+	int lock_fd;      /* the claim, held until the process ends or stops writing; -1: none */
+	int listen_fd;    /* the writer's datagram socket, bound; -1: not the writer */
+	int send_fd;      /* this worker's socket for handing over, unbound; -1 until the first
+	                     hand-over (made under lock); closed by th_handoff_point_free */
+	int writer;       /* guarded by lock (set once, never cleared) */
+	int in_hand;      /* requests taken and not done (th_handoff_take, th_handoff_done);
+	                     guarded by lock */
+	struct rx *spare; /* receive buffers not in use; guarded by lock; freed by
+	                     th_handoff_point_free */
 	int64_t quiet_until_ms; /* guarded by lock */
 	th_handoff_on_claim on_claim;
 	void *arg;
@@ -66,8 +75,8 @@ struct th_handoff_point {
 
 static int forward(void *impl, struct th_http_io *io, const char *body, size_t len);
 
-struct th_handoff_point *th_handoff_point_open(const char *db_path, int wait_ms,
-                                               th_handoff_on_claim on_claim, void *arg)
+struct th_handoff_point *th_handoff_point_open(const char *db_path, th_handoff_on_claim on_claim,
+                                               void *arg)
 {
 	struct th_handoff_point *p = calloc(1, sizeof *p);
 	if (p == NULL)
@@ -89,7 +98,7 @@ struct th_handoff_point *th_handoff_point_open(const char *db_path, int wait_ms,
 	}
 	p->lock_fd = -1;
 	p->listen_fd = -1;
-	p->wait_ms = wait_ms;
+	p->send_fd = -1;
 	p->on_claim = on_claim;
 	p->arg = arg;
 	p->hook.impl = p;
@@ -102,6 +111,13 @@ void th_handoff_point_free(struct th_handoff_point *p)
 	if (p == NULL)
 		return;
 	pthread_mutex_destroy(&p->lock);
+	if (p->send_fd >= 0)
+		close(p->send_fd);
+	while (p->spare != NULL) {
+		struct rx *next = p->spare->next;
+		free(p->spare);
+		p->spare = next;
+	}
 	free(p); /* lock_fd and listen_fd stay open: the claim lasts as long as the process */
 }
 
@@ -110,20 +126,21 @@ struct th_handoff *th_handoff_point_hook(struct th_handoff_point *p)
 	return p != NULL ? &p->hook : NULL;
 }
 
-/* The writer's socket, listening, only this user may connect (0600 before listen(), so no
- * connection is ever accepted under other modes); -1 (logged) when it cannot be made. */
+/* The writer's socket, bound, its file 0600: only this user's workers may send to it, and
+ * every datagram carries its sender's credentials (SO_PASSCRED, set before the name
+ * exists), which th_handoff_take checks as well; -1 (logged) when it cannot be made. */
 static int listen_at(const char *path)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	int on = 1;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0)
 		goto fail;
 	/* A socket file left by a writer that ended: only the lock's holder gets here. */
 	if (unlink(path) != 0 && errno != ENOENT)
 		goto fail;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || chmod(path, 0600) != 0 ||
-	    listen(fd, BACKLOG) != 0)
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || chmod(path, 0600) != 0)
 		goto fail;
 	return fd;
 fail:
@@ -286,93 +303,69 @@ union fd_ctl {
 	struct cmsghdr align;
 };
 
-/* Waits until sock is ready for events or the deadline (monotonic ms) comes; 0 to try
- * again, -1 when the deadline has passed. */
-static int await(int sock, short events, int64_t deadline)
+/* This worker's sending socket, made on first use; -1 when it cannot be. */
+static int send_socket(struct th_handoff_point *p)
 {
-	int64_t left = deadline - th_mono_ms();
-	if (left <= 0)
-		return -1;
-	struct pollfd pfd = {.fd = sock, .events = events};
-	(void)poll(&pfd, 1, (int)left);
-	return 0;
+	pthread_mutex_lock(&p->lock);
+	if (p->send_fd < 0)
+		p->send_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = p->send_fd;
+	pthread_mutex_unlock(&p->lock);
+	return fd;
 }
 
-/* Sends n bytes on the writer's connection (non-blocking) within the deadline; the first
- * send carries fd. 0, or -1 when not all of it went. */
-static int send_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
-{
-	while (n > 0) {
-		struct iovec iov = {.iov_base = data, .iov_len = n};
-		union fd_ctl ctl;
-		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-		if (*fd >= 0) {
-			memset(&ctl, 0, sizeof ctl);
-			m.msg_control = ctl.buf;
-			m.msg_controllen = sizeof ctl.buf;
-			struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), fd, sizeof(int));
-		}
-		ssize_t k = sendmsg(sock, &m, MSG_NOSIGNAL);
-		if (k > 0) {
-			*fd = -1; /* it went with the first byte */
-			data += k;
-			n -= (size_t)k;
-			continue;
-		}
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k == 0 || errno != EAGAIN || await(sock, POLLOUT, deadline) != 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* hand_over's send(): 0 once the writer's connection has the whole frame and conn;
- * -1 when it does not (nothing of the request can be applied there: the writer reads a
- * frame whole or drops it). */
+/* hand_over's send(): 0 once the frame and conn are queued on the writer's socket; -1
+ * when they are not (nothing of the request went: a datagram is queued whole or not at
+ * all). The writer's queue full, a frame over FRAME_MAX: this worker serves it. No
+ * writer there: this worker becomes it, or serves requests itself for a while. */
 static int send_frame(void *arg, const struct th_http_conn *conn)
 {
 	struct handing *h = arg;
 	struct th_handoff_point *p = h->p;
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	memcpy(sa.sun_path, p->sock_path, strlen(p->sock_path) + 1);
-	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (sock < 0)
+	if (h->len > FRAME_MAX)
 		return -1;
-	if (connect(sock, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int why = errno;
-		close(sock);
-		/* EAGAIN: the writer's queue is full; serve this one here. Otherwise no
-		 * writer listens: this worker becomes it, or serves requests itself for a
-		 * while. */
-		if (why != EAGAIN && !th_handoff_point_claim(p))
-			quiet(p, RETRY_MS);
-		return -1;
-	}
 	struct th_buf b;
 	th_buf_init(&b);
 	struct frame f = {.magic = FRAME_MAGIC, .request_id = (uint32_t)conn->request_id};
 	th_buf_append(&b, (const char *)&f, sizeof f);
 	char *const *env = h->io->params(h->io->impl);
-	for (; env != NULL && *env != NULL; env++)
+	for (; env != NULL && *env != NULL && b.len <= FRAME_MAX; env++)
 		th_buf_append(&b, *env, strlen(*env) + 1);
-	size_t params_len = b.len - sizeof f;
+	f.params_len = (uint32_t)(b.len - sizeof f);
 	th_buf_append(&b, h->body, h->len);
-	int rc = -1;
-	if (!b.oom && params_len <= PARAMS_MAX && h->len <= UINT32_MAX) {
-		f.params_len = (uint32_t)params_len;
-		f.body_len = (uint32_t)h->len;
-		memcpy(b.data, &f, sizeof f);
-		int fd = conn->fd;
-		rc = send_bytes(sock, b.data, b.len, &fd, th_mono_ms() + p->wait_ms);
+	int sock = send_socket(p);
+	if (b.oom || b.len > FRAME_MAX || sock < 0) {
+		th_buf_free(&b);
+		return -1;
 	}
+	f.body_len = (uint32_t)h->len;
+	memcpy(b.data, &f, sizeof f);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path, p->sock_path, strlen(p->sock_path) + 1);
+	struct iovec iov = {.iov_base = b.data, .iov_len = b.len};
+	union fd_ctl ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct msghdr m = {.msg_name = &sa,
+	                   .msg_namelen = sizeof sa,
+	                   .msg_iov = &iov,
+	                   .msg_iovlen = 1,
+	                   .msg_control = ctl.buf,
+	                   .msg_controllen = sizeof ctl.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &conn->fd, sizeof(int));
+	ssize_t k;
+	while ((k = sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	int why = errno;
 	th_buf_free(&b);
-	close(sock);
-	return rc;
+	if (k >= 0)
+		return 0; /* a datagram goes whole */
+	if ((why == ENOENT || why == ECONNREFUSED) && !th_handoff_point_claim(p))
+		quiet(p, RETRY_MS);
+	return -1;
 }
 
 static int forward(void *impl, struct th_http_io *io, const char *body, size_t len)
@@ -403,53 +396,78 @@ static int index_params(struct th_http_handed *h, size_t len)
 	return 0;
 }
 
-/* Reads n bytes by the deadline (the socket is non-blocking); the read that brings the
- * connection sent with the frame sets *fd. 0, or -1 (an end, an error, the deadline). */
-static int recv_bytes(int sock, char *data, size_t n, int *fd, int64_t deadline)
+/* A receive buffer from p's spares, or a new one; NULL when out of memory. */
+static struct rx *rx_get(struct th_handoff_point *p)
 {
-	while (n > 0) {
-		struct iovec iov = {.iov_base = data, .iov_len = n};
-		union fd_ctl ctl;
-		struct msghdr m = {.msg_iov = &iov,
-		                   .msg_iovlen = 1,
-		                   .msg_control = ctl.buf,
-		                   .msg_controllen = sizeof ctl.buf};
-		ssize_t k = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-		if (k > 0) {
-			for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c != NULL;
-			     c = CMSG_NXTHDR(&m, c))
-				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-				    c->cmsg_len == CMSG_LEN(sizeof(int))) {
-					int got;
-					memcpy(&got, CMSG_DATA(c), sizeof got);
-					if (*fd >= 0)
-						close(got); /* one connection per frame */
-					else
-						*fd = got;
-				}
-			data += k;
-			n -= (size_t)k;
-			continue;
-		}
-		if (k == 0 || (errno != EINTR && errno != EAGAIN) ||
-		    await(sock, POLLIN, deadline) != 0)
-			return -1;
-	}
-	return 0;
+	pthread_mutex_lock(&p->lock);
+	struct rx *r = p->spare;
+	if (r != NULL)
+		p->spare = r->next;
+	pthread_mutex_unlock(&p->lock);
+	return r != NULL ? r : malloc(sizeof *r);
 }
 
-/* Reads one frame (and the connection that comes with it) into h: its head, then its
- * parameters and body. 0, or -1 when it is not whole by the deadline or not well formed. */
-static int recv_frame(int sock, size_t max_body, int64_t deadline, struct th_http_handed *h)
+static void rx_put(struct th_handoff_point *p, struct rx *r)
+{
+	pthread_mutex_lock(&p->lock);
+	r->next = p->spare;
+	p->spare = r;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Room for what a frame's datagram brings besides its bytes: one descriptor and its
+ * sender's credentials, and a second descriptor to notice (and close) one too many. */
+union rx_ctl {
+	char buf[CMSG_SPACE(2 * sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+	struct cmsghdr align;
+};
+
+/* The descriptors and credentials m brought: *fd the one connection (-1: none; any
+ * other is closed), 1 when the sender is this process's user. */
+static int read_ctl(struct msghdr *m, int *fd)
+{
+	int ours = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_RIGHTS) {
+			size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < n; i++) {
+				int got;
+				memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof got);
+				if (*fd >= 0)
+					close(got); /* one connection per frame */
+				else
+					*fd = got;
+			}
+		} else if (c->cmsg_type == SCM_CREDENTIALS &&
+		           c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred who;
+			memcpy(&who, CMSG_DATA(c), sizeof who);
+			/* The kernel fills in the sender's real user (a sender may only claim
+			 * ids it has); both ends are this program under one web server. */
+			ours = who.uid == getuid();
+		}
+	}
+	return ours;
+}
+
+/* Checks the frame of n bytes in data and copies it into h; 0, or -1 when it is not
+ * well formed or its body is over max_body. */
+static int open_frame(const char *data, size_t n, size_t max_body, struct th_http_handed *h)
 {
 	struct frame f;
-	if (recv_bytes(sock, (char *)&f, sizeof f, &h->conn.fd, deadline) != 0 ||
-	    f.magic != FRAME_MAGIC || f.params_len > PARAMS_MAX || f.body_len > max_body)
+	if (n < sizeof f)
 		return -1;
-	size_t len = (size_t)f.params_len + f.body_len;
-	if ((h->data = malloc(len + 1)) == NULL ||
-	    recv_bytes(sock, h->data, len, &h->conn.fd, deadline) != 0 || h->conn.fd < 0 ||
-	    index_params(h, f.params_len) != 0)
+	memcpy(&f, data, sizeof f);
+	size_t len = n - sizeof f;
+	if (f.magic != FRAME_MAGIC || f.body_len > max_body || f.params_len > len ||
+	    (size_t)f.params_len + f.body_len != len)
+		return -1;
+	if ((h->data = malloc(len + 1)) == NULL)
+		return -1;
+	memcpy(h->data, data + sizeof f, len);
+	if (index_params(h, f.params_len) != 0)
 		return -1;
 	h->conn.request_id = (int)f.request_id;
 	h->body = h->data + f.params_len;
@@ -463,23 +481,32 @@ int th_handoff_take(struct th_handoff_point *p, size_t max_body, struct th_http_
 	memset(h, 0, sizeof *h);
 	h->conn.fd = -1;
 	th_buf_init(&h->out);
-	int sock = accept4(p->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (sock < 0)
-		return errno == EBADF || errno == EINVAL || errno == ENOTSOCK ? -2 : -1;
+	struct rx *r = rx_get(p);
+	if (r == NULL) {
+		usleep(10 * 1000); /* out of memory: the datagram waits in the queue */
+		return -1;
+	}
+	struct iovec iov = {.iov_base = r->data, .iov_len = sizeof r->data};
+	union rx_ctl ctl;
+	struct msghdr m = {.msg_iov = &iov,
+	                   .msg_iovlen = 1,
+	                   .msg_control = ctl.buf,
+	                   .msg_controllen = sizeof ctl.buf};
+	ssize_t k = recvmsg(p->listen_fd, &m, MSG_CMSG_CLOEXEC);
+	if (k < 0) {
+		int why = errno;
+		rx_put(p, r);
+		return why == EBADF || why == EINVAL || why == ENOTSOCK ? -2 : -1;
+	}
 	pthread_mutex_lock(&p->lock);
 	p->in_hand++;
 	pthread_mutex_unlock(&p->lock);
-	/* Far longer than the sender's own limit, so that a sender gives up on a frame before
-	 * the writer does: a frame the sender counts as sent is in the socket by then, and
-	 * the writer still reads it. */
-	int64_t deadline = th_mono_ms() + 4 * (int64_t)p->wait_ms + 1000;
-	struct ucred peer;
-	socklen_t plen = sizeof peer;
-	int rc = -1;
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &plen) == 0 && peer.uid == geteuid() &&
-	    recv_frame(sock, max_body, deadline, h) == 0)
-		rc = 0;
-	close(sock);
+	int ours = read_ctl(&m, &h->conn.fd);
+	int rc = ours && h->conn.fd >= 0 && !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+	                 open_frame(r->data, (size_t)k, max_body, h) == 0
+	             ? 0
+	             : -1;
+	rx_put(p, r);
 	if (rc != 0) {
 		th_http_handed_free(h); /* closes the web server's connection, if it came */
 		th_handoff_done(p);

@@ -480,8 +480,7 @@ static void open_handoff(struct loop *first, struct pool *requests)
 	/* One request thread (worker_threads = 1): no write group to commit handed writes
 	 * together, so this process hands its writes over but never takes the writer's part. */
 	struct th_handoff_point *point =
-	    th_handoff_point_open(o.path, first->app.cfg->write_handoff_ms,
-	                          requests->group != NULL ? start_writers : NULL, requests);
+	    th_handoff_point_open(o.path, requests->group != NULL ? start_writers : NULL, requests);
 	if (point == NULL)
 		return;
 	requests->handoff = th_handoff_point_hook(point);

@@ -163,8 +163,8 @@ handoff_holder() {
 # (PIDS, the distinct worker_pid values). On PostgreSQL every worker writes: at least MIN
 # of them ran turns (STORE-4). On SQLite the workers hand their writes to the one that
 # writes for all (HOST-2), which ran at least 9 in 10 of those turns: a write it cannot
-# take at once (its queue full, or the frame slower than write_handoff_ms on a loaded
-# machine) is served where it arrived (decision-084). Without the hand-over each worker
+# take at once (its queue full on a loaded machine, or a frame over 128 KiB) is served
+# where it arrived (decisions 084 and 093). Without the hand-over each worker
 # runs its own share.
 writes_in_writer_check() {
 	local label=$1 pids=$2 min=$3 distinct holder in total mine

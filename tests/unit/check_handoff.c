@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_handoff.c — the hand-over of a write request from one worker process to the
- * database's writer (HOST-2, decision-084), inside one process: two hand-over points on
+ * database's writer (HOST-2, decisions 084 and 093), inside one process: two hand-over points on
  * one database path stand in for two workers (the exclusive lock is per open file, so
  * only one of them can claim it), and a socketpair stands in for the web server's
  * FastCGI connection, whose far end the test reads. */
@@ -131,7 +131,7 @@ static size_t read_all(int fd, unsigned char *buf, size_t cap)
 
 static struct th_handoff_point *writer_point(void)
 {
-	struct th_handoff_point *w = th_handoff_point_open(db, 500, on_claim, NULL);
+	struct th_handoff_point *w = th_handoff_point_open(db, on_claim, NULL);
 	ck_assert_ptr_nonnull(w);
 	ck_assert_int_eq(th_handoff_point_claim(w), 1);
 	ck_assert_int_eq(claims, 1);
@@ -142,7 +142,7 @@ START_TEST(test_host2_a_write_handed_over_arrives_whole_and_is_answered_on_its_c
 {
 	struct th_handoff_point *w = writer_point();
 	/* A second worker on the same database cannot claim: it hands over. */
-	struct th_handoff_point *f = th_handoff_point_open(db, 500, on_claim, NULL);
+	struct th_handoff_point *f = th_handoff_point_open(db, on_claim, NULL);
 	ck_assert_int_eq(th_handoff_point_claim(f), 0);
 	ck_assert_int_eq(claims, 1);
 	char path[256];
@@ -195,55 +195,52 @@ START_TEST(test_host2_a_write_handed_over_arrives_whole_and_is_answered_on_its_c
 }
 END_TEST
 
-/* Connects to the writer's socket as a worker would, without a carrier. */
-static int raw_connect(void)
+/* Sends the writer's socket one datagram as a worker would, without a carrier: a frame
+ * head announcing body_len body bytes, then sent_body bytes of body, with fd when it is
+ * not -1. 0 when it was queued, else errno (EAGAIN: the writer's queue is full). */
+static int raw_send(int fd, uint32_t body_len, size_t sent_body)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s-handoff.sock", db);
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(s, 0);
-	if (connect(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		close(s);
-		return -1;
-	}
-	return s;
-}
-
-/* Sends the first n bytes of a frame that announces body_len body bytes, with fd. */
-static void send_partial_frame(int s, int fd, uint32_t body_len, size_t n)
-{
-	char buf[64] = {0};
-	uint32_t head[4] = {0x31484854u, REQ_ID, 0, body_len};
+	static char buf[16 + 2 * MAX_BODY];
+	ck_assert_uint_le(sent_body, sizeof buf - 16);
+	uint32_t head[4] = {0x32484854u, REQ_ID, 0, body_len};
 	memcpy(buf, head, sizeof head);
-	struct iovec iov = {.iov_base = buf, .iov_len = n};
+	memset(buf + 16, 'x', sent_body);
+	struct iovec iov = {.iov_base = buf, .iov_len = 16 + sent_body};
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} ctl;
 	memset(&ctl, 0, sizeof ctl);
 	struct msghdr m = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof ctl.b};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	ck_assert_int_eq(sendmsg(s, &m, 0), (ssize_t)n);
+	    .msg_name = &sa, .msg_namelen = sizeof sa, .msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		m.msg_control = ctl.b;
+		m.msg_controllen = sizeof ctl.b;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	}
+	int rc = sendmsg(s, &m, MSG_DONTWAIT) == (ssize_t)iov.iov_len ? 0 : errno;
+	close(s);
+	return rc;
 }
 
-/* Sends the writer the head of a frame announcing body_len body bytes (and no more), with
- * a connection, and ends; 1 when the writer dropped it and answered nothing: the web
- * server's end of the connection then closes with no byte. */
-static int dropped_unanswered(struct th_handoff_point *w, uint32_t body_len)
+/* Sends the writer a frame announcing body_len body bytes and carrying sent_body, with a
+ * connection; 1 when the writer dropped it and answered nothing: the web server's end of
+ * the connection then closes with no byte. */
+static int dropped_unanswered(struct th_handoff_point *w, uint32_t body_len, size_t sent_body)
 {
 	int sv[2];
 	unsigned char got[64];
 	struct th_http_handed h;
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	int s = raw_connect();
-	ck_assert_int_ge(s, 0);
-	send_partial_frame(s, sv[0], body_len, 16);
-	close(s);
+	ck_assert_int_eq(raw_send(sv[0], body_len, sent_body), 0);
 	close(sv[0]);
 	int taken = th_handoff_take(w, MAX_BODY, &h);
 	size_t n = read_all(sv[1], got, sizeof got);
@@ -251,11 +248,16 @@ static int dropped_unanswered(struct th_handoff_point *w, uint32_t body_len)
 	return taken == -1 && n == 0;
 }
 
-START_TEST(test_host2_a_frame_not_received_whole_or_over_the_limit_is_dropped_unanswered)
+START_TEST(test_host2_a_frame_not_well_formed_or_over_the_limit_is_dropped_unanswered)
 {
 	struct th_handoff_point *w = writer_point();
-	ck_assert(dropped_unanswered(w, 10));           /* cut short: the body never comes */
-	ck_assert(dropped_unanswered(w, MAX_BODY + 1)); /* over max_body */
+	ck_assert(dropped_unanswered(w, 10, 4)); /* the body shorter than its head says */
+	ck_assert(dropped_unanswered(w, 4, 10)); /* longer */
+	ck_assert(dropped_unanswered(w, MAX_BODY + 1, MAX_BODY + 1)); /* over max_body */
+	/* And a frame without a connection: nothing to answer on. */
+	ck_assert_int_eq(raw_send(-1, 4, 4), 0);
+	struct th_http_handed h;
+	ck_assert_int_eq(th_handoff_take(w, MAX_BODY, &h), -1);
 	th_handoff_point_free(w);
 }
 END_TEST
@@ -263,14 +265,14 @@ END_TEST
 START_TEST(test_host2_a_writer_that_takes_nothing_holds_a_bounded_queue_then_requests_stay)
 {
 	struct th_handoff_point *w = writer_point();
-	struct th_handoff_point *f = th_handoff_point_open(db, 200, on_claim, NULL);
+	struct th_handoff_point *f = th_handoff_point_open(db, on_claim, NULL);
 	ck_assert_int_eq(th_handoff_point_claim(f), 0);
 	/* A stopped writer: its socket's queue fills, and nothing takes from it. */
-	int queued[64];
-	int nq = 0;
-	while (nq < 64 && (queued[nq] = raw_connect()) >= 0)
+	int nq = 0, why = 0;
+	while (nq < 64 && (why = raw_send(-1, 0, 0)) == 0)
 		nq++;
 	ck_assert_int_lt(nq, 64); /* bounded */
+	ck_assert_int_eq(why, EAGAIN);
 	struct fake req;
 	struct th_http_io io;
 	int web;
@@ -279,9 +281,49 @@ START_TEST(test_host2_a_writer_that_takes_nothing_holds_a_bounded_queue_then_req
 	ck_assert(req.offered);
 	ck_assert(!req.forgotten);
 	ck_assert_int_ge(req.conn, 0);
-	for (int i = 0; i < nq; i++)
-		close(queued[i]);
 	close(req.conn);
+	close(web);
+	th_handoff_point_free(f);
+	th_handoff_point_free(w);
+}
+END_TEST
+
+START_TEST(test_host2_a_request_over_128_kib_stays_where_it_arrived)
+{
+	/* One datagram carries a frame of at most 128 KiB; a larger request (files inline) is
+	 * served by the process it reached, which still owns its connection. */
+	struct th_handoff_point *w = writer_point();
+	struct th_handoff_point *f = th_handoff_point_open(db, on_claim, NULL);
+	ck_assert_int_eq(th_handoff_point_claim(f), 0);
+	size_t big = 128 * 1024;
+	char *body = malloc(4 * big);
+	ck_assert_ptr_nonnull(body);
+	memset(body, 'x', 4 * big);
+	struct fake req;
+	struct th_http_io io;
+	int web;
+	struct th_handoff *hook = th_handoff_point_hook(f);
+	/* The frame just over (the body at the limit, with the parameters), and far over. */
+	size_t over[] = {big, 4 * big};
+	for (size_t i = 0; i < 2; i++) {
+		fake_request(&req, &io, &web);
+		ck_assert_int_eq(hook->forward(hook->impl, &io, body, over[i]), 0);
+		ck_assert(req.offered);
+		ck_assert(!req.forgotten);
+		close(req.conn);
+		close(web);
+	}
+	/* Just under the limit, it goes. */
+	fake_request(&req, &io, &web);
+	ck_assert_int_eq(hook->forward(hook->impl, &io, body, big - 1024), 1);
+	ck_assert(req.forgotten);
+	/* The first frame in the writer's queue is this one: nothing of the others went. */
+	struct th_http_handed h;
+	ck_assert_int_eq(th_handoff_take(w, 4 * big, &h), 0);
+	ck_assert_uint_eq(h.body_len, big - 1024);
+	th_http_handed_free(&h);
+	th_handoff_done(w);
+	free(body);
 	close(web);
 	th_handoff_point_free(f);
 	th_handoff_point_free(w);
@@ -290,7 +332,7 @@ END_TEST
 
 START_TEST(test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves_itself)
 {
-	struct th_handoff_point *f = th_handoff_point_open(db, 200, on_claim, NULL);
+	struct th_handoff_point *f = th_handoff_point_open(db, on_claim, NULL);
 	ck_assert_ptr_nonnull(f);
 	struct fake req;
 	struct th_http_io io;
@@ -304,7 +346,7 @@ START_TEST(test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves
 	ck_assert_int_eq(hook->forward(hook->impl, &io, "hello", 5), 0);
 	ck_assert(!req.offered);
 	/* A carrier that cannot hand over (CGI) is served where it arrived. */
-	struct th_handoff_point *g = th_handoff_point_open(db, 200, on_claim, NULL);
+	struct th_handoff_point *g = th_handoff_point_open(db, on_claim, NULL);
 	ck_assert_int_eq(th_handoff_point_claim(g), 0);
 	io.hand_over = NULL;
 	ck_assert_int_eq(th_handoff_point_hook(g)->forward(g, &io, "hello", 5), 0);
@@ -336,12 +378,8 @@ START_TEST(test_host2_sec6_a_peer_of_another_user_is_refused_unanswered)
 		th_handoff_point_free(w);
 		if (setgid(65534) != 0 || setuid(65534) != 0)
 			_exit(2);
-		int s = raw_connect();
-		if (s < 0)
-			_exit(3);
-		send_partial_frame(s, sv[0], 0, 16); /* a whole frame: head, no body */
-		close(s);
-		_exit(0);
+		/* A whole frame: head, no body, a connection. */
+		_exit(raw_send(sv[0], 0, 0) == 0 ? 0 : 3);
 	}
 	close(sv[0]);
 	int status = 0;
@@ -361,7 +399,7 @@ START_TEST(test_host2_a_worker_that_cannot_write_for_others_never_claims)
 	/* worker_threads = 1: no write group, so no on_claim. Writing finds no writer and
 	 * stays here, and nothing is made beside the database (no socket bound and removed
 	 * again at every write). */
-	struct th_handoff_point *f = th_handoff_point_open(db, 200, NULL, NULL);
+	struct th_handoff_point *f = th_handoff_point_open(db, NULL, NULL);
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(th_handoff_point_claim(f), 0);
 	struct fake req;
@@ -397,7 +435,7 @@ START_TEST(test_host2_a_database_path_too_long_for_a_socket_has_no_hand_over)
 	memset(longer, 'a', sizeof longer - 1);
 	longer[0] = '/';
 	longer[sizeof longer - 1] = '\0';
-	ck_assert_ptr_null(th_handoff_point_open(longer, 200, on_claim, NULL));
+	ck_assert_ptr_null(th_handoff_point_open(longer, on_claim, NULL));
 }
 END_TEST
 
@@ -408,12 +446,13 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(
 	    tc, test_host2_a_write_handed_over_arrives_whole_and_is_answered_on_its_connection);
-	tcase_add_test(
-	    tc, test_host2_a_frame_not_received_whole_or_over_the_limit_is_dropped_unanswered);
+	tcase_add_test(tc,
+	               test_host2_a_frame_not_well_formed_or_over_the_limit_is_dropped_unanswered);
 	tcase_add_test(
 	    tc, test_host2_a_writer_that_takes_nothing_holds_a_bounded_queue_then_requests_stay);
 	tcase_add_test(
 	    tc, test_host2_with_no_writer_the_first_worker_to_write_claims_and_serves_itself);
+	tcase_add_test(tc, test_host2_a_request_over_128_kib_stays_where_it_arrived);
 	tcase_add_test(tc, test_host2_sec6_a_peer_of_another_user_is_refused_unanswered);
 	tcase_add_test(tc, test_host2_a_worker_that_cannot_write_for_others_never_claims);
 	tcase_add_test(tc, test_host2_a_database_path_too_long_for_a_socket_has_no_hand_over);
