@@ -57,11 +57,12 @@ struct rx {
 struct th_handoff_point {
 	pthread_mutex_t lock;
 	char lock_path[4096];
-	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct sockaddr_un addr; /* the writer's socket: <db>-handoff.sock */
 	int lock_fd;      /* the claim, held until the process ends or stops writing; -1: none */
 	int listen_fd;    /* the writer's datagram socket, bound; -1: not the writer */
-	int send_fd;      /* this worker's socket for handing over, unbound; -1 until the first
-	                     hand-over (made under lock); closed by th_handoff_point_free */
+	int send_fd;      /* this worker's socket for handing over, unbound; closed by
+	                     th_handoff_point_free */
+	uid_t uid;        /* this process's user: the only sender the writer takes from */
 	int writer;       /* guarded by lock (set once, never cleared) */
 	int in_hand;      /* requests taken and not done (th_handoff_take, th_handoff_done);
 	                     guarded by lock */
@@ -82,23 +83,27 @@ struct th_handoff_point *th_handoff_point_open(const char *db_path, th_handoff_o
 	if (p == NULL)
 		return NULL;
 	int a = snprintf(p->lock_path, sizeof p->lock_path, "%s-handoff.lock", db_path);
-	int b = snprintf(p->sock_path, sizeof p->sock_path, "%s-handoff.sock", db_path);
+	p->addr.sun_family = AF_UNIX;
+	int b = snprintf(p->addr.sun_path, sizeof p->addr.sun_path, "%s-handoff.sock", db_path);
 	if (a < 0 || (size_t)a >= sizeof p->lock_path || b < 0 ||
-	    (size_t)b >= sizeof p->sock_path) {
+	    (size_t)b >= sizeof p->addr.sun_path) {
 		th_log(TH_LOG_INFO,
 		       "no write hand-over between worker processes: '%s-handoff.sock' is "
 		       "longer than a Unix socket's path (%zu bytes); each process writes itself",
-		       db_path, sizeof p->sock_path - 1);
+		       db_path, sizeof p->addr.sun_path - 1);
 		free(p);
 		return NULL;
 	}
-	if (pthread_mutex_init(&p->lock, NULL) != 0) {
+	p->send_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (p->send_fd < 0 || pthread_mutex_init(&p->lock, NULL) != 0) {
+		if (p->send_fd >= 0)
+			close(p->send_fd);
 		free(p);
 		return NULL;
 	}
 	p->lock_fd = -1;
 	p->listen_fd = -1;
-	p->send_fd = -1;
+	p->uid = getuid();
 	p->on_claim = on_claim;
 	p->arg = arg;
 	p->hook.impl = p;
@@ -111,8 +116,7 @@ void th_handoff_point_free(struct th_handoff_point *p)
 	if (p == NULL)
 		return;
 	pthread_mutex_destroy(&p->lock);
-	if (p->send_fd >= 0)
-		close(p->send_fd);
+	close(p->send_fd);
 	while (p->spare != NULL) {
 		struct rx *next = p->spare->next;
 		free(p->spare);
@@ -129,10 +133,9 @@ struct th_handoff *th_handoff_point_hook(struct th_handoff_point *p)
 /* The writer's socket, bound, its file 0600: only this user's workers may send to it, and
  * every datagram carries its sender's credentials (SO_PASSCRED, set before the name
  * exists), which th_handoff_take checks as well; -1 (logged) when it cannot be made. */
-static int listen_at(const char *path)
+static int listen_at(const struct sockaddr_un *sa)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	const char *path = sa->sun_path;
 	int on = 1;
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0)
@@ -140,7 +143,7 @@ static int listen_at(const char *path)
 	/* A socket file left by a writer that ended: only the lock's holder gets here. */
 	if (unlink(path) != 0 && errno != ENOENT)
 		goto fail;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || chmod(path, 0600) != 0)
+	if (bind(fd, (const struct sockaddr *)sa, sizeof *sa) != 0 || chmod(path, 0600) != 0)
 		goto fail;
 	return fd;
 fail:
@@ -193,7 +196,7 @@ static void *term_watch(void *arg)
 		;
 	if (k != 1)
 		return NULL; /* the pipe closed: SIGTERM was not taken over */
-	unlink(p->sock_path);
+	unlink(p->addr.sun_path);
 	pthread_mutex_lock(&p->lock);
 	close(p->lock_fd);
 	p->lock_fd = -1;
@@ -244,13 +247,13 @@ int th_handoff_point_claim(struct th_handoff_point *p)
 	}
 	int fd = open(p->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		p->listen_fd = listen_at(p->sock_path);
+		p->listen_fd = listen_at(&p->addr);
 		if (p->listen_fd >= 0 && p->on_claim(p->arg, p) == 0) {
 			p->lock_fd = fd;
 			p->writer = 1;
 			pthread_mutex_unlock(&p->lock);
 			th_log(TH_LOG_INFO, "this worker writes for the others on %s",
-			       p->sock_path);
+			       p->addr.sun_path);
 			if (watch_term(p) != 0)
 				th_log(TH_LOG_WARN,
 				       "a SIGTERM will end this writer without serving "
@@ -260,7 +263,7 @@ int th_handoff_point_claim(struct th_handoff_point *p)
 		if (p->listen_fd >= 0)
 			close(p->listen_fd);
 		p->listen_fd = -1;
-		unlink(p->sock_path);
+		unlink(p->addr.sun_path);
 	}
 	if (fd >= 0)
 		close(fd); /* drops the lock, if taken */
@@ -303,17 +306,6 @@ union fd_ctl {
 	struct cmsghdr align;
 };
 
-/* This worker's sending socket, made on first use; -1 when it cannot be. */
-static int send_socket(struct th_handoff_point *p)
-{
-	pthread_mutex_lock(&p->lock);
-	if (p->send_fd < 0)
-		p->send_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int fd = p->send_fd;
-	pthread_mutex_unlock(&p->lock);
-	return fd;
-}
-
 /* hand_over's send(): 0 once the frame and conn are queued on the writer's socket; -1
  * when they are not (nothing of the request went: a datagram is queued whole or not at
  * all). The writer's queue full, a frame over FRAME_MAX: this worker serves it. No
@@ -324,31 +316,31 @@ static int send_frame(void *arg, const struct th_http_conn *conn)
 	struct th_handoff_point *p = h->p;
 	if (h->len > FRAME_MAX)
 		return -1;
+	/* The head and the parameters in one buffer; the body goes from where it is. */
 	struct th_buf b;
 	th_buf_init(&b);
-	struct frame f = {.magic = FRAME_MAGIC, .request_id = (uint32_t)conn->request_id};
+	struct frame f = {.magic = FRAME_MAGIC,
+	                  .request_id = (uint32_t)conn->request_id,
+	                  .body_len = (uint32_t)h->len};
 	th_buf_append(&b, (const char *)&f, sizeof f);
 	char *const *env = h->io->params(h->io->impl);
 	for (; env != NULL && *env != NULL && b.len <= FRAME_MAX; env++)
 		th_buf_append(&b, *env, strlen(*env) + 1);
-	f.params_len = (uint32_t)(b.len - sizeof f);
-	th_buf_append(&b, h->body, h->len);
-	int sock = send_socket(p);
-	if (b.oom || b.len > FRAME_MAX || sock < 0) {
+	if (b.oom || b.len + h->len > FRAME_MAX) {
 		th_buf_free(&b);
 		return -1;
 	}
-	f.body_len = (uint32_t)h->len;
+	f.params_len = (uint32_t)(b.len - sizeof f);
 	memcpy(b.data, &f, sizeof f);
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	memcpy(sa.sun_path, p->sock_path, strlen(p->sock_path) + 1);
-	struct iovec iov = {.iov_base = b.data, .iov_len = b.len};
+	struct iovec iov[2] = {{.iov_base = b.data, .iov_len = b.len},
+	                       {.iov_base = (void *)(uintptr_t)h->body, .iov_len = h->len}};
+	/* sendmsg only reads from iov_base, which struct iovec does not say. */
 	union fd_ctl ctl;
 	memset(&ctl, 0, sizeof ctl);
-	struct msghdr m = {.msg_name = &sa,
-	                   .msg_namelen = sizeof sa,
-	                   .msg_iov = &iov,
-	                   .msg_iovlen = 1,
+	struct msghdr m = {.msg_name = &p->addr,
+	                   .msg_namelen = sizeof p->addr,
+	                   .msg_iov = iov,
+	                   .msg_iovlen = 2,
 	                   .msg_control = ctl.buf,
 	                   .msg_controllen = sizeof ctl.buf};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
@@ -357,7 +349,7 @@ static int send_frame(void *arg, const struct th_http_conn *conn)
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &conn->fd, sizeof(int));
 	ssize_t k;
-	while ((k = sendmsg(sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) < 0 && errno == EINTR)
+	while ((k = sendmsg(p->send_fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
 	int why = errno;
 	th_buf_free(&b);
@@ -423,8 +415,8 @@ union rx_ctl {
 };
 
 /* The descriptors and credentials m brought: *fd the one connection (-1: none; any
- * other is closed), 1 when the sender is this process's user. */
-static int read_ctl(struct msghdr *m, int *fd)
+ * other is closed), 1 when the sender is uid. */
+static int read_ctl(struct msghdr *m, uid_t uid, int *fd)
 {
 	int ours = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
@@ -446,7 +438,7 @@ static int read_ctl(struct msghdr *m, int *fd)
 			memcpy(&who, CMSG_DATA(c), sizeof who);
 			/* The kernel fills in the sender's real user (a sender may only claim
 			 * ids it has); both ends are this program under one web server. */
-			ours = who.uid == getuid();
+			ours = who.uid == uid;
 		}
 	}
 	return ours;
@@ -501,11 +493,10 @@ int th_handoff_take(struct th_handoff_point *p, size_t max_body, struct th_http_
 	pthread_mutex_lock(&p->lock);
 	p->in_hand++;
 	pthread_mutex_unlock(&p->lock);
-	int ours = read_ctl(&m, &h->conn.fd);
-	int rc = ours && h->conn.fd >= 0 && !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
-	                 open_frame(r->data, (size_t)k, max_body, h) == 0
-	             ? 0
-	             : -1;
+	int rc = -1;
+	if (read_ctl(&m, p->uid, &h->conn.fd) && h->conn.fd >= 0 &&
+	    !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		rc = open_frame(r->data, (size_t)k, max_body, h);
 	rx_put(p, r);
 	if (rc != 0) {
 		th_http_handed_free(h); /* closes the web server's connection, if it came */

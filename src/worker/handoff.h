@@ -53,8 +53,9 @@ struct th_handoff *th_handoff_point_hook(struct th_handoff_point *p);
  * with it (th_http_handed_free, after th_http_handed_finish), counted as in hand until
  * th_handoff_done. 0 taken; -1 none this time (a sender of another user, a frame not
  * well formed or over max_body, one without a connection: dropped, not counted; out of
- * memory); -2 the socket is gone (stop). A writer that gets SIGTERM serves what it has in hand and
- * what waits for it before it ends (up to 5 s), and the next worker takes its part. */
+ * memory); -2 the socket is gone (stop). A writer that gets SIGTERM serves what it has
+ * in hand and what waits for it before it ends (up to 5 s), and the next worker takes
+ * its part. */
 int th_handoff_take(struct th_handoff_point *p, size_t max_body, struct th_http_handed *h);
 void th_handoff_done(struct th_handoff_point *p);
 

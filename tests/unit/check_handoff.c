@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* check_handoff.c — the hand-over of a write request from one worker process to the
- * database's writer (HOST-2, decisions 084 and 093), inside one process: two hand-over points on
- * one database path stand in for two workers (the exclusive lock is per open file, so
- * only one of them can claim it), and a socketpair stands in for the web server's
- * FastCGI connection, whose far end the test reads. */
+ * database's writer (HOST-2, decisions 084 and 093), inside one process: two hand-over
+ * points on one database path stand in for two workers (the exclusive lock is per open
+ * file, so only one of them can claim it), and a socketpair stands in for the web
+ * server's FastCGI connection, whose far end the test reads. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
