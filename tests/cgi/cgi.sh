@@ -224,7 +224,7 @@ if [ -z "$TH_WRAP" ]; then
 	RC=$?
 	REQ_DESC="LD_DEBUG=files CGI GET /.well-known/agent-card.json"
 	check "PKG-4 a CGI card request loads neither libcurl nor libcrypto, and ldd lists neither" \
-		'[ "$RC" = 0 ]' 'grep -q "file=libsqlite3" "$T/stderr"' \
+		'[ "$RC" = 0 ]' 'grep -q "file=libc.so" "$T/stderr"' \
 		'! grep -qE "libcurl|libcrypto" "$T/stderr"' '! ldd "$TH_BIN" | grep -qE "libcurl|libcrypto"'
 fi
 
@@ -312,19 +312,23 @@ check "A2A-1 REST GET /tasks/{id} returns the task" \
 # reads the task's context once (with its row) and no page_size; a statement added to
 # this path has to be counted here on purpose. Not under TH_WRAP (valgrind preloads its
 # own libraries), not for a sanitizer build (ASan insists on being the first library
-# loaded) and only where a C compiler is at hand.
+# loaded) and only where a C compiler is at hand. A program with SQLite linked in
+# (decision-094) calls it without the loader, so the count is taken on the same code
+# linked against the shared SQLite (tests/cgi/tiny-harness-shared, a check program).
 PREP=$T/prep.so
-if [ -z "$TH_WRAP" ] && ! ldd "$TH_BIN" 2>/dev/null | grep -q libasan &&
+PREP_BIN=$TH_BIN
+ldd "$TH_BIN" 2>/dev/null | grep -q libsqlite3 || PREP_BIN=${TH_BUILDDIR:-.}/tests/cgi/tiny-harness-shared
+if [ -z "$TH_WRAP" ] && [ -x "$PREP_BIN" ] && ! ldd "$PREP_BIN" 2>/dev/null | grep -q libasan &&
 	${CC:-cc} -shared -fPIC -o "$PREP" "$TH_SRCDIR/tests/cgi/prep.c" -ldl 2>"$T/prep.err"; then
 	rm -f "$T/prep.log"
-	run -m GET -u "/tasks/$TASK" -t "" -d "" -e LD_PRELOAD="$PREP" -e TH_PREP_LOG="$T/prep.log"
+	TH_BIN=$PREP_BIN run -m GET -u "/tasks/$TASK" -t "" -d "" -e LD_PRELOAD="$PREP" -e TH_PREP_LOG="$T/prep.log"
 	REQ_DESC="$REQ_DESC; statements: $(tr '\n' '|' <"$T/prep.log" 2>/dev/null | cut -c1-1500)"
 	check "PKG-4 a CGI GetTask prepares at most 21 statements, none for an answer memo, a table-valued pragma, the page size or the task's context again" \
 		'[ "$STATUS" = 200 ]' clean_exit '[ "$(jqb .id)" = "$TASK" ]' \
 		'n=$(wc -l <"$T/prep.log") && [ "$n" -ge 10 ] && [ "$n" -le 21 ]' \
 		'! grep -qiE "data_version|pragma_|page_size|^SELECT context_id FROM tasks" "$T/prep.log"'
 else
-	echo "# skipped: the statement count of a CGI GetTask (TH_WRAP set, a sanitizer build, or no C compiler)"
+	echo "# skipped: the statement count of a CGI GetTask (TH_WRAP set, a sanitizer build, no program linked against the shared SQLite, or no C compiler)"
 fi
 
 # PKG-4, decision-062: a CGI process keeps -wal and -shm for the next one instead of

@@ -139,6 +139,10 @@ rc=$?
 REQ_DESC="/usr/bin/tiny-harness --version"
 check "PKG-2 the installed /usr/bin/tiny-harness has --version" '[ "$rc" = 0 ]' \
 	'grep -q "^tiny-harness [0-9]" "$T/out"'
+REQ_DESC="ldd /usr/bin/tiny-harness: $(ldd /usr/bin/tiny-harness 2>&1 | tr '\n' ' ')"
+check "PKG-2 the package's program uses the distribution's shared libfcgi, json-c and SQLite (decision-094)" \
+	'ldd /usr/bin/tiny-harness | grep -q libsqlite3' 'ldd /usr/bin/tiny-harness | grep -q libjson-c' \
+	'ldd /usr/bin/tiny-harness | grep -q libfcgi' '[ -n "$(dpkg -s tiny-harness | grep "^Depends:.*libsqlite3")" ]'
 
 (cd / && env -i PATH=/usr/bin:/bin /usr/bin/tiny-harness --help) >"$T/out" 2>&1
 REQ_DESC="/usr/bin/tiny-harness --help (from /)"
