@@ -463,6 +463,16 @@ void th_bind_note_result(int op, json_object *result)
 
 int th_bind_http_date(time_t t, char *out, size_t n)
 {
-	struct tm tm;
-	return gmtime_r(&t, &tm) != NULL && strftime(out, n, "%a, %d %b %Y %H:%M:%S GMT", &tm) > 0;
+	/* RFC 9110's IMF-fixdate, in English whatever the locale (strftime's %a and %b are the
+	 * locale's) and without reading the time zone file. */
+	static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+	static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+	                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+	struct th_utc u;
+	th_utc_split((int64_t)t, &u);
+	if (u.year < 0 || u.year > 9999)
+		return 0;
+	int len = snprintf(out, n, "%s, %02d %s %04d %02d:%02d:%02d GMT", days[u.wday], u.mday,
+	                   months[u.mon - 1], (int)u.year, u.hour, u.min, u.sec);
+	return len > 0 && (size_t)len < n;
 }

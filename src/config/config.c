@@ -778,21 +778,42 @@ static th_err load_file(struct th_config *cfg, const char *path, struct th_error
 }
 
 /* Environment values are taken whole: no comments there. */
+/* The key whose variable name TINY_HARNESS_<KEY> is the `len` bytes at `name` (upper
+ * case, as written), or NKEYS. */
+static size_t env_key(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		const char *k = keys[i].info.name;
+		size_t j = 0;
+		while (j < len && k[j] != '\0' && toupper((unsigned char)k[j]) == name[j])
+			j++;
+		if (j == len && k[j] == '\0')
+			return i;
+	}
+	return NKEYS;
+}
+
+/* One pass over the environment (PKG-4: a plain-CGI process reads its settings at every
+ * request; a getenv per key scanned it once for each of the ~100 keys). The first
+ * assignment of a name counts, as with getenv. */
 static th_err load_env(struct th_config *cfg, struct th_error *e)
 {
-	char name[64];
-	for (size_t i = 0; i < NKEYS; i++) {
-		snprintf(name, sizeof name, "TINY_HARNESS_%s", keys[i].info.name);
-		for (char *p = name; *p; p++)
-			*p = (char)toupper((unsigned char)*p);
-		const char *v = getenv(name);
-		if (v == NULL)
+	static const char prefix[] = "TINY_HARNESS_";
+	const size_t plen = sizeof prefix - 1;
+	unsigned char seen[NKEYS] = {0};
+	for (char **env = environ; env != NULL && *env != NULL; env++) {
+		const char *eq = strchr(*env, '=');
+		if (eq == NULL || strncmp(*env, prefix, plen) != 0)
 			continue;
+		size_t i = env_key(*env + plen, (size_t)(eq - *env) - plen);
+		if (i == NKEYS || seen[i])
+			continue;
+		seen[i] = 1;
 		struct th_error sub;
 		th_error_clear(&sub);
-		if (set_key(cfg, &keys[i], v, &sub) != TH_OK)
-			return th_error_set(e, sub.code, "environment variable %s: %s", name,
-			                    sub.msg);
+		if (set_key(cfg, &keys[i], eq + 1, &sub) != TH_OK)
+			return th_error_set(e, sub.code, "environment variable %.*s: %s",
+			                    (int)(eq - *env), *env, sub.msg);
 	}
 	return TH_OK;
 }

@@ -219,10 +219,13 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
 
 /* The newest `limit`, oldest first: positions are 1, 2, 3, ... per task, so they are the
  * ones after the last position minus limit, read in primary-key order (no subquery to
- * materialise, no sort). */
+ * materialise, no sort). Read from message_rows, not the messages view: a plain-CGI
+ * GetTask prepares it afresh each time, and expanding the view twice was a third of
+ * its preparation (decision-095). */
 #define MSG_HISTORY_SQL                                                                            \
-	"SELECT json, message_id, role FROM messages WHERE task_id = ?1 AND pos > "                \
-	"(SELECT coalesce(max(pos), 0) FROM messages WHERE task_id = ?1) - ?2 ORDER BY pos"
+	"SELECT m.json, m.message_id, m.role FROM tasks t JOIN message_rows m ON m.task_num = "    \
+	"t.num WHERE t.id = ?1 AND m.pos > (SELECT coalesce(max(h.pos), 0) FROM message_rows h "   \
+	"WHERE h.task_num = t.num) - ?2 ORDER BY m.pos"
 
 th_err th_store_history_of(struct th_store *st, const char *task_id, const char *context_id,
                            int limit, int raw, json_object **out, struct th_error *e)

@@ -244,11 +244,13 @@ th_err th_store_turns_expired(struct th_store *st, const char *task_id, int64_t 
 	                     args, 4, &turn_row, (void **)out, n, "expired turns", e);
 }
 
-/* The first live turn's expiry (th_store_turn_next_expiry, th_store_expect_view_checks). */
+/* The first live turn's expiry (th_store_turn_next_expiry, th_store_expect_view_checks).
+ * From turn_rows, not the turns view, which every plain-CGI GetTask would expand
+ * (decision-095); the state test is the partial index turns_live_by_task's. */
 #define TURN_NEXT_EXPIRY_SQL                                                                       \
-	"SELECT coalesce(min(CASE WHEN state = 'running' THEN lease_until_ms "                     \
-	"ELSE updated_ms + ?2 END), -1) FROM turns WHERE task_id = ?1 AND "                        \
-	"state IN ('queued', 'running')"
+	"SELECT coalesce(min(CASE WHEN u.state = 'running' THEN u.lease_until_ms "                 \
+	"ELSE u.updated_ms + ?2 END), -1) FROM tasks t JOIN turn_rows u ON u.task_num = t.num "    \
+	"WHERE t.id = ?1 AND u.state IN ('queued', 'running')"
 
 th_err th_store_turn_next_expiry(struct th_store *st, const char *task_id, int64_t queued_lease_ms,
                                  int64_t *at, struct th_error *e)

@@ -98,22 +98,51 @@ int64_t th_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+void th_utc_split(int64_t secs, struct th_utc *out)
+{
+	/* Whole days and the second of the day, both floored, so 1969 comes out right too. */
+	int64_t days = secs / 86400, sod = secs % 86400;
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	out->wday = (int)(((days % 7) + 11) % 7); /* 1970-01-01 was a Thursday (4) */
+	/* The proleptic Gregorian calendar in 400-year eras of 146,097 days, with the year
+	 * taken to start on 1 March so that the leap day ends it. */
+	int64_t z = days + 719468; /* days from 0000-03-01 */
+	int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);                          /* 0..146096 */
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365 */
+	unsigned mp = (5 * doy + 2) / 153; /* 0..11, March first */
+	out->mday = (int)(doy - (153 * mp + 2) / 5 + 1);
+	out->mon = (int)(mp < 10 ? mp + 3 : mp - 9);
+	out->year = (int64_t)yoe + era * 400 + (out->mon <= 2);
+	out->hour = (int)(sod / 3600);
+	out->min = (int)(sod / 60 % 60);
+	out->sec = (int)(sod % 60);
+}
+
 void th_ts_format(int64_t ms, char out[TH_TS_LEN + 1])
 {
-	time_t secs = (time_t)(ms / 1000);
-	struct tm tm;
-	gmtime_r(&secs, &tm);
+	/* Arithmetic, not gmtime_r: glibc's takes a process-wide lock at every call and
+	 * reads /etc/localtime at the first (seven system calls in a plain-CGI request). */
+	int64_t milli = ms % 1000;
+	if (milli < 0)
+		milli += 1000;
+	struct th_utc u;
+	th_utc_split((ms - milli) / 1000, &u);
 	/* Years past 9999 cannot be written in A2A's format; clamp rather than truncate. */
-	unsigned year = (unsigned)(tm.tm_year + 1900) % 10000u;
+	unsigned year = (unsigned)(((u.year % 10000) + 10000) % 10000);
 	/* YYYY-MM-DDTHH:MM:SS.mmmZ by hand: every status and message carries one, and
 	 * snprintf's seven conversions were most of a timestamp's cost (issue 9). */
 	const unsigned parts[7] = {year,
-	                           (unsigned)(tm.tm_mon + 1) % 100u,
-	                           (unsigned)tm.tm_mday % 100u,
-	                           (unsigned)tm.tm_hour % 100u,
-	                           (unsigned)tm.tm_min % 100u,
-	                           (unsigned)tm.tm_sec % 100u,
-	                           (unsigned)(((ms % 1000) + 1000) % 1000)};
+	                           (unsigned)u.mon,
+	                           (unsigned)u.mday,
+	                           (unsigned)u.hour,
+	                           (unsigned)u.min,
+	                           (unsigned)u.sec,
+	                           (unsigned)milli};
 	static const int width[7] = {4, 2, 2, 2, 2, 2, 3};
 	static const char after[7] = {'-', '-', 'T', ':', ':', '.', 'Z'};
 	char *o = out;

@@ -27,6 +27,17 @@ int64_t th_now_ms(void);
 /* Milliseconds on a monotonic clock, for timeouts. */
 int64_t th_mono_ms(void);
 
+/* A moment in UTC, split: year (proleptic Gregorian), month 1-12, day 1-31, hour, minute,
+ * second, weekday 0-6 from Sunday. */
+struct th_utc {
+	int64_t year;
+	int mon, mday, hour, min, sec, wday;
+};
+
+/* Splits secs (Unix epoch, any sign) into *out, by arithmetic alone: no lock, no time
+ * zone file (gmtime_r takes both). */
+void th_utc_split(int64_t secs, struct th_utc *out);
+
 /* Formats ms (Unix epoch) as an A2A timestamp into out[25]. */
 void th_ts_format(int64_t ms, char out[TH_TS_LEN + 1]);
 

@@ -7,4 +7,4 @@ EXTRA_DIST += tests/cgi/cgi.sh tests/cgi/prep.c
 # copy of the same code linked against the shared libraries.
 check_PROGRAMS += tests/cgi/tiny-harness-shared
 tests_cgi_tiny_harness_shared_SOURCES = src/main.c
-tests_cgi_tiny_harness_shared_LDADD = src/libth.la $(FCGI_LIBS) $(JSONC_LIBS) $(SQLITE_LIBS) -ldl -lm
+tests_cgi_tiny_harness_shared_LDADD = src/libth.la $(TH_LIBS)

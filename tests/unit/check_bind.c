@@ -313,6 +313,19 @@ static struct resp rpc_with_version(const char *version_param)
 	return run(p, RPC_BODY("GetTask", "{\"id\":\"t1\"}"));
 }
 
+/* CARD-1: the card's Last-Modified is RFC 9110's IMF-fixdate (its own example), in
+ * English, and a buffer too short for it is refused rather than cut. */
+START_TEST(test_card1_last_modified_is_an_imf_fixdate)
+{
+	char d[40];
+	ck_assert_int_eq(th_bind_http_date((time_t)784111777, d, sizeof d), 1);
+	ck_assert_str_eq(d, "Sun, 06 Nov 1994 08:49:37 GMT");
+	ck_assert_int_eq(th_bind_http_date((time_t)1709164800, d, sizeof d), 1);
+	ck_assert_str_eq(d, "Thu, 29 Feb 2024 00:00:00 GMT");
+	ck_assert_int_eq(th_bind_http_date((time_t)0, d, 29), 0);
+}
+END_TEST
+
 START_TEST(test_a2a3_missing_version_refused)
 {
 	struct resp r = rpc_with_version(NULL);
@@ -2438,6 +2451,7 @@ static Suite *suite(void)
 	Suite *s = suite_create("bind");
 	TCase *tc = tcase_create("serve");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_card1_last_modified_is_an_imf_fixdate);
 	tcase_add_test(tc, test_a2a3_missing_version_refused);
 	tcase_add_test(tc, test_a2a3_empty_version_refused);
 	tcase_add_test(tc, test_a2a3_other_versions_refused_naming_value);

@@ -79,6 +79,29 @@ START_TEST(test_store3_file_then_environment_overrides)
 }
 END_TEST
 
+/* PKG-4: the environment is read in one pass; only TINY_HARNESS_<KEY> in capitals, the
+ * whole name, counts (a longer name, a shorter one or lower case is someone else's). */
+START_TEST(test_store3_environment_names_match_whole_and_in_capitals)
+{
+	setenv("tiny_harness_model", "exec", 1);
+	setenv("TINY_HARNESS_MODELS", "exec", 1);
+	setenv("TINY_HARNESS_", "x", 1);
+	setenv("TINY_HARNESS_MAX_BOD", "x", 1);
+	setenv("TINY_HARNESS_MAX_BODY", "4096", 1);
+	struct th_config c;
+	struct th_error e;
+	th_err rc = th_config_load(&c, &e);
+	unsetenv("tiny_harness_model");
+	unsetenv("TINY_HARNESS_MODELS");
+	unsetenv("TINY_HARNESS_");
+	unsetenv("TINY_HARNESS_MAX_BOD");
+	ck_assert_int_eq(rc, TH_OK);
+	ck_assert_str_eq(c.model, "echo");
+	ck_assert_uint_eq(c.lim.max_body, 4096);
+	th_config_free(&c);
+}
+END_TEST
+
 START_TEST(test_store3_unknown_key_stops_start_up_naming_it)
 {
 	write_file("my.conf", "db = x.db\ncolour = blue\n");
@@ -448,6 +471,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_store3_no_configuration_runs_on_defaults);
 	tcase_add_test(tc, test_store3_file_then_environment_overrides);
+	tcase_add_test(tc, test_store3_environment_names_match_whole_and_in_capitals);
 	tcase_add_test(tc, test_store3_unknown_key_stops_start_up_naming_it);
 	tcase_add_test(tc, test_store3_bad_values_are_named);
 	tcase_add_test(tc, test_sec6_db_group_key);

@@ -304,6 +304,41 @@ START_TEST(test_a2a2_timestamps_round_trip_with_milliseconds)
 }
 END_TEST
 
+/* A2A-2, PKG-4: th_utc_split (arithmetic, no time zone file) agrees with the C library's
+ * gmtime_r on every day from 1600 to 2400 at a second that moves through the day, and on
+ * the edges around the epoch and the leap days; th_ts_format writes 1969 the right way. */
+START_TEST(test_a2a2_utc_split_agrees_with_gmtime_across_eight_centuries)
+{
+	setenv("TZ", "UTC", 1);
+	const int64_t first = -11676096000LL, last = 13569465600LL; /* 1600-01-01, 2400-01-01 */
+	int64_t step = 86400 + 7;
+	for (int64_t secs = first; secs < last; secs += step) {
+		time_t t = (time_t)secs;
+		struct tm tm;
+		ck_assert_ptr_nonnull(gmtime_r(&t, &tm));
+		struct th_utc u;
+		th_utc_split(secs, &u);
+		if (u.year != tm.tm_year + 1900 || u.mon != tm.tm_mon + 1 || u.mday != tm.tm_mday ||
+		    u.hour != tm.tm_hour || u.min != tm.tm_min || u.sec != tm.tm_sec ||
+		    u.wday != tm.tm_wday)
+			ck_abort_msg("at %lld: %lld-%d-%d %d:%d:%d wday %d, gmtime_r %d-%d-%d "
+			             "%d:%d:%d wday %d",
+			             (long long)secs, (long long)u.year, u.mon, u.mday, u.hour,
+			             u.min, u.sec, u.wday, tm.tm_year + 1900, tm.tm_mon + 1,
+			             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_wday);
+	}
+	char ts[TH_TS_LEN + 1];
+	th_ts_format(-1, ts);
+	ck_assert_str_eq(ts, "1969-12-31T23:59:59.999Z");
+	th_ts_format(-86400000LL * 365 + 1, ts);
+	ck_assert_str_eq(ts, "1969-01-01T00:00:00.001Z");
+	th_ts_format(4107542400000LL, ts); /* 2100 is not a leap year */
+	ck_assert_str_eq(ts, "2100-03-01T00:00:00.000Z");
+	th_ts_format(1709164800000LL, ts);
+	ck_assert_str_eq(ts, "2024-02-29T00:00:00.000Z");
+}
+END_TEST
+
 /* LIM-4: RFC 3339 parsed strictly and correctly: numeric offsets are valid and move
  * the instant; a date the calendar does not have, a sign or space where a digit
  * belongs, or anything after the zone is refused. */
@@ -645,6 +680,7 @@ int main(void)
 	tcase_add_test(tc, test_lim2_parse_accepts_bare_values);
 	tcase_add_test(tc, test_lim1_parse_depth_limit_is_named);
 	tcase_add_test(tc, test_a2a2_timestamps_round_trip_with_milliseconds);
+	tcase_add_test(tc, test_a2a2_utc_split_agrees_with_gmtime_across_eight_centuries);
 	tcase_add_test(tc, test_lim4_rfc3339_timestamps_are_calendar_checked_with_offsets);
 	tcase_add_test(tc, test_task3_unknown_keys_are_found);
 	tcase_add_test(tc, test_task2_uuids_are_version_7_distinct_and_ordered);
