@@ -224,8 +224,7 @@ static th_err collect(struct th_store *st, enum th_stmt_id id, const char *sql,
  * its preparation (decision-095). */
 #define MSG_HISTORY_SQL                                                                            \
 	"SELECT m.json, m.message_id, m.role FROM tasks t JOIN message_rows m ON m.task_num = "    \
-	"t.num WHERE t.id = ?1 AND m.pos > (SELECT coalesce(max(h.pos), 0) FROM message_rows h "   \
-	"WHERE h.task_num = t.num) - ?2 ORDER BY m.pos"
+	"t.num WHERE t.id = ?1 AND m.pos > " TH_SQL_LAST_POS " - ?2 ORDER BY m.pos"
 
 th_err th_store_history_of(struct th_store *st, const char *task_id, const char *context_id,
                            int limit, int raw, json_object **out, struct th_error *e)

@@ -21,6 +21,11 @@
  * their results (pg.c, decision-054). */
 #define TH_PG_QUEUE_MAX 48
 
+/* A task's last history position, for the task row aliased t (0 with no message): read
+ * by a history page and by PostgreSQL's task row (history.c, tasks.c). */
+#define TH_SQL_LAST_POS                                                                            \
+	"(SELECT coalesce(max(h.pos), 0) FROM message_rows h WHERE h.task_num = t.num)"
+
 /* Every fixed statement of the store. Each is prepared on first use with
  * SQLITE_PREPARE_PERSISTENT and kept until th_store_close. */
 enum th_stmt_id {

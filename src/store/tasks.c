@@ -26,9 +26,7 @@
  * which a write transaction keeps for the messages it appends (pg_memo.c, decision-060);
  * the column table reads only TASK_COLS. */
 #define TASK_GET_FROM " FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
-#define TASK_GET_PG_FROM                                                                           \
-	", (SELECT coalesce(max(h.pos), 0) FROM message_rows h WHERE h.task_num = t.num) "         \
-	"FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
+#define TASK_GET_PG_FROM ", " TH_SQL_LAST_POS " FROM tasks t" STATUS_JOIN " WHERE t.id = ?1"
 /* TEN-2: ?3 is the tenant the asking request addresses (NULL: any, for the harness's own
  * look-ups inside a task already found); a participation carries its task's tenant. */
 #define PART_ROLE_SQL                                                                              \
