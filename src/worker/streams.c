@@ -42,6 +42,8 @@
  * worker stays open and the slot taken. Two probes (one accepted by the dead socket, the
  * next refused) free it; 16 bytes a second per stream. */
 #define PROBE_MS 500
+/* seen_version after a failed read of the log: equal to no version, so read again. */
+#define VERSION_UNREAD INT64_MIN
 /* A slot's expiry before its task was asked (th_turn_expiry answers -2 or more). */
 #define EXPIRY_UNKNOWN INT64_MIN
 
@@ -502,15 +504,17 @@ static int live(const struct slot *sl)
 }
 
 /* One read of the event log for every stream: the slots sorted by task, then one
- * query per task from the lowest cursor among its streams, all in one snapshot. */
-static void read_log(struct th_streams *s)
+ * query per task from the lowest cursor among its streams, all in one snapshot. 0 when
+ * every task was read; -1 when a read failed (logged), so that the caller reads again
+ * at the next tick rather than wait for another commit. */
+static int read_log(struct th_streams *s)
 {
 	struct th_error e;
 	th_error_clear(&e);
-	int began = 0;
+	int began = 0, failed = 0;
 	if (th_store_read_begin(s->store, &began, &e) != TH_OK) {
 		th_log(TH_LOG_ERROR, "stream thread: %s", e.msg);
-		return;
+		return -1;
 	}
 	qsort(s->slots, s->nslots, sizeof *s->slots, by_task);
 	for (size_t i = 0; i < s->nslots;) {
@@ -526,6 +530,7 @@ static void read_log(struct th_streams *s)
 			if (th_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n, &e) !=
 			    TH_OK) {
 				th_log(TH_LOG_ERROR, "stream thread: task %s: %s", task, e.msg);
+				failed = 1;
 				break;
 			}
 			for (size_t k = i; k < j; k++) {
@@ -540,6 +545,7 @@ static void read_log(struct th_streams *s)
 		i = j;
 	}
 	th_store_read_end(s->store, began);
+	return failed ? -1 : 0;
 }
 
 /* Queues task_id for the recovery thread (once while queued) and wakes it. */
@@ -611,10 +617,11 @@ static void look_for_expired(struct th_streams *s, int64_t version)
 static void tick(struct th_streams *s, int force)
 {
 	int64_t version = th_store_data_version(s->store);
-	if (force || version != s->seen_version) {
-		s->seen_version = version;
-		read_log(s);
-	}
+	/* A version is seen once its commits were read: after a failed read (SQLITE_BUSY
+	 * under load, say) the next tick reads again, for the commit that moved the version
+	 * may be the task's last one for a long while. */
+	if (force || version != s->seen_version)
+		s->seen_version = read_log(s) == 0 ? version : VERSION_UNREAD;
 	int64_t now = th_mono_ms();
 	for (size_t i = 0; i < s->nslots; i++) {
 		struct slot *sl = s->slots[i];

@@ -151,17 +151,25 @@ sh "$SERVER" stop "$T/srv"
 # ------------------------------------------------------------------ request rate
 export TINY_HARNESS_RATE_LIMIT_RPS=1 TINY_HARNESS_RATE_LIMIT_BURST=3
 BASE=$(sh "$SERVER" start "$T/rate" 1) || bail "lighttpd did not start"
-codes=
-for i in 1 2 3 4; do
+# A bucket of 3 that gains one a second: the first three pass, and then one more for each
+# whole second the requests took (a loaded machine may take more than one for four).
+codes= passed=0 start=$(date +%s%N)
+for i in 1 2 3 4 5 6 7 8; do
 	http GET /tasks "" alice
 	codes="$codes $STATUS"
-	[ "$i" = 4 ] && cp "$T/headers" "$T/rate.h"
+	if [ "$STATUS" != 200 ]; then
+		cp "$T/headers" "$T/rate.h"
+		break
+	fi
+	passed=$((passed + 1))
 done
+took=$((($(date +%s%N) - start) / 1000000))
 LAST=$(cat "$T/body")
 http GET /tasks "" bob
-REQ_DESC="alice's four requests:$codes; the fourth: $LAST; bob: $STATUS"
-check "SEC-3 over rate_limit_rps (1/s, burst 3) the fourth request is 429 with Retry-After naming the key; bob is served" \
-	'[ "$codes" = " 200 200 200 429" ]' '[ -n "$(header "$T/rate.h" Retry-After)" ]' \
+REQ_DESC="alice's requests:$codes in $took ms; the last: $LAST; bob: $STATUS"
+check "SEC-3 over rate_limit_rps (1/s, burst 3) the burst passes, then 429 with Retry-After naming the key; bob is served" \
+	'[ "${codes# 200 200 200}" != "$codes" ]' '[ "${codes##* }" = 429 ]' '[ "$passed" -le $((3 + took / 1000)) ]' \
+	'[ -n "$(header "$T/rate.h" Retry-After)" ]' \
 	'printf %s "$LAST" | grep -q rate_limit_rps' '[ "$STATUS" = 200 ]'
 
 echo "1..$n"

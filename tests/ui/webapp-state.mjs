@@ -17,7 +17,7 @@
 // Exit 77 when chromium, lighttpd or node_modules is missing. TH_CHROMIUM overrides
 // /usr/bin/chromium.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { SRCDIR, TH_BIN, Tap, importDep, makeTmp, show } from '../contract/lib.mjs';
@@ -119,6 +119,29 @@ const COMPLETED = { state: 'Completed', over: 'This task was completed. It takes
 const CANCELED = { state: 'Canceled', over: 'This task was canceled. It takes no more messages.' };
 
 // The ids of the conversation's items, in page order.
+// Waits for the agent's "echo: <text>" in the conversation; when it does not come, the
+// error says what the page and the server had: the page's stream (events and the last
+// sequence number received, streams opened), its error line and messages still being
+// sent, the task's history as GetTask reads it, and the server's error log's end.
+async function echoed(p, id, text) {
+	try {
+		await conversation(p).getByText(`echo: ${text}`, { exact: true }).waitFor();
+	} catch (err) {
+		const page = await p.evaluate(() => ({
+			events: window.thWeb.events, lastEventId: window.thWeb.lastEventId,
+			streams: window.thWeb.streams, state: window.thWeb.task?.status?.state,
+			error: document.getElementById('task-error')?.textContent,
+			sending: [...document.querySelectorAll('#conversation .sending')].map((li) => li.textContent),
+		})).catch((e) => `page not readable: ${e.message}`);
+		const task = await ok('GetTask', { id }).catch((e) => ({ error: e.message }));
+		const history = (task.history ?? []).map((m) => `${m.role}: ${(m.parts ?? []).map((x) => x.text ?? '(data)').join(' ')}`);
+		let log = '';
+		try {
+			log = readFileSync(join(dir, 'error.log'), 'utf8').split('\n').slice(-15).join('\n');
+		} catch {}
+		throw new Error(`${err.message}\npage: ${show(page)}\ntask: ${task.status?.state ?? show(task)}, history: ${show(history)}\nerror.log: ${log}`);
+	}
+}
 const shownIds = (p) => conversation(p).locator('li[data-message-id]').evaluateAll((lis) => lis.map((li) => li.dataset.messageId));
 
 try {
@@ -227,7 +250,7 @@ try {
 		await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: id, parts: [{ text: 'two' }] } });
 		await say(p, 'three');
 		for (const x of ['one', 'two', 'three'])
-			await conversation(p).getByText(`echo: ${x}`, { exact: true }).waitFor();
+			await echoed(p, id, x);
 		await p.waitForTimeout(500);
 		const history = (await ok('GetTask', { id })).history.map((m) => m.messageId);
 		const shown = await shownIds(p);

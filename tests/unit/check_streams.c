@@ -22,6 +22,7 @@
 #include "http/http.h"
 #include "harness_fixture.h"
 #include "store/store.h"
+#include "testvfs.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
 #include "worker/streams.h"
@@ -527,6 +528,53 @@ START_TEST(test_turn7_lease_ending_while_nothing_is_committed_is_handed_over)
 }
 END_TEST
 
+/* STREAM-6, STREAM-3: a read of the event log that fails (SQLITE_BUSY, as under load) is
+ * read again at the next tick, though nothing is committed after it. The commit's event
+ * is often the task's last for a while (an agent's reply), so a thread that took the
+ * failed read's data_version as seen would keep it from the stream until the task
+ * changed again. The test VFS fails the stream thread's reads only: after its first
+ * (data_version's look at page 1), every one until cleared. (An I/O error would not
+ * show it: the store opens its connection again after one, and the new connection's
+ * data_version differs.) */
+START_TEST(test_stream6_a_failed_read_of_the_log_is_read_again_without_a_new_commit)
+{
+	char *task = new_task();
+	struct peer p;
+	park(&p, task, last_seq(task), TH_CLOSE_TERMINAL, 20000);
+	pump(&p, 300, got_input_required); /* the adoption's read is done by then */
+	ck_assert(!got_input_required(&p));
+	tv_fault_elsewhere(TV_READ, 2, SQLITE_BUSY, 1);
+	struct th_error e;
+	th_error_clear(&e);
+	json_object *t = fx_send_text(&app, "alice", task, "m-2", "again", &e);
+	ck_assert_ptr_nonnull(t);
+	json_object_put(t);
+	pump(&p, 500, got_input_required);
+	long hits = tv_fault_hits();
+	tv_fault_clear();
+	ck_assert_msg(hits > 0, "the stream thread read nothing while its reads failed");
+	ck_assert_msg(!got_input_required(&p), "an event came through a failing read: %s",
+	              p.stdout_);
+	pump(&p, 3000, got_input_required);
+	ck_assert_msg(got_input_required(&p),
+	              "the event committed while the reads failed never came (%ld failed)", hits);
+	close(p.fd);
+	free(task);
+}
+END_TEST
+
+static void setup_vfs(void)
+{
+	tv_install(1);
+	setup();
+}
+
+static void teardown_vfs(void)
+{
+	teardown();
+	tv_uninstall();
+}
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("streams");
@@ -545,6 +593,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_turn7_lease_ending_while_nothing_is_committed_is_handed_over);
 	tcase_add_test(tc, test_a2a11_gen4_wait_the_parker_cannot_take_is_503_and_frees_its_slot);
 	suite_add_tcase(s, tc);
+	TCase *tf = tcase_create("faults");
+	tcase_set_timeout(tf, 30);
+	tcase_add_checked_fixture(tf, setup_vfs, teardown_vfs);
+	tcase_add_test(tf,
+	               test_stream6_a_failed_read_of_the_log_is_read_again_without_a_new_commit);
+	suite_add_tcase(s, tf);
 	return s;
 }
 

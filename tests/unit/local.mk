@@ -69,7 +69,8 @@ tests_unit_check_intrinsics_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 check_PROGRAMS += tests/unit/check_streams
 TESTS += tests/unit/check_streams
 tests_unit_check_streams_SOURCES = tests/unit/check_streams.c \
-	tests/unit/harness_fixture.c tests/unit/harness_fixture.h
+	tests/unit/harness_fixture.c tests/unit/harness_fixture.h \
+	tests/unit/testvfs.c tests/unit/testvfs.h
 tests_unit_check_streams_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_streams_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_check_streams_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)

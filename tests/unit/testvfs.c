@@ -10,6 +10,7 @@
 #include "testvfs.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,9 @@ static struct {
 	long calls[TV_KINDS];
 	int f_on, f_kind, f_rc, f_persistent;
 	long f_nth, f_hits;
+	int f_elsewhere;   /* only calls on threads other than f_owner count (tv_fault_elsewhere) */
+	pthread_t f_owner; /* the thread that armed the fault */
+	long f_other;      /* calls of f_kind elsewhere since it was armed */
 	long writes, cut_at, wal_writes, wal_synced, cut_wal_synced;
 	int cut_armed, cut_taken;
 	long cut_stats[3];
@@ -314,47 +318,80 @@ long tv_wal_writes(void)
 
 /* ---- faults ---- */
 
+/* Guards the counters and the fault: a store's stream thread reads through the VFS while
+ * the test's thread writes (tv_fault_elsewhere). */
+static pthread_mutex_t fault_mu = PTHREAD_MUTEX_INITIALIZER;
+
 long tv_calls(enum tv_kind k)
 {
-	return tv.calls[k];
+	pthread_mutex_lock(&fault_mu);
+	long n = tv.calls[k];
+	pthread_mutex_unlock(&fault_mu);
+	return n;
 }
 
 void tv_count_reset(void)
 {
+	pthread_mutex_lock(&fault_mu);
 	memset(tv.calls, 0, sizeof tv.calls);
+	pthread_mutex_unlock(&fault_mu);
+}
+
+static void arm(enum tv_kind k, long nth, int rc, int persistent, int elsewhere)
+{
+	pthread_mutex_lock(&fault_mu);
+	tv.f_on = 1;
+	tv.f_kind = (int)k;
+	tv.f_nth = elsewhere ? nth : tv.calls[k] + nth;
+	tv.f_rc = rc;
+	tv.f_persistent = persistent;
+	tv.f_hits = 0;
+	tv.f_elsewhere = elsewhere;
+	tv.f_owner = pthread_self();
+	tv.f_other = 0;
+	pthread_mutex_unlock(&fault_mu);
 }
 
 void tv_fault(enum tv_kind k, long nth, int rc, int persistent)
 {
-	tv.f_on = 1;
-	tv.f_kind = (int)k;
-	tv.f_nth = tv.calls[k] + nth;
-	tv.f_rc = rc;
-	tv.f_persistent = persistent;
-	tv.f_hits = 0;
+	arm(k, nth, rc, persistent, 0);
+}
+
+void tv_fault_elsewhere(enum tv_kind k, long nth, int rc, int persistent)
+{
+	arm(k, nth, rc, persistent, 1);
 }
 
 void tv_fault_clear(void)
 {
+	pthread_mutex_lock(&fault_mu);
 	tv.f_on = 0;
+	pthread_mutex_unlock(&fault_mu);
 }
 
 long tv_fault_hits(void)
 {
-	return tv.f_hits;
+	pthread_mutex_lock(&fault_mu);
+	long n = tv.f_hits;
+	pthread_mutex_unlock(&fault_mu);
+	return n;
 }
 
 /* Counts a call of kind k; non-zero: the SQLite code it must fail with. */
 static int fault(enum tv_kind k)
 {
+	pthread_mutex_lock(&fault_mu);
 	long n = ++tv.calls[k];
-	if (!tv.f_on || tv.f_kind != (int)k)
-		return 0;
-	if (n == tv.f_nth || (tv.f_persistent && n > tv.f_nth)) {
+	int rc = 0;
+	if (tv.f_on && tv.f_kind == (int)k && tv.f_elsewhere)
+		n = pthread_equal(pthread_self(), tv.f_owner) ? 0 : ++tv.f_other;
+	if (tv.f_on && tv.f_kind == (int)k && n > 0 &&
+	    (n == tv.f_nth || (tv.f_persistent && n > tv.f_nth))) {
 		tv.f_hits++;
-		return tv.f_rc;
+		rc = tv.f_rc;
 	}
-	return 0;
+	pthread_mutex_unlock(&fault_mu);
+	return rc;
 }
 
 /* ---- io methods ---- */

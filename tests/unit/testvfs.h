@@ -5,7 +5,8 @@
  * sector, and (2) fail the Nth call of one kind (write, sync, truncate, lock, read)
  * once or from then on, as SQLite's crash*.test and ioerr*.test do for SQLite itself.
  * Registered as the default VFS, so the store (which opens with the default) uses it
- * unchanged. Only tests include it; one process uses it from one thread at a time. */
+ * unchanged. Only tests include it. The counters and the fault may be used from several
+ * threads at once; a power cut is taken from one thread at a time. */
 #ifndef TH_TESTS_TESTVFS_H
 #define TH_TESTS_TESTVFS_H
 
@@ -34,6 +35,9 @@ void tv_count_reset(void);
 /* The nth call of kind k from now (1 = the next) returns rc without doing anything;
  * with persistent, every later call of that kind too, until tv_fault_clear. */
 void tv_fault(enum tv_kind k, long nth, int rc, int persistent);
+/* As tv_fault, counting and failing only calls made on threads other than this one (a
+ * store's stream thread, say), nth counted from now among those. */
+void tv_fault_elsewhere(enum tv_kind k, long nth, int rc, int persistent);
 void tv_fault_clear(void);
 /* How many calls the current or last fault failed. */
 long tv_fault_hits(void);
