@@ -87,7 +87,8 @@ static th_err send_snapshot(const struct th_turn_ctx *tc, const char *task_id, c
 	return rc;
 }
 
-/* Events of a side channel ("channel:<id>") reach only its members (CH-2, CH-3). */
+/* Events of a side channel ("channel:<id>") reach only its members (CH-2, CH-3): 1 when
+ * viewer may see ev, 0 when not, -1 when membership could not be read. */
 static int visible(struct th_store *st, const char *task_id, const char *viewer,
                    const struct th_event *ev)
 {
@@ -97,8 +98,11 @@ static int visible(struct th_store *st, const char *task_id, const char *viewer,
 	struct th_error e;
 	th_error_clear(&e);
 	if (th_store_channel_is_member(st, task_id, ev->kind + 8, viewer, NULL, &member, &e) !=
-	    TH_OK)
-		return 0;
+	    TH_OK) {
+		th_log(TH_LOG_WARN, "stream of task %s: event %lld: %s", task_id,
+		       (long long)ev->seq, e.msg);
+		return -1;
+	}
 	return member;
 }
 
@@ -108,6 +112,11 @@ int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_e
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].seq <= w->cursor)
 			continue;
+		/* Asked before the cursor moves: an event whose audience is unknown is
+		 * neither sent nor skipped, but offered again by the next read. */
+		int see = w->long_poll ? 0 : visible(st, w->task_id, w->viewer, &ev[i]);
+		if (see < 0)
+			return -1;
 		w->cursor = ev[i].seq;
 		/* A2A-11-GEN-1: every mutation counts, seen by this viewer or not. */
 		int mutation = w->generations && th_event_is_mutation(ev[i].kind);
@@ -118,7 +127,7 @@ int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_e
 				return 1;
 			continue;
 		}
-		if (!visible(st, w->task_id, w->viewer, &ev[i]))
+		if (!see)
 			continue;
 		/* A2A-11-GEN-2: the generation after the mutation, spliced into the event as
 		 * it was stored; the 1.0 text is never touched. */
@@ -173,11 +182,13 @@ static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int6
 				return rc;
 			int done = th_stream_deliver(tc->store, w, ev, n, sink_emit, sink);
 			th_events_free(ev, n);
-			if (done)
+			if (done > 0)
 				return TH_OK;
-			if (n == 100)
+			if (done == 0 && n == 100)
 				continue; /* more may be waiting: read on before sleeping */
-			seen_version = version;
+			/* Not all delivered (done < 0): read again after the pause. */
+			if (done == 0)
+				seen_version = version;
 		}
 		if (parkable) {
 			if (sink->park(sink->impl, w) == 0)

@@ -60,7 +60,8 @@ struct th_sink {
  * see, through emit, advancing w->cursor (and w->generation; with w->generations each
  * task, status and artifact event carries it). Returns 1 when the stream is over (an
  * event that closes it was sent, or emit failed; for a long poll: the generation passed
- * wait_above), else 0. st answers side-channel membership (CH-2, CH-3). */
+ * wait_above), -1 when st could not answer whether w's viewer may see a side-channel
+ * event (CH-2, CH-3): w->cursor stays before it, for the caller to read again; else 0. */
 int th_stream_deliver(struct th_store *st, struct th_watch *w, const struct th_event *ev, size_t n,
                       int (*emit)(void *arg, int64_t seq, const char *json), void *arg);
 

@@ -505,8 +505,9 @@ static int live(const struct slot *sl)
 
 /* One read of the event log for every stream: the slots sorted by task, then one
  * query per task from the lowest cursor among its streams, all in one snapshot. 0 when
- * every task was read; -1 when a read failed (logged), so that the caller reads again
- * at the next tick rather than wait for another commit. */
+ * every task was read and delivered; -1 when a read failed (logged) or a stream stopped
+ * before an event whose audience could not be read, so that the caller reads again at
+ * the next tick rather than wait for another commit. */
 static int read_log(struct th_streams *s)
 {
 	struct th_error e;
@@ -533,13 +534,18 @@ static int read_log(struct th_streams *s)
 				failed = 1;
 				break;
 			}
+			int stuck = 0; /* a stream stopped before an event: read again later */
 			for (size_t k = i; k < j; k++) {
 				struct slot *sl = s->slots[k];
-				if (live(sl) &&
-				    th_stream_deliver(s->store, &sl->p.watch, ev, n, emit, sl))
+				int r = live(sl) ? th_stream_deliver(s->store, &sl->p.watch, ev, n,
+				                                     emit, sl)
+				                 : 0;
+				if (r > 0)
 					finish_slot(s, sl);
+				stuck |= r < 0;
 			}
-			from = n == EVENTS_BATCH ? ev[n - 1].seq : INT64_MAX;
+			failed |= stuck;
+			from = n == EVENTS_BATCH && !stuck ? ev[n - 1].seq : INT64_MAX;
 			th_events_free(ev, n);
 		}
 		i = j;

@@ -1452,6 +1452,49 @@ START_TEST(test_a2a11_gen2_each_mutation_is_one_event_carrying_the_generation_af
 }
 END_TEST
 
+/* CH-2, STREAM-3: a side-channel event whose audience cannot be read (its membership
+ * table is gone for a moment here; busy or an I/O error in a worker) is neither sent nor
+ * skipped: delivery stops before it with the cursor on the event before, and the next
+ * read offers it again. Skipping it would lose it for the channel's members. */
+START_TEST(test_ch2_side_channel_event_is_not_skipped_while_its_audience_is_unknown)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "c1", "ship", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	char id[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	char k_status[] = "status", k_side[] = "channel:side-1";
+	char j1[] = "{\"message\":{\"messageId\":\"a\"}}",
+	     j2[] = "{\"message\":{\"messageId\":\"b\"}}",
+	     j3[] = "{\"message\":{\"messageId\":\"c\"}}";
+	const struct th_event ev[3] = {{.seq = 5, .kind = k_status, .json = j1},
+	                               {.seq = 6, .kind = k_side, .json = j2},
+	                               {.seq = 7, .kind = k_status, .json = j3}};
+	char viewer[] = "alice";
+	struct th_watch w = {.task_id = id, .viewer = viewer, .cursor = 4};
+	json_object *seen = json_object_new_array();
+	sqlite3 *db = th_store_db(app.store);
+	ck_assert_int_eq(
+	    sqlite3_exec(db, "ALTER TABLE channel_members RENAME TO cm_away", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(th_stream_deliver(app.store, &w, ev, 3, collect, seen), -1);
+	ck_assert_int_eq(w.cursor, 5);
+	ck_assert_uint_eq(json_object_array_length(seen), 1);
+	ck_assert_int_eq(
+	    sqlite3_exec(db, "ALTER TABLE cm_away RENAME TO channel_members", NULL, NULL, NULL),
+	    SQLITE_OK);
+	/* Read again: alice is no member of side-1, so it is passed over, and 7 comes. */
+	ck_assert_int_eq(th_stream_deliver(app.store, &w, ev, 3, collect, seen), 0);
+	ck_assert_int_eq(w.cursor, 7);
+	ck_assert_uint_eq(json_object_array_length(seen), 2);
+	ck_assert_str_eq(
+	    th_json_str(json_object_object_get(json_object_array_get_idx(seen, 1), "message"),
+	                "messageId"),
+	    "c");
+	json_object_put(seen);
+}
+END_TEST
+
 START_TEST(test_a2a11_gen4_get_task_waits_only_while_not_past_current_generation)
 {
 	json_object *t = fx_send_text(&app, "alice", NULL, "g1", "ship", &err);
@@ -1592,6 +1635,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_a2a11_gen1_generation_starts_at_1_and_grows_by_one_per_mutation);
 	tcase_add_test(tc,
 	               test_a2a11_gen2_each_mutation_is_one_event_carrying_the_generation_after_it);
+	tcase_add_test(tc,
+	               test_ch2_side_channel_event_is_not_skipped_while_its_audience_is_unknown);
 	tcase_add_test(tc, test_a2a11_gen4_get_task_waits_only_while_not_past_current_generation);
 	tcase_add_test(tc, test_a2a11_gen5_a_stale_if_generation_match_is_refused_storing_nothing);
 	tcase_add_test(tc, test_a2a11_gen6_a_1_0_answer_is_the_1_1_answer_without_its_generation);
