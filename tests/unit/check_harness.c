@@ -1458,11 +1458,7 @@ END_TEST
  * read offers it again. Skipping it would lose it for the channel's members. */
 START_TEST(test_ch2_side_channel_event_is_not_skipped_while_its_audience_is_unknown)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "c1", "ship", &err);
-	ck_assert_msg(t != NULL, "%s", err.msg);
-	char id[128];
-	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(t);
+	const char *id = new_task("ship");
 	char k_status[] = "status", k_side[] = "channel:side-1";
 	char j1[] = "{\"message\":{\"messageId\":\"a\"}}",
 	     j2[] = "{\"message\":{\"messageId\":\"b\"}}",
@@ -1471,7 +1467,9 @@ START_TEST(test_ch2_side_channel_event_is_not_skipped_while_its_audience_is_unkn
 	                               {.seq = 6, .kind = k_side, .json = j2},
 	                               {.seq = 7, .kind = k_status, .json = j3}};
 	char viewer[] = "alice";
-	struct th_watch w = {.task_id = id, .viewer = viewer, .cursor = 4};
+	char task[128];
+	snprintf(task, sizeof task, "%s", id);
+	struct th_watch w = {.task_id = task, .viewer = viewer, .cursor = 4};
 	json_object *seen = json_object_new_array();
 	sqlite3 *db = th_store_db(app.store);
 	ck_assert_int_eq(

@@ -184,6 +184,17 @@ static char *new_task(void)
 	return new_task_with("m-1");
 }
 
+/* A follow-up message from alice, committed through the app's connection (not the
+ * stream thread's). */
+static void follow_up(const char *task_id, const char *message_id)
+{
+	struct th_error e;
+	th_error_clear(&e);
+	json_object *t = fx_send_text(&app, "alice", task_id, message_id, "again", &e);
+	ck_assert_msg(t != NULL, "SendMessage failed: %s", e.msg);
+	json_object_put(t);
+}
+
 /* The "id: N" numbers in the SSE text, in order. */
 static int ids_of(const char *sse, int64_t *ids, int max)
 {
@@ -200,12 +211,7 @@ START_TEST(test_stream6_parked_stream_gets_another_connections_events_once_in_or
 	int64_t cursor = last_seq(task);
 	struct peer p;
 	park(&p, task, cursor, TH_CLOSE_TERMINAL, 10000);
-	struct th_error e;
-	th_error_clear(&e);
-	/* The follow-up commits through the app's connection, not the thread's. */
-	json_object *t = fx_send_text(&app, "alice", task, "m-2", "again", &e);
-	ck_assert_ptr_nonnull(t);
-	json_object_put(t);
+	follow_up(task, "m-2");
 	pump(&p, 3000, got_input_required);
 	ck_assert_msg(got_input_required(&p), "no INPUT_REQUIRED event; got: %s", p.stdout_);
 	ck_assert_int_eq(p.bad, 0);
@@ -544,11 +550,7 @@ START_TEST(test_stream6_a_failed_read_of_the_log_is_read_again_without_a_new_com
 	pump(&p, 300, got_input_required); /* the adoption's read is done by then */
 	ck_assert(!got_input_required(&p));
 	tv_fault_elsewhere(TV_READ, 2, SQLITE_BUSY, 1);
-	struct th_error e;
-	th_error_clear(&e);
-	json_object *t = fx_send_text(&app, "alice", task, "m-2", "again", &e);
-	ck_assert_ptr_nonnull(t);
-	json_object_put(t);
+	follow_up(task, "m-2");
 	pump(&p, 500, got_input_required);
 	long hits = tv_fault_hits();
 	tv_fault_clear();
