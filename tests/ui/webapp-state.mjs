@@ -289,6 +289,46 @@ try {
 		assert.equal(await box.inputValue(), '', 'the box is not emptied after its own message was sent');
 	});
 
+	await t.test('WEB-5 Send stays disabled while the page\'s message is on its way, whatever the stream brings meanwhile', async () => {
+		const p = need(alice, 'the first page');
+		const id = decodeURIComponent(new URL(p.url()).hash.replace(/^#task=/, ''));
+		// The page's SendMessage answer is held until the test lets it go.
+		let sent, release, requests = 0;
+		const onItsWay = new Promise((r) => { sent = r; });
+		const held = new Promise((r) => { release = r; });
+		await p.route(base, async (route) => {
+			const req = route.request();
+			if (req.method() !== 'POST' || !/"SendMessage"/.test(req.postData() ?? '')) {
+				await route.fallback();
+				return;
+			}
+			requests++;
+			const res = await route.fetch();
+			sent();
+			await held;
+			await route.fulfill({ response: res });
+		});
+		try {
+			await say(p, 'six');
+			await onItsWay;
+			// Another client's message: its turn's events reach the page through the stream.
+			await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: id, parts: [{ text: 'seven' }] } });
+			await echoed(p, id, 'seven');
+			const send = p.getByRole('button', { name: 'Send', exact: true });
+			assert.equal(await send.isDisabled(), true, 'Send was offered again while "six" was on its way: a second click sends it twice');
+			// Enter in the box submits the form even with Send disabled: it must wait too.
+			await p.getByRole('textbox', { name: 'Message' }).press('Enter');
+			await p.waitForTimeout(300);
+			assert.equal(requests, 1, 'Enter sent "six" a second time while the first was on its way');
+		} finally {
+			release();
+		}
+		await echoed(p, id, 'six');
+		await p.waitForFunction(() => !document.querySelector('#conversation .sending'));
+		await p.unroute(base);
+		assert.equal(await p.getByRole('button', { name: 'Send', exact: true }).isDisabled(), false);
+	});
+
 	await t.test('WEB-6 SEC-1 with identity = header the page says the name is taken as typed, not verified', async () => {
 		const p = need(alice, 'the first page');
 		const who = p.getByRole('banner');

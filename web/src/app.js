@@ -47,6 +47,7 @@ const state = {
 	channels: [], // ids of the side channels of the open task seen in its history (CH-1)
 	deadLetters: null, // my push deliveries that gave up, once pushNotificationDeadLetters answered (RET-4)
 	identity: null, // how the server knows the sender, from session.json: header, remote_user, bearer
+	sending: false, // a message of this page is on its way: Send and Enter wait for its answer
 	debug: new URLSearchParams(location.search).has('debug'), // ?debug: the Debug panel (WEB-6)
 };
 window.thWeb = state;
@@ -734,7 +735,7 @@ function renderStatus() {
 	// WEB-4: a task that is over takes nothing more; its controls go and the state is said
 	// in words where the Message box was.
 	const over = isTerminal(t.status?.state);
-	$('send').disabled = over;
+	$('send').disabled = over || state.sending;
 	$('message').disabled = over;
 	$('task-actions').hidden = over;
 	$('send-form').hidden = over;
@@ -826,7 +827,9 @@ function renderDebug() {
 
 async function send(ev) {
 	ev.preventDefault();
-	if (!needParticipant() || !state.taskId)
+	// One message at a time: the text stays in the box until its answer, so a second Send
+	// (or Enter) meanwhile would send it twice.
+	if (state.sending || !needParticipant() || !state.taskId)
 		return;
 	const text = $('message').value;
 	if (!text.trim())
@@ -837,6 +840,7 @@ async function send(ev) {
 		$('task-error').textContent = target.error;
 		return;
 	}
+	state.sending = true;
 	$('send').disabled = true;
 	const parts = target.data ? [{ data: target.data, mediaType: MT_CHANNEL }] : [{ text }];
 	const message = { messageId: newId(), role: 'ROLE_USER', taskId: state.taskId, parts, metadata: clientCaps() };
@@ -863,6 +867,7 @@ async function send(ev) {
 		own.undo();
 		showError(err);
 	} finally {
+		state.sending = false;
 		$('send').disabled = isTerminal(state.task?.status?.state);
 	}
 }
