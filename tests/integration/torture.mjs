@@ -38,7 +38,12 @@
 //     there once and its rolled-back ones absent (STORE-7);
 //   - during the load no acknowledged task was answered "not found" and the task count seen by
 //     the outside reader never went down (STORE-7);
-//   - a new task is accepted once the faults stopped (STORE-9).
+//   - a new task is accepted once the faults stopped (STORE-9);
+//   - TH_TORTURE_FOLLOWERS (3) subscribers, each following one acknowledged open task through
+//     the phase and resuming with Last-Event-ID whenever its stream ends short of the task's
+//     end (a worker killed or stopped, an error), got every event of it from their first,
+//     once and in order, up to its last or to the one that ended it (STREAM-3, STREAM-4,
+//     STREAM-6).
 // Under TH_TEST_PG (a cluster of tests/lib/pg.sh) the workers share a PostgreSQL database of
 // their own (tests/lib/server.sh) and the faults are PostgreSQL's where SQLite's have no
 // meaning: no WAL resets, full disk or read-only file; instead pg_terminate_backend of the
@@ -65,6 +70,7 @@ const PHASE_S = num('TH_TORTURE_PHASE_SECONDS', 16);
 const CLIENTS = num('TH_TORTURE_CLIENTS', 6);
 const PROCS = num('TH_TORTURE_PROCS', 3);
 const DELAY_MS = num('TH_TORTURE_DELAY_MS', 300);
+const FOLLOWERS = num('TH_TORTURE_FOLLOWERS', 3);
 const FS_MB = num('TH_TORTURE_FS_MB', 384);
 const LEASE_MS = 1000;
 const ROOT = process.getuid?.() === 0;
@@ -104,6 +110,7 @@ const fig = {
 	kills: 0, stops: 0, wal_resets: 0, wal_reset_busy: 0, outside_commits: 0, outside_rollbacks: 0,
 	outside_unknown: 0, reads: 0, recover: 0, recover_killed: 0, push: 0, purge: 0, disk_full: 0,
 	read_only: 0, terminated: 0, locks: 0, restarts: 0, combos: 0, quiet_combos: 0, late_refused: 0, checks_passed: 0, checks_failed: 0, facts_checked: 0,
+	followed: 0, follow_events: 0, follow_resumes: 0,
 };
 const unknownWhy = {}; // why requests went unanswered, for the figures
 const opFig = (op, outcome, why) => {
@@ -521,6 +528,150 @@ async function client(i, phase, until) {
 			await gate;
 		await r.weighted(OPS)(r, `c${i}`);
 	}
+}
+
+// ---------------------------------------------------------------- followers
+// A subscriber of one task (SubscribeToTask as alice): the SSE ids it got, in order; done once
+// an event put the task in an end state. Its stream ends short of that when a worker is
+// killed or stopped, or refuses for a moment; it then resumes after its last id.
+let followers = [];
+function takeEvent(f, block) {
+	let id = null, data = '';
+	for (const line of block.split('\n')) {
+		if (line.startsWith('id:'))
+			id = Number(line.slice(3).trim());
+		else if (line.startsWith('data:'))
+			data += line.slice(5).trim();
+	}
+	if (!data)
+		return; // a heartbeat or a probe
+	let j;
+	try {
+		j = JSON.parse(data);
+	} catch {
+		f.problems.push(`an event that is not JSON after id ${f.ids.at(-1)}: ${data.slice(0, 80)}`);
+		return;
+	}
+	if (j.error)
+		return; // the stream ends with it and is resumed
+	if (id == null || !Number.isInteger(id)) {
+		f.problems.push(`an event without a sequence number after id ${f.ids.at(-1)}`);
+		return;
+	}
+	f.ids.push(id);
+	f.at = Date.now();
+	fig.follow_events++;
+	const r = j.result ?? {};
+	if (ENDED.has(r.statusUpdate?.status?.state ?? r.task?.status?.state))
+		f.done = true;
+}
+// One SubscribeToTask (resumed after f's last id when it has one). Resolves with null when
+// the stream came and ended, or with the refusal {code, why} when none came.
+function subscribeOnce(f) {
+	return new Promise((resolve) => {
+		const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SubscribeToTask', params: { id: f.task } });
+		const headers = { 'Content-Type': 'application/json', 'A2A-Version': '1.0', 'X-Participant-Id': 'alice',
+			Accept: 'text/event-stream', 'Content-Length': Buffer.byteLength(body), Connection: 'close' };
+		if (f.ids.length)
+			headers['Last-Event-ID'] = String(f.ids.at(-1));
+		f.subscriptions++;
+		const req = http.request(server.base, { method: 'POST', agent: false, headers }, (res) => {
+			const stream = (res.headers['content-type'] ?? '').startsWith('text/event-stream');
+			f.open = stream;
+			let buf = '';
+			res.setEncoding('utf8');
+			res.on('data', (c) => {
+				buf += c;
+				for (let k; stream && (k = buf.indexOf('\n\n')) >= 0; buf = buf.slice(k + 2))
+					takeEvent(f, buf.slice(0, k));
+			});
+			const end = () => {
+				f.open = false;
+				if (stream)
+					return resolve(null);
+				try {
+					const e = JSON.parse(buf).error ?? {};
+					resolve({ code: e.code ?? res.statusCode, why: e.message ?? '' });
+				} catch {
+					resolve({ code: res.statusCode, why: buf.slice(0, 80) });
+				}
+			};
+			res.on('end', end);
+			res.on('error', end);
+			res.on('aborted', end);
+		});
+		f.req = req;
+		req.on('error', () => resolve(null));
+		req.end(body);
+	});
+}
+async function follow(f) {
+	while (!f.stop && !f.done) {
+		const refused = await subscribeOnce(f);
+		if (f.stop || f.done)
+			break;
+		if (refused && f.ids.length === 0)
+			return; // the task ended before the first subscription: another is followed
+		// -32603 and 5xx are a moment's trouble (a full disk, a worker gone); anything
+		// else refuses a resume that must be served.
+		if (refused && refused.code !== -32603 && !(refused.code >= 500)) {
+			f.problems.push(`resuming after ${f.ids.at(-1)} refused: ${refused.code} ${refused.why}`);
+			return;
+		}
+		fig.follow_resumes++;
+		await sleep(100);
+	}
+}
+// Starts FOLLOWERS subscribers on acknowledged open tasks as they appear in the phase.
+async function startFollowers(phase, until) {
+	const r = rng(SEED ^ Math.imul(phase * 193 + 11, 0x27d4eb2d));
+	followers = [];
+	while (followers.filter((f) => f.ids.length > 0 || !f.ended).length < FOLLOWERS && Date.now() < until) {
+		const task = openTask(r);
+		if (task === null || followers.some((f) => f.task === task)) {
+			await sleep(200);
+			continue;
+		}
+		const f = { task, ids: [], problems: [], done: false, stop: false, ended: false, req: null, subscriptions: 0, open: false, at: 0 };
+		f.run = follow(f).finally(() => { f.ended = true; });
+		followers.push(f);
+		await sleep(r.int(100, 1500));
+	}
+}
+// After the phase settled: each follower catches up with its task's last event or its end
+// (10 s at most), then its ids must run from its first to there without a gap or a repeat.
+async function checkFollowers(phase) {
+	const p = [];
+	let facts = 0;
+	const live = followers.filter((f) => f.ids.length > 0);
+	const deadline = Date.now() + 10000;
+	for (const f of live) {
+		f.last = Number(q(`SELECT coalesce(max(seq), 0) FROM events WHERE task_id = '${f.task.replace(/'/g, "''")}'`));
+		while (!f.done && !f.ended && f.ids.at(-1) < f.last && Date.now() < deadline)
+			await sleep(50);
+	}
+	for (const f of followers) {
+		f.stop = true;
+		f.req?.destroy();
+	}
+	await Promise.all(followers.map((f) => f.run));
+	for (const f of live) {
+		fig.followed++;
+		facts += f.ids.length;
+		for (const why of f.problems)
+			p.push(`task ${f.task}: ${why}`);
+		for (let i = 1; i < f.ids.length; i++)
+			if (f.ids[i] !== f.ids[i - 1] + 1) {
+				p.push(`task ${f.task}: event ${f.ids[i]} came after ${f.ids[i - 1]}`);
+				break;
+			}
+		// A stream ends with the task's end state; what the task records after it (a
+		// sub-task of a canceled tree ending, say) is for readers of the task, not for it.
+		if (!f.done && f.ids.at(-1) < f.last)
+			p.push(`task ${f.task}: the subscriber got events ${f.ids[0]}..${f.ids.at(-1)}; the task has ${f.last} ` +
+				`(${f.subscriptions} subscriptions, the last ${f.open ? 'still open' : 'ended'}; last event ${((Date.now() - f.at) / 1000).toFixed(1)} s ago)`);
+	}
+	verdict(phase, `STREAM-3 STREAM-4 STREAM-6 ${live.length} subscribers, resumed with Last-Event-ID through the faults, got every event of their task once and in order`, p, facts);
 }
 
 // ---------------------------------------------------------------- outside processes
@@ -945,6 +1096,7 @@ async function checkPhase(phase, turnsLeft) {
 	checkReplies(phase, s);
 	checkKeys(phase, s);
 	checkTurnsEvents(phase, turnsLeft);
+	await checkFollowers(phase);
 	checkOutside(phase);
 	// STORE-9: once the faults stopped, the same workers take a new task.
 	const r = rng(SEED + phase);
@@ -970,7 +1122,8 @@ async function main() {
 		const t0 = Date.now();
 		const until = t0 + Math.min(PHASE_S, SECONDS - (phase - 1) * PHASE_S) * 1000;
 		const before = fig.requests;
-		await Promise.all([...Array(CLIENTS).keys()].map((i) => client(i, phase, until)).concat([chaos(0, phase, until), chaos(1, phase, until)]));
+		await Promise.all([...Array(CLIENTS).keys()].map((i) => client(i, phase, until))
+			.concat([chaos(0, phase, until), chaos(1, phase, until), startFollowers(phase, until)]));
 		const turnsLeft = await settle();
 		growFs(); // before the canary of checkPhase, which needs room
 		note(`phase ${phase}: echo delay ${delay} ms, ${fig.requests - before} requests in ${((Date.now() - t0) / 1000).toFixed(1)} s; so far ${JSON.stringify(figLine())}`);
