@@ -186,8 +186,7 @@ static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int6
 				return TH_OK;
 			if (done == 0 && n == 100)
 				continue; /* more may be waiting: read on before sleeping */
-			/* Not all delivered (done < 0): read again after the pause. */
-			if (done == 0)
+			if (done == 0)    /* else not all delivered: read again after the pause */
 				seen_version = version;
 		}
 		if (parkable) {

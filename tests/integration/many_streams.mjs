@@ -50,6 +50,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { dbEvents, dbOf, dbRows } from '../lib/db.mjs';
 import { onPath } from '../lib/interop.mjs';
+import { sseReader } from '../lib/sse.mjs';
 
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILDDIR = process.env.TH_BUILDDIR ?? join(SRCDIR, 'build');
@@ -358,53 +359,31 @@ class Sse {
 		this.contentType = res.headers['content-type'] ?? '';
 		res.setEncoding('utf8');
 		const sse = this.status === 200 && this.contentType.startsWith('text/event-stream');
-		let buf = '';
-		let cur = { id: null, data: [] };
+		const feed = sseReader({
+			onEvent: (ev) => this.push(ev),
+			onComment: (text) => {
+				if (text === 'ping')
+					this.pings++;
+			},
+		});
 		res.on('data', (chunk) => {
-			if (!sse) {
+			if (sse)
+				feed(chunk);
+			else
 				this.text += chunk;
-				return;
-			}
-			buf += chunk;
-			let nl;
-			while ((nl = buf.indexOf('\n')) >= 0) {
-				let line = buf.slice(0, nl);
-				buf = buf.slice(nl + 1);
-				if (line.endsWith('\r'))
-					line = line.slice(0, -1);
-				if (line === '') {
-					if (cur.data.length > 0 || cur.id !== null)
-						this.push(cur);
-					cur = { id: null, data: [] };
-				} else if (line.startsWith(':')) {
-					if (line.slice(1).trim() === 'ping')
-						this.pings++;
-				} else {
-					const c = line.indexOf(':');
-					const field = c < 0 ? line : line.slice(0, c);
-					let value = c < 0 ? '' : line.slice(c + 1);
-					if (value.startsWith(' '))
-						value = value.slice(1);
-					if (field === 'id')
-						cur.id = value;
-					else if (field === 'data')
-						cur.data.push(value);
-				}
-			}
 		});
 		res.on('end', () => this.end());
 		res.on('error', () => this.end());
 		res.on('close', () => this.end());
 	}
 
-	push(cur) {
-		const raw = cur.data.join('\n');
+	push({ id, raw }) {
 		let data = null;
 		try {
 			data = JSON.parse(raw);
 		} catch {}
 		const sr = this.rpcId !== null ? (data?.result ?? null) : data;
-		this.events.push({ id: cur.id === null ? null : Number(cur.id), data, sr, raw });
+		this.events.push({ id: id === null ? null : Number(id), data, sr, raw });
 	}
 
 	// The first event arrived (admitted), or the answer ended without one (refused/failed).

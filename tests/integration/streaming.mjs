@@ -33,6 +33,7 @@ import { isDeepStrictEqual } from 'node:util';
 
 import { dbEvents, dbOf, dbRows } from '../lib/db.mjs';
 import { onPath } from '../lib/interop.mjs';
+import { sseReader } from '../lib/sse.mjs';
 
 const SRCDIR = process.env.TH_SRCDIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILDDIR = process.env.TH_BUILDDIR ?? join(SRCDIR, 'build');
@@ -213,37 +214,14 @@ class Sse {
 			this.status = res.statusCode;
 			this.contentType = res.headers['content-type'] ?? '';
 			res.setEncoding('utf8');
-			let buf = '';
-			let cur = { id: null, event: null, data: [] };
+			let t = 0;
+			const feed = sseReader({
+				onEvent: (ev) => this.push(ev, t),
+				onComment: (text) => this.comments.push({ text, t }),
+			});
 			res.on('data', (chunk) => {
-				const t = now();
-				buf += chunk;
-				let nl;
-				while ((nl = buf.indexOf('\n')) >= 0) {
-					let line = buf.slice(0, nl);
-					buf = buf.slice(nl + 1);
-					if (line.endsWith('\r'))
-						line = line.slice(0, -1);
-					if (line === '') {
-						if (cur.data.length > 0 || cur.id !== null)
-							this.push(cur, t);
-						cur = { id: null, event: null, data: [] };
-					} else if (line.startsWith(':')) {
-						this.comments.push({ text: line.slice(1).trim(), t });
-					} else {
-						const c = line.indexOf(':');
-						const field = c < 0 ? line : line.slice(0, c);
-						let value = c < 0 ? '' : line.slice(c + 1);
-						if (value.startsWith(' '))
-							value = value.slice(1);
-						if (field === 'id')
-							cur.id = value;
-						else if (field === 'event')
-							cur.event = value;
-						else if (field === 'data')
-							cur.data.push(value);
-					}
-				}
+				t = now();
+				feed(chunk);
 			});
 			res.on('end', () => this.end());
 			res.on('error', () => this.end());
@@ -263,15 +241,14 @@ class Sse {
 		this.req.end();
 	}
 
-	push(cur, t) {
-		const raw = cur.data.join('\n');
+	push({ id, event, raw }, t) {
 		let data = null;
 		try {
 			data = JSON.parse(raw);
 		} catch {}
 		// The StreamResponse itself: JSON-RPC wraps it in a response carrying the request id.
 		const sr = this.rpcId !== null ? (data?.result ?? null) : data;
-		const ev = { id: cur.id === null ? null : Number(cur.id), event: cur.event, data, sr, raw, t };
+		const ev = { id: id === null ? null : Number(id), event, data, sr, raw, t };
 		this.events.push(ev);
 		this.wake();
 	}

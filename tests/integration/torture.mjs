@@ -62,6 +62,7 @@ import { join } from 'node:path';
 import { SRCDIR, TH_BIN, cleanEnv } from '../contract/lib.mjs';
 import { dbOf, dbRows, dbSql, psql } from '../lib/db.mjs';
 import { findLighttpd, onPath } from '../lib/interop.mjs';
+import { sseReader } from '../lib/sse.mjs';
 
 const num = (name, dflt) => (process.env[name] !== undefined && process.env[name] !== '' ? Number(process.env[name]) : dflt);
 const SEED = num('TH_TORTURE_SEED', Math.floor(Math.random() * 2 ** 31)) >>> 0;
@@ -535,30 +536,22 @@ async function client(i, phase, until) {
 // an event put the task in an end state. Its stream ends short of that when a worker is
 // killed or stopped, or refuses for a moment; it then resumes after its last id.
 let followers = [];
-function takeEvent(f, block) {
-	let id = null, data = '';
-	for (const line of block.split('\n')) {
-		if (line.startsWith('id:'))
-			id = Number(line.slice(3).trim());
-		else if (line.startsWith('data:'))
-			data += line.slice(5).trim();
-	}
-	if (!data)
-		return; // a heartbeat or a probe
+function takeEvent(f, { id, raw }) {
 	let j;
 	try {
-		j = JSON.parse(data);
+		j = JSON.parse(raw);
 	} catch {
-		f.problems.push(`an event that is not JSON after id ${f.ids.at(-1)}: ${data.slice(0, 80)}`);
+		f.problems.push(`an event that is not JSON after id ${f.ids.at(-1)}: ${raw.slice(0, 80)}`);
 		return;
 	}
 	if (j.error)
 		return; // the stream ends with it and is resumed
-	if (id == null || !Number.isInteger(id)) {
+	const seq = id === null ? NaN : Number(id);
+	if (!Number.isInteger(seq)) {
 		f.problems.push(`an event without a sequence number after id ${f.ids.at(-1)}`);
 		return;
 	}
-	f.ids.push(id);
+	f.ids.push(seq);
 	f.at = Date.now();
 	fig.follow_events++;
 	const r = j.result ?? {};
@@ -578,12 +571,14 @@ function subscribeOnce(f) {
 		const req = http.request(server.base, { method: 'POST', agent: false, headers }, (res) => {
 			const stream = (res.headers['content-type'] ?? '').startsWith('text/event-stream');
 			f.open = stream;
-			let buf = '';
+			let buf = ''; // a refusal's body
+			const feed = sseReader({ onEvent: (ev) => takeEvent(f, ev) });
 			res.setEncoding('utf8');
 			res.on('data', (c) => {
-				buf += c;
-				for (let k; stream && (k = buf.indexOf('\n\n')) >= 0; buf = buf.slice(k + 2))
-					takeEvent(f, buf.slice(0, k));
+				if (stream)
+					feed(c);
+				else
+					buf += c;
 			});
 			const end = () => {
 				f.open = false;

@@ -17,7 +17,7 @@ EXTRA_DIST += tests/interop/sdk_tenant.mjs
 # Shared by the Node tests behind lighttpd (interop, ui, streaming): programs on PATH, server.sh
 # start/stop, the SDK client with X-Participant-Id; the server's database, SQLite or
 # PostgreSQL (db.mjs).
-EXTRA_DIST += tests/lib/interop.mjs tests/lib/db.mjs
+EXTRA_DIST += tests/lib/interop.mjs tests/lib/db.mjs tests/lib/sse.mjs
 # Where the Node tests find their npm modules; a missing one fails under TH_REQUIRE_NODE=1.
 EXTRA_DIST += tests/interop/deps.mjs
 # SEC-1 with the same client against identity = bearer, both bindings: the card's bearer and

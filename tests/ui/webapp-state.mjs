@@ -119,6 +119,39 @@ const COMPLETED = { state: 'Completed', over: 'This task was completed. It takes
 const CANCELED = { state: 'Canceled', over: 'This task was canceled. It takes no more messages.' };
 
 // The ids of the conversation's items, in page order.
+// A slow network for one page: the answer to each JSON-RPC request whose method wait(method)
+// names with a promise reaches the page only once that promise settles (the server has
+// answered it by then); other requests pass. Counts the held requests; fetched settles when
+// the server answered the first, given when the page got it.
+async function holdAnswers(p, wait) {
+	const h = { requests: 0 };
+	let fetched, given;
+	h.fetched = new Promise((r) => { fetched = r; });
+	h.given = new Promise((r) => { given = r; });
+	await p.route(base, async (route) => {
+		const req = route.request();
+		let method = null;
+		try {
+			method = JSON.parse(req.postData() ?? 'null')?.method ?? null;
+		} catch {
+			method = null;
+		}
+		const until = req.method() === 'POST' ? wait(method) : null;
+		if (until == null) {
+			await route.fallback();
+			return;
+		}
+		h.requests++;
+		const res = await route.fetch();
+		fetched();
+		await until;
+		await route.fulfill({ response: res });
+		given();
+	});
+	return h;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
 // Waits for the agent's "echo: <text>" in the conversation; when it does not come, the
 // error says what the page and the server had: the page's stream (events and the last
 // sequence number received, streams opened), its error line and messages still being
@@ -207,22 +240,7 @@ try {
 		// A slow network: the page's SendMessage and GetTask answers come late, while the open
 		// stream delivers the turn's events at once.
 		const delays = { SendMessage: 400, GetTask: 1200 };
-		await p.route(base, async (route) => {
-			const req = route.request();
-			let method = null;
-			try {
-				method = JSON.parse(req.postData() ?? 'null')?.method ?? null;
-			} catch {
-				method = null;
-			}
-			if (req.method() !== 'POST' || !(method in delays)) {
-				await route.fallback();
-				return;
-			}
-			const res = await route.fetch();
-			await new Promise((r) => setTimeout(r, delays[method]));
-			await route.fulfill({ response: res });
-		});
+		await holdAnswers(p, (method) => (method in delays ? sleep(delays[method]) : null));
 		await say(p, '/confirm Ship it?');
 		await p.getByRole('button', { name: 'Approve' }).waitFor({ state: 'visible' });
 		const question = conversation(p).getByText('/confirm Ship it?', { exact: true });
@@ -261,23 +279,11 @@ try {
 	await t.test('WEB-5 a message typed while the one before is still on its way is kept in the box, then sent', async () => {
 		const p = need(alice, 'the first page');
 		// A slow network: the page's SendMessage answer comes 800 ms late.
-		let answered;
-		const late = new Promise((r) => { answered = r; });
-		await p.route(base, async (route) => {
-			const req = route.request();
-			if (req.method() !== 'POST' || !/"SendMessage"/.test(req.postData() ?? '')) {
-				await route.fallback();
-				return;
-			}
-			const res = await route.fetch();
-			await new Promise((r) => setTimeout(r, 800));
-			await route.fulfill({ response: res });
-			answered();
-		});
+		const slow = await holdAnswers(p, (method) => (method === 'SendMessage' ? sleep(800) : null));
 		await say(p, 'four');
 		const box = p.getByRole('textbox', { name: 'Message' });
 		await box.fill('five');
-		await late;
+		await slow.given;
 		await p.unroute(base);
 		await conversation(p).getByText('echo: four', { exact: true }).waitFor();
 		// The page has had the answer to "four" (it marks its own message sent).
@@ -293,24 +299,12 @@ try {
 		const p = need(alice, 'the first page');
 		const id = decodeURIComponent(new URL(p.url()).hash.replace(/^#task=/, ''));
 		// The page's SendMessage answer is held until the test lets it go.
-		let sent, release, requests = 0;
-		const onItsWay = new Promise((r) => { sent = r; });
+		let release;
 		const held = new Promise((r) => { release = r; });
-		await p.route(base, async (route) => {
-			const req = route.request();
-			if (req.method() !== 'POST' || !/"SendMessage"/.test(req.postData() ?? '')) {
-				await route.fallback();
-				return;
-			}
-			requests++;
-			const res = await route.fetch();
-			sent();
-			await held;
-			await route.fulfill({ response: res });
-		});
+		const h = await holdAnswers(p, (method) => (method === 'SendMessage' ? held : null));
 		try {
 			await say(p, 'six');
-			await onItsWay;
+			await h.fetched;
 			// Another client's message: its turn's events reach the page through the stream.
 			await ok('SendMessage', { message: { messageId: nextId(), role: 'ROLE_USER', taskId: id, parts: [{ text: 'seven' }] } });
 			await echoed(p, id, 'seven');
@@ -319,7 +313,7 @@ try {
 			// Enter in the box submits the form even with Send disabled: it must wait too.
 			await p.getByRole('textbox', { name: 'Message' }).press('Enter');
 			await p.waitForTimeout(300);
-			assert.equal(requests, 1, 'Enter sent "six" a second time while the first was on its way');
+			assert.equal(h.requests, 1, 'Enter sent "six" a second time while the first was on its way');
 		} finally {
 			release();
 		}
