@@ -890,6 +890,7 @@ static void heal(struct th_store *st)
 	if (err == TH_OK && (old == NULL || !st->heal)) {
 		if (old != NULL)
 			sqlite3_close_v2(old);
+		st->opens++;
 		th_log(TH_LOG_WARN, "database %s: opened again%s", st->path,
 		       st->heal ? ", still read-only" : " for writing");
 		return;
@@ -1114,8 +1115,11 @@ int64_t th_store_data_version(struct th_store *st)
 	if (th_store_stmt(st, TH_STMT_DATA_VERSION, "PRAGMA data_version", &s, NULL) != TH_OK)
 		return -1;
 	int64_t v = -1;
+	/* A new connection numbers its versions afresh and could repeat the last one seen
+	 * on the old (a commit then read late, or a kept answer served stale): the count of
+	 * connections opened makes every version of a new one differ. */
 	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
+		v = sqlite3_column_int64(s, 0) + (st->conn->opens << 32);
 	th_store_stmt_done(s);
 	return v;
 }

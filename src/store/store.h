@@ -456,7 +456,9 @@ th_err th_store_task_generation(struct th_store *st, const char *task_id, int64_
 /* 1 when an event of this kind (th_store_event_append's label) is a mutation that
  * advances its task's generation: "task", "status", "artifact". */
 int th_event_is_mutation(const char *kind);
-/* PRAGMA data_version, to skip polls when nothing was committed elsewhere. */
+/* PRAGMA data_version, to skip polls when nothing was committed elsewhere; -1 when it
+ * cannot be read. It also changes when the store opened its connection again (STORE-9),
+ * so a reader that compares it reads again after any change of connection. */
 int64_t th_store_data_version(struct th_store *st);
 /* STORE-6: news of other connections' commits without polling. On PostgreSQL a write
  * transaction that appended an event to a followed task (th_store_follow) announces

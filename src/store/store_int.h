@@ -281,6 +281,8 @@ struct th_store {
 	 * to, nor (PostgreSQL) anyone to announce it to (decision-083); "" none. */
 	char fresh_task[TH_UUID_LEN + 1];
 	int64_t group_writes;  /* rows this store's group transactions committed */
+	int64_t opens;         /* connections heal kept in place of own_db: joined to
+	                          th_store_data_version, which each connection counts afresh */
 	char *path;            /* free (th_store_close) */
 	char *wal_path;        /* path + "-wal"; free (th_store_close) */
 	uint64_t rng;          /* back-off jitter state, seeded per process */

@@ -229,8 +229,16 @@ static int case_read_only_own(void)
 	const char *why = th_store_trouble(st);
 	EXPECT(why != NULL && strstr(why, dbpath) != NULL && strstr(why, "read-only") != NULL,
 	       "the trouble should name the file and say read-only: %s", why ? why : "(none)");
+	int64_t version = th_store_data_version(st);
 	int bad = read_only_then_writable(st, st);
 	if (!bad) {
+		/* Nobody else committed, but the connection is a new one, whose versions
+		 * start afresh: the version must move, so that a reader comparing it (the
+		 * stream thread, a kept answer) looks again rather than trust a repeat. */
+		int64_t now = th_store_data_version(st);
+		EXPECT(now >= 0 && now != version,
+		       "data_version %lld before and %lld after the connection was reopened",
+		       (long long)version, (long long)now);
 		EXPECT(th_store_trouble(st) == NULL, "still troubled: %s", th_store_trouble(st));
 		/* Healthy now: more writes use the same connection. */
 		sqlite3 *db = th_store_db(st);
