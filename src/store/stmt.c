@@ -9,7 +9,32 @@
 
 #include "store/store.h"
 #include "store/store_int.h"
+#include "util/ids.h"
 #include "util/log.h"
+
+/* A busy database is the load's doing and lasts: a store that meets it at every poll or
+ * request says so once a second (BUSY_LOG_MS) with how many it did not log meanwhile,
+ * rather than a line per failed statement. */
+#define BUSY_LOG_MS 1000
+
+static void log_busy(struct th_store *st, const char *what, const char *msg, int rc)
+{
+	int64_t now = th_mono_ms();
+	if (st != NULL && st->busy_logged_ms != 0 && now - st->busy_logged_ms < BUSY_LOG_MS) {
+		st->busy_unlogged++;
+		return;
+	}
+	long unlogged = st != NULL ? st->busy_unlogged : 0;
+	if (unlogged > 0)
+		th_log(TH_LOG_WARN, "database (%s): %s (code %d; %ld more not logged in %d ms)",
+		       what, msg, rc, unlogged, BUSY_LOG_MS);
+	else
+		th_log(TH_LOG_WARN, "database (%s): %s (code %d)", what, msg, rc);
+	if (st != NULL) {
+		st->busy_logged_ms = now;
+		st->busy_unlogged = 0;
+	}
+}
 
 /* LIM-5: SQLite's own message can name the database file or the schema; it goes to
  * the server's log (th_log, with the request's operation and task), and the client is
@@ -19,13 +44,13 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 	const char *msg =
 	    st != NULL && st->db != NULL ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
 	int primary = rc & 0xff;
+	int busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
 	th_store_note(st, rc);
 	/* Busy and constraint failures are the client's or the load's, not a broken store. */
-	if (primary != SQLITE_NOMEM)
-		th_log(primary == SQLITE_BUSY || primary == SQLITE_LOCKED ||
-		               primary == SQLITE_CONSTRAINT
-		           ? TH_LOG_WARN
-		           : TH_LOG_ERROR,
+	if (busy)
+		log_busy(st, what, msg, rc);
+	else if (primary != SQLITE_NOMEM)
+		th_log(primary == SQLITE_CONSTRAINT ? TH_LOG_WARN : TH_LOG_ERROR,
 		       "database (%s): %s (code %d)", what, msg, rc);
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:

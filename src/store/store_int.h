@@ -280,37 +280,39 @@ struct th_store {
 	 * while no push config of it has been put in it: no event of it has anyone to push
 	 * to, nor (PostgreSQL) anyone to announce it to (decision-083); "" none. */
 	char fresh_task[TH_UUID_LEN + 1];
-	int64_t group_writes;  /* rows this store's group transactions committed */
-	int64_t opens;         /* connections heal kept in place of own_db: joined to
-	                          th_store_data_version, which each connection counts afresh */
-	char *path;            /* free (th_store_close) */
-	char *wal_path;        /* path + "-wal"; free (th_store_close) */
-	uint64_t rng;          /* back-off jitter state, seeded per process */
-	int busy_timeout_ms;   /* the configured busy timeout */
-	char *db_group;        /* th_store_opts.group, or NULL; free (th_store_close) */
-	gid_t gid;             /* its id, looked up at open (only when group != NULL) */
-	int busy_limit_ms;     /* how long busy_wait waits now: the timeout, or
-	                          th_store_wal_tend's shorter one */
-	int64_t busy_since_ms; /* monotonic start of the current wait */
-	int wal_frames;        /* frames in the WAL after this connection's
-	                          last commit (the WAL hook) */
-	int64_t wal_retry_ms;  /* monotonic time before which a failed reset
-	                          is not tried again */
-	struct th_store *conn; /* whose connection db is: this store, or in a group
-	                          transaction the writer (th_store_use_conn); a failure
-	                          there marks that store for healing, and its txn_begun
-	                          is the one statements check */
-	int heal;              /* STORE-9: own_db is read-only, missing, or met a write
-	                          failure; replaced before its next transaction (db.c) */
-	int sync_full;         /* as opened: a replacement is set up the same way */
-	int keep_wal_files;    /* th_store_opts.keep_wal_files, for every connection */
-	char trouble[384];     /* th_store_trouble; "" when the last open could write */
-	int txn_begun;         /* 1 from this connection's BEGIN until its COMMIT or
-	                          ROLLBACK, whether or not SQLite still has the
-	                          transaction (th_store_stmt) */
-	int pushes_queued;     /* deliveries this connection queued since
-	                          th_store_push_take_queued (a rolled-back
-	                          one included: it only costs a look) */
+	int64_t group_writes;   /* rows this store's group transactions committed */
+	int64_t opens;          /* connections heal kept in place of own_db: joined to
+	                           th_store_data_version, which each connection counts afresh */
+	char *path;             /* free (th_store_close) */
+	char *wal_path;         /* path + "-wal"; free (th_store_close) */
+	uint64_t rng;           /* back-off jitter state, seeded per process */
+	int busy_timeout_ms;    /* the configured busy timeout */
+	char *db_group;         /* th_store_opts.group, or NULL; free (th_store_close) */
+	gid_t gid;              /* its id, looked up at open (only when group != NULL) */
+	int busy_limit_ms;      /* how long busy_wait waits now: the timeout, or
+	                           th_store_wal_tend's shorter one */
+	int64_t busy_since_ms;  /* monotonic start of the current wait */
+	int64_t busy_logged_ms; /* monotonic time a busy failure was last logged (stmt.c) */
+	long busy_unlogged;     /* busy failures since then, not logged */
+	int wal_frames;         /* frames in the WAL after this connection's
+	                           last commit (the WAL hook) */
+	int64_t wal_retry_ms;   /* monotonic time before which a failed reset
+	                           is not tried again */
+	struct th_store *conn;  /* whose connection db is: this store, or in a group
+	                           transaction the writer (th_store_use_conn); a failure
+	                           there marks that store for healing, and its txn_begun
+	                           is the one statements check */
+	int heal;               /* STORE-9: own_db is read-only, missing, or met a write
+	                           failure; replaced before its next transaction (db.c) */
+	int sync_full;          /* as opened: a replacement is set up the same way */
+	int keep_wal_files;     /* th_store_opts.keep_wal_files, for every connection */
+	char trouble[384];      /* th_store_trouble; "" when the last open could write */
+	int txn_begun;          /* 1 from this connection's BEGIN until its COMMIT or
+	                           ROLLBACK, whether or not SQLite still has the
+	                           transaction (th_store_stmt) */
+	int pushes_queued;      /* deliveries this connection queued since
+	                           th_store_push_take_queued (a rolled-back
+	                           one included: it only costs a look) */
 };
 
 /* The cached statement id into *out, prepared from sql on first use (each call site

@@ -95,6 +95,8 @@ struct th_streams {
 	struct slot **slots; /* each freed by drop(); array free */
 	size_t nslots, capslots;
 	int64_t seen_version;
+	char read_trouble[256]; /* the cause of the failed reads of the log going on, "" none */
+	long failed_reads;      /* how many failed since the last read that succeeded */
 	int64_t next_recover_ms;
 	int64_t expiry_version; /* data_version the slots' expiry values were read at */
 	int64_t next_renew_ms;  /* when the follows are put again (TH_FOLLOW_RENEW_MS) */
@@ -503,6 +505,30 @@ static int live(const struct slot *sl)
 	return !sl->gone && !sl->ending;
 }
 
+/* A read of the log failed: logged when a spell of failures begins or its cause
+ * changes, not at every tick while the database stays busy (the next tick tries again). */
+static void read_failed(struct th_streams *s, const char *task, const char *why)
+{
+	s->failed_reads++;
+	if (strncmp(s->read_trouble, why, sizeof s->read_trouble - 1) == 0)
+		return;
+	snprintf(s->read_trouble, sizeof s->read_trouble, "%s", why);
+	th_log(TH_LOG_ERROR, "stream thread: %s%s%s%s (tried again at every poll)",
+	       task != NULL ? "task " : "", task != NULL ? task : "", task != NULL ? ": " : "",
+	       why);
+}
+
+/* A read of the log succeeded: ends a spell of failures, saying so. */
+static void read_succeeded(struct th_streams *s)
+{
+	if (s->failed_reads == 0)
+		return;
+	th_log(TH_LOG_WARN, "stream thread: the event log reads again after %ld failed reads",
+	       s->failed_reads);
+	s->failed_reads = 0;
+	s->read_trouble[0] = '\0';
+}
+
 /* One read of the event log for every stream: the slots sorted by task, then one
  * query per task from the lowest cursor among its streams, all in one snapshot. 0 when
  * every task was read and delivered; -1 when a read failed (logged) or a stream stopped
@@ -514,7 +540,7 @@ static int read_log(struct th_streams *s)
 	th_error_clear(&e);
 	int began = 0, failed = 0;
 	if (th_store_read_begin(s->store, &began, &e) != TH_OK) {
-		th_log(TH_LOG_ERROR, "stream thread: %s", e.msg);
+		read_failed(s, NULL, e.msg);
 		return -1;
 	}
 	qsort(s->slots, s->nslots, sizeof *s->slots, by_task);
@@ -530,7 +556,7 @@ static int read_log(struct th_streams *s)
 			size_t n = 0;
 			if (th_events_since(s->store, task, from, EVENTS_BATCH, &ev, &n, &e) !=
 			    TH_OK) {
-				th_log(TH_LOG_ERROR, "stream thread: task %s: %s", task, e.msg);
+				read_failed(s, task, e.msg);
 				failed = 1;
 				break;
 			}
@@ -551,6 +577,8 @@ static int read_log(struct th_streams *s)
 		i = j;
 	}
 	th_store_read_end(s->store, began);
+	if (!failed)
+		read_succeeded(s);
 	return failed ? -1 : 0;
 }
 
