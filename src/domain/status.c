@@ -36,7 +36,9 @@ static th_err replace(char **slot, const char *value, struct th_error *e)
 
 /* A task that ended leaves nothing waiting: its pending questions are canceled, and
  * if it is a sub-task its link to the parent is resolved, noted in the parent's
- * history and announced to the parent's subscribers (TASK-8, CTL-4). */
+ * history and announced to the parent's subscribers (TASK-8, CTL-4). A parent that
+ * ended first (FAILED with its children running) only has its link resolved: its
+ * history and event log end with its final status (decision-096). */
 static th_err settle_ended(struct th_store *st, const struct th_task_row *row, struct th_error *e)
 {
 	th_err rc = th_store_help_cancel_pending(st, row->id, NULL, e);
@@ -47,6 +49,10 @@ static th_err settle_ended(struct th_store *st, const struct th_task_row *row, s
 	struct th_task_row parent = {0};
 	json_object *note = NULL;
 	rc = th_store_task_get(st, row->parent_id, &parent, e);
+	if (rc == TH_OK && th_state_terminal((enum th_state)parent.state)) {
+		th_task_row_free(&parent);
+		return TH_OK;
+	}
 	if (rc == TH_OK) {
 		char text[512];
 		snprintf(text, sizeof text, "sub-task %s (%s) is %s", row->id, row->name,

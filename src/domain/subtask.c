@@ -76,6 +76,16 @@ th_err th_subtask_next_id(struct th_store *st, size_t max_subtasks, const char *
 	return TH_OK;
 }
 
+th_err th_subtask_parent_open(const struct th_task_row *parent, struct th_error *e)
+{
+	if (!th_state_terminal((enum th_state)parent->state))
+		return TH_OK;
+	th_error_set(e, TH_EUNSUPPORTED, "task %.200s is %s; a task that ended takes no sub-tasks",
+	             parent->id, th_state_name((enum th_state)parent->state));
+	th_error_task(e, parent->id);
+	return TH_EUNSUPPORTED;
+}
+
 th_err th_subtask_announce(struct th_store *st, const char *parent_id, const char *child_id,
                            const char *name, struct th_error *e)
 {
@@ -106,7 +116,9 @@ th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
 {
 	struct th_participant *ps = NULL;
 	size_t np = 0;
-	th_err rc = th_subtask_next_id(st, cfg->lim.max_subtasks, parent->id, child, e);
+	th_err rc = th_subtask_parent_open(parent, e);
+	if (rc == TH_OK)
+		rc = th_subtask_next_id(st, cfg->lim.max_subtasks, parent->id, child, e);
 	if (rc == TH_OK)
 		rc = th_store_participants(st, parent->id, &ps, &np, e);
 	if (rc != TH_OK)

@@ -32,6 +32,10 @@ th_err th_subtask_spawn(struct th_store *st, const struct th_config *cfg,
 th_err th_subtask_next_id(struct th_store *st, size_t max_subtasks, const char *parent_id,
                           char out[TH_ID_BUF], struct th_error *e);
 
+/* TASK-4, CTL-6: a task in a terminal state takes no new sub-task (its event log ends
+ * with its final status): TH_EUNSUPPORTED naming the state, else TH_OK. */
+th_err th_subtask_parent_open(const struct th_task_row *parent, struct th_error *e);
+
 /* Tells the parent's subscribers that child was spawned (TASK-8 "subtask"). */
 th_err th_subtask_announce(struct th_store *st, const char *parent_id, const char *child_id,
                            const char *name, struct th_error *e);

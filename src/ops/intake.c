@@ -155,19 +155,21 @@ static th_err under_parent(const struct th_turn_ctx *tc, const char *participant
 	struct th_store *st = tc->store;
 	th_err rc = th_access_check(st, tenant, parent, participant, TH_ACCESS_WRITE,
 	                            "add sub-tasks to", NULL, e);
+	struct th_task_row row = {0};
+	if (rc == TH_OK)
+		rc = th_store_task_get(st, parent, &row, e);
+	if (rc == TH_OK)
+		rc = th_subtask_parent_open(&row, e);
 	if (rc == TH_OK)
 		rc = th_subtask_next_id(st, tc->cfg->lim.max_subtasks, parent, id, e);
-	if (rc == TH_EINVAL) { /* a limit: name the field it came from */
-		char why[TH_ERRMSG_MAX];
-		snprintf(why, sizeof why, "%s", e->msg);
-		return th_error_set(e, TH_EINVAL, "payload.parent_tasks: %s", why);
-	}
-	if (rc != TH_OK)
-		return rc;
-	struct th_task_row row = {0};
-	if ((rc = th_store_task_get(st, parent, &row, e)) == TH_OK && !ctx_given)
+	if (rc == TH_OK && !ctx_given)
 		snprintf(ctx, TH_ID_BUF, "%s", row.context_id);
 	th_task_row_free(&row);
+	if (rc == TH_EINVAL || rc == TH_EUNSUPPORTED) { /* name the field it came from */
+		char why[TH_ERRMSG_MAX];
+		snprintf(why, sizeof why, "%s", e->msg);
+		return th_error_set(e, rc, "payload.parent_tasks: %s", why);
+	}
 	return rc;
 }
 

@@ -1061,6 +1061,81 @@ START_TEST(test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning)
 }
 END_TEST
 
+/* TASK-4, CTL-6: a task that ended takes no new sub-task, by a task envelope's
+ * parent_tasks: refused naming the field and the parent's state; nothing written, not
+ * even an event on the parent, whose final status stays its last (decision-096). */
+START_TEST(test_task4_ctl6_a_task_that_ended_takes_no_new_subtask)
+{
+	team_task();
+	json_object *t = fx_call(&app, "alice", TH_OP_CANCEL_TASK, &err, "{\"id\":\"%s\"}", task);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	long tasks = fx_count(&app, "tasks"), events = fx_count(&app, "events");
+	ck_assert_ptr_null(envelope_child(task, 1));
+	ck_assert_int_eq(err.code, TH_EUNSUPPORTED);
+	ck_assert_msg(strncmp(err.msg, "payload.parent_tasks: ", 22) == 0 &&
+	                  strstr(err.msg, "TASK_STATE_CANCELED") != NULL,
+	              "%s", err.msg);
+	ck_assert_int_eq(fx_count(&app, "tasks"), tasks);
+	ck_assert_int_eq(fx_count(&app, "events"), events);
+}
+END_TEST
+
+/* The model failed: the task ends FAILED (as turn.c's apply_result ends it). */
+static th_err fail_part(struct th_store *st, void *arg, struct th_error *e)
+{
+	struct th_task_row row = {0};
+	th_err rc = th_store_task_get(st, arg, &row, e);
+	json_object *msg = rc == TH_OK ? th_status_agent_text(&row, "the model failed") : NULL;
+	if (rc == TH_OK)
+		rc = msg ? th_status_transition(st, &row, TH_STATE_FAILED, NULL, msg, 1, e)
+		         : th_error_set(e, TH_ENOMEM, "out of memory");
+	json_object_put(msg);
+	th_task_row_free(&row);
+	return rc;
+}
+
+static long rows_of(const char *table, const char *task_id)
+{
+	char *n = fx_text(&app, "SELECT count(*) FROM %s WHERE task_id = '%s'", table, task_id);
+	long v = strtol(n, NULL, 10);
+	free(n);
+	return v;
+}
+
+/* TASK-8, decision-096: a parent that ended first (FAILED while its sub-task ran) keeps
+ * its final status last: the sub-task's end resolves the link and appends nothing to
+ * the parent's history or events, which its push configs and a late subscriber would
+ * otherwise get after the final update. */
+START_TEST(test_task8_a_subtask_ending_after_its_parent_ended_adds_no_parent_event)
+{
+	team_task();
+	char child[512];
+	const char *c = envelope_child(task, 1);
+	ck_assert_msg(c != NULL, "%s", err.msg);
+	snprintf(child, sizeof child, "%s", c);
+	ck_assert_int_eq(th_store_write(app.store, fail_part, (void *)task, &err), TH_OK);
+	long events = rows_of("events", task), msgs = rows_of("messages", task);
+	json_object *t = fx_complete(&app, "bob", child, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	ck_assert_str_eq(fx_state(t), "TASK_STATE_COMPLETED");
+	json_object_put(t);
+	ck_assert_int_eq(rows_of("events", task), events);
+	ck_assert_int_eq(rows_of("messages", task), msgs);
+	char *last = fx_text(&app,
+	                     "SELECT json_extract(json, '$.statusUpdate.status.state') FROM events "
+	                     "WHERE task_id = '%s' ORDER BY seq DESC LIMIT 1",
+	                     task);
+	ck_assert_str_eq(last, "TASK_STATE_FAILED");
+	free(last);
+	struct th_subtask_ref *open = NULL;
+	size_t n = 9;
+	ck_assert_int_eq(th_store_subtasks(app.store, task, 1, &open, &n, &err), TH_OK);
+	th_subtask_refs_free(open, n);
+	ck_assert_msg(n == 0, "the ended sub-task's link is still unresolved");
+}
+END_TEST
+
 /* A chain of depth sub-tasks "<prefix>-1" … under root, written straight through the
  * store as a database from before the cap may hold it. */
 static void deep_chain(const char *root, const char *prefix, int depth)
@@ -1297,6 +1372,8 @@ int main(void)
 	tcase_add_test(tc, test_sec5_watcher_typed_approve_decides_nothing);
 	tcase_add_test(tc, test_sec5_subtask_nesting_is_capped_at_creation_naming_the_limit);
 	tcase_add_test(tc, test_task4_subtask_limit_is_one_rule_for_every_way_of_spawning);
+	tcase_add_test(tc, test_task4_ctl6_a_task_that_ended_takes_no_new_subtask);
+	tcase_add_test(tc, test_task8_a_subtask_ending_after_its_parent_ended_adds_no_parent_event);
 	tcase_add_test(tc, test_task3_inbound_describes_a_message_from_one_reading);
 	tcase_add_test(tc, test_sec5_a_tree_deeper_than_ever_allowed_is_still_cancelable);
 	tcase_add_test(tc, test_stream5_one_write_records_one_time_for_task_and_participants);
