@@ -147,17 +147,46 @@ static int sink_emit(void *arg, int64_t seq, const char *json)
 	return sink->event(sink->impl, seq, json);
 }
 
+/* One read of w's events after its cursor, delivered through sink. 1: the stream is
+ * over; 0: all read were delivered (*full: a whole batch, more may wait); -1: read again
+ * after the pause, for the read failed (the database busy, a disk error: logged once a
+ * spell, counted in *failed) or a side-channel event's audience could not be read. A
+ * failed read keeps the stream open, as the stream thread does, and loses nothing. */
+static int read_log(const struct th_turn_ctx *tc, struct th_watch *w, struct th_sink *sink,
+                    long *failed, int *full)
+{
+	enum { BATCH = 100 };
+	struct th_event *ev = NULL;
+	size_t n = 0;
+	struct th_error e;
+	th_error_clear(&e);
+	if (th_events_since(tc->store, w->task_id, w->cursor, BATCH, &ev, &n, &e) != TH_OK) {
+		if ((*failed)++ == 0)
+			th_log(TH_LOG_ERROR, "stream: %s (tried again at every poll)", e.msg);
+		return -1;
+	}
+	if (*failed > 0)
+		th_log(TH_LOG_WARN, "stream: the event log reads again after %ld failed reads",
+		       *failed);
+	*failed = 0;
+	int done = th_stream_deliver(tc->store, w, ev, n, sink_emit, sink);
+	th_events_free(ev, n);
+	*full = n == BATCH;
+	return done;
+}
+
 /* Streams the events after cursor until one closes the stream, the client goes away
  * or stream_max_ms passes. own_turn (0 = none) is a turn this request queued: it runs
  * here, in this worker, first. Then the stream is parked when the carrier can hand
  * it over (STREAM-6: a FastCGI worker's stream thread follows it from there);
  * otherwise (CGI, tests) this request polls the log itself. */
-static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
-                          struct th_sink *sink, int64_t *renew_at, struct th_error *e)
+static void follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
+                        struct th_sink *sink, int64_t *renew_at)
 {
 	const struct th_config *cfg = tc->cfg;
 	int64_t last_beat = th_mono_ms();
 	int64_t seen_version = -1;
+	long failed_reads = 0; /* since the last read of the log that succeeded */
 	int64_t last_recover = th_mono_ms();
 	int parkable = sink->park != NULL;
 	for (;;) {
@@ -174,29 +203,23 @@ static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int6
 		 * right after they happen (seen_version reset), so nothing is skipped. */
 		int64_t version = th_store_data_version(tc->store);
 		if (version != seen_version) {
-			struct th_event *ev = NULL;
-			size_t n = 0;
-			th_err rc =
-			    th_events_since(tc->store, w->task_id, w->cursor, 100, &ev, &n, e);
-			if (rc != TH_OK)
-				return rc;
-			int done = th_stream_deliver(tc->store, w, ev, n, sink_emit, sink);
-			th_events_free(ev, n);
+			int full = 0;
+			int done = read_log(tc, w, sink, &failed_reads, &full);
 			if (done > 0)
-				return TH_OK;
-			if (done == 0 && n == 100)
+				return;
+			if (done == 0 && full)
 				continue; /* more may be waiting: read on before sleeping */
-			if (done == 0)    /* else not all delivered: read again after the pause */
+			if (done == 0)    /* else read again after the pause */
 				seen_version = version;
 		}
 		if (parkable) {
 			if (sink->park(sink->impl, w) == 0)
-				return TH_OK;
+				return;
 			parkable = 0; /* it could not be handed over: follow it here */
 		}
 		int64_t now = th_mono_ms();
 		if (now >= w->deadline_ms)
-			return TH_OK;
+			return;
 		/* TURN-7: a stream never runs a turn; once a second it looks for a turn whose
 		 * worker died and leaves it to this worker's after-response work (or to
 		 * `tiny-harness recover`, or to the next request that touches the task). */
@@ -207,7 +230,7 @@ static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int6
 		}
 		if (now - last_beat >= cfg->heartbeat_ms) {
 			if (sink->heartbeat(sink->impl) != 0)
-				return TH_OK;
+				return;
 			last_beat = now;
 		}
 		/* decision-083: from its first wait on, the stream follows its task, so that
@@ -231,17 +254,16 @@ static th_err follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int6
 }
 
 /* follow_loop, and the end of the follow it put (renew_at set: it followed). */
-static th_err follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
-                           struct th_sink *sink, struct th_error *e)
+static void follow_watch(const struct th_turn_ctx *tc, struct th_watch *w, int64_t own_turn,
+                         struct th_sink *sink)
 {
 	int64_t renew_at = 0;
-	th_err rc = follow_loop(tc, w, own_turn, sink, &renew_at, e);
+	follow_loop(tc, w, own_turn, sink, &renew_at);
 	if (renew_at != 0) {
 		struct th_error fe;
 		th_error_clear(&fe);
 		(void)th_store_follow(tc->store, w->task_id, 0, &fe);
 	}
-	return rc;
 }
 
 /* Streams the events after cursor until one closes the stream, the client goes away
@@ -260,11 +282,11 @@ static th_err follow(const struct th_turn_ctx *tc, const char *task_id, const ch
 	                     .deadline_ms = th_mono_ms() + tc->cfg->stream_max_ms,
 	                     .generations = generation != NULL,
 	                     .generation = generation != NULL ? *generation : 0};
-	th_err rc;
+	th_err rc = TH_OK;
 	if (w.task_id == NULL || (viewer != NULL && w.viewer == NULL))
 		rc = th_error_set(e, TH_ENOMEM, "out of memory following task %.200s", task_id);
 	else
-		rc = follow_watch(tc, &w, own_turn, sink, e);
+		follow_watch(tc, &w, own_turn, sink);
 	th_watch_free(&w); /* nothing left to free once it was parked */
 	return rc;
 }

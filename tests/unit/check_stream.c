@@ -5,9 +5,12 @@
  * INPUT_REQUIRED (STREAM-1), a subscription seeing a completion (STREAM-2, CTL-5),
  * Last-Event-ID resumption (STREAM-4), errors before the stream (A2A-4). */
 #include <check.h>
+#include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "bind/bind.h"
@@ -16,6 +19,7 @@
 #include "harness_fixture.h"
 #include "http/http.h"
 #include "store/store.h"
+#include "testvfs.h"
 #include "util/jsonx.h"
 
 static struct th_app app;
@@ -312,6 +316,89 @@ START_TEST(test_stream2_errors_before_the_stream_are_ordinary_responses)
 }
 END_TEST
 
+/* A second app on app's database, as another worker process would have: its own
+ * configuration and connection. th_app_close frees it. */
+static void open_beside(struct th_app *other)
+{
+	struct th_config *cfg = malloc(sizeof *cfg);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(th_config_defaults(cfg), TH_OK);
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(cfg, "db", app.cfg->db_path, &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "commands_dir", "/nonexistent", &e), TH_OK);
+	ck_assert_msg(th_app_open(other, cfg, 0, &e) == TH_OK, "%s", e.msg);
+}
+
+struct served {
+	const char *uri;
+	char *out; /* the whole response; free */
+};
+
+static void *serve_subscription(void *arg)
+{
+	struct served *s = arg;
+	s->out = serve("GET", s->uri, NULL, NULL);
+	return NULL;
+}
+
+/* STREAM-2, STREAM-6: a subscription that a request follows itself (plain CGI) and whose
+ * read of the event log fails (SQLITE_BUSY here; a disk error alike) stays open and
+ * reads again at the next poll: the completion committed meanwhile by another
+ * connection still reaches it, and then closes it. Before, the failed read ended the
+ * stream without its final event. The test VFS fails the serving thread's reads only,
+ * after its first once the completion is committed, until cleared. */
+START_TEST(test_stream2_a_failed_read_of_the_log_keeps_the_subscription_open)
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
+	char id[64], uri[128];
+	snprintf(id, sizeof id, "%s", fx_task_id(t));
+	json_object_put(t);
+	snprintf(uri, sizeof uri, "/tasks/%s:subscribe", id);
+	struct th_app other;
+	open_beside(&other);
+	struct served s = {uri, NULL};
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, serve_subscription, &s), 0);
+	usleep(300 * 1000); /* the snapshot is out; the stream polls */
+	tv_fault_elsewhere(TV_READ, 2, SQLITE_BUSY, 1);
+	t = fx_complete(&other, "alice", id, &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	json_object_put(t);
+	usleep(400 * 1000);
+	long hits = tv_fault_hits();
+	tv_fault_clear();
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	th_app_close(&other);
+	ck_assert_msg(hits > 0, "the stream read nothing while its reads failed");
+	struct events ev;
+	parse_events(s.out, &ev);
+	ck_assert_msg(ev.n == 2, "%d events after %ld failed reads:\n%.600s", ev.n, hits, s.out);
+	ck_assert_str_eq(state_in(ev.data[0]), "TASK_STATE_INPUT_REQUIRED");
+	ck_assert_str_eq(state_in(ev.data[1]), "TASK_STATE_COMPLETED");
+	free_events(&ev);
+	free(s.out);
+}
+END_TEST
+
+static void tweak_long(struct th_config *cfg)
+{
+	struct th_error e;
+	ck_assert_int_eq(th_config_set(cfg, "stream_max_ms", "5000", &e), TH_OK);
+	ck_assert_int_eq(th_config_set(cfg, "heartbeat_ms", "100", &e), TH_OK);
+}
+
+static void setup_vfs(void)
+{
+	tv_install(1);
+	fx_open(&app, tweak_long);
+}
+
+static void teardown_vfs(void)
+{
+	fx_close(&app);
+	tv_uninstall();
+}
+
 int main(void)
 {
 	Suite *s = suite_create("stream");
@@ -325,6 +412,11 @@ int main(void)
 	tcase_add_test(tc, test_stream4_last_event_id_replays_exactly_the_missed_events);
 	tcase_add_test(tc, test_stream2_errors_before_the_stream_are_ordinary_responses);
 	suite_add_tcase(s, tc);
+	TCase *tf = tcase_create("faults");
+	tcase_add_checked_fixture(tf, setup_vfs, teardown_vfs);
+	tcase_set_timeout(tf, 30);
+	tcase_add_test(tf, test_stream2_a_failed_read_of_the_log_keeps_the_subscription_open);
+	suite_add_tcase(s, tf);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
