@@ -442,8 +442,9 @@ static th_err migrate_locked(struct th_store *st, struct th_error *e)
 /* The busy handler: SQLite's own sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries, but
  * a write transaction here lasts well under a millisecond, so a worker that found the
  * lock taken slept for several transactions' time while the lock sat free (p99 of a
- * SendMessage under two workers: tens of ms). This one tries again after 50 µs, backing
- * off to 1 ms, until busy_limit_ms has passed since the wait began. */
+ * SendMessage under two workers: tens of ms). This one tries again after 250 µs (the
+ * first four tries), then 500 µs (up to the twelfth), then every 1 ms, until
+ * busy_limit_ms has passed since the wait began (docs/store.md). */
 static int busy_wait(void *arg, int count)
 {
 	struct th_store *st = arg;
