@@ -463,9 +463,12 @@ async function opUi(r, who) {
 }
 
 // A sub-task under a known task (the limit is 4, so some are refused), sometimes under a
-// sub-task, so trees grow deep for CancelTask.
+// sub-task, so trees grow deep for CancelTask. Parents this run saw end are left out: a
+// task that ended takes no sub-task (decision-096); one ended by a cascade or a failed
+// turn is still picked now and then, and refused.
 async function opSub(r, who) {
-	const parent = model.parents.length && r.chance(0.7) ? r.pick(model.parents) : openTask(r);
+	const live = model.parents.filter((p) => !model.tasks.get(p)?.terminal);
+	const parent = live.length && r.chance(0.7) ? r.pick(live) : openTask(r);
 	if (!parent)
 		return opCreate(r, who);
 	const mid = newMid(who);
