@@ -120,6 +120,15 @@ static const char *state_in(json_object *resp)
 	return th_json_str(json_object_object_get(h, "status"), "state");
 }
 
+/* A task alice started with "hello", parked in INPUT_REQUIRED; its id into id. */
+static void new_task(char id[64])
+{
+	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
+	ck_assert_msg(t != NULL, "%s", err.msg);
+	snprintf(id, 64, "%s", fx_task_id(t));
+	json_object_put(t);
+}
+
 START_TEST(test_stream1_jsonrpc_streams_task_first_and_closes_at_input_required)
 {
 	char *out = serve("POST", "/", NULL,
@@ -170,10 +179,8 @@ END_TEST
 
 START_TEST(test_stream2_subscription_sees_a_completion_and_closes)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
 	char id[64], uri[128];
-	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(t);
+	new_task(id);
 	/* A subscription stays open across INPUT_REQUIRED: here it ends by the maximum
 	 * duration (300 ms) with the Task snapshot and at least one heartbeat. */
 	snprintf(uri, sizeof uri, "/tasks/%s:subscribe", id);
@@ -187,7 +194,7 @@ START_TEST(test_stream2_subscription_sees_a_completion_and_closes)
 	free(out);
 	/* After the completion, resuming from the snapshot's seq yields the final update. */
 	long snap = 0;
-	t = fx_complete(&app, "alice", id, &err);
+	json_object *t = fx_complete(&app, "alice", id, &err);
 	json_object_put(t);
 	struct th_event *rows = NULL;
 	size_t n = 0;
@@ -210,11 +217,9 @@ END_TEST
  * 011), the same answer a reader of its JSON would give, so no stream parses it again. */
 START_TEST(test_stream1_each_event_records_whether_it_ends_streams)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
 	char id[64];
-	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(t);
-	t = fx_complete(&app, "alice", id, &err);
+	new_task(id);
+	json_object *t = fx_complete(&app, "alice", id, &err);
 	json_object_put(t);
 	struct th_event *rows = NULL;
 	size_t n = 0;
@@ -249,11 +254,9 @@ END_TEST
 
 START_TEST(test_stream4_last_event_id_replays_exactly_the_missed_events)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
 	char id[64], uri[128];
-	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(t);
-	t = fx_send_text(&app, "alice", id, "m2", "more", &err);
+	new_task(id);
+	json_object *t = fx_send_text(&app, "alice", id, "m2", "more", &err);
 	json_object_put(t);
 	t = fx_complete(&app, "alice", id, &err);
 	json_object_put(t);
@@ -283,11 +286,9 @@ END_TEST
 
 START_TEST(test_stream2_errors_before_the_stream_are_ordinary_responses)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
 	char id[64], body[256];
-	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(t);
-	t = fx_complete(&app, "alice", id, &err);
+	new_task(id);
+	json_object *t = fx_complete(&app, "alice", id, &err);
 	json_object_put(t);
 	/* A terminal task has nothing to subscribe to (A2A §3.6). */
 	snprintf(body, sizeof body,
@@ -349,10 +350,8 @@ static void *serve_subscription(void *arg)
  * after its first once the completion is committed, until cleared. */
 START_TEST(test_stream2_a_failed_read_of_the_log_keeps_the_subscription_open)
 {
-	json_object *t = fx_send_text(&app, "alice", NULL, "m1", "hello", &err);
 	char id[64], uri[128];
-	snprintf(id, sizeof id, "%s", fx_task_id(t));
-	json_object_put(t);
+	new_task(id);
 	snprintf(uri, sizeof uri, "/tasks/%s:subscribe", id);
 	struct th_app other;
 	open_beside(&other);
@@ -361,7 +360,7 @@ START_TEST(test_stream2_a_failed_read_of_the_log_keeps_the_subscription_open)
 	ck_assert_int_eq(pthread_create(&th, NULL, serve_subscription, &s), 0);
 	usleep(300 * 1000); /* the snapshot is out; the stream polls */
 	tv_fault_elsewhere(TV_READ, 2, SQLITE_BUSY, 1);
-	t = fx_complete(&other, "alice", id, &err);
+	json_object *t = fx_complete(&other, "alice", id, &err);
 	ck_assert_msg(t != NULL, "%s", err.msg);
 	json_object_put(t);
 	usleep(400 * 1000);
