@@ -1050,6 +1050,19 @@ function checkTurnsEvents(phase, turnsLeft) {
 	if (bare !== '0')
 		p.push(`${bare} tasks without events`);
 	verdict(phase, 'STORE-7 every task\'s events numbered 1..n without a gap', p, Number(q('SELECT count(*) FROM events')));
+	// A task that ended says so last: nothing is appended after its final status, which
+	// closed its streams and was pushed as the last word (decision-096).
+	const ended = "('TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED')";
+	const late = rows(`SELECT e.task_id, t.state, e.seq, e.kind, e.ends FROM events e JOIN tasks t ON t.id = e.task_id
+		JOIN (SELECT task_id, max(seq) AS hi FROM events GROUP BY task_id) m ON m.task_id = e.task_id AND m.hi = e.seq
+		WHERE t.state IN ${ended} AND NOT (e.ends = 2 AND e.kind IN ('status', 'task'))`);
+	const p2 = late.map((l) => `task ${l.task_id} (${l.state}): event ${l.seq} is ${l.kind} (ends ${l.ends}) after the final status`);
+	// An announcement to a task that ended would carry its terminal state too: one event
+	// per task may say the task is over.
+	for (const t of rows('SELECT task_id, count(*) AS n FROM events WHERE ends = 2 GROUP BY task_id HAVING count(*) > 1'))
+		p2.push(`task ${t.task_id}: ${t.n} events say it ended`);
+	verdict(phase, 'STREAM-1 CTL-5 TASK-8 a task that ended has one final status, its last event', p2,
+		Number(q(`SELECT count(*) FROM tasks WHERE state IN ${ended}`)));
 	const w = [];
 	if (turnsLeft !== 0)
 		w.push(`${turnsLeft} turns still queued or running after recover`);
