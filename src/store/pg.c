@@ -110,8 +110,13 @@ static th_err fail(struct th_store *st, const PGresult *r, const char *what, str
 	int constraint = strncmp(st->pg_state, "23", 2) == 0;
 	int busy = strcmp(st->pg_state, "40001") == 0 || strcmp(st->pg_state, "40P01") == 0 ||
 	           strcmp(st->pg_state, "55P03") == 0 || strcmp(st->pg_state, "57014") == 0;
-	th_log(constraint || busy ? TH_LOG_WARN : TH_LOG_ERROR, "database (%s): %s (SQLSTATE %s)",
-	       what, msg, st->pg_state[0] != '\0' ? st->pg_state : "none");
+	char code[24];
+	snprintf(code, sizeof code, "SQLSTATE %s", st->pg_state[0] != '\0' ? st->pg_state : "none");
+	if (busy)
+		th_store_log_busy(st, what, msg, code);
+	else
+		th_log(constraint ? TH_LOG_WARN : TH_LOG_ERROR, "database (%s): %s (%s)", what, msg,
+		       code);
 	if (busy)
 		return th_error_set(e, TH_EBUSY, "database busy (%s)", what);
 	if (strcmp(st->pg_state, "23503") == 0)

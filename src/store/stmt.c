@@ -4,6 +4,7 @@
  * column tables (struct th_row_def) that copy a result row into a row struct and free
  * it again, so no store function binds, steps, copies or frees column by column. */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +18,7 @@
  * rather than a line per failed statement. */
 #define BUSY_LOG_MS 1000
 
-static void log_busy(struct th_store *st, const char *what, const char *msg, int rc)
+void th_store_log_busy(struct th_store *st, const char *what, const char *msg, const char *code)
 {
 	int64_t now = th_mono_ms();
 	if (st != NULL && st->busy_logged_ms != 0 && now - st->busy_logged_ms < BUSY_LOG_MS) {
@@ -26,10 +27,10 @@ static void log_busy(struct th_store *st, const char *what, const char *msg, int
 	}
 	long unlogged = st != NULL ? st->busy_unlogged : 0;
 	if (unlogged > 0)
-		th_log(TH_LOG_WARN, "database (%s): %s (code %d; %ld more not logged in %d ms)",
-		       what, msg, rc, unlogged, BUSY_LOG_MS);
+		th_log(TH_LOG_WARN, "database (%s): %s (%s; %ld more not logged in %d ms)", what,
+		       msg, code, unlogged, BUSY_LOG_MS);
 	else
-		th_log(TH_LOG_WARN, "database (%s): %s (code %d)", what, msg, rc);
+		th_log(TH_LOG_WARN, "database (%s): %s (%s)", what, msg, code);
 	if (st != NULL) {
 		st->busy_logged_ms = now;
 		st->busy_unlogged = 0;
@@ -47,9 +48,11 @@ th_err th_store_fail(struct th_store *st, int rc, const char *what, struct th_er
 	int busy = primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
 	th_store_note(st, rc);
 	/* Busy and constraint failures are the client's or the load's, not a broken store. */
-	if (busy)
-		log_busy(st, what, msg, rc);
-	else if (primary != SQLITE_NOMEM)
+	if (busy) {
+		char code[24];
+		snprintf(code, sizeof code, "code %d", rc);
+		th_store_log_busy(st, what, msg, code);
+	} else if (primary != SQLITE_NOMEM)
 		th_log(primary == SQLITE_CONSTRAINT ? TH_LOG_WARN : TH_LOG_ERROR,
 		       "database (%s): %s (code %d)", what, msg, rc);
 	switch (rc & 0xff) {

@@ -211,6 +211,10 @@ void th_pg_memo_keep(struct th_store *c, enum th_stmt_id id, const struct th_arg
 int th_pg_memo_answer(struct th_store *c, enum th_stmt_id id, const struct th_arg *args, size_t n,
                       PGresult **out);
 
+/* Logs a busy failure of st's statement what (stmt.c): at most once a second per store,
+ * then with how many were left out; code is the backend's ("code 5", "SQLSTATE 40001"). */
+void th_store_log_busy(struct th_store *st, const char *what, const char *msg, const char *code);
+
 struct th_store {
 	/* Exactly one backend per store: db (SQLite) or pg (PostgreSQL, pg.c) is NULL. */
 	sqlite3 *db;         /* the connection statements run on now: own_db, or inside a
