@@ -150,10 +150,10 @@ static int sink_emit(void *arg, int64_t seq, const char *json)
 /* One read of w's events after its cursor, delivered through sink. 1: the stream is
  * over; 0: all read were delivered (*full: a whole batch, more may wait); -1: read again
  * after the pause, for the read failed (the database busy, a disk error: logged once a
- * spell, counted in *failed) or a side-channel event's audience could not be read. A
+ * spell, th_log_spell) or a side-channel event's audience could not be read. A
  * failed read keeps the stream open, as the stream thread does, and loses nothing. */
 static int read_log(const struct th_turn_ctx *tc, struct th_watch *w, struct th_sink *sink,
-                    long *failed, int *full)
+                    struct th_log_spell *spell, int *full)
 {
 	enum { BATCH = 100 };
 	struct th_event *ev = NULL;
@@ -161,14 +161,10 @@ static int read_log(const struct th_turn_ctx *tc, struct th_watch *w, struct th_
 	struct th_error e;
 	th_error_clear(&e);
 	if (th_events_since(tc->store, w->task_id, w->cursor, BATCH, &ev, &n, &e) != TH_OK) {
-		if ((*failed)++ == 0)
-			th_log(TH_LOG_ERROR, "stream: %s (tried again at every poll)", e.msg);
+		th_log_spell_failed(spell, "stream", e.msg);
 		return -1;
 	}
-	if (*failed > 0)
-		th_log(TH_LOG_WARN, "stream: the event log reads again after %ld failed reads",
-		       *failed);
-	*failed = 0;
+	th_log_spell_over(spell, "stream", "the event log reads");
 	int done = th_stream_deliver(tc->store, w, ev, n, sink_emit, sink);
 	th_events_free(ev, n);
 	*full = n == BATCH;
@@ -186,7 +182,7 @@ static void follow_loop(const struct th_turn_ctx *tc, struct th_watch *w, int64_
 	const struct th_config *cfg = tc->cfg;
 	int64_t last_beat = th_mono_ms();
 	int64_t seen_version = -1;
-	long failed_reads = 0; /* since the last read of the log that succeeded */
+	struct th_log_spell failed_reads = {0}; /* reads of the log since one succeeded */
 	int64_t last_recover = th_mono_ms();
 	int parkable = sink->park != NULL;
 	for (;;) {

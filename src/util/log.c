@@ -125,3 +125,21 @@ void th_log_write(enum th_log_level level, const char *line, size_t len)
 	ssize_t w = write(2, buf, n);
 	(void)w;
 }
+
+void th_log_spell_failed(struct th_log_spell *sp, const char *who, const char *cause)
+{
+	sp->failures++;
+	if (strncmp(sp->cause, cause, sizeof sp->cause - 1) == 0)
+		return;
+	snprintf(sp->cause, sizeof sp->cause, "%s", cause);
+	th_log(TH_LOG_ERROR, "%s: %s (tried again at every poll)", who, cause);
+}
+
+void th_log_spell_over(struct th_log_spell *sp, const char *who, const char *what)
+{
+	if (sp->failures == 0)
+		return;
+	th_log(TH_LOG_WARN, "%s: %s again after %ld failed tries", who, what, sp->failures);
+	sp->failures = 0;
+	sp->cause[0] = '\0';
+}

@@ -43,4 +43,19 @@ struct th_log_ctx {
 const struct th_log_ctx *th_log_ctx_self(void); /* the calling thread's; borrowed */
 void th_log_ctx_set(const struct th_log_ctx *c);
 
+/* A spell of failures of work that is tried again and again (a stream's read of the
+ * event log at every poll): its first failure, and each change of cause, is logged; the
+ * rest are only counted, and th_log_spell_over says how many once the work succeeds
+ * again. Zeroed: no spell. One thread uses one. */
+struct th_log_spell {
+	long failures;   /* since the last success */
+	char cause[256]; /* the cause last logged (cut), "" none */
+};
+/* Counts a failure of who's work; logs "<who>: <cause> (tried again at every poll)" as
+ * an error when the spell begins or its cause changed. */
+void th_log_spell_failed(struct th_log_spell *sp, const char *who, const char *cause);
+/* The work succeeded: ends a spell, logging "<who>: <what> again after <n> failed tries"
+ * (a warning); nothing when there was none. */
+void th_log_spell_over(struct th_log_spell *sp, const char *who, const char *what);
+
 #endif

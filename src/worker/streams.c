@@ -95,8 +95,7 @@ struct th_streams {
 	struct slot **slots; /* each freed by drop(); array free */
 	size_t nslots, capslots;
 	int64_t seen_version;
-	char read_trouble[256]; /* the cause of the failed reads of the log going on, "" none */
-	long failed_reads;      /* how many failed since the last read that succeeded */
+	struct th_log_spell reads; /* failed reads of the log since the last that succeeded */
 	int64_t next_recover_ms;
 	int64_t expiry_version; /* data_version the slots' expiry values were read at */
 	int64_t next_renew_ms;  /* when the follows are put again (TH_FOLLOW_RENEW_MS) */
@@ -509,24 +508,10 @@ static int live(const struct slot *sl)
  * changes, not at every tick while the database stays busy (the next tick tries again). */
 static void read_failed(struct th_streams *s, const char *task, const char *why)
 {
-	s->failed_reads++;
-	if (strncmp(s->read_trouble, why, sizeof s->read_trouble - 1) == 0)
-		return;
-	snprintf(s->read_trouble, sizeof s->read_trouble, "%s", why);
-	th_log(TH_LOG_ERROR, "stream thread: %s%s%s%s (tried again at every poll)",
-	       task != NULL ? "task " : "", task != NULL ? task : "", task != NULL ? ": " : "",
-	       why);
-}
-
-/* A read of the log succeeded: ends a spell of failures, saying so. */
-static void read_succeeded(struct th_streams *s)
-{
-	if (s->failed_reads == 0)
-		return;
-	th_log(TH_LOG_WARN, "stream thread: the event log reads again after %ld failed reads",
-	       s->failed_reads);
-	s->failed_reads = 0;
-	s->read_trouble[0] = '\0';
+	char who[TH_ID_BUF + 24];
+	snprintf(who, sizeof who, "stream thread%s%s", task != NULL ? ": task " : "",
+	         task != NULL ? task : "");
+	th_log_spell_failed(&s->reads, who, why);
 }
 
 /* One read of the event log for every stream: the slots sorted by task, then one
@@ -578,7 +563,7 @@ static int read_log(struct th_streams *s)
 	}
 	th_store_read_end(s->store, began);
 	if (!failed)
-		read_succeeded(s);
+		th_log_spell_over(&s->reads, "stream thread", "the event log reads");
 	return failed ? -1 : 0;
 }
 

@@ -603,7 +603,7 @@ START_TEST(test_stream6_a_failed_read_of_the_log_is_read_again_without_a_new_com
 	char *said = release_stderr(saved, log);
 	ck_assert_msg(got_input_required(&p),
 	              "the event committed while the reads failed never came (%ld failed)", hits);
-	/* OBS: a busy spell is one line as it begins and one as it ends, not one per poll
+	/* LIM-5: a busy spell is one line as it begins and one as it ends, not one per poll
 	 * (20 ms here): the error log of a busy site stays readable. */
 	ck_assert_msg(hits > 5, "too short a spell to tell: %ld failed reads", hits);
 	/* (The captured lines are on stderr above; Check's message would be too long.) */

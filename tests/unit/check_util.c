@@ -466,6 +466,62 @@ END_TEST
 
 /* SEC-6: a log line cannot carry a raw escape code, a forged line break or a C1
  * control; ordinary UTF-8 passes untouched. */
+/* What th_log wrote to stderr while fn(arg) ran (a pipe; up to 4 KiB). */
+static void stderr_of(void (*fn)(void *), void *arg, char *out, size_t cap)
+{
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(stderr);
+	int saved = dup(2);
+	dup2(fds[1], 2);
+	fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t k;
+	while (n < cap - 1 && (k = read(fds[0], out + n, cap - 1 - n)) > 0)
+		n += (size_t)k;
+	close(fds[0]);
+	out[n] = '\0';
+}
+
+static int lines_with(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void a_busy_spell(void *arg)
+{
+	struct th_log_spell *sp = arg;
+	for (int i = 0; i < 20; i++)
+		th_log_spell_failed(sp, "stream", "database busy (events since)");
+	th_log_spell_failed(sp, "stream", "database error (events since): the disk is full");
+	th_log_spell_failed(sp, "stream", "database error (events since): the disk is full");
+	th_log_spell_over(sp, "stream", "the event log reads");
+	th_log_spell_over(sp, "stream", "the event log reads"); /* no spell: nothing */
+}
+
+/* LIM-5: a failure tried again at every poll is logged when its spell begins and when
+ * its cause changes, then once when the work succeeds again, with the count. */
+START_TEST(test_lim5_a_spell_of_failures_is_logged_at_its_start_cause_and_end)
+{
+	struct th_log_spell sp = {0};
+	char out[4096];
+	stderr_of(a_busy_spell, &sp, out, sizeof out);
+	ck_assert_int_eq(lines_with(out, "\n"), 3);
+	ck_assert_int_eq(lines_with(out, "stream: database busy (events since) (tried again"), 1);
+	ck_assert_int_eq(lines_with(out, "the disk is full (tried again at every poll)"), 1);
+	ck_assert_int_eq(lines_with(out, "stream: the event log reads again after 22 failed tries"),
+	                 1);
+	ck_assert_int_eq(sp.failures, 0);
+}
+END_TEST
+
 START_TEST(test_sec6_log_escapes_control_characters)
 {
 	char out[128];
@@ -691,6 +747,7 @@ int main(void)
 	tcase_add_test(tc, test_store3_text_helpers_trim_split_and_read_hex);
 	tcase_add_test(tc, test_stream5_memo_forgets_on_a_new_stamp_and_stays_small);
 	tcase_add_test(tc, test_sec6_log_escapes_control_characters);
+	tcase_add_test(tc, test_lim5_a_spell_of_failures_is_logged_at_its_start_cause_and_end);
 	tcase_add_test(tc, test_a2a4_error_set_leaves_no_stale_task_id);
 	tcase_add_test(tc, test_obs2_counters_are_shared_across_processes_and_outlive_them);
 	tcase_add_test(tc, test_obs2_open_streams_of_a_gone_process_stop_counting);
