@@ -239,6 +239,18 @@ if [ "${TH_TEST_QUICK:-0}" != 1 ]; then
 	export LSAN_OPTIONS="log_path=$sanlogs/lsan"
 	build_and_check "$ASAN_DIR" "build-asan" --enable-werror --enable-sanitizers
 	unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+	# LeakSanitizer checks for leaks as a process exits, by stopping its threads through a
+	# tracer. A process ended by a signal in the middle of that (a worker that was leaving
+	# as its server stopped) leaves only "Unable to get registers from thread N": no check
+	# was made, so it reports nothing. Such a file is named here and left out; any other
+	# line in it (a leak, an error) still fails the run.
+	for f in "$sanlogs"/lsan.*; do
+		[ -e "$f" ] || continue
+		if ! grep -qv 'Unable to get registers from thread [0-9]*\.$' "$f"; then
+			echo "note: $f: LeakSanitizer could not stop the process to check it (no report)"
+			rm -f "$f"
+		fi
+	done
 	if [ -n "$(ls -A "$sanlogs" 2>/dev/null)" ]; then
 		for f in "$sanlogs"/*; do
 			echo "--- $f"
