@@ -16,7 +16,8 @@
 #     "unit (PostgreSQL)", "integration (PostgreSQL)" and "interop (PostgreSQL)"
 #  4. build-asan/  the same with --enable-sanitizers (ASan + UBSan, halting on the
 #                  first error; reports of workers started by lighttpd land in
-#                  build-asan/sanitizer-logs/ and fail the run)
+#                  build-asan/sanitizer-logs/ and fail the run, but for a LeakSanitizer
+#                  file that only says it could not stop its process: named, left out)
 #  5. valgrind over the CGI black-box tests (tests/cgi/cgi.sh with TH_WRAP) and over every
 #     Check unit suite (CK_FORK=no, so a leak in any test is seen)
 #  6. per-layer counts and a last line "N passed, N failed"
