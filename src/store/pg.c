@@ -112,13 +112,11 @@ static th_err fail(struct th_store *st, const PGresult *r, const char *what, str
 	           strcmp(st->pg_state, "55P03") == 0 || strcmp(st->pg_state, "57014") == 0;
 	char code[24];
 	snprintf(code, sizeof code, "SQLSTATE %s", st->pg_state[0] != '\0' ? st->pg_state : "none");
-	if (busy)
+	if (busy) {
 		th_store_log_busy(st, what, msg, code);
-	else
-		th_log(constraint ? TH_LOG_WARN : TH_LOG_ERROR, "database (%s): %s (%s)", what, msg,
-		       code);
-	if (busy)
 		return th_error_set(e, TH_EBUSY, "database busy (%s)", what);
+	}
+	th_log(constraint ? TH_LOG_WARN : TH_LOG_ERROR, "database (%s): %s (%s)", what, msg, code);
 	if (strcmp(st->pg_state, "23503") == 0)
 		return th_error_set(e, TH_ENOTFOUND, "%s: no such task", what);
 	if (constraint)

@@ -21,20 +21,21 @@
 void th_store_log_busy(struct th_store *st, const char *what, const char *msg, const char *code)
 {
 	int64_t now = th_mono_ms();
-	if (st != NULL && st->busy_logged_ms != 0 && now - st->busy_logged_ms < BUSY_LOG_MS) {
-		st->busy_unlogged++;
-		return;
+	long unlogged = 0;
+	if (st != NULL) {
+		if (st->busy_logged_ms != 0 && now - st->busy_logged_ms < BUSY_LOG_MS) {
+			st->busy_unlogged++;
+			return;
+		}
+		unlogged = st->busy_unlogged;
+		st->busy_logged_ms = now;
+		st->busy_unlogged = 0;
 	}
-	long unlogged = st != NULL ? st->busy_unlogged : 0;
 	if (unlogged > 0)
 		th_log(TH_LOG_WARN, "database (%s): %s (%s; %ld more not logged in %d ms)", what,
 		       msg, code, unlogged, BUSY_LOG_MS);
 	else
 		th_log(TH_LOG_WARN, "database (%s): %s (%s)", what, msg, code);
-	if (st != NULL) {
-		st->busy_logged_ms = now;
-		st->busy_unlogged = 0;
-	}
 }
 
 /* LIM-5: SQLite's own message can name the database file or the schema; it goes to
