@@ -22,6 +22,7 @@
 #include "http/http.h"
 #include "harness_fixture.h"
 #include "store/store.h"
+#include "stderr_fixture.h"
 #include "testvfs.h"
 #include "util/ids.h"
 #include "util/jsonx.h"
@@ -534,46 +535,6 @@ START_TEST(test_turn7_lease_ending_while_nothing_is_committed_is_handed_over)
 }
 END_TEST
 
-/* Sends this process's stderr (th_log) to a new file named by tmpl (a mkstemp
- * template); returns the old stderr for release_stderr. */
-static int capture_stderr(char *tmpl)
-{
-	int fd = mkstemp(tmpl);
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	int saved = dup(2);
-	ck_assert_int_ge(saved, 0);
-	ck_assert_int_eq(dup2(fd, 2), 2);
-	close(fd);
-	return saved;
-}
-
-/* Puts stderr back and returns what was written to it meanwhile (free); removes the file. */
-static char *release_stderr(int saved, const char *path)
-{
-	fflush(stderr);
-	ck_assert_int_eq(dup2(saved, 2), 2);
-	close(saved);
-	FILE *f = fopen(path, "r");
-	ck_assert_ptr_nonnull(f);
-	char *text = calloc(1, 65536);
-	ck_assert_ptr_nonnull(text);
-	size_t n = fread(text, 1, 65535, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(path);
-	fputs(text, stderr); /* still shown with the test's output */
-	return text;
-}
-
-static int count_of(const char *text, const char *needle)
-{
-	int n = 0;
-	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
 /* STREAM-6, STREAM-3: a read of the event log that fails (SQLITE_BUSY, as under load) is
  * read again at the next tick, though nothing is committed after it. The commit's event
  * is often the task's last for a while (an agent's reply), so a thread that took the
@@ -590,7 +551,7 @@ START_TEST(test_stream6_a_failed_read_of_the_log_is_read_again_without_a_new_com
 	pump(&p, 300, got_input_required); /* the adoption's read is done by then */
 	ck_assert(!got_input_required(&p));
 	char log[] = "/tmp/th-streams-log-XXXXXX";
-	int saved = capture_stderr(log);
+	int saved = th_test_stderr_to(log);
 	tv_fault_elsewhere(TV_READ, 2, SQLITE_BUSY, 1);
 	follow_up(task, "m-2");
 	pump(&p, 500, got_input_required);
@@ -600,19 +561,20 @@ START_TEST(test_stream6_a_failed_read_of_the_log_is_read_again_without_a_new_com
 	ck_assert_msg(!got_input_required(&p), "an event came through a failing read: %s",
 	              p.stdout_);
 	pump(&p, 3000, got_input_required);
-	char *said = release_stderr(saved, log);
+	char *said = th_test_stderr_back(saved, log);
 	ck_assert_msg(got_input_required(&p),
 	              "the event committed while the reads failed never came (%ld failed)", hits);
 	/* LIM-5: a busy spell is one line as it begins and one as it ends, not one per poll
 	 * (20 ms here): the error log of a busy site stays readable. */
 	ck_assert_msg(hits > 5, "too short a spell to tell: %ld failed reads", hits);
 	/* (The captured lines are on stderr above; Check's message would be too long.) */
-	ck_assert_msg(count_of(said, "stream thread: ") == 2,
+	ck_assert_msg(th_test_count(said, "stream thread: ") == 2,
 	              "%ld failed reads logged in %d lines of the stream thread", hits,
-	              count_of(said, "stream thread: "));
+	              th_test_count(said, "stream thread: "));
 	ck_assert_msg(strstr(said, "reads again after") != NULL, "no line ends the spell");
-	ck_assert_msg(count_of(said, "database (") <= 2, "the store logged %d busy reads of %ld",
-	              count_of(said, "database ("), hits);
+	ck_assert_msg(th_test_count(said, "database (") <= 2,
+	              "the store logged %d busy reads of %ld", th_test_count(said, "database ("),
+	              hits);
 	free(said);
 	close(p.fd);
 	free(task);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stderr_fixture.h"
 #include "domain/ext.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -466,38 +467,8 @@ END_TEST
 
 /* SEC-6: a log line cannot carry a raw escape code, a forged line break or a C1
  * control; ordinary UTF-8 passes untouched. */
-/* What th_log wrote to stderr while fn(arg) ran (a pipe; up to 4 KiB). */
-static void stderr_of(void (*fn)(void *), void *arg, char *out, size_t cap)
+static void a_busy_spell(struct th_log_spell *sp)
 {
-	int fds[2];
-	ck_assert_int_eq(pipe(fds), 0);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(fds[1], 2);
-	fn(arg);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t k;
-	while (n < cap - 1 && (k = read(fds[0], out + n, cap - 1 - n)) > 0)
-		n += (size_t)k;
-	close(fds[0]);
-	out[n] = '\0';
-}
-
-static int lines_with(const char *text, const char *needle)
-{
-	int n = 0;
-	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
-
-static void a_busy_spell(void *arg)
-{
-	struct th_log_spell *sp = arg;
 	for (int i = 0; i < 20; i++)
 		th_log_spell_failed(sp, "stream", "database busy (events since)");
 	th_log_spell_failed(sp, "stream", "database error (events since): the disk is full");
@@ -511,14 +482,18 @@ static void a_busy_spell(void *arg)
 START_TEST(test_lim5_a_spell_of_failures_is_logged_at_its_start_cause_and_end)
 {
 	struct th_log_spell sp = {0};
-	char out[4096];
-	stderr_of(a_busy_spell, &sp, out, sizeof out);
-	ck_assert_int_eq(lines_with(out, "\n"), 3);
-	ck_assert_int_eq(lines_with(out, "stream: database busy (events since) (tried again"), 1);
-	ck_assert_int_eq(lines_with(out, "the disk is full (tried again at every poll)"), 1);
-	ck_assert_int_eq(lines_with(out, "stream: the event log reads again after 22 failed tries"),
+	char log[] = "/tmp/th-util-log-XXXXXX";
+	int saved = th_test_stderr_to(log);
+	a_busy_spell(&sp);
+	char *out = th_test_stderr_back(saved, log);
+	ck_assert_int_eq(th_test_count(out, "\n"), 3);
+	ck_assert_int_eq(th_test_count(out, "stream: database busy (events since) (tried again"),
 	                 1);
+	ck_assert_int_eq(th_test_count(out, "the disk is full (tried again at every poll)"), 1);
+	ck_assert_int_eq(
+	    th_test_count(out, "stream: the event log reads again after 22 failed tries"), 1);
 	ck_assert_int_eq(sp.failures, 0);
+	free(out);
 }
 END_TEST
 

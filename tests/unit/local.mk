@@ -26,7 +26,7 @@ tests_unit_check_config_LDADD = src/config/libth_config.la src/domain/libth_doma
 
 check_PROGRAMS += tests/unit/check_util
 TESTS += tests/unit/check_util
-tests_unit_check_util_SOURCES = tests/unit/check_util.c
+tests_unit_check_util_SOURCES = tests/unit/check_util.c tests/unit/stderr_fixture.h
 tests_unit_check_util_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_util_LDADD = src/domain/libth_domain.la src/util/libth_util.la \
 	$(CHECK_LIBS) $(TH_LIBS)
@@ -69,7 +69,7 @@ tests_unit_check_intrinsics_LDADD = src/libth.la $(CHECK_LIBS) $(TH_LIBS)
 # The worker's stream thread over a socketpair standing in for the web server (STREAM-6).
 check_PROGRAMS += tests/unit/check_streams
 TESTS += tests/unit/check_streams
-tests_unit_check_streams_SOURCES = tests/unit/check_streams.c \
+tests_unit_check_streams_SOURCES = tests/unit/check_streams.c tests/unit/stderr_fixture.h \
 	tests/unit/harness_fixture.c tests/unit/harness_fixture.h \
 	tests/unit/testvfs.c tests/unit/testvfs.h
 tests_unit_check_streams_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
